@@ -1,0 +1,62 @@
+// The Bolt app in HTTP mode, mounted at POST /slack/events on the relay's own express app.
+import { App, ExpressReceiver, LogLevel } from '@slack/bolt';
+import { WebClient } from '@slack/web-api';
+import type express from 'express';
+import type { Logger } from 'pino';
+import type { SlackConfig } from '../relay-core/config';
+import type { RelayService } from '../relay-core/relay-service';
+import { registerActions } from './listeners/actions';
+import { registerCommands } from './listeners/commands';
+
+export const SLACK_EVENTS_PATH = '/slack/events';
+const MAX_CLOCK_SKEW_SECONDS = 300;
+
+export interface SlackAppDeps {
+  config: SlackConfig;
+  relay: RelayService;
+  httpApp: express.Express;
+  log: Logger;
+}
+
+export function slackWebClient(config: SlackConfig): WebClient {
+  // The queue retries failed deliveries; the client itself must not hold a job for half an hour.
+  return new WebClient(config.botToken, {
+    slackApiUrl: config.apiUrl,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    timeout: 10_000,
+  });
+}
+
+export function createSlackApp(deps: SlackAppDeps): App {
+  const { config, relay, httpApp, log } = deps;
+  // Bolt accepts timestamps from the future; Slack's rule is five minutes either way. The signature
+  // covers the timestamp, so checking the header before Bolt verifies the body is enough.
+  httpApp.use(SLACK_EVENTS_PATH, (req, res, next) => {
+    const ts = Number(req.get('x-slack-request-timestamp'));
+    if (!Number.isFinite(ts) || Math.abs(Date.now() / 1000 - ts) > MAX_CLOCK_SKEW_SECONDS) {
+      res.status(401).send('Invalid request timestamp');
+      return;
+    }
+    next();
+  });
+  const receiver = new ExpressReceiver({
+    signingSecret: config.signingSecret,
+    endpoints: SLACK_EVENTS_PATH,
+    app: httpApp,
+    logLevel: LogLevel.ERROR,
+  });
+  const app = new App({
+    receiver,
+    token: config.botToken,
+    tokenVerificationEnabled: false,
+    logLevel: LogLevel.ERROR,
+    clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
+  });
+  registerActions(app, relay);
+  registerCommands(app);
+  app.error(async (error) => {
+    log.error({ err: error }, 'slack listener failed');
+  });
+  return app;
+}

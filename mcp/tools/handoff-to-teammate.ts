@@ -1,0 +1,91 @@
+// handoff_to_teammate: package a summary, intent and artifacts into message/send and open a thread.
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import {
+  LIMITS,
+  artifactSchema,
+  handleSchema,
+  intentSchema,
+  proposedActionSchema,
+} from '../../relay-core/schemas';
+import type { RelayClient } from '../relay-client';
+import { toolResult } from './tool-result';
+
+export const handoffToTeammateInput = z
+  .object({
+    to: handleSchema.describe('Teammate handle in name@team format, e.g. frank@acme (see list_teammates)'),
+    intent: intentSchema.describe('inform: share context; ask_question: expect a reply (set question); propose_action: ask their agent to act (set proposed_action)'),
+    summary: z.string().min(1).max(LIMITS.summary).describe('A 1–2 paragraph human-readable summary of what you are handing off'),
+    artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link'),
+    question: z.string().min(1).max(LIMITS.question).optional().describe('The question, when intent is ask_question'),
+    proposed_action: proposedActionSchema.optional().describe('Required when intent is propose_action; must be omitted otherwise'),
+    metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
+  })
+  .superRefine((input, ctx) => {
+    if (input.intent === 'propose_action' && !input.proposed_action) {
+      ctx.addIssue({ code: 'custom', path: ['proposed_action'], message: 'proposed_action is required when intent is "propose_action"' });
+    }
+    if (input.intent !== 'propose_action' && input.proposed_action) {
+      ctx.addIssue({ code: 'custom', path: ['proposed_action'], message: 'proposed_action must be omitted unless intent is "propose_action"' });
+    }
+    if (input.intent !== 'ask_question' && input.question !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['question'], message: 'question is only for intent "ask_question"' });
+    }
+  });
+
+export const handoffToTeammateOutput = z.object({
+  thread_id: z.string(),
+  status: z.literal('pending'),
+  recipient: z.string(),
+  created_at: z.string(),
+  inbox_url: z.string(),
+});
+
+interface CreateAnswer {
+  task_id: string;
+  status: { state: 'pending' };
+  created_at: string;
+  inbox_url?: string;
+  recipient: string;
+}
+
+export function registerHandoffToTeammate(server: McpServer, relay: RelayClient): void {
+  server.registerTool(
+    'handoff_to_teammate',
+    {
+      title: 'Hand work to a teammate',
+      description:
+        'Send a structured handoff (summary, intent, artifacts) to a teammate; it lands in their Slack DM and their agent inbox. ' +
+        'Returns the thread_id to follow it with view_thread. Safe to retry: a retry never creates a second thread.',
+      inputSchema: handoffToTeammateInput,
+      outputSchema: handoffToTeammateOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    async (input) => {
+      const idempotencyKey = randomUUID();
+      const metadata: Record<string, unknown> = { ...(input.metadata ?? {}), client_idempotency_key: idempotencyKey };
+      if (input.question !== undefined) metadata.question = input.question;
+      const answer = await relay.call<CreateAnswer>(
+        'message/send',
+        {
+          task_id: null,
+          recipient: input.to,
+          intent: input.intent,
+          message: { role: 'user', parts: [{ type: 'text', text: input.summary }] },
+          artifacts: input.artifacts ?? [],
+          proposed_action: input.proposed_action ?? null,
+          metadata,
+        },
+        { idempotencyKey },
+      );
+      return toolResult({
+        thread_id: answer.task_id,
+        status: 'pending' as const,
+        recipient: answer.recipient,
+        created_at: answer.created_at,
+        inbox_url: answer.inbox_url ?? `/inbox/${answer.task_id}`,
+      });
+    },
+  );
+}

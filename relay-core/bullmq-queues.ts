@@ -1,0 +1,96 @@
+// BullMQ adapter: the delivery queues, the job data they carry, and the publisher that fills them.
+import { Queue, Worker, type Job, type JobsOptions } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import { z } from 'zod';
+import type { OutboxEvent } from './documents';
+import type { EventPublisher } from './event-publisher';
+import { EVENT_TYPES } from './schemas';
+
+export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+/** What every delivery job carries: the event, never a copy of the thread (processors read the current state). */
+export const eventJobSchema = z.object({
+  thread_id: z.uuid(),
+  event_id: z.uuid(),
+  type: z.enum(EVENT_TYPES),
+});
+export type EventJob = z.infer<typeof eventJobSchema>;
+
+export const DELIVERY_JOB_OPTIONS: JobsOptions = {
+  attempts: 12,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+export function redisConnection(url: string, role: 'producer' | 'worker'): Redis {
+  const options: RedisOptions =
+    role === 'worker'
+      ? { maxRetriesPerRequest: null }
+      : // A producer fails fast while Redis is down; the outbox sweep enqueues later.
+        { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 };
+  return new Redis(url, options);
+}
+
+export class BullmqEventPublisher implements EventPublisher {
+  private readonly queues: Partial<Record<QueueName, Queue>>;
+
+  constructor(opts: { connection: Redis; prefix: string; slackEnabled: boolean }) {
+    this.queues = {};
+    if (opts.slackEnabled) {
+      this.queues.slack = new Queue('slack', { connection: opts.connection, prefix: opts.prefix });
+    }
+  }
+
+  async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+    const jobs: Promise<unknown>[] = [];
+    for (const event of events) {
+      const data: EventJob = { thread_id: threadId, event_id: event.id, type: event.type };
+      for (const queue of Object.values(this.queues)) {
+        jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
+      }
+    }
+    await Promise.all(jobs);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.queues).map((q) => q.close()));
+  }
+}
+
+export type JobProcessor = (job: Job) => Promise<unknown>;
+
+export interface RunningWorker {
+  worker: Worker;
+  /** Waits for running jobs, then closes the worker and the connection it was given. */
+  close(): Promise<void>;
+}
+
+export function startWorker(opts: {
+  name: QueueName;
+  redisUrl: string;
+  prefix: string;
+  processor: JobProcessor;
+  concurrency?: number;
+  onFailed?: (job: Job | undefined, error: Error) => void;
+}): RunningWorker {
+  const connection = redisConnection(opts.redisUrl, 'worker');
+  const worker = new Worker(opts.name, opts.processor, {
+    connection,
+    prefix: opts.prefix,
+    concurrency: opts.concurrency ?? 8,
+  });
+  if (opts.onFailed) worker.on('failed', opts.onFailed);
+  worker.on('error', () => {
+    // Connection errors are retried by ioredis; 'error' must have a listener so they do not crash the process.
+  });
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      // BullMQ leaves a connection it was handed open.
+      connection.disconnect();
+    },
+  };
+}

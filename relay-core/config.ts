@@ -1,0 +1,149 @@
+// Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
+import { z } from 'zod';
+
+export const ROLES = ['api', 'worker', 'bot'] as const;
+export type Role = (typeof ROLES)[number];
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+const envSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  RELAY_PUBLIC_URL: httpUrl.optional(),
+  MONGODB_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+    .optional(),
+  MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,38}$/, 'must be a database name of letters, digits, _ and -').default('handoff_relay'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+  RELAY_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be letters, digits, _ and -').default('handoff'),
+  RELAY_ROLES: z
+    .string()
+    .default('api,worker,bot')
+    .transform((value, ctx) => {
+      const roles = value.split(',').map((r) => r.trim()).filter(Boolean);
+      const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
+      if (roles.length === 0 || unknown.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `must be a comma-separated subset of ${ROLES.join(',')}` });
+        return z.NEVER;
+      }
+      return [...new Set(roles)] as Role[];
+    }),
+  RELAY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
+  RELAY_KEY_PEPPER: z.string().min(32, 'must be at least 32 characters').optional(),
+  RELAY_DATA_DIR: z.string().min(1).default('.data'),
+  RELAY_TEAM: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" and "-"').optional(),
+  SLACK_BOT_TOKEN: z.string().regex(/^xox[bp]-/, 'must be a bot token starting with xoxb-').optional(),
+  SLACK_SIGNING_SECRET: z.string().min(8, 'must be the app signing secret').optional(),
+  SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional(),
+  SLACK_API_URL: httpUrl.optional(),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export interface SlackConfig {
+  botToken: string;
+  signingSecret: string;
+  apiUrl?: string;
+}
+
+export interface RelayConfig {
+  port: number;
+  host: string;
+  publicUrl: string;
+  mongodbUrl?: string;
+  mongodbDb: string;
+  redisUrl: string;
+  queuePrefix: string;
+  roles: Role[];
+  adminKey?: string;
+  keyPepper?: string;
+  dataDir: string;
+  team?: string;
+  slack?: SlackConfig;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    const raw = present[variable];
+    const shown = raw === undefined || /KEY|TOKEN|SECRET|PEPPER|URL/.test(variable) ? '' : ` (got "${raw}")`;
+    throw new ConfigError(variable, `${issue.message}${shown}`);
+  }
+  const e = parsed.data;
+  if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
+    const missing = e.SLACK_BOT_TOKEN ? 'SLACK_SIGNING_SECRET' : 'SLACK_BOT_TOKEN';
+    throw new ConfigError(missing, 'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)');
+  }
+  if (e.SLACK_APP_TOKEN) {
+    // Honest until Socket Mode lands: better a clear stop than an app that silently never connects.
+    throw new ConfigError('SLACK_APP_TOKEN', 'Socket Mode is not supported yet; unset it and use HTTP mode (POST /slack/events)');
+  }
+  const localHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.RELAY_PUBLIC_URL ?? `http://${localHost}:${e.PORT}`).replace(/\/+$/, ''),
+    mongodbUrl: e.MONGODB_URL,
+    mongodbDb: e.MONGODB_DB,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.RELAY_QUEUE_PREFIX,
+    roles: e.RELAY_ROLES,
+    adminKey: e.RELAY_ADMIN_KEY,
+    keyPepper: e.RELAY_KEY_PEPPER,
+    dataDir: e.RELAY_DATA_DIR,
+    team: e.RELAY_TEAM,
+    slack: e.SLACK_BOT_TOKEN
+      ? {
+          botToken: e.SLACK_BOT_TOKEN,
+          signingSecret: e.SLACK_SIGNING_SECRET!,
+          apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
+        }
+      : undefined,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+const clientEnvSchema = z.object({
+  RELAY_URL: httpUrl.default('http://127.0.0.1:3000'),
+  RELAY_API_KEY: z.string().regex(/^hr_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}$/, 'must be a handoff-relay API key (hr_…), as printed by `handoff-relay register`').optional(),
+  RELAY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
+  RELAY_DATA_DIR: z.string().min(1).default('.data'),
+});
+
+export interface ClientConfig {
+  relayUrl: string;
+  apiKey?: string;
+  adminKey?: string;
+  dataDir: string;
+}
+
+/** Settings of the programs that talk to a relay: the CLI and the stdio MCP server. */
+export function loadClientConfig(env: NodeJS.ProcessEnv): ClientConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = clientEnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  return {
+    relayUrl: parsed.data.RELAY_URL.replace(/\/+$/, ''),
+    apiKey: parsed.data.RELAY_API_KEY,
+    adminKey: parsed.data.RELAY_ADMIN_KEY,
+    dataDir: parsed.data.RELAY_DATA_DIR,
+  };
+}

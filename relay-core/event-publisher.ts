@@ -1,0 +1,6 @@
+// Port: hands a thread's outbox events to the delivery queues (the relay never delivers inline).
+import type { OutboxEvent } from './documents';
+
+export interface EventPublisher {
+  publish(threadId: string, events: readonly OutboxEvent[]): Promise<void>;
+}

@@ -1,0 +1,201 @@
+// The relay's one HTTP app: JSON-RPC at /a2a, REST for teammates, health, and the inbox page.
+// Slack (bot/) mounts its receiver on the same app; finishHttpApp adds the 404 and error handlers last.
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import { A2A_METHODS } from './a2a-methods';
+import { constantTimeEqual } from './api-keys';
+import type { AgentDoc } from './documents';
+import { RelayError, invalidParams } from './errors';
+import type { RelayService } from './relay-service';
+import { LIMITS, agentCardInputSchema } from './schemas';
+
+export interface HttpAppDeps {
+  relay: RelayService;
+  adminKey: string;
+  log: Logger;
+  /** Each resolves when its dependency answers; /readyz reports which one does not. */
+  readiness: Record<string, () => Promise<void>>;
+}
+
+interface Locals {
+  requestId: string;
+}
+
+function requestId(res: Response): string {
+  return (res.locals as Locals).requestId;
+}
+
+function bearer(req: Request): string | undefined {
+  const header = req.get('authorization');
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+function jsonRpcError(id: unknown, error: RelayError, reqId: string) {
+  return {
+    jsonrpc: '2.0' as const,
+    id: id ?? null,
+    error: {
+      code: error.numericCode,
+      message: error.message,
+      data: { code: error.code, request_id: reqId, ...(error.details === undefined ? {} : { details: error.details }) },
+    },
+  };
+}
+
+function restError(res: Response, error: RelayError): void {
+  res.status(error.httpStatus).json({ code: error.code, message: error.message, request_id: requestId(res) });
+}
+
+export function createHttpApp(deps: HttpAppDeps): express.Express {
+  const { relay, log } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  const json = express.json({ limit: LIMITS.bodyBytes, strict: false, type: () => true });
+
+  app.use((req, res, next) => {
+    (res.locals as Locals).requestId = randomUUID();
+    res.setHeader('X-Request-Id', requestId(res));
+    next();
+  });
+
+  async function authenticate(req: Request): Promise<AgentDoc> {
+    const key = bearer(req);
+    const agent = key ? await relay.authenticate(key) : null;
+    if (!agent) throw new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
+    return agent;
+  }
+
+  app.post('/a2a', json, async (req, res) => {
+    const reqId = requestId(res);
+    const body = req.body as unknown;
+    const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : null;
+    const send = (status: number, payload: unknown) => res.status(status).json(payload);
+    let caller: AgentDoc;
+    try {
+      caller = await authenticate(req);
+    } catch (error) {
+      return send(401, jsonRpcError(id, error as RelayError, reqId));
+    }
+    const envelope = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
+    if (!body || typeof body !== 'object' || Array.isArray(body) || envelope.jsonrpc !== '2.0' || typeof envelope.method !== 'string') {
+      return send(200, jsonRpcError(null, new RelayError('invalid_request', 'Expected a JSON-RPC 2.0 request object with "jsonrpc": "2.0" and a method'), reqId));
+    }
+    if (envelope.id !== undefined && envelope.id !== null && typeof envelope.id !== 'string' && typeof envelope.id !== 'number') {
+      return send(200, jsonRpcError(null, new RelayError('invalid_request', 'The JSON-RPC id must be a string, a number or null'), reqId));
+    }
+    const method = Object.hasOwn(A2A_METHODS, envelope.method) ? A2A_METHODS[envelope.method] : undefined;
+    if (!method) {
+      return send(200, jsonRpcError(id, new RelayError('method_not_found', `Unknown method ${envelope.method}`), reqId));
+    }
+    if (envelope.params !== undefined && (envelope.params === null || typeof envelope.params !== 'object' || Array.isArray(envelope.params))) {
+      return send(200, jsonRpcError(id, new RelayError('invalid_params', 'params must be an object'), reqId));
+    }
+    try {
+      const idempotencyKey = req.get('idempotency-key') || undefined;
+      const result = await method({ caller, relay, idempotencyKey, via: 'a2a' }, envelope.params);
+      return send(200, { jsonrpc: '2.0', id: id ?? null, result });
+    } catch (error) {
+      if (error instanceof RelayError) return send(200, jsonRpcError(id, error, reqId));
+      log.error({ err: error, request_id: reqId, method: envelope.method }, 'unexpected error in JSON-RPC method');
+      return send(200, jsonRpcError(id, new RelayError('internal', 'Internal error; the request id identifies it in the logs'), reqId));
+    }
+  });
+
+  app.post('/admin/agents', json, async (req, res) => {
+    const key = bearer(req);
+    if (!key || !constantTimeEqual(key, deps.adminKey)) {
+      return restError(res, new RelayError('unauthenticated', 'Missing or wrong admin key (RELAY_ADMIN_KEY)'));
+    }
+    const parsed = agentCardInputSchema.safeParse(req.body);
+    if (!parsed.success) return restError(res, invalidParams(parsed.error.issues, 'body'));
+    const { card, api_key } = await relay.registerAgent(parsed.data);
+    res.status(201).json({ ...card, api_key });
+  });
+
+  app.get('/agents/me', async (req, res) => {
+    const agent = await authenticate(req);
+    res.json({
+      handle: agent.handle,
+      name: agent.name,
+      role: agent.role,
+      skills: agent.skills,
+      repos_owned: agent.repos_owned,
+      tools: agent.tools,
+      slack_user_id: agent.slack_user_id,
+    });
+  });
+
+  app.get('/agents', async (req, res) => {
+    await authenticate(req);
+    const pick = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);
+    res.json({ teammates: await relay.listAgents({ role: pick('role'), skill: pick('skill'), repo: pick('repo') }) });
+  });
+
+  app.get('/inbox/:thread_id', (req, res) => {
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    const id = /^[0-9a-f-]{36}$/i.test(req.params.thread_id) ? req.params.thread_id : null;
+    if (!id) return res.status(404).type('text/plain').send('No such thread');
+    res.type('html').send(
+      `<!doctype html><meta charset="utf-8"><title>Handoff ${id}</title>` +
+        `<body style="font-family:system-ui;max-width:40em;margin:3em auto">` +
+        `<h1>Handoff ${id}</h1><p>Read and act on this handoff from your agent with the MCP tool ` +
+        `<code>view_thread</code> (thread_id <code>${id}</code>), or from its Slack DM.</p></body>`,
+    );
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/readyz', async (_req, res) => {
+    const checks = await Promise.all(
+      Object.entries(deps.readiness).map(async ([name, check]) => {
+        try {
+          await check();
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, `unavailable: ${(error as Error).message}`] as const;
+        }
+      }),
+    );
+    const ready = checks.every(([, state]) => state === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(checks) });
+  });
+
+  return app;
+}
+
+/** Last handlers: unknown routes and errors become `{ code, message, request_id }` (never a stack). */
+export function finishHttpApp(app: express.Express, log: Logger): void {
+  app.use((req, res) => {
+    restError(res, new RelayError('method_not_found', `No route ${req.method} ${req.path}`));
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof RelayError) return restError(res, error);
+    const status = (error as { status?: number; type?: string }).status;
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.parse.failed') {
+      const err = new RelayError('parse_error', 'The request body is not valid JSON');
+      if (req.path === '/a2a') {
+        return res.status(400).json(jsonRpcError(null, err, requestId(res)));
+      }
+      return restError(res, err);
+    }
+    if (type === 'entity.too.large') {
+      const err = new RelayError('invalid_request', `The request body is larger than ${LIMITS.bodyBytes} bytes`, undefined, 413);
+      if (req.path === '/a2a') return res.status(413).json(jsonRpcError(null, err, requestId(res)));
+      return restError(res, err);
+    }
+    if (status && status >= 400 && status < 500) {
+      return restError(res, new RelayError('invalid_request', (error as Error).message, undefined, status));
+    }
+    log.error({ err: error, request_id: requestId(res) }, 'unexpected error in HTTP route');
+    restError(res, new RelayError('internal', 'Internal error; the request id identifies it in the logs'));
+  });
+}

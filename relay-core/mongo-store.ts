@@ -1,0 +1,134 @@
+// MongoDB adapter: typed collections, indexes, and the versioned thread write every state change goes through.
+// Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (see TOOLCHAIN.md).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
+import type { AgentDoc, ApiKeyDoc, SlackLinkDoc, ThreadDoc, ThreadWriteDoc } from './documents';
+import { RelayError } from './errors';
+
+export function isDuplicateKey(error: unknown): boolean {
+  return error instanceof MongoServerError && error.code === 11000;
+}
+
+/** How long a claimed write may stay unapplied before others finish it for its (presumably dead) writer. */
+const STALE_CLAIM_MS = 2_000;
+const WRITE_ATTEMPTS = 12;
+
+export interface ThreadWrite {
+  before: ThreadDoc | null;
+  after: ThreadDoc | null;
+}
+
+export class MongoStore {
+  readonly agents: Collection<AgentDoc>;
+  readonly apiKeys: Collection<ApiKeyDoc>;
+  readonly slackLinks: Collection<SlackLinkDoc>;
+  readonly threads: Collection<ThreadDoc>;
+  readonly threadWrites: Collection<ThreadWriteDoc>;
+
+  private constructor(
+    private readonly client: MongoClient,
+    readonly db: Db,
+  ) {
+    this.agents = db.collection<AgentDoc>('agents');
+    this.apiKeys = db.collection<ApiKeyDoc>('api_keys');
+    this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
+    this.threads = db.collection<ThreadDoc>('threads');
+    this.threadWrites = db.collection<ThreadWriteDoc>('thread_writes');
+  }
+
+  static async connect(url: string, dbName?: string): Promise<MongoStore> {
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20 });
+    await client.connect();
+    return new MongoStore(client, client.db(dbName));
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await Promise.all([
+      this.agents.createIndexes([
+        { key: { role: 1, _id: 1 }, name: 'role' },
+        { key: { skills: 1 }, name: 'skills' },
+        { key: { repos_owned: 1 }, name: 'repos_owned' },
+      ]),
+      this.apiKeys.createIndexes([{ key: { handle: 1 }, name: 'handle' }]),
+      this.threads.createIndexes([
+        { key: { to: 1, status: 1, created_at: -1 }, name: 'inbox' },
+        { key: { from: 1, status: 1, created_at: -1 }, name: 'sent' },
+        { key: { outbox_dirty: 1, updated_at: 1 }, name: 'outbox_sweep' },
+      ]),
+      this.threadWrites.createIndexes([{ key: { at: 1 }, name: 'age' }]),
+    ]);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /**
+   * Applies `change` to the current thread as one write that no concurrent write can interleave with.
+   *
+   * FerretDB 1.x evaluates an update's filter and writes the document back in separate steps, so
+   * `findOneAndUpdate({ status: 'pending' }, …)` lets two racing callers both win, and two updates of
+   * different fields can lose one another. Instead, a write to version N+1 is first claimed by
+   * inserting `${id}:${N+1}` into `thread_writes` (a unique `_id`, which every MongoDB-compatible
+   * server enforces atomically); only the claim's owner replaces the document. The claim carries the
+   * whole new document, so a write whose owner died between the two steps is finished by the next writer.
+   *
+   * `change` is a pure function of the current document: it returns the next one, or undefined when
+   * its precondition no longer holds (then `after` is null and `before` tells the caller why).
+   */
+  async writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<ThreadWrite> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt += 1) {
+      const current = await this.threads.findOne({ _id: id });
+      if (!current) return { before: null, after: null };
+      const changed = change(current);
+      if (!changed) return { before: current, after: null };
+      const next: ThreadDoc = { ...changed, _id: id, version: current.version + 1 };
+      try {
+        await this.threadWrites.insertOne({ _id: `${id}:${next.version}`, thread_id: id, version: next.version, doc: next, at: new Date() });
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        await this.finishStaleWrite(id, next.version);
+        await sleep(2 + Math.random() * 8 * (attempt + 1));
+        continue;
+      }
+      const replaced = await this.threads.replaceOne({ _id: id, version: current.version }, next);
+      // Not matched: our read was so old that the claim it raced had already been forgotten; read again.
+      if (replaced.matchedCount === 1) return { before: current, after: next };
+    }
+    throw new RelayError('state_changed', 'The thread is changing too fast right now; read it again and retry');
+  }
+
+  /** Rolls a claimed-but-unapplied write forward once its owner has had time to apply it. */
+  private async finishStaleWrite(id: string, version: number): Promise<void> {
+    const claim = await this.threadWrites.findOne({ _id: `${id}:${version}` });
+    if (!claim || Date.now() - claim.at.getTime() < STALE_CLAIM_MS) return;
+    await this.threads.replaceOne({ _id: id, version: version - 1 }, claim.doc);
+  }
+
+  /** Finishes writes whose owners died, then forgets applied claims old enough that nobody can race them. */
+  async repairThreadWrites(forgetAfterMs = 60_000): Promise<void> {
+    const claims = await this.threadWrites
+      .find({ at: { $lte: new Date(Date.now() - STALE_CLAIM_MS) } })
+      .sort({ at: 1 })
+      .limit(500)
+      .toArray();
+    if (claims.length === 0) return;
+    const ids = [...new Set(claims.map((c) => c.thread_id))];
+    const versions = new Map(
+      (await this.threads.find({ _id: { $in: ids } }, { projection: { version: 1 } }).toArray()).map((t) => [t._id, t.version]),
+    );
+    const forgetBefore = Date.now() - forgetAfterMs;
+    for (const claim of claims) {
+      const version = versions.get(claim.thread_id);
+      if (version === claim.version - 1) {
+        await this.threads.replaceOne({ _id: claim.thread_id, version }, claim.doc);
+      } else if ((version === undefined || version >= claim.version) && claim.at.getTime() < forgetBefore) {
+        await this.threadWrites.deleteOne({ _id: claim._id });
+      }
+    }
+  }
+}

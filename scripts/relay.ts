@@ -1,0 +1,100 @@
+// Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { createSlackApp, slackWebClient } from '../bot/slack-app';
+import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
+import { BullmqEventPublisher, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
+import type { RelayConfig } from '../relay-core/config';
+import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
+import { MongoStore } from '../relay-core/mongo-store';
+import { RelayService } from '../relay-core/relay-service';
+
+export interface RunningRelay {
+  url: string;
+  relay: RelayService;
+  store: MongoStore;
+  stop(): Promise<void>;
+}
+
+export interface StartRelayOptions {
+  config: RelayConfig & { mongodbUrl: string; adminKey: string; keyPepper: string };
+  log: Logger;
+  /** How often the worker role re-enqueues events that missed their queue (ms). */
+  sweepIntervalMs?: number;
+}
+
+export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: StartRelayOptions): Promise<RunningRelay> {
+  const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
+  await store.ensureIndexes();
+  const producer = redisConnection(config.redisUrl, 'producer');
+  producer.on('error', () => {
+    // ioredis reconnects by itself; a failed publish is swept later.
+  });
+  const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
+  const relay = new RelayService({ store, events: publisher, publicUrl: config.publicUrl, keyPepper: config.keyPepper, log });
+
+  const roles = new Set(config.roles);
+  const workers: RunningWorker[] = [];
+  let sweepTimer: NodeJS.Timeout | undefined;
+  if (roles.has('worker')) {
+    if (config.slack) {
+      const processor = createSlackDeliveryProcessor({ relay, client: slackWebClient(config.slack), log });
+      workers.push(
+        startWorker({
+          name: 'slack',
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          processor,
+          onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
+        }),
+      );
+    }
+    const sweep = () =>
+      relay.sweepOutbox(sweepIntervalMs).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'));
+    void sweep();
+    sweepTimer = setInterval(sweep, sweepIntervalMs);
+    sweepTimer.unref();
+  }
+
+  let server: Server | undefined;
+  let url = '';
+  if (roles.has('api') || roles.has('bot')) {
+    const httpApp = createHttpApp({
+      relay,
+      adminKey: config.adminKey,
+      log,
+      readiness: {
+        mongodb: () => store.ping(),
+        redis: async () => {
+          await producer.ping();
+        },
+      },
+    });
+    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log });
+    finishHttpApp(httpApp, log);
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = httpApp.listen(config.port, config.host, () => resolve(s));
+      s.once('error', reject);
+    });
+    const address = server.address() as AddressInfo;
+    url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  }
+
+  return {
+    url,
+    relay,
+    store,
+    async stop() {
+      if (sweepTimer) clearInterval(sweepTimer);
+      if (server) {
+        server.closeIdleConnections();
+        await new Promise<void>((resolve) => server!.close(() => resolve()));
+      }
+      await Promise.all(workers.map((w) => w.close()));
+      await publisher.close();
+      producer.disconnect();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,679 @@
+// Test double for https://slack.com/api/: a strict loopback Slack Web API the app reaches through SLACK_API_URL.
+//
+// It speaks what @slack/web-api sends (POST {url}{method}, form-encoded with nested values as JSON
+// strings, or a JSON body; token in `Authorization: Bearer`, or a `token` form field) and answers
+// with Slack's response shapes and error codes, HTTP 200 for API errors as Slack does. It is
+// deliberately stricter than lenient: what Slack would reject, it rejects, and it also enforces our
+// product rule that every message carries a top-level `text` fallback.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { findBlockProblem, findViewProblem, formatProblem, type BlockProblem } from './block-limits';
+
+export interface FakeSlackCall {
+  method: string;
+  args: Record<string, unknown>;
+  at: number;
+  response: Record<string, unknown>;
+}
+
+export interface FakeSlackMessage {
+  ts: string;
+  text: string;
+  blocks: unknown[];
+  thread_ts?: string;
+  /** How many accepted chat.update calls changed this message (0: as posted). */
+  updated: number;
+}
+
+export interface FakeSlackFailure {
+  status?: number;
+  body?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface FakeSlackUserProfile {
+  real_name?: string;
+  name?: string;
+  display_name?: string;
+}
+
+export interface FakeSlack {
+  /** Web API base with a trailing slash, e.g. http://127.0.0.1:PORT/api/ (pass as slackApiUrl / SLACK_API_URL). */
+  url: string;
+  /** The only accepted bot token. */
+  token: string;
+  teamId: string;
+  /** The bot's user id and bot id, as auth.test reports them (Bolt offline needs both). */
+  botUserId: string;
+  botId: string;
+  /** Every call, accepted or rejected, in arrival order. */
+  calls: FakeSlackCall[];
+  /** Successful (ok: true) calls to method. */
+  callsTo(method: string): FakeSlackCall[];
+  /** First successful call to method matching predicate, already made or future; rejects after timeoutMs (5000) listing every call seen. */
+  waitFor(method: string, predicate?: (c: FakeSlackCall) => boolean, timeoutMs?: number): Promise<FakeSlackCall>;
+  /** What a user would see now, by channel id (IM ids start with D). */
+  messages: Map<string, FakeSlackMessage[]>;
+  /** Home tab views as last published, by user id. */
+  homeViews: Map<string, Record<string, unknown>>;
+  /** Adds a user to the workspace; ids look like Slack's (U or W, then capitals and digits). */
+  addUser(id: string, profile?: FakeSlackUserProfile): void;
+  /** Adds a public channel the bot is in; `members` limits who may receive ephemerals there (default: anyone). */
+  addChannel(id: string, members?: string[]): void;
+  /** The IM channel id conversations.open returns for userId (stable, `D` + the user id's suffix); does not open it. */
+  imChannelId(userId: string): string;
+  /** A response_url a slash command or action payload can carry; POSTs to it are recorded as method "response_url". */
+  responseUrl(name?: string): string;
+  /** Scripted failure for the next call to method (queued: two calls script the next two calls). */
+  failNext(method: string, response: FakeSlackFailure): void;
+  /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** The bot scopes the fake grants: exactly manifest.yml's. */
+export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read'] as const;
+
+export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
+  const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
+  return fake.listen();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Args = Record<string, unknown>;
+type Body = Record<string, unknown>;
+type Handler = (args: Args) => Body;
+type Channel = { kind: 'im'; user: string } | { kind: 'channel'; members?: Set<string> };
+interface StoredView {
+  id: string;
+  type: 'modal' | 'home';
+  hash: string;
+  externalId: string;
+  response: Body;
+}
+interface Waiter {
+  match: (c: FakeSlackCall) => boolean;
+  resolve: (c: FakeSlackCall) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** Form fields that hold JSON: @slack/web-api JSON.stringifies every non-primitive argument. */
+const JSON_FIELDS = ['blocks', 'attachments', 'view', 'metadata'];
+const USER_ID = /^[UW][A-Z0-9]{2,}$/;
+const MESSAGE_TEXT_LIMIT = 40000;
+const TEAM_ID = 'T0FAKETEAM';
+const BOT_USER_ID = 'U0FAKEBOT';
+const BOT_ID = 'B0FAKEBOT';
+const APP_ID = 'A0FAKEAPP';
+
+function fail(error: string, ...messages: string[]): Body {
+  return messages.length ? { ok: false, error, response_metadata: { messages } } : { ok: false, error };
+}
+
+function problemBody(problem: BlockProblem): Body {
+  return { ok: false, error: problem.error, errors: [problem.message], response_metadata: { messages: [formatProblem(problem)] } };
+}
+
+function present(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== '';
+}
+
+function truthy(v: unknown): boolean {
+  return v === true || v === 'true' || v === '1' || v === 1;
+}
+
+class FakeSlackServer implements FakeSlack {
+  url = '';
+  readonly teamId = TEAM_ID;
+  readonly botUserId = BOT_USER_ID;
+  readonly botId = BOT_ID;
+  readonly calls: FakeSlackCall[] = [];
+  readonly messages = new Map<string, FakeSlackMessage[]>();
+  readonly homeViews = new Map<string, Body>();
+
+  private readonly server = createServer((req, res) => {
+    this.handle(req, res).catch((err: Error) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`fake Slack bug: ${err.stack ?? err.message}`);
+    });
+  });
+  private origin = '';
+  private readonly users = new Map<string, Body>();
+  private readonly channels = new Map<string, Channel>();
+  private readonly failures = new Map<string, FakeSlackFailure[]>();
+  private readonly views = new Map<string, StoredView>();
+  private readonly waiters = new Set<Waiter>();
+  private tsCounter = 0;
+  private viewCounter = 0;
+
+  private readonly handlers: Record<string, Handler> = {
+    'auth.test': () => this.authTest(),
+    'conversations.open': (a) => this.conversationsOpen(a),
+    'chat.postMessage': (a) => this.postMessage(a),
+    'chat.update': (a) => this.update(a),
+    'chat.postEphemeral': (a) => this.postEphemeral(a),
+    'users.info': (a) => this.usersInfo(a),
+    'views.open': (a) => this.viewsOpen(a),
+    'views.update': (a) => this.viewsUpdate(a),
+    'views.publish': (a) => this.viewsPublish(a),
+  };
+
+  constructor(readonly token: string) {
+    this.addUser(BOT_USER_ID, { name: 'handoff-relay', real_name: 'handoff-relay' });
+    (this.users.get(BOT_USER_ID) as Body).is_bot = true;
+  }
+
+  listen(): Promise<FakeSlack> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        const { port } = this.server.address() as AddressInfo;
+        this.origin = `http://127.0.0.1:${port}`;
+        this.url = `${this.origin}/api/`;
+        resolve(this);
+      });
+    });
+  }
+
+  // --- test-facing API ---------------------------------------------------------------------
+
+  callsTo(method: string): FakeSlackCall[] {
+    return this.calls.filter((c) => c.method === method && c.response.ok === true);
+  }
+
+  waitFor(method: string, predicate?: (c: FakeSlackCall) => boolean, timeoutMs = 5000): Promise<FakeSlackCall> {
+    const match = (c: FakeSlackCall) => c.method === method && c.response.ok === true && (!predicate || predicate(c));
+    try {
+      const seen = this.calls.find(match);
+      if (seen) return Promise.resolve(seen);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        match,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          const what = predicate ? ' matching the predicate' : '';
+          reject(new Error(`fake Slack: no successful ${method} call${what} within ${timeoutMs} ms.\n${this.describeCalls()}`));
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  addUser(id: string, profile: FakeSlackUserProfile = {}): void {
+    if (!USER_ID.test(id)) throw new Error(`fake Slack: "${id}" does not look like a Slack user id (U or W, then A-Z0-9)`);
+    const name = profile.name ?? id.toLowerCase();
+    const realName = profile.real_name ?? name;
+    const displayName = profile.display_name ?? '';
+    this.users.set(id, {
+      id,
+      team_id: TEAM_ID,
+      name,
+      deleted: false,
+      color: '9f69e7',
+      real_name: realName,
+      tz: 'Europe/London',
+      tz_label: 'Greenwich Mean Time',
+      tz_offset: 0,
+      profile: {
+        real_name: realName,
+        real_name_normalized: realName,
+        display_name: displayName,
+        display_name_normalized: displayName,
+        team: TEAM_ID,
+      },
+      is_admin: false,
+      is_owner: false,
+      is_bot: false,
+      is_app_user: false,
+      updated: 1700000000,
+    });
+  }
+
+  addChannel(id: string, members?: string[]): void {
+    if (!/^[CG][A-Z0-9]{2,}$/.test(id)) throw new Error(`fake Slack: "${id}" does not look like a channel id (C or G, then A-Z0-9)`);
+    this.channels.set(id, { kind: 'channel', members: members && new Set(members) });
+  }
+
+  imChannelId(userId: string): string {
+    return `D${userId.slice(1)}`;
+  }
+
+  responseUrl(name = 'default'): string {
+    return `${this.origin}/response/${encodeURIComponent(name)}`;
+  }
+
+  failNext(method: string, response: FakeSlackFailure): void {
+    const queue = this.failures.get(method) ?? [];
+    queue.push(response);
+    this.failures.set(method, queue);
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.messages.clear();
+    this.homeViews.clear();
+    this.views.clear();
+    this.failures.clear();
+  }
+
+  close(): Promise<void> {
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new Error('fake Slack closed while waiting'));
+    }
+    this.waiters.clear();
+    return new Promise((resolve, reject) => {
+      this.server.close((err) => (err ? reject(err) : resolve()));
+      this.server.closeAllConnections();
+    });
+  }
+
+  // --- HTTP ----------------------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const url = new URL(req.url ?? '/', this.origin);
+    if (url.pathname.startsWith('/response/')) return this.handleResponseUrl(req, res, raw);
+    if (!url.pathname.startsWith('/api/') || (req.method !== 'POST' && req.method !== 'GET')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('fake Slack: not a Web API path');
+      return;
+    }
+    const method = decodeURIComponent(url.pathname.slice('/api/'.length));
+    const parsed = parseArgs(req, raw, url);
+    const { args } = parsed;
+
+    const scripted = this.failures.get(method)?.shift();
+    if (scripted) {
+      const body = scripted.body ?? { ok: false, error: 'fatal_error' };
+      return this.respond(res, method, args, body, scripted.status ?? 200, scripted.headers);
+    }
+    if ('error' in parsed) return this.respond(res, method, args, fail(parsed.error));
+    const handler = this.handlers[method];
+    if (!handler) return this.respond(res, method, args, fail('unknown_method'));
+
+    const header = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    // Slack takes a token from the form but never from a JSON body.
+    const token = header?.[1] ?? (parsed.json ? undefined : args.token);
+    if (!present(token)) return this.respond(res, method, args, fail('not_authed'));
+    if (token !== this.token) return this.respond(res, method, args, fail('invalid_auth'));
+
+    let body: Body;
+    try {
+      body = handler(args);
+    } catch (err) {
+      body = fail('internal_error', `fake Slack bug: ${(err as Error).stack ?? String(err)}`);
+    }
+    this.respond(res, method, args, body);
+  }
+
+  private respond(res: ServerResponse, method: string, args: Args, body: Body, status = 200, headers: Record<string, string> = {}): void {
+    const call: FakeSlackCall = { method, args, at: Date.now(), response: body };
+    this.record(call);
+    res
+      .writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'x-oauth-scopes': FAKE_SLACK_SCOPES.join(','),
+        ...headers,
+      })
+      .end(JSON.stringify(body));
+  }
+
+  private record(call: FakeSlackCall): void {
+    this.calls.push(call);
+    if (call.response.ok !== true) return;
+    for (const w of this.waiters) {
+      let matched: boolean;
+      try {
+        matched = w.match(call);
+      } catch (err) {
+        matched = false;
+        this.waiters.delete(w);
+        clearTimeout(w.timer);
+        w.reject(err as Error);
+      }
+      if (matched) {
+        this.waiters.delete(w);
+        clearTimeout(w.timer);
+        w.resolve(call);
+      }
+    }
+  }
+
+  /** response_url: a JSON message (Bolt's respond()); same message rules as chat.postMessage, errors as HTTP 400. */
+  private handleResponseUrl(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
+    let args: Args = {};
+    let body: Body;
+    try {
+      const parsed: unknown = JSON.parse(raw.toString('utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      args = parsed as Args;
+      args.response_url = decodeURIComponent((req.url ?? '').slice('/response/'.length));
+      const problem = truthy(args.delete_original) ? null : this.checkMessageContent(args, true);
+      body = problem ?? { ok: true };
+    } catch {
+      body = fail('invalid_payload');
+    }
+    this.record({ method: 'response_url', args, at: Date.now(), response: body });
+    res.writeHead(body.ok === true ? 200 : 400, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  }
+
+  private describeCalls(): string {
+    if (this.calls.length === 0) return 'No calls reached the fake Slack at all (is slackApiUrl / SLACK_API_URL set to fake.url?).';
+    const lines = this.calls.map((c, i) => {
+      const outcome = c.response.ok === true ? 'ok' : `ERROR ${String(c.response.error)}`;
+      const meta = c.response.response_metadata as { messages?: string[] } | undefined;
+      const detail = meta?.messages?.length ? ` ${meta.messages.join(' ')}` : '';
+      const shown = ['channel', 'user', 'users', 'user_id', 'ts', 'thread_ts', 'trigger_id', 'text']
+        .filter((k) => c.args[k] !== undefined)
+        .map((k) => `${k}=${JSON.stringify(String(c.args[k])).slice(0, 82)}`)
+        .join(' ');
+      return `  #${i + 1} ${c.method} → ${outcome}${detail}  ${shown}`;
+    });
+    return `Calls seen (${this.calls.length}):\n${lines.join('\n')}`;
+  }
+
+  // --- shared rules --------------------------------------------------------------------------
+
+  private nextTs(): string {
+    this.tsCounter += 1;
+    const micros = this.tsCounter * 100;
+    const seconds = 1700000000 + Math.floor(micros / 1_000_000);
+    return `${seconds}.${String(micros % 1_000_000).padStart(6, '0')}`;
+  }
+
+  /** no_text / msg_too_long / invalid_blocks / msg_blocks_too_long, in that order; null when the content is fine. */
+  private checkMessageContent(args: Args, requireContent: boolean): Body | null {
+    const hasBlocks = args.blocks !== undefined;
+    if (hasBlocks && !Array.isArray(args.blocks)) {
+      return fail('invalid_blocks', '[ERROR] blocks must be a JSON array [json-pointer:/blocks]');
+    }
+    const text = args.text;
+    if (text !== undefined && typeof text !== 'string') return fail('invalid_arguments', '[ERROR] text must be a string');
+    const hasText = typeof text === 'string' && text.trim() !== '';
+    if (!hasText && (requireContent || hasBlocks)) {
+      // Slack only needs one of text/blocks; our product rule is stricter: blocks always come with a text fallback.
+      return fail('no_text', hasBlocks ? '[ERROR] blocks were sent without a top-level text fallback' : '[ERROR] no text');
+    }
+    if (typeof text === 'string' && text.length > MESSAGE_TEXT_LIMIT) return fail('msg_too_long');
+    if (hasBlocks) {
+      const problem = findBlockProblem(args.blocks, 'message');
+      if (problem) return problemBody(problem);
+    }
+    return null;
+  }
+
+  private knownChannel(id: unknown): string | null {
+    return typeof id === 'string' && this.channels.has(id) ? id : null;
+  }
+
+  private openIm(userId: string): { id: string; alreadyOpen: boolean } {
+    const id = this.imChannelId(userId);
+    const alreadyOpen = this.channels.has(id);
+    if (!alreadyOpen) this.channels.set(id, { kind: 'im', user: userId });
+    return { id, alreadyOpen };
+  }
+
+  private messageObject(m: FakeSlackMessage): Body {
+    return {
+      type: 'message',
+      text: m.text,
+      user: BOT_USER_ID,
+      bot_id: BOT_ID,
+      app_id: APP_ID,
+      team: TEAM_ID,
+      ts: m.ts,
+      ...(m.blocks.length ? { blocks: m.blocks } : {}),
+      ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: BOT_USER_ID } : {}),
+      bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID },
+    };
+  }
+
+  // --- methods -------------------------------------------------------------------------------
+
+  private authTest(): Body {
+    return {
+      ok: true,
+      url: 'https://handoff-relay-test.slack.com/',
+      team: 'handoff-relay test',
+      user: 'handoff-relay',
+      team_id: TEAM_ID,
+      user_id: BOT_USER_ID,
+      bot_id: BOT_ID,
+      is_enterprise_install: false,
+    };
+  }
+
+  private conversationsOpen(a: Args): Body {
+    if (present(a.channel) && !present(a.users)) {
+      const id = this.knownChannel(a.channel);
+      const ch = id ? this.channels.get(id) : undefined;
+      if (!id || ch?.kind !== 'im') return fail('channel_not_found');
+      return { ok: true, no_op: true, already_open: true, channel: { id } };
+    }
+    const users = typeof a.users === 'string' ? a.users.split(',').map((u) => u.trim()).filter(Boolean) : [];
+    if (users.length === 0) return fail('users_list_not_supplied');
+    if (users.length > 8) return fail('too_many_users');
+    const unknown = users.find((u) => !this.users.has(u));
+    if (unknown) return fail('user_not_found');
+    if (users.length > 1) {
+      return { ok: false, error: 'missing_scope', needed: 'mpim:write', provided: FAKE_SLACK_SCOPES.join(',') };
+    }
+    const user = users[0];
+    if (user === BOT_USER_ID) return fail('cannot_dm_bot');
+    const { id, alreadyOpen } = this.openIm(user);
+    const channel: Body = truthy(a.return_im) ? { id, created: 1700000000, is_im: true, is_org_shared: false, user, is_user_deleted: false, priority: 0 } : { id };
+    return alreadyOpen ? { ok: true, no_op: true, already_open: true, channel } : { ok: true, channel };
+  }
+
+  private postMessage(a: Args): Body {
+    // Like Slack, a user id as channel posts into the app's DM with that user.
+    let channel = this.knownChannel(a.channel);
+    if (!channel && typeof a.channel === 'string' && this.users.has(a.channel) && a.channel !== BOT_USER_ID) {
+      channel = this.openIm(a.channel).id;
+    }
+    if (!channel) return fail('channel_not_found');
+    const problem = this.checkMessageContent(a, true);
+    if (problem) return problem;
+    const list = this.messages.get(channel) ?? [];
+    let threadTs: string | undefined;
+    if (present(a.thread_ts)) {
+      threadTs = String(a.thread_ts);
+      if (!list.some((m) => m.ts === threadTs)) return fail('thread_not_found');
+    }
+    const message: FakeSlackMessage = {
+      ts: this.nextTs(),
+      text: a.text as string,
+      blocks: (a.blocks as unknown[] | undefined) ?? [],
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+      updated: 0,
+    };
+    list.push(message);
+    this.messages.set(channel, list);
+    return { ok: true, channel, ts: message.ts, message: this.messageObject(message) };
+  }
+
+  private update(a: Args): Body {
+    const channel = this.knownChannel(a.channel);
+    if (!channel) return fail('channel_not_found');
+    const message = this.messages.get(channel)?.find((m) => m.ts === a.ts);
+    if (!message) return fail('message_not_found');
+    const problem = this.checkMessageContent(a, true);
+    if (problem) return problem;
+    message.text = a.text as string;
+    // Slack keeps the previous blocks when `blocks` is left out; an empty array removes them.
+    if (a.blocks !== undefined) message.blocks = a.blocks as unknown[];
+    message.updated += 1;
+    return { ok: true, channel, ts: message.ts, text: message.text, message: this.messageObject(message) };
+  }
+
+  private postEphemeral(a: Args): Body {
+    const channel = this.knownChannel(a.channel);
+    if (!channel) return fail('channel_not_found');
+    if (typeof a.user !== 'string' || !this.users.has(a.user)) return fail('user_not_found');
+    const ch = this.channels.get(channel) as Channel;
+    const member = ch.kind === 'im' ? ch.user === a.user : !ch.members || ch.members.has(a.user);
+    if (!member) return fail('user_not_in_channel');
+    const problem = this.checkMessageContent(a, true);
+    if (problem) return problem;
+    return { ok: true, message_ts: this.nextTs() };
+  }
+
+  private usersInfo(a: Args): Body {
+    const user = typeof a.user === 'string' ? this.users.get(a.user) : undefined;
+    return user ? { ok: true, user } : fail('user_not_found');
+  }
+
+  private parseView(a: Args, kind: 'modal' | 'home'): { view: Body } | { error: Body } {
+    if (a.view === undefined) return { error: fail('invalid_arguments', '[ERROR] missing required field: view') };
+    if (typeof a.view === 'string') return { error: fail('invalid_arguments', '[ERROR] view must be a JSON object [json-pointer:/view]') };
+    const problem = findViewProblem(a.view, kind);
+    if (problem) return { error: problemBody(problem) };
+    return { view: a.view as Body };
+  }
+
+  private storeView(id: string, type: 'modal' | 'home', view: Body, previous?: StoredView): StoredView {
+    const hash = `${1700000000 + ++this.viewCounter}.${(this.viewCounter * 2654435761 % 4294967296).toString(16)}`;
+    const externalId = typeof view.external_id === 'string' ? view.external_id : (previous?.externalId ?? '');
+    const response: Body = {
+      id,
+      team_id: TEAM_ID,
+      type,
+      blocks: view.blocks,
+      private_metadata: view.private_metadata ?? '',
+      callback_id: view.callback_id ?? '',
+      state: { values: {} },
+      hash,
+      title: view.title ?? null,
+      close: view.close ?? null,
+      submit: view.submit ?? null,
+      clear_on_close: view.clear_on_close ?? false,
+      notify_on_close: view.notify_on_close ?? false,
+      root_view_id: id,
+      previous_view_id: null,
+      app_id: APP_ID,
+      external_id: externalId,
+      app_installed_team_id: TEAM_ID,
+      bot_id: BOT_ID,
+    };
+    const stored: StoredView = { id, type, hash, externalId, response };
+    this.views.set(id, stored);
+    return stored;
+  }
+
+  private newViewId(): string {
+    return `V${String(++this.viewCounter).padStart(8, '0')}`;
+  }
+
+  private externalIdTaken(view: Body, exceptId?: string): boolean {
+    if (!present(view.external_id)) return false;
+    return [...this.views.values()].some((v) => v.externalId === view.external_id && v.id !== exceptId);
+  }
+
+  private viewsOpen(a: Args): Body {
+    if (!present(a.trigger_id) && !present(a.interactivity_pointer)) {
+      return fail('invalid_arguments', '[ERROR] missing required field: trigger_id');
+    }
+    const parsed = this.parseView(a, 'modal');
+    if ('error' in parsed) return parsed.error;
+    if (this.externalIdTaken(parsed.view)) return fail('duplicate_external_id');
+    return { ok: true, view: this.storeView(this.newViewId(), 'modal', parsed.view).response };
+  }
+
+  private viewsUpdate(a: Args): Body {
+    if (!present(a.view_id) && !present(a.external_id)) {
+      return fail('invalid_arguments', '[ERROR] missing required field: view_id or external_id');
+    }
+    const current = present(a.view_id)
+      ? this.views.get(String(a.view_id))
+      : [...this.views.values()].find((v) => v.externalId === a.external_id);
+    if (!current) return fail('not_found');
+    if (present(a.hash) && a.hash !== current.hash) return fail('hash_conflict');
+    const parsed = this.parseView(a, current.type);
+    if ('error' in parsed) return parsed.error;
+    if (this.externalIdTaken(parsed.view, current.id)) return fail('duplicate_external_id');
+    const stored = this.storeView(current.id, current.type, parsed.view, current);
+    if (current.type === 'home') {
+      for (const [user, v] of this.homeViews) if (v.id === current.id) this.homeViews.set(user, stored.response);
+    }
+    return { ok: true, view: stored.response };
+  }
+
+  private viewsPublish(a: Args): Body {
+    if (!present(a.user_id)) return fail('invalid_arguments', '[ERROR] missing required field: user_id');
+    const user = String(a.user_id);
+    if (!this.users.has(user) || user === BOT_USER_ID) return fail('invalid_arguments', 'invalid `user_id`');
+    const parsed = this.parseView(a, 'home');
+    if ('error' in parsed) return parsed.error;
+    const previousId = this.homeViews.get(user)?.id as string | undefined;
+    const previous = previousId ? this.views.get(previousId) : undefined;
+    if (present(a.hash) && a.hash !== previous?.hash) return fail('hash_conflict');
+    if (this.externalIdTaken(parsed.view, previousId)) return fail('duplicate_external_id');
+    const stored = this.storeView(previousId ?? this.newViewId(), 'home', parsed.view, previous);
+    this.homeViews.set(user, stored.response);
+    return { ok: true, view: stored.response };
+  }
+}
+
+// --- request parsing ---------------------------------------------------------------------------
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Query string, then the body: form fields (JSON fields decoded) or a JSON object, with Slack's errors for anything else. */
+function parseArgs(req: IncomingMessage, raw: Buffer, url: URL): { args: Args; json: boolean } | { error: string; args: Args } {
+  const args: Args = Object.fromEntries(url.searchParams);
+  const [mime = '', ...params] = (req.headers['content-type'] ?? '').split(';').map((s) => s.trim().toLowerCase());
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (raw.length === 0) return { args, json: false };
+  if (!mime) return { error: 'missing_post_type', args };
+  if (charset && !['utf-8', 'utf8', 'iso-8859-1'].includes(charset)) return { error: 'invalid_charset', args };
+  if (mime === 'application/x-www-form-urlencoded') {
+    for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) args[key] = value;
+    for (const key of JSON_FIELDS) {
+      if (typeof args[key] !== 'string') continue;
+      try {
+        args[key] = JSON.parse(args[key] as string);
+      } catch {
+        // left as the raw string: the method answers invalid_blocks / invalid_arguments
+      }
+    }
+    return { args, json: false };
+  }
+  if (mime === 'application/json') {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return { error: 'invalid_json', args };
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: 'json_not_object', args };
+    Object.assign(args, body);
+    for (const key of JSON_FIELDS) {
+      // A JSON body may still carry a field as a JSON string; Slack decodes it the same way.
+      if (typeof args[key] === 'string') {
+        try {
+          args[key] = JSON.parse(args[key] as string);
+        } catch {
+          // left as the raw string
+        }
+      }
+    }
+    return { args, json: true };
+  }
+  if (mime === 'multipart/form-data') return { error: 'invalid_form_data', args };
+  return { error: 'invalid_post_type', args };
+}

@@ -1,0 +1,64 @@
+// Starts a real relay in this process for one test file: its own database and queue prefix, on FerretDB and Redis.
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type RelayConfig } from '../../relay-core/config';
+import { createLogger } from '../../relay-core/logger';
+import { findFreePort } from '../../scripts/local-services';
+import { startRelay, type RunningRelay } from '../../scripts/relay';
+import type { FakeSlack } from '../fake-slack/fake-slack-api';
+import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
+
+export interface TestRelay extends RunningRelay {
+  adminKey: string;
+  signingSecret: string;
+  config: RelayConfig;
+  /** Registers a teammate through POST /admin/agents and returns its raw API key. */
+  register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[] }): Promise<string>;
+  /** One JSON-RPC call to /a2a; returns the HTTP status and the parsed body. */
+  rpc(apiKey: string | undefined, method: string, params?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+}
+
+export async function startTestRelay(opts: { name: string; slack?: FakeSlack; env?: Record<string, string> }): Promise<TestRelay> {
+  const port = await findFreePort();
+  const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
+  const signingSecret = randomBytes(16).toString('hex');
+  const env: Record<string, string> = {
+    PORT: String(port),
+    MONGODB_URL: testMongoUrl(),
+    MONGODB_DB: uniqueName(opts.name),
+    REDIS_URL: testRedisUrl(),
+    RELAY_QUEUE_PREFIX: uniqueName(opts.name),
+    RELAY_ADMIN_KEY: adminKey,
+    RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(opts.slack ? { SLACK_BOT_TOKEN: opts.slack.token, SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: opts.slack.url } : {}),
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const running = await startRelay({
+    config: { ...config, mongodbUrl: config.mongodbUrl!, adminKey, keyPepper: config.keyPepper! },
+    log: createLogger(config.logLevel, 2),
+    sweepIntervalMs: 500,
+  });
+
+  async function rpc(apiKey: string | undefined, method: string, params?: unknown, headers: Record<string, string> = {}) {
+    const response = await fetch(`${running.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  async function register(card: Parameters<TestRelay['register']>[0]): Promise<string> {
+    const response = await fetch(`${running.url}/admin/agents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
+      body: JSON.stringify({ name: card.handle.split('@')[0], role: 'engineer', ...card }),
+    });
+    const body = (await response.json()) as { api_key?: string; message?: string };
+    if (response.status !== 201 || !body.api_key) throw new Error(`register ${card.handle} failed: ${response.status} ${body.message}`);
+    return body.api_key;
+  }
+
+  return { ...running, adminKey, signingSecret, config, register, rpc };
+}

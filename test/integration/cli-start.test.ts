@@ -1,0 +1,98 @@
+// `npm start`'s program with zero configuration: it starts its own FerretDB under the data dir, generates an
+// owner-only admin key the CLI then finds, and serves health checks; bad settings stop it with one line.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { findFreePort } from '../../scripts/local-services';
+import { testRedisUrl, uniqueName } from '../helpers/test-env';
+import { waitUntil } from '../helpers/wait-until';
+
+const run = promisify(execFile);
+const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
+
+/** The environment of a fresh shell: nothing of ours set. */
+function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...extra };
+}
+
+describe('handoff-relay start with zero configuration', () => {
+  let dataDir: string;
+  let child: ChildProcess;
+  let output = '';
+  let url: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-'));
+    const port = await findFreePort();
+    url = `http://127.0.0.1:${port}`;
+    // PORT, the data dir and the queue prefix only keep this test apart from a relay a developer may be running.
+    child = spawn('node', [CLI, 'start'], {
+      env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: uniqueName('start'), LOG_LEVEL: 'warn' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    await waitUntil(async () => output.includes('listening on'), `the relay to listen; output so far:\n${output}`, 30_000);
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('serves health and readiness on real storage and Redis', async () => {
+    expect(output).toContain(`listening on ${url}`);
+    expect(output).toMatch(/FerretDB \(SQLite under .*ferretdb\)/);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { mongodb: 'ok', redis: 'ok' } });
+  });
+
+  test('generates an owner-only admin key that register finds without configuration', async () => {
+    const keyFile = await stat(join(dataDir, 'admin-key'));
+    expect(keyFile.mode & 0o777).toBe(0o600);
+    const { stdout } = await run('node', [CLI, 'register', '--handle', 'web-dev@acme', '--name', 'Web developer', '--role', 'frontend', '--slack-user', 'U0123456'], {
+      env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+    });
+    expect(stdout).toMatch(/API key \(shown once, store it now\):\n\s+hr_[0-9a-f]{12}_\S+/);
+    expect(output).not.toContain(/hr_[0-9a-f]{12}_\S+/.exec(stdout)![0]);
+  });
+
+  test('stops cleanly on SIGTERM, taking its FerretDB with it', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe('bad settings stop start-up with one line naming the variable', () => {
+  test.each([
+    [{ PORT: 'abc' }, /^handoff-relay: PORT: /],
+    [{ MONGODB_URL: 'postgres://x' }, /^handoff-relay: MONGODB_URL: must start with mongodb:\/\//],
+    [{ REDIS_URL: 'http://x' }, /^handoff-relay: REDIS_URL: /],
+    [{ RELAY_ROLES: 'api,cron' }, /^handoff-relay: RELAY_ROLES: must be a comma-separated subset of api,worker,bot/],
+    [{ SLACK_BOT_TOKEN: 'xoxb-1' }, /^handoff-relay: SLACK_SIGNING_SECRET: must be set together/],
+    [{ SLACK_BOT_TOKEN: 'abc', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_BOT_TOKEN: must be a bot token/],
+    [{ SLACK_APP_TOKEN: 'xapp-1-A1-1-abc', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_APP_TOKEN: Socket Mode is not supported yet/],
+    [{ SLACK_API_URL: 'not a url', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_API_URL: /],
+  ])('%j', async (env, line) => {
+    const failure = await run('node', [CLI, 'start'], { env: bareEnv(env) }).then(
+      () => {
+        throw new Error('start-up should have failed');
+      },
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure.code).toBe(1);
+    const lines = failure.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(line);
+  });
+});

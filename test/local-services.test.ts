@@ -1,0 +1,166 @@
+// Integration test of scripts/local-services.ts on the real ferretdb and redis-server binaries,
+// all on 127.0.0.1.
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Redis } from 'ioredis';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { ensureRedis, findFreePort, startFerretDb, startRedis, type RunningFerretDb } from '../scripts/local-services';
+import { testMongoUrl, testRedisUrl, uniqueName } from './helpers/test-env';
+
+const noLog = () => {};
+
+async function withMongo<T>(
+  url: string,
+  use: (client: MongoClient) => Promise<T>,
+  serverSelectionTimeoutMS = 2_000,
+): Promise<T> {
+  const client = new MongoClient(url, { directConnection: true, serverSelectionTimeoutMS });
+  try {
+    return await use(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** PING with one attempt and no reconnects: resolves to the reply or rejects. */
+async function redisPing(url: string): Promise<string> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await client.ping();
+  } finally {
+    if (client.status !== 'end') client.disconnect(); // else ioredis keeps a 2 s timer alive
+  }
+}
+
+let tmpRoot: string;
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  tmpRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'handoff-relay-local-services-'));
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+afterAll(async () => {
+  await fs.rm(tmpRoot, { recursive: true, force: true });
+});
+
+async function ferret(name: string): Promise<RunningFerretDb> {
+  const running = await startFerretDb({ dataDir: path.join(tmpRoot, name), log: noLog });
+  cleanups.push(running.stop);
+  return running;
+}
+
+describe('startFerretDb on the real ferretdb binary', () => {
+  it('stores and reads back documents, enforces a unique index, and stop() really stops it', async () => {
+    const db = await ferret('single');
+    expect(db.url).toBe(`mongodb://127.0.0.1:${db.port}/`);
+    await expect(fs.stat(path.join(db.dataDir, 'ferretdb.log'))).resolves.toBeTruthy();
+
+    await withMongo(db.url, async (client) => {
+      const things = client.db(uniqueName('local_services')).collection<{ _id: string; key: string }>('things');
+      await things.insertOne({ _id: 'a', key: 'k1' });
+      expect(await things.findOne({ _id: 'a' })).toEqual({ _id: 'a', key: 'k1' });
+
+      await things.createIndex({ key: 1 }, { unique: true });
+      const duplicate = await things.insertOne({ _id: 'b', key: 'k1' }).catch((err: unknown) => err);
+      expect(duplicate).toBeInstanceOf(MongoServerError);
+      expect((duplicate as MongoServerError).code).toBe(11000);
+    });
+
+    await db.stop();
+    await expect(withMongo(db.url, (client) => client.db('admin').command({ ping: 1 }), 500)).rejects.toThrow();
+    await db.stop(); // idempotent
+  });
+
+  it('runs two instances at once on different ports, each with its own data', async () => {
+    const [a, b] = await Promise.all([ferret('first'), ferret('second')]);
+    expect(a.port).not.toBe(b.port);
+    const dbName = uniqueName('two');
+
+    await withMongo(a.url, (client) => client.db(dbName).collection('docs').insertOne({ from: 'a' }));
+    await withMongo(b.url, (client) => client.db(dbName).collection('docs').insertOne({ from: 'b' }));
+
+    const froms = await Promise.all(
+      [a, b].map((db) =>
+        withMongo(db.url, (client) => client.db(dbName).collection('docs').find().project({ _id: 0 }).toArray()),
+      ),
+    );
+    expect(froms).toEqual([[{ from: 'a' }], [{ from: 'b' }]]);
+  });
+});
+
+describe('startRedis on the real redis-server binary', () => {
+  it('gives a private working Redis on its own port, and kill() makes PING fail', async () => {
+    const redis = await startRedis({ log: noLog });
+    cleanups.push(redis.stop);
+    expect(redis.url).toBe(`redis://127.0.0.1:${redis.port}`);
+    expect(redis.port).not.toBe(6379);
+    expect(await redisPing(redis.url)).toBe('PONG');
+
+    await redis.kill();
+    await expect(redisPing(redis.url)).rejects.toThrow();
+  });
+});
+
+describe('ensureRedis', () => {
+  it('leaves an answering Redis alone', async () => {
+    const lines: string[] = [];
+    const redis = await ensureRedis(testRedisUrl(), (line) => lines.push(line));
+    expect(redis.started).toBe(false);
+    expect(lines).toEqual([]);
+    await redis.stop(); // a no-op: it did not start this one
+    expect(await redisPing(testRedisUrl())).toBe('PONG');
+  });
+
+  it('starts redis-server on a loopback port where nothing listens, and stop() stops it', async () => {
+    const port = await findFreePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const lines: string[] = [];
+    const redis = await ensureRedis(url, (line) => lines.push(line));
+    cleanups.push(redis.stop);
+
+    expect(redis.started).toBe(true);
+    expect(lines).toEqual([`Starting redis-server on 127.0.0.1:${port}…`]);
+    expect(await redisPing(url)).toBe('PONG');
+
+    await redis.stop();
+    await expect(redisPing(url)).rejects.toThrow();
+  });
+
+  it('names REDIS_URL and hides the password when it can neither reach nor start Redis', async () => {
+    const emptyPath = await fs.mkdtemp(path.join(tmpRoot, 'no-redis-server-'));
+    const failure = await ensureRedis('redis://:secretpw@127.0.0.1:1', noLog, { path: emptyPath }).catch(
+      (err: unknown) => err as Error,
+    );
+
+    expect(failure).toBeInstanceOf(Error);
+    const message = (failure as Error).message;
+    expect(message).toMatch(/^REDIS_URL: cannot reach redis:\/\/:\*\*\*@127\.0\.0\.1:1 \(/);
+    expect(message).toContain('redis-server is not on PATH');
+    expect(message).not.toContain('secretpw');
+  });
+});
+
+describe('test-env helpers', () => {
+  it('hands out the URLs global setup started, and unique names that are valid database names', async () => {
+    expect(await withMongo(testMongoUrl(), (client) => client.db('admin').command({ ping: 1 }))).toMatchObject({ ok: 1 });
+    expect(await redisPing(testRedisUrl())).toBe('PONG');
+
+    const names = [uniqueName('threads'), uniqueName('threads'), uniqueName('a.b/c:d-e'.repeat(10))];
+    expect(new Set(names).size).toBe(3);
+    for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_]{1,38}$/);
+    expect(names[0]).toMatch(/^threads_/);
+  });
+});
