@@ -10,8 +10,11 @@ const BOB = 'U0BOB';
 let fake: FakeSlack;
 let client: WebClient;
 
+/** The client logs every refused call at error level; the assertions here are about those refusals. */
+const quietLogger = { debug() {}, info() {}, warn() {}, error() {}, setLevel() {}, getLevel: () => LogLevel.ERROR, setName() {} };
+
 function webClient(token: string | undefined, options: ConstructorParameters<typeof WebClient>[1] = {}): WebClient {
-  return new WebClient(token, { slackApiUrl: fake.url, retryConfig: { retries: 0 }, logLevel: LogLevel.ERROR, ...options });
+  return new WebClient(token, { slackApiUrl: fake.url, retryConfig: { retries: 0 }, logger: quietLogger, ...options });
 }
 
 /** Calls a method the way any caller could, bypassing the typed argument checks. */
