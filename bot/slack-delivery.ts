@@ -21,7 +21,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   async function render(threadId: string) {
     const thread = await relay.threadById(threadId);
     if (!thread) return null;
-    const [sender, recipient] = await Promise.all([relay.agent(thread.from), relay.agent(thread.to)]);
+    const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
     return { thread, recipient, message: handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id) }) };
   }
 

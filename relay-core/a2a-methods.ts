@@ -10,9 +10,9 @@ import {
   intentSchema,
   metadataSchema,
   proposedActionSchema,
+  threadStatusSchema,
   type Surface,
 } from './schemas';
-import { transitionView } from './wire-views';
 
 export interface MethodContext {
   caller: AgentDoc;
@@ -22,12 +22,21 @@ export interface MethodContext {
   via: Surface;
 }
 
-const textPart = z.object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: z.string() }).passthrough();
+const textPart = z
+  .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: z.string().max(LIMITS.summary) })
+  .passthrough();
 
-const messageSchema = z.object({
-  role: z.string().optional(),
-  parts: z.array(textPart).min(1, 'must hold at least one text part'),
-}).passthrough();
+const messageSchema = z
+  .object({
+    role: z.string().max(20).optional(),
+    parts: z.array(textPart).min(1, 'must hold at least one text part').max(20),
+  })
+  .passthrough();
+
+const idempotencyMetadata = z.object({
+  client_idempotency_key: z.string().min(1).max(200).optional(),
+  question: z.string().min(1).max(LIMITS.question).optional(),
+});
 
 const sendNewSchema = z.object({
   task_id: z.null().optional(),
@@ -36,19 +45,36 @@ const sendNewSchema = z.object({
   message: messageSchema,
   artifacts: artifactsSchema.default([]),
   proposed_action: proposedActionSchema.nullish(),
-  metadata: metadataSchema
-    .and(
-      z.object({
-        client_idempotency_key: z.string().min(1).max(200).optional(),
-        question: z.string().min(1).max(LIMITS.question).optional(),
-      }),
-    )
-    .default({}),
+  metadata: metadataSchema.and(idempotencyMetadata).default({}),
 });
 
 const taskIdSchema = z.uuid('must be a thread id (UUID)');
 
+const sendAppendSchema = z.object({
+  task_id: taskIdSchema,
+  message: messageSchema,
+  payload: metadataSchema.default({}),
+  artifacts: artifactsSchema.default([]),
+  metadata: metadataSchema.and(idempotencyMetadata.pick({ client_idempotency_key: true })).default({}),
+});
+
 const getSchema = z.object({ task_id: taskIdSchema });
+
+const listSchema = z.object({
+  filter: z
+    .object({
+      role: z.enum(['recipient', 'sender']).default('recipient'),
+      status: z.array(threadStatusSchema).max(5).optional(),
+      since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
+    })
+    .default({ role: 'recipient' }),
+  page: z
+    .object({
+      limit: z.number().int().min(1).max(100).default(20),
+      cursor: z.string().min(1).max(200).nullish(),
+    })
+    .default({ limit: 20 }),
+});
 
 const updateSchema = z.object({
   task_id: taskIdSchema,
@@ -57,6 +83,13 @@ const updateSchema = z.object({
   artifacts: artifactsSchema.optional(),
   reason: z.string().min(1).max(LIMITS.reason).optional(),
   session_id: z.string().max(200).optional(),
+  metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
+});
+
+const cancelSchema = z.object({
+  task_id: taskIdSchema,
+  reason: z.string().min(1).max(LIMITS.reason).optional(),
+  metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
 });
 
 const agentsListSchema = z.object({
@@ -65,69 +98,112 @@ const agentsListSchema = z.object({
   repo: z.string().max(LIMITS.path).optional(),
 });
 
-function parse<T extends z.ZodType>(schema: T, params: unknown): z.infer<T> {
+export function parseParams<T extends z.ZodType>(schema: T, params: unknown): z.infer<T> {
   const result = schema.safeParse(params ?? {});
   if (!result.success) throw invalidParams(result.error.issues);
   return result.data;
 }
 
+/** The key in params wins; the Idempotency-Key header may repeat it but not contradict it. */
+function idempotencyKey(ctx: MethodContext, fromParams: string | undefined): string | undefined {
+  if (fromParams && ctx.idempotencyKey && fromParams !== ctx.idempotencyKey) {
+    throw new RelayError('invalid_params', 'params.metadata.client_idempotency_key: differs from the Idempotency-Key header');
+  }
+  return fromParams ?? ctx.idempotencyKey;
+}
+
+function summaryOf(parts: Array<{ text: string }>, field: string, max: number): string {
+  const text = parts.map((part) => part.text).join('\n\n').trim();
+  if (text.length === 0) throw new RelayError('invalid_params', `${field}: the text must not be empty`);
+  if (text.length > max) throw new RelayError('invalid_params', `${field}: the text must be at most ${max} characters`);
+  return text;
+}
+
 type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 
 async function messageSend(ctx: MethodContext, params: unknown): Promise<unknown> {
-  const raw = params as { task_id?: unknown } | undefined;
-  if (raw && typeof raw === 'object' && raw.task_id !== undefined && raw.task_id !== null) {
-    throw new RelayError('invalid_params', 'params.task_id: appending to an existing thread is not supported by this relay yet');
-  }
-  const p = parse(sendNewSchema, params);
+  const taskId = (params as { task_id?: unknown } | undefined)?.task_id;
+  return taskId === undefined || taskId === null ? createThread(ctx, params) : appendMessage(ctx, params);
+}
+
+async function createThread(ctx: MethodContext, params: unknown): Promise<unknown> {
+  const p = parseParams(sendNewSchema, params);
   const { client_idempotency_key, question, ...metadata } = p.metadata;
-  const summary = p.message.parts.map((part) => part.text).join('\n\n').trim();
-  if (summary.length === 0) throw new RelayError('invalid_params', 'params.message.parts: the summary text must not be empty');
-  if (summary.length > LIMITS.summary) {
-    throw new RelayError('invalid_params', `params.message.parts: the summary must be at most ${LIMITS.summary} characters`);
-  }
-  const idempotencyKey = client_idempotency_key ?? ctx.idempotencyKey;
-  if (client_idempotency_key && ctx.idempotencyKey && client_idempotency_key !== ctx.idempotencyKey) {
-    throw new RelayError('invalid_params', 'params.metadata.client_idempotency_key: differs from the Idempotency-Key header');
-  }
   return ctx.relay.createHandoff(
     ctx.caller,
     {
       to: p.recipient,
       intent: p.intent,
-      summary,
+      summary: summaryOf(p.message.parts, 'params.message.parts', LIMITS.summary),
       question,
       artifacts: p.artifacts,
       proposed_action: p.proposed_action,
       metadata,
-      idempotency_key: idempotencyKey,
+      idempotency_key: idempotencyKey(ctx, client_idempotency_key),
     },
     ctx.via,
   );
 }
 
+async function appendMessage(ctx: MethodContext, params: unknown): Promise<unknown> {
+  const p = parseParams(sendAppendSchema, params);
+  return ctx.relay.appendMessage(
+    ctx.caller,
+    { thread_id: p.task_id, body: summaryOf(p.message.parts, 'params.message.parts', LIMITS.summary), payload: p.payload, artifacts: p.artifacts },
+    ctx.via,
+    idempotencyKey(ctx, p.metadata.client_idempotency_key),
+  );
+}
+
 async function tasksGet(ctx: MethodContext, params: unknown): Promise<unknown> {
-  const p = parse(getSchema, params);
+  const p = parseParams(getSchema, params);
   return ctx.relay.threadViewFor(ctx.caller, p.task_id);
 }
 
+async function tasksList(ctx: MethodContext, params: unknown): Promise<unknown> {
+  const p = parseParams(listSchema, params);
+  return ctx.relay.listThreads(ctx.caller, {
+    role: p.filter.role,
+    status: p.filter.status,
+    since: p.filter.since ? new Date(p.filter.since) : undefined,
+    limit: p.page.limit,
+    cursor: p.page.cursor ?? undefined,
+  });
+}
+
 async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown> {
-  const p = parse(updateSchema, params);
-  const doc = await ctx.relay.transition(
+  const p = parseParams(updateSchema, params);
+  return ctx.relay.transition(
     ctx.caller,
     { thread_id: p.task_id, transition: p.transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason },
     ctx.via,
+    idempotencyKey(ctx, p.metadata?.client_idempotency_key),
   );
-  return transitionView(doc);
+}
+
+async function tasksCancel(ctx: MethodContext, params: unknown): Promise<unknown> {
+  const p = parseParams(cancelSchema, params);
+  return ctx.relay.transition(
+    ctx.caller,
+    { thread_id: p.task_id, transition: 'cancel', reason: p.reason },
+    ctx.via,
+    idempotencyKey(ctx, p.metadata?.client_idempotency_key),
+  );
 }
 
 async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown> {
-  const p = parse(agentsListSchema, params);
-  return { teammates: await ctx.relay.listAgents(p) };
+  const p = parseParams(agentsListSchema, params);
+  return { teammates: await ctx.relay.teammates.list(p) };
 }
 
 export const A2A_METHODS: Record<string, Method> = {
   'message/send': messageSend,
   'tasks/get': tasksGet,
+  'tasks/list': tasksList,
   'tasks/update': tasksUpdate,
+  'tasks/cancel': tasksCancel,
   'agents/list': agentsList,
 };
+
+/** Mutating methods: rate limited per API key. */
+export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel']);

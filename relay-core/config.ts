@@ -48,6 +48,7 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().min(8, 'must be the app signing secret').optional(),
   SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional(),
   SLACK_API_URL: httpUrl.optional(),
+  RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
@@ -71,6 +72,7 @@ export interface RelayConfig {
   dataDir: string;
   team?: string;
   slack?: SlackConfig;
+  rateLimitPerMinute: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
@@ -114,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
           apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
         }
       : undefined,
+    rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
   };
 }

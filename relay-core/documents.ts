@@ -12,7 +12,19 @@ export interface AgentDoc {
   tools: string[];
   slack_user_id: string | null;
   status: 'active' | 'disabled';
+  /** Handles this teammate blocks: no new handoff or message between them, in either direction. */
+  blocked: string[];
+  /** Where this teammate's events are signed and POSTed; private, never in a public read. */
+  notification: NotificationEndpoint | null;
   created_at: Date;
+  updated_at: Date;
+}
+
+export interface NotificationEndpoint {
+  url: string;
+  /** `whsec_` + base64 of 32 random bytes (Standard Webhooks); returned once when set. */
+  secret: string;
+  verified: boolean;
   updated_at: Date;
 }
 
@@ -35,6 +47,38 @@ export interface OutboxEvent {
   at: Date;
   by: string;
   via: Surface;
+  /** For thread.message: which message. */
+  message_id?: string;
+}
+
+export interface MessageDoc {
+  _id: string; // `${thread_id}:${sequence_no}`: the unique key that allocates sequence numbers
+  id: string;
+  thread_id: string;
+  sequence_no: number;
+  from: string;
+  body: string;
+  payload: Record<string, unknown>;
+  artifacts: Artifact[];
+  via: Surface;
+  created_at: Date;
+}
+
+/** What a participant has seen of the other side's messages (for unread counts). */
+export interface ThreadReadDoc {
+  _id: string; // `${thread_id}:${handle}`
+  seen: number;
+  at: Date;
+}
+
+/** One mutating call's outcome under a caller's idempotency key. */
+export interface IdempotencyDoc {
+  _id: string; // idempotentId(caller, scope, key)
+  request_hash: string;
+  state: 'running' | 'done';
+  result?: unknown;
+  error?: { code: string; message: string; details?: unknown };
+  created_at: Date;
 }
 
 export interface StatusChange {
@@ -77,6 +121,10 @@ export interface ThreadDoc {
   completed_at: Date | null;
   declined_at: Date | null;
   cancelled_at: Date | null;
+  /** The last message's sequence_no; messages are `${thread_id}:${sequence_no}` in `messages`. */
+  message_seq: number;
+  /** Messages written by each side, for unread counts: `from` by the sender, `to` by the recipient. */
+  message_counts: { from: number; to: number };
   outbox: OutboxEvent[];
   /** true while some event in `outbox` may not be on its queue yet; the sweep enqueues them and clears it. */
   outbox_dirty: boolean;

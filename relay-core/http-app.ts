@@ -2,17 +2,21 @@
 // Slack (bot/) mounts its receiver on the same app; finishHttpApp adds the 404 and error handlers last.
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
 import type { Logger } from 'pino';
-import { A2A_METHODS } from './a2a-methods';
+import { A2A_METHODS, MUTATING_METHODS } from './a2a-methods';
 import { constantTimeEqual } from './api-keys';
 import type { AgentDoc } from './documents';
 import { RelayError, invalidParams } from './errors';
+import type { RateLimiter } from './rate-limiter';
 import type { RelayService } from './relay-service';
-import { LIMITS, agentCardInputSchema } from './schemas';
+import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from './schemas';
+import { ownCard } from './teammates';
 
 export interface HttpAppDeps {
   relay: RelayService;
   adminKey: string;
+  rateLimiter: RateLimiter;
   log: Logger;
   /** Each resolves when its dependency answers; /readyz reports which one does not. */
   readiness: Record<string, () => Promise<void>>;
@@ -63,7 +67,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   async function authenticate(req: Request): Promise<AgentDoc> {
     const key = bearer(req);
-    const agent = key ? await relay.authenticate(key) : null;
+    const agent = key ? await relay.teammates.authenticate(key) : null;
     if (!agent) throw new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
     return agent;
   }
@@ -94,6 +98,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
       return send(200, jsonRpcError(id, new RelayError('invalid_params', 'params must be an object'), reqId));
     }
     try {
+      if (MUTATING_METHODS.has(envelope.method)) await deps.rateLimiter.consume(caller.handle);
       const idempotencyKey = req.get('idempotency-key') || undefined;
       const result = await method({ caller, relay, idempotencyKey, via: 'a2a' }, envelope.params);
       return send(200, { jsonrpc: '2.0', id: id ?? null, result });
@@ -104,34 +109,79 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     }
   });
 
-  app.post('/admin/agents', json, async (req, res) => {
+  function requireAdmin(req: Request): void {
     const key = bearer(req);
     if (!key || !constantTimeEqual(key, deps.adminKey)) {
-      return restError(res, new RelayError('unauthenticated', 'Missing or wrong admin key (RELAY_ADMIN_KEY)'));
+      throw new RelayError('unauthenticated', 'Missing or wrong admin key (RELAY_ADMIN_KEY)');
     }
-    const parsed = agentCardInputSchema.safeParse(req.body);
-    if (!parsed.success) return restError(res, invalidParams(parsed.error.issues, 'body'));
-    const { card, api_key } = await relay.registerAgent(parsed.data);
+  }
+
+  function handleParam(req: Request): string {
+    const parsed = handleSchema.safeParse(req.params.handle);
+    if (!parsed.success) throw invalidParams(parsed.error.issues, 'path.handle');
+    return parsed.data;
+  }
+
+  function body<T extends z.ZodType>(req: Request, schema: T, source: 'body' | 'query' = 'body'): z.infer<T> {
+    const parsed = schema.safeParse(source === 'body' ? req.body : req.query);
+    if (!parsed.success) throw invalidParams(parsed.error.issues, source);
+    return parsed.data;
+  }
+
+  const agentsQuery = z
+    .object({ role: z.string().max(LIMITS.role), skill: z.string().max(LIMITS.skill), repo: z.string().max(LIMITS.path) })
+    .partial()
+    .strict();
+
+  app.post('/admin/agents', json, async (req, res) => {
+    requireAdmin(req);
+    const { card, api_key } = await relay.teammates.register(body(req, agentCardInputSchema));
     res.status(201).json({ ...card, api_key });
   });
 
+  app.post('/admin/agents/:handle/keys', async (req, res) => {
+    requireAdmin(req);
+    res.status(201).json({ handle: req.params.handle, api_key: await relay.teammates.rotateKey(handleParam(req)) });
+  });
+
+  app.post('/admin/agents/:handle/disable', async (req, res) => {
+    requireAdmin(req);
+    res.json(await relay.teammates.disable(handleParam(req)));
+  });
+
   app.get('/agents/me', async (req, res) => {
+    res.json(ownCard(await authenticate(req)));
+  });
+
+  app.put('/agents/me/card', json, async (req, res) => {
     const agent = await authenticate(req);
-    res.json({
-      handle: agent.handle,
-      name: agent.name,
-      role: agent.role,
-      skills: agent.skills,
-      repos_owned: agent.repos_owned,
-      tools: agent.tools,
-      slack_user_id: agent.slack_user_id,
-    });
+    res.json(await relay.teammates.updateCard(agent.handle, body(req, cardUpdateSchema)));
+  });
+
+  app.post('/agents/me/keys', async (req, res) => {
+    const agent = await authenticate(req);
+    res.status(201).json({ handle: agent.handle, api_key: await relay.teammates.rotateKey(agent.handle) });
+  });
+
+  app.get('/agents/me/block', async (req, res) => {
+    const agent = await authenticate(req);
+    res.json({ blocked: await relay.teammates.blocks(agent.handle) });
+  });
+
+  app.post('/agents/me/block', json, async (req, res) => {
+    const agent = await authenticate(req);
+    const { handle } = body(req, z.object({ handle: handleSchema }).strict());
+    res.json({ blocked: await relay.teammates.block(agent.handle, handle) });
+  });
+
+  app.delete('/agents/me/block/:handle', async (req, res) => {
+    const agent = await authenticate(req);
+    res.json({ blocked: await relay.teammates.unblock(agent.handle, handleParam(req)) });
   });
 
   app.get('/agents', async (req, res) => {
     await authenticate(req);
-    const pick = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);
-    res.json({ teammates: await relay.listAgents({ role: pick('role'), skill: pick('skill'), repo: pick('repo') }) });
+    res.json({ teammates: await relay.teammates.list(body(req, agentsQuery, 'query')) });
   });
 
   app.get('/inbox/:thread_id', (req, res) => {

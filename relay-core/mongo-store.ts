@@ -2,7 +2,7 @@
 // Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (see TOOLCHAIN.md).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
-import type { AgentDoc, ApiKeyDoc, SlackLinkDoc, ThreadDoc, ThreadWriteDoc } from './documents';
+import type { AgentDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from './documents';
 import { RelayError } from './errors';
 
 export function isDuplicateKey(error: unknown): boolean {
@@ -24,6 +24,9 @@ export class MongoStore {
   readonly slackLinks: Collection<SlackLinkDoc>;
   readonly threads: Collection<ThreadDoc>;
   readonly threadWrites: Collection<ThreadWriteDoc>;
+  readonly messages: Collection<MessageDoc>;
+  readonly threadReads: Collection<ThreadReadDoc>;
+  readonly idempotency: Collection<IdempotencyDoc>;
 
   private constructor(
     private readonly client: MongoClient,
@@ -34,6 +37,9 @@ export class MongoStore {
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
     this.threads = db.collection<ThreadDoc>('threads');
     this.threadWrites = db.collection<ThreadWriteDoc>('thread_writes');
+    this.messages = db.collection<MessageDoc>('messages');
+    this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
+    this.idempotency = db.collection<IdempotencyDoc>('idempotency');
   }
 
   static async connect(url: string, dbName?: string): Promise<MongoStore> {
@@ -50,12 +56,15 @@ export class MongoStore {
         { key: { repos_owned: 1 }, name: 'repos_owned' },
       ]),
       this.apiKeys.createIndexes([{ key: { handle: 1 }, name: 'handle' }]),
+      // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       this.threads.createIndexes([
-        { key: { to: 1, status: 1, created_at: -1 }, name: 'inbox' },
-        { key: { from: 1, status: 1, created_at: -1 }, name: 'sent' },
+        { key: { to: 1, created_at: -1, _id: -1, status: 1 }, name: 'inbox' },
+        { key: { from: 1, created_at: -1, _id: -1, status: 1 }, name: 'sent' },
         { key: { outbox_dirty: 1, updated_at: 1 }, name: 'outbox_sweep' },
       ]),
       this.threadWrites.createIndexes([{ key: { at: 1 }, name: 'age' }]),
+      this.messages.createIndexes([{ key: { thread_id: 1, sequence_no: 1 }, name: 'thread_order', unique: true }]),
+      this.idempotency.createIndexes([{ key: { created_at: 1 }, name: 'age' }]),
     ]);
   }
 

@@ -1,17 +1,17 @@
-// The relay service: every surface (A2A, MCP, Slack, web) calls these operations; they validate intent
-// rules, authorize, apply each state change as one compare-and-set, and hand outbox events to the queues.
+// The relay service: every surface (A2A, MCP, Slack, web) calls these operations. They check intent rules,
+// blocks and who may do what, apply each state change as one versioned write (mongo-store.ts), and hand
+// the outbox events that write recorded to the queues.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
-import { apiKeyId, hashApiKey, issueApiKey } from './api-keys';
-import { canonicalHash, sha256Hex } from './canonical-json';
-import type { AgentDoc, OutboxEvent, ThreadDoc } from './documents';
+import { canonicalHash } from './canonical-json';
+import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from './documents';
 import { RelayError } from './errors';
 import type { EventPublisher } from './event-publisher';
+import { IdempotencyLedger, idempotentId } from './idempotency';
 import { isDuplicateKey, type MongoStore } from './mongo-store';
 import {
   TERMINAL_STATUSES,
-  type AgentCardInput,
   type Artifact,
   type EventType,
   type NewHandoff,
@@ -19,22 +19,8 @@ import {
   type ThreadStatus,
   type TransitionName,
 } from './schemas';
-import { TtlCache } from './ttl-cache';
-import { threadView, type ThreadView } from './wire-views';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
-
-export interface PublicCard {
-  handle: string;
-  name: string;
-  role: string;
-  skills: string[];
-  repos_owned: string[];
-}
+import { systemClock, type Clock, type Teammates } from './teammates';
+import { decodeCursor, encodeCursor, listItem, messageView, threadView, transitionView, type ListItem, type ThreadView, type TransitionView } from './wire-views';
 
 export interface CreateResult {
   task_id: string;
@@ -54,6 +40,28 @@ export interface TransitionRequest {
   expected_status?: ThreadStatus;
 }
 
+export interface AppendRequest {
+  thread_id: string;
+  body: string;
+  payload: Record<string, unknown>;
+  artifacts: Artifact[];
+}
+
+export interface AppendResult {
+  thread_id: string;
+  message_id: string;
+  sequence_no: number;
+  created_at: string;
+}
+
+export interface ListRequest {
+  role: 'recipient' | 'sender';
+  status?: ThreadStatus[];
+  since?: Date;
+  limit: number;
+  cursor?: string;
+}
+
 interface TransitionRule {
   from: readonly ThreadStatus[];
   to: ThreadStatus;
@@ -69,121 +77,47 @@ const TRANSITIONS: Record<TransitionName, TransitionRule> = {
   cancel: { from: ['pending', 'accepted'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
 };
 
+/** Messages a thread read returns at most (newest kept); the thread itself tells how many there are. */
+const MESSAGES_PER_READ = 500;
+
 export interface RelayServiceDeps {
   store: MongoStore;
+  teammates: Teammates;
   events: EventPublisher;
   clock?: Clock;
   publicUrl: string;
-  keyPepper: string;
   log: Logger;
 }
 
 export class RelayService {
+  readonly teammates: Teammates;
   private readonly store: MongoStore;
   private readonly events: EventPublisher;
   private readonly clock: Clock;
   private readonly publicUrl: string;
-  private readonly keyPepper: string;
   private readonly log: Logger;
-  private readonly agentCache = new TtlCache<string, AgentDoc>(10_000);
-  private readonly keyCache = new TtlCache<string, string>(10_000);
+  private readonly ledger: IdempotencyLedger;
 
   constructor(deps: RelayServiceDeps) {
     this.store = deps.store;
+    this.teammates = deps.teammates;
     this.events = deps.events;
     this.clock = deps.clock ?? systemClock;
     this.publicUrl = deps.publicUrl;
-    this.keyPepper = deps.keyPepper;
     this.log = deps.log;
+    this.ledger = new IdempotencyLedger(deps.store);
+  }
+
+  /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
+  get publicUrlBase(): string {
+    return this.publicUrl;
   }
 
   inboxUrl(threadId: string): string {
     return `${this.publicUrl}/inbox/${threadId}`;
   }
 
-  // ── teammates ────────────────────────────────────────────────────────────────
-
-  async registerAgent(input: AgentCardInput): Promise<{ card: PublicCard & { slack_user_id: string | null }; api_key: string }> {
-    const now = this.clock.now();
-    const doc: AgentDoc = {
-      _id: input.handle,
-      handle: input.handle,
-      team: input.handle.split('@')[1]!,
-      name: input.name,
-      role: input.role,
-      skills: input.skills,
-      repos_owned: input.repos_owned,
-      tools: input.tools,
-      slack_user_id: input.slack_user_id ?? null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    };
-    if (input.slack_user_id) {
-      try {
-        await this.store.slackLinks.insertOne({ _id: input.slack_user_id, handle: input.handle, created_at: now });
-      } catch (error) {
-        if (isDuplicateKey(error)) {
-          throw new RelayError('invalid_params', `params.slack_user_id: ${input.slack_user_id} is already linked to another teammate`, undefined, 409);
-        }
-        throw error;
-      }
-    }
-    try {
-      await this.store.agents.insertOne(doc);
-    } catch (error) {
-      if (input.slack_user_id) await this.store.slackLinks.deleteOne({ _id: input.slack_user_id, handle: input.handle });
-      if (isDuplicateKey(error)) {
-        throw new RelayError('invalid_params', `params.handle: ${input.handle} is already registered`, undefined, 409);
-      }
-      throw error;
-    }
-    const issued = issueApiKey(this.keyPepper);
-    await this.store.apiKeys.insertOne({ _id: issued.hash, key_id: issued.keyId, handle: input.handle, created_at: now });
-    this.log.info({ handle: input.handle, key_id: issued.keyId }, 'teammate registered');
-    return { card: { ...publicCard(doc), slack_user_id: doc.slack_user_id }, api_key: issued.key };
-  }
-
-  /** The active teammate a bearer key belongs to, or null. */
-  async authenticate(apiKey: string): Promise<AgentDoc | null> {
-    if (!apiKeyId(apiKey)) return null;
-    const hash = hashApiKey(apiKey, this.keyPepper);
-    let handle = this.keyCache.get(hash);
-    if (handle === undefined) {
-      const key = await this.store.apiKeys.findOne({ _id: hash });
-      if (!key) return null;
-      handle = key.handle;
-      this.keyCache.set(hash, handle);
-    }
-    const agent = await this.agent(handle);
-    return agent && agent.status === 'active' ? agent : null;
-  }
-
-  async agent(handle: string): Promise<AgentDoc | null> {
-    const cached = this.agentCache.get(handle);
-    if (cached) return cached;
-    const doc = await this.store.agents.findOne({ _id: handle });
-    if (doc) this.agentCache.set(handle, doc);
-    return doc;
-  }
-
-  async agentBySlackUser(slackUserId: string): Promise<AgentDoc | null> {
-    const link = await this.store.slackLinks.findOne({ _id: slackUserId });
-    if (!link) return null;
-    const agent = await this.agent(link.handle);
-    return agent && agent.status === 'active' ? agent : null;
-  }
-
-  async listAgents(filter: { role?: string; skill?: string; repo?: string }): Promise<PublicCard[]> {
-    const query: Filter<AgentDoc> = { status: 'active' };
-    if (filter.role !== undefined) query.role = filter.role;
-    if (filter.skill !== undefined) query.skills = filter.skill;
-    if (filter.repo !== undefined) query.repos_owned = filter.repo;
-    const docs = await this.store.agents.find(query).sort({ _id: 1 }).limit(1000).toArray();
-    return docs.map(publicCard);
-  }
-
-  // ── threads ─────────────────────────────────────────────────────────────────
+  // ── create ──────────────────────────────────────────────────────────────────
 
   async createHandoff(sender: AgentDoc, input: NewHandoff, via: Surface): Promise<CreateResult> {
     if (input.intent === 'propose_action' && !input.proposed_action) {
@@ -195,10 +129,11 @@ export class RelayService {
     if (input.question !== undefined && input.intent !== 'ask_question') {
       throw new RelayError('invalid_intent_payload', `question is only allowed when intent is "ask_question" (got "${input.intent}")`);
     }
-    const recipient = await this.agent(input.to);
+    const recipient = await this.teammates.get(input.to);
     if (!recipient || recipient.status !== 'active') {
       throw new RelayError('recipient_not_found', `No active teammate with handle ${input.to}; call list_teammates to find the right handle`);
     }
+    this.teammates.assertNotBlocked(sender, recipient);
 
     const body = {
       from: sender.handle,
@@ -211,6 +146,7 @@ export class RelayService {
       metadata: input.metadata,
     };
     const bodyHash = canonicalHash(body);
+    // With a key the id derives from sender + key, so a duplicate is a duplicate-key insert, never a second thread.
     const threadId = input.idempotency_key ? idempotentId(sender.handle, 'create', input.idempotency_key) : randomUUID();
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.created', at: now, by: sender.handle, via };
@@ -233,6 +169,8 @@ export class RelayService {
       completed_at: null,
       declined_at: null,
       cancelled_at: null,
+      message_seq: 0,
+      message_counts: { from: 0, to: 0 },
       outbox: [event],
       outbox_dirty: true,
       slack: null,
@@ -252,31 +190,89 @@ export class RelayService {
     return this.createResult(doc);
   }
 
+  // ── read ────────────────────────────────────────────────────────────────────
+
   /** The thread as a participant sees it; anyone else gets not_a_participant. */
   async readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc> {
     const doc = await this.store.threads.findOne({ _id: threadId });
     if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
-    if (doc.from !== caller.handle && doc.to !== caller.handle) {
-      throw new RelayError('not_a_participant', `${caller.handle} is not a participant of thread ${threadId}`);
-    }
+    assertParticipant(caller, doc);
     return doc;
   }
 
+  /** The whole thread for a participant; reading it marks the other side's messages as read. */
   async threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
     const doc = await this.readThread(caller, threadId);
-    return this.view(doc);
+    const view = await this.view(doc);
+    const seen = doc.message_counts[doc.from === caller.handle ? 'to' : 'from'];
+    await this.store.threadReads.replaceOne({ _id: `${threadId}:${caller.handle}` }, { seen, at: this.clock.now() }, { upsert: true });
+    return view;
   }
 
   async view(doc: ThreadDoc): Promise<ThreadView> {
-    const [from, to] = await Promise.all([this.agent(doc.from), this.agent(doc.to)]);
-    return threadView(doc, { from, to }, this.inboxUrl(doc._id));
+    const [from, to, messages] = await Promise.all([
+      this.teammates.get(doc.from),
+      this.teammates.get(doc.to),
+      doc.message_seq === 0
+        ? Promise.resolve([])
+        : this.store.messages
+            .find({ thread_id: doc._id, sequence_no: { $gt: doc.message_seq - MESSAGES_PER_READ, $lte: doc.message_seq } })
+            .sort({ sequence_no: 1 })
+            .toArray(),
+    ]);
+    return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id));
   }
 
   async threadById(threadId: string): Promise<ThreadDoc | null> {
     return this.store.threads.findOne({ _id: threadId });
   }
 
-  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface): Promise<ThreadDoc> {
+  /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
+  async listThreads(caller: AgentDoc, request: ListRequest): Promise<{ items: ListItem[]; next_cursor: string | null }> {
+    const party = request.role === 'recipient' ? 'to' : 'from';
+    const query: Filter<ThreadDoc> = { [party]: caller.handle };
+    if (request.status?.length) query.status = { $in: request.status };
+    const after = request.cursor ? decodeCursor(request.cursor) : undefined;
+    const createdAt: Record<string, Date> = {};
+    if (request.since) createdAt.$gte = request.since;
+    if (after) {
+      createdAt.$lte = after.created_at;
+      query.$or = [{ created_at: { $lt: after.created_at } }, { created_at: after.created_at, _id: { $lt: after.id } }];
+    }
+    if (Object.keys(createdAt).length) query.created_at = createdAt;
+    const docs = await this.store.threads
+      .find(query, {
+        projection: { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1 },
+      })
+      .sort({ created_at: -1, _id: -1 })
+      .limit(request.limit + 1)
+      .toArray();
+    const page = docs.slice(0, request.limit);
+    const reads = page.length
+      ? await this.store.threadReads.find({ _id: { $in: page.map((d) => `${d._id}:${caller.handle}`) } }).toArray()
+      : [];
+    const seen = new Map(reads.map((r) => [r._id.slice(0, r._id.lastIndexOf(':')), r.seen]));
+    const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
+    const agents = new Map(await Promise.all(handles.map(async (h) => [h, await this.teammates.get(h)] as const)));
+    const items = page.map((d) => {
+      const fromOther = d.message_counts[party === 'to' ? 'from' : 'to'];
+      return listItem(d, agents, Math.max(0, fromOther - (seen.get(d._id) ?? 0)));
+    });
+    const last = page[page.length - 1];
+    return { items, next_cursor: docs.length > request.limit && last ? encodeCursor(last) : null };
+  }
+
+  // ── change ──────────────────────────────────────────────────────────────────
+
+  /** Accept, complete, decline (recipient) or cancel (sender); idempotent under the caller's key. */
+  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionView> {
+    const { expected_status: _shown, ...body } = request;
+    return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () =>
+      transitionView(await this.applyTransition(caller, request, via)),
+    );
+  }
+
+  private async applyTransition(caller: AgentDoc, request: TransitionRequest, via: Surface): Promise<ThreadDoc> {
     const rule = TRANSITIONS[request.transition];
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
@@ -298,33 +294,89 @@ export class RelayService {
         outbox_dirty: true,
       };
     });
-    if (!after) throw this.explainFailedTransition(caller, request, rule, before);
+    if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
     await this.publish(after._id, [event]);
     return after;
   }
 
-  private explainFailedTransition(caller: AgentDoc, request: TransitionRequest, rule: TransitionRule, doc: ThreadDoc | null): RelayError {
-    if (!doc) return new RelayError('thread_not_found', `No thread ${request.thread_id}`);
-    if (doc.from !== caller.handle && doc.to !== caller.handle) {
-      return new RelayError('not_a_participant', `${caller.handle} is not a participant of thread ${request.thread_id}`);
+  /**
+   * Appends a message. Its sequence_no is claimed by inserting `${thread_id}:${n}` (unique), then the
+   * thread's counter and outbox event follow in one versioned write. If the thread ended in between,
+   * the message is taken back; if a writer died in between, the next append rolls its message forward.
+   */
+  async appendMessage(caller: AgentDoc, request: AppendRequest, via: Surface, idempotencyKey?: string): Promise<AppendResult> {
+    return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, () => this.applyAppend(caller, request, via));
+  }
+
+  private async applyAppend(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const thread = await this.readThread(caller, request.thread_id);
+      await this.assertOpenBetween(caller, thread);
+      const now = this.clock.now();
+      const message: MessageDoc = {
+        _id: `${thread._id}:${thread.message_seq + 1}`,
+        id: randomUUID(),
+        thread_id: thread._id,
+        sequence_no: thread.message_seq + 1,
+        from: caller.handle,
+        body: request.body,
+        payload: request.payload,
+        artifacts: request.artifacts,
+        via,
+        created_at: now,
+      };
+      try {
+        await this.store.messages.insertOne(message);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const holder = await this.store.messages.findOne({ _id: message._id });
+        if (holder) await this.recordMessage(thread._id, holder);
+        continue;
+      }
+      const recorded = await this.recordMessage(thread._id, message);
+      if (!recorded) {
+        await this.store.messages.deleteOne({ _id: message._id, id: message.id });
+        const latest = await this.readThread(caller, request.thread_id);
+        await this.assertOpenBetween(caller, latest);
+        continue;
+      }
+      this.log.info({ thread_id: thread._id, sequence_no: message.sequence_no, from: caller.handle, via }, 'message appended');
+      return { thread_id: thread._id, message_id: message.id, sequence_no: message.sequence_no, created_at: now.toISOString() };
     }
-    if (doc[rule.actor] !== caller.handle) {
-      const who = rule.actor === 'to' ? `the recipient (${doc.to})` : `the sender (${doc.from})`;
-      return new RelayError('not_authorized_transition', `Only ${who} can ${request.transition} this handoff`);
+    throw new RelayError('state_changed', 'The thread is changing too fast right now; retry');
+  }
+
+  /** Counts a stored message on its thread with its outbox event; false when the thread is already terminal. */
+  private async recordMessage(threadId: string, message: MessageDoc): Promise<boolean> {
+    const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
+    let alreadyRecorded = false;
+    const { after } = await this.store.writeThread(threadId, (doc) => {
+      if (doc.message_seq >= message.sequence_no) {
+        alreadyRecorded = true;
+        return undefined;
+      }
+      if (TERMINAL_STATUSES.includes(doc.status)) return undefined;
+      const side = message.from === doc.from ? 'from' : 'to';
+      return {
+        ...doc,
+        message_seq: message.sequence_no,
+        message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
+        updated_at: message.created_at,
+        outbox: [...doc.outbox, event],
+        outbox_dirty: true,
+      };
+    });
+    if (after) await this.publish(threadId, [event]);
+    return after !== null || alreadyRecorded;
+  }
+
+  private async assertOpenBetween(caller: AgentDoc, thread: ThreadDoc): Promise<void> {
+    if (TERMINAL_STATUSES.includes(thread.status)) {
+      throw new RelayError('thread_terminal', `The handoff is ${thread.status}; no more messages can be added`, { status: thread.status });
     }
-    if (request.expected_status && doc.status !== request.expected_status) {
-      return new RelayError('state_changed', `The handoff is now ${doc.status} (it was ${request.expected_status} when this was shown)`, {
-        status: doc.status,
-      });
-    }
-    if (TERMINAL_STATUSES.includes(doc.status)) {
-      return new RelayError('thread_terminal', `The handoff is already ${doc.status}`, { status: doc.status });
-    }
-    if (!rule.from.includes(doc.status)) {
-      return new RelayError('invalid_transition', `Cannot ${request.transition} a handoff that is ${doc.status}`, { status: doc.status });
-    }
-    return new RelayError('state_changed', 'The handoff changed while this request ran; read it again', { status: doc.status });
+    const other = await this.teammates.get(thread.from === caller.handle ? thread.to : thread.from);
+    if (other) this.teammates.assertNotBlocked(caller, other);
   }
 
   // ── outbox ──────────────────────────────────────────────────────────────────
@@ -349,19 +401,17 @@ export class RelayService {
     await this.store.repairThreadWrites();
     const cutoff = new Date(this.clock.now().getTime() - settleMs);
     const dirty = await this.store.threads
-      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1, version: 1 } })
+      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1 } })
       .limit(limit)
       .toArray();
-    let swept = 0;
     for (const doc of dirty) {
       await this.events.publish(doc._id, doc.outbox);
       const seen = doc.outbox.length;
       await this.store.writeThread(doc._id, (current) =>
         current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false } : undefined,
       );
-      swept += 1;
     }
-    return swept;
+    return dirty.length;
   }
 
   /** Records the DM the created job posted; false when one was already recorded. */
@@ -382,13 +432,24 @@ export class RelayService {
   }
 }
 
-export function publicCard(doc: AgentDoc): PublicCard {
-  return { handle: doc.handle, name: doc.name, role: doc.role, skills: doc.skills, repos_owned: doc.repos_owned };
+function assertParticipant(caller: AgentDoc, doc: ThreadDoc): void {
+  if (doc.from !== caller.handle && doc.to !== caller.handle) {
+    throw new RelayError('not_a_participant', `${caller.handle} is not a participant of thread ${doc._id}`);
+  }
 }
 
-/** A stable UUID-shaped id from the caller and its idempotency key: uniqueness lives in _id (no optional unique index). */
-export function idempotentId(caller: string, scope: string, key: string): string {
-  const hex = sha256Hex(`${caller}\u0000${scope}\u0000${key}`);
-  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+function explainFailedTransition(caller: AgentDoc, request: TransitionRequest, rule: TransitionRule, doc: ThreadDoc | null): RelayError {
+  if (!doc) return new RelayError('thread_not_found', `No thread ${request.thread_id}`);
+  assertParticipant(caller, doc);
+  if (doc[rule.actor] !== caller.handle) {
+    const who = rule.actor === 'to' ? `the recipient (${doc.to})` : `the sender (${doc.from})`;
+    return new RelayError('not_authorized_transition', `Only ${who} can ${request.transition} this handoff`);
+  }
+  if (request.expected_status && doc.status !== request.expected_status) {
+    return new RelayError('state_changed', `The handoff is now ${doc.status} (it was ${request.expected_status} when this was shown)`, { status: doc.status });
+  }
+  if (TERMINAL_STATUSES.includes(doc.status)) {
+    return new RelayError('thread_terminal', `The handoff is already ${doc.status}`, { status: doc.status });
+  }
+  return new RelayError('invalid_transition', `Cannot ${request.transition} a handoff that is ${doc.status}`, { status: doc.status });
 }

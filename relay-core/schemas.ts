@@ -132,3 +132,16 @@ export const EVENT_TYPES = [
   'thread.cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** PUT /agents/me/card: every field optional; notification_url null removes the webhook. */
+export const cardUpdateSchema = z
+  .object({
+    name: text(LIMITS.name).min(1).optional(),
+    role: text(LIMITS.role).min(1).optional(),
+    skills: z.array(text(LIMITS.skill).min(1)).max(LIMITS.skills).optional(),
+    repos_owned: z.array(text(LIMITS.path).min(1)).max(LIMITS.skills).optional(),
+    tools: z.array(text(LIMITS.skill).min(1)).max(LIMITS.skills).optional(),
+    notification_url: url.nullable().optional(),
+  })
+  .strict();
+export type CardUpdate = z.infer<typeof cardUpdateSchema>;

@@ -1,5 +1,6 @@
 // What a participant reads back: the thread in the wire shape of WIRE.md (snake_case, ISO timestamps).
-import type { AgentDoc, ThreadDoc } from './documents';
+import type { AgentDoc, MessageDoc, ThreadDoc } from './documents';
+import { RelayError } from './errors';
 import type { Artifact, ProposedAction, Surface, ThreadStatus } from './schemas';
 
 export interface PartyView {
@@ -19,7 +20,7 @@ export interface ThreadView {
   artifacts: Artifact[];
   metadata: Record<string, unknown>;
   proposed_action: ProposedAction | null;
-  messages: Array<{ id: string; sequence_no: number; from: string; body: string; artifacts: Artifact[]; created_at: string }>;
+  messages: MessageView[];
   completion_artifacts: Artifact[];
   completed_summary: string | null;
   decline_reason: string | null;
@@ -39,7 +40,36 @@ function party(handle: string, agent: AgentDoc | null): PartyView {
   return { handle, name: agent?.name ?? handle, role: agent?.role ?? '' };
 }
 
-export function threadView(doc: ThreadDoc, agents: { from: AgentDoc | null; to: AgentDoc | null }, inboxUrl: string): ThreadView {
+export interface MessageView {
+  id: string;
+  sequence_no: number;
+  from: string;
+  body: string;
+  payload: Record<string, unknown>;
+  artifacts: Artifact[];
+  via: Surface;
+  created_at: string;
+}
+
+export function messageView(doc: MessageDoc): MessageView {
+  return {
+    id: doc.id,
+    sequence_no: doc.sequence_no,
+    from: doc.from,
+    body: doc.body,
+    payload: doc.payload,
+    artifacts: doc.artifacts,
+    via: doc.via,
+    created_at: doc.created_at.toISOString(),
+  };
+}
+
+export function threadView(
+  doc: ThreadDoc,
+  agents: { from: AgentDoc | null; to: AgentDoc | null },
+  messages: MessageView[],
+  inboxUrl: string,
+): ThreadView {
   return {
     thread_id: doc._id,
     intent: doc.intent,
@@ -51,7 +81,7 @@ export function threadView(doc: ThreadDoc, agents: { from: AgentDoc | null; to: 
     artifacts: doc.artifacts,
     metadata: doc.question === null ? doc.metadata : { ...doc.metadata, question: doc.question },
     proposed_action: doc.proposed_action,
-    messages: [],
+    messages,
     completion_artifacts: doc.completion_artifacts,
     completed_summary: doc.completed_summary,
     decline_reason: doc.decline_reason,
@@ -66,7 +96,9 @@ export function threadView(doc: ThreadDoc, agents: { from: AgentDoc | null; to: 
   };
 }
 
-export function transitionView(doc: ThreadDoc): Record<string, unknown> {
+export type TransitionView = Record<string, unknown> & { thread_id: string; status: ThreadStatus };
+
+export function transitionView(doc: ThreadDoc): TransitionView {
   switch (doc.status) {
     case 'accepted':
       return { thread_id: doc._id, status: doc.status, accepted_at: iso(doc.accepted_at) };
@@ -79,4 +111,47 @@ export function transitionView(doc: ThreadDoc): Record<string, unknown> {
     default:
       return { thread_id: doc._id, status: doc.status };
   }
+}
+
+export interface ListItem {
+  thread_id: string;
+  sender: PartyView;
+  recipient: PartyView;
+  summary_preview: string;
+  intent: ThreadDoc['intent'];
+  status: ThreadStatus;
+  unread_messages: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const PREVIEW_CHARS = 200;
+
+export function listItem(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'created_at' | 'updated_at'>, agents: Map<string, AgentDoc | null>, unread: number): ListItem {
+  return {
+    thread_id: doc._id,
+    sender: party(doc.from, agents.get(doc.from) ?? null),
+    recipient: party(doc.to, agents.get(doc.to) ?? null),
+    summary_preview: doc.summary.length > PREVIEW_CHARS ? `${doc.summary.slice(0, PREVIEW_CHARS - 1)}…` : doc.summary,
+    intent: doc.intent,
+    status: doc.status,
+    unread_messages: unread,
+    created_at: doc.created_at.toISOString(),
+    updated_at: doc.updated_at.toISOString(),
+  };
+}
+
+/** Opaque to clients: the sort key of the last item of a page. */
+export function encodeCursor(doc: { _id: string; created_at: Date }): string {
+  return Buffer.from(JSON.stringify([doc.created_at.getTime(), doc._id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { created_at: Date; id: string } {
+  try {
+    const [ms, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof ms === 'number' && Number.isFinite(ms) && typeof id === 'string' && id.length <= 64) return { created_at: new Date(ms), id };
+  } catch {
+    // fall through
+  }
+  throw new RelayError('invalid_params', 'params.page.cursor: not a cursor this relay issued');
 }

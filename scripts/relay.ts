@@ -8,7 +8,9 @@ import { BullmqEventPublisher, redisConnection, startWorker, type RunningWorker 
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
 import { MongoStore } from '../relay-core/mongo-store';
+import { redisRateLimiter } from '../relay-core/rate-limiter';
 import { RelayService } from '../relay-core/relay-service';
+import { Teammates } from '../relay-core/teammates';
 
 export interface RunningRelay {
   url: string;
@@ -32,7 +34,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
-  const relay = new RelayService({ store, events: publisher, publicUrl: config.publicUrl, keyPepper: config.keyPepper, log });
+  const teammates = new Teammates({ store, keyPepper: config.keyPepper, log });
+  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
@@ -63,6 +66,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     const httpApp = createHttpApp({
       relay,
       adminKey: config.adminKey,
+      rateLimiter: redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 }),
       log,
       readiness: {
         mongodb: () => store.ping(),

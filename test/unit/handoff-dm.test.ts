@@ -8,7 +8,7 @@ import { findBlockProblem, formatProblem } from '../fake-slack/block-limits';
 const now = new Date('2026-11-30T10:00:00Z');
 const agent = (handle: string, name: string, slack: string | null): AgentDoc => ({
   _id: handle, handle, team: 'acme', name, role: 'dev', skills: [], repos_owned: [], tools: [], slack_user_id: slack,
-  status: 'active', created_at: now, updated_at: now,
+  status: 'active', blocked: [], notification: null, created_at: now, updated_at: now,
 });
 const sender = agent('alice@acme', 'Alice', 'U0ALICE');
 const recipient = agent('bob@acme', 'Bob', 'U0BOB');
@@ -19,7 +19,7 @@ function thread(overrides: Partial<ThreadDoc> = {}): ThreadDoc {
     intent: 'inform', summary: 'Summary', question: null, proposed_action: null, artifacts: [], metadata: {},
     status: 'pending', status_history: [{ status: 'pending', by: sender.handle, at: now, via: 'mcp' }], request_hash: 'h', body_hash: 'h',
     completed_summary: null, completion_artifacts: [], decline_reason: null, cancel_reason: null, created_at: now, updated_at: now,
-    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, outbox: [], outbox_dirty: false, slack: null,
+    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, message_seq: 0, message_counts: { from: 0, to: 0 }, outbox: [], outbox_dirty: false, slack: null,
     ...overrides,
   };
 }

@@ -32,7 +32,7 @@ export function transitionButton(relay: RelayService, transition: TransitionName
       return explain('This message is out of date; use the latest message for this handoff. Nothing was changed.');
     }
 
-    const actor = await relay.agentBySlackUser(user);
+    const actor = await relay.teammates.bySlackUser(user);
     if (!actor) {
       return explain('Your Slack account is not linked to a handoff-relay teammate, so you cannot act on this handoff.');
     }

@@ -1,0 +1,242 @@
+// Teammates: registration, API keys, cards, blocks. Public reads return card fields only.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Filter } from 'mongodb';
+import { apiKeyId, hashApiKey, issueApiKey } from './api-keys';
+import type { AgentDoc } from './documents';
+import { RelayError } from './errors';
+import { isDuplicateKey, type MongoStore } from './mongo-store';
+import type { AgentCardInput, CardUpdate } from './schemas';
+import { TtlCache } from './ttl-cache';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** The fields anyone on the relay may read about a teammate. */
+export interface PublicCard {
+  handle: string;
+  name: string;
+  role: string;
+  skills: string[];
+  repos_owned: string[];
+}
+
+/** What a teammate reads about itself: its card plus settings, never keys or secrets. */
+export interface OwnCard extends PublicCard {
+  tools: string[];
+  slack_user_id: string | null;
+  notification: { url: string; verified: boolean } | null;
+}
+
+export function publicCard(doc: AgentDoc): PublicCard {
+  return { handle: doc.handle, name: doc.name, role: doc.role, skills: doc.skills, repos_owned: doc.repos_owned };
+}
+
+export function ownCard(doc: AgentDoc): OwnCard {
+  return {
+    ...publicCard(doc),
+    tools: doc.tools,
+    slack_user_id: doc.slack_user_id,
+    notification: doc.notification ? { url: doc.notification.url, verified: doc.notification.verified } : null,
+  };
+}
+
+export interface TeammatesDeps {
+  store: MongoStore;
+  keyPepper: string;
+  log: Logger;
+  clock?: Clock;
+  /** How long a process trusts a cached key or card; a revoked key stops working everywhere within it. */
+  cacheMs?: number;
+}
+
+export class Teammates {
+  private readonly store: MongoStore;
+  private readonly keyPepper: string;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly agentCache: TtlCache<string, AgentDoc>;
+  private readonly keyCache: TtlCache<string, string>;
+
+  constructor(deps: TeammatesDeps) {
+    this.store = deps.store;
+    this.keyPepper = deps.keyPepper;
+    this.log = deps.log;
+    this.clock = deps.clock ?? systemClock;
+    this.agentCache = new TtlCache(deps.cacheMs ?? 5_000);
+    this.keyCache = new TtlCache(deps.cacheMs ?? 5_000);
+  }
+
+  async register(input: AgentCardInput): Promise<{ card: OwnCard; api_key: string }> {
+    const now = this.clock.now();
+    const doc: AgentDoc = {
+      _id: input.handle,
+      handle: input.handle,
+      team: input.handle.split('@')[1]!,
+      name: input.name,
+      role: input.role,
+      skills: input.skills,
+      repos_owned: input.repos_owned,
+      tools: input.tools,
+      slack_user_id: input.slack_user_id ?? null,
+      status: 'active',
+      blocked: [],
+      notification: null,
+      created_at: now,
+      updated_at: now,
+    };
+    if (input.slack_user_id) {
+      try {
+        await this.store.slackLinks.insertOne({ _id: input.slack_user_id, handle: input.handle, created_at: now });
+      } catch (error) {
+        if (isDuplicateKey(error)) {
+          throw new RelayError('invalid_params', `body.slack_user_id: ${input.slack_user_id} is already linked to another teammate`, undefined, 409);
+        }
+        throw error;
+      }
+    }
+    try {
+      await this.store.agents.insertOne(doc);
+    } catch (error) {
+      if (input.slack_user_id) await this.store.slackLinks.deleteOne({ _id: input.slack_user_id, handle: input.handle });
+      if (isDuplicateKey(error)) throw new RelayError('invalid_params', `body.handle: ${input.handle} is already registered`, undefined, 409);
+      throw error;
+    }
+    const api_key = await this.issueKey(input.handle);
+    this.log.info({ handle: input.handle, key_id: apiKeyId(api_key) }, 'teammate registered');
+    return { card: ownCard(doc), api_key };
+  }
+
+  /** The active teammate a bearer key belongs to, or null. */
+  async authenticate(apiKey: string): Promise<AgentDoc | null> {
+    if (!apiKeyId(apiKey)) return null;
+    const hash = hashApiKey(apiKey, this.keyPepper);
+    let handle = this.keyCache.get(hash);
+    if (handle === undefined) {
+      const key = await this.store.apiKeys.findOne({ _id: hash });
+      if (!key) return null;
+      handle = key.handle;
+      this.keyCache.set(hash, handle);
+    }
+    const agent = await this.get(handle);
+    return agent && agent.status === 'active' ? agent : null;
+  }
+
+  /** Any teammate by handle (disabled ones too: their threads stay readable), or null. */
+  async get(handle: string): Promise<AgentDoc | null> {
+    const cached = this.agentCache.get(handle);
+    if (cached) return cached;
+    const doc = await this.store.agents.findOne({ _id: handle });
+    if (doc) this.agentCache.set(handle, doc);
+    return doc;
+  }
+
+  async bySlackUser(slackUserId: string): Promise<AgentDoc | null> {
+    const link = await this.store.slackLinks.findOne({ _id: slackUserId });
+    if (!link) return null;
+    const agent = await this.get(link.handle);
+    return agent && agent.status === 'active' ? agent : null;
+  }
+
+  /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
+  async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
+    const query: Filter<AgentDoc> = { status: 'active' };
+    if (filter.role !== undefined) query.role = filter.role;
+    if (filter.skill !== undefined) query.skills = filter.skill;
+    if (filter.repo !== undefined) {
+      query.repos_owned = filter.repo.endsWith('/') ? { $regex: `^${escapeRegex(filter.repo)}` } : filter.repo;
+    }
+    const docs = await this.store.agents
+      .find(query, { projection: { handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1 } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(publicCard);
+  }
+
+  /** Updates the caller's own card; a new webhook URL gets a new signing secret, returned this once. */
+  async updateCard(handle: string, update: CardUpdate): Promise<OwnCard & { notification_secret?: string }> {
+    const current = await this.requireActive(handle);
+    const now = this.clock.now();
+    const set: Partial<AgentDoc> = { updated_at: now };
+    for (const field of ['name', 'role', 'skills', 'repos_owned', 'tools'] as const) {
+      if (update[field] !== undefined) (set as Record<string, unknown>)[field] = update[field];
+    }
+    let secret: string | undefined;
+    if (update.notification_url === null) set.notification = null;
+    else if (update.notification_url !== undefined && update.notification_url !== current.notification?.url) {
+      secret = `whsec_${randomBytes(32).toString('base64')}`;
+      set.notification = { url: update.notification_url, secret, verified: false, updated_at: now };
+    }
+    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: set }, { returnDocument: 'after' });
+    if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
+    this.agentCache.delete(handle);
+    this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
+    return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
+  }
+
+  async blocks(handle: string): Promise<string[]> {
+    return (await this.requireActive(handle)).blocked;
+  }
+
+  async block(handle: string, other: string): Promise<string[]> {
+    if (other === handle) throw new RelayError('invalid_params', 'body.handle: you cannot block yourself');
+    if (!(await this.get(other))) throw new RelayError('recipient_not_found', `No teammate with handle ${other}`);
+    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $addToSet: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    this.agentCache.delete(handle);
+    return updated?.blocked ?? [];
+  }
+
+  async unblock(handle: string, other: string): Promise<string[]> {
+    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $pull: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    this.agentCache.delete(handle);
+    return updated?.blocked ?? [];
+  }
+
+  /** Throws teammate_blocked when either side blocks the other. */
+  assertNotBlocked(a: AgentDoc, b: AgentDoc): void {
+    if (a.blocked.includes(b.handle) || b.blocked.includes(a.handle)) {
+      throw new RelayError('teammate_blocked', `A block between ${a.handle} and ${b.handle} prevents handoffs and messages between them`);
+    }
+  }
+
+  /** Revokes every key of the teammate and issues a new one, shown this once. */
+  async rotateKey(handle: string): Promise<string> {
+    await this.requireActive(handle);
+    const revoked = await this.store.apiKeys.find({ handle }, { projection: { _id: 1 } }).toArray();
+    const key = await this.issueKey(handle);
+    await this.store.apiKeys.deleteMany({ _id: { $in: revoked.map((k) => k._id) } });
+    for (const k of revoked) this.keyCache.delete(k._id);
+    this.log.info({ handle, key_id: apiKeyId(key), revoked: revoked.length }, 'api key rotated');
+    return key;
+  }
+
+  /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */
+  async disable(handle: string): Promise<OwnCard> {
+    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: { status: 'disabled', updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
+    await this.store.apiKeys.deleteMany({ handle });
+    this.agentCache.delete(handle);
+    this.log.info({ handle }, 'teammate disabled');
+    return ownCard(updated);
+  }
+
+  private async issueKey(handle: string): Promise<string> {
+    const issued = issueApiKey(this.keyPepper);
+    await this.store.apiKeys.insertOne({ _id: issued.hash, key_id: issued.keyId, handle, created_at: this.clock.now() });
+    return issued.key;
+  }
+
+  private async requireActive(handle: string): Promise<AgentDoc> {
+    const doc = await this.store.agents.findOne({ _id: handle });
+    if (!doc || doc.status !== 'active') throw new RelayError('unauthenticated', 'This teammate is not active');
+    return doc;
+  }
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
