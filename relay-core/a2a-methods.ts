@@ -8,6 +8,7 @@ import {
   artifactsSchema,
   handleSchema,
   intentSchema,
+  isWellFormedText,
   metadataSchema,
   proposedActionSchema,
   threadStatusSchema,
@@ -45,7 +46,7 @@ const sendNewSchema = z.object({
   message: messageSchema,
   artifacts: artifactsSchema.default([]),
   proposed_action: proposedActionSchema.nullish(),
-  metadata: metadataSchema.and(idempotencyMetadata).default({}),
+  metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata)),
 });
 
 const taskIdSchema = z.uuid('must be a thread id (UUID)');
@@ -55,7 +56,7 @@ const sendAppendSchema = z.object({
   message: messageSchema,
   payload: metadataSchema.default({}),
   artifacts: artifactsSchema.default([]),
-  metadata: metadataSchema.and(idempotencyMetadata.pick({ client_idempotency_key: true })).default({}),
+  metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata.pick({ client_idempotency_key: true }))),
 });
 
 const getSchema = z.object({ task_id: taskIdSchema });
@@ -116,6 +117,7 @@ function summaryOf(parts: Array<{ text: string }>, field: string, max: number): 
   const text = parts.map((part) => part.text).join('\n\n').trim();
   if (text.length === 0) throw new RelayError('invalid_params', `${field}: the text must not be empty`);
   if (text.length > max) throw new RelayError('invalid_params', `${field}: the text must be at most ${max} characters`);
+  if (!isWellFormedText(text)) throw new RelayError('invalid_params', `${field}: the text must be well-formed Unicode (no lone surrogates)`);
   return text;
 }
 
@@ -206,4 +208,4 @@ export const A2A_METHODS: Record<string, Method> = {
 };
 
 /** Mutating methods: rate limited per API key. */
-export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel']);
+export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { A2A_METHODS, MUTATING_METHODS } from './a2a-methods';
+import { MUTATING_METHODS } from './a2a-methods';
+import { agentCard, resolveMethod } from './a2a-standard';
 import { constantTimeEqual } from './api-keys';
 import type { AgentDoc } from './documents';
 import { RelayError, invalidParams } from './errors';
@@ -74,6 +75,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/a2a', json, async (req, res) => {
     const reqId = requestId(res);
+    // express.json reads an empty body as {}; an empty body is not JSON.
+    if (req.get('content-length') === '0') {
+      return res.status(400).json(jsonRpcError(null, new RelayError('parse_error', 'The request body is empty; expected a JSON-RPC request'), reqId));
+    }
     const body = req.body as unknown;
     const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : null;
     const send = (status: number, payload: unknown) => res.status(status).json(payload);
@@ -90,7 +95,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     if (envelope.id !== undefined && envelope.id !== null && typeof envelope.id !== 'string' && typeof envelope.id !== 'number') {
       return send(200, jsonRpcError(null, new RelayError('invalid_request', 'The JSON-RPC id must be a string, a number or null'), reqId));
     }
-    const method = Object.hasOwn(A2A_METHODS, envelope.method) ? A2A_METHODS[envelope.method] : undefined;
+    const method = resolveMethod(envelope.method, envelope.params);
     if (!method) {
       return send(200, jsonRpcError(id, new RelayError('method_not_found', `Unknown method ${envelope.method}`), reqId));
     }
@@ -203,6 +208,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.json({ status: 'ok' });
   });
 
+  app.get('/.well-known/agent-card.json', (_req, res) => {
+    res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: '0.1.0' }));
+  });
+
   app.get('/readyz', async (_req, res) => {
     const checks = await Promise.all(
       Object.entries(deps.readiness).map(async ([name, check]) => {
@@ -243,7 +252,13 @@ export function finishHttpApp(app: express.Express, log: Logger): void {
       return restError(res, err);
     }
     if (status && status >= 400 && status < 500) {
-      return restError(res, new RelayError('invalid_request', (error as Error).message, undefined, status));
+      const err = new RelayError('invalid_request', (error as Error).message, undefined, status);
+      if (req.path === '/a2a') {
+        // 400 here means the body could not be read (e.g. a broken gzip stream): not JSON, as far as we can tell.
+        const rpcErr = status === 400 ? new RelayError('parse_error', `The request body could not be read: ${(error as Error).message}`) : err;
+        return res.status(status).json(jsonRpcError(null, rpcErr, requestId(res)));
+      }
+      return restError(res, err);
     }
     log.error({ err: error, request_id: requestId(res) }, 'unexpected error in HTTP route');
     restError(res, new RelayError('internal', 'Internal error; the request id identifies it in the logs'));

@@ -1,7 +1,7 @@
 // MongoDB adapter: typed collections, indexes, and the versioned thread write every state change goes through.
 // Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (see TOOLCHAIN.md).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification } from 'mongodb';
 import type { AgentDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from './documents';
 import { RelayError } from './errors';
 
@@ -11,7 +11,8 @@ export function isDuplicateKey(error: unknown): boolean {
 
 /** How long a claimed write may stay unapplied before others finish it for its (presumably dead) writer. */
 const STALE_CLAIM_MS = 2_000;
-const WRITE_ATTEMPTS = 12;
+/** How long a write keeps retrying against concurrent writers of the same thread before state_changed. */
+const CONTENDED_WRITE_MS = 5_000;
 
 export interface ThreadWrite {
   before: ThreadDoc | null;
@@ -48,24 +49,25 @@ export class MongoStore {
     return new MongoStore(client, client.db(dbName));
   }
 
+  /**
+   * Creates the indexes (idempotent). One index per command: FerretDB 1.24 drops the connection
+   * ("slice bounds out of range") when one createIndexes command names several indexes that exist.
+   */
   async ensureIndexes(): Promise<void> {
-    await Promise.all([
-      this.agents.createIndexes([
-        { key: { role: 1, _id: 1 }, name: 'role' },
-        { key: { skills: 1 }, name: 'skills' },
-        { key: { repos_owned: 1 }, name: 'repos_owned' },
-      ]),
-      this.apiKeys.createIndexes([{ key: { handle: 1 }, name: 'handle' }]),
+    const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
+      [this.agents, { role: 1 }, { name: 'role' }],
+      [this.agents, { skills: 1 }, { name: 'skills' }],
+      [this.agents, { repos_owned: 1 }, { name: 'repos_owned' }],
+      [this.apiKeys, { handle: 1 }, { name: 'handle' }],
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
-      this.threads.createIndexes([
-        { key: { to: 1, created_at: -1, _id: -1, status: 1 }, name: 'inbox' },
-        { key: { from: 1, created_at: -1, _id: -1, status: 1 }, name: 'sent' },
-        { key: { outbox_dirty: 1, updated_at: 1 }, name: 'outbox_sweep' },
-      ]),
-      this.threadWrites.createIndexes([{ key: { at: 1 }, name: 'age' }]),
-      this.messages.createIndexes([{ key: { thread_id: 1, sequence_no: 1 }, name: 'thread_order', unique: true }]),
-      this.idempotency.createIndexes([{ key: { created_at: 1 }, name: 'age' }]),
-    ]);
+      [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
+      [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
+      [this.threads, { outbox_dirty: 1, updated_at: 1 }, { name: 'outbox_sweep' }],
+      [this.threadWrites, { at: 1 }, { name: 'age' }],
+      [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
+      [this.idempotency, { created_at: 1 }, { name: 'age' }],
+    ];
+    for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
   }
 
   async ping(): Promise<void> {
@@ -90,7 +92,8 @@ export class MongoStore {
    * its precondition no longer holds (then `after` is null and `before` tells the caller why).
    */
   async writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<ThreadWrite> {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt += 1) {
+    const deadline = Date.now() + CONTENDED_WRITE_MS;
+    for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const current = await this.threads.findOne({ _id: id });
       if (!current) return { before: null, after: null };
       const changed = change(current);
@@ -101,7 +104,7 @@ export class MongoStore {
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         await this.finishStaleWrite(id, next.version);
-        await sleep(2 + Math.random() * 8 * (attempt + 1));
+        await sleep(backoffMs(attempt));
         continue;
       }
       const replaced = await this.threads.replaceOne({ _id: id, version: current.version }, next);
@@ -140,4 +143,9 @@ export class MongoStore {
       }
     }
   }
+}
+
+/** Jittered, capped backoff for writers that lost a race on the same document. */
+export function backoffMs(attempt: number): number {
+  return Math.random() * Math.min(5 * 2 ** Math.min(attempt, 5), 100);
 }

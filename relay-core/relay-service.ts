@@ -2,6 +2,7 @@
 // blocks and who may do what, apply each state change as one versioned write (mongo-store.ts), and hand
 // the outbox events that write recorded to the queues.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
 import { canonicalHash } from './canonical-json';
@@ -9,7 +10,7 @@ import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from './documents';
 import { RelayError } from './errors';
 import type { EventPublisher } from './event-publisher';
 import { IdempotencyLedger, idempotentId } from './idempotency';
-import { isDuplicateKey, type MongoStore } from './mongo-store';
+import { backoffMs, isDuplicateKey, type MongoStore } from './mongo-store';
 import {
   TERMINAL_STATUSES,
   type Artifact,
@@ -310,7 +311,8 @@ export class RelayService {
   }
 
   private async applyAppend(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
-    for (let attempt = 0; attempt < 10; attempt += 1) {
+    const deadline = Date.now() + 5_000;
+    for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const thread = await this.readThread(caller, request.thread_id);
       await this.assertOpenBetween(caller, thread);
       const now = this.clock.now();
@@ -330,8 +332,10 @@ export class RelayService {
         await this.store.messages.insertOne(message);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
+        // Someone holds this number: help count it (its writer may have died), then take the next one.
         const holder = await this.store.messages.findOne({ _id: message._id });
         if (holder) await this.recordMessage(thread._id, holder);
+        await sleep(backoffMs(attempt));
         continue;
       }
       const recorded = await this.recordMessage(thread._id, message);

@@ -43,7 +43,18 @@ export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'decline
 export const surfaceSchema = z.enum(['mcp', 'a2a', 'slack', 'web', 'api']);
 export type Surface = z.infer<typeof surfaceSchema>;
 
-const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function isWellFormedText(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
+
+/** Text as stored and shown: bounded, and well-formed Unicode (a lone surrogate would be silently altered). */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => !LONE_SURROGATE.test(value), 'must be well-formed Unicode (no lone surrogates)');
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(LIMITS.url);
 
 export const artifactSchema = z.discriminatedUnion(
@@ -88,9 +99,31 @@ export const proposedActionSchema = z
   .strict();
 export type ProposedAction = z.infer<typeof proposedActionSchema>;
 
-export const metadataSchema = z
-  .record(z.string().max(100), z.unknown())
-  .refine((m) => JSON.stringify(m).length <= LIMITS.metadataBytes, `must be at most ${LIMITS.metadataBytes} bytes as JSON`);
+/** Free-form JSON a client attaches (metadata, payload): bounded in size and depth, storable on any MongoDB. */
+export const metadataSchema = z.record(z.string().max(100, 'keys must be at most 100 characters'), z.unknown()).superRefine((value, ctx) => {
+  const problem = jsonProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const MAX_JSON_DEPTH = 20;
+
+/** Walks a JSON value without recursion: depth, key spelling MongoDB refuses, strings, then total size. */
+function jsonProblem(root: unknown): string | undefined {
+  const stack: Array<[unknown, number]> = [[root, 0]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (depth > MAX_JSON_DEPTH) return `must nest at most ${MAX_JSON_DEPTH} levels deep`;
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (no lone surrogates)';
+    if (Array.isArray(value)) for (const item of value) stack.push([item, depth + 1]);
+    else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.startsWith('$') || key.includes('.')) return `keys must not start with "$" or contain "." (got "${key.slice(0, 50)}")`;
+        stack.push([item, depth + 1]);
+      }
+    }
+  }
+  return JSON.stringify(root).length > LIMITS.metadataBytes ? `must be at most ${LIMITS.metadataBytes} bytes as JSON` : undefined;
+}
 
 /** A new handoff as the service takes it, whatever surface it came from. */
 export const newHandoffSchema = z.object({

@@ -205,7 +205,9 @@ export class Teammates {
 
   /** Revokes every key of the teammate and issues a new one, shown this once. */
   async rotateKey(handle: string): Promise<string> {
-    await this.requireActive(handle);
+    const doc = await this.store.agents.findOne({ _id: handle });
+    if (!doc) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
+    if (doc.status !== 'active') throw new RelayError('forbidden', `${handle} is disabled`, undefined, 409);
     const revoked = await this.store.apiKeys.find({ handle }, { projection: { _id: 1 } }).toArray();
     const key = await this.issueKey(handle);
     await this.store.apiKeys.deleteMany({ _id: { $in: revoked.map((k) => k._id) } });

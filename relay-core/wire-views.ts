@@ -149,7 +149,7 @@ export function encodeCursor(doc: { _id: string; created_at: Date }): string {
 export function decodeCursor(cursor: string): { created_at: Date; id: string } {
   try {
     const [ms, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof ms === 'number' && Number.isFinite(ms) && typeof id === 'string' && id.length <= 64) return { created_at: new Date(ms), id };
+    if (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) && typeof id === 'string' && id.length <= 64) return { created_at: new Date(ms), id };
   } catch {
     // fall through
   }
