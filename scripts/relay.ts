@@ -7,6 +7,7 @@ import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { BullmqEventPublisher, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
+import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/mongo-store';
 import { redisRateLimiter } from '../relay-core/rate-limiter';
 import { RelayService } from '../relay-core/relay-service';
@@ -63,10 +64,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   let server: Server | undefined;
   let url = '';
   if (roles.has('api') || roles.has('bot')) {
+    const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
       relay,
       adminKey: config.adminKey,
-      rateLimiter: redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 }),
+      rateLimiter,
       log,
       readiness: {
         mongodb: () => store.ping(),
@@ -76,6 +78,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       },
     });
     if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log });
+    if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
       const s = httpApp.listen(config.port, config.host, () => resolve(s));

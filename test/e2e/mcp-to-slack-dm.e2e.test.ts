@@ -79,7 +79,16 @@ test('register prints the API key once and a paste-ready MCP configuration', asy
 
 test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accept and Complete buttons work', async () => {
   const tools = await mcp.listTools();
-  expect(tools.tools.map((t) => t.name).sort()).toEqual(['handoff_to_teammate', 'list_teammates', 'view_thread']);
+  expect(tools.tools.map((t) => t.name).sort()).toEqual([
+    'accept_handoff',
+    'check_inbox',
+    'complete_handoff',
+    'decline_handoff',
+    'handoff_to_teammate',
+    'list_teammates',
+    'send_message',
+    'view_thread',
+  ]);
 
   const teammates = accepted(await mcp.callTool({ name: 'list_teammates', arguments: { role: 'frontend' } }));
   expect(teammates.teammates).toEqual([{ handle: 'web-dev@acme', name: 'Web developer', role: 'frontend', skills: [], repos_owned: [] }]);

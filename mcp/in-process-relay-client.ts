@@ -1,0 +1,29 @@
+// The MCP tools' port to the relay inside the relay process: the JSON-RPC method table, called directly as one teammate.
+import { MUTATING_METHODS } from '../relay-core/a2a-methods';
+import { resolveMethod } from '../relay-core/a2a-standard';
+import type { AgentDoc } from '../relay-core/documents';
+import { ERROR_CODES, RelayError } from '../relay-core/errors';
+import type { RateLimiter } from '../relay-core/rate-limiter';
+import type { RelayService } from '../relay-core/relay-service';
+import { RelayCallError, type CallOptions, type RelayClient } from './relay-client';
+
+export class InProcessRelayClient implements RelayClient {
+  constructor(
+    private readonly deps: { relay: RelayService; caller: AgentDoc; rateLimiter?: RateLimiter },
+  ) {}
+
+  async call<T>(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<T> {
+    const handler = resolveMethod(method, params);
+    if (!handler) throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, `Unknown method ${method}`);
+    try {
+      if (this.deps.rateLimiter && MUTATING_METHODS.has(method)) await this.deps.rateLimiter.consume(this.deps.caller.handle);
+      return (await handler(
+        { caller: this.deps.caller, relay: this.deps.relay, idempotencyKey: options.idempotencyKey, via: 'mcp' },
+        params,
+      )) as T;
+    } catch (error) {
+      if (error instanceof RelayError) throw new RelayCallError(error.code, error.numericCode, error.message);
+      throw error;
+    }
+  }
+}
