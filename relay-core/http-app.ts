@@ -230,6 +230,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   return app;
 }
 
+/** Routes whose errors are JSON-RPC error objects rather than REST ones (/mcp is mounted by mcp/). */
+const JSON_RPC_PATHS = new Set(['/a2a', '/mcp']);
+
 /** Last handlers: unknown routes and errors become `{ code, message, request_id }` (never a stack). */
 export function finishHttpApp(app: express.Express, log: Logger): void {
   app.use((req, res) => {
@@ -241,19 +244,19 @@ export function finishHttpApp(app: express.Express, log: Logger): void {
     const type = (error as { type?: string }).type;
     if (type === 'entity.parse.failed') {
       const err = new RelayError('parse_error', 'The request body is not valid JSON');
-      if (req.path === '/a2a') {
+      if (JSON_RPC_PATHS.has(req.path)) {
         return res.status(400).json(jsonRpcError(null, err, requestId(res)));
       }
       return restError(res, err);
     }
     if (type === 'entity.too.large') {
       const err = new RelayError('invalid_request', `The request body is larger than ${LIMITS.bodyBytes} bytes`, undefined, 413);
-      if (req.path === '/a2a') return res.status(413).json(jsonRpcError(null, err, requestId(res)));
+      if (JSON_RPC_PATHS.has(req.path)) return res.status(413).json(jsonRpcError(null, err, requestId(res)));
       return restError(res, err);
     }
     if (status && status >= 400 && status < 500) {
       const err = new RelayError('invalid_request', (error as Error).message, undefined, status);
-      if (req.path === '/a2a') {
+      if (JSON_RPC_PATHS.has(req.path)) {
         // 400 here means the body could not be read (e.g. a broken gzip stream): not JSON, as far as we can tell.
         const rpcErr = status === 400 ? new RelayError('parse_error', `The request body could not be read: ${(error as Error).message}`) : err;
         return res.status(status).json(jsonRpcError(null, rpcErr, requestId(res)));

@@ -117,10 +117,10 @@ describe('authentication and envelope', () => {
     expect(await threadCount()).toBe(before);
   });
 
-  test('a body that is not JSON is HTTP 400 parse_error', async () => {
-    const response = await fetch(`${relay.url}/a2a`, { method: 'POST', headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' }, body: '{"jsonrpc":' });
+  test.each(['/a2a', '/mcp'])('a body that is not JSON is HTTP 400 parse_error on %s', async (path) => {
+    const response = await fetch(`${relay.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' }, body: '{"jsonrpc":' });
     expect(response.status).toBe(400);
-    expect((await response.json()).error).toMatchObject({ code: -32700 });
+    expect((await response.json()).error).toMatchObject({ code: -32700, data: { code: 'parse_error' } });
   });
 
   test('wrong JSON-RPC version and unknown methods have their codes', async () => {
