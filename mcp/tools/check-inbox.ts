@@ -2,8 +2,10 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { threadStatusSchema } from '../../relay-core/schemas';
+import { PROVENANCE_NOTE, wrapText } from '../provenance';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
+import { markParty } from './view-thread';
 
 export const checkInboxInput = z.object({
   box: z.enum(['received', 'sent']).default('received').describe('received: handoffs sent to you (default); sent: handoffs you sent'),
@@ -12,21 +14,36 @@ export const checkInboxInput = z.object({
   cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
 });
 
-const party = z.object({ handle: z.string(), name: z.string(), role: z.string() }).passthrough();
-const item = z
-  .object({
-    thread_id: z.string(),
-    sender: party,
-    recipient: party,
-    summary_preview: z.string(),
-    intent: z.string(),
-    status: z.string(),
-    unread_messages: z.number(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .passthrough();
+// sender/recipient name and role are wrapped as their own card text; summary_preview as the sender's text.
+const party = z.object({ handle: z.string(), name: z.string(), role: z.string() });
+const item = z.object({
+  thread_id: z.string(),
+  sender: party,
+  recipient: party,
+  summary_preview: z.string(),
+  intent: z.string(),
+  status: z.string(),
+  unread_messages: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+type Item = z.infer<typeof item>;
 export const checkInboxOutput = z.object({ items: z.array(item), next_cursor: z.string().nullable() });
+
+/** Only the known fields, teammate-authored ones wrapped. */
+export function markItem(i: Item): Item {
+  return {
+    thread_id: i.thread_id,
+    sender: markParty(i.sender),
+    recipient: markParty(i.recipient),
+    summary_preview: wrapText(i.sender.handle, i.summary_preview),
+    intent: i.intent,
+    status: i.status,
+    unread_messages: i.unread_messages,
+    created_at: i.created_at,
+    updated_at: i.updated_at,
+  };
+}
 
 export function registerCheckInbox(server: McpServer, relay: RelayClient): void {
   server.registerTool(
@@ -35,7 +52,7 @@ export function registerCheckInbox(server: McpServer, relay: RelayClient): void 
       title: 'Check your handoff inbox',
       description:
         'List handoff threads you received (box "received", default) or sent (box "sent"), newest first, with status and unread message counts. ' +
-        'Read-only; open one with view_thread. Pass next_cursor back as cursor for the next page.',
+        'Read-only; open one with view_thread. Pass next_cursor back as cursor for the next page. ' + PROVENANCE_NOTE,
       inputSchema: checkInboxInput,
       outputSchema: checkInboxOutput,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -45,7 +62,7 @@ export function registerCheckInbox(server: McpServer, relay: RelayClient): void 
         filter: { role: input.box === 'sent' ? 'sender' : 'recipient', ...(input.status ? { status: input.status } : {}) },
         page: { ...(input.limit !== undefined ? { limit: input.limit } : {}), ...(input.cursor ? { cursor: input.cursor } : {}) },
       });
-      return toolResult({ items: answer.items, next_cursor: answer.next_cursor ?? null });
+      return toolResult({ items: answer.items.map(markItem), next_cursor: answer.next_cursor ?? null });
     },
   );
 }

@@ -91,7 +91,16 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   ]);
 
   const teammates = accepted(await mcp.callTool({ name: 'list_teammates', arguments: { role: 'frontend' } }));
-  expect(teammates.teammates).toEqual([{ handle: 'web-dev@acme', name: 'Web developer', role: 'frontend', skills: [], repos_owned: [] }]);
+  const byWebDev = { source: 'teammate', author: 'web-dev@acme', trusted: false };
+  expect(teammates.teammates).toEqual([
+    {
+      handle: 'web-dev@acme',
+      name: '<teammate_content author="web-dev@acme">Web developer</teammate_content>',
+      role: '<teammate_content author="web-dev@acme">frontend</teammate_content>',
+      skills: { _provenance: byWebDev, value: [] },
+      repos_owned: { _provenance: byWebDev, value: [] },
+    },
+  ]);
 
   const sentAt = Date.now();
   const created = accepted(
@@ -182,6 +191,13 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
 
   const viewed = accepted(await mcp.callTool({ name: 'view_thread', arguments: { thread_id: created.thread_id } }));
   expect(viewed).toMatchObject({ thread_id: created.thread_id, status: 'completed', sender: { handle: 'api-dev@acme' }, recipient: { handle: 'web-dev@acme' } });
+  // Through the stdio server too, teammate text comes back wrapped and escaped, structured values marked.
+  expect(viewed.summary).toBe(
+    '<teammate_content author="api-dev@acme">I refactored /users: it now returns { items, next_cursor }. &lt;!channel&gt; please update the web client.</teammate_content>',
+  );
+  expect(viewed.metadata).toMatchObject({ _provenance: { source: 'teammate', author: 'api-dev@acme', trusted: false }, value: { ticket: 'WEB-7' } });
+  expect(viewed.metadata.value).not.toHaveProperty('client_idempotency_key');
+  expect(viewed.artifacts.value).toHaveLength(5);
 });
 
 test('MCP tool errors carry the relay message and nothing is stored', async () => {
