@@ -109,7 +109,13 @@ async function register(argv: string[]): Promise<void> {
   }
   process.stdout.write(
     `Registered ${answer.handle}.\n\nAPI key (shown once, store it now):\n  ${answer.api_key}\n\n` +
-      mcpClientConfig({ relayUrl: client.relayUrl, apiKey: answer.api_key, handle: answer.handle! }),
+      mcpClientConfig({
+        relayUrl: client.relayUrl,
+        apiKey: answer.api_key,
+        handle: answer.handle!,
+        // An absolute path to the built stdio server, so the entry works whatever directory the client starts it in.
+        stdio: { command: 'node', args: [resolve(__dirname, '..', 'mcp', 'stdio.js')] },
+      }),
   );
 }
 

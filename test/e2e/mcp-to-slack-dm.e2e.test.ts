@@ -65,13 +65,23 @@ afterAll(async () => {
 test('register prints the API key once and a paste-ready MCP configuration', async () => {
   const { stdout, apiKey } = await registerWithCli(['--handle', 'docs@acme', '--name', 'Docs', '--role', 'docs']);
   expect(stdout.split(apiKey).length - 1).toBeGreaterThanOrEqual(1);
-  expect(stdout).toContain('claude mcp add handoff-relay');
-  const json = JSON.parse(stdout.slice(stdout.indexOf('{'), stdout.lastIndexOf('}') + 1));
-  expect(json.mcpServers['handoff-relay']).toEqual({
-    command: 'npx',
-    args: ['handoff-mcp'],
-    env: { RELAY_URL: relay.url, RELAY_API_KEY: apiKey },
+  const stdioScript = join(ROOT, 'dist/mcp/stdio.js');
+  expect(stdout).toContain(`claude mcp add handoff-relay --env RELAY_URL=${relay.url} --env RELAY_API_KEY=${apiKey} -- node ${stdioScript}`);
+  expect(stdout).toContain(`claude mcp add --transport http handoff-relay ${relay.url}/mcp --header "Authorization: Bearer ${apiKey}"`);
+  // Sections are separated by blank lines: a title line, then the block four spaces in.
+  const blocks = stdout.split('\n\n').map((section) => {
+    const [title, ...body] = section.trimEnd().split('\n');
+    return { title: title.trim(), body: body.map((l) => l.slice(4)).join('\n') };
   });
+  const block = (title: string) => blocks.find((b) => b.title === title)?.body ?? '';
+  const entry = (title: string) => JSON.parse(block(title)).mcpServers['handoff-relay'];
+  const stdioEntry = { command: 'node', args: [stdioScript], env: { RELAY_URL: relay.url, RELAY_API_KEY: apiKey } };
+  const httpEntry = { url: `${relay.url}/mcp`, headers: { Authorization: `Bearer ${apiKey}` } };
+  expect(entry('Cursor (.cursor/mcp.json), stdio:')).toEqual(stdioEntry);
+  expect(entry('Cursor (.cursor/mcp.json), Streamable HTTP:')).toEqual(httpEntry);
+  expect(entry('Any client reading .mcp.json, stdio:')).toEqual({ type: 'stdio', ...stdioEntry });
+  expect(entry('Any client reading .mcp.json, Streamable HTTP:')).toEqual({ type: 'http', ...httpEntry });
+  expect(block('Codex (~/.codex/config.toml), stdio:')).toContain(`env = { RELAY_URL = "${relay.url}", RELAY_API_KEY = "${apiKey}" }`);
   // Stored only as a hash: the raw key is nowhere in the database.
   const keys = await relay.store.apiKeys.find({}).toArray();
   expect(JSON.stringify(keys)).not.toContain(apiKey);
