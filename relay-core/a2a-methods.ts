@@ -77,6 +77,26 @@ const listSchema = z.object({
     .default({ limit: 20 }),
 });
 
+const toolNames = z.array(z.string().min(1).max(200)).max(200);
+
+/** The acceptance-verdict inputs of an accept (acceptance-verdict.ts): every one optional. */
+export const verdictInputSchema = z.object({
+  goal_token: z.string().min(1).max(200).optional(),
+  presented_body: z.unknown().optional(),
+  project_id: z.string().min(1).max(200).optional(),
+  expected_repo_path: z.string().min(1).max(LIMITS.path).optional(),
+  required_tools: toolNames.optional(),
+  available_tools: toolNames.optional(),
+  expected_required_tools_hash: z.string().min(1).max(200).optional(),
+  live_items: z
+    .array(z.object({ id: z.union([z.string().max(200), z.number()]), tool_requirements: toolNames.nullish() }).passthrough())
+    .max(1000)
+    .optional(),
+  expected_board_revision: z.string().min(1).max(200).optional(),
+  session_id: z.string().max(200).optional(),
+  delivery_source: z.string().min(1).max(200).optional(),
+});
+
 const updateSchema = z.object({
   task_id: taskIdSchema,
   transition: z.enum(['accept', 'complete', 'decline']),
@@ -84,6 +104,7 @@ const updateSchema = z.object({
   artifacts: artifactsSchema.optional(),
   reason: z.string().min(1).max(LIMITS.reason).optional(),
   session_id: z.string().max(200).optional(),
+  verdict: verdictInputSchema.optional(),
   metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
 });
 
@@ -175,9 +196,11 @@ async function tasksList(ctx: MethodContext, params: unknown): Promise<unknown> 
 
 async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(updateSchema, params);
+  if (p.verdict && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.verdict: only allowed with transition "accept"');
+  const verdict = p.verdict ? { ...p.verdict, ...(p.verdict.session_id === undefined && p.session_id !== undefined ? { session_id: p.session_id } : {}) } : undefined;
   return ctx.relay.transition(
     ctx.caller,
-    { thread_id: p.task_id, transition: p.transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason },
+    { thread_id: p.task_id, transition: p.transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
     ctx.via,
     idempotencyKey(ctx, p.metadata?.client_idempotency_key),
   );

@@ -1,4 +1,5 @@
 // The shapes stored in MongoDB: agents, api_keys, slack_links, threads.
+import type { HandoffTokenRecord } from './acceptance-verdict';
 import type { Artifact, EventType, Intent, ProposedAction, Surface, ThreadStatus } from './schemas';
 
 export interface AgentDoc {
@@ -129,6 +130,11 @@ export interface ThreadDoc {
   /** true while some event in `outbox` may not be on its queue yet; the sweep enqueues them and clears it. */
   outbox_dirty: boolean;
   slack: SlackDelivery | null;
+  /**
+   * The handoff token (SHA-256 only; `nonce` lets the relay re-derive the token under its secret for the
+   * recipient's view). Consumed inside the same versioned write that accepts the thread. Absent on old threads.
+   */
+  handoff_token?: (HandoffTokenRecord & { nonce: string }) | null;
 }
 
 /** The claim on one version of a thread: the first insert of `${thread_id}:${version}` owns that write. */

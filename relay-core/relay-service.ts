@@ -1,10 +1,11 @@
 // The relay service: every surface (A2A, MCP, Slack, web) calls these operations. They check intent rules,
 // blocks and who may do what, apply each state change as one versioned write (mongo-store.ts), and hand
 // the outbox events that write recorded to the queues.
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
+import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from './acceptance-verdict';
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from './documents';
 import { RelayError } from './errors';
@@ -39,6 +40,8 @@ export interface TransitionRequest {
   reason?: string;
   /** The status the caller saw (a Slack button carries it); a different current status is state_changed. */
   expected_status?: ThreadStatus;
+  /** For accept: the acceptance-verdict inputs (all optional); see acceptance-verdict.ts. */
+  verdict?: VerdictInput;
 }
 
 export interface AppendRequest {
@@ -88,7 +91,13 @@ export interface RelayServiceDeps {
   clock?: Clock;
   publicUrl: string;
   log: Logger;
+  /** The secret handoff tokens are derived under (the key pepper); a per-process random one by default. */
+  tokenSecret?: string;
+  /** How long a handoff token stays valid. */
+  handoffTokenTtlMs?: number;
 }
+
+export const HANDOFF_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class RelayService {
   readonly teammates: Teammates;
@@ -98,8 +107,12 @@ export class RelayService {
   private readonly publicUrl: string;
   private readonly log: Logger;
   private readonly ledger: IdempotencyLedger;
+  private readonly tokenSecret: string;
+  private readonly tokenTtlMs: number;
 
   constructor(deps: RelayServiceDeps) {
+    this.tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
+    this.tokenTtlMs = deps.handoffTokenTtlMs ?? HANDOFF_TOKEN_TTL_MS;
     this.store = deps.store;
     this.teammates = deps.teammates;
     this.events = deps.events;
@@ -151,6 +164,7 @@ export class RelayService {
     const threadId = input.idempotency_key ? idempotentId(sender.handle, 'create', input.idempotency_key) : randomUUID();
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.created', at: now, by: sender.handle, via };
+    const nonce = randomBytes(16).toString('hex');
     const doc: ThreadDoc = {
       _id: threadId,
       version: 1,
@@ -175,6 +189,15 @@ export class RelayService {
       outbox: [event],
       outbox_dirty: true,
       slack: null,
+      handoff_token: {
+        nonce,
+        hash: hashHandoffToken(this.handoffToken(threadId, nonce)),
+        team: recipient.team,
+        body_hash: bodyHash,
+        project_id: declaredProject(input.metadata).project_id,
+        expires_at: new Date(now.getTime() + this.tokenTtlMs),
+        consumed_at: null,
+      },
     };
     try {
       await this.store.threads.insertOne(doc);
@@ -204,10 +227,19 @@ export class RelayService {
   /** The whole thread for a participant; reading it marks the other side's messages as read. */
   async threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
     const doc = await this.readThread(caller, threadId);
-    const view = await this.view(doc);
+    const view: ThreadView = await this.view(doc);
+    if (doc.to === caller.handle && doc.handoff_token) {
+      view.handoff_token = this.handoffToken(doc._id, doc.handoff_token.nonce);
+      view.handoff_token_expires_at = doc.handoff_token.expires_at.toISOString();
+    }
     const seen = doc.message_counts[doc.from === caller.handle ? 'to' : 'from'];
     await this.store.threadReads.replaceOne({ _id: `${threadId}:${caller.handle}` }, { seen, at: this.clock.now() }, { upsert: true });
     return view;
+  }
+
+  /** The raw token of a thread: HMAC under the relay's secret, so only its hash is ever stored. */
+  private handoffToken(threadId: string, nonce: string): string {
+    return `hto_${createHmac('sha256', this.tokenSecret).update(`handoff_token\0${threadId}\0${nonce}`).digest('base64url')}`;
   }
 
   async view(doc: ThreadDoc): Promise<ThreadView> {
@@ -268,20 +300,57 @@ export class RelayService {
   /** Accept, complete, decline (recipient) or cancel (sender); idempotent under the caller's key. */
   async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionView> {
     const { expected_status: _shown, ...body } = request;
-    return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () =>
-      transitionView(await this.applyTransition(caller, request, via)),
-    );
+    return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
+      let refused: Verdict | undefined;
+      let passed: Verdict | undefined;
+      const after = await this.applyTransition(caller, request, via, (doc, now) => {
+        // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
+        passed = undefined;
+        refused = undefined;
+        const verdict = acceptanceVerdict(request.verdict ?? {}, {
+          thread: doc,
+          token: doc.handoff_token ?? null,
+          recipient_tools: caller.tools ?? [],
+          now,
+        }, caller.team);
+        if (verdict.accepted) passed = verdict;
+        else refused = verdict;
+        return verdict.accepted;
+      });
+      if (refused) {
+        const current = after ?? (await this.threadById(request.thread_id));
+        return { thread_id: request.thread_id, status: current?.status ?? 'pending', accepted_at: null, ...refused };
+      }
+      const view = transitionView(after!);
+      // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
+      return passed && request.verdict ? { ...view, ...passed } : view;
+    });
   }
 
-  private async applyTransition(caller: AgentDoc, request: TransitionRequest, via: Surface): Promise<ThreadDoc> {
+  private async applyTransition(
+    caller: AgentDoc,
+    request: TransitionRequest,
+    via: Surface,
+    gate?: (doc: ThreadDoc, now: Date) => boolean,
+  ): Promise<ThreadDoc | null> {
     const rule = TRANSITIONS[request.transition];
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
+    let gateRefused = false;
     const { before, after } = await this.store.writeThread(request.thread_id, (doc) => {
-      if (doc[rule.actor] !== caller.handle || !rule.from.includes(doc.status)) return undefined;
+      gateRefused = false;
+      if (doc[rule.actor] !== caller.handle) return undefined;
+      // A presented token is judged even on a thread that is no longer pending (already_consumed).
+      const judged = request.transition === 'accept' && gate && (rule.from.includes(doc.status) || request.verdict?.goal_token !== undefined);
+      if (judged && !gate(doc, now)) {
+        gateRefused = true;
+        return undefined;
+      }
+      if (!rule.from.includes(doc.status)) return undefined;
       if (request.expected_status && doc.status !== request.expected_status) return undefined;
       return {
         ...doc,
+        ...(request.transition === 'accept' && doc.handoff_token ? { handoff_token: { ...doc.handoff_token, consumed_at: now } } : {}),
         status: rule.to,
         updated_at: now,
         [rule.stamp]: now,
@@ -295,6 +364,7 @@ export class RelayService {
         outbox_dirty: true,
       };
     });
+    if (gateRefused) return before;
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
     await this.publish(after._id, [event]);

@@ -32,6 +32,9 @@ export interface ThreadView {
   declined_at: string | null;
   cancelled_at: string | null;
   inbox_url: string;
+  /** The recipient's view only: the single-use token that accept_handoff / tasks/update accept may present. */
+  handoff_token?: string;
+  handoff_token_expires_at?: string;
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);

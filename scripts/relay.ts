@@ -36,7 +36,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   });
   const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
   const teammates = new Teammates({ store, keyPepper: config.keyPepper, log });
-  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log });
+  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];

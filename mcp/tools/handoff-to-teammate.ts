@@ -21,6 +21,15 @@ export const handoffToTeammateInput = z
     question: z.string().min(1).max(LIMITS.question).optional().describe('The question, when intent is ask_question'),
     proposed_action: proposedActionSchema.optional().describe('Required when intent is propose_action; must be omitted otherwise'),
     metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
+    project: z
+      .object({ project_id: z.string().min(1).max(200).optional(), repo: z.string().min(1).max(LIMITS.path).optional() })
+      .optional()
+      .describe('The project this handoff belongs to (stored as metadata.project); accept_handoff checks it against the recipient\'s project_id / expected_repo_path'),
+    required_tools: z
+      .array(z.string().min(1).max(200))
+      .max(200)
+      .optional()
+      .describe('Tools the recipient needs (stored as metadata.required_tools); accepting without them is CAPABILITY_UNAVAILABLE'),
   })
   .superRefine((input, ctx) => {
     if (input.intent === 'propose_action' && !input.proposed_action) {
@@ -66,6 +75,8 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       const idempotencyKey = randomUUID();
       const metadata: Record<string, unknown> = { ...(input.metadata ?? {}), client_idempotency_key: idempotencyKey };
       if (input.question !== undefined) metadata.question = input.question;
+      if (input.project !== undefined) metadata.project = input.project;
+      if (input.required_tools !== undefined) metadata.required_tools = input.required_tools;
       const answer = await relay.call<CreateAnswer>(
         'message/send',
         {

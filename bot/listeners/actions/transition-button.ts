@@ -37,7 +37,12 @@ export function transitionButton(relay: RelayService, transition: TransitionName
       return explain('Your Slack account is not linked to a handoff-relay teammate, so you cannot act on this handoff.');
     }
     try {
-      await relay.transition(actor, { thread_id: threadId, transition, expected_status: shownStatus }, 'slack');
+      const answer = await relay.transition(actor, { thread_id: threadId, transition, expected_status: shownStatus }, 'slack');
+      // Accept runs the acceptance verdict (no inputs from a button: only the token-less checks with defaults).
+      if (answer.accepted === false) {
+        const reasons = Array.isArray(answer.reasons) ? (answer.reasons as string[]).join('; ') : '';
+        return explain(`Not accepted (${String(answer.result)}): ${reasons}. Nothing was changed.`);
+      }
     } catch (error) {
       if (error instanceof RelayError) return explain(`${error.message}. Nothing was changed.`);
       throw error;

@@ -1,0 +1,298 @@
+// The acceptance verdict (relay-core/acceptance-verdict.ts): one pure function behind MCP accept_handoff,
+// JSON-RPC tasks/update accept and the Slack Accept button. Unit tests of the function, then every result
+// code end to end on a real relay, and the same verdict over MCP and JSON-RPC for the same input.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  acceptanceVerdict,
+  computeBoardRevision,
+  computeRequiredToolsHash,
+  hashHandoffToken,
+  type HandoffTokenRecord,
+  type VerdictContext,
+} from '../../relay-core/acceptance-verdict';
+import { canonicalHash, canonicalJson, sha256Hex } from '../../relay-core/canonical-json';
+import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { clickButton, type ButtonClick } from '../helpers/slack-requests';
+import { waitUntil } from '../helpers/wait-until';
+
+// ── the pure function ─────────────────────────────────────────────────────────
+
+const NOW = new Date('2026-01-10T00:00:00Z');
+const BODY = { from: 'a@acme', to: 'b@acme', summary: 'x' };
+const TOKEN = 'hto_unit';
+
+function context(over: Partial<HandoffTokenRecord> = {}, metadata: Record<string, unknown> = {}): VerdictContext {
+  return {
+    thread: { team: 'acme', body_hash: canonicalHash(BODY), metadata },
+    token: {
+      hash: hashHandoffToken(TOKEN),
+      team: 'acme',
+      body_hash: canonicalHash(BODY),
+      project_id: (metadata.project as { project_id?: string } | undefined)?.project_id ?? null,
+      expires_at: new Date('2026-01-17T00:00:00Z'),
+      consumed_at: null,
+      ...over,
+    },
+    recipient_tools: ['git'],
+    now: NOW,
+  };
+}
+
+describe('acceptanceVerdict (pure)', () => {
+  test('no inputs: every check skipped, ok', () => {
+    const v = acceptanceVerdict({}, context());
+    expect(v).toMatchObject({ accepted: true, result: 'ok', reasons: [], is_trusted_channel: false, delivery_source: 'unspecified' });
+    expect(v.token_check.status).toBe('skipped');
+    expect(v.identity_check.status).toBe('skipped');
+    expect(v.capability_check.status).toBe('skipped');
+    expect(v.tool_manifest_check.status).toBe('skipped');
+    expect(v.board_check.status).toBe('skipped');
+  });
+
+  test('token reasons', () => {
+    expect(acceptanceVerdict({ goal_token: TOKEN, presented_body: BODY }, context()).result).toBe('ok');
+    expect(acceptanceVerdict({ goal_token: 'nope' }, context()).token_check.reason).toBe('not_found');
+    expect(acceptanceVerdict({ goal_token: TOKEN }, context({ consumed_at: NOW })).token_check.reason).toBe('already_consumed');
+    expect(acceptanceVerdict({ goal_token: TOKEN }, context({ expires_at: NOW })).token_check.reason).toBe('expired');
+    const wrong = acceptanceVerdict({ goal_token: TOKEN, project_id: 'p2' }, context({}, { project: { project_id: 'p1' } }));
+    expect(wrong).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'wrong_project' } });
+    expect(acceptanceVerdict({ goal_token: TOKEN }, context(), 'other-team').token_check.reason).toBe('wrong_project');
+    const body = acceptanceVerdict({ presented_body: { ...BODY, summary: 'y' } }, context());
+    expect(body).toMatchObject({ result: 'BODY_HASH_MISMATCH', token_check: { reason: 'body_mismatch', body_checked: true } });
+  });
+
+  test('short-circuits in order and marks later checks not_run', () => {
+    const v = acceptanceVerdict({ goal_token: 'nope', required_tools: ['x'] }, context());
+    expect(v.result).toBe('STALE_HANDOFF');
+    expect(v.capability_check.status).toBe('not_run');
+    expect(v.board_check.status).toBe('not_run');
+  });
+
+  test('identity, capability, manifest and board', () => {
+    const meta = { project: { project_id: 'p1', repo: 'acme/web' }, required_tools: ['docker'] };
+    expect(acceptanceVerdict({ expected_repo_path: 'acme/api', available_tools: ['docker'] }, context({}, meta)).result).toBe('FOREIGN_PROJECT_CONFIG');
+    expect(acceptanceVerdict({ project_id: 'p1', expected_repo_path: 'acme/web' }, context({}, meta))).toMatchObject({
+      result: 'CAPABILITY_UNAVAILABLE',
+      capability_check: { required: ['docker'], available: ['git'], missing: ['docker'] },
+    });
+    expect(acceptanceVerdict({ available_tools: ['docker'] }, context({}, meta)).result).toBe('ok');
+    const items = [{ id: 'b', tool_requirements: ['z', 'a'] }, { id: 'a', tool_requirements: ['a'] }];
+    const toolsHash = sha256Hex(canonicalJson(['a', 'z']));
+    expect(computeRequiredToolsHash(items)).toBe(toolsHash);
+    expect(computeBoardRevision(items)).toBe(sha256Hex(canonicalJson([items[1], items[0]])));
+    expect(acceptanceVerdict({ live_items: items, expected_required_tools_hash: toolsHash }, context()).result).toBe('ok');
+    expect(acceptanceVerdict({ live_items: items, expected_required_tools_hash: 'x' }, context()).result).toBe('TOOL_MANIFEST_DRIFT');
+    expect(acceptanceVerdict({ live_items: items, expected_board_revision: computeBoardRevision(items) }, context()).result).toBe('ok');
+    expect(acceptanceVerdict({ live_items: items, expected_board_revision: 'x' }, context()).result).toBe('BOARD_DIVERGENCE');
+  });
+});
+
+// ── end to end ────────────────────────────────────────────────────────────────
+
+let relay: TestRelay;
+let senderKey: string;
+let recipientKey: string;
+let mcp: Client;
+
+beforeAll(async () => {
+  relay = await startTestRelay({ name: 'acceptance_verdict' });
+  senderKey = await relay.register({ handle: 'api-dev@acme' });
+  recipientKey = await relay.register({ handle: 'web-dev@acme', tools: ['git', 'node'] } as Parameters<TestRelay['register']>[0]);
+  mcp = new Client({ name: 'acceptance-verdict-test', version: '1.0.0' });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${recipientKey}` } } }),
+  );
+});
+
+afterAll(async () => {
+  await mcp?.close();
+  await relay?.stop();
+});
+
+const PROJECT = { project_id: 'proj-1', repo: 'acme/web' };
+
+async function handoff(metadata: Record<string, unknown> = { project: PROJECT }): Promise<{ id: string; token: string; body: unknown }> {
+  const created = await relay.rpc(senderKey, 'message/send', {
+    recipient: 'web-dev@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'Paging changed' }] },
+    metadata,
+  });
+  const id = created.body.result.task_id as string;
+  const view = (await relay.rpc(recipientKey, 'tasks/get', { task_id: id })).body.result;
+  expect(view.handoff_token).toEqual(expect.any(String));
+  const senderView = (await relay.rpc(senderKey, 'tasks/get', { task_id: id })).body.result;
+  expect(senderView.handoff_token).toBeUndefined();
+  const body = { from: 'api-dev@acme', to: 'web-dev@acme', intent: 'inform', summary: 'Paging changed', question: null, proposed_action: null, artifacts: [], metadata };
+  return { id, token: view.handoff_token, body };
+}
+
+async function accept(id: string, verdict?: Record<string, unknown>): Promise<any> {
+  const answer = await relay.rpc(recipientKey, 'tasks/update', { task_id: id, transition: 'accept', ...(verdict ? { verdict } : {}) });
+  expect(answer.body.error).toBeUndefined();
+  return answer.body.result;
+}
+
+async function statusOf(id: string): Promise<string> {
+  return (await relay.rpc(recipientKey, 'tasks/get', { task_id: id })).body.result.status;
+}
+
+test('ok: token + body + identity accepted atomically, token consumed in the same write', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, { goal_token: h.token, presented_body: h.body, project_id: 'proj-1', expected_repo_path: 'acme/web' });
+  expect(result).toMatchObject({ thread_id: h.id, status: 'accepted', accepted: true, result: 'ok', accepted_at: expect.any(String) });
+  expect(result.token_check).toMatchObject({ status: 'passed', valid: true, reason: null });
+  const doc = await relay.store.threads.findOne({ _id: h.id });
+  expect(doc?.handoff_token?.consumed_at).toEqual(doc?.accepted_at);
+  expect(JSON.stringify(doc)).not.toContain(h.token);
+});
+
+test('old callers: accept without verdict inputs still answers thread_id, status, accepted_at', async () => {
+  const h = await handoff({});
+  expect(await accept(h.id)).toMatchObject({ thread_id: h.id, status: 'accepted', accepted_at: expect.any(String) });
+});
+
+test('STALE_HANDOFF not_found', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, { goal_token: 'hto_forged' });
+  expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', status: 'pending', token_check: { reason: 'not_found' } });
+  expect(await statusOf(h.id)).toBe('pending');
+});
+
+test('STALE_HANDOFF already_consumed', async () => {
+  const h = await handoff();
+  expect((await accept(h.id, { goal_token: h.token })).accepted).toBe(true);
+  const again = await accept(h.id, { goal_token: h.token });
+  expect(again).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', status: 'accepted', token_check: { reason: 'already_consumed' } });
+});
+
+test('STALE_HANDOFF expired (expiry written in the past)', async () => {
+  const h = await handoff();
+  await relay.store.threads.updateOne({ _id: h.id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } });
+  const result = await accept(h.id, { goal_token: h.token });
+  expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'expired' } });
+  expect(await statusOf(h.id)).toBe('pending');
+});
+
+test('STALE_HANDOFF wrong_project', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, { goal_token: h.token, project_id: 'proj-2' });
+  expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'wrong_project' } });
+});
+
+test('BODY_HASH_MISMATCH', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, { goal_token: h.token, presented_body: { ...(h.body as object), summary: 'Something else' } });
+  expect(result).toMatchObject({ accepted: false, result: 'BODY_HASH_MISMATCH', token_check: { reason: 'body_mismatch' } });
+  expect(await statusOf(h.id)).toBe('pending');
+});
+
+test('FOREIGN_PROJECT_CONFIG: genuine token, foreign repo', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, { goal_token: h.token, project_id: 'proj-1', expected_repo_path: 'acme/api' });
+  expect(result).toMatchObject({ accepted: false, result: 'FOREIGN_PROJECT_CONFIG', token_check: { status: 'passed' }, identity_check: { status: 'failed' } });
+  expect(await statusOf(h.id)).toBe('pending');
+});
+
+test('CAPABILITY_UNAVAILABLE: the handoff requires a tool the recipient card lacks (no inputs)', async () => {
+  const h = await handoff({ required_tools: ['docker'] });
+  const result = await accept(h.id);
+  expect(result).toMatchObject({ accepted: false, result: 'CAPABILITY_UNAVAILABLE', capability_check: { missing: ['docker'], available: ['git', 'node'] } });
+  expect(await statusOf(h.id)).toBe('pending');
+  expect((await accept(h.id, { available_tools: ['docker'] })).accepted).toBe(true);
+});
+
+const ITEMS = [
+  { id: 'T-2', title: 'b', tool_requirements: ['node', 'git'] },
+  { id: 'T-1', title: 'a', tool_requirements: ['git'] },
+];
+
+test('TOOL_MANIFEST_DRIFT', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, { live_items: ITEMS, expected_required_tools_hash: canonicalHash(['git']) });
+  expect(result).toMatchObject({ accepted: false, result: 'TOOL_MANIFEST_DRIFT', tool_manifest_check: { actual: canonicalHash(['git', 'node']) } });
+});
+
+test('BOARD_DIVERGENCE', async () => {
+  const h = await handoff();
+  const result = await accept(h.id, {
+    live_items: ITEMS,
+    expected_required_tools_hash: canonicalHash(['git', 'node']),
+    expected_board_revision: canonicalHash([ITEMS[1]]),
+  });
+  expect(result).toMatchObject({ accepted: false, result: 'BOARD_DIVERGENCE', tool_manifest_check: { status: 'passed' }, board_check: { status: 'failed' } });
+  expect(await statusOf(h.id)).toBe('pending');
+});
+
+test('identical input gives an identical verdict over MCP and JSON-RPC', async () => {
+  const strip = ({ accepted_at: _a, thread_id: _t, ...rest }: Record<string, unknown>) => rest;
+  const cases = (token: string) => [
+    { goal_token: token, project_id: 'proj-1', expected_repo_path: 'acme/api', delivery_source: 'slack_dm' },
+    { live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' },
+    { goal_token: token, live_items: ITEMS, expected_board_revision: computeBoardRevision(ITEMS), delivery_source: 'inbox' },
+  ];
+  const a = await handoff();
+  const b = await handoff();
+  const viaRpc = cases(a.token);
+  const viaMcp = cases(b.token);
+  for (let i = 0; i < viaRpc.length; i += 1) {
+    const rpc = await accept(a.id, viaRpc[i]);
+    const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...viaMcp[i] } });
+    expect(call.isError).toBeFalsy();
+    expect(strip(call.structuredContent as Record<string, unknown>)).toEqual(strip(rpc));
+  }
+  expect(await statusOf(a.id)).toBe('accepted');
+  expect(await statusOf(b.id)).toBe('accepted');
+});
+
+describe('Slack Accept runs the token-less checks with defaults', () => {
+  const USER = 'U0VERDICT';
+  let slack: FakeSlack;
+  let bot: TestRelay;
+  let from: string;
+
+  beforeAll(async () => {
+    slack = await startFakeSlack();
+    slack.addUser(USER);
+    bot = await startTestRelay({ name: 'acceptance_verdict_slack', slack });
+    from = await bot.register({ handle: 'sender@acme' });
+    await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
+  });
+
+  afterAll(async () => {
+    await bot?.stop();
+    await slack?.close();
+  });
+
+  test('a handoff requiring a tool the recipient card lacks is refused with an ephemeral CAPABILITY_UNAVAILABLE', async () => {
+    const { body } = await bot.rpc(from, 'message/send', {
+      recipient: 'recipient@acme',
+      intent: 'inform',
+      message: { parts: [{ text: 'needs docker' }] },
+      metadata: { required_tools: ['docker'] },
+    });
+    const threadId = body.result.task_id as string;
+    const thread = await waitUntil(async () => {
+      const doc = await bot.store.threads.findOne({ _id: threadId });
+      return doc?.slack ? doc : undefined;
+    }, 'the DM to be posted');
+    const post = slack.callsTo('chat.postMessage').find((c) => c.response.ts === thread.slack!.ts)!;
+    const button = (post.args.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
+    const click: ButtonClick = {
+      user: USER,
+      channel: thread.slack!.channel,
+      messageTs: thread.slack!.ts,
+      actionId: 'handoff_accept',
+      value: button.value,
+      responseUrl: slack.responseUrl(USER),
+    };
+    expect((await clickButton(`${bot.url}/slack/events`, bot.signingSecret, click)).status).toBe(200);
+    await waitUntil(
+      async () => slack.calls.some((c) => c.method === 'response_url' && String(c.args.text).includes('CAPABILITY_UNAVAILABLE')) || undefined,
+      'the ephemeral refusal',
+    );
+    expect((await bot.store.threads.findOne({ _id: threadId }))!.status).toBe('pending');
+  });
+});
