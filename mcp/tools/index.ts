@@ -5,6 +5,7 @@ import { registerAcceptHandoff } from './accept-handoff';
 import { registerCheckInbox } from './check-inbox';
 import { registerCompleteHandoff } from './complete-handoff';
 import { registerDeclineHandoff } from './decline-handoff';
+import { registerDraftProposedAction } from './draft-proposed-action';
 import { registerHandoffToTeammate } from './handoff-to-teammate';
 import { registerListTeammates } from './list-teammates';
 import { registerSendMessage } from './send-message';
@@ -19,4 +20,5 @@ export function registerTools(server: McpServer, relay: RelayClient): void {
   registerAcceptHandoff(server, relay);
   registerCompleteHandoff(server, relay);
   registerDeclineHandoff(server, relay);
+  registerDraftProposedAction(server, relay);
 }

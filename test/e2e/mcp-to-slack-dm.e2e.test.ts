@@ -94,6 +94,7 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
     'check_inbox',
     'complete_handoff',
     'decline_handoff',
+    'draft_proposed_action',
     'handoff_to_teammate',
     'list_teammates',
     'send_message',

@@ -1,4 +1,4 @@
-// The eight MCP tools over Streamable HTTP at POST /mcp, served in process by a real relay (FerretDB + Redis).
+// The nine MCP tools over Streamable HTTP at POST /mcp, served in process by a real relay (FerretDB + Redis).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -52,13 +52,14 @@ afterAll(async () => {
   await relay?.stop();
 });
 
-test('lists all eight tools, each with input and output schemas and annotations', async () => {
+test('lists all nine tools, each with input and output schemas and annotations', async () => {
   const { tools } = await recipient.listTools();
   expect(tools.map((t) => t.name).sort()).toEqual([
     'accept_handoff',
     'check_inbox',
     'complete_handoff',
     'decline_handoff',
+    'draft_proposed_action',
     'handoff_to_teammate',
     'list_teammates',
     'send_message',
