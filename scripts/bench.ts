@@ -7,10 +7,13 @@
 //   p99 ≤ 3× the baseline's.
 // - lists: `tasks/list` first page and `agents/list` by skill at c=8 with 1k threads / 100 teammates,
 //   then again after topping up to 100k threads / 10k teammates. Target: 100k costs ≤ 1.5× what 1k costs.
+// - mcp: the real stdio MCP server (dist/mcp/stdio.js) via the SDK Client: ready time (spawn → connect())
+//   and 20 warm-up + 300 sequential handoff_to_teammate calls vs the same create as a direct message/send
+//   POST, sequential. Targets: p50 ≤ 5 ms, ready ≤ 300 ms (see bench-mcp.ts).
 // - the RSS of this process (the relay and the bench client together) after each phase.
 //
 // Environment: BENCH_SCALE (default 1) scales the large stage: 0.1 → 10k threads / 1k teammates for
-// a quick run. BENCH_ONLY=create or BENCH_ONLY=lists runs one phase (e.g. under `node --cpu-prof`).
+// a quick run. BENCH_ONLY=create, BENCH_ONLY=mcp or BENCH_ONLY=lists runs one phase (e.g. under `node --cpu-prof`).
 // MONGODB_URL uses that server instead of a FerretDB of our own (temp data dir). REDIS_URL defaults
 // to redis://127.0.0.1:6379 (redis-server is started on loopback if nothing answers). Every run uses
 // a fresh database and queue prefix and removes them at the end.
@@ -38,6 +41,7 @@ import { loadConfig } from '../relay-core/config';
 import type { AgentDoc, ThreadDoc } from '../relay-core/documents';
 import { createLogger } from '../relay-core/logger';
 import { BenchHttpClient } from './bench-http';
+import { benchMcp } from './bench-mcp';
 import { measure, mib, printTable, summarize, type Figures, type Row, type Target } from './bench-measure';
 import { MAILBOX_EVERY, TARGET_SKILL, TARGET_SKILL_HOLDERS, openInMailbox, seed, seededAgent, seededThread } from './bench-seed';
 import { ensureFerretDbBinary, ensureRedis, findFreePort, startFerretDb } from './local-services';
@@ -73,7 +77,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Settings {
   scale: number;
-  phases: Set<'create' | 'lists'>;
+  phases: Set<'create' | 'mcp' | 'lists'>;
   mongodbUrl?: string;
   redisUrl: string;
 }
@@ -82,10 +86,10 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
   const scale = env.BENCH_SCALE === undefined || env.BENCH_SCALE === '' ? 1 : Number(env.BENCH_SCALE);
   if (!Number.isFinite(scale) || scale <= 0 || scale > 10) throw new Error(`BENCH_SCALE: must be a number in (0, 10] (got "${env.BENCH_SCALE}")`);
   const only = env.BENCH_ONLY || undefined;
-  if (only !== undefined && only !== 'create' && only !== 'lists') throw new Error(`BENCH_ONLY: must be create or lists (got "${only}")`);
+  if (only !== undefined && only !== 'create' && only !== 'mcp' && only !== 'lists') throw new Error(`BENCH_ONLY: must be create, mcp or lists (got "${only}")`);
   return {
     scale,
-    phases: new Set(only ? [only] : ['create', 'lists']),
+    phases: new Set(only ? [only] : ['create', 'mcp', 'lists']),
     mongodbUrl: env.MONGODB_URL || undefined,
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
@@ -429,6 +433,22 @@ async function main(): Promise<number> {
       out('HTTP floor of the relay (the same body to an unknown method: HTTP, JSON parse, auth; no store, no queue):');
       for (const line of floors) out(`  ${line}`);
       reportRss('create');
+    }
+    if (settings.phases.has('mcp')) {
+      const params = handoffParams(recipient.handle, 'unused');
+      let sequence = 0;
+      await benchMcp({
+        relayUrl: bench.relay.url,
+        senderKey: sender.apiKey,
+        toolArguments: { to: recipient.handle, intent: params.intent, summary: params.message.parts[0]!.text, artifacts: params.artifacts },
+        directCreate: async () => {
+          const result = await bench.client.call(sender.apiKey, 'message/send', handoffParams(recipient.handle, `${bench.runId}-mcp-${sequence++}`));
+          if (typeof result?.task_id !== 'string') throw new Error(`message/send answered without a task_id: ${JSON.stringify(result)}`);
+        },
+        progress,
+        out,
+      });
+      reportRss('mcp');
     }
     if (settings.phases.has('lists')) await benchLists(bench, settings, reader, template);
     out(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(0)} s`);
