@@ -1,9 +1,7 @@
 // draft_proposed_action over Streamable HTTP at POST /mcp, served in process by a real relay (FerretDB + Redis).
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connectMcpHttp, toolErrorText as errorText, toolOk as ok } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-
-type CallResult = Awaited<ReturnType<Client['callTool']>>;
 
 let relay: TestRelay;
 const clients: Client[] = [];
@@ -14,22 +12,9 @@ const fromSender = { source: 'teammate', author: 'api-dev@acme', trusted: false 
 const fromRecipient = { source: 'teammate', author: 'web-dev@acme', trusted: false };
 
 async function connect(apiKey: string): Promise<Client> {
-  const client = new Client({ name: 'draft-proposed-action-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }),
-  );
+  const client = await connectMcpHttp(relay.url, apiKey, 'draft-proposed-action-test');
   clients.push(client);
   return client;
-}
-
-function ok(result: CallResult): Record<string, any> {
-  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as Record<string, any>;
-}
-
-function errorText(result: CallResult): string {
-  expect(result.isError).toBe(true);
-  return JSON.stringify(result.content);
 }
 
 async function propose(proposed_action: Record<string, unknown>): Promise<string> {

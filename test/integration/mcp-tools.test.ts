@@ -1,9 +1,7 @@
 // The nine MCP tools over Streamable HTTP at POST /mcp, served in process by a real relay (FerretDB + Redis).
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connectMcpHttp, toolErrorText as errorText, toolOk as ok } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-
-type CallResult = Awaited<ReturnType<Client['callTool']>>;
 
 let relay: TestRelay;
 let senderKey: string;
@@ -14,22 +12,9 @@ let recipient: Client;
 let stranger: Client;
 
 async function connect(apiKey: string): Promise<Client> {
-  const client = new Client({ name: 'mcp-tools-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }),
-  );
+  const client = await connectMcpHttp(relay.url, apiKey, 'mcp-tools-test');
   clients.push(client);
   return client;
-}
-
-function ok(result: CallResult): Record<string, any> {
-  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as Record<string, any>;
-}
-
-function errorText(result: CallResult): string {
-  expect(result.isError).toBe(true);
-  return JSON.stringify(result.content);
 }
 
 async function handoff(summary: string): Promise<string> {
