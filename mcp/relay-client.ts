@@ -37,6 +37,8 @@ export class HttpRelayClient implements RelayClient {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.opts.apiKey}`,
       'content-type': 'application/json',
+      // Recorded as the surface in the thread's status history (the relay treats it as informational).
+      'x-relay-surface': 'mcp',
     };
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });

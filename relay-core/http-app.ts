@@ -105,7 +105,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     try {
       if (MUTATING_METHODS.has(envelope.method)) await deps.rateLimiter.consume(caller.handle);
       const idempotencyKey = req.get('idempotency-key') || undefined;
-      const result = await method({ caller, relay, idempotencyKey, via: 'a2a' }, envelope.params);
+      // The stdio MCP server says so, so status history shows the surface the person used; informational only.
+      const via = req.get('x-relay-surface') === 'mcp' ? 'mcp' : 'a2a';
+      const result = await method({ caller, relay, idempotencyKey, via }, envelope.params);
       return send(200, { jsonrpc: '2.0', id: id ?? null, result });
     } catch (error) {
       if (error instanceof RelayError) return send(200, jsonRpcError(id, error, reqId));

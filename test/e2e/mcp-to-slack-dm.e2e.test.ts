@@ -195,7 +195,7 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   expect(thread).toMatchObject({ status: 'completed', intent: 'ask_question', metadata: { ticket: 'WEB-7', question: expect.any(String) } });
   expect(thread.metadata).not.toHaveProperty('client_idempotency_key');
   expect(thread.status_history.map((h: any) => [h.status, h.by, h.via])).toEqual([
-    ['pending', 'api-dev@acme', 'a2a'],
+    ['pending', 'api-dev@acme', 'mcp'],
     ['accepted', 'web-dev@acme', 'slack'],
     ['completed', 'web-dev@acme', 'slack'],
   ]);
