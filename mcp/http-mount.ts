@@ -3,6 +3,8 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/schemas';
+import { RelayError } from '../relay-core/errors';
+import { bearer, jsonRpcError, requestId } from '../relay-core/http-app';
 import type { RateLimiter } from '../relay-core/rate-limiter';
 import type { RelayService } from '../relay-core/relay-service';
 import { InProcessRelayClient } from './in-process-relay-client';
@@ -14,14 +16,10 @@ export interface McpHttpDeps {
   rateLimiter?: RateLimiter;
 }
 
-function bearer(req: Request): string | undefined {
-  const header = req.get('authorization');
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match?.[1];
-}
-
-function rpcError(res: Response, status: number, code: number, symbol: string, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message, data: { code: symbol } } });
+function unauthenticated(res: Response, key: string | undefined): void {
+  res.setHeader('WWW-Authenticate', 'Bearer');
+  const error = new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
+  res.status(401).json(jsonRpcError(null, error, requestId(res)));
 }
 
 export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
@@ -31,10 +29,7 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
     try {
       const key = bearer(req);
       const caller = key ? await deps.relay.teammates.authenticate(key) : null;
-      if (!caller) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        return rpcError(res, 401, -32001, 'unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
-      }
+      if (!caller) return unauthenticated(res, key);
       const { server, cleanup } = createServer(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
@@ -53,12 +48,13 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
   const notAllowed = async (req: Request, res: Response, next: express.NextFunction) => {
     try {
       const key = bearer(req);
-      if (!key || !(await deps.relay.teammates.authenticate(key))) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        return rpcError(res, 401, -32001, 'unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
-      }
+      if (!key || !(await deps.relay.teammates.authenticate(key))) return unauthenticated(res, key);
       res.setHeader('Allow', 'POST');
-      rpcError(res, 405, -32000, 'method_not_allowed', 'Method not allowed: this MCP endpoint is stateless; use POST');
+      res.status(405).json({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; use POST', data: { code: 'method_not_allowed' } },
+      });
     } catch (error) {
       next(error);
     }

@@ -27,17 +27,19 @@ interface Locals {
   requestId: string;
 }
 
-function requestId(res: Response): string {
+export function requestId(res: Response): string {
   return (res.locals as Locals).requestId;
 }
 
-function bearer(req: Request): string | undefined {
+/** The token of an `Authorization: Bearer …` header. */
+export function bearer(req: Request): string | undefined {
   const header = req.get('authorization');
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return match?.[1];
 }
 
-function jsonRpcError(id: unknown, error: RelayError, reqId: string) {
+/** A JSON-RPC error answer carrying the relay's symbol and the request id. */
+export function jsonRpcError(id: unknown, error: RelayError, reqId: string) {
   return {
     jsonrpc: '2.0' as const,
     id: id ?? null,
