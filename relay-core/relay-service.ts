@@ -81,6 +81,9 @@ const TRANSITIONS: Record<TransitionName, TransitionRule> = {
   cancel: { from: ['pending', 'accepted'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
 };
 
+/** The delivery_source a Slack Accept reports in its verdict. */
+export const SLACK_DELIVERY_SOURCE = 'slack_dm';
+
 /** Messages a thread read returns at most (newest kept); the thread itself tells how many there are. */
 const MESSAGES_PER_READ = 500;
 
@@ -307,7 +310,7 @@ export class RelayService {
         // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
         passed = undefined;
         refused = undefined;
-        const verdict = acceptanceVerdict(request.verdict ?? {}, {
+        const verdict = acceptanceVerdict(this.verdictInput(doc, request, via), {
           thread: doc,
           token: doc.handoff_token ?? null,
           recipient_tools: caller.tools ?? [],
@@ -325,6 +328,17 @@ export class RelayService {
       // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
       return passed && request.verdict ? { ...view, ...passed } : view;
     });
+  }
+
+  /**
+   * What the verdict judges. A Slack click carries no inputs, but Slack has already proved the clicker is the
+   * recipient, so the Slack path presents the recipient's own handoff token: an expired handoff is refused there
+   * too, and an agent presenting the same token and delivery_source gets the very same verdict.
+   */
+  private verdictInput(doc: ThreadDoc, request: TransitionRequest, via: Surface): VerdictInput {
+    const input = request.verdict ?? {};
+    if (via !== 'slack' || input.goal_token !== undefined || !doc.handoff_token) return input;
+    return { goal_token: this.handoffToken(doc._id, doc.handoff_token.nonce), delivery_source: SLACK_DELIVERY_SOURCE, ...input };
   }
 
   private async applyTransition(

@@ -226,25 +226,56 @@ test('BOARD_DIVERGENCE', async () => {
   expect(await statusOf(h.id)).toBe('pending');
 });
 
-test('identical input gives an identical verdict over MCP and JSON-RPC', async () => {
+type Handoff = Awaited<ReturnType<typeof handoff>>;
+interface SameInputCase {
+  result: string;
+  /** token_check.reason for STALE_HANDOFF. */
+  reason?: string;
+  metadata?: Record<string, unknown>;
+  /** Puts the thread into the state the case needs, through the relay like a user would (or the clock). */
+  before?: (h: Handoff) => Promise<void>;
+  input: (h: Handoff) => Record<string, unknown>;
+}
+
+const SAME_INPUT_CASES: SameInputCase[] = [
+  { result: 'ok', input: (h) => ({ goal_token: h.token, presented_body: h.body, project_id: 'proj-1', expected_repo_path: 'acme/web', delivery_source: 'inbox' }) },
+  { result: 'STALE_HANDOFF', reason: 'not_found', input: () => ({ goal_token: 'hto_forged', session_id: 's1' }) },
+  {
+    result: 'STALE_HANDOFF',
+    reason: 'already_consumed',
+    before: async (h) => void (await accept(h.id, { goal_token: h.token })),
+    input: (h) => ({ goal_token: h.token }),
+  },
+  {
+    result: 'STALE_HANDOFF',
+    reason: 'expired',
+    before: async (h) => void (await relay.store.threads.updateOne({ _id: h.id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } })),
+    input: (h) => ({ goal_token: h.token, delivery_source: 'slack_dm' }),
+  },
+  { result: 'STALE_HANDOFF', reason: 'wrong_project', input: (h) => ({ goal_token: h.token, project_id: 'proj-2' }) },
+  { result: 'BODY_HASH_MISMATCH', input: (h) => ({ goal_token: h.token, presented_body: { ...(h.body as object), summary: 'Something else' } }) },
+  { result: 'FOREIGN_PROJECT_CONFIG', input: (h) => ({ goal_token: h.token, project_id: 'proj-1', expected_repo_path: 'acme/api', delivery_source: 'slack_dm' }) },
+  { result: 'CAPABILITY_UNAVAILABLE', metadata: { project: PROJECT, required_tools: ['docker'] }, input: () => ({ session_id: 's2' }) },
+  { result: 'TOOL_MANIFEST_DRIFT', input: () => ({ live_items: ITEMS, expected_required_tools_hash: canonicalHash(['git']) }) },
+  { result: 'BOARD_DIVERGENCE', input: () => ({ live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' }) },
+];
+
+describe('identical input gives an identical verdict over MCP and JSON-RPC', () => {
   const strip = ({ accepted_at: _a, thread_id: _t, ...rest }: Record<string, unknown>) => rest;
-  const cases = (token: string) => [
-    { goal_token: token, project_id: 'proj-1', expected_repo_path: 'acme/api', delivery_source: 'slack_dm' },
-    { live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' },
-    { goal_token: token, live_items: ITEMS, expected_board_revision: computeBoardRevision(ITEMS), delivery_source: 'inbox' },
-  ];
-  const a = await handoff();
-  const b = await handoff();
-  const viaRpc = cases(a.token);
-  const viaMcp = cases(b.token);
-  for (let i = 0; i < viaRpc.length; i += 1) {
-    const rpc = await accept(a.id, viaRpc[i]);
-    const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...viaMcp[i] } });
+
+  test.each(SAME_INPUT_CASES.map((c) => [c.reason ? `${c.result} (${c.reason})` : c.result, c] as const))('%s', async (_name, c) => {
+    const a = await handoff(c.metadata);
+    const b = await handoff(c.metadata);
+    await c.before?.(a);
+    await c.before?.(b);
+    const rpc = await accept(a.id, c.input(a));
+    const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...c.input(b) } });
     expect(call.isError).toBeFalsy();
+    expect(rpc.result).toBe(c.result);
+    if (c.reason) expect(rpc.token_check.reason).toBe(c.reason);
     expect(strip(call.structuredContent as Record<string, unknown>)).toEqual(strip(rpc));
-  }
-  expect(await statusOf(a.id)).toBe('accepted');
-  expect(await statusOf(b.id)).toBe('accepted');
+    expect(await statusOf(b.id)).toBe(await statusOf(a.id));
+  });
 });
 
 describe('Slack Accept runs the token-less checks with defaults', () => {
