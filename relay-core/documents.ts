@@ -129,6 +129,8 @@ export interface ThreadDoc {
   outbox: OutboxEvent[];
   /** true while some event in `outbox` may not be on its queue yet; the sweep enqueues them and clears it. */
   outbox_dirty: boolean;
+  /** How many of `outbox`'s events the sweep has seen on their queues; it re-enqueues only those after. */
+  outbox_enqueued?: number;
   slack: SlackDelivery | null;
   /**
    * The handoff token (SHA-256 only; `nonce` lets the relay re-derive the token under its secret for the

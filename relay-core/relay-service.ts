@@ -489,14 +489,16 @@ export class RelayService {
     await this.store.repairThreadWrites();
     const cutoff = new Date(this.clock.now().getTime() - settleMs);
     const dirty = await this.store.threads
-      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1 } })
+      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } })
       .limit(limit)
       .toArray();
     for (const doc of dirty) {
-      await this.events.publish(doc._id, doc.outbox);
+      // Only the events since the last sweep: an older event's job may have completed and been removed from
+      // Redis long ago, and adding it again would run it again.
+      await this.events.publish(doc._id, doc.outbox.slice(doc.outbox_enqueued ?? 0));
       const seen = doc.outbox.length;
       await this.store.writeThread(doc._id, (current) =>
-        current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false } : undefined,
+        current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false, outbox_enqueued: seen } : undefined,
       );
     }
     return dirty.length;
