@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
 import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from './acceptance-verdict';
+import { constantTimeEqual } from './api-keys';
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from './documents';
 import { RelayError } from './errors';
@@ -130,8 +131,27 @@ export class RelayService {
     return this.publicUrl;
   }
 
-  inboxUrl(threadId: string): string {
-    return `${this.publicUrl}/inbox/${threadId}`;
+  /**
+   * The thread's inbox page. With a viewer, the link carries a signature binding thread and viewer, so the page
+   * can show that participant the whole thread without a login: it is as private as the DM or API answer it
+   * arrives in. Without one, the page only explains where to read the thread.
+   */
+  inboxUrl(threadId: string, viewer?: string): string {
+    const base = `${this.publicUrl}/inbox/${threadId}`;
+    if (!viewer) return base;
+    return `${base}?as=${encodeURIComponent(viewer)}&sig=${this.inboxSignature(threadId, viewer)}`;
+  }
+
+  /** The thread behind a signed inbox link, for that participant; null when the link is not genuine. */
+  async threadForInboxLink(threadId: string, viewer: string, signature: string): Promise<{ view: ThreadView; viewer: string } | null> {
+    if (!constantTimeEqual(signature, this.inboxSignature(threadId, viewer))) return null;
+    const doc = await this.store.threads.findOne({ _id: threadId });
+    if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;
+    return { view: await this.view(doc, viewer), viewer };
+  }
+
+  private inboxSignature(threadId: string, viewer: string): string {
+    return createHmac('sha256', this.tokenSecret).update(`inbox_link\0${threadId}\0${viewer}`).digest('base64url');
   }
 
   // ── create ──────────────────────────────────────────────────────────────────
@@ -230,7 +250,7 @@ export class RelayService {
   /** The whole thread for a participant; reading it marks the other side's messages as read. */
   async threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
     const doc = await this.readThread(caller, threadId);
-    const view: ThreadView = await this.view(doc);
+    const view: ThreadView = await this.view(doc, caller.handle);
     if (doc.to === caller.handle && doc.handoff_token) {
       view.handoff_token = this.handoffToken(doc._id, doc.handoff_token.nonce);
       view.handoff_token_expires_at = doc.handoff_token.expires_at.toISOString();
@@ -245,7 +265,7 @@ export class RelayService {
     return `hto_${createHmac('sha256', this.tokenSecret).update(`handoff_token\0${threadId}\0${nonce}`).digest('base64url')}`;
   }
 
-  async view(doc: ThreadDoc): Promise<ThreadView> {
+  async view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
     const [from, to, messages] = await Promise.all([
       this.teammates.get(doc.from),
       this.teammates.get(doc.to),
@@ -256,7 +276,7 @@ export class RelayService {
             .sort({ sequence_no: 1 })
             .toArray(),
     ]);
-    return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id));
+    return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id, viewer));
   }
 
   async threadById(threadId: string): Promise<ThreadDoc | null> {
@@ -516,7 +536,7 @@ export class RelayService {
       task_id: doc._id,
       status: { state: 'pending' },
       created_at: doc.created_at.toISOString(),
-      inbox_url: this.inboxUrl(doc._id),
+      inbox_url: this.inboxUrl(doc._id, doc.from),
       recipient: doc.to,
     };
   }

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
-import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -133,7 +133,7 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
       },
     }),
   );
-  expect(created).toMatchObject({ status: 'pending', recipient: 'web-dev@acme', inbox_url: `${relay.url}/inbox/${created.thread_id}` });
+  expect(created).toMatchObject({ status: 'pending', recipient: 'web-dev@acme', inbox_url: inboxUrlOf(relay.url, created.thread_id, 'api-dev@acme') });
   expect(created.thread_id).toMatch(/^[0-9a-f-]{36}$/);
 
   const post = await slack.waitFor('chat.postMessage', undefined, 5_000);
