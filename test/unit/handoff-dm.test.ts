@@ -263,6 +263,6 @@ test('a link too long to show whole is named with its host and left to the inbox
   expectWithinSlackLimits(m);
   expect(sectionWith(m, 'Spec')).toBe(`:link: Spec (contracts.example) <${INBOX}|link in the inbox>`);
   expect(sectionWith(m, 'API contract')).toBe(
-    `:scroll: *API contract* contracts.example/${'|'.repeat(100)}… (contracts.example) <${INBOX}|link in the inbox>\n\`\`\`openapi: 3.1.0\`\`\``,
+    `:scroll: *API contract* contracts.example/${'|'.repeat(101)}… (contracts.example) <${INBOX}|link in the inbox>\n\`\`\`openapi: 3.1.0\`\`\``,
   );
 });
