@@ -29,6 +29,12 @@ export const ACTION_IDS = {
   openInbox: 'handoff_open_inbox',
 } as const;
 
+/** Block ids the DM carries (the status section and the buttons), for listeners that look them up. */
+export const BLOCK_IDS = {
+  status: 'handoff_status',
+  actions: 'handoff_actions',
+} as const;
+
 export type DmAudience = 'recipient' | 'sender';
 
 export interface DmInput {
@@ -139,7 +145,7 @@ function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
     elements.push(button({ actionId: ACTION_IDS.reply, text: 'Reply', value }));
   }
   elements.push(button({ actionId: ACTION_IDS.openInbox, text: 'View in inbox', url: input.inboxUrl }));
-  return actions(elements, 'handoff_actions');
+  return actions(elements, BLOCK_IDS.actions);
 }
 
 /** Where the handoff stands for this reader, in one bold line. */
@@ -178,7 +184,7 @@ function historyLines(input: DmInput): string[] {
 
 function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   const { thread, inboxUrl } = input;
-  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), 'handoff_status')];
+  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), BLOCK_IDS.status)];
   if (thread.status === 'completed' && thread.completed_summary) {
     const { text, cut } = escapeWithin(thread.completed_summary, CAP.result);
     blocks.push(section(`*Result*\n${text}${readMore(cut, inboxUrl, 'result')}`));

@@ -128,6 +128,15 @@ export function expectWithinSlackLimits(message: RenderedMessage): void {
   const problem = findBlockProblem(message.blocks, 'message');
   if (problem) throw new Error(formatProblem(problem));
   if (message.text.length < 1 || message.text.length > 400) throw new Error(`notification text is ${message.text.length} characters`);
+  // The block helpers cut at Slack's limits only as a last resort (a blind cut can split a link): the builders'
+  // own budgets must keep every text below them.
+  for (const block of message.blocks) {
+    const texts = block.type === 'context' ? block.elements.map((e: any) => e.text) : block.text ? [block.text.text] : [];
+    for (const text of texts) {
+      const limit = block.type === 'header' ? 150 : 3000;
+      if (text.length >= limit) throw new Error(`a ${block.type} block reached the ${limit}-character safety cut`);
+    }
+  }
 }
 
 /** Every text string in the message: the fallback and all text objects. */

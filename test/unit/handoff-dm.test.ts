@@ -235,6 +235,15 @@ test('the largest handoff the relay accepts fits every Slack limit, for both rea
   }
 });
 
+test('fifty of the largest artifacts of any one type fit, as handoff and as result artifacts', () => {
+  for (const artifact of largestArtifacts().slice(0, 5)) {
+    const many = Array.from({ length: LIMITS.artifacts }, () => artifact);
+    const m = render(inStatus(thread({ artifacts: many }), 'completed', { artifacts: many }));
+    expectWithinSlackLimits(m);
+    expect(joined(m)).toMatch(/\+\d+ more result artifacts/);
+  }
+});
+
 test('fifty small artifacts hit the block limit before the text budget, and the rest are linked', () => {
   const artifacts: Artifact[] = Array.from({ length: LIMITS.artifacts }, (_, i) => ({ type: 'file_ref', path: `src/f${i}.ts` }));
   const completion: Artifact[] = Array.from({ length: LIMITS.artifacts }, (_, i) => ({ type: 'link', url: `https://example.com/${i}` }));
@@ -246,4 +255,14 @@ test('fifty small artifacts hit the block limit before the text budget, and the 
   expect(text).toContain('<https://example.com/0|example.com/0>');
   expect(text).toMatch(/\+\d+ more artifacts: <[^>]+\|view them in the inbox>/);
   expect(text).toMatch(/\+\d+ more result artifacts: <[^>]+\|view them in the inbox>/);
+});
+
+test('a link too long to show whole is named with its host and left to the inbox; one without room for its code too', () => {
+  const url = `https://contracts.example/${'|'.repeat(1000)}`; // encodes to three times its length
+  const m = render(thread({ artifacts: [{ type: 'link', url, title: 'Spec' }, { type: 'api_contract', schema_url: url, inline: 'openapi: 3.1.0' }] }));
+  expectWithinSlackLimits(m);
+  expect(sectionWith(m, 'Spec')).toBe(`:link: Spec (contracts.example) <${INBOX}|link in the inbox>`);
+  expect(sectionWith(m, 'API contract')).toBe(
+    `:scroll: *API contract* contracts.example/${'|'.repeat(101)}… (contracts.example) <${INBOX}|link in the inbox>\n\`\`\`openapi: 3.1.0\`\`\``,
+  );
 });

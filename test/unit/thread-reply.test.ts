@@ -69,6 +69,7 @@ test('the largest message the relay accepts fits every Slack limit, linking to w
   expect(text).toContain(`<${INBOX}|Read the whole message in the inbox>`);
   expect(text).toMatch(/\+\d+ more artifacts: <[^>]+\|view them in the inbox>/);
   expect(text).toContain(':page_facing_up: *Diff*');
+  expect(text).toContain(':scroll: *API contract*'); // a long contract URL does not crowd out the rest
   expect(big.artifacts).toHaveLength(LIMITS.artifacts);
 });
 
