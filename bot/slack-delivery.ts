@@ -22,7 +22,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     const thread = await relay.threadById(threadId);
     if (!thread) return null;
     const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
-    return { thread, recipient, message: handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id) }) };
+    return { thread, recipient, message: handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, thread.to) }) };
   }
 
   return async function deliverToSlack(job: Job): Promise<SlackDeliveryOutcome> {
