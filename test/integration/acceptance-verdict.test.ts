@@ -278,18 +278,21 @@ describe('identical input gives an identical verdict over MCP and JSON-RPC', () 
   });
 });
 
-describe('Slack Accept runs the token-less checks with defaults', () => {
+// A Slack click carries no inputs; the relay presents the recipient's own token with delivery_source "slack_dm".
+// So an agent sending exactly that gets the verdict the button got: the codes a click can reach, each compared.
+describe('Slack Accept: the same verdict as an agent presenting the same input', () => {
   const USER = 'U0VERDICT';
   let slack: FakeSlack;
   let bot: TestRelay;
   let from: string;
+  let recipient: string;
 
   beforeAll(async () => {
     slack = await startFakeSlack();
     slack.addUser(USER);
     bot = await startTestRelay({ name: 'acceptance_verdict_slack', slack });
     from = await bot.register({ handle: 'sender@acme' });
-    await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
+    recipient = await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
   });
 
   afterAll(async () => {
@@ -297,19 +300,35 @@ describe('Slack Accept runs the token-less checks with defaults', () => {
     await slack?.close();
   });
 
-  test('a handoff requiring a tool the recipient card lacks is refused: the DM shows CAPABILITY_UNAVAILABLE', async () => {
-    const { body } = await bot.rpc(from, 'message/send', {
-      recipient: 'recipient@acme',
-      intent: 'inform',
-      message: { parts: [{ text: 'needs docker' }] },
-      metadata: { required_tools: ['docker'] },
-    });
-    const threadId = body.result.task_id as string;
+  async function send(metadata: Record<string, unknown>): Promise<string> {
+    const { body } = await bot.rpc(from, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ text: 'work' }] }, metadata });
+    return body.result.task_id as string;
+  }
+
+  const expire = (id: string) => bot.store.threads.updateOne({ _id: id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } });
+
+  const SLACK_CASES: Array<{ result: string; metadata: Record<string, unknown>; before?: (id: string) => Promise<unknown> }> = [
+    { result: 'ok', metadata: { project: PROJECT } },
+    { result: 'STALE_HANDOFF', metadata: { project: PROJECT }, before: expire },
+    { result: 'CAPABILITY_UNAVAILABLE', metadata: { required_tools: ['docker'] } },
+  ];
+
+  test.each(SLACK_CASES.map((c) => [c.result, c] as const))('%s', async (_name, c) => {
+    const clicked = await send(c.metadata);
+    const called = await send(c.metadata);
     const thread = await waitUntil(async () => {
-      const doc = await bot.store.threads.findOne({ _id: threadId });
+      const doc = await bot.store.threads.findOne({ _id: clicked });
       return doc?.slack ? doc : undefined;
     }, 'the DM to be posted');
-    const post = slack.callsTo('chat.postMessage').find((c) => c.response.ts === thread.slack!.ts)!;
+    await c.before?.(clicked);
+    await c.before?.(called);
+
+    // The agent: its own token (from tasks/get) and the delivery source a click reports.
+    const token = (await bot.rpc(recipient, 'tasks/get', { task_id: called })).body.result.handoff_token as string;
+    const verdict = (await bot.rpc(recipient, 'tasks/update', { task_id: called, transition: 'accept', verdict: { goal_token: token, delivery_source: 'slack_dm' } })).body.result;
+    expect(verdict.result).toBe(c.result);
+
+    const post = slack.callsTo('chat.postMessage').find((p) => p.response.ts === thread.slack!.ts)!;
     const button = (post.args.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
     const click: ButtonClick = {
       user: USER,
@@ -320,8 +339,20 @@ describe('Slack Accept runs the token-less checks with defaults', () => {
       responseUrl: slack.responseUrl(USER),
     };
     expect((await clickButton(`${bot.url}/slack/events`, bot.signingSecret, click)).status).toBe(200);
-    // Slack Accept runs as a `verify` job; its refusal is shown on the DM as a notice.
-    await slack.waitFor('chat.update', (c) => c.args.ts === thread.slack!.ts && JSON.stringify(c.args.blocks).includes('CAPABILITY_UNAVAILABLE'));
-    expect((await bot.store.threads.findOne({ _id: threadId }))!.status).toBe('pending');
+
+    if (verdict.accepted) {
+      const doc = await waitUntil(async () => {
+        const d = await bot.store.threads.findOne({ _id: clicked });
+        return d?.status === 'accepted' ? d : undefined;
+      }, 'the click to accept');
+      expect(doc.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'recipient@acme', via: 'slack' });
+      expect(doc.handoff_token?.consumed_at).toEqual(doc.accepted_at);
+    } else {
+      // The refusal the DM shows is the agent's verdict, word for word.
+      const notice = `Not accepted (${verdict.result}): ${(verdict.reasons as string[]).join('; ')}.`;
+      await slack.waitFor('chat.update', (u) => u.args.ts === thread.slack!.ts && JSON.stringify(u.args.blocks).includes(JSON.stringify(notice).slice(1, -1)));
+      expect((await bot.store.threads.findOne({ _id: clicked }))!.status).toBe('pending');
+    }
+    expect((await bot.store.threads.findOne({ _id: called }))!.status).toBe((await bot.store.threads.findOne({ _id: clicked }))!.status);
   });
 });
