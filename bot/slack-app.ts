@@ -7,6 +7,7 @@ import type { SlackConfig } from '../relay-core/config';
 import type { RelayService } from '../relay-core/relay-service';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
+import { registerEvents } from './listeners/events';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
 const MAX_CLOCK_SKEW_SECONDS = 300;
@@ -16,6 +17,8 @@ export interface SlackAppDeps {
   relay: RelayService;
   httpApp: express.Express;
   log: Logger;
+  /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
+  team?: string;
 }
 
 export function slackWebClient(config: SlackConfig): WebClient {
@@ -54,7 +57,8 @@ export function createSlackApp(deps: SlackAppDeps): App {
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
   });
   registerActions(app, relay);
-  registerCommands(app);
+  registerCommands(app, { relay, log, team: deps.team });
+  registerEvents(app, { relay });
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');
   });

@@ -77,7 +77,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log });
+    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, team: config.team });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {

@@ -108,6 +108,8 @@ const TEAM_ID = 'T0FAKETEAM';
 const BOT_USER_ID = 'U0FAKEBOT';
 const BOT_ID = 'B0FAKEBOT';
 const APP_ID = 'A0FAKEAPP';
+/** How long a trigger_id can open a view (Slack: 3 seconds). */
+const TRIGGER_TTL_MS = 3000;
 
 function fail(error: string, ...messages: string[]): Body {
   return messages.length ? { ok: false, error, response_metadata: { messages } } : { ok: false, error };
@@ -581,10 +583,28 @@ class FakeSlackServer implements FakeSlack {
     if (!present(a.trigger_id) && !present(a.interactivity_pointer)) {
       return fail('invalid_arguments', '[ERROR] missing required field: trigger_id');
     }
+    const triggerProblem = this.checkTrigger(a.trigger_id);
+    if (triggerProblem) return triggerProblem;
     const parsed = this.parseView(a, 'modal');
     if ('error' in parsed) return parsed.error;
     if (this.externalIdTaken(parsed.view)) return fail('duplicate_external_id');
     return { ok: true, view: this.storeView(this.newViewId(), 'modal', parsed.view).response };
+  }
+
+  // --- trigger ids (slack-ui-home) ---------------------------------------------------------------
+  // A trigger id in the test helpers' timestamped form (`<ms since epoch>.<n>.<hex>`, see newTriggerId in
+  // test/helpers/slack-requests.ts) behaves like Slack's: it opens one view, within 3 seconds of the request that
+  // carried it. Other trigger ids (fixed strings in older tests) are accepted as before.
+
+  private readonly usedTriggers = new Set<string>();
+
+  private checkTrigger(trigger: unknown): Body | null {
+    const match = typeof trigger === 'string' ? /^(\d{13})\.\d+\.[0-9a-f]+$/.exec(trigger) : null;
+    if (!match) return null;
+    if (Date.now() - Number(match[1]) > TRIGGER_TTL_MS) return fail('expired_trigger_id');
+    if (this.usedTriggers.has(trigger as string)) return fail('exchanged_trigger_id');
+    this.usedTriggers.add(trigger as string);
+    return null;
   }
 
   private viewsUpdate(a: Args): Body {
