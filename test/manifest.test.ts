@@ -6,6 +6,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { HANDOFF_COMMAND } from '../bot/listeners/commands/handoff-command';
+import { EVENTS } from '../bot/listeners/events';
 
 const ROOT = join(__dirname, '..');
 const SCHEMA_DIR = join(__dirname, 'fixtures', 'slack-manifest-schema');
@@ -83,7 +84,7 @@ describe('manifest.yml', () => {
 
   test('declares /handoff and interactivity on the Bolt endpoint, and only the commands the app registers', () => {
     expect(manifest.features.slash_commands.map((c: { command: string }) => c.command)).toEqual([HANDOFF_COMMAND]);
-    expect(manifest.settings.event_subscriptions).toBeUndefined(); // the app listens to no events yet
+    expect(manifest.settings.event_subscriptions).toEqual({ request_url: EVENTS_URL, bot_events: [...EVENTS] });
     const handoff = manifest.features.slash_commands.find((c: { command: string }) => c.command === '/handoff');
     expect(handoff).toEqual({
       command: '/handoff',
@@ -94,7 +95,7 @@ describe('manifest.yml', () => {
     });
     expect(manifest.settings.interactivity).toEqual({ is_enabled: true, request_url: EVENTS_URL });
     expect(manifest.features.app_home).toEqual({
-      home_tab_enabled: false,
+      home_tab_enabled: true,
       messages_tab_enabled: true,
       messages_tab_read_only_enabled: false,
     });
