@@ -3,7 +3,7 @@
 import { checkViewLimits } from '../fake-slack/block-limits';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickHomeButton, postSignedEvent } from '../helpers/slack-requests';
+import { clickHomeButton, postSignedEvent, sendSlashCommand } from '../helpers/slack-requests';
 
 const HANA = 'U0HANA'; // linked; receives and sends many handoffs
 const IVAN = 'U0IVAN'; // linked; the other side
@@ -143,4 +143,12 @@ test('a forged paging value falls back to the newest page', async () => {
   const view = (await nextPublish(HANA, count)).args.view as any;
   expect(lists(view).waiting).toHaveLength(20);
   expect(view.blocks[2].text.text).toBe('Waiting for you');
+});
+
+test('without RELAY_TEAM, /handoff link explains that linking from Slack is off and creates nothing', async () => {
+  const answer = await sendSlashCommand(eventsUrl, relay.signingSecret, { user: JO, text: 'link', responseUrl: slack.responseUrl('jo-link') });
+  expect(answer.status).toBe(200);
+  const reply = await slack.waitFor('response_url', (c) => c.args.response_url === 'jo-link');
+  expect(reply.args.text).toContain('needs RELAY_TEAM');
+  expect(await relay.relay.teammates.bySlackUser(JO)).toBeNull();
 });
