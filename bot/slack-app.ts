@@ -3,11 +3,13 @@ import { App, ExpressReceiver, LogLevel } from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
 import type { Logger } from 'pino';
+import type { JobQueue } from '../relay-core/bullmq-queues';
 import type { SlackConfig } from '../relay-core/config';
 import type { RelayService } from '../relay-core/relay-service';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
+import { registerViews } from './listeners/views';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
 const MAX_CLOCK_SKEW_SECONDS = 300;
@@ -17,8 +19,18 @@ export interface SlackAppDeps {
   relay: RelayService;
   httpApp: express.Express;
   log: Logger;
+  /** The `verify` queue: Slack Accept runs there (bot/verify-accept.ts). */
+  verifyJobs: JobQueue;
   /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
   team?: string;
+}
+
+/** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
+export function registerListeners(app: App, deps: SlackAppDeps): void {
+  registerActions(app, deps);
+  registerViews(app, deps);
+  registerCommands(app, deps);
+  registerEvents(app, deps);
 }
 
 export function slackWebClient(config: SlackConfig): WebClient {
@@ -32,7 +44,7 @@ export function slackWebClient(config: SlackConfig): WebClient {
 }
 
 export function createSlackApp(deps: SlackAppDeps): App {
-  const { config, relay, httpApp, log } = deps;
+  const { config, httpApp, log } = deps;
   // Bolt accepts timestamps from the future; Slack's rule is five minutes either way. The signature
   // covers the timestamp, so checking the header before Bolt verifies the body is enough.
   httpApp.use(SLACK_EVENTS_PATH, (req, res, next) => {
@@ -56,9 +68,7 @@ export function createSlackApp(deps: SlackAppDeps): App {
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
   });
-  registerActions(app, relay);
-  registerCommands(app, { relay, log, team: deps.team });
-  registerEvents(app, { relay });
+  registerListeners(app, deps);
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');
   });

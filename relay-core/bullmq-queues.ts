@@ -59,6 +59,35 @@ export class BullmqEventPublisher implements EventPublisher {
   }
 }
 
+/** Port: named jobs on one queue (the `verify` queue), de-duplicated by their job id. */
+export interface JobQueue {
+  add(name: string, data: Record<string, unknown>, jobId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const VERIFY_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+export class BullmqJobQueue implements JobQueue {
+  private readonly queue: Queue;
+
+  constructor(opts: { name: QueueName; connection: Redis; prefix: string; jobOptions?: JobsOptions }) {
+    this.queue = new Queue(opts.name, { connection: opts.connection, prefix: opts.prefix, defaultJobOptions: opts.jobOptions });
+  }
+
+  async add(name: string, data: Record<string, unknown>, jobId: string): Promise<void> {
+    await this.queue.add(name, data, { jobId });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}
+
 export type JobProcessor = (job: Job) => Promise<unknown>;
 
 export interface RunningWorker {

@@ -4,7 +4,17 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
-import { BullmqEventPublisher, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
+import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { UnrecoverableError } from 'bullmq';
+import {
+  BullmqEventPublisher,
+  BullmqJobQueue,
+  redisConnection,
+  startWorker,
+  VERIFY_JOB_OPTIONS,
+  type JobProcessor,
+  type RunningWorker,
+} from '../relay-core/bullmq-queues';
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
@@ -35,6 +45,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
+  const verifyJobs = new BullmqJobQueue({ name: 'verify', connection: producer, prefix: config.queuePrefix, jobOptions: VERIFY_JOB_OPTIONS });
   const teammates = new Teammates({ store, keyPepper: config.keyPepper, log });
   const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
@@ -54,6 +65,24 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         }),
       );
     }
+    // The `verify` queue: one processor per job name (Slack Accept here; webhook endpoint checks elsewhere).
+    const verifyProcessors: Record<string, JobProcessor> = {};
+    if (config.slack) {
+      verifyProcessors[SLACK_ACCEPT_JOB] = createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log });
+    }
+    workers.push(
+      startWorker({
+        name: 'verify',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor: async (job) => {
+          const processor = verifyProcessors[job.name];
+          if (!processor) throw new UnrecoverableError(`verify job ${job.id}: no processor for job name "${job.name}"`);
+          return processor(job);
+        },
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job_name: job?.name, err: error.message }, 'verify job attempt failed'),
+      }),
+    );
     const sweep = () =>
       relay.sweepOutbox(sweepIntervalMs).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'));
     void sweep();
@@ -77,7 +106,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, team: config.team });
+    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
@@ -100,6 +129,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       }
       await Promise.all(workers.map((w) => w.close()));
       await publisher.close();
+      await verifyJobs.close();
       producer.disconnect();
       await store.close();
     },

@@ -65,6 +65,12 @@ export interface FakeSlack {
   imChannelId(userId: string): string;
   /** A response_url a slash command or action payload can carry; POSTs to it are recorded as method "response_url". */
   responseUrl(name?: string): string;
+  /**
+   * A trigger_id as Slack puts into an interaction payload. views.open accepts only ids issued here,
+   * each once, within 3 s of issue (Slack: invalid_trigger_id / exchanged_trigger_id / expired_trigger_id).
+   * `issuedMsAgo` backdates one, to test expiry without waiting.
+   */
+  triggerId(opts?: { issuedMsAgo?: number }): string;
   /** Scripted failure for the next call to method (queued: two calls script the next two calls). */
   failNext(method: string, response: FakeSlackFailure): void;
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
@@ -108,7 +114,7 @@ const TEAM_ID = 'T0FAKETEAM';
 const BOT_USER_ID = 'U0FAKEBOT';
 const BOT_ID = 'B0FAKEBOT';
 const APP_ID = 'A0FAKEAPP';
-/** How long a trigger_id can open a view (Slack: 3 seconds). */
+/** How long a trigger_id may be exchanged for a modal. */
 const TRIGGER_TTL_MS = 3000;
 
 function fail(error: string, ...messages: string[]): Body {
@@ -149,6 +155,7 @@ class FakeSlackServer implements FakeSlack {
   private readonly views = new Map<string, StoredView>();
   private readonly waiters = new Set<Waiter>();
   private tsCounter = 0;
+  private readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
   private viewCounter = 0;
 
   private readonly handlers: Record<string, Handler> = {
@@ -250,6 +257,12 @@ class FakeSlackServer implements FakeSlack {
 
   responseUrl(name = 'default'): string {
     return `${this.origin}/response/${encodeURIComponent(name)}`;
+  }
+
+  triggerId(opts: { issuedMsAgo?: number } = {}): string {
+    const id = `${1700000000 + this.triggers.size + 1}.${Math.floor(Math.random() * 1e12)}.${Math.random().toString(16).slice(2, 14)}`;
+    this.triggers.set(id, { issuedAt: Date.now() - (opts.issuedMsAgo ?? 0), used: false });
+    return id;
   }
 
   failNext(method: string, response: FakeSlackFailure): void {
@@ -583,27 +596,21 @@ class FakeSlackServer implements FakeSlack {
     if (!present(a.trigger_id) && !present(a.interactivity_pointer)) {
       return fail('invalid_arguments', '[ERROR] missing required field: trigger_id');
     }
-    const triggerProblem = this.checkTrigger(a.trigger_id);
-    if (triggerProblem) return triggerProblem;
     const parsed = this.parseView(a, 'modal');
     if ('error' in parsed) return parsed.error;
     if (this.externalIdTaken(parsed.view)) return fail('duplicate_external_id');
+    const triggerProblem = present(a.trigger_id) ? this.exchangeTrigger(String(a.trigger_id)) : null;
+    if (triggerProblem) return triggerProblem;
     return { ok: true, view: this.storeView(this.newViewId(), 'modal', parsed.view).response };
   }
 
-  // --- trigger ids (slack-ui-home) ---------------------------------------------------------------
-  // A trigger id in the test helpers' timestamped form (`<ms since epoch>.<n>.<hex>`, see newTriggerId in
-  // test/helpers/slack-requests.ts) behaves like Slack's: it opens one view, within 3 seconds of the request that
-  // carried it. Other trigger ids (fixed strings in older tests) are accepted as before.
-
-  private readonly usedTriggers = new Set<string>();
-
-  private checkTrigger(trigger: unknown): Body | null {
-    const match = typeof trigger === 'string' ? /^(\d{13})\.\d+\.[0-9a-f]+$/.exec(trigger) : null;
-    if (!match) return null;
-    if (Date.now() - Number(match[1]) > TRIGGER_TTL_MS) return fail('expired_trigger_id');
-    if (this.usedTriggers.has(trigger as string)) return fail('exchanged_trigger_id');
-    this.usedTriggers.add(trigger as string);
+  /** A trigger_id opens one modal, only if issued by triggerId() less than 3 s ago. */
+  private exchangeTrigger(id: string): Body | null {
+    const trigger = this.triggers.get(id);
+    if (!trigger) return fail('invalid_trigger_id', '[ERROR] trigger_id was not issued by this fake Slack: put fake.triggerId() into the payload');
+    if (trigger.used) return fail('exchanged_trigger_id');
+    if (Date.now() - trigger.issuedAt > TRIGGER_TTL_MS) return fail('expired_trigger_id');
+    trigger.used = true;
     return null;
   }
 

@@ -2,7 +2,7 @@
 // new-handoff modal and its submission, quick send, inbox, link; every failure path answers clearly and changes nothing.
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton, newTriggerId, sendSlashCommand, submitView, type ViewSubmission } from '../helpers/slack-requests';
+import { clickButton, sendSlashCommand, submitViewState, type ViewStateSubmission } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const ALICE = 'U0ALICE';
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /** Runs `/handoff <text>` as user; returns the HTTP answer and a waiter for the app's response_url answer. */
-async function handoff(user: string, text: string, triggerId?: string) {
+async function handoff(user: string, text: string, triggerId = slack.triggerId()) {
   const name = `cmd-${++seq}`;
   const answer = await sendSlashCommand(eventsUrl, relay.signingSecret, { user, text, responseUrl: slack.responseUrl(name), triggerId });
   expect(answer.status).toBe(200);
@@ -59,21 +59,21 @@ describe('help', () => {
 
 describe('/handoff opens the new-handoff modal', () => {
   test('for a linked user, with the command trigger', async () => {
-    const triggerId = newTriggerId();
+    const triggerId = slack.triggerId();
     await handoff(ALICE, '', triggerId);
     const open = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
     expect((open.args.view as any).callback_id).toBe('handoff_new_modal');
   });
 
   test('an unlinked user is told how to link instead', async () => {
-    const triggerId = newTriggerId();
+    const triggerId = slack.triggerId();
     const answer = await (await handoff(CAROL, '   ', triggerId)).reply();
     expect(answer.text).toContain('/handoff link');
     expect(slack.calls.some((c) => c.method === 'views.open' && c.args.trigger_id === triggerId)).toBe(false);
   });
 
   test('a trigger Slack no longer honours gets a clear message to retry', async () => {
-    const answer = await (await handoff(ALICE, '', newTriggerId(Date.now() - 4_000))).reply();
+    const answer = await (await handoff(ALICE, '', slack.triggerId({ issuedMsAgo: 4_000 }))).reply();
     expect(answer.text).toContain('expired_trigger_id');
     expect(answer.text).toContain('run `/handoff` again');
   });
@@ -93,15 +93,15 @@ describe('submitting the new-handoff modal', () => {
       links: { links: text(form.links) },
     };
   }
-  const submission = (form: Parameters<typeof values>[0], extra: Partial<ViewSubmission> = {}): ViewSubmission => ({
+  const submission = (form: Parameters<typeof values>[0], extra: Partial<ViewStateSubmission> = {}): ViewStateSubmission => ({
     user: ALICE,
     viewId: `V0SUBMIT${++seq}`,
     callbackId: 'handoff_new_modal',
     values: values(form),
     ...extra,
   });
-  async function submit(s: ViewSubmission) {
-    const answer = await submitView(eventsUrl, relay.signingSecret, s);
+  async function submit(s: ViewStateSubmission) {
+    const answer = await submitViewState(eventsUrl, relay.signingSecret, s);
     expect(answer.status).toBe(200);
     return answer.text ? (JSON.parse(answer.text) as { response_action?: string; errors?: Record<string, string> }) : {};
   }
@@ -217,20 +217,31 @@ describe('/handoff inbox', () => {
     expect(JSON.stringify(blocks)).not.toContain('inbox completed');
   });
 
-  test("another user cannot act with B's inbox buttons", async () => {
+  test("the inbox buttons act only as their owner: others are refused, the owner's Accept goes through", async () => {
     const answer = await (await handoff(BOB, 'inbox')).reply();
     const accept = buttonsOf((answer.blocks as any[]).filter((b) => b.block_id === `thread_${pendingId}`))[0];
-    const click = await clickButton(eventsUrl, relay.signingSecret, {
-      user: ALICE,
-      channel: 'C0GENERAL',
-      messageTs: '1700000000.000999',
-      actionId: accept.action_id,
-      value: accept.value,
-      responseUrl: slack.responseUrl('alice-click'),
-    });
-    expect(click.status).toBe(200);
-    await slack.waitFor('response_url', (c) => c.args.response_url === 'alice-click');
-    expect((await relay.store.threads.findOne({ _id: pendingId }))!.status).toBe('pending');
+    const click = (user: string, name: string) =>
+      clickButton(eventsUrl, relay.signingSecret, {
+        surface: 'ephemeral',
+        user,
+        channel: 'C0GENERAL',
+        messageTs: '1700000000.000999',
+        actionId: accept.action_id,
+        value: accept.value,
+        responseUrl: slack.responseUrl(name),
+        triggerId: slack.triggerId(),
+      });
+    for (const [user, name, message] of [
+      [ALICE, 'alice-click', 'Only the recipient (bob@acme) can accept'],
+      [CAROL, 'carol-click', 'not linked'],
+    ] as const) {
+      expect((await click(user, name)).status).toBe(200);
+      const refusal = await slack.waitFor('response_url', (c) => c.args.response_url === name);
+      expect(refusal.args.text).toContain(message);
+      expect((await relay.store.threads.findOne({ _id: pendingId }))!.status).toBe('pending');
+    }
+    expect((await click(BOB, 'bob-click')).status).toBe(200);
+    await waitUntil(async () => (await relay.store.threads.findOne({ _id: pendingId }))?.status === 'accepted' || undefined, "Bob's accept");
   });
 
   test('an unlinked user is told to link', async () => {
@@ -243,7 +254,7 @@ describe('/handoff link', () => {
   const keyIn = (c: FakeSlackCall) => /hr_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}/.exec(JSON.stringify(c.args.view ?? c.args))?.[0];
 
   test('creates a teammate bound to the caller, shows its key once with MCP configuration, and the key works on /a2a', async () => {
-    const triggerId = newTriggerId();
+    const triggerId = slack.triggerId();
     await handoff('U0DAVE', 'link', triggerId);
     const opened = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
     expect((opened.args.view as any).callback_id).toBe('handoff_link_modal');
@@ -275,7 +286,7 @@ describe('/handoff link', () => {
   });
 
   test('a taken handle creates nothing and says so in the modal', async () => {
-    const triggerId = newTriggerId();
+    const triggerId = slack.triggerId();
     await handoff('U0FRANK', 'link alice', triggerId);
     const opened = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
     const update = await slack.waitFor('views.update', (c) => c.args.view_id === (opened.response.view as { id: string }).id);

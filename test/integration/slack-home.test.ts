@@ -3,7 +3,7 @@
 import { checkViewLimits } from '../fake-slack/block-limits';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickHomeButton, postSignedEvent, sendSlashCommand } from '../helpers/slack-requests';
+import { clickButton, postSignedEvent, sendSlashCommand } from '../helpers/slack-requests';
 
 const HANA = 'U0HANA'; // linked; receives and sends many handoffs
 const IVAN = 'U0IVAN'; // linked; the other side
@@ -115,7 +115,7 @@ test('"Show older" pages each list on from where it ended, and "Back to newest" 
 
   const clickPage = async (value: string) => {
     const count = slack.callsTo('views.publish').length;
-    const answer = await clickHomeButton(eventsUrl, relay.signingSecret, { user: HANA, viewId: String(first.id), actionId: 'handoff_home_page', value });
+    const answer = await clickButton(eventsUrl, relay.signingSecret, { surface: 'home', user: HANA, channel: '', messageTs: '', actionId: 'handoff_home_page', value });
     expect(answer.status).toBe(200);
     return (await nextPublish(HANA, count)).args.view as any;
   };
@@ -139,14 +139,14 @@ test('"Show older" pages each list on from where it ended, and "Back to newest" 
 
 test('a forged paging value falls back to the newest page', async () => {
   const count = slack.callsTo('views.publish').length;
-  await clickHomeButton(eventsUrl, relay.signingSecret, { user: HANA, viewId: 'V0HOME', actionId: 'handoff_home_page', value: JSON.stringify({ w: 'bm90IGEgY3Vyc29y' }) });
+  await clickButton(eventsUrl, relay.signingSecret, { surface: 'home', user: HANA, channel: '', messageTs: '', actionId: 'handoff_home_page', value: JSON.stringify({ w: 'bm90IGEgY3Vyc29y' }) });
   const view = (await nextPublish(HANA, count)).args.view as any;
   expect(lists(view).waiting).toHaveLength(20);
   expect(view.blocks[2].text.text).toBe('Waiting for you');
 });
 
 test('without RELAY_TEAM, /handoff link explains that linking from Slack is off and creates nothing', async () => {
-  const answer = await sendSlashCommand(eventsUrl, relay.signingSecret, { user: JO, text: 'link', responseUrl: slack.responseUrl('jo-link') });
+  const answer = await sendSlashCommand(eventsUrl, relay.signingSecret, { user: JO, text: 'link', responseUrl: slack.responseUrl('jo-link'), triggerId: slack.triggerId() });
   expect(answer.status).toBe(200);
   const reply = await slack.waitFor('response_url', (c) => c.args.response_url === 'jo-link');
   expect(reply.args.text).toContain('needs RELAY_TEAM');
