@@ -16,7 +16,7 @@ import {
   type SlackBlock,
   type SlackMessage,
 } from './block-kit';
-import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, slackDate, truncate } from './mrkdwn';
+import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, plainSafe, slackDate, truncate } from './mrkdwn';
 
 export type { SlackBlock, SlackMessage } from './block-kit';
 export { renderArtifact } from './artifacts';
@@ -57,6 +57,8 @@ const CAP = {
   /** Lines of status history shown (a thread has at most three today). */
   history: 6,
 } as const;
+/** Notification text: a lock screen shows about a line or two. */
+const FALLBACK_MAX = 300;
 /** Room kept for the two "+N more artifacts" lines. */
 const MORE_LINE = 160;
 
@@ -198,8 +200,8 @@ function headerText(input: DmInput, audience: DmAudience): string {
     audience === 'recipient' ? ['Handoff from', sender, thread.from] : ['Your handoff to', recipient, thread.to];
   // The handle always shows whole; a long name gives way.
   const room = SLACK_LIMITS.headerText - prefix.length - handle.length - 4;
-  const name = agent?.name ? `${truncate(agent.name.replace(/\s+/g, ' '), Math.max(room, 10))} (${handle})` : handle;
-  return `${prefix} ${name}`;
+  const name = agent?.name && room >= 8 ? `${truncate(agent.name.replace(/\s+/g, ' '), room)} (${handle})` : handle;
+  return plainSafe(`${prefix} ${name}`);
 }
 
 function contentBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
@@ -266,7 +268,7 @@ function fallbackText(input: DmInput, audience: DmAudience): string {
   } else {
     text = `Your handoff to ${nameOf(recipient, thread.to)}: ${thread.status === 'pending' ? 'waiting to be accepted' : state.toLowerCase()} · ${summary}`;
   }
-  return escapeMrkdwn(text);
+  return escapeWithin(text, FALLBACK_MAX).text;
 }
 
 export function handoffDm(input: DmInput): SlackMessage {

@@ -192,3 +192,25 @@ describe('requests Slack did not sign are refused with 401 and change nothing', 
     expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
   });
 });
+
+describe('the verify queue refuses jobs it cannot trust, without retrying and without changing anything', () => {
+  async function failedJob(name: string, data: Record<string, unknown>) {
+    const job = await verifyQueue.add(name, data, { attempts: 5, backoff: { type: 'fixed', delay: 60_000 } });
+    return waitUntil(async () => {
+      const current = await verifyQueue.getJob(job.id!);
+      return current && (await current.getState()) === 'failed' ? current : undefined;
+    }, `the ${name} job to fail for good`);
+  }
+
+  test('a slack-accept job with malformed data', async () => {
+    const dm = await handoff('malformed job');
+    const failed = await failedJob('slack-accept', { thread_id: dm.threadId, slack_user: 'recipient', shown_status: 'pending' });
+    expect(failed.failedReason).toMatch(/malformed slack-accept data \(must be a Slack user id\)/);
+    expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
+  });
+
+  test('a job name no processor knows', async () => {
+    const failed = await failedJob('no-such-check', { thread_id: '00000000-0000-4000-8000-000000000000' });
+    expect(failed.failedReason).toMatch(/no processor for job name "no-such-check"/);
+  });
+});

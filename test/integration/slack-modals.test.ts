@@ -62,6 +62,11 @@ describe('Decline', () => {
     const shown = await waitForDm(dm, 'Declined by', 'Out of scope for &lt;!channel&gt; this sprint');
     expect(shown).toContain(`<@${RECIPIENT}> via Slack`);
     expect(shown).not.toContain('handoff_accept');
+
+    // The same form submitted again (a double press or a retry) changes nothing and says why.
+    const again = ackBody(await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'twice' } } }));
+    expect(again.errors.decline_reason).toMatch(/is now declined \(by recipient@acme via Slack .*\) since this form was opened/);
+    expect(await threadDoc(relay, dm.threadId)).toMatchObject({ decline_reason: 'Out of scope for <!channel> this sprint' });
   });
 
   test('a submission after the thread changed meanwhile is refused on the field and explains how it changed', async () => {
