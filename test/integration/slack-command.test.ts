@@ -295,6 +295,12 @@ describe('/handoff link', () => {
     expect(await relay.relay.teammates.bySlackUser('U0FRANK')).toBeNull();
   });
 
+  test('Slack refusing the profile lookup creates nothing and says so', async () => {
+    slack.failNext('users.info', { body: { ok: false, error: 'ratelimited' } });
+    expect((await (await handoff('U0GINA', 'link')).reply()).text).toContain('Slack did not give handoff-relay your profile (ratelimited)');
+    expect(await relay.relay.teammates.bySlackUser('U0GINA')).toBeNull();
+  });
+
   test.each([
     ['another team', 'link gina@elsewhere', 'must end in `@acme`'],
     ['an invalid handle', 'link gina!', 'cannot be a handle'],
@@ -304,14 +310,21 @@ describe('/handoff link', () => {
   });
 
   test('two concurrent /handoff link make one teammate and one key', async () => {
+    const updatesBefore = slack.callsTo('views.update').length;
     const names = (await Promise.all([handoff('U0GINA', 'link'), handoff('U0GINA', 'link')])).map((c) => c.name);
     // Each command ends either in an ephemeral answer or in the link modal's final content.
-    const outcomes = () =>
-      slack.callsTo('response_url').filter((c) => names.includes(String(c.args.response_url))).length +
-      slack.callsTo('views.update').filter((c) => JSON.stringify(c.args.view).includes('gina@acme')).length;
+    const updates = () => slack.callsTo('views.update').slice(updatesBefore);
+    const outcomes = () => slack.callsTo('response_url').filter((c) => names.includes(String(c.args.response_url))).length + updates().length;
     await waitUntil(async () => outcomes() === 2 || undefined, 'both link commands answered');
     expect(await relay.store.apiKeys.countDocuments({ handle: 'gina@acme' })).toBe(1);
     expect(await relay.store.agents.countDocuments({ slack_user_id: 'U0GINA' })).toBe(1);
     expect(slack.calls.filter((c) => keyIn(c) !== undefined && JSON.stringify(c.args).includes('gina@acme'))).toHaveLength(1);
+    // The loser is told it is already linked, in whichever way it lost.
+    const told = [
+      ...slack.callsTo('response_url').filter((c) => names.includes(String(c.args.response_url))).map((c) => String(c.args.text)),
+      ...updates().map((c) => JSON.stringify(c.args.view)).filter((v) => v.includes('already linked')),
+    ];
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/already linked .*no new key was made/);
   });
 });

@@ -35,7 +35,14 @@ export async function linkCommand(deps: CommandDeps, { client, command, respond 
   }
 
   // Slack's profile names the teammate (and derives the handle when none was given).
-  const profile = profileNames(await client.users.info({ user: command.user_id }));
+  let profile: ReturnType<typeof profileNames>;
+  try {
+    profile = profileNames(await client.users.info({ user: command.user_id }));
+  } catch (error) {
+    const code = slackErrorCode(error);
+    if (code === undefined) throw error;
+    return void (await say(`Slack did not give handoff-relay your profile (${code}); nothing was created. Try again, or ask an admin to register you.`));
+  }
   let handle: string;
   if (requested) {
     const [local, suffix] = requested.replace(/^@/, '').split('@');
@@ -92,6 +99,8 @@ async function whyNotRegistered(deps: CommandDeps, slackUser: string, handle: st
   // A concurrent `/handoff link` may have won: then this user is linked, just not by this call.
   const linked = await deps.relay.teammates.bySlackUser(slackUser);
   if (linked) return `Your Slack account is already linked to teammate ${linked.handle}; no new key was made.`;
+  // The link exists but its teammate is not readable yet (the winner is still writing it) or is disabled.
+  if (error.message.startsWith('body.slack_user_id:')) return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
   if (error.message.includes('is already registered')) return `The handle ${handle} is taken. Choose another: /handoff link another-name`;
   return error.message;
 }
