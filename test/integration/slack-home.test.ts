@@ -3,7 +3,7 @@
 import { checkViewLimits } from '../fake-slack/block-limits';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton, postSignedEvent, sendSlashCommand } from '../helpers/slack-requests';
+import { clickButton, postSignedEvent, sendSlashCommand, slackSignature } from '../helpers/slack-requests';
 
 const HANA = 'U0HANA'; // linked; receives and sends many handoffs
 const IVAN = 'U0IVAN'; // linked; the other side
@@ -151,4 +151,16 @@ test('without RELAY_TEAM, /handoff link explains that linking from Slack is off 
   const reply = await slack.waitFor('response_url', (c) => c.args.response_url === 'jo-link');
   expect(reply.args.text).toContain('needs RELAY_TEAM');
   expect(await relay.relay.teammates.bySlackUser(JO)).toBeNull();
+});
+
+test("Slack's url_verification of the event request URL is answered with the challenge (the manifest's request_url works)", async () => {
+  const body = JSON.stringify({ token: 'legacy-verification-token', challenge: 'c5b1a2d3e4f5', type: 'url_verification' });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const response = await fetch(eventsUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': slackSignature(relay.signingSecret, timestamp, body) },
+    body,
+  });
+  expect(response.status).toBe(200);
+  expect(await response.text()).toContain('c5b1a2d3e4f5');
 });
