@@ -8,6 +8,7 @@ import type { SlackConfig } from '../relay-core/config';
 import type { RelayService } from '../relay-core/relay-service';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
+import { registerEvents } from './listeners/events';
 import { registerViews } from './listeners/views';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -20,13 +21,16 @@ export interface SlackAppDeps {
   log: Logger;
   /** The `verify` queue: Slack Accept runs there (bot/verify-accept.ts). */
   verifyJobs: JobQueue;
+  /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
+  team?: string;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
 export function registerListeners(app: App, deps: SlackAppDeps): void {
   registerActions(app, deps);
   registerViews(app, deps);
-  registerCommands(app);
+  registerCommands(app, deps);
+  registerEvents(app, deps);
 }
 
 export function slackWebClient(config: SlackConfig): WebClient {

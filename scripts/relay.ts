@@ -106,7 +106,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs });
+    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {

@@ -224,6 +224,10 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
     if (!manifest.settings.socket_mode_enabled) expect(manifest.settings.interactivity.request_url).toBe(EVENTS_URL);
   });
 
+  test('the Home tab is enabled exactly when app_home_opened is handled', () => {
+    expect(manifest.features.app_home.home_tab_enabled).toBe(registered.events.includes('app_home_opened'));
+  });
+
   test('every global shortcut registered is declared, and the other way round', () => {
     expect(declaredShortcuts).toEqual(unique(registered.shortcuts));
   });
