@@ -7,7 +7,7 @@ import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/config'
 import { createLogger } from '../relay-core/logger';
 import { ensureFerretDbBinary, ensureRedis, startFerretDb } from './local-services';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
-import { mcpClientConfig } from './mcp-client-config';
+import { mcpClientConfig } from '../mcp/client-config';
 import { startRelay } from './relay';
 
 const USAGE = `Usage:

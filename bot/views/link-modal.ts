@@ -1,7 +1,7 @@
 // `/handoff link` modals: "linking…" while the teammate is created, then its API key (shown this once) with the
 // MCP client configuration, or why no teammate was made. Pure builders.
 import type { types } from '@slack/bolt';
-import { mcpClientSnippets } from '../../scripts/mcp-client-config';
+import { mcpClientSnippets } from '../../mcp/client-config';
 import { codeBlock, escapeMrkdwn } from '../blocks/mrkdwn';
 
 type ModalView = types.ModalView;

@@ -69,7 +69,7 @@ export function handoffCommand(deps: CommandDeps) {
 
 async function inbox(relay: RelayService, caller: AgentDoc, respond: RespondFn): Promise<void> {
   const page = await relay.listThreads(caller, { role: 'recipient', status: ['pending', 'accepted'], limit: INBOX_PAGE_SIZE });
-  const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => relay.inboxUrl(id) });
+  const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
   await respond({ response_type: 'ephemeral', replace_original: false, ...message });
 }
 

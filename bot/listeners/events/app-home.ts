@@ -29,7 +29,7 @@ export async function publishHome(relay: RelayService, client: WebClient, slackU
     [waiting, sent] = await Promise.all([list('recipient'), list('sender')]);
     page = {};
   }
-  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => relay.inboxUrl(id) });
+  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
   await client.views.publish({ user_id: slackUser, view });
 }
 
