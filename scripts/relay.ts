@@ -12,6 +12,10 @@ import { MongoStore } from '../relay-core/mongo-store';
 import { redisRateLimiter } from '../relay-core/rate-limiter';
 import { RelayService } from '../relay-core/relay-service';
 import { Teammates } from '../relay-core/teammates';
+import { createVerifyProcessor } from '../relay-core/verify-jobs';
+import { WebhookDeliveries } from '../relay-core/webhook-deliveries';
+import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhook-delivery';
+import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhook-queues';
 
 export interface RunningRelay {
   url: string;
@@ -35,7 +39,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
-  const teammates = new Teammates({ store, keyPepper: config.keyPepper, log });
+  const webhookQueues = new WebhookQueues({ connection: producer, prefix: config.queuePrefix, retryScheduleMs: config.webhooks.retryScheduleMs });
+  const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
+  const deliveries = new WebhookDeliveries(store);
+  await deliveries.ensureIndexes();
+  const deadLetters = new WebhookDeadLetters(deliveries, webhookQueues);
+  const teammates = new Teammates({
+    store,
+    keyPepper: config.keyPepper,
+    log,
+    webhooks: { policy: webhookPolicy, onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at) },
+  });
   const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
@@ -54,6 +68,25 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         }),
       );
     }
+    const webhookSettings = { backoffStrategy: webhookBackoffStrategy(config.webhooks.retryScheduleMs) };
+    workers.push(
+      startWorker({
+        name: 'webhooks',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor: createWebhookProcessor({ relay, store, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        settings: webhookSettings,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
+      }),
+      startWorker({
+        name: 'verify',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor: createVerifyProcessor({ store, teammates, policy: webhookPolicy, log, onEndpointVerified: (handle) => deadLetters.promoteHeld(handle) }),
+        settings: webhookSettings,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
+      }),
+    );
     const sweep = () =>
       relay.sweepOutbox(sweepIntervalMs).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'));
     void sweep();
@@ -70,6 +103,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       adminKey: config.adminKey,
       rateLimiter,
       log,
+      deadLetters,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -100,6 +134,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       }
       await Promise.all(workers.map((w) => w.close()));
       await publisher.close();
+      await webhookQueues.close();
       producer.disconnect();
       await store.close();
     },
