@@ -36,7 +36,7 @@ export function signatureHeaders(secret: string, id: string, timestamp: Date, bo
 }
 
 /** POSTs once; resolves with any HTTP answer (3xx included: redirects are not followed), rejects on network, guard or timeout errors. */
-export function postSigned(request: SignedPost): Promise<PostResult> {
+export async function postSigned(request: SignedPost): Promise<PostResult> {
   const url = new URL(request.url);
   assertAllowedLiteral(url, request.policy);
   const headers = {
