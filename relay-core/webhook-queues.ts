@@ -42,6 +42,11 @@ export class WebhookQueues {
   constructor(opts: { connection: Redis; prefix: string; retryScheduleMs: readonly number[] }) {
     this.webhooks = new Queue('webhooks', { connection: opts.connection, prefix: opts.prefix });
     this.verify = new Queue('verify', { connection: opts.connection, prefix: opts.prefix });
+    for (const queue of [this.webhooks, this.verify]) {
+      queue.on('error', () => {
+        // The producer connection reconnects by itself; a failed add is retried by its caller.
+      });
+    }
     this.jobOptions = {
       attempts: opts.retryScheduleMs.length + 1,
       backoff: { type: WEBHOOK_BACKOFF },
