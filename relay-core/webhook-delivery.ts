@@ -41,14 +41,17 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     const parsed = eventJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`webhooks job ${job.id}: malformed data (${parsed.error.issues[0]?.message})`);
     const event = parsed.data;
-    const thread = await relay.threadById(event.thread_id);
+    // Two small reads per event: most teammates have no endpoint, and this runs for every event.
+    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
     if (!thread) return 'skipped';
-    for (const handle of new Set([thread.from, thread.to])) {
-      const agent = await store.agents.findOne({ _id: handle });
-      if (!agent || agent.status !== 'active' || !agent.notification || agent.notification.disabled_at) continue;
-      const id = deliveryId(event.event_id, handle);
-      await deliveries.open(event, handle, clock.now());
-      await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
+    const owners = await store.agents
+      .find({ _id: { $in: [thread.from, thread.to] }, status: 'active', notification: { $ne: null } }, { projection: { _id: 1, notification: 1 } })
+      .toArray();
+    for (const agent of owners) {
+      if (!agent.notification || agent.notification.disabled_at) continue;
+      const id = deliveryId(event.event_id, agent._id);
+      await deliveries.open(event, agent._id, clock.now());
+      await queues.enqueueDelivery(id, { ...event, handle: agent._id, redrive: 0 });
     }
     return 'fanned_out';
   }

@@ -93,8 +93,11 @@ describe('webhook delivery', () => {
     }
     // A signature made with the other teammate's secret does not verify.
     expect(() => verifyWebhook(alice.secret, bobHook.events()[0]!)).toThrow();
-    const delivered = await rest('GET', '/admin/deliveries?status=delivered&handle=bob@acme', relay.adminKey);
-    expect(delivered.body.deliveries).toHaveLength(expected.length);
+    // The relay records a delivery once the receiver's answer is back, a moment after the receiver saw it.
+    const delivered = await waitUntil(async () => {
+      const list = await rest('GET', '/admin/deliveries?status=delivered&handle=bob@acme', relay.adminKey);
+      return list.body.deliveries.length === expected.length && list;
+    }, 'all 8 recorded as delivered');
     expect(JSON.stringify(delivered.body)).not.toContain(bobHook.url());
   });
 
