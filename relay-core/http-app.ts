@@ -14,6 +14,8 @@ import type { RateLimiter } from './rate-limiter';
 import type { RelayService } from './relay-service';
 import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from './schemas';
 import { ownCard } from './teammates';
+import { mountWebhookAdminRoutes } from './webhook-admin-routes';
+import type { WebhookDeadLetters } from './webhook-delivery';
 
 export interface HttpAppDeps {
   relay: RelayService;
@@ -22,6 +24,8 @@ export interface HttpAppDeps {
   log: Logger;
   /** Each resolves when its dependency answers; /readyz reports which one does not. */
   readiness: Record<string, () => Promise<void>>;
+  /** Webhook deliveries for the admin routes (/admin/deliveries…). */
+  deadLetters?: WebhookDeadLetters;
 }
 
 interface Locals {
@@ -158,6 +162,8 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     requireAdmin(req);
     res.json(await relay.teammates.disable(handleParam(req)));
   });
+
+  if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));

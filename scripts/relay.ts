@@ -22,6 +22,10 @@ import { MongoStore } from '../relay-core/mongo-store';
 import { redisRateLimiter } from '../relay-core/rate-limiter';
 import { RelayService } from '../relay-core/relay-service';
 import { Teammates } from '../relay-core/teammates';
+import { createVerifyProcessor } from '../relay-core/verify-jobs';
+import { WebhookDeliveries } from '../relay-core/webhook-deliveries';
+import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhook-delivery';
+import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhook-queues';
 
 export interface RunningRelay {
   url: string;
@@ -46,7 +50,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   });
   const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
   const verifyJobs = new BullmqJobQueue({ name: 'verify', connection: producer, prefix: config.queuePrefix, jobOptions: VERIFY_JOB_OPTIONS });
-  const teammates = new Teammates({ store, keyPepper: config.keyPepper, log });
+  const webhookQueues = new WebhookQueues({ connection: producer, prefix: config.queuePrefix, retryScheduleMs: config.webhooks.retryScheduleMs });
+  const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
+  const deliveries = new WebhookDeliveries(store);
+  await deliveries.ensureIndexes();
+  const deadLetters = new WebhookDeadLetters(deliveries, webhookQueues);
+  const teammates = new Teammates({
+    store,
+    keyPepper: config.keyPepper,
+    log,
+    webhooks: { policy: webhookPolicy, onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at) },
+  });
   const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
@@ -65,22 +79,27 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         }),
       );
     }
-    // The `verify` queue: one processor per job name (Slack Accept here; webhook endpoint checks elsewhere).
-    const verifyProcessors: Record<string, JobProcessor> = {};
-    if (config.slack) {
-      verifyProcessors[SLACK_ACCEPT_JOB] = createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log });
-    }
+    const webhookSettings = { backoffStrategy: webhookBackoffStrategy(config.webhooks.retryScheduleMs) };
     workers.push(
+      startWorker({
+        name: 'webhooks',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor: createWebhookProcessor({ relay, store, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        settings: webhookSettings,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
+      }),
       startWorker({
         name: 'verify',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: async (job) => {
-          const processor = verifyProcessors[job.name];
-          if (!processor) throw new UnrecoverableError(`verify job ${job.id}: no processor for job name "${job.name}"`);
-          return processor(job);
-        },
-        onFailed: (job, error) => log.warn({ job_id: job?.id, job_name: job?.name, err: error.message }, 'verify job attempt failed'),
+        processor: createVerifyProcessor(
+          { store, teammates, policy: webhookPolicy, log, onEndpointVerified: (handle) => deadLetters.promoteHeld(handle) },
+          // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
+          config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {},
+        ),
+        settings: webhookSettings,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
       }),
     );
     const sweep = () =>
@@ -99,6 +118,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       adminKey: config.adminKey,
       rateLimiter,
       log,
+      deadLetters,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -130,6 +150,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       await Promise.all(workers.map((w) => w.close()));
       await publisher.close();
       await verifyJobs.close();
+      await webhookQueues.close();
       producer.disconnect();
       await store.close();
     },
