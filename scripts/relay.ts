@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
-import { BullmqEventPublisher, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
+import { Queue } from 'bullmq';
+import { mountAdminQueues } from '../relay-core/admin-queues';
+import { BullmqEventPublisher, QUEUE_NAMES, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
+import { RelayMetrics } from '../relay-core/metrics';
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
@@ -50,6 +53,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
           redisUrl: config.redisUrl,
           prefix: config.queuePrefix,
           processor,
+          lockMs: config.workerLockMs,
           onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
         }),
       );
@@ -60,16 +64,23 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
   }
+  const metrics = new RelayMetrics({ outboxBacklog: () => store.threads.countDocuments({ outbox_dirty: true }) });
+  for (const running of workers) metrics.watchWorker(running.worker);
 
+  // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
   let server: Server | undefined;
   let url = '';
-  if (roles.has('api') || roles.has('bot')) {
+  const boardQueues: Queue[] = [];
+  {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
       relay,
       adminKey: config.adminKey,
       rateLimiter,
       log,
+      metrics,
+      metricsToken: config.metricsToken,
+      apiRoutes: roles.has('api'),
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -79,6 +90,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     });
     if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
+    if (roles.has('api')) {
+      // Every queue the relay knows, whether or not this process fills or works it.
+      boardQueues.push(...QUEUE_NAMES.map((name) => new Queue(name, { connection: producer, prefix: config.queuePrefix })));
+      mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: boardQueues });
+    }
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
       const s = httpApp.listen(config.port, config.host, () => resolve(s));
@@ -93,12 +109,15 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     relay,
     store,
     async stop() {
+      // Drain in order: no new requests, no new sweeps, running jobs finish (worker.close waits), then connections.
       if (sweepTimer) clearInterval(sweepTimer);
       if (server) {
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
-        await new Promise<void>((resolve) => server!.close(() => resolve()));
+        await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(boardQueues.map((q) => q.close()));
       await publisher.close();
       producer.disconnect();
       await store.close();
