@@ -7,6 +7,7 @@ import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { Queue } from 'bullmq';
 import { mountAdminQueues } from '../relay-core/admin-queues';
 import { BullmqEventPublisher, QUEUE_NAMES, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
+import { logWorkerEvents } from '../relay-core/logger';
 import { RelayMetrics } from '../relay-core/metrics';
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
@@ -65,7 +66,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     sweepTimer.unref();
   }
   const metrics = new RelayMetrics({ outboxBacklog: () => store.threads.countDocuments({ outbox_dirty: true }) });
-  for (const running of workers) metrics.watchWorker(running.worker);
+  for (const running of workers) {
+    metrics.watchWorker(running.worker);
+    logWorkerEvents(running.worker, log);
+  }
 
   // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
   let server: Server | undefined;
