@@ -38,11 +38,6 @@ export function requestId(res: Response): string {
   return (res.locals as Locals).requestId;
 }
 
-/** The request's logger: every line carries its request_id. */
-export function requestLog(res: Response): Logger {
-  return (res.locals as Locals).log;
-}
-
 /** An incoming X-Request-Id is kept when it is short and plain (it ends up in logs and headers), else replaced. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Routes polled by probes and scrapers log at debug, so they do not drown the request log. */

@@ -66,7 +66,7 @@ async function start(): Promise<void> {
         say(`stop failed: ${error.message}`);
       });
     }
-    log.flush();
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
     process.exit(failed ? 1 : 0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

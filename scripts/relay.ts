@@ -45,6 +45,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
   let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
     if (config.slack) {
       const processor = createSlackDeliveryProcessor({ relay, client: slackWebClient(config.slack), log });
@@ -59,8 +60,14 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         }),
       );
     }
-    const sweep = () =>
-      relay.sweepOutbox(sweepIntervalMs).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'));
+    // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.
+    const sweep = () => {
+      sweeping ??= relay
+        .sweepOutbox(sweepIntervalMs)
+        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
+        .finally(() => (sweeping = undefined));
+      return sweeping;
+    };
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
@@ -121,6 +128,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
+      await sweeping;
       await Promise.all(boardQueues.map((q) => q.close()));
       await publisher.close();
       producer.disconnect();
