@@ -9,6 +9,8 @@ export interface SlowSlackProxy {
   url: string;
   /** Calls being held right now. */
   held(): number;
+  /** Held calls whose caller has gone away (its process died); release() drops them. */
+  orphaned(): number;
   /** Calls dropped because the caller went away while held. */
   dropped(): number;
   /** How long each slow call is held (ms); Infinity holds until release(). */
@@ -20,6 +22,7 @@ export interface SlowSlackProxy {
 
 export async function startSlowSlackProxy(opts: { target: string; slowMethods: string[]; delayMs: number }): Promise<SlowSlackProxy> {
   const waiting = new Set<() => void>();
+  const orphans = new Set<() => void>();
   let dropped = 0;
 
   async function forward(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
@@ -42,10 +45,13 @@ export async function startSlowSlackProxy(opts: { target: string; slowMethods: s
       const method = (req.url ?? '').replace(/^\/api\//, '').split('?')[0]!;
       let gone = false;
       res.on('close', () => {
-        if (!res.writableEnded) gone = true;
+        if (res.writableEnded) return;
+        gone = true;
+        if (waiting.has(go)) orphans.add(go);
       });
       const go = () => {
         waiting.delete(go);
+        orphans.delete(go);
         if (timer) clearTimeout(timer);
         if (gone) {
           dropped += 1;
@@ -69,6 +75,7 @@ export async function startSlowSlackProxy(opts: { target: string; slowMethods: s
     url: `http://127.0.0.1:${port}/api/`,
     delayMs: opts.delayMs,
     held: () => waiting.size,
+    orphaned: () => orphans.size,
     dropped: () => dropped,
     release() {
       for (const go of [...waiting]) go();
