@@ -161,7 +161,7 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
         });
         if (!answer.result?.task_id) throw new Error(`message/send failed: ${JSON.stringify(answer)}`);
       });
-      await waitFor('relay deliveries', () => collect() >= from + n, 120_000, () => `(${arrivals.size} of ${from + n} DMs arrived)`);
+      await waitFor('relay deliveries', () => collect() >= from + n, Math.max(120_000, (8_000 * n) / opts.rate), () => `(${arrivals.size} of ${from + n} DMs arrived)`);
     };
     await run(0, WARMUP);
     const cpu = process.cpuUsage();
