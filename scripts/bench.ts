@@ -117,7 +117,7 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     deliveryCount: Math.round(positive('BENCH_DELIVERY_COUNT', 150)),
     soakSeconds: positive('BENCH_SOAK_SECONDS', 600),
     soakSampleSeconds: positive('BENCH_SOAK_SAMPLE_SECONDS', 30),
-    soakRate: positive('BENCH_SOAK_RATE', 10),
+    soakRate: positive('BENCH_SOAK_RATE', 3),
     mongodbUrl: env.MONGODB_URL || undefined,
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
