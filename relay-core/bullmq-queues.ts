@@ -14,6 +14,8 @@ export const eventJobSchema = z.object({
   thread_id: z.uuid(),
   event_id: z.uuid(),
   type: z.enum(EVENT_TYPES),
+  /** When the event was created (delivery latency is measured from here); absent on jobs queued before it was added. */
+  at: z.iso.datetime().optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
@@ -47,7 +49,7 @@ export class BullmqEventPublisher implements EventPublisher {
   async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     for (const event of events) {
-      const data: EventJob = { thread_id: threadId, event_id: event.id, type: event.type };
+      const data: EventJob = { thread_id: threadId, event_id: event.id, type: event.type, at: event.at.toISOString() };
       for (const queue of Object.values(this.queues)) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }
@@ -103,6 +105,8 @@ export function startWorker(opts: {
   prefix: string;
   processor: JobProcessor;
   concurrency?: number;
+  /** BullMQ lockDuration and stalledInterval: how soon a job whose worker died runs again elsewhere. */
+  lockMs?: number;
   onFailed?: (job: Job | undefined, error: Error) => void;
   /** E.g. a custom backoffStrategy for the queue's jobs. */
   settings?: AdvancedOptions;
@@ -113,6 +117,7 @@ export function startWorker(opts: {
     prefix: opts.prefix,
     concurrency: opts.concurrency ?? 8,
     ...(opts.settings ? { settings: opts.settings } : {}),
+    ...(opts.lockMs ? { lockDuration: opts.lockMs, stalledInterval: opts.lockMs } : {}),
   });
   if (opts.onFailed) worker.on('failed', opts.onFailed);
   worker.on('error', () => {

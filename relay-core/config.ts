@@ -49,6 +49,9 @@ const envSchema = z.object({
   SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional(),
   SLACK_API_URL: httpUrl.optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  RELAY_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  RELAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   RELAY_WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -103,6 +106,12 @@ export interface RelayConfig {
   slack?: SlackConfig;
   rateLimitPerMinute: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Bearer token for GET /metrics (the admin key works too). */
+  metricsToken?: string;
+  /** BullMQ lock duration; a job whose worker died is taken up again within about this long (also the stalled-check interval). */
+  workerLockMs: number;
+  /** How long `start` waits on SIGTERM for running jobs and requests before it exits anyway (status 1). */
+  shutdownGraceMs: number;
   webhooks: WebhookConfig;
 }
 
@@ -156,6 +165,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
     webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },
+    metricsToken: e.RELAY_METRICS_TOKEN,
+    workerLockMs: e.RELAY_WORKER_LOCK_MS,
+    shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,
   };
 }
 

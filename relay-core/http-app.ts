@@ -16,6 +16,7 @@ import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from './
 import { ownCard } from './teammates';
 import { mountWebhookAdminRoutes } from './webhook-admin-routes';
 import type { WebhookDeadLetters } from './webhook-delivery';
+import { routePattern, type RelayMetrics } from './metrics';
 
 export interface HttpAppDeps {
   relay: RelayService;
@@ -26,15 +27,28 @@ export interface HttpAppDeps {
   readiness: Record<string, () => Promise<void>>;
   /** Webhook deliveries for the admin routes (/admin/deliveries…). */
   deadLetters?: WebhookDeadLetters;
+  /** GET /metrics serves these, to a bearer of `metricsToken` or the admin key. */
+  metrics?: RelayMetrics;
+  metricsToken?: string;
+  /** false without the api role: only health, metrics and what bot/ mounts (/slack/events) answer. */
+  apiRoutes?: boolean;
 }
 
 interface Locals {
   requestId: string;
+  log: Logger;
 }
 
 export function requestId(res: Response): string {
   return (res.locals as Locals).requestId;
 }
+
+/** An incoming X-Request-Id is kept when it is short and plain (it ends up in logs and headers), else replaced. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Routes polled by probes and scrapers log at debug, so they do not drown the request log. */
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+/** What answers when the api role is off (bot/ mounts /slack/events itself). */
+const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/slack/events']);
 
 /** The token of an `Authorization: Bearer …` header. */
 export function bearer(req: Request): string | undefined {
@@ -68,9 +82,35 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   const json = express.json({ limit: LIMITS.bodyBytes, strict: false, type: () => true });
 
   app.use((req, res, next) => {
-    (res.locals as Locals).requestId = randomUUID();
-    res.setHeader('X-Request-Id', requestId(res));
+    const incoming = req.get('x-request-id');
+    const id = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const locals = res.locals as Locals;
+    locals.requestId = id;
+    locals.log = log.child({ request_id: id });
+    res.setHeader('X-Request-Id', id);
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      const line = { method: req.method, route: routePattern(req), status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+      if (QUIET_PATHS.has(req.path)) locals.log.debug(line, 'http request');
+      else locals.log.info(line, 'http request');
+    });
     next();
+  });
+  if (deps.metrics) app.use(deps.metrics.httpMiddleware());
+  if (deps.apiRoutes === false) {
+    app.use((req, res, next) => {
+      if (OPS_PATHS.has(req.path)) return next();
+      restError(res, new RelayError('method_not_found', `No route ${req.method} ${req.path} (this relay runs without the api role)`));
+    });
+  }
+
+  app.get('/metrics', async (req, res) => {
+    const token = bearer(req);
+    const allowed = [deps.metricsToken, deps.adminKey].some((expected) => expected && token && constantTimeEqual(token, expected));
+    if (!allowed) throw new RelayError('unauthenticated', 'Missing or wrong Authorization: Bearer <RELAY_METRICS_TOKEN or RELAY_ADMIN_KEY>');
+    if (!deps.metrics) throw new RelayError('method_not_found', 'Metrics are not collected by this relay');
+    const { contentType, body } = await deps.metrics.render();
+    res.type(contentType).send(body);
   });
 
   async function authenticate(req: Request): Promise<AgentDoc> {

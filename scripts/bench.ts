@@ -12,6 +12,11 @@
 //   POST, sequential. Targets: p50 ≤ 5 ms, ready ≤ 300 ms (see bench-mcp.ts).
 // - the RSS of this process (the relay and the bench client together) after each phase.
 //
+// - delivery (scripts/bench-delivery.ts): handoffs at BENCH_DELIVERY_RATE/s (default 5) → DM at a fake Slack,
+//   vs queue.add → BullMQ worker → one loopback HTTP POST at the same rate. Target: p99 ≤ 2×.
+// - soak (scripts/bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): the built relay as its own
+//   process under steady load for BENCH_SOAK_SECONDS (default 600), RSS every BENCH_SOAK_SAMPLE_SECONDS (30).
+//
 // Environment: BENCH_SCALE (default 1) scales the large stage: 0.1 → 10k threads / 1k teammates for
 // a quick run. BENCH_ONLY=create, BENCH_ONLY=mcp or BENCH_ONLY=lists runs one phase (e.g. under `node --cpu-prof`).
 // MONGODB_URL uses that server instead of a FerretDB of our own (temp data dir). REDIS_URL defaults
@@ -41,7 +46,9 @@ import { loadConfig } from '../relay-core/config';
 import type { AgentDoc, ThreadDoc } from '../relay-core/documents';
 import { createLogger } from '../relay-core/logger';
 import { BenchHttpClient } from './bench-http';
+import { benchDelivery } from './bench-delivery';
 import { benchMcp } from './bench-mcp';
+import { benchSoak } from './bench-soak';
 import { measure, mib, printTable, summarize, type Figures, type Row, type Target } from './bench-measure';
 import { MAILBOX_EVERY, TARGET_SKILL, TARGET_SKILL_HOLDERS, openInMailbox, seed, seededAgent, seededThread } from './bench-seed';
 import { ensureFerretDbBinary, ensureRedis, findFreePort, startFerretDb } from './local-services';
@@ -75,21 +82,42 @@ const benchStart = performance.now();
 const progress = (line: string) => process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
+const PHASES = ['create', 'mcp', 'lists', 'delivery', 'soak'] as const;
+type Phase = (typeof PHASES)[number];
+/** Run when BENCH_ONLY is unset; the soak takes ten minutes and runs only when asked for. */
+const DEFAULT_PHASES: Phase[] = ['create', 'mcp', 'delivery', 'lists'];
+
 interface Settings {
   scale: number;
-  phases: Set<'create' | 'mcp' | 'lists'>;
+  phases: Set<Phase>;
   mongodbUrl?: string;
   redisUrl: string;
+  deliveryRate: number;
+  deliveryCount: number;
+  soakSeconds: number;
+  soakSampleSeconds: number;
+  soakRate: number;
 }
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {
   const scale = env.BENCH_SCALE === undefined || env.BENCH_SCALE === '' ? 1 : Number(env.BENCH_SCALE);
   if (!Number.isFinite(scale) || scale <= 0 || scale > 10) throw new Error(`BENCH_SCALE: must be a number in (0, 10] (got "${env.BENCH_SCALE}")`);
   const only = env.BENCH_ONLY || undefined;
-  if (only !== undefined && only !== 'create' && only !== 'mcp' && only !== 'lists') throw new Error(`BENCH_ONLY: must be create, mcp or lists (got "${only}")`);
+  if (only !== undefined && !(PHASES as readonly string[]).includes(only)) throw new Error(`BENCH_ONLY: must be one of ${PHASES.join(', ')} (got "${only}")`);
+  const positive = (name: string, fallback: number) => {
+    const raw = env[name];
+    const value = raw === undefined || raw === '' ? fallback : Number(raw);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}: must be a positive number (got "${raw}")`);
+    return value;
+  };
   return {
     scale,
-    phases: new Set(only ? [only] : ['create', 'mcp', 'lists']),
+    phases: new Set(only ? [only as Phase] : DEFAULT_PHASES),
+    deliveryRate: positive('BENCH_DELIVERY_RATE', 5),
+    deliveryCount: Math.round(positive('BENCH_DELIVERY_COUNT', 150)),
+    soakSeconds: positive('BENCH_SOAK_SECONDS', 600),
+    soakSampleSeconds: positive('BENCH_SOAK_SAMPLE_SECONDS', 30),
+    soakRate: positive('BENCH_SOAK_RATE', 3),
     mongodbUrl: env.MONGODB_URL || undefined,
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
@@ -125,6 +153,7 @@ interface Bench {
   adminKey: string;
   client: BenchHttpClient;
   redisUrl: string;
+  mongodbUrl: string;
   /** The database name and the BullMQ prefix of this run. */
   runId: string;
 }
@@ -150,6 +179,8 @@ async function startBench(settings: Settings, cleanup: Cleanup): Promise<Bench> 
   const redis = await ensureRedis(settings.redisUrl, progress);
   if (redis.started) cleanup.add('stop redis-server', () => redis.stop());
   cleanup.add(`delete the BullMQ keys ${runId}:*`, () => deleteRedisKeys(settings.redisUrl, runId));
+  // The delivery and soak phases' own relays and baseline queues (bench-delivery.ts, bench-soak.ts).
+  for (const suffix of ['_dl', '_sk']) cleanup.add(`delete the BullMQ keys ${runId}${suffix}:*`, () => deleteRedisKeys(settings.redisUrl, `${runId}${suffix}`));
 
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
   const config = loadConfig({
@@ -178,7 +209,7 @@ async function startBench(settings: Settings, cleanup: Cleanup): Promise<Bench> 
 
   const client = new BenchHttpClient(relay.url);
   cleanup.add('close the HTTP client', async () => client.close());
-  return { relay, adminKey, client, redisUrl: settings.redisUrl, runId };
+  return { relay, adminKey, client, redisUrl: settings.redisUrl, mongodbUrl, runId };
 }
 
 async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
@@ -449,6 +480,22 @@ async function main(): Promise<number> {
         out,
       });
       reportRss('mcp');
+    }
+    if (settings.phases.has('delivery')) {
+      await benchDelivery({ mongodbUrl: bench.mongodbUrl, redisUrl: bench.redisUrl, runId: bench.runId, rate: settings.deliveryRate, count: settings.deliveryCount, progress, out });
+      reportRss('delivery');
+    }
+    if (settings.phases.has('soak')) {
+      await benchSoak({
+        mongodbUrl: bench.mongodbUrl,
+        redisUrl: bench.redisUrl,
+        runId: bench.runId,
+        durationSeconds: settings.soakSeconds,
+        sampleSeconds: settings.soakSampleSeconds,
+        rate: settings.soakRate,
+        progress,
+        out,
+      });
     }
     if (settings.phases.has('lists')) await benchLists(bench, settings, reader, template);
     out(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(0)} s`);

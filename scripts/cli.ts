@@ -55,9 +55,21 @@ async function start(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    say(`${signal}: draining and stopping…`);
-    for (const stop of stops) await stop().catch((error: Error) => say(`stop failed: ${error.message}`));
-    process.exit(0);
+    say(`${signal}: draining (no new requests or jobs; running ones finish) and stopping…`);
+    // Past the grace period, exit anyway: a job cut short is taken up again by another worker (stalled-job recovery).
+    setTimeout(() => {
+      say(`still draining after ${config.shutdownGraceMs} ms (RELAY_SHUTDOWN_GRACE_MS); exiting with running work unfinished`);
+      process.exit(1);
+    }, config.shutdownGraceMs).unref();
+    let failed = false;
+    for (const stop of stops) {
+      await stop().catch((error: Error) => {
+        failed = true;
+        say(`stop failed: ${error.message}`);
+      });
+    }
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
+    process.exit(failed ? 1 : 0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,20 +1,23 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UnrecoverableError } from 'bullmq';
+import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { mountAdminQueues } from '../relay-core/admin-queues';
 import {
   BullmqEventPublisher,
   BullmqJobQueue,
+  QUEUE_NAMES,
   redisConnection,
   startWorker,
   VERIFY_JOB_OPTIONS,
-  type JobProcessor,
   type RunningWorker,
 } from '../relay-core/bullmq-queues';
+import { logWorkerEvents } from '../relay-core/logger';
+import { RelayMetrics } from '../relay-core/metrics';
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
@@ -66,6 +69,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
   let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
     if (config.slack) {
       const processor = createSlackDeliveryProcessor({ relay, client: slackWebClient(config.slack), log });
@@ -75,6 +79,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
           redisUrl: config.redisUrl,
           prefix: config.queuePrefix,
           processor,
+          lockMs: config.workerLockMs,
           onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
         }),
       );
@@ -87,6 +92,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         prefix: config.queuePrefix,
         processor: createWebhookProcessor({ relay, store, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
         settings: webhookSettings,
+        lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
       }),
       startWorker({
@@ -99,19 +105,33 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
           config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {},
         ),
         settings: webhookSettings,
+        lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
       }),
     );
-    const sweep = () =>
-      relay.sweepOutbox(sweepIntervalMs).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'));
+    // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.
+    const sweep = () => {
+      sweeping ??= relay
+        .sweepOutbox(sweepIntervalMs)
+        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
+        .finally(() => (sweeping = undefined));
+      return sweeping;
+    };
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
   }
+  const metrics = new RelayMetrics({ outboxBacklog: () => store.threads.countDocuments({ outbox_dirty: true }) });
+  for (const running of workers) {
+    metrics.watchWorker(running.worker);
+    logWorkerEvents(running.worker, log);
+  }
 
+  // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
   let server: Server | undefined;
   let url = '';
-  if (roles.has('api') || roles.has('bot')) {
+  const boardQueues: Queue[] = [];
+  {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
       relay,
@@ -119,6 +139,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       rateLimiter,
       log,
       deadLetters,
+      metrics,
+      metricsToken: config.metricsToken,
+      apiRoutes: roles.has('api'),
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -128,6 +151,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     });
     if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
+    if (roles.has('api')) {
+      // Every queue the relay knows, whether or not this process fills or works it.
+      boardQueues.push(...QUEUE_NAMES.map((name) => new Queue(name, { connection: producer, prefix: config.queuePrefix })));
+      mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: boardQueues });
+    }
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
       const s = httpApp.listen(config.port, config.host, () => resolve(s));
@@ -142,12 +170,16 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     relay,
     store,
     async stop() {
+      // Drain in order: no new requests, no new sweeps, running jobs finish (worker.close waits), then connections.
       if (sweepTimer) clearInterval(sweepTimer);
       if (server) {
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
-        await new Promise<void>((resolve) => server!.close(() => resolve()));
+        await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
+      await sweeping;
+      await Promise.all(boardQueues.map((q) => q.close()));
       await publisher.close();
       await verifyJobs.close();
       await webhookQueues.close();

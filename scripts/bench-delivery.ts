@@ -1,0 +1,194 @@
+// Bench phase `delivery` (BENCH_ONLY=delivery): handoffs at a sustained rate → the DM at a fake Slack, beside a
+// bare BullMQ baseline (queue.add → worker → one HTTP POST to a loopback server) at the same rate, in the same run.
+// Target (PERFORMANCE.md): delivery p99 ≤ 2× the baseline's.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Queue, Worker } from 'bullmq';
+import { redisConnection } from '../relay-core/bullmq-queues';
+import { loadConfig } from '../relay-core/config';
+import { createLogger } from '../relay-core/logger';
+import { startFakeSlack } from '../test/fake-slack/fake-slack-api';
+import { printTable, summarize, type Figures, type Row } from './bench-measure';
+import { findFreePort } from './local-services';
+import { startRelay } from './relay';
+
+export interface DeliveryBenchOptions {
+  mongodbUrl: string;
+  redisUrl: string;
+  /** Database name and queue prefix stem of this run (the phase adds its own suffix). */
+  runId: string;
+  /** Handoffs per second, sent open-loop (a slow relay does not slow the sender). */
+  rate: number;
+  count: number;
+  progress: (line: string) => void;
+  out: (line: string) => void;
+}
+
+/** The relay's worker concurrency (startWorker's default), used for the baseline worker too. */
+const WORKER_CONCURRENCY = 8;
+const WARMUP = 20;
+
+/** Sends `count` items at `rate` per second; resolves when every send has been started and settled. */
+async function openLoop(rate: number, count: number, send: (i: number) => Promise<void>): Promise<void> {
+  const started = Date.now();
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    sends.push(send(i));
+  }
+  await Promise.all(sends);
+}
+
+async function waitFor(what: string, check: () => boolean, timeoutMs: number, status: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} ${status()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function figures(latencies: number[], elapsedMs: number, cpuMs: number): Figures {
+  return summarize({ latenciesMs: latencies, elapsedMs, cpuMs });
+}
+
+/** Baseline: queue.add → BullMQ worker → one HTTP POST to a loopback server; latency from add to the POST arriving. */
+async function baseline(opts: DeliveryBenchOptions, prefix: string, count: number): Promise<Figures> {
+  const arrivals = new Map<number, number>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const { n } = JSON.parse(Buffer.concat(chunks).toString()) as { n: number };
+      arrivals.set(n, Date.now());
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const target = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const producer = redisConnection(opts.redisUrl, 'producer');
+  const workerConnection = redisConnection(opts.redisUrl, 'worker');
+  const queue = new Queue('bench-delivery-baseline', { connection: producer, prefix });
+  const worker = new Worker(
+    'bench-delivery-baseline',
+    async (job) => {
+      const response = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(job.data) });
+      await response.arrayBuffer();
+    },
+    { connection: workerConnection, prefix, concurrency: WORKER_CONCURRENCY },
+  );
+  try {
+    const sentAt = new Map<number, number>();
+    const run = async (from: number, n: number) => {
+      await openLoop(opts.rate, n, async (i) => {
+        const id = from + i;
+        sentAt.set(id, Date.now());
+        await queue.add('deliver', { n: id }, { jobId: `b${id}`, removeOnComplete: true });
+      });
+      await waitFor('baseline deliveries', () => arrivals.size >= from + n, 60_000);
+    };
+    await run(0, WARMUP);
+    const cpu = process.cpuUsage();
+    const t0 = Date.now();
+    await run(WARMUP, count);
+    const used = process.cpuUsage(cpu);
+    const latencies = Array.from({ length: count }, (_, i) => arrivals.get(WARMUP + i)! - sentAt.get(WARMUP + i)!);
+    return figures(latencies, Date.now() - t0, (used.user + used.system) / 1000);
+  } finally {
+    await worker.close();
+    await queue.close();
+    producer.disconnect();
+    workerConnection.disconnect();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** Ours: message/send over HTTP to a relay running api+worker → the DM's chat.postMessage at the fake Slack. */
+async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: number): Promise<Figures> {
+  const slack = await startFakeSlack();
+  const recipientSlack = 'U0BENCHDM1';
+  slack.addUser(recipientSlack);
+  const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
+  const config = loadConfig({
+    PORT: String(await findFreePort()),
+    MONGODB_URL: opts.mongodbUrl,
+    MONGODB_DB: name,
+    REDIS_URL: opts.redisUrl,
+    RELAY_QUEUE_PREFIX: name,
+    RELAY_ADMIN_KEY: adminKey,
+    RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
+    RELAY_ROLES: 'api,worker',
+    SLACK_BOT_TOKEN: slack.token,
+    SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
+    SLACK_API_URL: slack.url,
+  });
+  const relay = await startRelay({ config: { ...config, mongodbUrl: opts.mongodbUrl, adminKey, keyPepper: config.keyPepper! }, log: createLogger('silent', 2) });
+  try {
+    const post = async (path: string, key: string, body: unknown) => {
+      const response = await fetch(`${relay.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await response.json()) as any;
+    };
+    const sender = (await post('/admin/agents', adminKey, { handle: 'bench-dm-sender@acme', name: 'S', role: 'engineer' })).api_key as string;
+    await post('/admin/agents', adminKey, { handle: 'bench-dm-recipient@acme', name: 'R', role: 'engineer', slack_user_id: recipientSlack });
+
+    const arrivals = new Map<number, number>();
+    let scanned = 0;
+    const collect = () => {
+      const calls = slack.calls;
+      for (; scanned < calls.length; scanned += 1) {
+        const call = calls[scanned]!;
+        if (call.method !== 'chat.postMessage' || call.response.ok !== true) continue;
+        const match = /bench-dm (\d+)\./.exec(String(call.args.text));
+        if (match) arrivals.set(Number(match[1]), call.at);
+      }
+      return arrivals.size;
+    };
+    const sentAt = new Map<number, number>();
+    const run = async (from: number, n: number) => {
+      await openLoop(opts.rate, n, async (i) => {
+        const id = from + i;
+        sentAt.set(id, Date.now());
+        const answer = await post('/a2a', sender, {
+          jsonrpc: '2.0',
+          id,
+          method: 'message/send',
+          params: { recipient: 'bench-dm-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `bench-dm ${id}. The API now pages users; please update the web client.` }] } },
+        });
+        if (!answer.result?.task_id) throw new Error(`message/send failed: ${JSON.stringify(answer)}`);
+      });
+      await waitFor('relay deliveries', () => collect() >= from + n, Math.max(120_000, (8_000 * n) / opts.rate), () => `(${arrivals.size} of ${from + n} DMs arrived)`);
+    };
+    await run(0, WARMUP);
+    const cpu = process.cpuUsage();
+    const t0 = Date.now();
+    await run(WARMUP, count);
+    const used = process.cpuUsage(cpu);
+    const latencies = Array.from({ length: count }, (_, i) => arrivals.get(WARMUP + i)! - sentAt.get(WARMUP + i)!);
+    return figures(latencies, Date.now() - t0, (used.user + used.system) / 1000);
+  } finally {
+    await relay.stop().catch(() => {});
+    await relay.store.db.dropDatabase().catch(() => {});
+    await slack.close();
+  }
+}
+
+export async function benchDelivery(opts: DeliveryBenchOptions): Promise<void> {
+  const prefix = `${opts.runId.slice(0, 30)}_dl`;
+  opts.progress(`delivery: baseline (BullMQ add → worker → HTTP POST) at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
+  const base = await baseline(opts, prefix, opts.count);
+  opts.progress(`delivery: handoff (message/send) → DM at the fake Slack at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
+  const ours = await relayDelivery(opts, prefix, opts.count);
+  const row: Row = {
+    name: `handoff → Slack DM @${opts.rate}/s`,
+    concurrency: WORKER_CONCURRENCY,
+    ours,
+    baseline: base,
+    target: { label: 'p99 ≤2×', met: (o, b) => o.p99 <= 2 * b.p99 },
+  };
+  printTable('Delivery (latency from send to arrival; req/s = deliveries per second; conc = worker concurrency)', 'BullMQ add → worker → one HTTP POST, same rate', [row], opts.out);
+}

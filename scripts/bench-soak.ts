@@ -1,0 +1,138 @@
+// Bench phase `soak` (npm run bench:soak, or BENCH_ONLY=soak): the built relay as a process of its own, every role,
+// under steady load (handoffs at a fixed rate, each DM'd to a fake Slack, and the recipient listing its inbox), with
+// its RSS read from /proc every sample interval. Target (PERFORMANCE.md): RSS ≤ 110 MiB steady, flat within 10%.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startFakeSlack } from '../test/fake-slack/fake-slack-api';
+import { findFreePort } from './local-services';
+
+export interface SoakOptions {
+  mongodbUrl: string;
+  redisUrl: string;
+  runId: string;
+  durationSeconds: number;
+  sampleSeconds: number;
+  /** Handoffs per second. */
+  rate: number;
+  progress: (line: string) => void;
+  out: (line: string) => void;
+}
+
+const TARGET_MIB = 110;
+/** One tasks/list per this many handoffs (on FerretDB 1.24 every list reads the whole collection). */
+const INBOX_EVERY = 50;
+const TARGET_SPREAD = 0.1;
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1]);
+  if (!Number.isFinite(kb)) throw new Error(`no VmRSS for pid ${pid}`);
+  return kb / 1024;
+}
+
+export async function benchSoak(opts: SoakOptions): Promise<void> {
+  const slack = await startFakeSlack();
+  slack.addUser('U0SOAK001');
+  const port = await findFreePort();
+  const url = `http://127.0.0.1:${port}`;
+  const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
+  const name = `${opts.runId.slice(0, 30)}_sk`;
+  const child = spawn(process.execPath, [join(__dirname, 'cli.js'), 'start'], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      MONGODB_URL: opts.mongodbUrl,
+      MONGODB_DB: name,
+      REDIS_URL: opts.redisUrl,
+      RELAY_QUEUE_PREFIX: name,
+      RELAY_ADMIN_KEY: adminKey,
+      RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
+      RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'warn',
+      SLACK_BOT_TOKEN: slack.token,
+      SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
+      SLACK_API_URL: slack.url,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!stderr.includes('listening on')) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the relay did not start:\n${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const post = async (path: string, key: string, body: unknown) => {
+      const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await response.json()) as any;
+    };
+    const sender = (await post('/admin/agents', adminKey, { handle: 'soak-sender@acme', name: 'S', role: 'engineer' })).api_key as string;
+    const recipient = (await post('/admin/agents', adminKey, { handle: 'soak-recipient@acme', name: 'R', role: 'engineer', slack_user_id: 'U0SOAK001' })).api_key as string;
+
+    opts.progress(`soak: relay pid ${child.pid}, ${opts.rate} handoffs/s for ${opts.durationSeconds} s, RSS every ${opts.sampleSeconds} s…`);
+    let sent = 0;
+    let failed = 0;
+    const load = setInterval(() => {
+      const n = sent++;
+      post('/a2a', sender, {
+        jsonrpc: '2.0',
+        id: n,
+        method: 'message/send',
+        params: { recipient: 'soak-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `soak ${n}: the API pages users now; update the web client.` }] } },
+      })
+        .then((a) => {
+          if (!a.result) failed += 1;
+        })
+        .catch(() => (failed += 1));
+      // The recipient checks its inbox now and then, as an agent would.
+      if (n % INBOX_EVERY === 0) {
+        post('/a2a', recipient, { jsonrpc: '2.0', id: n, method: 'tasks/list', params: { filter: { role: 'recipient', status: ['pending'] }, page: { limit: 20 } } }).catch(() => (failed += 1));
+      }
+    }, 1000 / opts.rate);
+
+    const samples: Array<{ at: number; mib: number }> = [];
+    const started = Date.now();
+    opts.out('');
+    opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack`);
+    opts.out('   t s   RSS MiB   handoffs   DMs');
+    const sample = async () => {
+      const mib = await rssMiB(child.pid!);
+      const at = Math.round((Date.now() - started) / 1000);
+      samples.push({ at, mib });
+      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}`);
+    };
+    while (Date.now() - started < opts.durationSeconds * 1000) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(opts.sampleSeconds * 1000, opts.durationSeconds * 1000 - (Date.now() - started))));
+      await sample();
+    }
+    clearInterval(load);
+    // Steady: after the first sample (start-up, JIT and connection pools warming).
+    const steady = samples.length > 2 ? samples.slice(1) : samples;
+    const values = steady.map((s) => s.mib);
+    const min = Math.min(...values);
+    const max = Math.max(...values);
+    const drift = ((values[values.length - 1]! - values[0]!) / values[0]!) * 100;
+    const spread = (max - min) / min;
+    opts.out(
+      `steady (from ${steady[0]!.at} s): min ${min.toFixed(1)} MiB, max ${max.toFixed(1)} MiB, spread ${(spread * 100).toFixed(1)}%, ` +
+        `drift first→last ${drift >= 0 ? '+' : ''}${drift.toFixed(1)}% · sent ${sent}, failed ${failed}, DMs ${slack.callsTo('chat.postMessage').length}`,
+    );
+    opts.out(`target: max ≤ ${TARGET_MIB} MiB and spread ≤ ${TARGET_SPREAD * 100}% → ${max <= TARGET_MIB && spread <= TARGET_SPREAD ? 'PASS' : 'MISS'}`);
+    // The relay's own view of the run: what its workers did, and what is still owed.
+    const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text();
+    const wanted = /^relay_(jobs_\w+_total\{queue="slack"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="slack"\}) /;
+    opts.out(`relay metrics at the end: ${metrics.split('\n').filter((l) => wanted.test(l)).join(' · ')}`);
+    if (opts.durationSeconds < 600) opts.out(`(a ${opts.durationSeconds} s soak; the target is stated for 10 minutes: BENCH_SOAK_SECONDS=600)`);
+  } finally {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await slack.close();
+  }
+}

@@ -1,0 +1,47 @@
+// Runs the built CLI (`handoff-relay start`) as a child process on the test's FerretDB and Redis, for tests that
+// signal or kill a relay. Needs `npm run build` first.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { findFreePort } from '../../scripts/local-services';
+import { waitUntil } from '../helpers/wait-until';
+
+export const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
+
+export interface RelayProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal) once it has exited. */
+  exited: Promise<number | null>;
+}
+
+export async function startRelayProcess(env: Record<string, string>): Promise<RelayProcess> {
+  const port = await findFreePort();
+  const child = spawn(process.execPath, [CLI, 'start'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  await waitUntil(
+    async () => {
+      if (exitCode !== undefined) throw new Error(`the relay exited (${exitCode}) before it listened:\n${output}`);
+      return output.includes('listening on');
+    },
+    `the relay process to listen; output so far:\n${output}`,
+    30_000,
+  );
+  return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+}
+
+/** Stops a child that is still running (SIGKILL: the tests that need a clean stop send SIGTERM themselves). */
+export async function killRelayProcess(relay: RelayProcess | undefined): Promise<void> {
+  if (!relay || relay.child.exitCode !== null || relay.child.signalCode !== null) return;
+  relay.child.kill('SIGKILL');
+  await relay.exited;
+}
