@@ -25,10 +25,19 @@ export interface NotificationEndpoint {
   url: string;
   /** `whsec_` + base64 of 32 random bytes (Standard Webhooks); returned once when set. */
   secret: string;
+  /** The secret a rotation replaced, still signed with until `previous_secret_expires_at` (both are accepted meanwhile). */
+  previous_secret?: string | null;
+  previous_secret_expires_at?: Date | null;
   verified: boolean;
   updated_at: Date;
   /** Set when the receiver answered 410 Gone: nothing more is sent until a new URL is set. */
   disabled_at?: Date | null;
+}
+
+/** The secrets a delivery to `endpoint` is signed with at `now`: the current one, then a previous one still in its overlap. */
+export function signingSecrets(endpoint: NotificationEndpoint, now: Date): string[] {
+  const previous = endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now ? [endpoint.previous_secret] : [];
+  return [endpoint.secret, ...previous];
 }
 
 export interface ApiKeyDoc {

@@ -214,6 +214,11 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.json(await relay.teammates.updateCard(agent.handle, body(req, cardUpdateSchema)));
   });
 
+  app.post('/agents/me/notification/secret', async (req, res) => {
+    const agent = await authenticate(req);
+    res.status(201).json(await relay.teammates.rotateWebhookSecret(agent.handle));
+  });
+
   app.post('/agents/me/keys', async (req, res) => {
     const agent = await authenticate(req);
     res.status(201).json({ handle: agent.handle, api_key: await relay.teammates.rotateKey(agent.handle) });

@@ -25,6 +25,9 @@ export interface PublicCard {
   repos_owned: string[];
 }
 
+/** How long a rotated-out webhook secret keeps signing beside the new one. */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+
 /** What a teammate reads about itself: its card plus settings, never keys or secrets. */
 export interface OwnCard extends PublicCard {
   tools: string[];
@@ -196,6 +199,28 @@ export class Teammates {
       await this.webhooks.onEndpointSet(handle, now).catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
     }
     return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
+  }
+
+  /**
+   * A new signing secret for the caller's webhook, returned this once. The old one keeps signing beside it (every
+   * delivery carries both signatures) for WEBHOOK_SECRET_OVERLAP_MS, so the receiver can switch without losing a call.
+   */
+  async rotateWebhookSecret(handle: string): Promise<{ notification_secret: string; previous_secret_expires_at: string }> {
+    const current = await this.requireActive(handle);
+    const endpoint = current.notification;
+    if (!endpoint) throw new RelayError('invalid_params', 'no webhook is set on your card (PUT /agents/me/card with notification_url first)');
+    const now = this.clock.now();
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const expires = new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS);
+    // Conditioned on the secret it replaces: of two rotations at once, one wins and the other is told to retry.
+    const result = await this.store.agents.updateOne(
+      { _id: handle, 'notification.secret': endpoint.secret },
+      { $set: { 'notification.secret': secret, 'notification.previous_secret': endpoint.secret, 'notification.previous_secret_expires_at': expires, updated_at: now } },
+    );
+    this.agentCache.delete(handle);
+    if (result.modifiedCount !== 1) throw new RelayError('state_changed', 'the webhook changed while rotating its secret; try again');
+    this.log.info({ handle }, 'webhook secret rotated');
+    return { notification_secret: secret, previous_secret_expires_at: expires.toISOString() };
   }
 
   /** Refuses webhook targets on loopback, private, link-local, metadata… addresses (unless allowed by config). */

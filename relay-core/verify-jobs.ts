@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import { signingSecrets } from './documents';
 import type { MongoStore } from './mongo-store';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock, type Teammates } from './teammates';
@@ -36,7 +37,7 @@ export function endpointChallengeHandler(deps: VerifyJobsDeps): VerifyJobHandler
 
     const challenge = randomBytes(24).toString('base64url');
     const body = JSON.stringify({ type: 'endpoint.challenge', timestamp: clock.now().toISOString(), challenge });
-    const answer = await postSigned({ url: endpoint.url, secret: endpoint.secret, id: `${job.id}.${job.attemptsMade}`, body, policy: deps.policy, timeoutMs: deps.timeoutMs });
+    const answer = await postSigned({ url: endpoint.url, secrets: signingSecrets(endpoint, clock.now()), id: `${job.id}.${job.attemptsMade}`, body, policy: deps.policy, timeoutMs: deps.timeoutMs });
     let echoed: unknown;
     try {
       echoed = (JSON.parse(answer.body) as { challenge?: unknown }).challenge;

@@ -4,7 +4,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { eventJobSchema } from './bullmq-queues';
-import type { WebhookAttempt, WebhookDeliveryDoc } from './documents';
+import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from './documents';
 import type { MongoStore } from './mongo-store';
 import type { RelayService } from './relay-service';
 import type { TargetPolicy } from './ssrf-guard';
@@ -99,7 +99,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
 
     let status: number;
     try {
-      ({ status } = await postSigned({ url: endpoint.url, secret: endpoint.secret, id, body, policy: deps.policy, timeoutMs: deps.timeoutMs }));
+      ({ status } = await postSigned({ url: endpoint.url, secrets: signingSecrets(endpoint, clock.now()), id, body, policy: deps.policy, timeoutMs: deps.timeoutMs }));
     } catch (error) {
       return fail({ outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) }, (error as Error).message);
     }

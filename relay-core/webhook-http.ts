@@ -11,8 +11,8 @@ const MAX_RESPONSE_BYTES = 16 * 1024;
 
 export interface SignedPost {
   url: string;
-  /** The teammate's `whsec_…` secret. */
-  secret: string;
+  /** The teammate's `whsec_…` secret, then any previous one still inside its rotation overlap. */
+  secrets: readonly string[];
   /** `webhook-id`: stable across retries so receivers can de-duplicate. */
   id: string;
   body: string;
@@ -26,12 +26,16 @@ export interface PostResult {
   body: string;
 }
 
-/** Headers that sign `body` as message `id` at `timestamp` (seconds) per Standard Webhooks. */
-export function signatureHeaders(secret: string, id: string, timestamp: Date, body: string): Record<string, string> {
+/**
+ * Headers that sign `body` as message `id` at `timestamp` (seconds) per Standard Webhooks: one `v1,…` signature per
+ * secret, space-separated, so during a rotation a receiver holding either secret verifies the call.
+ */
+export function signatureHeaders(secrets: readonly string[], id: string, timestamp: Date, body: string): Record<string, string> {
+  if (secrets.length === 0) throw new Error('signatureHeaders: no secret to sign with');
   return {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
+    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(id, timestamp, body)).join(' '),
   };
 }
 
@@ -42,7 +46,7 @@ export async function postSigned(request: SignedPost): Promise<PostResult> {
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'handoff-relay-webhooks/0.1',
-    ...signatureHeaders(request.secret, request.id, request.now ?? new Date(), request.body),
+    ...signatureHeaders(request.secrets, request.id, request.now ?? new Date(), request.body),
   };
   const transport = url.protocol === 'https:' ? https : http;
   const timeoutMs = request.timeoutMs ?? WEBHOOK_TIMEOUT_MS;

@@ -77,7 +77,7 @@ describe('postSigned (delivery time)', () => {
 
   test('refuses a host that resolves to loopback after DNS, and an IP literal, before connecting', async () => {
     const port = new URL(receiver.url()).port;
-    const send = (url: string) => postSigned({ url, secret, id: 'msg_1', body: '{}', policy: { allowPrivate: false } });
+    const send = (url: string) => postSigned({ url, secrets: [secret], id: 'msg_1', body: '{}', policy: { allowPrivate: false } });
     await expect(send(`http://localhost:${port}/hook`)).rejects.toThrow(/refused: localhost resolves to 127\.0\.0\.1 is a loopback address/);
     await expect(send(`http://127.0.0.1:${port}/hook`)).rejects.toThrow(/refused: 127\.0\.0\.1 is a loopback address/);
     await expect(send(`http://[::ffff:127.0.0.1]:${port}/hook`)).rejects.toThrow(/refused/);
@@ -85,7 +85,7 @@ describe('postSigned (delivery time)', () => {
   });
 
   test('when allowed, the request carries Standard Webhooks headers that standardwebhooks verifies', async () => {
-    const answer = await postSigned({ url: receiver.url(), secret, id: 'msg_2', body: '{"type":"x"}', policy: { allowPrivate: true } });
+    const answer = await postSigned({ url: receiver.url(), secrets: [secret], id: 'msg_2', body: '{"type":"x"}', policy: { allowPrivate: true } });
     expect(answer.status).toBe(200);
     const got = receiver.requests[receiver.requests.length - 1]!;
     expect(got.headers['webhook-id']).toBe('msg_2');
@@ -97,7 +97,7 @@ describe('postSigned (delivery time)', () => {
     const slow = await new WebhookReceiver().start();
     // A receiver that never answers: hold the response open.
     slow.answer = () => null;
-    await expect(postSigned({ url: slow.url(), secret, id: 'msg_3', body: '{}', policy: { allowPrivate: true }, timeoutMs: 200 })).rejects.toThrow(/no answer within 200 ms/);
+    await expect(postSigned({ url: slow.url(), secrets: [secret], id: 'msg_3', body: '{}', policy: { allowPrivate: true }, timeoutMs: 200 })).rejects.toThrow(/no answer within 200 ms/);
     await slow.stop();
   });
 });

@@ -1,0 +1,72 @@
+// Rotating a webhook signing secret: the new secret is returned once, and for the overlap every call is signed
+// with both, so a receiver still holding the old secret verifies it; after the overlap only the new one signs.
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { waitUntil } from '../helpers/wait-until';
+import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
+
+let relay: TestRelay;
+let hook: WebhookReceiver;
+let sender: string;
+let bob: string;
+let original: string;
+
+const rest = (method: string, path: string, key: string | undefined, body?: unknown) =>
+  fetch(`${relay.url}${path}`, {
+    method,
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+beforeAll(async () => {
+  relay = await startTestRelay({ name: 'webhook_rotation', env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });
+  hook = await new WebhookReceiver().start();
+  sender = await relay.register({ handle: 'sender@acme' });
+  bob = await relay.register({ handle: 'bob@acme' });
+  const put = await rest('PUT', '/agents/me/card', bob, { notification_url: hook.url() });
+  original = put.body.notification_secret;
+  await waitUntil(async () => (await rest('GET', '/agents/me', bob)).body.notification?.verified === true || undefined, 'the endpoint to be verified');
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  await hook?.stop();
+});
+
+/** Sends a handoff to bob and returns the webhook call bob's receiver got for it. */
+async function deliveredEvent(summary: string) {
+  await relay.rpc(sender, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: summary }] } });
+  return waitUntil(async () => hook.requests.find((r) => r.json?.data?.summary === summary), `the webhook for "${summary}"`);
+}
+
+test('a teammate without a webhook cannot rotate: a clear 400, nothing changes', async () => {
+  const answer = await rest('POST', '/agents/me/notification/secret', sender);
+  expect(answer.status).toBe(400);
+  expect(answer.body.message).toMatch(/no webhook is set/);
+  expect((await rest('POST', '/agents/me/notification/secret', undefined)).status).toBe(401);
+});
+
+test('during the overlap a call verifies with the old secret and with the new one; afterwards only with the new', async () => {
+  const before = await deliveredEvent('before rotation');
+  expect(verifyWebhook(original, before)).toBeTruthy();
+
+  const rotated = await rest('POST', '/agents/me/notification/secret', bob);
+  expect(rotated.status).toBe(201);
+  const fresh = rotated.body.notification_secret as string;
+  expect(fresh).toMatch(/^whsec_[A-Za-z0-9+/=]{44}$/);
+  expect(fresh).not.toBe(original);
+  expect(new Date(rotated.body.previous_secret_expires_at).getTime()).toBeGreaterThan(Date.now() + 23 * 3600 * 1000);
+  // The secret is never shown again.
+  expect(JSON.stringify((await rest('GET', '/agents/me', bob)).body)).not.toContain(fresh.slice(6, 30));
+
+  const during = await deliveredEvent('during overlap');
+  expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
+  expect(verifyWebhook(original, during)).toBeTruthy();
+  expect(verifyWebhook(fresh, during)).toBeTruthy();
+
+  // The overlap ends (the clock is the stored expiry).
+  await relay.store.agents.updateOne({ _id: 'bob@acme' }, { $set: { 'notification.previous_secret_expires_at': new Date(Date.now() - 1000) } });
+  const after = await deliveredEvent('after overlap');
+  expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+  expect(verifyWebhook(fresh, after)).toBeTruthy();
+  expect(() => verifyWebhook(original, after)).toThrow();
+});
