@@ -1,5 +1,5 @@
 // The relay's pino log at debug level, captured while a whole flow runs on real services (register, handoff,
-// Slack DM, a failed Slack attempt, a signed Accept click, key rotation, wrong keys): no secret ever appears,
+// Slack DM, a failed Slack attempt, a signed Accept click, key and webhook secret rotation, webhook deliveries, wrong keys): no secret ever appears,
 // every HTTP line carries a request id, every line naming a thread carries its thread_id.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -11,6 +11,7 @@ import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { clickButton } from '../helpers/slack-requests';
 import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
+import { WebhookReceiver } from '../helpers/webhook-receiver';
 
 const RECIPIENT = 'U0LOGS001';
 const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
@@ -20,10 +21,12 @@ const metricsToken = `mt_${randomBytes(24).toString('base64url')}`;
 const lines: string[] = [];
 let slack: FakeSlack;
 let relay: RunningRelay;
+let hook: WebhookReceiver;
 
 beforeAll(async () => {
   slack = await startFakeSlack();
   slack.addUser(RECIPIENT);
+  hook = await new WebhookReceiver().start();
   const name = uniqueName('logs');
   const config = loadConfig({
     PORT: String(await findFreePort()),
@@ -37,6 +40,8 @@ beforeAll(async () => {
     SLACK_BOT_TOKEN: slack.token,
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.url,
+    RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
+    RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms',
   });
   const capture = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -54,6 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await relay?.stop();
   await slack?.close();
+  await hook?.stop();
 });
 
 async function call(method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}) {
@@ -71,6 +77,9 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   const recipientReg = await call('POST', '/admin/agents', adminKey, { handle: 'recipient@acme', name: 'R', role: 'engineer', slack_user_id: RECIPIENT });
   secrets.senderKey = senderReg.body.api_key;
   secrets.recipientKey = recipientReg.body.api_key;
+  const card = await call('PUT', '/agents/me/card', secrets.recipientKey, { notification_url: hook.url() });
+  secrets.webhookSecret = card.body.notification_secret;
+  secrets.rotatedWebhookSecret = (await call('POST', '/agents/me/notification/secret', secrets.recipientKey)).body.notification_secret;
 
   // One Slack failure, so the failed-attempt path logs too.
   slack.failNext('chat.postMessage', { body: { ok: false, error: 'internal_error' } });
@@ -106,11 +115,12 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   await call('GET', '/healthz', undefined, undefined, { 'x-request-id': 'probe-1' });
 
   await waitUntil(async () => lines.some((l) => l.includes('"job completed"') && l.includes('thread.accepted')), 'the accepted job to be logged', 10_000);
+  await waitUntil(async () => hook.requests.some((r) => r.json?.type === 'thread.accepted') || undefined, 'the accepted webhook', 10_000);
 
   const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   // It ran at debug, and the paths above all logged.
   expect(parsed.some((p) => p.level === 20)).toBe(true);
-  for (const msg of ['teammate registered', 'handoff created', 'slack delivery attempt failed', 'slack DM posted', 'thread transition', 'api key rotated', 'http request', 'job completed']) {
+  for (const msg of ['teammate registered', 'handoff created', 'slack delivery attempt failed', 'slack DM posted', 'thread transition', 'api key rotated', 'http request', 'job completed', 'webhook delivered', 'webhook secret rotated']) {
     expect([msg, parsed.some((p) => p.msg === msg)]).toEqual([msg, true]);
   }
 
