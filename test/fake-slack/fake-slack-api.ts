@@ -24,6 +24,13 @@ export interface FakeSlackMessage {
   thread_ts?: string;
   /** How many accepted chat.update calls changed this message (0: as posted). */
   updated: number;
+  /** Message metadata as posted ({event_type, event_payload}); returned only to include_all_metadata reads. */
+  metadata?: FakeSlackMetadata;
+}
+
+export interface FakeSlackMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
 }
 
 export interface FakeSlackFailure {
@@ -67,13 +74,19 @@ export interface FakeSlack {
   responseUrl(name?: string): string;
   /** Scripted failure for the next call to method (queued: two calls script the next two calls). */
   failNext(method: string, response: FakeSlackFailure): void;
+  // --- slack-delivery additions (rate limits, lost responses) ---------------------------------
+  /** The next `times` calls to method answer HTTP 429 `ratelimited` with `Retry-After: retryAfterSeconds`, changing nothing. */
+  rateLimitNext(method: string, opts?: { times?: number; retryAfterSeconds?: number }): void;
+  /** The next `times` calls to method take effect, but their HTTP connection is destroyed before any answer (a lost response). */
+  dropResponseNext(method: string, times?: number): void;
+  // --- end slack-delivery additions -------------------------------------------------------------
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
   reset(): void;
   close(): Promise<void>;
 }
 
 /** The bot scopes the fake grants: exactly manifest.yml's. */
-export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read'] as const;
+export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history'] as const;
 
 export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
   const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
@@ -146,8 +159,10 @@ class FakeSlackServer implements FakeSlack {
   private readonly failures = new Map<string, FakeSlackFailure[]>();
   private readonly views = new Map<string, StoredView>();
   private readonly waiters = new Set<Waiter>();
-  private tsCounter = 0;
+  private lastTsMicros = 0;
   private viewCounter = 0;
+  /** slack-delivery: methods whose next calls lose their response (count left). */
+  private readonly drops = new Map<string, number>();
 
   private readonly handlers: Record<string, Handler> = {
     'auth.test': () => this.authTest(),
@@ -159,6 +174,9 @@ class FakeSlackServer implements FakeSlack {
     'views.open': (a) => this.viewsOpen(a),
     'views.update': (a) => this.viewsUpdate(a),
     'views.publish': (a) => this.viewsPublish(a),
+    // slack-delivery additions
+    'conversations.history': (a) => this.conversationsHistory(a),
+    'conversations.replies': (a) => this.conversationsReplies(a),
   };
 
   constructor(readonly token: string) {
@@ -256,12 +274,28 @@ class FakeSlackServer implements FakeSlack {
     this.failures.set(method, queue);
   }
 
+  // --- slack-delivery additions -------------------------------------------------------------
+
+  rateLimitNext(method: string, opts: { times?: number; retryAfterSeconds?: number } = {}): void {
+    const { times = 1, retryAfterSeconds = 1 } = opts;
+    for (let i = 0; i < times; i += 1) {
+      this.failNext(method, { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) }, body: { ok: false, error: 'ratelimited' } });
+    }
+  }
+
+  dropResponseNext(method: string, times = 1): void {
+    this.drops.set(method, (this.drops.get(method) ?? 0) + times);
+  }
+
+  // --- end slack-delivery additions ---------------------------------------------------------
+
   reset(): void {
     this.calls.length = 0;
     this.messages.clear();
     this.homeViews.clear();
     this.views.clear();
     this.failures.clear();
+    this.drops.clear();
   }
 
   close(): Promise<void> {
@@ -310,6 +344,14 @@ class FakeSlackServer implements FakeSlack {
       body = handler(args);
     } catch (err) {
       body = fail('internal_error', `fake Slack bug: ${(err as Error).stack ?? String(err)}`);
+    }
+    const drops = this.drops.get(method) ?? 0;
+    if (drops > 0) {
+      // slack-delivery: the call took effect (and is recorded), but its caller never hears back.
+      this.drops.set(method, drops - 1);
+      this.record({ method, args, at: Date.now(), response: { ...body, response_lost: true } });
+      req.socket.destroy();
+      return;
     }
     this.respond(res, method, args, body);
   }
@@ -382,11 +424,10 @@ class FakeSlackServer implements FakeSlack {
 
   // --- shared rules --------------------------------------------------------------------------
 
+  /** Like Slack's: the wall-clock time in seconds with six decimals, unique and increasing within a workspace. */
   private nextTs(): string {
-    this.tsCounter += 1;
-    const micros = this.tsCounter * 100;
-    const seconds = 1700000000 + Math.floor(micros / 1_000_000);
-    return `${seconds}.${String(micros % 1_000_000).padStart(6, '0')}`;
+    this.lastTsMicros = Math.max(Date.now() * 1000, this.lastTsMicros + 1);
+    return `${Math.floor(this.lastTsMicros / 1_000_000)}.${String(this.lastTsMicros % 1_000_000).padStart(6, '0')}`;
   }
 
   /** no_text / msg_too_long / invalid_blocks / msg_blocks_too_long, in that order; null when the content is fine. */
@@ -421,7 +462,7 @@ class FakeSlackServer implements FakeSlack {
     return { id, alreadyOpen };
   }
 
-  private messageObject(m: FakeSlackMessage): Body {
+  private messageObject(m: FakeSlackMessage, withMetadata = false): Body {
     return {
       type: 'message',
       text: m.text,
@@ -432,6 +473,7 @@ class FakeSlackServer implements FakeSlack {
       ts: m.ts,
       ...(m.blocks.length ? { blocks: m.blocks } : {}),
       ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: BOT_USER_ID } : {}),
+      ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
       bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID },
     };
   }
@@ -482,11 +524,16 @@ class FakeSlackServer implements FakeSlack {
     if (!channel) return fail('channel_not_found');
     const problem = this.checkMessageContent(a, true);
     if (problem) return problem;
+    const metadata = checkMetadata(a.metadata);
+    if ('error' in metadata) return metadata.error;
     const list = this.messages.get(channel) ?? [];
     let threadTs: string | undefined;
     if (present(a.thread_ts)) {
       threadTs = String(a.thread_ts);
-      if (!list.some((m) => m.ts === threadTs)) return fail('thread_not_found');
+      const parent = list.find((m) => m.ts === threadTs);
+      if (!parent) return fail('thread_not_found');
+      // Replying to a reply lands in the parent's thread, as in Slack.
+      threadTs = parent.thread_ts ?? parent.ts;
     }
     const message: FakeSlackMessage = {
       ts: this.nextTs(),
@@ -494,6 +541,7 @@ class FakeSlackServer implements FakeSlack {
       blocks: (a.blocks as unknown[] | undefined) ?? [],
       ...(threadTs ? { thread_ts: threadTs } : {}),
       updated: 0,
+      ...(metadata.value ? { metadata: metadata.value } : {}),
     };
     list.push(message);
     this.messages.set(channel, list);
@@ -507,6 +555,9 @@ class FakeSlackServer implements FakeSlack {
     if (!message) return fail('message_not_found');
     const problem = this.checkMessageContent(a, true);
     if (problem) return problem;
+    const metadata = checkMetadata(a.metadata);
+    if ('error' in metadata) return metadata.error;
+    if (metadata.value) message.metadata = metadata.value;
     message.text = a.text as string;
     // Slack keeps the previous blocks when `blocks` is left out; an empty array removes them.
     if (a.blocks !== undefined) message.blocks = a.blocks as unknown[];
@@ -620,7 +671,111 @@ class FakeSlackServer implements FakeSlack {
     this.homeViews.set(user, stored.response);
     return { ok: true, view: stored.response };
   }
+
+  // --- slack-delivery additions: reading a conversation back ---------------------------------
+
+  /** The channel a history read may see: known, and readable with the granted scopes (im:history only). */
+  private readableChannel(a: Args): { id: string } | { error: Body } {
+    const id = this.knownChannel(a.channel);
+    if (!id) return { error: fail('channel_not_found') };
+    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : 'channels:history';
+    if (!(FAKE_SLACK_SCOPES as readonly string[]).includes(needed)) {
+      return { error: { ok: false, error: 'missing_scope', needed, provided: FAKE_SLACK_SCOPES.join(',') } };
+    }
+    return { id };
+  }
+
+  /** Newest first, top-level messages only (thread replies stay in their thread), oldest/latest/inclusive/limit/cursor as Slack. */
+  private conversationsHistory(a: Args): Body {
+    const channel = this.readableChannel(a);
+    if ('error' in channel) return channel.error;
+    const window = timeWindow(a);
+    if ('error' in window) return window.error;
+    const list = this.messages.get(channel.id) ?? [];
+    const top = list.filter((m) => !m.thread_ts && window.includes(m.ts)).reverse();
+    return this.page(top, a, (m) => {
+      const replies = list.filter((r) => r.thread_ts === m.ts);
+      const thread = replies.length ? { thread_ts: m.ts, reply_count: replies.length, latest_reply: replies[replies.length - 1].ts } : {};
+      return { ...this.messageObject(m, truthy(a.include_all_metadata)), ...thread };
+    });
+  }
+
+  /** The parent first, then its replies oldest first; `ts` may name the parent or any reply. */
+  private conversationsReplies(a: Args): Body {
+    const channel = this.readableChannel(a);
+    if ('error' in channel) return channel.error;
+    if (!present(a.ts)) return fail('invalid_arguments', '[ERROR] missing required field: ts');
+    const window = timeWindow(a);
+    if ('error' in window) return window.error;
+    const list = this.messages.get(channel.id) ?? [];
+    const named = list.find((m) => m.ts === a.ts);
+    if (!named) return fail('thread_not_found');
+    const parentTs = named.thread_ts ?? named.ts;
+    const parent = list.find((m) => m.ts === parentTs)!;
+    const replies = list.filter((m) => m.thread_ts === parentTs && window.includes(m.ts));
+    return this.page([parent, ...replies], a, (m) => {
+      const object = this.messageObject(m, truthy(a.include_all_metadata));
+      return m === parent && replies.length ? { ...object, thread_ts: m.ts, reply_count: replies.length } : object;
+    });
+  }
+
+  /** Cursor pagination: the cursor is opaque to callers (here, the offset); limit 1..999, default 100. */
+  private page(items: FakeSlackMessage[], a: Args, show: (m: FakeSlackMessage) => Body): Body {
+    const limit = a.limit === undefined ? 100 : Number(a.limit);
+    if (!Number.isInteger(limit) || limit < 1) return fail('invalid_limit');
+    let offset = 0;
+    if (present(a.cursor)) {
+      const decoded = /^offset:(\d+)$/.exec(Buffer.from(String(a.cursor), 'base64').toString('utf8'));
+      if (!decoded) return fail('invalid_cursor');
+      offset = Number(decoded[1]);
+    }
+    const slice = items.slice(offset, offset + Math.min(limit, 999));
+    const hasMore = offset + slice.length < items.length;
+    const next = hasMore ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
+    return { ok: true, messages: slice.map(show), has_more: hasMore, pin_count: 0, response_metadata: { next_cursor: next } };
+  }
+
+  // --- end slack-delivery additions ---------------------------------------------------------
 }
+
+// --- slack-delivery additions: metadata and time windows -----------------------------------------
+
+const TS = /^\d{1,10}(\.\d{1,6})?$/;
+
+/** Slack's message metadata: {event_type: "a_name", event_payload: {...}} (form fields arrive JSON-decoded). */
+function checkMetadata(v: unknown): { value?: FakeSlackMetadata } | { error: Body } {
+  if (v === undefined) return {};
+  const m = v as Record<string, unknown>;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    return { error: fail('invalid_metadata_format', '[ERROR] metadata must be a JSON object [json-pointer:/metadata]') };
+  }
+  if (typeof m.event_type !== 'string' || !/^[A-Za-z0-9_]{1,255}$/.test(m.event_type)) {
+    return { error: fail('invalid_metadata_format', '[ERROR] event_type must be a string of letters, digits and _ [json-pointer:/metadata/event_type]') };
+  }
+  if (typeof m.event_payload !== 'object' || m.event_payload === null || Array.isArray(m.event_payload)) {
+    return { error: fail('invalid_metadata_format', '[ERROR] event_payload must be a JSON object [json-pointer:/metadata/event_payload]') };
+  }
+  const extra = Object.keys(m).find((k) => k !== 'event_type' && k !== 'event_payload');
+  if (extra) return { error: fail('invalid_metadata_schema', `[ERROR] unknown property "${extra}" [json-pointer:/metadata]`) };
+  return { value: { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> } };
+}
+
+/** oldest / latest / inclusive, as conversations.history and .replies read them. */
+function timeWindow(a: Args): { includes: (ts: string) => boolean } | { error: Body } {
+  if (present(a.oldest) && !TS.test(String(a.oldest))) return { error: fail('invalid_ts_oldest') };
+  if (present(a.latest) && !TS.test(String(a.latest))) return { error: fail('invalid_ts_latest') };
+  const oldest = present(a.oldest) ? Number(a.oldest) : 0;
+  const latest = present(a.latest) ? Number(a.latest) : Infinity;
+  const inclusive = truthy(a.inclusive);
+  return {
+    includes: (ts) => {
+      const t = Number(ts);
+      return inclusive ? t >= oldest && t <= latest : t > oldest && t < latest;
+    },
+  };
+}
+
+// --- end slack-delivery additions ----------------------------------------------------------------
 
 // --- request parsing ---------------------------------------------------------------------------
 
