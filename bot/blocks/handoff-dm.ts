@@ -3,27 +3,29 @@ import type { AgentDoc, ThreadDoc } from '../../relay-core/documents';
 import type { Artifact } from '../../relay-core/schemas';
 import { codeBlock, cutOnLines, escapeMrkdwn, linkUrl, slackDate, truncate } from './mrkdwn';
 
+import type { SlackBlock, SlackMessage } from './block-kit';
+
+export type { SlackBlock, SlackMessage } from './block-kit';
+
 export const ACTION_IDS = {
   accept: 'handoff_accept',
+  decline: 'handoff_decline',
   complete: 'handoff_complete',
+  reply: 'handoff_reply',
   openInbox: 'handoff_open_inbox',
 } as const;
 
-export interface SlackBlock {
-  type: string;
-  [key: string]: unknown;
-}
-
-export interface SlackMessage {
-  text: string;
-  blocks: SlackBlock[];
-}
+export type DmAudience = 'recipient' | 'sender';
 
 export interface DmInput {
   thread: ThreadDoc;
   sender: AgentDoc | null;
   recipient: AgentDoc | null;
   inboxUrl: string;
+  /** Whose DM this is: the recipient (default) acts on the handoff; the sender follows it. */
+  audience?: DmAudience;
+  /** Plain text shown under the header, e.g. "Verifying acceptance…"; escaped by the builder. */
+  notice?: string;
 }
 
 const SECTION_MAX = 3000;
@@ -101,7 +103,9 @@ function buttonValue(thread: ThreadDoc): string {
 function actions(input: DmInput): SlackBlock {
   const { thread } = input;
   const elements: SlackBlock[] = [];
-  if (thread.status === 'pending') {
+  const recipientView = (input.audience ?? 'recipient') === 'recipient';
+  const button = (actionId: string, text: string) => ({ type: 'button', action_id: actionId, text: { type: 'plain_text', text }, value: buttonValue(thread) });
+  if (recipientView && thread.status === 'pending') {
     elements.push({
       type: 'button',
       action_id: ACTION_IDS.accept,
@@ -110,7 +114,8 @@ function actions(input: DmInput): SlackBlock {
       value: buttonValue(thread),
     });
   }
-  if (thread.status === 'accepted') {
+  if (recipientView && thread.status === 'pending') elements.push(button(ACTION_IDS.decline, 'Decline'));
+  if (recipientView && thread.status === 'accepted') {
     elements.push({
       type: 'button',
       action_id: ACTION_IDS.complete,
@@ -119,6 +124,7 @@ function actions(input: DmInput): SlackBlock {
       value: buttonValue(thread),
     });
   }
+  if (thread.status === 'pending' || thread.status === 'accepted') elements.push(button(ACTION_IDS.reply, 'Reply'));
   elements.push({ type: 'button', action_id: ACTION_IDS.openInbox, text: { type: 'plain_text', text: 'View in inbox' }, url: input.inboxUrl });
   return { type: 'actions', block_id: 'handoff_actions', elements };
 }
@@ -128,6 +134,7 @@ export function handoffDm(input: DmInput): SlackMessage {
   const senderName = sender?.name ?? thread.from;
   const blocks: SlackBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(`Handoff from ${senderName}`, 150), emoji: true } },
+    ...(input.notice ? [context(escapeMrkdwn(input.notice))] : []),
     context(`${who(sender, thread.from)} \`${escapeMrkdwn(thread.from)}\` → \`${escapeMrkdwn(thread.to)}\``),
     section(`${INTENT_LABEL[thread.intent]}\n${escapeMrkdwn(truncate(thread.summary, 2800))}`),
   ];

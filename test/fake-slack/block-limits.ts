@@ -92,6 +92,16 @@ export function findViewProblem(view: unknown, kind: 'modal' | 'home'): BlockPro
   return null;
 }
 
+/**
+ * For view-builder tests: null when Slack would accept this modal (or Home) view, else the problem as Slack
+ * lists it. Covers 100 blocks a view, title/submit/close ≤24, input labels and hints ≤2000, private_metadata
+ * ≤3000, every block and element rule of checkBlocks, and "submit" being required with input blocks.
+ */
+export function checkViewLimits(view: unknown, kind: 'modal' | 'home' = 'modal'): string | null {
+  const problem = findViewProblem(view, kind);
+  return problem ? formatProblem(problem) : null;
+}
+
 /** Formats a problem the way Slack lists it in `response_metadata.messages`. */
 export function formatProblem(problem: BlockProblem): string {
   return `[ERROR] ${problem.message} [json-pointer:${problem.pointer}]`;

@@ -76,9 +76,9 @@ test('teammate text cannot inject mentions, links or close a code fence', () => 
 });
 
 test('buttons follow the status: Accept while pending, Complete once accepted, none when finished', () => {
-  expect(buttons(render(thread())).map((b) => b.action_id)).toEqual([ACTION_IDS.accept, ACTION_IDS.openInbox]);
+  expect(buttons(render(thread())).map((b) => b.action_id)).toEqual([ACTION_IDS.accept, ACTION_IDS.decline, ACTION_IDS.reply, ACTION_IDS.openInbox]);
   const accepted = render(thread({ status: 'accepted', accepted_at: now }));
-  expect(buttons(accepted).map((b) => b.action_id)).toEqual([ACTION_IDS.complete, ACTION_IDS.openInbox]);
+  expect(buttons(accepted).map((b) => b.action_id)).toEqual([ACTION_IDS.complete, ACTION_IDS.reply, ACTION_IDS.openInbox]);
   expect(JSON.stringify(accepted.blocks)).toContain('Accepted by <@U0BOB>');
   expect(buttons(render(thread({ status: 'completed', completed_at: now }))).map((b) => b.action_id)).toEqual([ACTION_IDS.openInbox]);
   expect(JSON.parse(buttons(render(thread()))[0].value)).toEqual({ t: thread()._id, s: 'pending' });
