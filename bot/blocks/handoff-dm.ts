@@ -1,11 +1,25 @@
-// The recipient's DM for one handoff: a pure function of the thread, rendered anew on every change.
-import type { AgentDoc, ThreadDoc } from '../../relay-core/documents';
-import type { Artifact } from '../../relay-core/schemas';
-import { codeBlock, cutOnLines, escapeMrkdwn, linkUrl, slackDate, truncate } from './mrkdwn';
-
-import type { SlackBlock, SlackMessage } from './block-kit';
+// A handoff's DM, for its recipient or its sender: a pure function of the thread, rendered anew on every
+// change. Teammate text is escaped; the whole message stays within Slack's Block Kit limits for the largest
+// handoff the relay accepts, linking to the inbox for whatever does not fit.
+import type { AgentDoc, StatusChange, ThreadDoc } from '../../relay-core/documents';
+import type { Intent, ThreadStatus } from '../../relay-core/schemas';
+import { artifactBlocks } from './artifacts';
+import {
+  actions,
+  button,
+  context,
+  divider,
+  header,
+  section,
+  SLACK_LIMITS,
+  textLength,
+  type SlackBlock,
+  type SlackMessage,
+} from './block-kit';
+import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, slackDate, truncate } from './mrkdwn';
 
 export type { SlackBlock, SlackMessage } from './block-kit';
+export { renderArtifact } from './artifacts';
 
 export const ACTION_IDS = {
   accept: 'handoff_accept',
@@ -28,159 +42,256 @@ export interface DmInput {
   notice?: string;
 }
 
-const SECTION_MAX = 3000;
-/** Slack refuses a message whose blocks hold about 12k characters of text in total; keep a margin. */
-const TEXT_BUDGET = 11_500;
-const MAX_BLOCKS = 50;
-const INTENT_LABEL: Record<ThreadDoc['intent'], string> = {
-  inform: ':information_source: *For your information*',
-  ask_question: ':question: *Asks you a question*',
-  propose_action: ':hammer_and_wrench: *Proposes an action for you*',
+/** Caps on each part of the handoff, chosen so the worst case of all of them leaves room for artifacts. */
+const CAP = {
+  notice: 400,
+  summary: 2000,
+  question: 1500,
+  description: 800,
+  targetFiles: 500,
+  rationale: 800,
+  suggestedDiff: 1200,
+  result: 1200,
+  reason: 1000,
+  name: 60,
+  /** Lines of status history shown (a thread has at most three today). */
+  history: 6,
+} as const;
+/** Room kept for the two "+N more artifacts" lines. */
+const MORE_LINE = 160;
+
+const INTENT_LABEL: Record<DmAudience, Record<Intent, string>> = {
+  recipient: {
+    inform: ':information_source: *For your information*',
+    ask_question: ':question: *Asks you a question*',
+    propose_action: ':hammer_and_wrench: *Proposes an action for you*',
+  },
+  sender: {
+    inform: ':information_source: *You shared this for their information*',
+    ask_question: ':question: *You asked a question*',
+    propose_action: ':hammer_and_wrench: *You proposed an action*',
+  },
 };
 
-function section(text: string): SlackBlock {
-  return { type: 'section', text: { type: 'mrkdwn', text: truncate(text, SECTION_MAX) } };
+const STATUS_VERB: Record<ThreadStatus, { emoji: string; verb: string }> = {
+  pending: { emoji: ':outbox_tray:', verb: 'Sent' },
+  accepted: { emoji: ':white_check_mark:', verb: 'Accepted' },
+  completed: { emoji: ':tada:', verb: 'Completed' },
+  declined: { emoji: ':no_entry_sign:', verb: 'Declined' },
+  cancelled: { emoji: ':wastebasket:', verb: 'Cancelled' },
+};
+
+const SURFACE_NAME: Record<string, string> = {
+  slack: 'Slack',
+  mcp: 'MCP',
+  a2a: 'A2A',
+  web: 'the web inbox',
+  api: 'the API',
+  rest: 'the API',
+};
+
+const SLACK_USER_ID = /^[UW][A-Z0-9]{2,20}$/;
+
+/** A person as mrkdwn: a Slack mention when linked, else their escaped name (or handle). */
+export function personMrkdwn(agent: AgentDoc | null, handle: string): string {
+  if (agent?.slack_user_id && SLACK_USER_ID.test(agent.slack_user_id)) return `<@${agent.slack_user_id}>`;
+  return `*${escapeLine((agent?.name ?? handle).replace(/\*/g, ''), CAP.name)}*`;
 }
 
-function context(text: string): SlackBlock {
-  return { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(text, SECTION_MAX) }] };
+/** How a surface reads in "… via MCP". */
+export function surfaceName(via: string): string {
+  return SURFACE_NAME[via] ?? escapeLine(via, 20);
 }
 
-function who(agent: AgentDoc | null, handle: string): string {
-  return agent?.slack_user_id ? `<@${agent.slack_user_id}>` : `*${escapeMrkdwn(agent?.name ?? handle)}*`;
+function nameOf(agent: AgentDoc | null, handle: string): string {
+  return truncate((agent?.name ?? handle).replace(/\s+/g, ' '), CAP.name);
 }
 
-function fencedDiff(diff: string, room: number, inboxUrl: string): string {
-  const { text, cut } = cutOnLines(diff, room);
-  return codeBlock(text) + (cut ? `\n_Diff shortened._ <${linkUrl(inboxUrl)}|View the full diff>` : '');
+/** Teammate text as a block quote, escaped and cut within `max`. */
+function quote(text: string, max: number): { text: string; cut: boolean } {
+  const { text: escaped, cut } = escapeWithin(text, max);
+  return { text: `>${escaped.replace(/\n/g, '\n>')}`, cut };
 }
 
-export function renderArtifact(artifact: Artifact, inboxUrl: string): string {
-  switch (artifact.type) {
-    case 'file_diff':
-      return `:page_facing_up: *Diff* \`${escapeMrkdwn(truncate(artifact.path, 300))}\`\n${fencedDiff(artifact.diff, 2400, inboxUrl)}`;
-    case 'file_ref': {
-      const lines = artifact.lines ? ` lines ${artifact.lines}` : '';
-      const sha = artifact.git_sha ? ` @ \`${artifact.git_sha.slice(0, 12)}\`` : '';
-      return `:bookmark_tabs: *File* \`${escapeMrkdwn(truncate(artifact.path, 1000))}\`${lines}${sha}`;
-    }
-    case 'test_command': {
-      const cwd = artifact.cwd ? ` (in \`${escapeMrkdwn(truncate(artifact.cwd, 300))}\`)` : '';
-      return `:test_tube: *Test command*${cwd}\n${codeBlock(truncate(artifact.command, 2400))}`;
-    }
-    case 'api_contract': {
-      const link = artifact.schema_url ? `<${linkUrl(artifact.schema_url)}|${escapeMrkdwn(truncate(artifact.schema_url, 200))}>` : '';
-      const inline = artifact.inline ? `\n${codeBlock(cutOnLines(artifact.inline, 1500).text)}` : '';
-      return `:scroll: *API contract* ${link}${inline}`;
-    }
-    case 'link':
-      return `:link: <${linkUrl(artifact.url)}|${escapeMrkdwn(truncate(artifact.title ?? artifact.url, 300))}>`;
-  }
-}
-
-function statusLine(input: DmInput): string {
-  const { thread, recipient } = input;
-  const last = thread.status_history[thread.status_history.length - 1];
-  const via = last ? ` via ${last.via === 'slack' ? 'Slack' : last.via.toUpperCase()}` : '';
-  switch (thread.status) {
-    case 'pending':
-      return ':hourglass_flowing_sand: Waiting for you to accept';
-    case 'accepted':
-      return `:white_check_mark: Accepted by ${who(recipient, thread.to)} ${slackDate(thread.accepted_at!)}${via}`;
-    case 'completed':
-      return `:tada: Completed by ${who(recipient, thread.to)} ${slackDate(thread.completed_at!)}${via}`;
-    case 'declined':
-      return `:no_entry_sign: Declined by ${who(recipient, thread.to)} ${slackDate(thread.declined_at!)}${via}`;
-    case 'cancelled':
-      return `:wastebasket: Cancelled by the sender ${slackDate(thread.cancelled_at!)}${via}`;
-  }
+function readMore(cut: boolean, inboxUrl: string, what: string): string {
+  return cut ? `\n${link(inboxUrl, `Read the whole ${what} in the inbox`)}` : '';
 }
 
 function buttonValue(thread: ThreadDoc): string {
   return JSON.stringify({ t: thread._id, s: thread.status });
 }
 
-function actions(input: DmInput): SlackBlock {
+function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
   const { thread } = input;
+  const value = buttonValue(thread);
   const elements: SlackBlock[] = [];
-  const recipientView = (input.audience ?? 'recipient') === 'recipient';
-  const button = (actionId: string, text: string) => ({ type: 'button', action_id: actionId, text: { type: 'plain_text', text }, value: buttonValue(thread) });
-  if (recipientView && thread.status === 'pending') {
-    elements.push({
-      type: 'button',
-      action_id: ACTION_IDS.accept,
-      style: 'primary',
-      text: { type: 'plain_text', text: 'Accept' },
-      value: buttonValue(thread),
-    });
+  if (audience === 'recipient' && thread.status === 'pending') {
+    elements.push(button({ actionId: ACTION_IDS.accept, text: 'Accept', style: 'primary', value }));
+    // Decline opens a modal asking for the reason, which is its own confirmation.
+    elements.push(button({ actionId: ACTION_IDS.decline, text: 'Decline', value }));
   }
-  if (recipientView && thread.status === 'pending') elements.push(button(ACTION_IDS.decline, 'Decline'));
-  if (recipientView && thread.status === 'accepted') {
-    elements.push({
-      type: 'button',
-      action_id: ACTION_IDS.complete,
-      style: 'primary',
-      text: { type: 'plain_text', text: 'Complete' },
-      value: buttonValue(thread),
-    });
+  if (audience === 'recipient' && thread.status === 'accepted') {
+    elements.push(button({ actionId: ACTION_IDS.complete, text: 'Complete', style: 'primary', value }));
   }
-  if (thread.status === 'pending' || thread.status === 'accepted') elements.push(button(ACTION_IDS.reply, 'Reply'));
-  elements.push({ type: 'button', action_id: ACTION_IDS.openInbox, text: { type: 'plain_text', text: 'View in inbox' }, url: input.inboxUrl });
-  return { type: 'actions', block_id: 'handoff_actions', elements };
+  if (thread.status === 'pending' || thread.status === 'accepted') {
+    elements.push(button({ actionId: ACTION_IDS.reply, text: 'Reply', value }));
+  }
+  elements.push(button({ actionId: ACTION_IDS.openInbox, text: 'View in inbox', url: input.inboxUrl }));
+  return actions(elements, 'handoff_actions');
+}
+
+/** Where the handoff stands for this reader, in one bold line. */
+function headline(input: DmInput, audience: DmAudience): string {
+  const { thread, recipient, sender } = input;
+  const them = audience === 'recipient' ? nameOf(sender, thread.from) : nameOf(recipient, thread.to);
+  const line: Record<ThreadStatus, string> = {
+    pending: audience === 'recipient' ? 'Waiting for you to accept or decline' : `Waiting for ${them} to accept`,
+    accepted: audience === 'recipient' ? 'Accepted — complete it when you are done' : `Accepted — ${them} is on it`,
+    completed: 'Completed',
+    declined: 'Declined',
+    cancelled: 'Cancelled',
+  };
+  return `*Status: ${escapeMrkdwn(line[thread.status])}*`;
+}
+
+/** Every transition: who acted, from where, and when. */
+function historyLines(input: DmInput): string[] {
+  const { thread, sender, recipient } = input;
+  const history: Array<Pick<StatusChange, 'status' | 'by' | 'at'> & { via?: string }> = thread.status_history.length
+    ? [...thread.status_history]
+    : [{ status: 'pending', by: thread.from, at: thread.created_at }];
+  // A thread written before status_history was complete still shows its current state, from its timestamps.
+  if (history[history.length - 1].status !== thread.status) {
+    const at = { pending: thread.created_at, accepted: thread.accepted_at, completed: thread.completed_at, declined: thread.declined_at, cancelled: thread.cancelled_at }[thread.status];
+    history.push({ status: thread.status, by: thread.status === 'cancelled' ? thread.from : thread.to, at: at ?? thread.updated_at });
+  }
+  const actor = (by: string) =>
+    by === thread.to ? personMrkdwn(recipient, thread.to) : by === thread.from ? personMrkdwn(sender, thread.from) : inlineCode(by, 140);
+  return history.slice(-CAP.history).map((change) => {
+    const { emoji, verb } = STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) };
+    const via = change.via ? ` via ${surfaceName(change.via)}` : '';
+    return `${emoji} ${verb} by ${actor(change.by)}${via} · ${slackDate(new Date(change.at))}`;
+  });
+}
+
+function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
+  const { thread, inboxUrl } = input;
+  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), 'handoff_status')];
+  if (thread.status === 'completed' && thread.completed_summary) {
+    const { text, cut } = escapeWithin(thread.completed_summary, CAP.result);
+    blocks.push(section(`*Result*\n${text}${readMore(cut, inboxUrl, 'result')}`));
+  }
+  if (thread.status === 'declined' && thread.decline_reason) {
+    const { text, cut } = quote(thread.decline_reason, CAP.reason);
+    blocks.push(section(`*Why it was declined*\n${text}${readMore(cut, inboxUrl, 'reason')}`));
+  }
+  if (thread.status === 'cancelled' && thread.cancel_reason) {
+    const { text, cut } = quote(thread.cancel_reason, CAP.reason);
+    blocks.push(section(`*Why it was cancelled*\n${text}${readMore(cut, inboxUrl, 'reason')}`));
+  }
+  return blocks;
+}
+
+function headerText(input: DmInput, audience: DmAudience): string {
+  const { thread, sender, recipient } = input;
+  const [prefix, agent, handle] =
+    audience === 'recipient' ? ['Handoff from', sender, thread.from] : ['Your handoff to', recipient, thread.to];
+  // The handle always shows whole; a long name gives way.
+  const room = SLACK_LIMITS.headerText - prefix.length - handle.length - 4;
+  const name = agent?.name ? `${truncate(agent.name.replace(/\s+/g, ' '), Math.max(room, 10))} (${handle})` : handle;
+  return `${prefix} ${name}`;
+}
+
+function contentBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
+  const { thread, sender, recipient, inboxUrl } = input;
+  const blocks: SlackBlock[] = [header(headerText(input, audience))];
+  if (input.notice) blocks.push(context(`:information_source: ${escapeWithin(input.notice, CAP.notice).text}`));
+  blocks.push(
+    context(
+      `From ${personMrkdwn(sender, thread.from)} ${inlineCode(thread.from, 140)} to ${personMrkdwn(recipient, thread.to)} ${inlineCode(thread.to, 140)}`,
+    ),
+  );
+  const summary = escapeWithin(thread.summary, CAP.summary);
+  blocks.push(section(`${INTENT_LABEL[audience][thread.intent]}\n${summary.text}${readMore(summary.cut, inboxUrl, 'summary')}`));
+  if (thread.question) {
+    const question = quote(thread.question, CAP.question);
+    blocks.push(section(`*Question*\n${question.text}${readMore(question.cut, inboxUrl, 'question')}`));
+  }
+  const action = thread.proposed_action;
+  if (action) {
+    const description = escapeWithin(action.description, CAP.description);
+    blocks.push(
+      section(`*Proposed action*\n${description.text}${readMore(description.cut, inboxUrl, 'description')}${targetFiles(action.target_files)}`),
+    );
+    const rationale = escapeWithin(action.rationale, CAP.rationale);
+    blocks.push(section(`*Rationale*\n${rationale.text}${readMore(rationale.cut, inboxUrl, 'rationale')}`));
+    if (action.suggested_diff) {
+      const diff = fencedLines(action.suggested_diff, CAP.suggestedDiff);
+      const note = diff.cut ? `\n_Diff shortened (${diff.lines} of ${diff.totalLines} lines)._ ${link(inboxUrl, 'View the full diff')}` : '';
+      blocks.push(section(`*Suggested diff*\n${diff.text}${note}`));
+    }
+  }
+  return blocks;
+}
+
+/** Target files as inline code, as many as fit in CAP.targetFiles characters, then "+N more". */
+function targetFiles(files: readonly string[]): string {
+  if (files.length === 0) return '';
+  const shown: string[] = [];
+  let used = 0;
+  for (const file of files) {
+    const code = inlineCode(file, 200);
+    if (used + code.length + 2 > CAP.targetFiles - 20) break;
+    shown.push(code);
+    used += code.length + 2;
+  }
+  const more = files.length - shown.length;
+  return `\n*Files:* ${shown.join(', ')}${more ? `${shown.length ? ' ' : ''}+${more} more` : ''}`;
+}
+
+function moreLine(count: number, what: string, inboxUrl: string): SlackBlock {
+  return context(`+${count} more ${what}${count === 1 ? '' : 's'}: ${link(inboxUrl, 'view them in the inbox')}`);
+}
+
+/** The notification text: plain, short and meaningful on a lock screen. */
+function fallbackText(input: DmInput, audience: DmAudience): string {
+  const { thread, sender, recipient } = input;
+  const summary = truncate(thread.summary.replace(/\s+/g, ' ').trim(), 150);
+  const state = STATUS_VERB[thread.status].verb;
+  let text: string;
+  if (audience === 'recipient') {
+    const verb = { inform: 'sent you a handoff', ask_question: 'asks you a question', propose_action: 'proposes an action' }[thread.intent];
+    const base = `${nameOf(sender, thread.from)} (${thread.from}) ${verb}: ${summary}`;
+    text = thread.status === 'pending' ? base : `${state} · ${base}`;
+  } else {
+    text = `Your handoff to ${nameOf(recipient, thread.to)}: ${thread.status === 'pending' ? 'waiting to be accepted' : state.toLowerCase()} · ${summary}`;
+  }
+  return escapeMrkdwn(text);
 }
 
 export function handoffDm(input: DmInput): SlackMessage {
-  const { thread, sender, inboxUrl } = input;
-  const senderName = sender?.name ?? thread.from;
-  const blocks: SlackBlock[] = [
-    { type: 'header', text: { type: 'plain_text', text: truncate(`Handoff from ${senderName}`, 150), emoji: true } },
-    ...(input.notice ? [context(escapeMrkdwn(input.notice))] : []),
-    context(`${who(sender, thread.from)} \`${escapeMrkdwn(thread.from)}\` → \`${escapeMrkdwn(thread.to)}\``),
-    section(`${INTENT_LABEL[thread.intent]}\n${escapeMrkdwn(truncate(thread.summary, 2800))}`),
-  ];
-  // question and proposed_action never come together (intent rules), so these caps keep the fixed part under ~10k.
-  if (thread.question) blocks.push(section(`*Question*\n>${escapeMrkdwn(truncate(thread.question, 2000)).replace(/\n/g, '\n>')}`));
-  if (thread.proposed_action) {
-    const action = thread.proposed_action;
-    const files = truncate(action.target_files.map((f) => `\`${f}\``).join(', '), 800);
-    blocks.push(section(`*Proposed action*\n${escapeMrkdwn(truncate(action.description, 1200))}\n*Files:* ${escapeMrkdwn(files)}`));
-    blocks.push(section(`*Rationale*\n${escapeMrkdwn(truncate(action.rationale, 2000))}`));
-    if (action.suggested_diff) blocks.push(section(`*Suggested diff*\n${fencedDiff(action.suggested_diff, 1800, inboxUrl)}`));
-  }
+  const audience = input.audience ?? 'recipient';
+  const { thread, inboxUrl } = input;
+  const content = contentBlocks(input, audience);
+  const state = stateBlocks(input, audience);
+  const tail = [actionButtons(input, audience), context(`Thread ${inlineCode(thread._id, 80)} · sent ${slackDate(thread.created_at)}`)];
 
-  const tail: SlackBlock[] = [
-    { type: 'divider' },
-    section(statusLine(input)),
-    actions(input),
-    context(`Thread \`${thread._id}\` · sent ${slackDate(thread.created_at)}`),
-  ];
-  const used = (list: SlackBlock[]) => list.reduce((sum, block) => sum + textLength(block), 0);
-  let budget = TEXT_BUDGET - used(blocks) - used(tail) - 200; // room for the "more artifacts" line
-  const room = MAX_BLOCKS - blocks.length - tail.length - 1;
-  let shown = 0;
-  for (const artifact of thread.artifacts) {
-    const block = section(renderArtifact(artifact, inboxUrl));
-    const cost = used([block]);
-    if (shown >= room || cost > budget) break;
-    blocks.push(block);
-    budget -= cost;
-    shown += 1;
-  }
-  if (shown < thread.artifacts.length) {
-    blocks.push(context(`+${thread.artifacts.length - shown} more artifact(s): <${linkUrl(inboxUrl)}|view them in the inbox>`));
-  }
+  // Artifacts share what the fixed parts leave; with both lists, the result's artifacts get half first.
+  const fixed = [...content, divider(), ...state, ...tail];
+  const moreLines = (thread.artifacts.length ? 1 : 0) + (thread.completion_artifacts.length ? 1 : 0);
+  let chars = SLACK_LIMITS.messageTextBudget - textLength(fixed) - MORE_LINE * moreLines;
+  let room = SLACK_LIMITS.messageBlocks - fixed.length - moreLines;
+  const results = thread.status === 'completed' ? thread.completion_artifacts : [];
+  const both = results.length > 0 && thread.artifacts.length > 0;
+  const resultFill = artifactBlocks(results, inboxUrl, both ? Math.floor(chars / 2) : chars, both ? Math.floor(room / 2) : room);
+  chars -= resultFill.chars;
+  room -= resultFill.blocks.length;
+  const handoffFill = artifactBlocks(thread.artifacts, inboxUrl, chars, room);
+
+  const blocks = [...content, ...handoffFill.blocks];
+  if (handoffFill.shown < thread.artifacts.length) blocks.push(moreLine(thread.artifacts.length - handoffFill.shown, 'artifact', inboxUrl));
+  blocks.push(divider(), ...state, ...resultFill.blocks);
+  if (resultFill.shown < results.length) blocks.push(moreLine(results.length - resultFill.shown, 'result artifact', inboxUrl));
   blocks.push(...tail);
-
-  const text = truncate(`Handoff from ${senderName} (${thread.from}): ${thread.summary}`, 3000);
-  return { text, blocks };
-}
-
-/** Characters of text a block holds, counted the way Slack's total-length limit counts them. */
-function textLength(value: unknown): number {
-  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + textLength(v), 0);
-  if (!value || typeof value !== 'object') return 0;
-  return Object.entries(value as Record<string, unknown>).reduce(
-    (sum, [key, v]) => sum + (key === 'text' && typeof v === 'string' ? v.length : textLength(v)),
-    0,
-  );
+  return { text: fallbackText(input, audience), blocks };
 }

@@ -1,7 +1,10 @@
-// One thread message as a reply under the handoff's DM: body and artifacts, within Slack's limits.
+// One thread message as a Slack reply under the handoff's DM: who wrote it, from where and when, the body and
+// its artifacts. Rendered the same whoever wrote it, escaped, and within Slack's limits for the largest message.
 import type { AgentDoc, MessageDoc } from '../../relay-core/documents';
-import { context, escapeMrkdwn, section, slackDate, truncate, type SlackMessage } from './block-kit';
-import { renderArtifact } from './handoff-dm';
+import { artifactBlocks } from './artifacts';
+import { context, section, SLACK_LIMITS, textLength, type SlackBlock, type SlackMessage } from './block-kit';
+import { personMrkdwn, surfaceName } from './handoff-dm';
+import { escapeMrkdwn, escapeWithin, inlineCode, link, slackDate, truncate } from './mrkdwn';
 
 export interface ThreadReplyInput {
   message: MessageDoc;
@@ -9,13 +12,31 @@ export interface ThreadReplyInput {
   inboxUrl: string;
 }
 
+const BODY_MAX = 2800;
+const MORE_LINE = 160;
+
 export function threadReplyMessage(input: ThreadReplyInput): SlackMessage {
   const { message, author, inboxUrl } = input;
-  const name = author?.name ?? message.from;
-  const blocks = [
-    context(`*${escapeMrkdwn(truncate(name, 200))}* \`${escapeMrkdwn(message.from)}\` · ${slackDate(message.created_at)}`),
-    section(escapeMrkdwn(truncate(message.body, 2800))),
-    ...message.artifacts.slice(0, 10).map((a) => section(renderArtifact(a, inboxUrl))),
-  ];
-  return { text: truncate(`${name}: ${message.body}`, 300), blocks };
+  const byline = context(
+    `:speech_balloon: ${personMrkdwn(author, message.from)} ${inlineCode(message.from, 140)} via ${surfaceName(message.via)} · ${slackDate(message.created_at)}`,
+  );
+  const fixed: SlackBlock[] = [byline];
+  if (message.body.trim()) {
+    const body = escapeWithin(message.body, BODY_MAX);
+    fixed.push(section(`${body.text}${body.cut ? `\n${link(inboxUrl, 'Read the whole message in the inbox')}` : ''}`));
+  }
+  const more = message.artifacts.length ? 1 : 0;
+  const fill = artifactBlocks(
+    message.artifacts,
+    inboxUrl,
+    SLACK_LIMITS.messageTextBudget - textLength(fixed) - MORE_LINE * more,
+    SLACK_LIMITS.messageBlocks - fixed.length - more,
+  );
+  const blocks = [...fixed, ...fill.blocks];
+  const hidden = message.artifacts.length - fill.shown;
+  if (hidden > 0) blocks.push(context(`+${hidden} more artifact${hidden === 1 ? '' : 's'}: ${link(inboxUrl, 'view them in the inbox')}`));
+
+  const name = truncate((author?.name ?? message.from).replace(/\s+/g, ' '), 60);
+  const gist = message.body.trim() ? truncate(message.body.replace(/\s+/g, ' ').trim(), 150) : `${message.artifacts.length} artifact(s)`;
+  return { text: escapeMrkdwn(`${name} replied: ${gist}`), blocks };
 }
