@@ -19,7 +19,7 @@ export function slackQueueProbe(relay: TestRelay): SlackQueueProbe {
     async settled(timeoutMs = 20_000) {
       await waitUntil(
         async () => {
-          const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+          const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
           return Object.values(counts).every((n) => n === 0) || undefined;
         },
         'the slack queue to settle',
