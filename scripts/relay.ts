@@ -63,6 +63,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
 
   let server: Server | undefined;
   let url = '';
+  let slackApp: ReturnType<typeof createSlackApp> | undefined;
   if (roles.has('api') || roles.has('bot')) {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
@@ -77,13 +78,15 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log });
+    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
       const s = httpApp.listen(config.port, config.host, () => resolve(s));
       s.once('error', reject);
     });
+    // Socket Mode: connect out to Slack now (HTTP mode is served by the listening server above).
+    if (slackApp && config.slack?.appToken) await slackApp.start();
     const address = server.address() as AddressInfo;
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   }
@@ -94,6 +97,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     store,
     async stop() {
       if (sweepTimer) clearInterval(sweepTimer);
+      if (slackApp && config.slack?.appToken) await slackApp.stop();
       if (server) {
         server.closeIdleConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));

@@ -1,6 +1,7 @@
 // Fake Slack Web API, driven by a real @slack/web-api WebClient: the errors a real client sees are Slack's.
 
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { WebSocket } from 'undici';
 import { BLOCK_LIMITS, checkBlocks, findBlockProblem, findViewProblem } from './block-limits';
 import { startFakeSlack, type FakeSlack } from './fake-slack-api';
 
@@ -537,6 +538,35 @@ describe('fake Slack: message metadata, conversations.history and conversations.
     const parent = await client.chat.postMessage({ channel: alice, text: 'dm' });
     await expectSlackError(client.chat.postMessage({ channel: bob, text: 'wrong channel', thread_ts: parent.ts as string }), 'thread_not_found');
     expect(fake.messages.get(bob) ?? []).toEqual([]);
+  });
+});
+
+describe('fake Slack: Socket Mode', () => {
+  test('apps.connections.open takes only the app-level token, and the app token is good for nothing else', async () => {
+    await expectSlackError(call('apps.connections.open', {}), 'not_allowed_token_type');
+    await expectSlackError(webClient(fake.appToken).chat.postMessage({ channel: ALICE, text: 'hi' }), 'not_allowed_token_type');
+    await expectSlackError(webClient('xapp-1-wrong').apiCall('apps.connections.open'), 'invalid_auth');
+    const opened = await webClient(fake.appToken).apps.connections.open({});
+    expect(opened.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/link\/\?ticket=/);
+  });
+
+  test('a ticket opens one socket that gets hello, envelopes are acked by id, and a used ticket is refused', async () => {
+    const { url } = (await webClient(fake.appToken).apps.connections.open({})) as { url: string };
+    const ws = new WebSocket(url);
+    const hello = await new Promise<any>((resolve, reject) => {
+      ws.onmessage = (e) => resolve(JSON.parse(String(e.data)));
+      ws.onerror = () => reject(new Error('socket failed'));
+    });
+    expect(hello).toMatchObject({ type: 'hello', connection_info: { app_id: expect.any(String) } });
+    await fake.socketConnected();
+    ws.onmessage = (e) => {
+      const envelope = JSON.parse(String(e.data));
+      ws.send(JSON.stringify({ envelope_id: envelope.envelope_id, payload: { seen: envelope.type } }));
+    };
+    await expect(fake.sendEnvelope('slash_commands', { command: '/handoff', text: 'help' })).resolves.toMatchObject({ payload: { seen: 'slash_commands' } });
+    ws.close();
+    const again = new WebSocket(url);
+    await expect(new Promise((resolve, reject) => ((again.onopen = resolve), (again.onerror = () => reject(new Error('refused')))))).rejects.toThrow('refused');
   });
 });
 

@@ -6,8 +6,10 @@
 // deliberately stricter than lenient: what Slack would reject, it rejects, and it also enforces our
 // product rule that every message carries a top-level `text` fallback.
 
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { findBlockProblem, findViewProblem, formatProblem, type BlockProblem } from './block-limits';
 
 export interface FakeSlackCall {
@@ -26,6 +28,11 @@ export interface FakeSlackMessage {
   updated: number;
   /** Message metadata as posted ({event_type, event_payload}); returned only to include_all_metadata reads. */
   metadata?: FakeSlackMetadata;
+}
+
+export interface FakeSlackAck {
+  envelope_id: string;
+  payload?: unknown;
 }
 
 export interface FakeSlackMetadata {
@@ -79,6 +86,12 @@ export interface FakeSlack {
   rateLimitNext(method: string, opts?: { times?: number; retryAfterSeconds?: number }): void;
   /** The next `times` calls to method take effect, but their HTTP connection is destroyed before any answer (a lost response). */
   dropResponseNext(method: string, times?: number): void;
+  /** Socket Mode: the only accepted app-level token (xapp-…), good for apps.connections.open only. */
+  appToken: string;
+  /** Socket Mode: resolves once a client holds an open connection (after `hello`); rejects after timeoutMs. */
+  socketConnected(timeoutMs?: number): Promise<void>;
+  /** Socket Mode: sends an envelope to the connected client; resolves with its ack ({envelope_id, payload?}). */
+  sendEnvelope(type: 'interactive' | 'slash_commands' | 'events_api', payload: Record<string, unknown>, timeoutMs?: number): Promise<FakeSlackAck>;
   // --- end slack-delivery additions -------------------------------------------------------------
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
   reset(): void;
@@ -90,6 +103,7 @@ export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:r
 
 export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
   const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
+  fake.appToken = 'xapp-1-A0FAKEAPP-0000-fakeapptoken';
   return fake.listen();
 }
 
@@ -163,6 +177,12 @@ class FakeSlackServer implements FakeSlack {
   private viewCounter = 0;
   /** slack-delivery: methods whose next calls lose their response (count left). */
   private readonly drops = new Map<string, number>();
+  /** slack-delivery, Socket Mode: tickets handed out by apps.connections.open, open sockets, acks awaited. */
+  appToken = '';
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly tickets = new Set<string>();
+  private readonly sockets = new Set<WebSocket>();
+  private readonly acks = new Map<string, (ack: FakeSlackAck) => void>();
 
   private readonly handlers: Record<string, Handler> = {
     'auth.test': () => this.authTest(),
@@ -177,6 +197,7 @@ class FakeSlackServer implements FakeSlack {
     // slack-delivery additions
     'conversations.history': (a) => this.conversationsHistory(a),
     'conversations.replies': (a) => this.conversationsReplies(a),
+    'apps.connections.open': () => this.appsConnectionsOpen(),
   };
 
   constructor(readonly token: string) {
@@ -185,6 +206,7 @@ class FakeSlackServer implements FakeSlack {
   }
 
   listen(): Promise<FakeSlack> {
+    this.server.on('upgrade', (req, socket, head) => this.upgradeSocketMode(req, socket, head));
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(0, '127.0.0.1', () => {
@@ -304,6 +326,8 @@ class FakeSlackServer implements FakeSlack {
       w.reject(new Error('fake Slack closed while waiting'));
     }
     this.waiters.clear();
+    for (const ws of this.sockets) ws.terminate();
+    this.wss.close();
     return new Promise((resolve, reject) => {
       this.server.close((err) => (err ? reject(err) : resolve()));
       this.server.closeAllConnections();
@@ -337,7 +361,12 @@ class FakeSlackServer implements FakeSlack {
     // Slack takes a token from the form but never from a JSON body.
     const token = header?.[1] ?? (parsed.json ? undefined : args.token);
     if (!present(token)) return this.respond(res, method, args, fail('not_authed'));
-    if (token !== this.token) return this.respond(res, method, args, fail('invalid_auth'));
+    // slack-delivery: the app-level token opens sockets and nothing else; the bot token cannot open one.
+    const expected = method === 'apps.connections.open' ? this.appToken : this.token;
+    if (token !== expected && (token === this.token || token === this.appToken)) {
+      return this.respond(res, method, args, fail('not_allowed_token_type'));
+    }
+    if (token !== expected) return this.respond(res, method, args, fail('invalid_auth'));
 
     let body: Body;
     try {
@@ -733,6 +762,62 @@ class FakeSlackServer implements FakeSlack {
     const hasMore = offset + slice.length < items.length;
     const next = hasMore ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
     return { ok: true, messages: slice.map(show), has_more: hasMore, pin_count: 0, response_metadata: { next_cursor: next } };
+  }
+
+  // --- slack-delivery additions: Socket Mode --------------------------------------------------
+
+  private appsConnectionsOpen(): Body {
+    const ticket = randomUUID();
+    this.tickets.add(ticket);
+    return { ok: true, url: `${this.origin.replace(/^http/, 'ws')}/link/?ticket=${ticket}&app_id=${APP_ID}` };
+  }
+
+  /** A WebSocket upgrade on /link/ with a ticket from apps.connections.open (single use) gets `hello`; anything else is refused. */
+  private upgradeSocketMode(req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', this.origin);
+    const ticket = url.searchParams.get('ticket') ?? '';
+    if (url.pathname !== '/link/' || !this.tickets.delete(ticket)) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('message', (data) => {
+        let ack: FakeSlackAck;
+        try {
+          ack = JSON.parse(data.toString()) as FakeSlackAck;
+        } catch {
+          return;
+        }
+        this.record({ method: 'socket_mode.ack', args: ack as unknown as Args, at: Date.now(), response: { ok: true } });
+        this.acks.get(ack.envelope_id)?.(ack);
+      });
+      ws.send(JSON.stringify({ type: 'hello', num_connections: this.sockets.size, debug_info: { host: 'fake-slack', approximate_connection_time: 3600 }, connection_info: { app_id: APP_ID } }));
+      this.record({ method: 'socket_mode.hello', args: {}, at: Date.now(), response: { ok: true } });
+    });
+  }
+
+  socketConnected(timeoutMs = 5000): Promise<void> {
+    return this.waitFor('socket_mode.hello', undefined, timeoutMs).then(() => undefined);
+  }
+
+  sendEnvelope(type: 'interactive' | 'slash_commands' | 'events_api', payload: Record<string, unknown>, timeoutMs = 5000): Promise<FakeSlackAck> {
+    const ws = [...this.sockets].find((s) => s.readyState === s.OPEN);
+    if (!ws) return Promise.reject(new Error('fake Slack: no Socket Mode client is connected'));
+    const envelopeId = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.acks.delete(envelopeId);
+        reject(new Error(`fake Slack: envelope ${envelopeId} (${type}) was not acked within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.acks.set(envelopeId, (ack) => {
+        clearTimeout(timer);
+        this.acks.delete(envelopeId);
+        resolve(ack);
+      });
+      ws.send(JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: type !== 'events_api', retry_attempt: 0, retry_reason: '' }));
+    });
   }
 
   // --- end slack-delivery additions ---------------------------------------------------------
