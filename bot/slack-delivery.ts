@@ -136,12 +136,15 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     owner: string,
     target: { channel: () => Promise<string>; thread_ts: string | null },
     render: (thread: ThreadDoc) => Promise<SlackMessage>,
-  ): Promise<{ ts: string; posted: boolean; thread: ThreadDoc }> {
+    known?: ThreadDoc,
+  ): Promise<{ ts: string; posted: boolean; wrote: boolean; thread: ThreadDoc }> {
+    let wrote = false;
     for (let round = 0; round < 5; round += 1) {
-      const thread = await relay.threadById(threadId);
+      // A thread read earlier in this job saves a read; any claim on it is re-read, and the claim write checks anyway.
+      const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await relay.threadById(threadId);
       if (!thread) throw new UnrecoverableError(`thread ${threadId} is gone`);
       const ts = recordedTs(thread, key);
-      if (ts) return { ts, posted: false, thread };
+      if (ts) return { ts, posted: false, wrote, thread };
 
       const pending = thread.slack_pending?.[key];
       let claim: SlackPendingPost | null;
@@ -154,6 +157,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
         const found = await findPosted(pending);
         if (found) {
           await relay.recordSlackPost(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker });
+          wrote = true;
           log.info({ thread_id: threadId, post: key, ts: found }, 'slack post found by its marker and recorded');
           continue;
         }
@@ -181,7 +185,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
       if (!posted.ts) throw new Error('chat.postMessage returned no ts');
       await relay.recordSlackPost(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker });
       log.info({ thread_id: threadId, post: key, channel: claim.channel, ts: posted.ts }, 'slack message posted');
-      return { ts: posted.ts, posted: true, thread };
+      return { ts: posted.ts, posted: true, wrote: true, thread };
     }
     throw new WaitAndRetry(500 + randomInt(500), `${key}: the thread kept changing while claiming`);
   }
@@ -194,69 +198,75 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   }
 
   /** Posts every recorded message not yet under this DM, oldest first; each reply waits for the one before. */
-  async function postReplies(thread: ThreadDoc, audience: SlackAudience, dm: SlackDelivery, owner: string): Promise<number> {
+  async function postReplies(thread: ThreadDoc, audience: SlackAudience, dm: SlackDelivery, owner: string): Promise<{ posted: number; wrote: boolean }> {
     const missing: number[] = [];
     for (let n = 1; n <= thread.message_seq; n += 1) if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
-    if (missing.length === 0) return 0;
+    if (missing.length === 0) return { posted: 0, wrote: false };
     const messages = await relay.messagesBySequence(thread._id, missing);
     const authors = new Map<string, AgentDoc | null>();
     let posted = 0;
+    let wrote = false;
     for (const message of messages) {
       if (!authors.has(message.from)) authors.set(message.from, await relay.teammates.get(message.from));
       const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: relay.inboxUrl(thread._id) });
-      const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, { channel: async () => dm.channel, thread_ts: dm.ts }, render);
+      const target = { channel: async () => dm.channel, thread_ts: dm.ts };
+      const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, thread);
       if (result.posted) posted += 1;
+      if (result.wrote) wrote = true;
     }
-    return posted;
+    return { posted, wrote };
   }
 
   async function sync(threadId: string, owner: string): Promise<SlackDeliveryOutcome> {
-    const first = await relay.threadById(threadId);
-    if (!first) return 'skipped';
-    const people = await participants(first);
+    let latest = await relay.threadById(threadId);
+    if (!latest) return 'skipped';
+    const people = await participants(latest);
     const audiences = audiencesOf(people);
     if (audiences.length === 0) return 'skipped';
+    // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
+    let wrote = false;
+    const reread = async () => (wrote ? relay.threadById(threadId) : latest);
 
-    // 1. The DMs. `fresh` remembers what a DM posted in this run showed, so it is not redrawn for nothing.
+    // 1. The DMs. `fresh` remembers which state (outbox length) each DM shows, so it is not redrawn for nothing.
     const fresh = new Map<SlackAudience, number>();
     let anyPosted = false;
     for (const audience of audiences) {
-      const result = await ensurePosted(threadId, audience.name, owner, { channel: () => openIm(audience.slackUser), thread_ts: null }, async (t) =>
-        renderDm(t, people, audience.name),
-      );
+      const target = { channel: () => openIm(audience.slackUser), thread_ts: null };
+      const result = await ensurePosted(threadId, audience.name, owner, target, async (t) => renderDm(t, people, audience.name), latest);
       if (result.posted) {
         fresh.set(audience.name, result.thread.outbox.length);
         anyPosted = true;
       }
+      if (result.wrote) wrote = true;
     }
 
     // 2. The replies, per DM in sequence order.
-    let current = await relay.threadById(threadId);
-    if (!current) return 'skipped';
+    latest = await reread();
+    if (!latest) return 'skipped';
     for (const audience of audiences) {
-      const dm = slackDm(current, audience.name);
+      const dm = slackDm(latest, audience.name);
       if (!dm) throw new WaitAndRetry(1_000, `${audience.name} DM not recorded yet`);
-      const posted = await postReplies(current, audience.name, dm, owner);
-      if (posted > 0) anyPosted = true;
+      const replies = await postReplies(latest, audience.name, dm, owner);
+      if (replies.posted > 0) anyPosted = true;
+      if (replies.wrote) wrote = true;
     }
 
-    // 3. Redraw each DM from the current thread, again while the thread changes under us (the last writer
-    // re-reads after its update, so a slower job that drew an older state is always followed by a newer one).
+    // 3. Redraw each DM from the current thread, and again while the thread changes under us: after an
+    // update this job re-reads, so a slower job that drew an older state is always followed by a newer one.
     let updated = false;
     for (let round = 0; round < 5; round += 1) {
-      current = await relay.threadById(threadId);
-      if (!current) break;
-      const seen = current.outbox.length;
-      const peopleNow = await participants(current);
-      for (const audience of audiences) {
-        const dm = slackDm(current, audience.name);
-        if (!dm || fresh.get(audience.name) === seen) continue;
-        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...renderDm(current, peopleNow, audience.name) });
+      latest = await reread();
+      if (!latest) break;
+      const seen = latest.outbox.length;
+      const stale = audiences.filter((a) => slackDm(latest!, a.name) && fresh.get(a.name) !== seen);
+      if (stale.length === 0) break;
+      const peopleNow = await participants(latest);
+      for (const audience of stale) {
+        const dm = slackDm(latest, audience.name)!;
+        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...renderDm(latest, peopleNow, audience.name) });
         fresh.set(audience.name, seen);
-        updated = true;
       }
-      const after = await relay.threadById(threadId);
-      if (!after || after.outbox.length === seen) break;
+      updated = wrote = true;
     }
     return anyPosted ? 'posted' : updated ? 'updated' : 'skipped';
   }
