@@ -9,10 +9,23 @@ export const ARTIFACT_MAX = 2400;
 /** Below this much room an artifact is left to the inbox rather than shown as a stub. */
 const MIN_CODE_ROOM = 120;
 
-function fenced(headLine: string, code: string, room: number, cutNote: (lines: number, total: number) => string): string | null {
+/** The longest link markup an artifact shows; past it (a huge or heavily encoded URL) the inbox has it. */
+const MAX_LINK = 1800;
+
+function fenced(
+  headLine: string,
+  code: string,
+  room: number,
+  cutNote: (lines: number, total: number) => string,
+  inboxUrl: string,
+): string | null {
   const note = cutNote(9999, 9999); // the longest the note can be
   const codeRoom = room - headLine.length - 1 - note.length - 1;
-  if (codeRoom < MIN_CODE_ROOM) return null;
+  if (codeRoom < MIN_CODE_ROOM) {
+    // No room for the code itself: say what it is and where to read it.
+    const stub = `${headLine}\n_Not shown here._ ${link(inboxUrl, 'Read it in the inbox')}`;
+    return stub.length <= room ? stub : null;
+  }
   const block = fencedLines(code, codeRoom);
   return `${headLine}\n${block.text}${block.cut ? `\n${cutNote(block.lines, block.totalLines)}` : ''}`;
 }
@@ -28,6 +41,7 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
     case 'file_diff':
       text = fenced(`:page_facing_up: *Diff* ${inlineCode(artifact.path, 300)}`, artifact.diff, room, (lines, total) =>
         `_Diff shortened (${lines} of ${total} lines)._ ${link(inboxUrl, 'View the full diff')}`,
+        inboxUrl,
       );
       break;
     case 'file_ref': {
@@ -38,30 +52,44 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
     }
     case 'test_command': {
       const cwd = artifact.cwd ? ` in ${inlineCode(artifact.cwd, 300)}` : '';
-      text = fenced(`:test_tube: *Test command*${cwd}`, artifact.command, Math.min(room, 1600), () =>
+      const headLine = `:test_tube: *Test command*${cwd}`;
+      text = fenced(headLine, artifact.command, Math.min(room, headLine.length + 1200), () =>
         `_Command shortened._ ${link(inboxUrl, 'See it whole in the inbox')}`,
+        inboxUrl,
       );
       break;
     }
     case 'api_contract': {
-      const target = artifact.schema_url ? ` ${link(artifact.schema_url, shortUrl(artifact.schema_url))}` : '';
+      const target = artifact.schema_url ? ` ${webLink(artifact.schema_url, shortUrl(artifact.schema_url), inboxUrl)}` : '';
       const headLine = `:scroll: *API contract*${target}`;
       text = artifact.inline
-        ? fenced(headLine, artifact.inline, Math.min(room, 1400), (lines, total) =>
+        ? fenced(headLine, artifact.inline, Math.min(room, headLine.length + 1000), (lines, total) =>
             `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View the whole contract')}`,
+            inboxUrl,
           )
         : headLine;
       break;
     }
     case 'link': {
       const host = urlHost(artifact.url);
-      const label = artifact.title ? link(artifact.url, artifact.title, 300) : link(artifact.url, shortUrl(artifact.url));
+      const markup = link(artifact.url, artifact.title ?? shortUrl(artifact.url), 300);
       // The host is shown beside a titled link, so a title cannot pass off one site as another.
-      text = `:link: ${label}${artifact.title && host ? ` (${escapeLine(host, 200)})` : ''}`;
+      text =
+        markup.length <= MAX_LINK
+          ? `:link: ${markup}${artifact.title && host ? ` (${escapeLine(host, 200)})` : ''}`
+          : `:link: ${webLink(artifact.url, artifact.title ?? shortUrl(artifact.url), inboxUrl)}`;
       break;
     }
   }
   return text !== null && text.length <= room ? text : null;
+}
+
+/** A teammate's link; one too long to show whole is named, with its host, and left to the inbox. */
+function webLink(url: string, label: string, inboxUrl: string): string {
+  const markup = link(url, label, 300);
+  if (markup.length <= MAX_LINK) return markup;
+  const host = urlHost(url);
+  return `${escapeLine(label, 300)}${host ? ` (${escapeLine(host, 200)})` : ''} ${link(inboxUrl, 'link in the inbox')}`;
 }
 
 /** A URL as a readable label: no scheme, at most 120 characters. */

@@ -16,7 +16,7 @@ import {
   type SlackBlock,
   type SlackMessage,
 } from './block-kit';
-import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, slackDate, truncate } from './mrkdwn';
+import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, plainSafe, slackDate, truncate } from './mrkdwn';
 
 export type { SlackBlock, SlackMessage } from './block-kit';
 export { renderArtifact } from './artifacts';
@@ -27,6 +27,12 @@ export const ACTION_IDS = {
   complete: 'handoff_complete',
   reply: 'handoff_reply',
   openInbox: 'handoff_open_inbox',
+} as const;
+
+/** Block ids the DM carries (the status section and the buttons), for listeners that look them up. */
+export const BLOCK_IDS = {
+  status: 'handoff_status',
+  actions: 'handoff_actions',
 } as const;
 
 export type DmAudience = 'recipient' | 'sender';
@@ -57,6 +63,8 @@ const CAP = {
   /** Lines of status history shown (a thread has at most three today). */
   history: 6,
 } as const;
+/** Notification text: a lock screen shows about a line or two. */
+const FALLBACK_MAX = 300;
 /** Room kept for the two "+N more artifacts" lines. */
 const MORE_LINE = 160;
 
@@ -137,7 +145,7 @@ function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
     elements.push(button({ actionId: ACTION_IDS.reply, text: 'Reply', value }));
   }
   elements.push(button({ actionId: ACTION_IDS.openInbox, text: 'View in inbox', url: input.inboxUrl }));
-  return actions(elements, 'handoff_actions');
+  return actions(elements, BLOCK_IDS.actions);
 }
 
 /** Where the handoff stands for this reader, in one bold line. */
@@ -176,7 +184,7 @@ function historyLines(input: DmInput): string[] {
 
 function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   const { thread, inboxUrl } = input;
-  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), 'handoff_status')];
+  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), BLOCK_IDS.status)];
   if (thread.status === 'completed' && thread.completed_summary) {
     const { text, cut } = escapeWithin(thread.completed_summary, CAP.result);
     blocks.push(section(`*Result*\n${text}${readMore(cut, inboxUrl, 'result')}`));
@@ -198,8 +206,8 @@ function headerText(input: DmInput, audience: DmAudience): string {
     audience === 'recipient' ? ['Handoff from', sender, thread.from] : ['Your handoff to', recipient, thread.to];
   // The handle always shows whole; a long name gives way.
   const room = SLACK_LIMITS.headerText - prefix.length - handle.length - 4;
-  const name = agent?.name ? `${truncate(agent.name.replace(/\s+/g, ' '), Math.max(room, 10))} (${handle})` : handle;
-  return `${prefix} ${name}`;
+  const name = agent?.name && room >= 8 ? `${truncate(agent.name.replace(/\s+/g, ' '), room)} (${handle})` : handle;
+  return plainSafe(`${prefix} ${name}`);
 }
 
 function contentBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
@@ -266,7 +274,7 @@ function fallbackText(input: DmInput, audience: DmAudience): string {
   } else {
     text = `Your handoff to ${nameOf(recipient, thread.to)}: ${thread.status === 'pending' ? 'waiting to be accepted' : state.toLowerCase()} · ${summary}`;
   }
-  return escapeMrkdwn(text);
+  return escapeWithin(text, FALLBACK_MAX).text;
 }
 
 export function handoffDm(input: DmInput): SlackMessage {

@@ -14,10 +14,20 @@ function escapeChar(c: string): string {
 
 /**
  * Escapes &, < and > as Slack requires, so `<!channel>` or `<https://x|y>` shows as text, and breaks bare
- * `@channel` / `@here` / `@everyone` with an invisible joiner so no setting can turn them into a broadcast.
+ * `@channel` / `@here` / `@everyone` with an invisible joiner so no setting can turn them into a broadcast, and
+ * runs of three backticks with a zero-width space so teammate text cannot open or close a code block.
  */
 export function escapeMrkdwn(text: string): string {
-  return text.replace(/[&<>]/g, escapeChar).replace(BROADCAST, `@${JOINER}$1`);
+  return text.replace(/[&<>]/g, escapeChar).replace(BROADCAST, `@${JOINER}$1`).replace(/``(?=`)/g, '``' + ZWSP);
+}
+
+/**
+ * Teammate text for a plain_text object (headers, button labels, modal titles): Slack shows it as typed, but
+ * angle brackets become look-alikes and broadcast words are broken anyway, so no client or later change of
+ * text type can turn it into a mention or link. Same length as the input.
+ */
+export function plainSafe(text: string): string {
+  return text.replace(/</g, '‹').replace(/>/g, '›').replace(BROADCAST, `@${JOINER}$1`);
 }
 
 /** Where a cut at `index` is safe: never between the halves of a surrogate pair. */
@@ -50,7 +60,8 @@ export function escapeWithin(text: string, max: number): { text: string; cut: bo
   end = safeCut(text, end);
   let escaped = escapeMrkdwn(text.slice(0, end));
   while (escaped.length > max - 1 && end > 0) {
-    end = safeCut(text, end - 1); // a broadcast word's joiner took the last character
+    // Joiners in broadcast words and breaks in backtick runs made it longer: drop as many raw characters.
+    end = safeCut(text, end - (escaped.length - (max - 1)));
     escaped = escapeMrkdwn(text.slice(0, end));
   }
   return { text: `${escaped}${ELLIPSIS}`, cut: true };
@@ -68,7 +79,7 @@ export function inlineCode(text: string, max: number): string {
 
 /** One line of code, escaped, with every run of three backticks broken so it cannot close the fence. */
 function codeLine(line: string): string {
-  return escapeMrkdwn(line).replace(/```/g, '``' + ZWSP + '`');
+  return escapeMrkdwn(line);
 }
 
 function fence(body: string): string {
@@ -101,7 +112,7 @@ export function fencedLines(text: string, max: number): { text: string; cut: boo
     used += cost;
   }
   if (kept.length === 0 && lines.length > 0) {
-    kept.push(escapeWithin(lines[0].replace(/```/g, '``' + ZWSP + '`'), room).text);
+    kept.push(escapeWithin(lines[0], room).text);
   }
   const cut = kept.length < lines.length || kept[0] !== codeLine(lines[0]);
   return { text: fence(kept.join('\n')), cut, lines: kept.length, totalLines: lines.length };
@@ -129,7 +140,9 @@ export function isWebUrl(url: string): boolean {
 
 /** A link with an escaped one-line label; a URL that is not http(s) is shown as escaped text instead. */
 export function link(url: string, label: string, labelMax = 300): string {
-  const text = escapeLine(label, labelMax);
+  // A `|` in the label is harmless to Slack's parser (it splits on the first), but is swapped for a look-alike
+  // so no reader of the markup can mistake where the URL ends.
+  const text = escapeLine(label.replace(/\|/g, '∣'), labelMax);
   return isWebUrl(url) ? `<${linkUrl(url)}|${text}>` : text;
 }
 

@@ -4,7 +4,7 @@ import type { AgentDoc, MessageDoc } from '../../relay-core/documents';
 import { artifactBlocks } from './artifacts';
 import { context, section, SLACK_LIMITS, textLength, type SlackBlock, type SlackMessage } from './block-kit';
 import { personMrkdwn, surfaceName } from './handoff-dm';
-import { escapeMrkdwn, escapeWithin, inlineCode, link, slackDate, truncate } from './mrkdwn';
+import { escapeWithin, inlineCode, link, slackDate, truncate } from './mrkdwn';
 
 export interface ThreadReplyInput {
   message: MessageDoc;
@@ -38,5 +38,5 @@ export function threadReplyMessage(input: ThreadReplyInput): SlackMessage {
 
   const name = truncate((author?.name ?? message.from).replace(/\s+/g, ' '), 60);
   const gist = message.body.trim() ? truncate(message.body.replace(/\s+/g, ' ').trim(), 150) : `${message.artifacts.length} artifact(s)`;
-  return { text: escapeMrkdwn(`${name} replied: ${gist}`), blocks };
+  return { text: escapeWithin(`${name} replied: ${gist}`, 300).text, blocks };
 }
