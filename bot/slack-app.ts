@@ -4,10 +4,13 @@ import { App, ExpressReceiver, LogLevel, SocketModeReceiver, type Receiver } fro
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
 import type { Logger } from 'pino';
+import type { JobQueue } from '../relay-core/bullmq-queues';
 import type { SlackConfig } from '../relay-core/config';
 import type { RelayService } from '../relay-core/relay-service';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
+import { registerEvents } from './listeners/events';
+import { registerViews } from './listeners/views';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
 const MAX_CLOCK_SKEW_SECONDS = 300;
@@ -17,6 +20,18 @@ export interface SlackAppDeps {
   relay: RelayService;
   httpApp: express.Express;
   log: Logger;
+  /** The `verify` queue: Slack Accept runs there (bot/verify-accept.ts). */
+  verifyJobs: JobQueue;
+  /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
+  team?: string;
+}
+
+/** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
+export function registerListeners(app: App, deps: SlackAppDeps): void {
+  registerActions(app, deps);
+  registerViews(app, deps);
+  registerCommands(app, deps);
+  registerEvents(app, deps);
 }
 
 export function slackWebClient(config: SlackConfig): WebClient {
@@ -58,7 +73,7 @@ function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver
 }
 
 export function createSlackApp(deps: SlackAppDeps): App {
-  const { config, relay, httpApp, log } = deps;
+  const { config, httpApp, log } = deps;
   const receiver = createReceiver(config, httpApp);
   const app = new App({
     receiver,
@@ -67,8 +82,7 @@ export function createSlackApp(deps: SlackAppDeps): App {
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
   });
-  registerActions(app, relay);
-  registerCommands(app);
+  registerListeners(app, deps);
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');
   });

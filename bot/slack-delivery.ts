@@ -101,8 +101,13 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     return audiences;
   }
 
+  /** The inbox link in an audience's DM and replies is signed for that participant (it is as private as the DM). */
+  function inboxUrlFor(thread: ThreadDoc, audience: SlackAudience): string {
+    return relay.inboxUrl(thread._id, audience === 'recipient' ? thread.to : thread.from);
+  }
+
   function renderDm(thread: ThreadDoc, people: Participants, audience: SlackAudience): SlackMessage {
-    return handoffDm({ thread, ...people, inboxUrl: relay.inboxUrl(thread._id), audience });
+    return handoffDm({ thread, ...people, inboxUrl: inboxUrlFor(thread, audience), audience });
   }
 
   function metadata(threadId: string, key: SlackPostKey, marker: string) {
@@ -208,7 +213,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     let wrote = false;
     for (const message of messages) {
       if (!authors.has(message.from)) authors.set(message.from, await relay.teammates.get(message.from));
-      const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: relay.inboxUrl(thread._id) });
+      const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: inboxUrlFor(thread, audience) });
       const target = { channel: async () => dm.channel, thread_ts: dm.ts };
       const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, thread);
       if (result.posted) posted += 1;

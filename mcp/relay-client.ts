@@ -1,4 +1,6 @@
 // The MCP tools' port to a relay: one JSON-RPC call. The stdio server reaches the relay over HTTP.
+import http from 'node:http';
+import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface CallOptions {
@@ -24,12 +26,54 @@ export class RelayCallError extends Error {
 
 const READ_ONLY = new Set(['tasks/get', 'tasks/list', 'agents/list']);
 
+const REQUEST_TIMEOUT_MS = 15_000;
+
+interface HttpAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * One POST over a kept-alive connection. node:http rather than fetch: on Node 20 fetch costs about half a
+ * millisecond more per call, which is most of what the stdio hop adds to a tool call.
+ */
+function post(url: URL, agent: http.Agent, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
+  const request = url.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, timeout: REQUEST_TIMEOUT_MS },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export class HttpRelayClient implements RelayClient {
   private nextId = 1;
+  private readonly endpoint: URL;
+  private readonly agent: http.Agent;
 
-  constructor(
-    private readonly opts: { relayUrl: string; apiKey: string; retryDelaysMs?: number[]; fetch?: typeof fetch },
-  ) {}
+  constructor(private readonly opts: { relayUrl: string; apiKey: string; retryDelaysMs?: number[] }) {
+    this.endpoint = new URL(`${opts.relayUrl}/a2a`);
+    this.agent = this.endpoint.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  }
 
   async call<T>(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<T> {
     const retryable = READ_ONLY.has(method) || options.idempotencyKey !== undefined;
@@ -42,13 +86,12 @@ export class HttpRelayClient implements RelayClient {
     };
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
-    const doFetch = this.opts.fetch ?? fetch;
 
     for (let attempt = 0; ; attempt += 1) {
       let transient: RelayCallError;
       try {
-        const response = await doFetch(`${this.opts.relayUrl}/a2a`, { method: 'POST', headers, body, signal: AbortSignal.timeout(15_000) });
-        const payload = (await response.json().catch(() => undefined)) as
+        const response = await post(this.endpoint, this.agent, headers, body);
+        const payload = parseJson(response.text) as
           | { result?: T; error?: { code: number; message: string; data?: { code?: string } } }
           | undefined;
         if (payload?.error) {
@@ -61,12 +104,17 @@ export class HttpRelayClient implements RelayClient {
         }
       } catch (error) {
         if (error instanceof RelayCallError) throw error;
-        const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+        const cause = (error as { code?: string }).code ?? (error as Error).name;
         transient = new RelayCallError('relay_unreachable', undefined, `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`);
       }
       const delay = delays[attempt];
       if (delay === undefined) throw transient;
       await sleep(delay);
     }
+  }
+
+  /** Lets the process exit: closes the kept-alive sockets. */
+  close(): void {
+    this.agent.destroy();
   }
 }

@@ -8,9 +8,14 @@ import { createServer } from './server';
 async function main(): Promise<void> {
   const config = loadClientConfig(process.env);
   if (!config.apiKey) throw new ConfigError('RELAY_API_KEY', 'is not set; use the key printed by `handoff-relay register`');
-  const { server, cleanup } = createServer(new HttpRelayClient({ relayUrl: config.relayUrl, apiKey: config.apiKey }));
+  const relay = new HttpRelayClient({ relayUrl: config.relayUrl, apiKey: config.apiKey });
+  const { server, cleanup } = createServer(relay);
   await server.connect(new StdioServerTransport());
-  const stop = () => void cleanup().finally(() => process.exit(0));
+  const stop = () =>
+    void cleanup().finally(() => {
+      relay.close();
+      process.exit(0);
+    });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   process.stdin.on('close', stop);

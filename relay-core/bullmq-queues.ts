@@ -1,5 +1,5 @@
 // BullMQ adapter: the delivery queues, the job data they carry, and the publisher that fills them.
-import { Queue, Worker, type Job, type JobsOptions } from 'bullmq';
+import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from './documents';
@@ -37,7 +37,8 @@ export class BullmqEventPublisher implements EventPublisher {
   private readonly queues: Partial<Record<QueueName, Queue>>;
 
   constructor(opts: { connection: Redis; prefix: string; slackEnabled: boolean }) {
-    this.queues = {};
+    // Webhooks always: the processor finds which participants have endpoints.
+    this.queues = { webhooks: new Queue('webhooks', { connection: opts.connection, prefix: opts.prefix }) };
     if (opts.slackEnabled) {
       this.queues.slack = new Queue('slack', { connection: opts.connection, prefix: opts.prefix });
     }
@@ -59,6 +60,35 @@ export class BullmqEventPublisher implements EventPublisher {
   }
 }
 
+/** Port: named jobs on one queue (the `verify` queue), de-duplicated by their job id. */
+export interface JobQueue {
+  add(name: string, data: Record<string, unknown>, jobId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const VERIFY_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+export class BullmqJobQueue implements JobQueue {
+  private readonly queue: Queue;
+
+  constructor(opts: { name: QueueName; connection: Redis; prefix: string; jobOptions?: JobsOptions }) {
+    this.queue = new Queue(opts.name, { connection: opts.connection, prefix: opts.prefix, defaultJobOptions: opts.jobOptions });
+  }
+
+  async add(name: string, data: Record<string, unknown>, jobId: string): Promise<void> {
+    await this.queue.add(name, data, { jobId });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}
+
 export type JobProcessor = (job: Job) => Promise<unknown>;
 
 export interface RunningWorker {
@@ -74,12 +104,15 @@ export function startWorker(opts: {
   processor: JobProcessor;
   concurrency?: number;
   onFailed?: (job: Job | undefined, error: Error) => void;
+  /** E.g. a custom backoffStrategy for the queue's jobs. */
+  settings?: AdvancedOptions;
 }): RunningWorker {
   const connection = redisConnection(opts.redisUrl, 'worker');
   const worker = new Worker(opts.name, opts.processor, {
     connection,
     prefix: opts.prefix,
     concurrency: opts.concurrency ?? 8,
+    ...(opts.settings ? { settings: opts.settings } : {}),
   });
   if (opts.onFailed) worker.on('failed', opts.onFailed);
   worker.on('error', () => {

@@ -50,7 +50,36 @@ const envSchema = z.object({
   SLACK_API_URL: httpUrl.optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  RELAY_WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS];
+      const delays = value.split(',').map((part) => parseDuration(part.trim()));
+      if (delays.length === 0 || delays.length > 20 || delays.some((d) => d === null)) {
+        ctx.addIssue({ code: 'custom', message: 'must be 1–20 comma-separated delays such as 5s,5m,30m,2h (units ms, s, m, h; a bare number is ms)' });
+        return z.NEVER;
+      }
+      return delays as number[];
+    }),
+  RELAY_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' })
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
 });
+
+/** Svix's schedule: after the immediate first attempt, retries 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h later. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `250`, `250ms`, `5s`, `30m`, `2h` → milliseconds (at most a day); null when malformed. */
+export function parseDuration(text: string): number | null {
+  const match = /^(\d{1,9})(ms|s|m|h)?$/.exec(text);
+  if (!match) return null;
+  const ms = Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!;
+  return ms <= 86_400_000 ? ms : null;
+}
 
 export interface SlackConfig {
   botToken: string;
@@ -76,6 +105,14 @@ export interface RelayConfig {
   slack?: SlackConfig;
   rateLimitPerMinute: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Delays before each retry; the first attempt is immediate, so there are `length + 1` attempts. */
+  retryScheduleMs: number[];
+  /** Loopback and private receivers allowed (tests, local development); never in production. */
+  allowPrivate: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
@@ -120,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },
   };
 }
 

@@ -27,6 +27,8 @@ export interface NotificationEndpoint {
   secret: string;
   verified: boolean;
   updated_at: Date;
+  /** Set when the receiver answered 410 Gone: nothing more is sent until a new URL is set. */
+  disabled_at?: Date | null;
 }
 
 export interface ApiKeyDoc {
@@ -149,6 +151,8 @@ export interface ThreadDoc {
   outbox: OutboxEvent[];
   /** true while some event in `outbox` may not be on its queue yet; the sweep enqueues them and clears it. */
   outbox_dirty: boolean;
+  /** How many of `outbox`'s events the sweep has seen on their queues; it re-enqueues only those after. */
+  outbox_enqueued?: number;
   slack: SlackDelivery | null;
   /** The sender's DM for this handoff, when the sender is linked to Slack (absent on old threads). */
   slack_sender?: SlackDelivery | null;
@@ -171,4 +175,28 @@ export interface ThreadWriteDoc {
   /** The whole new document, so anyone can finish a write whose writer died between claim and replace. */
   doc: ThreadDoc;
   at: Date;
+}
+
+/** One attempt to POST a webhook: its outcome, never the URL or the secret. */
+export interface WebhookAttempt {
+  at: Date;
+  outcome: 'delivered' | 'failed' | 'held' | 'gone';
+  http_status: number | null;
+  error: string | null;
+}
+
+/** One event owed to one teammate's endpoint (`_id` = `${event_id}.${handle}`, also the `webhook-id`). */
+export interface WebhookDeliveryDoc {
+  _id: string;
+  event_id: string;
+  event_type: EventType;
+  thread_id: string;
+  handle: string;
+  /** pending: attempts remain; delivered: a 2xx was received; failed: the dead letter; gone: the endpoint answered 410; skipped: no endpoint any more. */
+  status: 'pending' | 'delivered' | 'failed' | 'gone' | 'skipped';
+  attempts: WebhookAttempt[];
+  /** How often a person re-drove it; each re-drive runs as job `${_id}.r${redrives}`. */
+  redrives: number;
+  created_at: Date;
+  updated_at: Date;
 }

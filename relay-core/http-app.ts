@@ -9,10 +9,13 @@ import { agentCard, resolveMethod } from './a2a-standard';
 import { constantTimeEqual } from './api-keys';
 import type { AgentDoc } from './documents';
 import { RelayError, invalidParams } from './errors';
+import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from './rate-limiter';
 import type { RelayService } from './relay-service';
 import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from './schemas';
 import { ownCard } from './teammates';
+import { mountWebhookAdminRoutes } from './webhook-admin-routes';
+import type { WebhookDeadLetters } from './webhook-delivery';
 
 export interface HttpAppDeps {
   relay: RelayService;
@@ -21,6 +24,8 @@ export interface HttpAppDeps {
   log: Logger;
   /** Each resolves when its dependency answers; /readyz reports which one does not. */
   readiness: Record<string, () => Promise<void>>;
+  /** Webhook deliveries for the admin routes (/admin/deliveries…). */
+  deadLetters?: WebhookDeadLetters;
 }
 
 interface Locals {
@@ -158,6 +163,8 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.json(await relay.teammates.disable(handleParam(req)));
   });
 
+  if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
+
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));
   });
@@ -193,19 +200,22 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.json({ teammates: await relay.teammates.list(body(req, agentsQuery, 'query')) });
   });
 
-  app.get('/inbox/:thread_id', (req, res) => {
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+  app.get('/inbox/:thread_id', async (req, res) => {
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Referrer-Policy', 'no-referrer');
-    const id = /^[0-9a-f-]{36}$/i.test(req.params.thread_id) ? req.params.thread_id : null;
-    if (!id) return res.status(404).type('text/plain').send('No such thread');
-    res.type('html').send(
-      `<!doctype html><meta charset="utf-8"><title>Handoff ${id}</title>` +
-        `<body style="font-family:system-ui;max-width:40em;margin:3em auto">` +
-        `<h1>Handoff ${id}</h1><p>Read and act on this handoff from your agent with the MCP tool ` +
-        `<code>view_thread</code> (thread_id <code>${id}</code>), or from its Slack DM.</p></body>`,
-    );
+    // The signed link is the credential: keep it out of shared caches and history-restoring proxies.
+    res.setHeader('Cache-Control', 'no-store');
+    const id = /^[0-9a-f-]{36}$/i.test(req.params.thread_id) ? req.params.thread_id.toLowerCase() : null;
+    if (!id) return res.status(404).type('html').send(inboxHelpPage('', 'There is no such handoff.'));
+    const { as, sig } = req.query;
+    if (typeof as !== 'string' || typeof sig !== 'string') {
+      return res.status(200).type('html').send(inboxHelpPage(id, 'This link does not say who you are, so the thread is not shown here.'));
+    }
+    const found = await relay.threadForInboxLink(id, as, sig);
+    if (!found) return res.status(403).type('html').send(inboxHelpPage(id, 'This link is not valid for this handoff.'));
+    res.type('html').send(inboxPage(found.view, found.viewer));
   });
 
   app.get('/healthz', (_req, res) => {

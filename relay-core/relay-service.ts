@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
 import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from './acceptance-verdict';
+import { constantTimeEqual } from './api-keys';
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, MessageDoc, OutboxEvent, SlackPendingPost, ThreadDoc } from './documents';
 import { RelayError } from './errors';
@@ -82,6 +83,9 @@ const TRANSITIONS: Record<TransitionName, TransitionRule> = {
   cancel: { from: ['pending', 'accepted'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
 };
 
+/** The delivery_source a Slack Accept reports in its verdict. */
+export const SLACK_DELIVERY_SOURCE = 'slack_dm';
+
 /** Messages a thread read returns at most (newest kept); the thread itself tells how many there are. */
 const MESSAGES_PER_READ = 500;
 
@@ -128,8 +132,27 @@ export class RelayService {
     return this.publicUrl;
   }
 
-  inboxUrl(threadId: string): string {
-    return `${this.publicUrl}/inbox/${threadId}`;
+  /**
+   * The thread's inbox page. With a viewer, the link carries a signature binding thread and viewer, so the page
+   * can show that participant the whole thread without a login: it is as private as the DM or API answer it
+   * arrives in. Without one, the page only explains where to read the thread.
+   */
+  inboxUrl(threadId: string, viewer?: string): string {
+    const base = `${this.publicUrl}/inbox/${threadId}`;
+    if (!viewer) return base;
+    return `${base}?as=${encodeURIComponent(viewer)}&sig=${this.inboxSignature(threadId, viewer)}`;
+  }
+
+  /** The thread behind a signed inbox link, for that participant; null when the link is not genuine. */
+  async threadForInboxLink(threadId: string, viewer: string, signature: string): Promise<{ view: ThreadView; viewer: string } | null> {
+    if (!constantTimeEqual(signature, this.inboxSignature(threadId, viewer))) return null;
+    const doc = await this.store.threads.findOne({ _id: threadId });
+    if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;
+    return { view: await this.view(doc, viewer), viewer };
+  }
+
+  private inboxSignature(threadId: string, viewer: string): string {
+    return createHmac('sha256', this.tokenSecret).update(`inbox_link\0${threadId}\0${viewer}`).digest('base64url');
   }
 
   // ── create ──────────────────────────────────────────────────────────────────
@@ -228,7 +251,7 @@ export class RelayService {
   /** The whole thread for a participant; reading it marks the other side's messages as read. */
   async threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
     const doc = await this.readThread(caller, threadId);
-    const view: ThreadView = await this.view(doc);
+    const view: ThreadView = await this.view(doc, caller.handle);
     if (doc.to === caller.handle && doc.handoff_token) {
       view.handoff_token = this.handoffToken(doc._id, doc.handoff_token.nonce);
       view.handoff_token_expires_at = doc.handoff_token.expires_at.toISOString();
@@ -243,7 +266,7 @@ export class RelayService {
     return `hto_${createHmac('sha256', this.tokenSecret).update(`handoff_token\0${threadId}\0${nonce}`).digest('base64url')}`;
   }
 
-  async view(doc: ThreadDoc): Promise<ThreadView> {
+  async view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
     const [from, to, messages] = await Promise.all([
       this.teammates.get(doc.from),
       this.teammates.get(doc.to),
@@ -254,7 +277,7 @@ export class RelayService {
             .sort({ sequence_no: 1 })
             .toArray(),
     ]);
-    return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id));
+    return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id, viewer));
   }
 
   async threadById(threadId: string): Promise<ThreadDoc | null> {
@@ -308,7 +331,7 @@ export class RelayService {
         // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
         passed = undefined;
         refused = undefined;
-        const verdict = acceptanceVerdict(request.verdict ?? {}, {
+        const verdict = acceptanceVerdict(this.verdictInput(doc, request, via), {
           thread: doc,
           token: doc.handoff_token ?? null,
           recipient_tools: caller.tools ?? [],
@@ -326,6 +349,17 @@ export class RelayService {
       // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
       return passed && request.verdict ? { ...view, ...passed } : view;
     });
+  }
+
+  /**
+   * What the verdict judges. A Slack click carries no inputs, but Slack has already proved the clicker is the
+   * recipient, so the Slack path presents the recipient's own handoff token: an expired handoff is refused there
+   * too, and an agent presenting the same token and delivery_source gets the very same verdict.
+   */
+  private verdictInput(doc: ThreadDoc, request: TransitionRequest, via: Surface): VerdictInput {
+    const input = request.verdict ?? {};
+    if (via !== 'slack' || input.goal_token !== undefined || !doc.handoff_token) return input;
+    return { goal_token: this.handoffToken(doc._id, doc.handoff_token.nonce), delivery_source: SLACK_DELIVERY_SOURCE, ...input };
   }
 
   private async applyTransition(
@@ -476,14 +510,16 @@ export class RelayService {
     await this.store.repairThreadWrites();
     const cutoff = new Date(this.clock.now().getTime() - settleMs);
     const dirty = await this.store.threads
-      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1 } })
+      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } })
       .limit(limit)
       .toArray();
     for (const doc of dirty) {
-      await this.events.publish(doc._id, doc.outbox);
+      // Only the events since the last sweep: an older event's job may have completed and been removed from
+      // Redis long ago, and adding it again would run it again.
+      await this.events.publish(doc._id, doc.outbox.slice(doc.outbox_enqueued ?? 0));
       const seen = doc.outbox.length;
       await this.store.writeThread(doc._id, (current) =>
-        current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false } : undefined,
+        current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false, outbox_enqueued: seen } : undefined,
       );
     }
     return dirty.length;
@@ -550,7 +586,7 @@ export class RelayService {
       task_id: doc._id,
       status: { state: 'pending' },
       created_at: doc.created_at.toISOString(),
-      inbox_url: this.inboxUrl(doc._id),
+      inbox_url: this.inboxUrl(doc._id, doc.from),
       recipient: doc.to,
     };
   }

@@ -7,6 +7,7 @@ import type { AgentDoc } from './documents';
 import { RelayError } from './errors';
 import { isDuplicateKey, type MongoStore } from './mongo-store';
 import type { AgentCardInput, CardUpdate } from './schemas';
+import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from './ssrf-guard';
 import { TtlCache } from './ttl-cache';
 
 export interface Clock {
@@ -28,7 +29,8 @@ export interface PublicCard {
 export interface OwnCard extends PublicCard {
   tools: string[];
   slack_user_id: string | null;
-  notification: { url: string; verified: boolean } | null;
+  /** `gone_at` appears once the receiver answered 410 Gone (nothing is sent until a new URL is set). */
+  notification: { url: string; verified: boolean; gone_at?: string } | null;
 }
 
 export function publicCard(doc: AgentDoc): PublicCard {
@@ -40,7 +42,13 @@ export function ownCard(doc: AgentDoc): OwnCard {
     ...publicCard(doc),
     tools: doc.tools,
     slack_user_id: doc.slack_user_id,
-    notification: doc.notification ? { url: doc.notification.url, verified: doc.notification.verified } : null,
+    notification: doc.notification
+      ? {
+          url: doc.notification.url,
+          verified: doc.notification.verified,
+          ...(doc.notification.disabled_at ? { gone_at: doc.notification.disabled_at.toISOString() } : {}),
+        }
+      : null,
   };
 }
 
@@ -51,6 +59,11 @@ export interface TeammatesDeps {
   clock?: Clock;
   /** How long a process trusts a cached key or card; a revoked key stops working everywhere within it. */
   cacheMs?: number;
+  /** Webhook endpoints: which targets are allowed, and who challenges a newly set URL (verify queue). */
+  webhooks?: {
+    policy: TargetPolicy;
+    onEndpointSet(handle: string, endpointUpdatedAt: Date): Promise<void>;
+  };
 }
 
 export class Teammates {
@@ -60,8 +73,10 @@ export class Teammates {
   private readonly clock: Clock;
   private readonly agentCache: TtlCache<string, AgentDoc>;
   private readonly keyCache: TtlCache<string, string>;
+  private readonly webhooks: TeammatesDeps['webhooks'];
 
   constructor(deps: TeammatesDeps) {
+    this.webhooks = deps.webhooks;
     this.store = deps.store;
     this.keyPepper = deps.keyPepper;
     this.log = deps.log;
@@ -167,7 +182,8 @@ export class Teammates {
     }
     let secret: string | undefined;
     if (update.notification_url === null) set.notification = null;
-    else if (update.notification_url !== undefined && update.notification_url !== current.notification?.url) {
+    else if (update.notification_url !== undefined && (update.notification_url !== current.notification?.url || current.notification?.disabled_at)) {
+      await this.assertWebhookTarget(update.notification_url);
       secret = `whsec_${randomBytes(32).toString('base64')}`;
       set.notification = { url: update.notification_url, secret, verified: false, updated_at: now };
     }
@@ -175,7 +191,42 @@ export class Teammates {
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
+    if (secret && this.webhooks) {
+      // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
+      await this.webhooks.onEndpointSet(handle, now).catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
+    }
     return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
+  }
+
+  /** Refuses webhook targets on loopback, private, link-local, metadata… addresses (unless allowed by config). */
+  private async assertWebhookTarget(url: string): Promise<void> {
+    if (!this.webhooks) return;
+    try {
+      await assertAllowedTarget(url, this.webhooks.policy);
+    } catch (error) {
+      if (error instanceof WebhookTargetError) throw new RelayError('invalid_params', `body.notification_url: ${error.message}`);
+      throw error;
+    }
+  }
+
+  /** The endpoint set at `endpointUpdatedAt` answered its challenge; a URL changed since stays unverified. */
+  async markEndpointVerified(handle: string, endpointUpdatedAt: Date): Promise<boolean> {
+    const result = await this.store.agents.updateOne(
+      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
+      { $set: { 'notification.verified': true } },
+    );
+    this.agentCache.delete(handle);
+    return result.matchedCount === 1;
+  }
+
+  /** The endpoint answered 410 Gone: no more deliveries until its owner sets a URL again. */
+  async markEndpointGone(handle: string, endpointUpdatedAt: Date): Promise<void> {
+    await this.store.agents.updateOne(
+      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
+      { $set: { 'notification.verified': false, 'notification.disabled_at': this.clock.now() } },
+    );
+    this.agentCache.delete(handle);
+    this.log.warn({ handle }, 'webhook endpoint answered 410 Gone; disabled until a new URL is set');
   }
 
   async blocks(handle: string): Promise<string[]> {

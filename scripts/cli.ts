@@ -7,7 +7,7 @@ import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/config'
 import { createLogger } from '../relay-core/logger';
 import { ensureFerretDbBinary, ensureRedis, startFerretDb } from './local-services';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
-import { mcpClientConfig } from './mcp-client-config';
+import { mcpClientConfig } from '../mcp/client-config';
 import { startRelay } from './relay';
 
 const USAGE = `Usage:
@@ -15,6 +15,8 @@ const USAGE = `Usage:
   handoff-relay register --handle NAME@TEAM --name "Display name" --role ROLE
                          [--slack-user U0123456] [--skills a,b] [--repos apps/web/,docs/] [--tools git,npm]
                                            create a teammate; prints its API key once and MCP configuration
+  handoff-relay deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all
+                                           webhook dead letters: list them, re-drive one, or re-drive all
 Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, SLACK_*, RELAY_URL, …)`;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -78,11 +80,7 @@ async function register(argv: string[]): Promise<void> {
   for (const required of ['handle', 'name', 'role'] as const) {
     if (!values[required]) throw new UsageError(`--${required} is required`);
   }
-  const client = loadClientConfig(process.env);
-  const adminKey = client.adminKey ?? (await readSecret(client.dataDir, ADMIN_KEY_FILE));
-  if (!adminKey) {
-    throw new UsageError(`RELAY_ADMIN_KEY is not set and ${join(client.dataDir, ADMIN_KEY_FILE)} does not exist (run \`npm start\` once, or set RELAY_ADMIN_KEY)`);
-  }
+  const { client, adminKey } = await adminClient();
   const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
   const body = {
     handle: values.handle,
@@ -121,6 +119,70 @@ async function register(argv: string[]): Promise<void> {
 
 class UsageError extends Error {}
 
+/** The relay URL and admin key the admin commands use (RELAY_URL, RELAY_ADMIN_KEY or the generated key file). */
+async function adminClient() {
+  const client = loadClientConfig(process.env);
+  const adminKey = client.adminKey ?? (await readSecret(client.dataDir, ADMIN_KEY_FILE));
+  if (!adminKey) {
+    throw new UsageError(`RELAY_ADMIN_KEY is not set and ${join(client.dataDir, ADMIN_KEY_FILE)} does not exist (run \`npm start\` once, or set RELAY_ADMIN_KEY)`);
+  }
+  return { client, adminKey };
+}
+
+/** One admin call; a refusal becomes a UsageError carrying the relay's message. */
+async function adminCall(method: 'GET' | 'POST', path: string): Promise<any> {
+  const { client, adminKey } = await adminClient();
+  let response: Response;
+  try {
+    response = await fetch(`${client.relayUrl}${path}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
+  } catch (error) {
+    throw new UsageError(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`);
+  }
+  const answer = (await response.json().catch(() => ({}))) as { message?: string };
+  if (!response.ok) throw new UsageError(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
+  return answer;
+}
+
+interface DeliveryLine {
+  id: string;
+  event_type: string;
+  thread_id: string;
+  handle: string;
+  status: string;
+  attempts: Array<{ at: string; outcome: string; http_status: number | null; error: string | null }>;
+}
+
+async function deliveries(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { failed: { type: 'boolean' }, handle: { type: 'string' }, redrive: { type: 'string' }, 'redrive-all': { type: 'boolean' } },
+    strict: true,
+  });
+  const modes = [values.failed, values.redrive !== undefined, values['redrive-all']].filter(Boolean).length;
+  if (modes !== 1) throw new UsageError('deliveries needs exactly one of --failed, --redrive ID, --redrive-all');
+  if (values.redrive !== undefined) {
+    const answer = (await adminCall('POST', `/admin/deliveries/${encodeURIComponent(values.redrive)}/redrive`)) as DeliveryLine;
+    process.stdout.write(`Re-driving ${answer.id} (${answer.event_type} to ${answer.handle}).\n`);
+    return;
+  }
+  if (values['redrive-all']) {
+    const answer = (await adminCall('POST', '/admin/deliveries/redrive-all')) as { redriven: number };
+    process.stdout.write(`Re-driving ${answer.redriven} failed deliveries.\n`);
+    return;
+  }
+  const query = new URLSearchParams({ status: 'failed', ...(values.handle ? { handle: values.handle } : {}) });
+  const { deliveries: failed } = (await adminCall('GET', `/admin/deliveries?${query}`)) as { deliveries: DeliveryLine[] };
+  if (failed.length === 0) {
+    process.stdout.write('No failed deliveries.\n');
+    return;
+  }
+  for (const d of failed) {
+    const last = d.attempts[d.attempts.length - 1];
+    const why = last ? `${last.http_status ? `HTTP ${last.http_status}` : ''}${last.http_status && last.error ? ' ' : ''}${last.error ?? ''}` : '';
+    process.stdout.write(`${d.id}  ${d.event_type}  to ${d.handle}  thread ${d.thread_id}  ${d.attempts.length} attempts  last: ${last?.at ?? '-'} ${why}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -128,6 +190,8 @@ async function main(): Promise<void> {
       return start();
     case 'register':
       return register(rest);
+    case 'deliveries':
+      return deliveries(rest);
     case undefined:
     case 'help':
     case '--help':

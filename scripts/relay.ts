@@ -1,10 +1,20 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
-import { BullmqEventPublisher, redisConnection, startWorker, type RunningWorker } from '../relay-core/bullmq-queues';
+import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import {
+  BullmqEventPublisher,
+  BullmqJobQueue,
+  redisConnection,
+  startWorker,
+  VERIFY_JOB_OPTIONS,
+  type JobProcessor,
+  type RunningWorker,
+} from '../relay-core/bullmq-queues';
 import type { RelayConfig } from '../relay-core/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
@@ -12,6 +22,10 @@ import { MongoStore } from '../relay-core/mongo-store';
 import { redisRateLimiter } from '../relay-core/rate-limiter';
 import { RelayService } from '../relay-core/relay-service';
 import { Teammates } from '../relay-core/teammates';
+import { createVerifyProcessor } from '../relay-core/verify-jobs';
+import { WebhookDeliveries } from '../relay-core/webhook-deliveries';
+import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhook-delivery';
+import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhook-queues';
 
 export interface RunningRelay {
   url: string;
@@ -35,7 +49,18 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
-  const teammates = new Teammates({ store, keyPepper: config.keyPepper, log });
+  const verifyJobs = new BullmqJobQueue({ name: 'verify', connection: producer, prefix: config.queuePrefix, jobOptions: VERIFY_JOB_OPTIONS });
+  const webhookQueues = new WebhookQueues({ connection: producer, prefix: config.queuePrefix, retryScheduleMs: config.webhooks.retryScheduleMs });
+  const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
+  const deliveries = new WebhookDeliveries(store);
+  await deliveries.ensureIndexes();
+  const deadLetters = new WebhookDeadLetters(deliveries, webhookQueues);
+  const teammates = new Teammates({
+    store,
+    keyPepper: config.keyPepper,
+    log,
+    webhooks: { policy: webhookPolicy, onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at) },
+  });
   const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
@@ -54,6 +79,29 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         }),
       );
     }
+    const webhookSettings = { backoffStrategy: webhookBackoffStrategy(config.webhooks.retryScheduleMs) };
+    workers.push(
+      startWorker({
+        name: 'webhooks',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor: createWebhookProcessor({ relay, store, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        settings: webhookSettings,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
+      }),
+      startWorker({
+        name: 'verify',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor: createVerifyProcessor(
+          { store, teammates, policy: webhookPolicy, log, onEndpointVerified: (handle) => deadLetters.promoteHeld(handle) },
+          // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
+          config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {},
+        ),
+        settings: webhookSettings,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
+      }),
+    );
     const sweep = () =>
       relay.sweepOutbox(sweepIntervalMs).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'));
     void sweep();
@@ -71,6 +119,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       adminKey: config.adminKey,
       rateLimiter,
       log,
+      deadLetters,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -78,7 +127,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log });
+    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
@@ -104,6 +153,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       }
       await Promise.all(workers.map((w) => w.close()));
       await publisher.close();
+      await verifyJobs.close();
+      await webhookQueues.close();
       producer.disconnect();
       await store.close();
     },

@@ -1,11 +1,14 @@
 // manifest.yml against Slack's published manifest JSON Schema (offline copy in test/fixtures), plus the app's own facts.
 
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { HANDOFF_COMMAND } from '../bot/listeners/commands/handoff-command';
+import type { App } from '@slack/bolt';
+import { ACTION_IDS } from '../bot/blocks/handoff-dm';
+import { registerListeners, type SlackAppDeps } from '../bot/slack-app';
+import { CALLBACK_IDS } from '../bot/views/transition-modals';
 
 const ROOT = join(__dirname, '..');
 const SCHEMA_DIR = join(__dirname, 'fixtures', 'slack-manifest-schema');
@@ -59,6 +62,104 @@ function describeErrors(errors: ErrorObject[] | null | undefined): string {
   return (errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`).join('\n');
 }
 
+/** Bot scopes each Web API method needs (docs.slack.dev/reference/methods); views.* and auth.test need none. */
+const METHOD_SCOPES: Record<string, string[]> = {
+  'auth.test': [],
+  'chat.postMessage': ['chat:write'],
+  'chat.update': ['chat:write'],
+  'chat.postEphemeral': ['chat:write'],
+  'chat.delete': ['chat:write'],
+  'conversations.open': ['im:write'],
+  // The slack queue reads its own DMs back (include_all_metadata) to find a post whose answer it lost.
+  'conversations.history': ['im:history'],
+  'conversations.replies': ['im:history'],
+  'users.info': ['users:read'],
+  'views.open': [],
+  'views.update': [],
+  'views.push': [],
+  'views.publish': [],
+};
+
+/** Bot scopes each event subscription needs. */
+const EVENT_SCOPES: Record<string, string[]> = {
+  app_home_opened: [],
+  app_uninstalled: [],
+  tokens_revoked: [],
+  'message.im': ['im:history'],
+  app_mention: ['app_mentions:read'],
+};
+
+const WEB_API_FAMILIES = ['apps', 'auth', 'bookmarks', 'bots', 'chat', 'conversations', 'dnd', 'files', 'pins', 'reactions', 'team', 'usergroups', 'users', 'views'];
+const WEB_API_CALL = new RegExp(`\\.(${WEB_API_FAMILIES.join('|')})\\.([a-zA-Z]+)\\(`, 'g');
+
+/** Every Web API method the code under dir calls (client.chat.update(…) and the like), with where. */
+function webApiCalls(dir: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) {
+        for (const m of readFileSync(path, 'utf8').matchAll(WEB_API_CALL)) {
+          const method = `${m[1]}.${m[2]}`;
+          if (!found.has(method)) found.set(method, relative(ROOT, path));
+        }
+      }
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+interface Registered {
+  actions: string[];
+  views: string[];
+  commands: string[];
+  events: string[];
+  shortcuts: string[];
+}
+
+/**
+ * Runs the app's own registerListeners against a recorder standing in for the Bolt App, so ids added by any
+ * listener module are seen. A listener registered by pattern or with a method the recorder does not know fails here.
+ */
+function recordRegistrations(): Registered {
+  const seen: Registered = { actions: [], views: [], commands: [], events: [], shortcuts: [] };
+  const idOf = (constraint: unknown, key: string): string => {
+    if (typeof constraint === 'string') return constraint;
+    const value = constraint && typeof constraint === 'object' ? (constraint as Record<string, unknown>)[key] : undefined;
+    if (typeof value === 'string') return value;
+    throw new Error(`a listener is registered by ${String(constraint)}; register literal ids so the manifest can be checked`);
+  };
+  const record = (list: keyof Registered, key: string) => (constraint: unknown) => {
+    seen[list].push(idOf(constraint, key));
+  };
+  const methods: Record<string, (constraint: unknown) => void> = {
+    action: record('actions', 'action_id'),
+    view: record('views', 'callback_id'),
+    command: record('commands', 'command'),
+    event: record('events', 'type'),
+    shortcut: record('shortcuts', 'callback_id'),
+    message: () => seen.events.push('message.im'),
+    use: () => undefined,
+    error: () => undefined,
+  };
+  const app = new Proxy(
+    {},
+    {
+      get: (_target, name) => {
+        const method = methods[String(name)];
+        if (!method) throw new Error(`registerListeners used app.${String(name)}; teach test/manifest.test.ts what it means for the manifest`);
+        return method;
+      },
+    },
+  ) as unknown as App;
+  registerListeners(app, {} as SlackAppDeps);
+  return seen;
+}
+
+const unique = (ids: string[]) => [...new Set(ids)].sort();
+
 const manifestText = readFileSync(join(ROOT, 'manifest.yml'), 'utf8');
 const manifest: Manifest = parse(manifestText);
 const validate = compileManifestValidator();
@@ -76,30 +177,23 @@ describe('manifest.yml', () => {
     expect(manifest._metadata).toMatchObject({ major_version: 1 });
   });
 
-  test('asks for exactly the bot scopes the relay needs', () => {
-    // im:history: the slack queue reads its own DM back to find a post whose answer it never got (exactly-once).
-    expect([...manifest.oauth_config.scopes.bot].sort()).toEqual(['chat:write', 'commands', 'im:history', 'im:write', 'users:read']);
-    expect(manifest.oauth_config.scopes.user).toBeUndefined();
-  });
-
-  test('declares /handoff and interactivity on the Bolt endpoint, and only the commands the app registers', () => {
-    expect(manifest.features.slash_commands.map((c: { command: string }) => c.command)).toEqual([HANDOFF_COMMAND]);
-    expect(manifest.settings.event_subscriptions).toBeUndefined(); // the app listens to no events yet
+  test('declares /handoff with its usage, escaped mentions, on the Bolt endpoint; interactivity on the same endpoint', () => {
     const handoff = manifest.features.slash_commands.find((c: { command: string }) => c.command === '/handoff');
     expect(handoff).toEqual({
       command: '/handoff',
       url: EVENTS_URL,
       description: 'Hand work to a teammate',
-      usage_hint: 'help',
-      should_escape: false,
+      usage_hint: '[@someone text] | inbox | link | help',
+      // `/handoff @someone …` arrives as <@U…>, a user id the command resolves to a teammate.
+      should_escape: true,
     });
     expect(manifest.settings.interactivity).toEqual({ is_enabled: true, request_url: EVENTS_URL });
-    expect(manifest.features.app_home).toEqual({
-      home_tab_enabled: false,
-      messages_tab_enabled: true,
-      messages_tab_read_only_enabled: false,
-    });
     expect(manifest.features.bot_user).toEqual({ display_name: 'handoff-relay', always_online: true });
+  });
+
+  test('Socket Mode is off by default (HTTP at /slack/events), and the comment says how to turn it on', () => {
+    expect(manifest.settings.socket_mode_enabled).toBe(false);
+    expect(manifestText).toMatch(/^#.*socket_mode_enabled: true/m);
   });
 
   test('tells the reader which host to put in place of relay.example.com', () => {
@@ -108,6 +202,59 @@ describe('manifest.yml', () => {
   });
 });
 
+describe('manifest.yml agrees with what the app registers and calls', () => {
+  const registered = recordRegistrations();
+  const declaredCommands = (manifest.features.slash_commands ?? []).map((c: { command: string }) => c.command).sort();
+  const declaredEvents = [...(manifest.settings.event_subscriptions?.bot_events ?? [])].sort();
+  const declaredShortcuts = (manifest.features.shortcuts ?? []).map((s: { callback_id: string }) => s.callback_id).sort();
+
+  test('the recorder saw the DM buttons and modals (it is looking at the real registration)', () => {
+    expect(registered.actions).toEqual(expect.arrayContaining(Object.values(ACTION_IDS)));
+    expect(registered.views).toEqual(expect.arrayContaining(Object.values(CALLBACK_IDS)));
+  });
+
+  test('every command registered is declared, and every declared command has a listener', () => {
+    expect(declaredCommands).toEqual(unique(registered.commands));
+  });
+
+  test('every event listened to is subscribed, and every subscribed event has a listener', () => {
+    expect(declaredEvents).toEqual(unique(registered.events));
+  });
+
+  test('buttons and modals need interactivity on, with a request URL unless Socket Mode', () => {
+    if (registered.actions.length + registered.views.length + registered.shortcuts.length === 0) return;
+    expect(manifest.settings.interactivity?.is_enabled).toBe(true);
+    if (!manifest.settings.socket_mode_enabled) expect(manifest.settings.interactivity.request_url).toBe(EVENTS_URL);
+  });
+
+  test('the Home tab is enabled exactly when app_home_opened is handled', () => {
+    expect(manifest.features.app_home.home_tab_enabled).toBe(registered.events.includes('app_home_opened'));
+  });
+
+  test('every global shortcut registered is declared, and the other way round', () => {
+    expect(declaredShortcuts).toEqual(unique(registered.shortcuts));
+  });
+
+  test('the bot scopes are exactly the ones the code’s Web API calls, commands and events need', () => {
+    const calls = webApiCalls(join(ROOT, 'bot'));
+    const unknown = [...calls.keys()].filter((method) => !(method in METHOD_SCOPES));
+    expect(unknown).toEqual([]); // a new Web API method: add it and its scopes to METHOD_SCOPES
+    const needed = new Set<string>();
+    for (const method of calls.keys()) for (const scope of METHOD_SCOPES[method]!) needed.add(scope);
+    if (registered.commands.length) needed.add('commands');
+    for (const event of registered.events) for (const scope of EVENT_SCOPES[event] ?? [`<scope of ${event}>`]) needed.add(scope);
+    const explain = (scope: string) => {
+      const why = [
+        ...[...calls].filter(([m]) => METHOD_SCOPES[m]?.includes(scope)).map(([m, where]) => `${m} (${where})`),
+        ...(scope === 'commands' && registered.commands.length ? ['slash commands'] : []),
+        ...registered.events.filter((e) => EVENT_SCOPES[e]?.includes(scope)).map((e) => `event ${e}`),
+      ];
+      return `${scope} ← ${why.join(', ') || 'nothing in bot/ needs it'}`;
+    };
+    expect([...manifest.oauth_config.scopes.bot].sort().map(explain)).toEqual([...needed].sort().map(explain));
+    expect(manifest.oauth_config.scopes.user).toBeUndefined();
+  });
+});
 describe('the manifest validator', () => {
   const variant = (change: (m: Manifest) => void): Manifest => {
     const copy = structuredClone(manifest);

@@ -5,8 +5,8 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
-import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton } from '../helpers/slack-requests';
+import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { clickButton, submitView } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const run = promisify(execFile);
@@ -133,7 +133,7 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
       },
     }),
   );
-  expect(created).toMatchObject({ status: 'pending', recipient: 'web-dev@acme', inbox_url: `${relay.url}/inbox/${created.thread_id}` });
+  expect(created).toMatchObject({ status: 'pending', recipient: 'web-dev@acme', inbox_url: inboxUrlOf(relay.url, created.thread_id, 'api-dev@acme') });
   expect(created.thread_id).toMatch(/^[0-9a-f-]{36}$/);
 
   const channel = slack.imChannelId(RECIPIENT_SLACK);
@@ -184,7 +184,16 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   const doubleNote = await slack.waitFor('response_url', (c) => c.args.response_url === RECIPIENT_SLACK && /now accepted/.test(String(c.args.text)));
   expect(doubleNote).toBeDefined();
 
-  await clickButton(eventsUrl, relay.signingSecret, { user: RECIPIENT_SLACK, responseUrl: slack.responseUrl(RECIPIENT_SLACK), channel, messageTs: ts, actionId: 'handoff_complete', value: complete.value });
+  // Complete opens a modal for the result; submitting it completes the handoff.
+  const triggerId = slack.triggerId();
+  await clickButton(eventsUrl, relay.signingSecret, { user: RECIPIENT_SLACK, responseUrl: slack.responseUrl(RECIPIENT_SLACK), channel, messageTs: ts, actionId: 'handoff_complete', value: complete.value, triggerId });
+  const modal = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
+  const submitted = await submitView(eventsUrl, relay.signingSecret, {
+    user: RECIPIENT_SLACK,
+    view: modal.response.view as Record<string, unknown>,
+    values: { complete_summary: { summary: 'Web client pages with next_cursor now' }, complete_links: { links: null } },
+  });
+  expect(submitted).toEqual({ status: 200, text: '' });
   const completedUpdate = await slack.waitFor('chat.update', (c) => JSON.stringify(c.args.blocks).includes('Completed by'));
   expect(completedUpdate.args).toMatchObject({ channel, ts });
   expect(slack.messages.get(channel)).toHaveLength(1);

@@ -325,7 +325,7 @@ describe('fake Slack: users.info', () => {
 
 describe('fake Slack: views', () => {
   test('views.open opens a modal and views.update replaces it', async () => {
-    const opened = await client.views.open({ trigger_id: '12345.98765.abcd2358fdea', view: modal({ callback_id: 'handoff_new' }) as never });
+    const opened = await client.views.open({ trigger_id: fake.triggerId(), view: modal({ callback_id: 'handoff_new' }) as never });
     const view = opened.view as { id: string; hash: string; callback_id: string };
     expect(view.id).toMatch(/^V/);
     expect(view.callback_id).toBe('handoff_new');
@@ -336,7 +336,7 @@ describe('fake Slack: views', () => {
   });
 
   test('views.open rejects a missing trigger_id and views Slack would refuse', async () => {
-    const open = (view: unknown) => call('views.open', { trigger_id: '12345.98765.abcd2358fdea', view });
+    const open = (view: unknown) => call('views.open', { trigger_id: fake.triggerId(), view });
     await expectSlackError(call('views.open', { view: modal() }), 'invalid_arguments');
     await expectSlackError(open(modal({ title: { type: 'plain_text', text: text(25) } })), 'invalid_arguments');
     await expectSlackError(open(modal({ blocks: Array.from({ length: 101 }, () => ({ type: 'divider' })) })), 'invalid_arguments');
@@ -345,6 +345,15 @@ describe('fake Slack: views', () => {
     await expectSlackError(open(modal({ blocks: [input] })), 'invalid_arguments');
     await expect(open(modal({ blocks: [input], submit: { type: 'plain_text', text: 'Send' } }))).resolves.toMatchObject({ ok: true });
     await expect(open(modal({ blocks: Array.from({ length: 100 }, () => ({ type: 'divider' })) }))).resolves.toMatchObject({ ok: true });
+  });
+
+  test('views.open takes only a trigger_id it issued, once, within 3 seconds', async () => {
+    const open = (trigger_id: string) => call('views.open', { trigger_id, view: modal() });
+    await expectSlackError(open('12345.98765.abcd2358fdea'), 'invalid_trigger_id');
+    await expectSlackError(open(fake.triggerId({ issuedMsAgo: 3_500 })), 'expired_trigger_id');
+    const trigger = fake.triggerId();
+    await expect(open(trigger)).resolves.toMatchObject({ ok: true });
+    await expectSlackError(open(trigger), 'exchanged_trigger_id');
   });
 
   test('views.publish publishes a Home tab per user', async () => {

@@ -79,6 +79,12 @@ export interface FakeSlack {
   imChannelId(userId: string): string;
   /** A response_url a slash command or action payload can carry; POSTs to it are recorded as method "response_url". */
   responseUrl(name?: string): string;
+  /**
+   * A trigger_id as Slack puts into an interaction payload. views.open accepts only ids issued here,
+   * each once, within 3 s of issue (Slack: invalid_trigger_id / exchanged_trigger_id / expired_trigger_id).
+   * `issuedMsAgo` backdates one, to test expiry without waiting.
+   */
+  triggerId(opts?: { issuedMsAgo?: number }): string;
   /** Scripted failure for the next call to method (queued: two calls script the next two calls). */
   failNext(method: string, response: FakeSlackFailure): void;
   // --- slack-delivery additions (rate limits, lost responses) ---------------------------------
@@ -135,6 +141,8 @@ const TEAM_ID = 'T0FAKETEAM';
 const BOT_USER_ID = 'U0FAKEBOT';
 const BOT_ID = 'B0FAKEBOT';
 const APP_ID = 'A0FAKEAPP';
+/** How long a trigger_id may be exchanged for a modal. */
+const TRIGGER_TTL_MS = 3000;
 
 function fail(error: string, ...messages: string[]): Body {
   return messages.length ? { ok: false, error, response_metadata: { messages } } : { ok: false, error };
@@ -174,6 +182,7 @@ class FakeSlackServer implements FakeSlack {
   private readonly views = new Map<string, StoredView>();
   private readonly waiters = new Set<Waiter>();
   private lastTsMicros = 0;
+  private readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
   private viewCounter = 0;
   /** slack-delivery: methods whose next calls lose their response (count left). */
   private readonly drops = new Map<string, number>();
@@ -288,6 +297,12 @@ class FakeSlackServer implements FakeSlack {
 
   responseUrl(name = 'default'): string {
     return `${this.origin}/response/${encodeURIComponent(name)}`;
+  }
+
+  triggerId(opts: { issuedMsAgo?: number } = {}): string {
+    const id = `${1700000000 + this.triggers.size + 1}.${Math.floor(Math.random() * 1e12)}.${Math.random().toString(16).slice(2, 14)}`;
+    this.triggers.set(id, { issuedAt: Date.now() - (opts.issuedMsAgo ?? 0), used: false });
+    return id;
   }
 
   failNext(method: string, response: FakeSlackFailure): void {
@@ -664,7 +679,19 @@ class FakeSlackServer implements FakeSlack {
     const parsed = this.parseView(a, 'modal');
     if ('error' in parsed) return parsed.error;
     if (this.externalIdTaken(parsed.view)) return fail('duplicate_external_id');
+    const triggerProblem = present(a.trigger_id) ? this.exchangeTrigger(String(a.trigger_id)) : null;
+    if (triggerProblem) return triggerProblem;
     return { ok: true, view: this.storeView(this.newViewId(), 'modal', parsed.view).response };
+  }
+
+  /** A trigger_id opens one modal, only if issued by triggerId() less than 3 s ago. */
+  private exchangeTrigger(id: string): Body | null {
+    const trigger = this.triggers.get(id);
+    if (!trigger) return fail('invalid_trigger_id', '[ERROR] trigger_id was not issued by this fake Slack: put fake.triggerId() into the payload');
+    if (trigger.used) return fail('exchanged_trigger_id');
+    if (Date.now() - trigger.issuedAt > TRIGGER_TTL_MS) return fail('expired_trigger_id');
+    trigger.used = true;
+    return null;
   }
 
   private viewsUpdate(a: Args): Body {

@@ -62,3 +62,9 @@ export async function startTestRelay(opts: { name: string; slack?: FakeSlack; en
 
   return { ...running, adminKey, signingSecret, config, register, rpc };
 }
+
+/** The signed inbox link a participant gets for a thread: `<relay>/inbox/<id>?as=<viewer>&sig=<hmac>`. */
+export function inboxUrlOf(relayUrl: string, threadId: string, viewer: string): unknown {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return expect.stringMatching(new RegExp(`^${escape(`${relayUrl}/inbox/${threadId}?as=${encodeURIComponent(viewer)}&sig=`)}[\\w-]{43}$`));
+}

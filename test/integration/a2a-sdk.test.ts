@@ -11,7 +11,7 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
-import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let relay: TestRelay;
 let alice: string;
@@ -328,7 +328,7 @@ describe('the handoff-relay wire methods beside them', () => {
       task_id: expect.any(String),
       status: { state: 'pending' },
       created_at: expect.any(String),
-      inbox_url: `${relay.url}/inbox/${created.body.result.task_id}`,
+      inbox_url: inboxUrlOf(relay.url, created.body.result.task_id, 'alice@acme'),
       recipient: 'bob@acme',
     });
     const read = await relay.rpc(bob, 'tasks/get', { task_id: created.body.result.task_id });

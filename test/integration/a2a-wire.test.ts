@@ -1,5 +1,5 @@
 // POST /a2a on a real relay (FerretDB + Redis): message/send, tasks/get, tasks/update, agents/list and their errors.
-import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let relay: TestRelay;
 let alice: string;
@@ -38,7 +38,7 @@ describe('message/send (new thread)', () => {
       task_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       status: { state: 'pending' },
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
-      inbox_url: `${relay.url}/inbox/${body.result.task_id}`,
+      inbox_url: inboxUrlOf(relay.url, body.result.task_id, 'alice@acme'),
       recipient: 'bob@acme',
     });
     const doc = await relay.store.threads.findOne({ _id: body.result.task_id });
@@ -164,7 +164,7 @@ describe('tasks/get and tasks/update', () => {
       completion_artifacts: [],
       completed_summary: null,
       accepted_at: null,
-      inbox_url: `${relay.url}/inbox/${threadId}`,
+      inbox_url: inboxUrlOf(relay.url, threadId, 'bob@acme'),
     });
     expect((await relay.rpc(alice, 'tasks/get', { task_id: threadId })).body.result.thread_id).toBe(threadId);
     expect((await relay.rpc(carol, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32005, data: { code: 'not_a_participant' } });

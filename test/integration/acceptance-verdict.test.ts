@@ -226,39 +226,73 @@ test('BOARD_DIVERGENCE', async () => {
   expect(await statusOf(h.id)).toBe('pending');
 });
 
-test('identical input gives an identical verdict over MCP and JSON-RPC', async () => {
+type Handoff = Awaited<ReturnType<typeof handoff>>;
+interface SameInputCase {
+  result: string;
+  /** token_check.reason for STALE_HANDOFF. */
+  reason?: string;
+  metadata?: Record<string, unknown>;
+  /** Puts the thread into the state the case needs, through the relay like a user would (or the clock). */
+  before?: (h: Handoff) => Promise<void>;
+  input: (h: Handoff) => Record<string, unknown>;
+}
+
+const SAME_INPUT_CASES: SameInputCase[] = [
+  { result: 'ok', input: (h) => ({ goal_token: h.token, presented_body: h.body, project_id: 'proj-1', expected_repo_path: 'acme/web', delivery_source: 'inbox' }) },
+  { result: 'STALE_HANDOFF', reason: 'not_found', input: () => ({ goal_token: 'hto_forged', session_id: 's1' }) },
+  {
+    result: 'STALE_HANDOFF',
+    reason: 'already_consumed',
+    before: async (h) => void (await accept(h.id, { goal_token: h.token })),
+    input: (h) => ({ goal_token: h.token }),
+  },
+  {
+    result: 'STALE_HANDOFF',
+    reason: 'expired',
+    before: async (h) => void (await relay.store.threads.updateOne({ _id: h.id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } })),
+    input: (h) => ({ goal_token: h.token, delivery_source: 'slack_dm' }),
+  },
+  { result: 'STALE_HANDOFF', reason: 'wrong_project', input: (h) => ({ goal_token: h.token, project_id: 'proj-2' }) },
+  { result: 'BODY_HASH_MISMATCH', input: (h) => ({ goal_token: h.token, presented_body: { ...(h.body as object), summary: 'Something else' } }) },
+  { result: 'FOREIGN_PROJECT_CONFIG', input: (h) => ({ goal_token: h.token, project_id: 'proj-1', expected_repo_path: 'acme/api', delivery_source: 'slack_dm' }) },
+  { result: 'CAPABILITY_UNAVAILABLE', metadata: { project: PROJECT, required_tools: ['docker'] }, input: () => ({ session_id: 's2' }) },
+  { result: 'TOOL_MANIFEST_DRIFT', input: () => ({ live_items: ITEMS, expected_required_tools_hash: canonicalHash(['git']) }) },
+  { result: 'BOARD_DIVERGENCE', input: () => ({ live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' }) },
+];
+
+describe('identical input gives an identical verdict over MCP and JSON-RPC', () => {
   const strip = ({ accepted_at: _a, thread_id: _t, ...rest }: Record<string, unknown>) => rest;
-  const cases = (token: string) => [
-    { goal_token: token, project_id: 'proj-1', expected_repo_path: 'acme/api', delivery_source: 'slack_dm' },
-    { live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' },
-    { goal_token: token, live_items: ITEMS, expected_board_revision: computeBoardRevision(ITEMS), delivery_source: 'inbox' },
-  ];
-  const a = await handoff();
-  const b = await handoff();
-  const viaRpc = cases(a.token);
-  const viaMcp = cases(b.token);
-  for (let i = 0; i < viaRpc.length; i += 1) {
-    const rpc = await accept(a.id, viaRpc[i]);
-    const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...viaMcp[i] } });
+
+  test.each(SAME_INPUT_CASES.map((c) => [c.reason ? `${c.result} (${c.reason})` : c.result, c] as const))('%s', async (_name, c) => {
+    const a = await handoff(c.metadata);
+    const b = await handoff(c.metadata);
+    await c.before?.(a);
+    await c.before?.(b);
+    const rpc = await accept(a.id, c.input(a));
+    const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...c.input(b) } });
     expect(call.isError).toBeFalsy();
+    expect(rpc.result).toBe(c.result);
+    if (c.reason) expect(rpc.token_check.reason).toBe(c.reason);
     expect(strip(call.structuredContent as Record<string, unknown>)).toEqual(strip(rpc));
-  }
-  expect(await statusOf(a.id)).toBe('accepted');
-  expect(await statusOf(b.id)).toBe('accepted');
+    expect(await statusOf(b.id)).toBe(await statusOf(a.id));
+  });
 });
 
-describe('Slack Accept runs the token-less checks with defaults', () => {
+// A Slack click carries no inputs; the relay presents the recipient's own token with delivery_source "slack_dm".
+// So an agent sending exactly that gets the verdict the button got: the codes a click can reach, each compared.
+describe('Slack Accept: the same verdict as an agent presenting the same input', () => {
   const USER = 'U0VERDICT';
   let slack: FakeSlack;
   let bot: TestRelay;
   let from: string;
+  let recipient: string;
 
   beforeAll(async () => {
     slack = await startFakeSlack();
     slack.addUser(USER);
     bot = await startTestRelay({ name: 'acceptance_verdict_slack', slack });
     from = await bot.register({ handle: 'sender@acme' });
-    await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
+    recipient = await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
   });
 
   afterAll(async () => {
@@ -266,19 +300,35 @@ describe('Slack Accept runs the token-less checks with defaults', () => {
     await slack?.close();
   });
 
-  test('a handoff requiring a tool the recipient card lacks is refused with an ephemeral CAPABILITY_UNAVAILABLE', async () => {
-    const { body } = await bot.rpc(from, 'message/send', {
-      recipient: 'recipient@acme',
-      intent: 'inform',
-      message: { parts: [{ text: 'needs docker' }] },
-      metadata: { required_tools: ['docker'] },
-    });
-    const threadId = body.result.task_id as string;
+  async function send(metadata: Record<string, unknown>): Promise<string> {
+    const { body } = await bot.rpc(from, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ text: 'work' }] }, metadata });
+    return body.result.task_id as string;
+  }
+
+  const expire = (id: string) => bot.store.threads.updateOne({ _id: id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } });
+
+  const SLACK_CASES: Array<{ result: string; metadata: Record<string, unknown>; before?: (id: string) => Promise<unknown> }> = [
+    { result: 'ok', metadata: { project: PROJECT } },
+    { result: 'STALE_HANDOFF', metadata: { project: PROJECT }, before: expire },
+    { result: 'CAPABILITY_UNAVAILABLE', metadata: { required_tools: ['docker'] } },
+  ];
+
+  test.each(SLACK_CASES.map((c) => [c.result, c] as const))('%s', async (_name, c) => {
+    const clicked = await send(c.metadata);
+    const called = await send(c.metadata);
     const thread = await waitUntil(async () => {
-      const doc = await bot.store.threads.findOne({ _id: threadId });
+      const doc = await bot.store.threads.findOne({ _id: clicked });
       return doc?.slack ? doc : undefined;
     }, 'the DM to be posted');
-    const post = slack.callsTo('chat.postMessage').find((c) => c.response.ts === thread.slack!.ts)!;
+    await c.before?.(clicked);
+    await c.before?.(called);
+
+    // The agent: its own token (from tasks/get) and the delivery source a click reports.
+    const token = (await bot.rpc(recipient, 'tasks/get', { task_id: called })).body.result.handoff_token as string;
+    const verdict = (await bot.rpc(recipient, 'tasks/update', { task_id: called, transition: 'accept', verdict: { goal_token: token, delivery_source: 'slack_dm' } })).body.result;
+    expect(verdict.result).toBe(c.result);
+
+    const post = slack.callsTo('chat.postMessage').find((p) => p.response.ts === thread.slack!.ts)!;
     const button = (post.args.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
     const click: ButtonClick = {
       user: USER,
@@ -289,10 +339,20 @@ describe('Slack Accept runs the token-less checks with defaults', () => {
       responseUrl: slack.responseUrl(USER),
     };
     expect((await clickButton(`${bot.url}/slack/events`, bot.signingSecret, click)).status).toBe(200);
-    await waitUntil(
-      async () => slack.calls.some((c) => c.method === 'response_url' && String(c.args.text).includes('CAPABILITY_UNAVAILABLE')) || undefined,
-      'the ephemeral refusal',
-    );
-    expect((await bot.store.threads.findOne({ _id: threadId }))!.status).toBe('pending');
+
+    if (verdict.accepted) {
+      const doc = await waitUntil(async () => {
+        const d = await bot.store.threads.findOne({ _id: clicked });
+        return d?.status === 'accepted' ? d : undefined;
+      }, 'the click to accept');
+      expect(doc.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'recipient@acme', via: 'slack' });
+      expect(doc.handoff_token?.consumed_at).toEqual(doc.accepted_at);
+    } else {
+      // The refusal the DM shows is the agent's verdict, word for word.
+      const notice = `Not accepted (${verdict.result}): ${(verdict.reasons as string[]).join('; ')}.`;
+      await slack.waitFor('chat.update', (u) => u.args.ts === thread.slack!.ts && JSON.stringify(u.args.blocks).includes(JSON.stringify(notice).slice(1, -1)));
+      expect((await bot.store.threads.findOne({ _id: clicked }))!.status).toBe('pending');
+    }
+    expect((await bot.store.threads.findOne({ _id: called }))!.status).toBe((await bot.store.threads.findOne({ _id: clicked }))!.status);
   });
 });

@@ -1,5 +1,5 @@
 // register's MCP client configuration: every JSON and TOML block parses and carries the relay URL and the key.
-import { CODEX_TOKEN_ENV, mcpClientConfig, mcpClientSnippets } from '../../scripts/mcp-client-config';
+import { CODEX_TOKEN_ENV, mcpClientConfig, mcpClientSnippets } from '../../mcp/client-config';
 
 const RELAY = 'http://127.0.0.1:3999';
 const KEY = 'hr_0123456789ab_abcdefghijklmnopqrstuvwxyz';

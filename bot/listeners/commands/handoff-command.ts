@@ -1,13 +1,108 @@
-// /handoff: for now it explains how to hand work over; the modal and subcommands come with the full Slack app.
-import type { AllMiddlewareArgs, SlackCommandMiddlewareArgs } from '@slack/bolt';
+// /handoff: acks at once, then answers through response_url (or a modal through views.open within the trigger's
+// 3 seconds). Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
+import type { AllMiddlewareArgs, RespondFn, SlackCommandMiddlewareArgs } from '@slack/bolt';
+import type { Logger } from 'pino';
+import type { AgentDoc } from '../../../relay-core/documents';
+import { RelayError } from '../../../relay-core/errors';
+import type { RelayService } from '../../../relay-core/relay-service';
+import { newHandoffSchema } from '../../../relay-core/schemas';
+import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
+import { linkCommand } from './link-command';
+import { openNewHandoffModal } from './new-handoff-command';
+import { parseHandoffCommand, type Recipient } from './parse-command';
 
 export const HANDOFF_COMMAND = '/handoff';
 
-export const HANDOFF_HELP =
-  '*handoff-relay*\n' +
-  '• Your agent sends handoffs with the MCP tool `handoff_to_teammate`; they arrive here as a DM with *Accept* and *Complete* buttons.\n' +
-  '• Starting a handoff from Slack with `/handoff` is not available yet.';
+export interface CommandDeps {
+  relay: RelayService;
+  log: Logger;
+  /** RELAY_TEAM: the team a teammate created by `/handoff link` joins. */
+  team?: string;
+}
 
-export async function handoffCommand({ ack }: SlackCommandMiddlewareArgs & AllMiddlewareArgs): Promise<void> {
-  await ack({ response_type: 'ephemeral', text: HANDOFF_HELP });
+export type CommandArgs = SlackCommandMiddlewareArgs & AllMiddlewareArgs;
+
+export const HANDOFF_HELP =
+  '*handoff-relay* — hand work to a teammate (and their agent)\n' +
+  '• `/handoff` — open a form: recipient, intent (inform, ask a question, propose an action), summary, links.\n' +
+  '• `/handoff @someone what to hand over` — send a quick _inform_ handoff (also `/handoff name@team …`).\n' +
+  '• `/handoff inbox` — your pending and accepted handoffs, with their buttons.\n' +
+  '• `/handoff link [handle]` — link your Slack account to a new teammate and get its API key and MCP configuration, once.\n' +
+  '• `/handoff help` — this help.\n' +
+  'The *Home* tab of handoff-relay lists what waits for you and what you sent.';
+
+export const NOT_LINKED =
+  'Your Slack account is not linked to a handoff-relay teammate, so you cannot send or act on handoffs yet. ' +
+  'Run `/handoff link` to create your teammate (or `/handoff link your-name` to choose its handle).';
+
+export function handoffCommand(deps: CommandDeps) {
+  return async (args: CommandArgs): Promise<void> => {
+    const { ack, command, respond } = args;
+    await ack();
+    const say = (text: string) => respond({ response_type: 'ephemeral', text });
+    const parsed = parseHandoffCommand(command.text ?? '');
+    switch (parsed.kind) {
+      case 'help':
+        return void (await say(HANDOFF_HELP));
+      case 'unknown':
+        return void (await say(`\`/handoff ${parsed.word}\` is not a handoff-relay command.\n\n${HANDOFF_HELP}`));
+      case 'unresolved_mention':
+        return void (await say(
+          `Slack sent \`${parsed.name}\` as plain text, so it names nobody handoff-relay can resolve. ` +
+            "Pick the person from Slack's autocomplete list (the app's command must escape mentions), or use their handle, e.g. `/handoff bob@acme …`.",
+        ));
+      case 'link':
+        return linkCommand(deps, args, parsed.handle);
+    }
+    const caller = await deps.relay.teammates.bySlackUser(command.user_id);
+    if (!caller) return void (await say(NOT_LINKED));
+    switch (parsed.kind) {
+      case 'modal':
+        return openNewHandoffModal(args, say);
+      case 'inbox':
+        return inbox(deps.relay, caller, respond);
+      case 'send':
+        return quickSend(deps.relay, caller, parsed.to, parsed.text, command.trigger_id, say);
+    }
+  };
+}
+
+async function inbox(relay: RelayService, caller: AgentDoc, respond: RespondFn): Promise<void> {
+  const page = await relay.listThreads(caller, { role: 'recipient', status: ['pending', 'accepted'], limit: INBOX_PAGE_SIZE });
+  const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
+  await respond({ response_type: 'ephemeral', replace_original: false, ...message });
+}
+
+async function quickSend(
+  relay: RelayService,
+  caller: AgentDoc,
+  to: Recipient,
+  summary: string,
+  triggerId: string,
+  say: (text: string) => Promise<unknown>,
+): Promise<void> {
+  if (!summary) return void (await say('Say what you hand over: `/handoff @someone what they need to know`.'));
+  let handle: string;
+  if ('slackUser' in to) {
+    const recipient = await relay.teammates.bySlackUser(to.slackUser);
+    if (!recipient) {
+      return void (await say(`<@${to.slackUser}> has no handoff-relay teammate linked to their Slack account, so nothing was sent. They can run \`/handoff link\`.`));
+    }
+    handle = recipient.handle;
+  } else {
+    handle = to.handle;
+  }
+  // A slash command is never retried by Slack; the trigger id still makes a doubled delivery one handoff.
+  const input = newHandoffSchema.safeParse({ to: handle, intent: 'inform', summary, idempotency_key: `slack-command:${triggerId}` });
+  if (!input.success) {
+    const issue = input.error.issues[0]!;
+    return void (await say(`Nothing was sent: ${issue.path[0] === 'to' ? 'the handle' : 'the text'} ${issue.message}.`));
+  }
+  try {
+    const created = await relay.createHandoff(caller, input.data, 'slack');
+    await say(`:outbox_tray: Sent to \`${created.recipient}\` as an _inform_ handoff. <${created.inbox_url}|View it in the inbox>`);
+  } catch (error) {
+    if (error instanceof RelayError) return void (await say(`Nothing was sent: ${error.message}.`));
+    throw error;
+  }
 }

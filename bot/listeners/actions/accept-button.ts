@@ -1,0 +1,37 @@
+// Accept: ack, check the click, show "Verifying acceptance…" on the DM at once, and hand the accept to
+// the `verify` queue (bot/verify-accept.ts), where the acceptance verdict runs.
+import type { JobQueue } from '../../../relay-core/bullmq-queues';
+import type { RelayService } from '../../../relay-core/relay-service';
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import { redrawDm, SLACK_ACCEPT_JOB, slackAcceptJobId, VERIFYING_NOTICE, type SlackAcceptJob } from '../../verify-accept';
+import { checkClick, explain, type ButtonArgs } from './button-click';
+
+export interface AcceptButtonDeps {
+  relay: RelayService;
+  verifyJobs: JobQueue;
+  log: Logger;
+}
+
+export function acceptButton({ relay, verifyJobs, log }: AcceptButtonDeps) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(relay, args, { who: 'recipient', verb: 'accept', from: ['pending'] });
+    if (!click) return;
+    const dm = { relay, client: args.client as WebClient };
+    await redrawDm(dm, click.thread, VERIFYING_NOTICE).catch((error: Error) => log.warn({ thread_id: click.thread._id, err: error.message }, 'could not show the verifying notice'));
+    const job: SlackAcceptJob = {
+      thread_id: click.thread._id,
+      slack_user: args.body.user.id,
+      shown_status: click.shownStatus,
+      ...(args.body.response_url ? { response_url: args.body.response_url } : {}),
+    };
+    try {
+      await verifyJobs.add(SLACK_ACCEPT_JOB, job, slackAcceptJobId(click.thread._id, args.action.action_ts));
+    } catch (error) {
+      log.warn({ thread_id: click.thread._id, err: (error as Error).message }, 'could not enqueue the slack accept');
+      await redrawDm(dm, click.thread).catch(() => undefined);
+      await explain(args, 'handoff-relay could not start verifying your acceptance right now; press Accept again in a moment. Nothing was changed.');
+    }
+  };
+}

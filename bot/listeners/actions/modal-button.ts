@@ -1,0 +1,22 @@
+// Decline, Complete and Reply: ack, check the click, then open the modal with the click's trigger_id at
+// once (it expires 3 s after the click). The submission is handled in listeners/views/transition-views.ts.
+import type { RelayService } from '../../../relay-core/relay-service';
+import { TRANSITION_MODALS, type TransitionModal } from '../../views/transition-modals';
+import { checkClick, type ButtonArgs, type ClickRule } from './button-click';
+
+const RULES: Record<TransitionModal, ClickRule> = {
+  decline: { who: 'recipient', verb: 'decline', from: ['pending'] },
+  complete: { who: 'recipient', verb: 'complete', from: ['accepted'] },
+  reply: { who: 'participant' },
+};
+
+export function modalButton(relay: RelayService, kind: TransitionModal) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(relay, args, RULES[kind]);
+    if (!click) return;
+    const sender = await relay.teammates.get(click.thread.from);
+    const view = TRANSITION_MODALS[kind]({ thread: click.thread, shownStatus: click.shownStatus, senderName: sender?.name ?? click.thread.from });
+    await args.client.views.open({ trigger_id: args.body.trigger_id, view });
+  };
+}

@@ -1,0 +1,58 @@
+// App Home: on app_home_opened (and on its paging buttons) publish what waits for the user and what they sent,
+// newest first; an unlinked user gets a tab explaining `/handoff link`.
+import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import { RelayError } from '../../../relay-core/errors';
+import type { RelayService } from '../../../relay-core/relay-service';
+import { HOME_PAGE_SIZE, homePageSchema, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
+
+export interface HomeDeps {
+  relay: RelayService;
+}
+
+/** Renders and publishes the Home tab of one Slack user at one page. */
+export async function publishHome(relay: RelayService, client: WebClient, slackUser: string, page: HomePage = {}): Promise<void> {
+  const caller = await relay.teammates.bySlackUser(slackUser);
+  if (!caller) {
+    await client.views.publish({ user_id: slackUser, view: unlinkedHomeView() });
+    return;
+  }
+  const list = (role: 'recipient' | 'sender', cursor?: string) =>
+    relay.listThreads(caller, { role, status: role === 'recipient' ? ['pending', 'accepted'] : undefined, limit: HOME_PAGE_SIZE, cursor });
+  let waiting;
+  let sent;
+  try {
+    [waiting, sent] = await Promise.all([list('recipient', page.w), list('sender', page.s)]);
+  } catch (error) {
+    // A cursor this relay did not issue: show the newest page instead.
+    if (!(error instanceof RelayError)) throw error;
+    [waiting, sent] = await Promise.all([list('recipient'), list('sender')]);
+    page = {};
+  }
+  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
+  await client.views.publish({ user_id: slackUser, view });
+}
+
+export function appHomeOpened({ relay }: HomeDeps) {
+  return async ({ event, client }: SlackEventMiddlewareArgs<'app_home_opened'> & AllMiddlewareArgs): Promise<void> => {
+    // The event also fires for the Messages tab, which this app does not draw.
+    if (event.tab !== 'home') return;
+    await publishHome(relay, client, event.user);
+  };
+}
+
+export function homePageButton({ relay }: HomeDeps) {
+  return async ({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> => {
+    await ack();
+    const page = homePageSchema.safeParse(safeJson(action.value));
+    await publishHome(relay, client, body.user.id, page.success ? page.data : {});
+  };
+}
+
+function safeJson(text: string | undefined): unknown {
+  try {
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,47 @@
+// Submission of the new-handoff modal: checks every field the way the relay would and answers problems on the
+// fields (response_action "errors") within Slack's 3 seconds; on success creates the handoff as the caller's own
+// teammate (idempotent under the view id, so Slack's retry makes no second thread), closes the modal and DMs a
+// confirmation.
+import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
+import type { Logger } from 'pino';
+import { RelayError } from '../../../relay-core/errors';
+import type { RelayService } from '../../../relay-core/relay-service';
+import { NEW_HANDOFF_FIELDS as F, newHandoffFromForm, readNewHandoffState, type FieldErrors } from '../../views/new-handoff-modal';
+import { NOT_LINKED } from '../commands/handoff-command';
+
+type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
+
+export function newHandoffSubmitted(deps: { relay: RelayService; log: Logger }) {
+  const { relay } = deps;
+  return async ({ ack, body, view, client }: SubmitArgs): Promise<void> => {
+    const fail = (errors: FieldErrors) => ack({ response_action: 'errors', errors: errors as Record<string, string> });
+    const caller = await relay.teammates.bySlackUser(body.user.id);
+    if (!caller) return fail({ [F.recipient]: NOT_LINKED });
+    const form = readNewHandoffState(view.state.values);
+    if (!form) return fail({ [F.summary]: 'This form is from an older version of handoff-relay; close it and run /handoff again.' });
+
+    let to = '';
+    if (!form.recipientSlackUser) return fail({ [F.recipient]: 'Choose who takes the handoff over.' });
+    const recipient = await relay.teammates.bySlackUser(form.recipientSlackUser);
+    const checked = newHandoffFromForm(form, recipient?.handle ?? 'unlinked@slack', `slack-view:${view.id}`);
+    const errors: FieldErrors = 'errors' in checked ? { ...checked.errors } : {};
+    if (!recipient) errors[F.recipient] = 'This person has no handoff-relay teammate linked to their Slack account; they can run /handoff link.';
+    if (Object.keys(errors).length || !('handoff' in checked)) return fail(errors);
+    to = checked.handoff.to;
+
+    let created;
+    try {
+      created = await relay.createHandoff(caller, checked.handoff, 'slack');
+    } catch (error) {
+      if (!(error instanceof RelayError)) throw error;
+      const field = error.code === 'recipient_not_found' || error.code === 'teammate_blocked' ? F.recipient : F.summary;
+      return fail({ [field]: `${error.message}.` });
+    }
+    await ack();
+    deps.log.info({ thread_id: created.task_id, from: caller.handle, to }, 'handoff sent from the Slack modal');
+    await client.chat.postMessage({
+      channel: body.user.id,
+      text: `:outbox_tray: Your handoff to \`${created.recipient}\` was sent (${checked.handoff.intent}). <${created.inbox_url}|View it in the inbox>`,
+    });
+  };
+}

@@ -1,0 +1,114 @@
+// Slack Accept as a `verify` job: the button only acks, shows "Verifying acceptance…" and enqueues
+// `slack-accept`; this processor runs the transition (and so the acceptance verdict, the same pure
+// function MCP accept_handoff runs). On success the `slack` queue redraws the DM as accepted; on a
+// refusal this processor redraws it with the result code and reasons as the notice.
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { ThreadDoc } from '../relay-core/documents';
+import { RelayError } from '../relay-core/errors';
+import type { RelayService } from '../relay-core/relay-service';
+import { threadStatusSchema } from '../relay-core/schemas';
+import { handoffDm } from './blocks/handoff-dm';
+
+export const SLACK_ACCEPT_JOB = 'slack-accept';
+export const VERIFYING_NOTICE = 'Verifying acceptance…';
+
+export const slackAcceptJobSchema = z
+  .object({
+    thread_id: z.uuid(),
+    slack_user: z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'must be a Slack user id'),
+    shown_status: threadStatusSchema,
+    /** Where to explain a doubled click to the person who made it (absent for Home-tab clicks). */
+    response_url: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .strict();
+export type SlackAcceptJob = z.infer<typeof slackAcceptJobSchema>;
+
+/** One job per click: a Slack retry of the same click (same action_ts) is the same job, never a second. */
+export function slackAcceptJobId(threadId: string, actionTs: string): string {
+  return `${SLACK_ACCEPT_JOB}-${threadId}-${actionTs.replace(/[^0-9.]/g, '')}`;
+}
+
+export interface DmDeps {
+  relay: RelayService;
+  client: WebClient;
+}
+
+/** Redraws the thread's recorded DM from its current state, with an optional notice under the header. */
+export async function redrawDm({ relay, client }: DmDeps, thread: ThreadDoc, notice?: string): Promise<boolean> {
+  if (!thread.slack) return false;
+  const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
+  const message = handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, thread.to), ...(notice ? { notice } : {}) });
+  await client.chat.update({ channel: thread.slack.channel, ts: thread.slack.ts, ...message });
+  return true;
+}
+
+export type VerifyAcceptOutcome = 'accepted' | 'refused' | 'unchanged';
+
+export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
+  const { relay, log } = deps;
+
+  async function tellClicker(responseUrl: string | undefined, text: string): Promise<void> {
+    if (!responseUrl) return;
+    try {
+      const answer = await fetch(responseUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ response_type: 'ephemeral', replace_original: false, text }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (!answer.ok) log.warn({ status: answer.status }, 'slack response_url refused an explanation');
+    } catch (error) {
+      // A response_url lives 30 minutes; a lost explanation must not fail the job.
+      log.warn({ err: (error as Error).message }, 'slack response_url unreachable');
+    }
+  }
+
+  /** A refusal goes on the DM where the Accept was pressed; without a recorded DM, to the clicker alone. */
+  async function refuse(job: SlackAcceptJob, notice: string): Promise<'refused'> {
+    const thread = await relay.threadById(job.thread_id);
+    const shown = thread ? await redrawDm(deps, thread, notice) : false;
+    if (!shown) await tellClicker(job.response_url, `${notice} Nothing was changed.`);
+    return 'refused';
+  }
+
+  return async function verifySlackAccept(job: Job): Promise<VerifyAcceptOutcome> {
+    const parsed = slackAcceptJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      throw new UnrecoverableError(`verify job ${job.id}: malformed ${SLACK_ACCEPT_JOB} data (${parsed.error.issues[0]?.message})`);
+    }
+    const data = parsed.data;
+    try {
+      const actor = await relay.teammates.bySlackUser(data.slack_user);
+      if (!actor) return await refuse(data, 'Not accepted: this Slack account is no longer linked to a handoff-relay teammate.');
+      let answer;
+      try {
+        answer = await relay.transition(actor, { thread_id: data.thread_id, transition: 'accept', expected_status: data.shown_status }, 'slack');
+      } catch (error) {
+        if (!(error instanceof RelayError)) throw error;
+        const thread = await relay.threadById(data.thread_id);
+        const last = thread?.status_history[thread.status_history.length - 1];
+        if (thread && thread.status === 'accepted' && last?.by === actor.handle) {
+          // A second click (or a re-run) after the first accept: show the accepted DM, tell the clicker.
+          await redrawDm(deps, thread);
+          await tellClicker(data.response_url, 'You already accepted this handoff; nothing was changed.');
+          return 'unchanged';
+        }
+        return await refuse(data, `Not accepted: ${error.message}.`);
+      }
+      if (answer.accepted === false) {
+        const reasons = Array.isArray(answer.reasons) ? (answer.reasons as string[]).join('; ') : '';
+        log.info({ thread_id: data.thread_id, result: answer.result }, 'slack accept refused by the acceptance verdict');
+        return await refuse(data, `Not accepted (${String(answer.result)}): ${reasons}.`);
+      }
+      return 'accepted';
+    } catch (error) {
+      if (error instanceof UnrecoverableError || job.attemptsMade + 1 < (job.opts.attempts ?? 1)) throw error;
+      // Last attempt: never leave "Verifying acceptance…" standing.
+      await refuse(data, 'Acceptance could not be verified right now; press Accept again.').catch(() => undefined);
+      throw error;
+    }
+  };
+}

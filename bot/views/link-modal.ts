@@ -1,0 +1,38 @@
+// `/handoff link` modals: "linking…" while the teammate is created, then its API key (shown this once) with the
+// MCP client configuration, or why no teammate was made. Pure builders.
+import type { types } from '@slack/bolt';
+import { mcpClientSnippets } from '../../mcp/client-config';
+import { codeBlock, escapeMrkdwn } from '../blocks/mrkdwn';
+
+type ModalView = types.ModalView;
+
+export const LINK_CALLBACK_ID = 'handoff_link_modal';
+
+const plain = (text: string) => ({ type: 'plain_text' as const, text });
+const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text } });
+const context = (text: string) => ({ type: 'context', elements: [{ type: 'mrkdwn', text }] });
+
+function modal(title: string, blocks: Record<string, unknown>[]): ModalView {
+  return { type: 'modal', callback_id: LINK_CALLBACK_ID, title: plain(title), close: plain('Done'), blocks } as unknown as ModalView;
+}
+
+export function linkingModal(handle: string) {
+  return modal('Link to handoff-relay', [section(`:hourglass_flowing_sand: Creating teammate \`${escapeMrkdwn(handle)}\`…`)]);
+}
+
+/** The new teammate's key and paste-ready MCP configuration; the relay never shows this key again. */
+export function linkedModal(input: { handle: string; apiKey: string; relayUrl: string }) {
+  const snippets = mcpClientSnippets({ relayUrl: input.relayUrl, apiKey: input.apiKey, handle: input.handle });
+  return modal('Your handoff-relay key', [
+    section(`:white_check_mark: Your Slack account is now teammate \`${escapeMrkdwn(input.handle)}\`. Handoffs to it arrive here as DMs.`),
+    section(`*API key* (shown only now, copy it before closing this):\n${codeBlock(input.apiKey)}`),
+    context('The relay stores only a hash of the key. Lost it? An admin can issue a new one (`POST /admin/agents/HANDLE/keys`), which revokes this one.'),
+    { type: 'divider' },
+    section('*Connect your agent* — use one entry per client, stdio or Streamable HTTP:'),
+    ...snippets.map((s) => section(`*${escapeMrkdwn(s.title)}*\n${codeBlock(s.text)}`)),
+  ]);
+}
+
+export function linkFailedModal(reason: string) {
+  return modal('Link to handoff-relay', [section(`:warning: ${escapeMrkdwn(reason)}`), context('No teammate was created and no key was made.')]);
+}

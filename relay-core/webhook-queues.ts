@@ -1,0 +1,84 @@
+// BullMQ side of webhooks: the per-endpoint delivery jobs on `webhooks`, the challenge jobs on `verify`,
+// and the retry schedule both follow (a custom backoff strategy named `webhook`).
+import { Queue, type BackoffStrategy, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { EVENT_TYPES } from './schemas';
+
+export const WEBHOOK_BACKOFF = 'webhook';
+export const DELIVER_JOB = 'deliver';
+export const ENDPOINT_CHALLENGE_JOB = 'endpoint-challenge';
+
+/** One event for one teammate's endpoint; `redrive` is 0 for the first run, n for the n-th re-drive. */
+export const deliveryJobSchema = z.object({
+  event_id: z.uuid(),
+  thread_id: z.uuid(),
+  type: z.enum(EVENT_TYPES),
+  handle: z.string().min(3).max(128),
+  redrive: z.number().int().min(0),
+});
+export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
+
+export const challengeJobSchema = z.object({
+  handle: z.string().min(3).max(128),
+  /** The endpoint version this challenge is for; a later URL change makes the job stale. */
+  endpoint_updated_at: z.iso.datetime(),
+});
+export type ChallengeJob = z.infer<typeof challengeJobSchema>;
+
+/** Delay before retry n (n = attempts made so far): the schedule's n-th entry, its last one repeated if asked beyond. */
+export function webhookBackoffStrategy(scheduleMs: readonly number[]): BackoffStrategy {
+  return (attemptsMade: number, type?: string) => {
+    if (type !== WEBHOOK_BACKOFF) return 0;
+    return scheduleMs[Math.min(Math.max(attemptsMade, 1), scheduleMs.length) - 1] ?? 0;
+  };
+}
+
+export class WebhookQueues {
+  readonly webhooks: Queue;
+  readonly verify: Queue;
+  private readonly jobOptions: JobsOptions;
+
+  constructor(opts: { connection: Redis; prefix: string; retryScheduleMs: readonly number[] }) {
+    this.webhooks = new Queue('webhooks', { connection: opts.connection, prefix: opts.prefix });
+    this.verify = new Queue('verify', { connection: opts.connection, prefix: opts.prefix });
+    for (const queue of [this.webhooks, this.verify]) {
+      queue.on('error', () => {
+        // The producer connection reconnects by itself; a failed add is retried by its caller.
+      });
+    }
+    this.jobOptions = {
+      attempts: opts.retryScheduleMs.length + 1,
+      backoff: { type: WEBHOOK_BACKOFF },
+      removeOnComplete: { age: 24 * 3600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    };
+  }
+
+  /** The BullMQ job id of a delivery run (no ':' allowed there; the delivery id has none). */
+  static deliveryJobId(deliveryId: string, redrive: number): string {
+    return redrive === 0 ? deliveryId : `${deliveryId}.r${redrive}`;
+  }
+
+  async enqueueDelivery(deliveryId: string, data: DeliveryJob): Promise<void> {
+    await this.webhooks.add(DELIVER_JOB, data, { ...this.jobOptions, jobId: WebhookQueues.deliveryJobId(deliveryId, data.redrive) });
+  }
+
+  /** One challenge job per endpoint version: enqueueing it twice runs it once. */
+  async enqueueChallenge(handle: string, endpointUpdatedAt: Date): Promise<void> {
+    const data: ChallengeJob = { handle, endpoint_updated_at: endpointUpdatedAt.toISOString() };
+    await this.verify.add(ENDPOINT_CHALLENGE_JOB, data, { ...this.jobOptions, jobId: `challenge.${handle}.${endpointUpdatedAt.getTime()}` });
+  }
+
+  /** Runs a held (delayed) delivery now, e.g. once its endpoint is verified. */
+  async promote(jobId: string): Promise<boolean> {
+    const job = await this.webhooks.getJob(jobId);
+    if (!job || !(await job.isDelayed())) return false;
+    await job.promote();
+    return true;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.webhooks.close(), this.verify.close()]);
+  }
+}
