@@ -1,5 +1,6 @@
-// The Bolt app in HTTP mode, mounted at POST /slack/events on the relay's own express app.
-import { App, ExpressReceiver, LogLevel } from '@slack/bolt';
+// The Bolt app: HTTP mode, mounted at POST /slack/events on the relay's own express app, or Socket Mode
+// (SLACK_APP_TOKEN set), where Bolt connects out to Slack over a WebSocket and nothing is mounted.
+import { App, ExpressReceiver, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
 import type { Logger } from 'pino';
@@ -43,8 +44,16 @@ export function slackWebClient(config: SlackConfig): WebClient {
   });
 }
 
-export function createSlackApp(deps: SlackAppDeps): App {
-  const { config, httpApp, log } = deps;
+/** Socket Mode when an app-level token is configured, else the HTTP receiver on the relay's express app. */
+function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver {
+  if (config.appToken) {
+    // apps.connections.open goes to SLACK_API_URL too (the tests' fake Slack serves the socket).
+    return new SocketModeReceiver({
+      appToken: config.appToken,
+      logLevel: LogLevel.ERROR,
+      installerOptions: { clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } } },
+    });
+  }
   // Bolt accepts timestamps from the future; Slack's rule is five minutes either way. The signature
   // covers the timestamp, so checking the header before Bolt verifies the body is enough.
   httpApp.use(SLACK_EVENTS_PATH, (req, res, next) => {
@@ -55,12 +64,17 @@ export function createSlackApp(deps: SlackAppDeps): App {
     }
     next();
   });
-  const receiver = new ExpressReceiver({
+  return new ExpressReceiver({
     signingSecret: config.signingSecret,
     endpoints: SLACK_EVENTS_PATH,
     app: httpApp,
     logLevel: LogLevel.ERROR,
   });
+}
+
+export function createSlackApp(deps: SlackAppDeps): App {
+  const { config, httpApp, log } = deps;
+  const receiver = createReceiver(config, httpApp);
   const app = new App({
     receiver,
     token: config.botToken,

@@ -88,6 +88,8 @@ export interface SlackConfig {
   botToken: string;
   signingSecret: string;
   apiUrl?: string;
+  /** Set: Socket Mode (Bolt connects out over a WebSocket; no public /slack/events needed). */
+  appToken?: string;
 }
 
 export interface RelayConfig {
@@ -133,13 +135,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
+  if (e.SLACK_APP_TOKEN && !e.SLACK_BOT_TOKEN) {
+    throw new ConfigError('SLACK_BOT_TOKEN', 'must be set when SLACK_APP_TOKEN is (Socket Mode receives over the socket, but posts with the bot token)');
+  }
   if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
     const missing = e.SLACK_BOT_TOKEN ? 'SLACK_SIGNING_SECRET' : 'SLACK_BOT_TOKEN';
     throw new ConfigError(missing, 'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)');
-  }
-  if (e.SLACK_APP_TOKEN) {
-    // Honest until Socket Mode lands: better a clear stop than an app that silently never connects.
-    throw new ConfigError('SLACK_APP_TOKEN', 'Socket Mode is not supported yet; unset it and use HTTP mode (POST /slack/events)');
   }
   const localHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
@@ -160,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
           botToken: e.SLACK_BOT_TOKEN,
           signingSecret: e.SLACK_SIGNING_SECRET!,
           apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
+          appToken: e.SLACK_APP_TOKEN,
         }
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,

@@ -106,6 +106,26 @@ export interface SlackDelivery {
   posted_at: Date;
 }
 
+/**
+ * A Slack post the `slack` queue claimed before sending it (see bot/slack-delivery.ts): a retry that finds
+ * it without a recorded ts looks the message up by `marker` (sent as message metadata) before posting again.
+ */
+export interface SlackPendingPost {
+  /** Random, fixed for the post's lifetime: the message's metadata carries it. */
+  marker: string;
+  /** Random, new on every (re)claim: the compare-and-set token for taking the claim over. */
+  lease: string;
+  channel: string;
+  /** A thread reply's parent (the DM's ts); null for a DM. */
+  thread_ts: string | null;
+  /** The BullMQ job holding the claim; others wait until it is older than the lease before taking it over. */
+  owner: string;
+  /** When the post was first claimed (the message, if sent, is not older than this). */
+  claimed_at: Date;
+  /** When the current owner claimed it. */
+  at: Date;
+}
+
 export interface ThreadDoc {
   _id: string;
   /** Bumped by every write; the write to version N is claimed first in `thread_writes` (see mongo-store.ts). */
@@ -143,6 +163,12 @@ export interface ThreadDoc {
   /** How many of `outbox`'s events the sweep has seen on their queues; it re-enqueues only those after. */
   outbox_enqueued?: number;
   slack: SlackDelivery | null;
+  /** The sender's DM for this handoff, when the sender is linked to Slack (absent on old threads). */
+  slack_sender?: SlackDelivery | null;
+  /** Thread replies posted under the DMs: `${audience}:${sequence_no}` → ts (see relay-core/slack-posts.ts). */
+  slack_replies?: Record<string, string>;
+  /** Posts claimed but not recorded yet, by the same keys ('recipient', 'sender', `${audience}:${n}`). */
+  slack_pending?: Record<string, SlackPendingPost>;
   /**
    * The handoff token (SHA-256 only; `nonce` lets the relay re-derive the token under its secret for the
    * recipient's view). Consumed inside the same versioned write that accepts the thread. Absent on old threads.

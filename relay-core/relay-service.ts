@@ -8,7 +8,7 @@ import type { Filter } from 'mongodb';
 import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from './acceptance-verdict';
 import { constantTimeEqual } from './api-keys';
 import { canonicalHash } from './canonical-json';
-import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from './documents';
+import type { AgentDoc, MessageDoc, OutboxEvent, SlackPendingPost, ThreadDoc } from './documents';
 import { RelayError } from './errors';
 import type { EventPublisher } from './event-publisher';
 import { IdempotencyLedger, idempotentId } from './idempotency';
@@ -22,6 +22,7 @@ import {
   type ThreadStatus,
   type TransitionName,
 } from './schemas';
+import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord, type SlackPostKey } from './slack-posts';
 import { systemClock, type Clock, type Teammates } from './teammates';
 import { decodeCursor, encodeCursor, listItem, messageView, threadView, transitionView, type ListItem, type ThreadView, type TransitionView } from './wire-views';
 
@@ -524,10 +525,59 @@ export class RelayService {
     return dirty.length;
   }
 
-  /** Records the DM the created job posted; false when one was already recorded. */
+  // ── Slack delivery records (bot/slack-delivery.ts; the pure rules are in slack-posts.ts) ──
+
+  /** Records the recipient's DM; false when one was already recorded. */
   async recordSlackDelivery(threadId: string, delivery: { channel: string; ts: string }): Promise<boolean> {
-    const posted_at = this.clock.now();
-    const { after } = await this.store.writeThread(threadId, (doc) => (doc.slack ? undefined : { ...doc, slack: { ...delivery, posted_at } }));
+    return this.recordSlackPost(threadId, 'recipient', delivery);
+  }
+
+  /**
+   * Claims Slack post `key` for `owner` before it is sent: a new claim when `takeOver` is null, else the
+   * replacement of exactly that claim (same marker, new lease). Null when the post is recorded, someone else
+   * holds or changed the claim, or (for a reply) an earlier reply under the same DM is not recorded yet.
+   */
+  async claimSlackPost(
+    threadId: string,
+    key: SlackPostKey,
+    target: { channel: string; thread_ts: string | null; owner: string },
+    takeOver: SlackPendingPost | null,
+  ): Promise<SlackPendingPost | null> {
+    const now = this.clock.now();
+    let claim: SlackPendingPost | null = null;
+    await this.store.writeThread(threadId, (doc) => {
+      claim = null;
+      const pending = doc.slack_pending?.[key];
+      if (recordedTs(doc, key) !== null || !earlierRepliesRecorded(doc, key)) return undefined;
+      if (takeOver ? pending?.lease !== takeOver.lease : pending) return undefined;
+      claim = {
+        marker: takeOver?.marker ?? randomUUID(),
+        lease: randomUUID(),
+        ...target,
+        claimed_at: takeOver?.claimed_at ?? now,
+        at: now,
+      };
+      return withClaim(doc, key, claim);
+    });
+    return claim;
+  }
+
+  /** Gives a claim up after Slack refused the post (nothing was posted); false when the claim had changed. */
+  async releaseSlackPost(threadId: string, key: SlackPostKey, lease: string): Promise<boolean> {
+    const { after } = await this.store.writeThread(threadId, (doc) => withoutClaim(doc, key, lease));
+    return after !== null;
+  }
+
+  /** A thread's messages with these sequence numbers, in order (for the Slack replies; no participant check). */
+  async messagesBySequence(threadId: string, sequenceNos: number[]): Promise<MessageDoc[]> {
+    if (sequenceNos.length === 0) return [];
+    return this.store.messages.find({ thread_id: threadId, sequence_no: { $in: sequenceNos } }).sort({ sequence_no: 1 }).toArray();
+  }
+
+  /** Records a posted message (the first record wins) and clears the claim with the same marker. */
+  async recordSlackPost(threadId: string, key: SlackPostKey, post: { channel: string; ts: string; marker?: string }): Promise<boolean> {
+    const at = this.clock.now();
+    const { after } = await this.store.writeThread(threadId, (doc) => withRecord(doc, key, post, at));
     return after !== null;
   }
 

@@ -131,6 +131,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   let server: Server | undefined;
   let url = '';
   const boardQueues: Queue[] = [];
+  let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
@@ -149,7 +150,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
+    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
@@ -161,6 +162,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       const s = httpApp.listen(config.port, config.host, () => resolve(s));
       s.once('error', reject);
     });
+    // Socket Mode: connect out to Slack now (HTTP mode is served by the listening server above).
+    if (slackApp && config.slack?.appToken) await slackApp.start();
     const address = server.address() as AddressInfo;
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   }
@@ -172,6 +175,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     async stop() {
       // Drain in order: no new requests, no new sweeps, running jobs finish (worker.close waits), then connections.
       if (sweepTimer) clearInterval(sweepTimer);
+      if (slackApp && config.slack?.appToken) await slackApp.stop();
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();

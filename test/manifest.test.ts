@@ -70,6 +70,9 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'chat.postEphemeral': ['chat:write'],
   'chat.delete': ['chat:write'],
   'conversations.open': ['im:write'],
+  // The slack queue reads its own DMs back (include_all_metadata) to find a post whose answer it lost.
+  'conversations.history': ['im:history'],
+  'conversations.replies': ['im:history'],
   'users.info': ['users:read'],
   'views.open': [],
   'views.update': [],

@@ -136,12 +136,11 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   expect(created).toMatchObject({ status: 'pending', recipient: 'web-dev@acme', inbox_url: inboxUrlOf(relay.url, created.thread_id, 'api-dev@acme') });
   expect(created.thread_id).toMatch(/^[0-9a-f-]{36}$/);
 
-  const post = await slack.waitFor('chat.postMessage', undefined, 5_000);
+  const channel = slack.imChannelId(RECIPIENT_SLACK);
+  const post = await slack.waitFor('chat.postMessage', (c) => c.args.channel === channel, 5_000);
   const deliveredMs = post.at - sentAt;
   expect(deliveredMs).toBeLessThan(5_000);
   process.stderr.write(`handoff → fake Slack DM in ${deliveredMs} ms\n`);
-  const channel = slack.imChannelId(RECIPIENT_SLACK);
-  expect(post.args.channel).toBe(channel);
   const dmText = JSON.stringify(post.args.blocks);
   expect(dmText).toContain('Handoff from API developer');
   expect(dmText).toContain('Asks you a question');
@@ -198,7 +197,11 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   const completedUpdate = await slack.waitFor('chat.update', (c) => JSON.stringify(c.args.blocks).includes('Completed by'));
   expect(completedUpdate.args).toMatchObject({ channel, ts });
   expect(slack.messages.get(channel)).toHaveLength(1);
-  expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+  // The sender is linked too: one DM of their own, following the same handoff.
+  const senderChannel = slack.imChannelId(SENDER_SLACK);
+  await waitUntil(async () => JSON.stringify(slack.messages.get(senderChannel)?.[0]?.blocks ?? '').includes('Completed by') || undefined, 'the sender DM to show the completion');
+  expect(slack.messages.get(senderChannel)).toHaveLength(1);
+  expect(slack.callsTo('chat.postMessage').map((c) => c.args.channel).sort()).toEqual([channel, senderChannel].sort());
 
   const thread = (await relay.rpc(recipientKey, 'tasks/get', { task_id: created.thread_id })).body.result;
   expect(thread).toMatchObject({ status: 'completed', intent: 'ask_question', metadata: { ticket: 'WEB-7', question: expect.any(String) } });

@@ -1,6 +1,7 @@
 // Fake Slack Web API, driven by a real @slack/web-api WebClient: the errors a real client sees are Slack's.
 
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { WebSocket } from 'undici';
 import { BLOCK_LIMITS, checkBlocks, findBlockProblem, findViewProblem } from './block-limits';
 import { startFakeSlack, type FakeSlack } from './fake-slack-api';
 
@@ -67,7 +68,7 @@ describe('fake Slack: transport and auth', () => {
     const res = await client.auth.test();
     expect(res).toMatchObject({ ok: true, user_id: fake.botUserId, bot_id: fake.botId, team_id: fake.teamId });
     expect(typeof res.url).toBe('string');
-    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read']);
+    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read', 'im:history']);
   });
 
   test('a missing token is not_authed and a wrong one invalid_auth, on every method', async () => {
@@ -434,6 +435,151 @@ describe('fake Slack: waitFor, reset, response_url', () => {
     expect(seen.args).toMatchObject({ text: 'Handoff sent', response_url: 'cmd-1' });
   });
 });
+
+// --- slack-delivery additions: rate limits, lost responses, metadata, history and replies --------
+
+describe('fake Slack: rate limits and lost responses', () => {
+  const strict = () => webClient(fake.token, { rejectRateLimitedCalls: true });
+
+  test('rateLimitNext answers 429 with Retry-After N times for that method only, changing nothing', async () => {
+    const channel = await openIm(ALICE);
+    fake.rateLimitNext('chat.postMessage', { times: 2, retryAfterSeconds: 3 });
+    for (let i = 0; i < 2; i += 1) {
+      await expect(strict().chat.postMessage({ channel, text: 'hi' })).rejects.toMatchObject({ code: ErrorCode.RateLimitedError, retryAfter: 3 });
+    }
+    await expect(strict().users.info({ user: ALICE })).resolves.toMatchObject({ ok: true });
+    expect(fake.messages.get(channel) ?? []).toEqual([]);
+    await expect(strict().chat.postMessage({ channel, text: 'hi' })).resolves.toMatchObject({ ok: true });
+    expect(fake.messages.get(channel)).toHaveLength(1);
+  });
+
+  test('dropResponseNext: the post happens but the caller only sees a broken connection', async () => {
+    const channel = await openIm(ALICE);
+    fake.dropResponseNext('chat.postMessage');
+    await expect(client.chat.postMessage({ channel, text: 'lost answer' })).rejects.toBeDefined();
+    expect(fake.messages.get(channel)).toMatchObject([{ text: 'lost answer' }]);
+    expect(fake.callsTo('chat.postMessage')).toMatchObject([{ response: { ok: true, response_lost: true } }]);
+    await expect(client.chat.postMessage({ channel, text: 'answered' })).resolves.toMatchObject({ ok: true });
+  });
+});
+
+describe('fake Slack: message metadata, conversations.history and conversations.replies', () => {
+  const metadata = (marker: string) => ({ event_type: 'handoff_relay', event_payload: { thread_id: 't-1', kind: 'recipient', marker } });
+
+  test('ts is Slack-like: wall-clock seconds with six decimals, increasing', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const a = await client.chat.postMessage({ channel: ALICE, text: 'a' });
+    const b = await client.chat.postMessage({ channel: ALICE, text: 'b' });
+    expect(Number(a.ts)).toBeGreaterThanOrEqual(before);
+    expect(Number(a.ts)).toBeLessThanOrEqual(Date.now() / 1000 + 1);
+    expect(Number(b.ts)).toBeGreaterThan(Number(a.ts));
+  });
+
+  test('metadata is stored and read back only with include_all_metadata', async () => {
+    const channel = await openIm(ALICE);
+    const posted = await client.chat.postMessage({ channel, text: 'dm', metadata: metadata('m1') });
+    const plain = await client.conversations.history({ channel });
+    expect(plain.messages).toHaveLength(1);
+    expect(plain.messages?.[0]).not.toHaveProperty('metadata');
+    const withMeta = await client.conversations.history({ channel, include_all_metadata: true });
+    expect(withMeta.messages?.[0]).toMatchObject({ ts: posted.ts, metadata: metadata('m1') });
+  });
+
+  test('malformed metadata is refused and posts nothing', async () => {
+    const channel = await openIm(ALICE);
+    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: 'nope' }), 'invalid_metadata_format');
+    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: { event_type: 'has space', event_payload: {} } }), 'invalid_metadata_format');
+    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: { event_type: 'ok', event_payload: [] } }), 'invalid_metadata_format');
+    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: { ...metadata('m'), extra: 1 } }), 'invalid_metadata_schema');
+    expect(fake.messages.get(channel) ?? []).toEqual([]);
+  });
+
+  test('history is newest first, leaves thread replies out, and honours oldest, limit and cursor', async () => {
+    const channel = await openIm(ALICE);
+    const first = await client.chat.postMessage({ channel, text: 'one' });
+    await client.chat.postMessage({ channel, text: 'reply', thread_ts: first.ts as string });
+    const second = await client.chat.postMessage({ channel, text: 'two' });
+    const third = await client.chat.postMessage({ channel, text: 'three' });
+    const all = await client.conversations.history({ channel });
+    expect(all.messages?.map((m) => m.text)).toEqual(['three', 'two', 'one']);
+    expect(all.messages?.[2]).toMatchObject({ thread_ts: first.ts, reply_count: 1 });
+    const newer = await client.conversations.history({ channel, oldest: second.ts as string });
+    expect(newer.messages?.map((m) => m.ts)).toEqual([third.ts]);
+    const inclusive = await client.conversations.history({ channel, oldest: second.ts as string, inclusive: true });
+    expect(inclusive.messages?.map((m) => m.text)).toEqual(['three', 'two']);
+    const page1 = await client.conversations.history({ channel, limit: 2 });
+    expect(page1).toMatchObject({ has_more: true });
+    const page2 = await client.conversations.history({ channel, limit: 2, cursor: page1.response_metadata?.next_cursor });
+    expect([...page1.messages!, ...page2.messages!].map((m) => m.text)).toEqual(['three', 'two', 'one']);
+    expect(page2).toMatchObject({ has_more: false, response_metadata: { next_cursor: '' } });
+  });
+
+  test('history refuses unknown channels, public channels (no channels:history scope) and bad arguments', async () => {
+    const channel = await openIm(ALICE);
+    fake.addChannel('C0HISTORY');
+    await expectSlackError(client.conversations.history({ channel: 'D0NEVEROPENED' }), 'channel_not_found');
+    await expect(client.conversations.history({ channel: 'C0HISTORY' })).rejects.toMatchObject({ data: { error: 'missing_scope', needed: 'channels:history' } });
+    await expectSlackError(client.conversations.history({ channel, oldest: 'yesterday' }), 'invalid_ts_oldest');
+    await expectSlackError(client.conversations.history({ channel, cursor: 'garbage' }), 'invalid_cursor');
+    await expectSlackError(call('conversations.history', { channel, limit: 'ten' }), 'invalid_limit');
+  });
+
+  test('replies: the parent then its replies in order, from the parent ts or a reply ts, with metadata on request', async () => {
+    const channel = await openIm(ALICE);
+    const parent = await client.chat.postMessage({ channel, text: 'dm' });
+    const r1 = await client.chat.postMessage({ channel, text: 'r1', thread_ts: parent.ts as string, metadata: metadata('r1') });
+    // A reply to a reply lands in the parent's thread.
+    await client.chat.postMessage({ channel, text: 'r2', thread_ts: r1.ts as string });
+    await client.chat.postMessage({ channel, text: 'elsewhere' });
+    const thread = await client.conversations.replies({ channel, ts: parent.ts as string, include_all_metadata: true });
+    expect(thread.messages?.map((m) => m.text)).toEqual(['dm', 'r1', 'r2']);
+    expect(thread.messages?.[0]).toMatchObject({ reply_count: 2 });
+    expect(thread.messages?.[1]).toMatchObject({ thread_ts: parent.ts, metadata: metadata('r1') });
+    const fromReply = await client.conversations.replies({ channel, ts: r1.ts as string });
+    expect(fromReply.messages?.map((m) => m.text)).toEqual(['dm', 'r1', 'r2']);
+    expect(fromReply.messages?.[1]).not.toHaveProperty('metadata');
+    await expectSlackError(client.conversations.replies({ channel, ts: '1600000000.000100' }), 'thread_not_found');
+  });
+
+  test('a reply must name a message of the same channel', async () => {
+    const alice = await openIm(ALICE);
+    const bob = await openIm(BOB);
+    const parent = await client.chat.postMessage({ channel: alice, text: 'dm' });
+    await expectSlackError(client.chat.postMessage({ channel: bob, text: 'wrong channel', thread_ts: parent.ts as string }), 'thread_not_found');
+    expect(fake.messages.get(bob) ?? []).toEqual([]);
+  });
+});
+
+describe('fake Slack: Socket Mode', () => {
+  test('apps.connections.open takes only the app-level token, and the app token is good for nothing else', async () => {
+    await expectSlackError(call('apps.connections.open', {}), 'not_allowed_token_type');
+    await expectSlackError(webClient(fake.appToken).chat.postMessage({ channel: ALICE, text: 'hi' }), 'not_allowed_token_type');
+    await expectSlackError(webClient('xapp-1-wrong').apiCall('apps.connections.open'), 'invalid_auth');
+    const opened = await webClient(fake.appToken).apps.connections.open({});
+    expect(opened.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/link\/\?ticket=/);
+  });
+
+  test('a ticket opens one socket that gets hello, envelopes are acked by id, and a used ticket is refused', async () => {
+    const { url } = (await webClient(fake.appToken).apps.connections.open({})) as { url: string };
+    const ws = new WebSocket(url);
+    const hello = await new Promise<any>((resolve, reject) => {
+      ws.onmessage = (e) => resolve(JSON.parse(String(e.data)));
+      ws.onerror = () => reject(new Error('socket failed'));
+    });
+    expect(hello).toMatchObject({ type: 'hello', connection_info: { app_id: expect.any(String) } });
+    await fake.socketConnected();
+    ws.onmessage = (e) => {
+      const envelope = JSON.parse(String(e.data));
+      ws.send(JSON.stringify({ envelope_id: envelope.envelope_id, payload: { seen: envelope.type } }));
+    };
+    await expect(fake.sendEnvelope('slash_commands', { command: '/handoff', text: 'help' })).resolves.toMatchObject({ payload: { seen: 'slash_commands' } });
+    ws.close();
+    const again = new WebSocket(url);
+    await expect(new Promise((resolve, reject) => ((again.onopen = resolve), (again.onerror = () => reject(new Error('refused')))))).rejects.toThrow('refused');
+  });
+});
+
+// --- end slack-delivery additions ---------------------------------------------------------------
 
 describe('checkBlocks', () => {
   test('accepts valid blocks and an empty list', () => {

@@ -6,8 +6,10 @@
 // deliberately stricter than lenient: what Slack would reject, it rejects, and it also enforces our
 // product rule that every message carries a top-level `text` fallback.
 
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { findBlockProblem, findViewProblem, formatProblem, type BlockProblem } from './block-limits';
 
 export interface FakeSlackCall {
@@ -24,6 +26,18 @@ export interface FakeSlackMessage {
   thread_ts?: string;
   /** How many accepted chat.update calls changed this message (0: as posted). */
   updated: number;
+  /** Message metadata as posted ({event_type, event_payload}); returned only to include_all_metadata reads. */
+  metadata?: FakeSlackMetadata;
+}
+
+export interface FakeSlackAck {
+  envelope_id: string;
+  payload?: unknown;
+}
+
+export interface FakeSlackMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
 }
 
 export interface FakeSlackFailure {
@@ -73,16 +87,29 @@ export interface FakeSlack {
   triggerId(opts?: { issuedMsAgo?: number }): string;
   /** Scripted failure for the next call to method (queued: two calls script the next two calls). */
   failNext(method: string, response: FakeSlackFailure): void;
+  // --- slack-delivery additions (rate limits, lost responses) ---------------------------------
+  /** The next `times` calls to method answer HTTP 429 `ratelimited` with `Retry-After: retryAfterSeconds`, changing nothing. */
+  rateLimitNext(method: string, opts?: { times?: number; retryAfterSeconds?: number }): void;
+  /** The next `times` calls to method take effect, but their HTTP connection is destroyed before any answer (a lost response). */
+  dropResponseNext(method: string, times?: number): void;
+  /** Socket Mode: the only accepted app-level token (xapp-…), good for apps.connections.open only. */
+  appToken: string;
+  /** Socket Mode: resolves once a client holds an open connection (after `hello`); rejects after timeoutMs. */
+  socketConnected(timeoutMs?: number): Promise<void>;
+  /** Socket Mode: sends an envelope to the connected client; resolves with its ack ({envelope_id, payload?}). */
+  sendEnvelope(type: 'interactive' | 'slash_commands' | 'events_api', payload: Record<string, unknown>, timeoutMs?: number): Promise<FakeSlackAck>;
+  // --- end slack-delivery additions -------------------------------------------------------------
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
   reset(): void;
   close(): Promise<void>;
 }
 
 /** The bot scopes the fake grants: exactly manifest.yml's. */
-export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read'] as const;
+export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history'] as const;
 
 export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
   const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
+  fake.appToken = 'xapp-1-A0FAKEAPP-0000-fakeapptoken';
   return fake.listen();
 }
 
@@ -154,9 +181,17 @@ class FakeSlackServer implements FakeSlack {
   private readonly failures = new Map<string, FakeSlackFailure[]>();
   private readonly views = new Map<string, StoredView>();
   private readonly waiters = new Set<Waiter>();
-  private tsCounter = 0;
+  private lastTsMicros = 0;
   private readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
   private viewCounter = 0;
+  /** slack-delivery: methods whose next calls lose their response (count left). */
+  private readonly drops = new Map<string, number>();
+  /** slack-delivery, Socket Mode: tickets handed out by apps.connections.open, open sockets, acks awaited. */
+  appToken = '';
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly tickets = new Set<string>();
+  private readonly sockets = new Set<WebSocket>();
+  private readonly acks = new Map<string, (ack: FakeSlackAck) => void>();
 
   private readonly handlers: Record<string, Handler> = {
     'auth.test': () => this.authTest(),
@@ -168,6 +203,10 @@ class FakeSlackServer implements FakeSlack {
     'views.open': (a) => this.viewsOpen(a),
     'views.update': (a) => this.viewsUpdate(a),
     'views.publish': (a) => this.viewsPublish(a),
+    // slack-delivery additions
+    'conversations.history': (a) => this.conversationsHistory(a),
+    'conversations.replies': (a) => this.conversationsReplies(a),
+    'apps.connections.open': () => this.appsConnectionsOpen(),
   };
 
   constructor(readonly token: string) {
@@ -176,6 +215,7 @@ class FakeSlackServer implements FakeSlack {
   }
 
   listen(): Promise<FakeSlack> {
+    this.server.on('upgrade', (req, socket, head) => this.upgradeSocketMode(req, socket, head));
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(0, '127.0.0.1', () => {
@@ -271,12 +311,28 @@ class FakeSlackServer implements FakeSlack {
     this.failures.set(method, queue);
   }
 
+  // --- slack-delivery additions -------------------------------------------------------------
+
+  rateLimitNext(method: string, opts: { times?: number; retryAfterSeconds?: number } = {}): void {
+    const { times = 1, retryAfterSeconds = 1 } = opts;
+    for (let i = 0; i < times; i += 1) {
+      this.failNext(method, { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) }, body: { ok: false, error: 'ratelimited' } });
+    }
+  }
+
+  dropResponseNext(method: string, times = 1): void {
+    this.drops.set(method, (this.drops.get(method) ?? 0) + times);
+  }
+
+  // --- end slack-delivery additions ---------------------------------------------------------
+
   reset(): void {
     this.calls.length = 0;
     this.messages.clear();
     this.homeViews.clear();
     this.views.clear();
     this.failures.clear();
+    this.drops.clear();
   }
 
   close(): Promise<void> {
@@ -285,6 +341,8 @@ class FakeSlackServer implements FakeSlack {
       w.reject(new Error('fake Slack closed while waiting'));
     }
     this.waiters.clear();
+    for (const ws of this.sockets) ws.terminate();
+    this.wss.close();
     return new Promise((resolve, reject) => {
       this.server.close((err) => (err ? reject(err) : resolve()));
       this.server.closeAllConnections();
@@ -318,13 +376,26 @@ class FakeSlackServer implements FakeSlack {
     // Slack takes a token from the form but never from a JSON body.
     const token = header?.[1] ?? (parsed.json ? undefined : args.token);
     if (!present(token)) return this.respond(res, method, args, fail('not_authed'));
-    if (token !== this.token) return this.respond(res, method, args, fail('invalid_auth'));
+    // slack-delivery: the app-level token opens sockets and nothing else; the bot token cannot open one.
+    const expected = method === 'apps.connections.open' ? this.appToken : this.token;
+    if (token !== expected && (token === this.token || token === this.appToken)) {
+      return this.respond(res, method, args, fail('not_allowed_token_type'));
+    }
+    if (token !== expected) return this.respond(res, method, args, fail('invalid_auth'));
 
     let body: Body;
     try {
       body = handler(args);
     } catch (err) {
       body = fail('internal_error', `fake Slack bug: ${(err as Error).stack ?? String(err)}`);
+    }
+    const drops = this.drops.get(method) ?? 0;
+    if (drops > 0) {
+      // slack-delivery: the call took effect (and is recorded), but its caller never hears back.
+      this.drops.set(method, drops - 1);
+      this.record({ method, args, at: Date.now(), response: { ...body, response_lost: true } });
+      req.socket.destroy();
+      return;
     }
     this.respond(res, method, args, body);
   }
@@ -397,11 +468,10 @@ class FakeSlackServer implements FakeSlack {
 
   // --- shared rules --------------------------------------------------------------------------
 
+  /** Like Slack's: the wall-clock time in seconds with six decimals, unique and increasing within a workspace. */
   private nextTs(): string {
-    this.tsCounter += 1;
-    const micros = this.tsCounter * 100;
-    const seconds = 1700000000 + Math.floor(micros / 1_000_000);
-    return `${seconds}.${String(micros % 1_000_000).padStart(6, '0')}`;
+    this.lastTsMicros = Math.max(Date.now() * 1000, this.lastTsMicros + 1);
+    return `${Math.floor(this.lastTsMicros / 1_000_000)}.${String(this.lastTsMicros % 1_000_000).padStart(6, '0')}`;
   }
 
   /** no_text / msg_too_long / invalid_blocks / msg_blocks_too_long, in that order; null when the content is fine. */
@@ -436,7 +506,7 @@ class FakeSlackServer implements FakeSlack {
     return { id, alreadyOpen };
   }
 
-  private messageObject(m: FakeSlackMessage): Body {
+  private messageObject(m: FakeSlackMessage, withMetadata = false): Body {
     return {
       type: 'message',
       text: m.text,
@@ -447,6 +517,7 @@ class FakeSlackServer implements FakeSlack {
       ts: m.ts,
       ...(m.blocks.length ? { blocks: m.blocks } : {}),
       ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: BOT_USER_ID } : {}),
+      ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
       bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID },
     };
   }
@@ -497,11 +568,16 @@ class FakeSlackServer implements FakeSlack {
     if (!channel) return fail('channel_not_found');
     const problem = this.checkMessageContent(a, true);
     if (problem) return problem;
+    const metadata = checkMetadata(a.metadata);
+    if ('error' in metadata) return metadata.error;
     const list = this.messages.get(channel) ?? [];
     let threadTs: string | undefined;
     if (present(a.thread_ts)) {
       threadTs = String(a.thread_ts);
-      if (!list.some((m) => m.ts === threadTs)) return fail('thread_not_found');
+      const parent = list.find((m) => m.ts === threadTs);
+      if (!parent) return fail('thread_not_found');
+      // Replying to a reply lands in the parent's thread, as in Slack.
+      threadTs = parent.thread_ts ?? parent.ts;
     }
     const message: FakeSlackMessage = {
       ts: this.nextTs(),
@@ -509,6 +585,7 @@ class FakeSlackServer implements FakeSlack {
       blocks: (a.blocks as unknown[] | undefined) ?? [],
       ...(threadTs ? { thread_ts: threadTs } : {}),
       updated: 0,
+      ...(metadata.value ? { metadata: metadata.value } : {}),
     };
     list.push(message);
     this.messages.set(channel, list);
@@ -522,6 +599,9 @@ class FakeSlackServer implements FakeSlack {
     if (!message) return fail('message_not_found');
     const problem = this.checkMessageContent(a, true);
     if (problem) return problem;
+    const metadata = checkMetadata(a.metadata);
+    if ('error' in metadata) return metadata.error;
+    if (metadata.value) message.metadata = metadata.value;
     message.text = a.text as string;
     // Slack keeps the previous blocks when `blocks` is left out; an empty array removes them.
     if (a.blocks !== undefined) message.blocks = a.blocks as unknown[];
@@ -647,7 +727,167 @@ class FakeSlackServer implements FakeSlack {
     this.homeViews.set(user, stored.response);
     return { ok: true, view: stored.response };
   }
+
+  // --- slack-delivery additions: reading a conversation back ---------------------------------
+
+  /** The channel a history read may see: known, and readable with the granted scopes (im:history only). */
+  private readableChannel(a: Args): { id: string } | { error: Body } {
+    const id = this.knownChannel(a.channel);
+    if (!id) return { error: fail('channel_not_found') };
+    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : 'channels:history';
+    if (!(FAKE_SLACK_SCOPES as readonly string[]).includes(needed)) {
+      return { error: { ok: false, error: 'missing_scope', needed, provided: FAKE_SLACK_SCOPES.join(',') } };
+    }
+    return { id };
+  }
+
+  /** Newest first, top-level messages only (thread replies stay in their thread), oldest/latest/inclusive/limit/cursor as Slack. */
+  private conversationsHistory(a: Args): Body {
+    const channel = this.readableChannel(a);
+    if ('error' in channel) return channel.error;
+    const window = timeWindow(a);
+    if ('error' in window) return window.error;
+    const list = this.messages.get(channel.id) ?? [];
+    const top = list.filter((m) => !m.thread_ts && window.includes(m.ts)).reverse();
+    return this.page(top, a, (m) => {
+      const replies = list.filter((r) => r.thread_ts === m.ts);
+      const thread = replies.length ? { thread_ts: m.ts, reply_count: replies.length, latest_reply: replies[replies.length - 1].ts } : {};
+      return { ...this.messageObject(m, truthy(a.include_all_metadata)), ...thread };
+    });
+  }
+
+  /** The parent first, then its replies oldest first; `ts` may name the parent or any reply. */
+  private conversationsReplies(a: Args): Body {
+    const channel = this.readableChannel(a);
+    if ('error' in channel) return channel.error;
+    if (!present(a.ts)) return fail('invalid_arguments', '[ERROR] missing required field: ts');
+    const window = timeWindow(a);
+    if ('error' in window) return window.error;
+    const list = this.messages.get(channel.id) ?? [];
+    const named = list.find((m) => m.ts === a.ts);
+    if (!named) return fail('thread_not_found');
+    const parentTs = named.thread_ts ?? named.ts;
+    const parent = list.find((m) => m.ts === parentTs)!;
+    const replies = list.filter((m) => m.thread_ts === parentTs && window.includes(m.ts));
+    return this.page([parent, ...replies], a, (m) => {
+      const object = this.messageObject(m, truthy(a.include_all_metadata));
+      return m === parent && replies.length ? { ...object, thread_ts: m.ts, reply_count: replies.length } : object;
+    });
+  }
+
+  /** Cursor pagination: the cursor is opaque to callers (here, the offset); limit 1..999, default 100. */
+  private page(items: FakeSlackMessage[], a: Args, show: (m: FakeSlackMessage) => Body): Body {
+    const limit = a.limit === undefined ? 100 : Number(a.limit);
+    if (!Number.isInteger(limit) || limit < 1) return fail('invalid_limit');
+    let offset = 0;
+    if (present(a.cursor)) {
+      const decoded = /^offset:(\d+)$/.exec(Buffer.from(String(a.cursor), 'base64').toString('utf8'));
+      if (!decoded) return fail('invalid_cursor');
+      offset = Number(decoded[1]);
+    }
+    const slice = items.slice(offset, offset + Math.min(limit, 999));
+    const hasMore = offset + slice.length < items.length;
+    const next = hasMore ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
+    return { ok: true, messages: slice.map(show), has_more: hasMore, pin_count: 0, response_metadata: { next_cursor: next } };
+  }
+
+  // --- slack-delivery additions: Socket Mode --------------------------------------------------
+
+  private appsConnectionsOpen(): Body {
+    const ticket = randomUUID();
+    this.tickets.add(ticket);
+    return { ok: true, url: `${this.origin.replace(/^http/, 'ws')}/link/?ticket=${ticket}&app_id=${APP_ID}` };
+  }
+
+  /** A WebSocket upgrade on /link/ with a ticket from apps.connections.open (single use) gets `hello`; anything else is refused. */
+  private upgradeSocketMode(req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', this.origin);
+    const ticket = url.searchParams.get('ticket') ?? '';
+    if (url.pathname !== '/link/' || !this.tickets.delete(ticket)) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('message', (data) => {
+        let ack: FakeSlackAck;
+        try {
+          ack = JSON.parse(data.toString()) as FakeSlackAck;
+        } catch {
+          return;
+        }
+        this.record({ method: 'socket_mode.ack', args: ack as unknown as Args, at: Date.now(), response: { ok: true } });
+        this.acks.get(ack.envelope_id)?.(ack);
+      });
+      ws.send(JSON.stringify({ type: 'hello', num_connections: this.sockets.size, debug_info: { host: 'fake-slack', approximate_connection_time: 3600 }, connection_info: { app_id: APP_ID } }));
+      this.record({ method: 'socket_mode.hello', args: {}, at: Date.now(), response: { ok: true } });
+    });
+  }
+
+  socketConnected(timeoutMs = 5000): Promise<void> {
+    return this.waitFor('socket_mode.hello', undefined, timeoutMs).then(() => undefined);
+  }
+
+  sendEnvelope(type: 'interactive' | 'slash_commands' | 'events_api', payload: Record<string, unknown>, timeoutMs = 5000): Promise<FakeSlackAck> {
+    const ws = [...this.sockets].find((s) => s.readyState === s.OPEN);
+    if (!ws) return Promise.reject(new Error('fake Slack: no Socket Mode client is connected'));
+    const envelopeId = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.acks.delete(envelopeId);
+        reject(new Error(`fake Slack: envelope ${envelopeId} (${type}) was not acked within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.acks.set(envelopeId, (ack) => {
+        clearTimeout(timer);
+        this.acks.delete(envelopeId);
+        resolve(ack);
+      });
+      ws.send(JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: type !== 'events_api', retry_attempt: 0, retry_reason: '' }));
+    });
+  }
+
+  // --- end slack-delivery additions ---------------------------------------------------------
 }
+
+// --- slack-delivery additions: metadata and time windows -----------------------------------------
+
+const TS = /^\d{1,10}(\.\d{1,6})?$/;
+
+/** Slack's message metadata: {event_type: "a_name", event_payload: {...}} (form fields arrive JSON-decoded). */
+function checkMetadata(v: unknown): { value?: FakeSlackMetadata } | { error: Body } {
+  if (v === undefined) return {};
+  const m = v as Record<string, unknown>;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    return { error: fail('invalid_metadata_format', '[ERROR] metadata must be a JSON object [json-pointer:/metadata]') };
+  }
+  if (typeof m.event_type !== 'string' || !/^[A-Za-z0-9_]{1,255}$/.test(m.event_type)) {
+    return { error: fail('invalid_metadata_format', '[ERROR] event_type must be a string of letters, digits and _ [json-pointer:/metadata/event_type]') };
+  }
+  if (typeof m.event_payload !== 'object' || m.event_payload === null || Array.isArray(m.event_payload)) {
+    return { error: fail('invalid_metadata_format', '[ERROR] event_payload must be a JSON object [json-pointer:/metadata/event_payload]') };
+  }
+  const extra = Object.keys(m).find((k) => k !== 'event_type' && k !== 'event_payload');
+  if (extra) return { error: fail('invalid_metadata_schema', `[ERROR] unknown property "${extra}" [json-pointer:/metadata]`) };
+  return { value: { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> } };
+}
+
+/** oldest / latest / inclusive, as conversations.history and .replies read them. */
+function timeWindow(a: Args): { includes: (ts: string) => boolean } | { error: Body } {
+  if (present(a.oldest) && !TS.test(String(a.oldest))) return { error: fail('invalid_ts_oldest') };
+  if (present(a.latest) && !TS.test(String(a.latest))) return { error: fail('invalid_ts_latest') };
+  const oldest = present(a.oldest) ? Number(a.oldest) : 0;
+  const latest = present(a.latest) ? Number(a.latest) : Infinity;
+  const inclusive = truthy(a.inclusive);
+  return {
+    includes: (ts) => {
+      const t = Number(ts);
+      return inclusive ? t >= oldest && t <= latest : t > oldest && t < latest;
+    },
+  };
+}
+
+// --- end slack-delivery additions ----------------------------------------------------------------
 
 // --- request parsing ---------------------------------------------------------------------------
 

@@ -81,7 +81,8 @@ describe('bad settings stop start-up with one line naming the variable', () => {
     [{ RELAY_ROLES: 'api,cron' }, /^handoff-relay: RELAY_ROLES: must be a comma-separated subset of api,worker,bot/],
     [{ SLACK_BOT_TOKEN: 'xoxb-1' }, /^handoff-relay: SLACK_SIGNING_SECRET: must be set together/],
     [{ SLACK_BOT_TOKEN: 'abc', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_BOT_TOKEN: must be a bot token/],
-    [{ SLACK_APP_TOKEN: 'xapp-1-A1-1-abc', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_APP_TOKEN: Socket Mode is not supported yet/],
+    [{ SLACK_APP_TOKEN: 'xapp-1-A1-1-abc' }, /^handoff-relay: SLACK_BOT_TOKEN: must be set when SLACK_APP_TOKEN is/],
+    [{ SLACK_APP_TOKEN: 'xoxb-1', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_APP_TOKEN: must be an app-level token starting with xapp-/],
     [{ SLACK_API_URL: 'not a url', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_API_URL: /],
   ])('%j', async (env, line) => {
     const failure = await run('node', [CLI, 'start'], { env: bareEnv(env) }).then(

@@ -1,0 +1,82 @@
+// What the `slack` queue has posted for a thread, and what it has claimed but not yet recorded: pure
+// functions over ThreadDoc, applied by RelayService inside versioned thread writes (exactly-once posting).
+import type { SlackDelivery, SlackPendingPost, ThreadDoc } from './documents';
+
+export type SlackAudience = 'recipient' | 'sender';
+
+/** A Slack post of a thread: an audience's DM (`recipient`, `sender`) or one thread reply under it (`recipient:3`). */
+export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}`;
+
+export function replyKey(audience: SlackAudience, sequenceNo: number): SlackPostKey {
+  return `${audience}:${sequenceNo}`;
+}
+
+function parseKey(key: SlackPostKey): { audience: SlackAudience; sequenceNo: number | null } {
+  const [audience, seq] = key.split(':') as [SlackAudience, string | undefined];
+  return { audience, sequenceNo: seq === undefined ? null : Number(seq) };
+}
+
+/** The audience's DM as recorded on the thread (the recipient's stays in `slack`, where the listeners read it). */
+export function slackDm(doc: ThreadDoc, audience: SlackAudience): SlackDelivery | null {
+  return (audience === 'recipient' ? doc.slack : doc.slack_sender) ?? null;
+}
+
+/** The recorded ts of a post, or null while it is not recorded. */
+export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
+  const { audience, sequenceNo } = parseKey(key);
+  if (sequenceNo === null) return slackDm(doc, audience)?.ts ?? null;
+  return doc.slack_replies?.[key] ?? null;
+}
+
+/** Replies go under a DM strictly in sequence order: reply n may be claimed only once 1..n-1 are recorded. */
+export function earlierRepliesRecorded(doc: ThreadDoc, key: SlackPostKey): boolean {
+  const { audience, sequenceNo } = parseKey(key);
+  if (sequenceNo === null) return true;
+  for (let n = 1; n < sequenceNo; n += 1) if (!doc.slack_replies?.[replyKey(audience, n)]) return false;
+  return true;
+}
+
+/** The thread with `claim` held for `key`. */
+export function withClaim(doc: ThreadDoc, key: SlackPostKey, claim: SlackPendingPost): ThreadDoc {
+  return { ...doc, slack_pending: { ...doc.slack_pending, [key]: claim } };
+}
+
+/** The thread without the claim on `key` (only when it is still the one with `lease`). */
+export function withoutClaim(doc: ThreadDoc, key: SlackPostKey, lease: string): ThreadDoc | undefined {
+  if (doc.slack_pending?.[key]?.lease !== lease) return undefined;
+  const { [key]: _dropped, ...rest } = doc.slack_pending;
+  return { ...doc, slack_pending: rest };
+}
+
+/** The thread with the post recorded (first record wins) and any claim carrying the same marker cleared. */
+export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: string; ts: string; marker?: string }, at: Date): ThreadDoc | undefined {
+  const pending = doc.slack_pending?.[key];
+  const clearsClaim = pending !== undefined && (post.marker === undefined || pending.marker === post.marker);
+  const alreadyRecorded = recordedTs(doc, key) !== null;
+  if (alreadyRecorded && !clearsClaim) return undefined;
+  let next: ThreadDoc = doc;
+  if (!alreadyRecorded) {
+    const { audience, sequenceNo } = parseKey(key);
+    const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at };
+    if (sequenceNo !== null) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
+    else if (audience === 'recipient') next = { ...next, slack: dm };
+    else next = { ...next, slack_sender: dm };
+  }
+  if (clearsClaim) {
+    const { [key]: _cleared, ...rest } = next.slack_pending ?? {};
+    next = { ...next, slack_pending: rest };
+  }
+  return next;
+}
+
+/**
+ * Which recorded DM of the thread a Slack message is (by channel and ts), or null: for listeners, a click on
+ * the sender's DM is no more stale than one on the recipient's; only a message that is neither is.
+ */
+export function slackDmAudience(doc: ThreadDoc, channel: string | undefined, ts: string | undefined): SlackAudience | null {
+  for (const audience of ['recipient', 'sender'] as const) {
+    const dm = slackDm(doc, audience);
+    if (dm && dm.channel === channel && dm.ts === ts) return audience;
+  }
+  return null;
+}

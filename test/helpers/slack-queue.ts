@@ -1,0 +1,38 @@
+// Test-side view of a test relay's `slack` queue: wait until every delivery job has finished, read their attempts.
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { TestRelay } from './relay-harness';
+import { waitUntil } from './wait-until';
+
+export interface SlackQueueProbe {
+  /** Resolves once no slack job is waiting, active or delayed (a delayed job is one waiting out a 429 or a busy claim). */
+  settled(timeoutMs?: number): Promise<void>;
+  /** Every finished slack job: its event type, attempts made and outcome. */
+  finished(): Promise<Array<{ id: string; type: string; attemptsMade: number; returnvalue: unknown; failedReason?: string }>>;
+  close(): Promise<void>;
+}
+
+export function slackQueueProbe(relay: TestRelay): SlackQueueProbe {
+  const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
+  return {
+    async settled(timeoutMs = 20_000) {
+      await waitUntil(
+        async () => {
+          const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+          return Object.values(counts).every((n) => n === 0) || undefined;
+        },
+        'the slack queue to settle',
+        timeoutMs,
+      );
+    },
+    async finished() {
+      const jobs = await queue.getJobs(['completed', 'failed']);
+      return jobs.map((j) => ({ id: String(j.id), type: j.name, attemptsMade: j.attemptsMade, returnvalue: j.returnvalue, failedReason: j.failedReason }));
+    },
+    async close() {
+      await queue.close();
+      connection.disconnect();
+    },
+  };
+}

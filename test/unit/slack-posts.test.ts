@@ -1,0 +1,62 @@
+// The pure rules behind exactly-once Slack posting: what is recorded, what may be claimed, which DM a message is.
+import type { SlackPendingPost, ThreadDoc } from '../../relay-core/documents';
+import { earlierRepliesRecorded, recordedTs, slackDmAudience, withClaim, withoutClaim, withRecord } from '../../relay-core/slack-posts';
+
+const at = new Date('2026-01-01T00:00:00Z');
+const thread = (over: Partial<ThreadDoc> = {}) => ({ _id: 't', slack: null, ...over }) as ThreadDoc;
+const claim = (over: Partial<SlackPendingPost> = {}): SlackPendingPost => ({
+  marker: 'm1',
+  lease: 'l1',
+  channel: 'D1',
+  thread_ts: null,
+  owner: 'job-1',
+  claimed_at: at,
+  at,
+  ...over,
+});
+
+test('a DM record goes where the listeners read it; a reply record by audience and sequence number', () => {
+  const recipient = withRecord(thread(), 'recipient', { channel: 'D1', ts: '1.1' }, at)!;
+  expect(recipient.slack).toEqual({ channel: 'D1', ts: '1.1', posted_at: at });
+  const sender = withRecord(recipient, 'sender', { channel: 'D2', ts: '2.1' }, at)!;
+  expect(sender.slack_sender).toEqual({ channel: 'D2', ts: '2.1', posted_at: at });
+  const reply = withRecord(sender, 'sender:1', { channel: 'D2', ts: '2.2' }, at)!;
+  expect(reply.slack_replies).toEqual({ 'sender:1': '2.2' });
+  expect([recordedTs(reply, 'recipient'), recordedTs(reply, 'sender'), recordedTs(reply, 'sender:1'), recordedTs(reply, 'recipient:1')]).toEqual([
+    '1.1',
+    '2.1',
+    '2.2',
+    null,
+  ]);
+});
+
+test('the first record wins and clears only the claim carrying the same marker', () => {
+  const claimed = withClaim(thread(), 'recipient', claim());
+  const recorded = withRecord(claimed, 'recipient', { channel: 'D1', ts: '1.1', marker: 'm1' }, at)!;
+  expect(recorded.slack_pending).toEqual({});
+  expect(withRecord(recorded, 'recipient', { channel: 'D1', ts: '9.9' }, at)).toBeUndefined();
+  const otherMarker = withRecord(claimed, 'recipient', { channel: 'D1', ts: '1.1', marker: 'other' }, at)!;
+  expect(otherMarker.slack_pending).toEqual({ recipient: claim() });
+});
+
+test('a claim is given up only by the lease that holds it', () => {
+  const claimed = withClaim(thread(), 'recipient:1', claim({ thread_ts: '1.1' }));
+  expect(withoutClaim(claimed, 'recipient:1', 'someone-else')).toBeUndefined();
+  expect(withoutClaim(claimed, 'recipient:1', 'l1')!.slack_pending).toEqual({});
+});
+
+test('reply n may be claimed only once replies 1..n-1 under the same DM are recorded', () => {
+  const doc = thread({ slack_replies: { 'recipient:1': '1.2', 'sender:1': '2.2', 'sender:2': '2.3' } });
+  expect(earlierRepliesRecorded(doc, 'recipient:2')).toBe(true);
+  expect(earlierRepliesRecorded(doc, 'recipient:3')).toBe(false);
+  expect(earlierRepliesRecorded(doc, 'sender:3')).toBe(true);
+  expect(earlierRepliesRecorded(doc, 'recipient')).toBe(true);
+});
+
+test('slackDmAudience tells which recorded DM a message is, or null for any other message', () => {
+  const doc = thread({ slack: { channel: 'D1', ts: '1.1', posted_at: at }, slack_sender: { channel: 'D2', ts: '2.1', posted_at: at } });
+  expect(slackDmAudience(doc, 'D1', '1.1')).toBe('recipient');
+  expect(slackDmAudience(doc, 'D2', '2.1')).toBe('sender');
+  expect(slackDmAudience(doc, 'D1', '2.1')).toBeNull();
+  expect(slackDmAudience(thread(), undefined, undefined)).toBeNull();
+});
