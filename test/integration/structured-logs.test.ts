@@ -120,7 +120,7 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   // It ran at debug, and the paths above all logged.
   expect(parsed.some((p) => p.level === 20)).toBe(true);
-  for (const msg of ['teammate registered', 'handoff created', 'slack delivery attempt failed', 'slack DM posted', 'thread transition', 'api key rotated', 'http request', 'job completed', 'webhook delivered', 'webhook secret rotated']) {
+  for (const msg of ['teammate registered', 'handoff created', 'slack delivery attempt failed', 'slack message posted', 'thread transition', 'api key rotated', 'http request', 'job completed', 'webhook delivered', 'webhook secret rotated']) {
     expect([msg, parsed.some((p) => p.msg === msg)]).toEqual([msg, true]);
   }
 
