@@ -1,12 +1,17 @@
-// The real stdio MCP server as seen by a third-party client: the MCP Inspector CLI (a pinned dev dependency, run
-// through npx) spawns the built bin and lists its tools.
+// The real stdio MCP server as seen by a third-party client: the MCP Inspector CLI (run through npx, pinned, in an
+// empty temp directory so it neither resolves nor touches this project's package.json / node_modules) lists tools.
+// Not a dev dependency: inspector 2.x brings vite 8, whose optional dependency napi-windows-process-start-time
+// this machine's npm registry does not serve, and `npm ci` then refuses the lock file.
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 const ROOT = join(__dirname, '..', '..');
 const STDIO = join(ROOT, 'dist/mcp/stdio.js');
+const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
 const run = promisify(execFile);
 
 const EXPECTED_TOOLS = [
@@ -23,14 +28,17 @@ const EXPECTED_TOOLS = [
 
 let relay: TestRelay;
 let apiKey: string;
+let cwd: string;
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'mcp_inspector' });
   apiKey = await relay.register({ handle: 'inspector@acme' });
+  cwd = await mkdtemp(join(tmpdir(), 'handoff-inspector-'));
 });
 
 afterAll(async () => {
   await relay?.stop();
+  if (cwd) await rm(cwd, { recursive: true, force: true });
 });
 
 /** The CLI prints the tools/list result as JSON on stdout; tolerate anything printed around it. */
@@ -48,12 +56,12 @@ function parseToolsList(stdout: string): { tools: Array<{ name: string }> } {
 test('the MCP Inspector CLI lists the relay tools over stdio', async () => {
   const { stdout, stderr } = await run(
     'npx',
-    ['--no-install', 'mcp-inspector', '--cli', '-e', `RELAY_URL=${relay.url}`, '-e', `RELAY_API_KEY=${apiKey}`, process.execPath, STDIO, '--method', 'tools/list'],
+    ['-y', INSPECTOR, '--cli', '-e', `RELAY_URL=${relay.url}`, '-e', `RELAY_API_KEY=${apiKey}`, process.execPath, STDIO, '--method', 'tools/list'],
     {
-      cwd: ROOT,
+      cwd,
       timeout: 120_000,
       maxBuffer: 16 * 1024 * 1024,
-      env: { ...process.env, npm_config_update_notifier: 'false' },
+      env: { ...process.env, npm_config_yes: 'true', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
     },
   ).catch((error: { stdout?: string; stderr?: string; message: string }) => {
     throw new Error(`inspector failed: ${error.message}\nstdout:\n${error.stdout}\nstderr:\n${error.stderr}`);
