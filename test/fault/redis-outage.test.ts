@@ -1,50 +1,112 @@
 // Fault: Redis dies while handoffs are sent. The API still answers "pending" (the thread and its outbox event
-// are stored), and once Redis is back the outbox sweep delivers every DM exactly once.
+// are stored), and once Redis is back the outbox sweep delivers every DM exactly once and every webhook (to
+// sender and recipient) once per webhook-id, each verifying with standardwebhooks.
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { startRedis } from '../../scripts/local-services';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
+import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
 
 const RECIPIENT = 'U0OUTAGE1';
+const COUNT = 100;
 let slack: FakeSlack;
 let relay: TestRelay;
 let redis: Awaited<ReturnType<typeof startRedis>>;
+let hooks: WebhookReceiver;
 
 beforeAll(async () => {
   redis = await startRedis({ log: () => {} });
   slack = await startFakeSlack();
   slack.addUser(RECIPIENT);
-  relay = await startTestRelay({ name: 'redis_outage', slack, env: { REDIS_URL: redis.url } });
+  hooks = await new WebhookReceiver().start();
+  relay = await startTestRelay({
+    name: 'redis_outage',
+    slack,
+    env: { REDIS_URL: redis.url, RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms,500ms,1s,2s' },
+  });
 });
 
 afterAll(async () => {
   await relay?.stop();
   await slack?.close();
+  await hooks?.stop();
   await redis?.stop();
 });
 
-test('handoffs sent while Redis is down are all answered, then each DM is delivered once after Redis returns', async () => {
-  const sender = await relay.register({ handle: 'sender@acme' });
-  await relay.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
+/** Registers `handle` with a webhook on the receiver (path = its name) and waits for the endpoint to be verified. */
+async function withVerifiedHook(handle: string, card: { slack_user_id?: string } = {}): Promise<{ key: string; secret: string }> {
+  const key = await relay.register({ handle, ...card });
+  const rest = (method: string, body?: unknown) =>
+    fetch(`${relay.url}${method === 'PUT' ? '/agents/me/card' : '/agents/me'}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    }).then(async (r) => (await r.json()) as any);
+  const put = await rest('PUT', { notification_url: hooks.url(`/${handle.split('@')[0]}`) });
+  await waitUntil(async () => (await rest('GET')).notification?.verified === true, `${handle}'s webhook verified`, 15_000);
+  return { key, secret: put.notification_secret };
+}
+
+test(`${COUNT} handoffs sent while Redis is down are all answered; after it returns each DM is posted once and each webhook arrives once per webhook-id`, async () => {
+  const sender = await withVerifiedHook('sender@acme');
+  const recipient = await withVerifiedHook('recipient@acme', { slack_user_id: RECIPIENT });
+  const secrets: Record<string, string> = { '/sender': sender.secret, '/recipient': recipient.secret };
 
   await redis.kill();
   const answers = await Promise.all(
-    Array.from({ length: 30 }, (_, i) =>
-      relay.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `during outage ${i}` }] } }),
+    Array.from({ length: COUNT }, (_, i) =>
+      relay.rpc(sender.key, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `during outage #${i}#` }] } }),
     ),
   );
-  expect(answers.map((a) => a.body.error ?? a.body.result.status.state)).toEqual(Array(30).fill('pending'));
+  expect(answers.map((a) => a.body.error ?? a.body.result.status.state)).toEqual(Array(COUNT).fill('pending'));
   const ids = answers.map((a) => a.body.result.task_id as string);
-  expect(await relay.store.threads.countDocuments({ _id: { $in: ids }, outbox_dirty: true })).toBe(30);
+  expect(await relay.store.threads.countDocuments({ _id: { $in: ids }, outbox_dirty: true })).toBe(COUNT);
   expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
+  expect(hooks.events()).toHaveLength(0);
 
   redis = await startRedis({ port: redis.port, log: () => {} });
-  await waitUntil(async () => slack.callsTo('chat.postMessage').length >= 30 || undefined, '30 DMs after Redis returned', 30_000);
-  // Give any duplicate a chance to show up before counting.
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
-  const posted = slack.callsTo('chat.postMessage').map((c) => String((c.args.text as string).match(/during outage \d+/)?.[0]));
-  expect(posted.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `during outage ${i}`).sort());
   const threads = await relay.store.threads.find({ _id: { $in: ids } }).toArray();
-  expect(threads.every((t) => t.slack !== null)).toBe(true);
-  await waitUntil(async () => (await relay.store.threads.countDocuments({ _id: { $in: ids }, outbox_dirty: true })) === 0 || undefined, 'the outbox to be clean', 10_000);
-}, 90_000);
+  const created = threads.map((t) => t.outbox.find((e) => e.type === 'thread.created')!.id);
+  const expectedIds = created.flatMap((eventId) => [`${eventId}.sender@acme`, `${eventId}.recipient@acme`]).sort();
+  const deliveries = relay.store.db.collection('webhook_deliveries');
+
+  // Done means: every DM and every delivery recorded, the outbox clean, and no job left that could still send.
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const queues = ['slack', 'webhooks'].map((name) => new Queue(name, { connection, prefix: relay.config.queuePrefix }));
+  try {
+    await waitUntil(
+      async () => {
+        const dms = await relay.store.threads.countDocuments({ _id: { $in: ids }, slack: { $ne: null } });
+        const delivered = await deliveries.countDocuments({ _id: { $in: expectedIds as any[] }, status: 'delivered' });
+        const dirty = await relay.store.threads.countDocuments({ _id: { $in: ids }, outbox_dirty: true });
+        if (dms < COUNT || delivered < expectedIds.length || dirty > 0) return false;
+        for (const queue of queues) {
+          const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+          if (Object.values(counts).some((n) => n > 0)) return false;
+        }
+        return true;
+      },
+      `${COUNT} DMs and ${expectedIds.length} webhooks recorded, a clean outbox and empty queues`,
+      45_000,
+    );
+  } finally {
+    await Promise.all(queues.map((q) => q.close()));
+    connection.disconnect();
+  }
+
+  // Slack: one DM per thread, none twice.
+  const posted = slack.callsTo('chat.postMessage').map((c) => String((c.args.text as string).match(/during outage #\d+#/)?.[0]));
+  expect(posted.sort()).toEqual(Array.from({ length: COUNT }, (_, i) => `during outage #${i}#`).sort());
+
+  // Webhooks: exactly the expected (event, participant) ids, none twice, each signed for its owner.
+  const received = hooks.events();
+  expect(received.map((r) => String(r.headers['webhook-id'])).sort()).toEqual(expectedIds);
+  for (const request of received) {
+    const payload = verifyWebhook(secrets[request.path]!, request);
+    expect(String(request.headers['webhook-id'])).toBe(`${payload.data.event_id}.${request.path.slice(1)}@acme`);
+    expect(payload).toMatchObject({ type: 'thread.created', data: { thread_id: expect.any(String), by: 'sender@acme' } });
+    expect(ids).toContain(payload.data.thread_id);
+  }
+}, 60_000);

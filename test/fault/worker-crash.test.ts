@@ -1,6 +1,8 @@
-// Fault: worker processes (the built CLI with RELAY_ROLES=worker) die or compete while Slack deliveries run.
-// A worker SIGKILLed mid-batch loses nothing: BullMQ's stalled-job check hands its jobs to the next worker,
-// and every DM is posted exactly once. Two workers on the same queues never deliver one event twice.
+// Fault: worker processes (the built CLI with RELAY_ROLES=worker) die or compete while Slack and webhook
+// deliveries run. A worker SIGKILLed mid-batch loses nothing: BullMQ's stalled-job check hands its jobs to the
+// next worker, every DM is posted exactly once and every webhook arrives, each repeat carrying the same
+// webhook-id (a kill between the receiver's answer and the relay recording it resends: at-least-once with a
+// stable id). Two workers on the same queues never deliver one event twice, on Slack or by webhook.
 //
 // The kill lands while every job the dying worker runs is held in front of Slack (chat.postMessage not yet
 // forwarded): that is what a crash usually interrupts. The slack processor's narrow window between Slack
@@ -12,38 +14,73 @@ import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testMongoUrl, testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
+import { echoChallenge, verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver';
 import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';
 import { startSlowSlackProxy, type SlowSlackProxy } from './slow-slack-proxy';
 
 const RECIPIENT = 'U0CRASH01';
 /** The CLI's worker concurrency (startWorker's default). */
 const CONCURRENCY = 8;
+const PARTICIPANTS = ['sender@acme', 'recipient@acme'];
+const WEBHOOK_ENV = { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms,500ms,1s,2s' };
 let slack: FakeSlack;
 let proxy: SlowSlackProxy;
 let api: TestRelay;
 let sender: string;
 let connection: Redis;
 let queue: Queue;
+let webhooksQueue: Queue;
+/** Both participants' webhooks land here, at /sender and /recipient. */
+let hooks: WebhookReceiver;
+const secrets: Record<string, string> = {};
 const workers: RelayProcess[] = [];
+
+/** Sets `key`'s webhook to /<name> on the receiver; returns its signing secret. */
+async function setHook(key: string, handle: string): Promise<string> {
+  const res = await fetch(`${api.url}/agents/me/card`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ notification_url: hooks.url(`/${handle.split('@')[0]}`) }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as any).notification_secret;
+}
+
+async function isVerified(key: string): Promise<boolean> {
+  const me = (await (await fetch(`${api.url}/agents/me`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
+  return me.notification?.verified === true;
+}
 
 beforeAll(async () => {
   slack = await startFakeSlack();
   slack.addUser(RECIPIENT);
   proxy = await startSlowSlackProxy({ target: slack.url, slowMethods: ['chat.postMessage'], delayMs: 150 });
-  api = await startTestRelay({ name: 'worker_crash', slack, env: { RELAY_ROLES: 'api' } });
+  hooks = await new WebhookReceiver().start();
+  api = await startTestRelay({ name: 'worker_crash', slack, env: { RELAY_ROLES: 'api', ...WEBHOOK_ENV } });
   sender = await api.register({ handle: 'sender@acme' });
-  await api.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
+  const recipient = await api.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
   connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   queue = new Queue('slack', { connection, prefix: api.config.queuePrefix });
-});
+  webhooksQueue = new Queue('webhooks', { connection, prefix: api.config.queuePrefix });
+
+  // Both webhooks verified before any handoff: a worker answers the challenges, then stops cleanly.
+  secrets['/sender'] = await setHook(sender, 'sender@acme');
+  secrets['/recipient'] = await setHook(recipient, 'recipient@acme');
+  const verifier = await startWorkerProcess();
+  await waitUntil(async () => (await isVerified(sender)) && (await isVerified(recipient)), 'both webhooks verified', 15_000);
+  verifier.child.kill('SIGTERM');
+  expect(await verifier.exited).toBe(0);
+}, 60_000);
 
 afterAll(async () => {
   for (const worker of workers) await killRelayProcess(worker);
   await queue?.close();
+  await webhooksQueue?.close();
   connection?.disconnect();
   await api?.stop();
   await proxy?.close();
   await slack?.close();
+  await hooks?.stop();
 });
 
 function startWorkerProcess(): Promise<RelayProcess> {
@@ -60,6 +97,9 @@ function startWorkerProcess(): Promise<RelayProcess> {
     SLACK_API_URL: proxy.url,
     // A dead worker's jobs are taken up again about a second later, not after BullMQ's default 30 s.
     RELAY_WORKER_LOCK_MS: '1000',
+    // As in a real fleet: links in DMs and webhooks point at the API, not at whichever worker built them.
+    RELAY_PUBLIC_URL: api.url,
+    ...WEBHOOK_ENV,
   }).then((worker) => {
     workers.push(worker);
     return worker;
@@ -85,17 +125,52 @@ function postsByLabel(label: string): Map<string, number> {
   return counts;
 }
 
-/** Every thread has its DM recorded and the queue holds nothing that could still run: no later post can happen. */
-async function waitForAllDelivered(ids: string[]): Promise<void> {
+/** The webhook-ids owed for these threads: each event to each participant (both have a verified webhook). */
+async function expectedWebhookIds(ids: string[]): Promise<string[]> {
+  const threads = await api.store.threads.find({ _id: { $in: ids } }).toArray();
+  return threads.flatMap((t) => t.outbox.flatMap((event) => PARTICIPANTS.map((handle) => `${event.id}.${handle}`))).sort();
+}
+
+/** Webhook deliveries the receiver got for these webhook-ids (repeats included), each verified with its owner's secret. */
+function webhooksFor(expected: string[]): ReceivedRequest[] {
+  const wanted = new Set(expected);
+  const received = hooks.events().filter((r) => wanted.has(String(r.headers['webhook-id'])));
+  for (const request of received) {
+    const payload = verifyWebhook(secrets[request.path]!, request);
+    expect(String(request.headers['webhook-id'])).toBe(`${payload.data.event_id}.${request.path.slice(1)}@acme`);
+  }
+  return received;
+}
+
+/**
+ * Every thread has its DM recorded, every webhook delivery is recorded delivered, and neither queue holds
+ * anything that could still run: no later post or webhook can happen.
+ */
+async function waitForAllDelivered(ids: string[]): Promise<string[]> {
+  const expected = await expectedWebhookIds(ids);
+  const deliveries = api.store.db.collection('webhook_deliveries');
   await waitUntil(
     async () => {
       const recorded = await api.store.threads.countDocuments({ _id: { $in: ids }, slack: { $ne: null } });
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
-      return recorded === ids.length && Object.values(counts).every((n) => n === 0);
+      const delivered = await deliveries.countDocuments({ _id: { $in: expected as any[] }, status: 'delivered' });
+      if (recorded !== ids.length || delivered !== expected.length) return false;
+      for (const q of [queue, webhooksQueue]) {
+        const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+        if (!Object.values(counts).every((n) => n === 0)) return false;
+      }
+      return true;
     },
-    `${ids.length} DMs recorded and an empty queue`,
+    `${ids.length} DMs and ${expected.length} webhooks recorded and empty queues`,
     60_000,
   );
+  return expected;
+}
+
+/** How many times each webhook-id arrived. */
+function countById(requests: ReceivedRequest[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of requests) counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+  return counts;
 }
 
 async function metric(worker: RelayProcess, sample: string): Promise<number> {
@@ -106,7 +181,7 @@ async function metric(worker: RelayProcess, sample: string): Promise<number> {
 
 const expectedLabels = (label: string, count: number) => new Map(Array.from({ length: count }, (_, i) => [`${label} #${i}#`, 1]));
 
-test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, every DM is posted exactly once', async () => {
+test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, every DM is posted exactly once, every webhook arrives', async () => {
   const ids = await sendHandoffs('kill', 40);
   const first = await startWorkerProcess();
   await waitUntil(async () => postsByLabel('kill').size >= 10, 'the first worker to deliver some DMs', 30_000);
@@ -125,20 +200,67 @@ test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, e
   expect(proxy.dropped()).toBe(CONCURRENCY);
 
   const second = await startWorkerProcess();
-  await waitForAllDelivered(ids);
+  const expected = await waitForAllDelivered(ids);
   expect(postsByLabel('kill')).toEqual(expectedLabels('kill', 40));
   // The jobs the dead worker held were recovered by the stalled-job check, not by luck.
   expect(await metric(second, 'relay_jobs_stalled_total{queue="slack"}')).toBeGreaterThanOrEqual(1);
   expect(await metric(second, 'relay_jobs_completed_total{queue="slack"}')).toBe(40 - deliveredBeforeKill);
+
+  // Every event reached both participants' webhooks. Where the kill fell between a receiver's answer and the
+  // relay recording it, the event is sent again: with the same webhook-id and the same body.
+  const received = webhooksFor(expected);
+  const counts = countById(received);
+  expect([...counts.keys()].sort()).toEqual(expected);
+  const repeated = [...counts].filter(([, n]) => n > 1);
+  for (const [id] of repeated) expect(new Set(received.filter((r) => r.headers['webhook-id'] === id).map((r) => r.raw)).size).toBe(1);
+  console.info(`worker-crash: ${expected.length} webhook deliveries, ${received.length - expected.length} repeats (same webhook-id) over ${repeated.length} ids`);
   await killRelayProcess(second);
 }, 120_000);
 
-test('two worker processes on the same queue deliver every event once between them', async () => {
+test('a worker SIGKILLed after receivers got its webhooks but before it heard their answers: each is resent with the same webhook-id and body', async () => {
+  // The receiver takes every event and never answers: the worker's webhook concurrency fills up with calls
+  // the receiver has already seen (for a receiver that acted on them, these are delivered).
+  hooks.answer = (request) => (request.json?.type === 'endpoint.challenge' ? echoChallenge(request) : null);
+  proxy.delayMs = 20;
+  const ids = await sendHandoffs('held', CONCURRENCY / PARTICIPANTS.length);
+  const expected = await expectedWebhookIds(ids);
+  expect(expected).toHaveLength(CONCURRENCY);
+  const first = await startWorkerProcess();
+  await waitUntil(async () => webhooksFor(expected).length === CONCURRENCY, `${CONCURRENCY} webhooks at the receiver, unanswered`, 30_000);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const seenBeforeKill = webhooksFor(expected);
+  expect(countById(seenBeforeKill)).toEqual(new Map(expected.map((id) => [id, 1])));
+
+  hooks.answer = echoChallenge;
+  const second = await startWorkerProcess();
+  await waitForAllDelivered(ids);
+  // Each was sent once more and only once more: the same webhook-id and the same body, so a receiver that
+  // de-duplicates by webhook-id acts on each event once.
+  const received = webhooksFor(expected);
+  expect(countById(received)).toEqual(new Map(expected.map((id) => [id, 2])));
+  for (const id of expected) {
+    const [before, after] = received.filter((r) => r.headers['webhook-id'] === id);
+    expect(after!.raw).toBe(before!.raw);
+  }
+  // The relay recorded only the attempt whose answer it heard.
+  const records = await api.store.db.collection('webhook_deliveries').find({ _id: { $in: expected as any[] } }).toArray();
+  expect(records.map((r) => r.attempts.map((a: any) => [a.outcome, a.http_status]))).toEqual(expected.map(() => [['delivered', 200]]));
+  expect(await metric(second, 'relay_jobs_stalled_total{queue="webhooks"}')).toBeGreaterThanOrEqual(1);
+  expect(postsByLabel('held')).toEqual(expectedLabels('held', ids.length));
+  await killRelayProcess(second);
+}, 120_000);
+
+test('two worker processes on the same queues deliver every event once between them, on Slack and by webhook', async () => {
   proxy.delayMs = 30;
   const [a, b] = await Promise.all([startWorkerProcess(), startWorkerProcess()]);
   const ids = await sendHandoffs('pair', 60);
-  await waitForAllDelivered(ids);
+  const expected = await waitForAllDelivered(ids);
   expect(postsByLabel('pair')).toEqual(expectedLabels('pair', 60));
+  // No crash here, so no repeats: each webhook-id arrived exactly once, and the relay recorded one attempt for it.
+  expect(countById(webhooksFor(expected))).toEqual(new Map(expected.map((id) => [id, 1])));
+  const records = await api.store.db.collection('webhook_deliveries').find({ _id: { $in: expected as any[] } }).toArray();
+  expect(records.map((r) => r.attempts.length)).toEqual(expected.map(() => 1));
   // Each event's job was taken once, and both processes took part.
   const eventIds = (await api.store.threads.find({ _id: { $in: ids } }).toArray()).map((t) => t.outbox[0]!.id);
   const jobs = await Promise.all(eventIds.map((id) => queue.getJob(id)));
