@@ -1,11 +1,13 @@
 // Bench phase `soak` (npm run bench:soak, or BENCH_ONLY=soak): the built relay as a process of its own, every role,
-// under steady load (handoffs at a fixed rate, each DM'd to a fake Slack, and the recipient listing its inbox), with
+// under steady load (handoffs at a fixed rate, each DM'd to a fake Slack and posted to the recipient's verified
+// webhook on a loopback receiver, and the recipient listing its inbox), with
 // its RSS read from /proc every sample interval. Target (PERFORMANCE.md): RSS ≤ 110 MiB steady, flat within 10%.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startFakeSlack } from '../test/fake-slack/fake-slack-api';
+import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import { findFreePort } from './local-services';
 
 export interface SoakOptions {
@@ -35,6 +37,7 @@ async function rssMiB(pid: number): Promise<number> {
 export async function benchSoak(opts: SoakOptions): Promise<void> {
   const slack = await startFakeSlack();
   slack.addUser('U0SOAK001');
+  const hooks = await startTimedReceiver();
   const port = await findFreePort();
   const url = `http://127.0.0.1:${port}`;
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
@@ -55,6 +58,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       SLACK_BOT_TOKEN: slack.token,
       SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
       SLACK_API_URL: slack.url,
+      RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -73,6 +77,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     };
     const sender = (await post('/admin/agents', adminKey, { handle: 'soak-sender@acme', name: 'S', role: 'engineer' })).api_key as string;
     const recipient = (await post('/admin/agents', adminKey, { handle: 'soak-recipient@acme', name: 'R', role: 'engineer', slack_user_id: 'U0SOAK001' })).api_key as string;
+    await setVerifiedWebhook(url, recipient, hooks.receiver.url());
 
     opts.progress(`soak: relay pid ${child.pid}, ${opts.rate} handoffs/s for ${opts.durationSeconds} s, RSS every ${opts.sampleSeconds} s…`);
     let sent = 0;
@@ -98,13 +103,13 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     const samples: Array<{ at: number; mib: number }> = [];
     const started = Date.now();
     opts.out('');
-    opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack`);
-    opts.out('   t s   RSS MiB   handoffs   DMs');
+    opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack, the recipient's webhook on loopback`);
+    opts.out('   t s   RSS MiB   handoffs   DMs  webhooks');
     const sample = async () => {
       const mib = await rssMiB(child.pid!);
       const at = Math.round((Date.now() - started) / 1000);
       samples.push({ at, mib });
-      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}`);
+      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}`);
     };
     while (Date.now() - started < opts.durationSeconds * 1000) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(opts.sampleSeconds * 1000, opts.durationSeconds * 1000 - (Date.now() - started))));
@@ -120,12 +125,12 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     const spread = (max - min) / min;
     opts.out(
       `steady (from ${steady[0]!.at} s): min ${min.toFixed(1)} MiB, max ${max.toFixed(1)} MiB, spread ${(spread * 100).toFixed(1)}%, ` +
-        `drift first→last ${drift >= 0 ? '+' : ''}${drift.toFixed(1)}% · sent ${sent}, failed ${failed}, DMs ${slack.callsTo('chat.postMessage').length}`,
+        `drift first→last ${drift >= 0 ? '+' : ''}${drift.toFixed(1)}% · sent ${sent}, failed ${failed}, DMs ${slack.callsTo('chat.postMessage').length}, webhook calls ${hooks.events()}`,
     );
     opts.out(`target: max ≤ ${TARGET_MIB} MiB and spread ≤ ${TARGET_SPREAD * 100}% → ${max <= TARGET_MIB && spread <= TARGET_SPREAD ? 'PASS' : 'MISS'}`);
     // The relay's own view of the run: what its workers did, and what is still owed.
     const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text();
-    const wanted = /^relay_(jobs_\w+_total\{queue="slack"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="slack"\}) /;
+    const wanted = /^relay_(jobs_\w+_total\{queue="(slack|webhooks)"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="(slack|webhook)"\}) /;
     opts.out(`relay metrics at the end: ${metrics.split('\n').filter((l) => wanted.test(l)).join(' · ')}`);
     if (opts.durationSeconds < 600) opts.out(`(a ${opts.durationSeconds} s soak; the target is stated for 10 minutes: BENCH_SOAK_SECONDS=600)`);
   } finally {
@@ -134,5 +139,6 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       await exited;
     }
     await slack.close();
+    await hooks.close();
   }
 }

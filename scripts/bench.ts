@@ -12,8 +12,8 @@
 //   POST, sequential. Targets: p50 ≤ 5 ms, ready ≤ 300 ms (see bench-mcp.ts).
 // - the RSS of this process (the relay and the bench client together) after each phase.
 //
-// - delivery (scripts/bench-delivery.ts): handoffs at BENCH_DELIVERY_RATE/s (default 5) → DM at a fake Slack,
-//   vs queue.add → BullMQ worker → one loopback HTTP POST at the same rate. Target: p99 ≤ 2×.
+// - delivery (scripts/bench-delivery.ts): handoffs at BENCH_DELIVERY_RATE/s (default 5) → DM at a fake Slack and
+//   → the recipient's webhook on a loopback receiver (two rows, one run), vs queue.add → BullMQ worker → one loopback HTTP POST at the same rate. Target: p99 ≤ 2×.
 // - soak (scripts/bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): the built relay as its own
 //   process under steady load for BENCH_SOAK_SECONDS (default 600), RSS every BENCH_SOAK_SAMPLE_SECONDS (30).
 //
