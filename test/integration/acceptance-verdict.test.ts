@@ -113,6 +113,17 @@ afterAll(async () => {
 
 const PROJECT = { project_id: 'proj-1', repo: 'acme/web' };
 
+/**
+ * Moves a thread's token expiry into the past through the relay's own versioned write: a plain updateOne
+ * could be overwritten by a concurrent thread write (the outbox sweep, a Slack delivery record).
+ */
+async function expireToken(on: TestRelay, id: string): Promise<void> {
+  const { after } = await on.store.writeThread(id, (doc) =>
+    doc.handoff_token ? { ...doc, handoff_token: { ...doc.handoff_token, expires_at: new Date(Date.now() - 1000) } } : undefined,
+  );
+  expect(after?.handoff_token?.expires_at.getTime()).toBeLessThan(Date.now());
+}
+
 async function handoff(metadata: Record<string, unknown> = { project: PROJECT }): Promise<{ id: string; token: string; body: unknown }> {
   const created = await relay.rpc(senderKey, 'message/send', {
     recipient: 'web-dev@acme',
@@ -170,7 +181,7 @@ test('STALE_HANDOFF already_consumed', async () => {
 
 test('STALE_HANDOFF expired (expiry written in the past)', async () => {
   const h = await handoff();
-  await relay.store.threads.updateOne({ _id: h.id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } });
+  await expireToken(relay, h.id);
   const result = await accept(h.id, { goal_token: h.token });
   expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'expired' } });
   expect(await statusOf(h.id)).toBe('pending');
@@ -249,7 +260,7 @@ const SAME_INPUT_CASES: SameInputCase[] = [
   {
     result: 'STALE_HANDOFF',
     reason: 'expired',
-    before: async (h) => void (await relay.store.threads.updateOne({ _id: h.id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } })),
+    before: (h) => expireToken(relay, h.id),
     input: (h) => ({ goal_token: h.token, delivery_source: 'slack_dm' }),
   },
   { result: 'STALE_HANDOFF', reason: 'wrong_project', input: (h) => ({ goal_token: h.token, project_id: 'proj-2' }) },
@@ -305,7 +316,7 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
     return body.result.task_id as string;
   }
 
-  const expire = (id: string) => bot.store.threads.updateOne({ _id: id }, { $set: { 'handoff_token.expires_at': new Date(Date.now() - 1000) } });
+  const expire = (id: string) => expireToken(bot, id);
 
   const SLACK_CASES: Array<{ result: string; metadata: Record<string, unknown>; before?: (id: string) => Promise<unknown> }> = [
     { result: 'ok', metadata: { project: PROJECT } },
