@@ -35,15 +35,23 @@ export function redisConnection(url: string, role: 'producer' | 'worker'): Redis
   return new Redis(url, options);
 }
 
+/**
+ * A queue a producer adds to. Its connection reconnects by itself and a failed add is the caller's to retry (the
+ * outbox sweep, a job's own retry), so connection errors are not reported a second time as unhandled noise.
+ */
+export function producerQueue(name: QueueName, connection: Redis, prefix: string, defaultJobOptions?: JobsOptions): Queue {
+  const queue = new Queue(name, { connection, prefix, ...(defaultJobOptions ? { defaultJobOptions } : {}) });
+  queue.on('error', () => {});
+  return queue;
+}
+
 export class BullmqEventPublisher implements EventPublisher {
   private readonly queues: Partial<Record<QueueName, Queue>>;
 
   constructor(opts: { connection: Redis; prefix: string; slackEnabled: boolean }) {
     // Webhooks always: the processor finds which participants have endpoints.
-    this.queues = { webhooks: new Queue('webhooks', { connection: opts.connection, prefix: opts.prefix }) };
-    if (opts.slackEnabled) {
-      this.queues.slack = new Queue('slack', { connection: opts.connection, prefix: opts.prefix });
-    }
+    this.queues = { webhooks: producerQueue('webhooks', opts.connection, opts.prefix) };
+    if (opts.slackEnabled) this.queues.slack = producerQueue('slack', opts.connection, opts.prefix);
   }
 
   async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
@@ -79,7 +87,7 @@ export class BullmqJobQueue implements JobQueue {
   private readonly queue: Queue;
 
   constructor(opts: { name: QueueName; connection: Redis; prefix: string; jobOptions?: JobsOptions }) {
-    this.queue = new Queue(opts.name, { connection: opts.connection, prefix: opts.prefix, defaultJobOptions: opts.jobOptions });
+    this.queue = producerQueue(opts.name, opts.connection, opts.prefix, opts.jobOptions);
   }
 
   async add(name: string, data: Record<string, unknown>, jobId: string): Promise<void> {

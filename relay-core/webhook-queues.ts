@@ -3,6 +3,7 @@
 import { Queue, type BackoffStrategy, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { producerQueue } from './bullmq-queues';
 import { EVENT_TYPES } from './schemas';
 
 export const WEBHOOK_BACKOFF = 'webhook';
@@ -40,13 +41,8 @@ export class WebhookQueues {
   private readonly jobOptions: JobsOptions;
 
   constructor(opts: { connection: Redis; prefix: string; retryScheduleMs: readonly number[] }) {
-    this.webhooks = new Queue('webhooks', { connection: opts.connection, prefix: opts.prefix });
-    this.verify = new Queue('verify', { connection: opts.connection, prefix: opts.prefix });
-    for (const queue of [this.webhooks, this.verify]) {
-      queue.on('error', () => {
-        // The producer connection reconnects by itself; a failed add is retried by its caller.
-      });
-    }
+    this.webhooks = producerQueue('webhooks', opts.connection, opts.prefix);
+    this.verify = producerQueue('verify', opts.connection, opts.prefix);
     this.jobOptions = {
       attempts: opts.retryScheduleMs.length + 1,
       backoff: { type: WEBHOOK_BACKOFF },

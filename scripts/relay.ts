@@ -1,7 +1,7 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
@@ -10,6 +10,7 @@ import { mountAdminQueues } from '../relay-core/admin-queues';
 import {
   BullmqEventPublisher,
   BullmqJobQueue,
+  producerQueue,
   QUEUE_NAMES,
   redisConnection,
   startWorker,
@@ -154,7 +155,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
-      boardQueues.push(...QUEUE_NAMES.map((name) => new Queue(name, { connection: producer, prefix: config.queuePrefix })));
+      boardQueues.push(...QUEUE_NAMES.map((name) => producerQueue(name, producer, config.queuePrefix)));
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: boardQueues });
     }
     finishHttpApp(httpApp, log);
