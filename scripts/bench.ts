@@ -12,7 +12,7 @@
 //   POST, sequential. Targets: p50 ≤ 5 ms, ready ≤ 300 ms (see bench-mcp.ts).
 // - the RSS of this process (the relay and the bench client together) after each phase.
 //
-// - delivery (scripts/bench-delivery.ts): handoffs at BENCH_DELIVERY_RATE/s (default 5) → DM at a fake Slack and
+// - delivery (scripts/bench-delivery.ts): handoffs at BENCH_DELIVERY_RATE/s (default 2) → DM at a fake Slack and
 //   → the recipient's webhook on a loopback receiver (two rows, one run), vs queue.add → BullMQ worker → one loopback HTTP POST at the same rate. Target: p99 ≤ 2×.
 // - soak (scripts/bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): the built relay as its own
 //   process under steady load for BENCH_SOAK_SECONDS (default 600), RSS every BENCH_SOAK_SAMPLE_SECONDS (30).
@@ -113,11 +113,11 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
   return {
     scale,
     phases: new Set(only ? [only as Phase] : DEFAULT_PHASES),
-    deliveryRate: positive('BENCH_DELIVERY_RATE', 5),
+    deliveryRate: positive('BENCH_DELIVERY_RATE', 2),
     deliveryCount: Math.round(positive('BENCH_DELIVERY_COUNT', 150)),
     soakSeconds: positive('BENCH_SOAK_SECONDS', 600),
     soakSampleSeconds: positive('BENCH_SOAK_SAMPLE_SECONDS', 30),
-    soakRate: positive('BENCH_SOAK_RATE', 3),
+    soakRate: positive('BENCH_SOAK_RATE', 1),
     mongodbUrl: env.MONGODB_URL || undefined,
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
