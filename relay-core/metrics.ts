@@ -10,8 +10,11 @@ const CHANNEL_OF_QUEUE: Record<string, string> = { slack: 'slack', webhooks: 'we
 const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-/** Processor results that mean "nothing was delivered" (e.g. the recipient has no Slack user). */
-const NOT_DELIVERED = new Set(['skipped']);
+/**
+ * Processor results that mean something reached its receiver: a Slack post or update, a webhook answered 2xx.
+ * Anything else (skipped, a webhook event only fanned out to per-endpoint jobs, a 410) is not a delivery.
+ */
+const DELIVERED = new Set(['posted', 'updated', 'delivered']);
 
 export interface RelayMetricsDeps {
   /** Threads whose outbox may hold events not yet on a queue; counted when scraped. */
@@ -74,7 +77,7 @@ export class RelayMetrics {
     const channel = CHANNEL_OF_QUEUE[queue];
     worker.on('completed', (job: Job, result: unknown) => {
       this.jobsCompleted.inc({ queue });
-      if (!channel || (typeof result === 'string' && NOT_DELIVERED.has(result))) return;
+      if (!channel || typeof result !== 'string' || !DELIVERED.has(result)) return;
       const createdAt = eventCreatedAt(job);
       if (createdAt !== undefined) this.deliveryLatency.observe({ channel }, Math.max(0, Date.now() - createdAt) / 1000);
     });
