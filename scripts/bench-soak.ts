@@ -108,6 +108,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack, the recipient's webhook on loopback`);
     opts.out('   t s   RSS MiB   handoffs   DMs  webhooks');
     const sample = async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`);
       const mib = await rssMiB(child.pid!);
       const at = Math.round((Date.now() - started) / 1000);
       samples.push({ at, mib });
