@@ -233,7 +233,7 @@ class FakeSlackServer implements FakeSlack {
     return this.calls.filter((c) => c.method === method && c.response.ok === true);
   }
 
-  waitFor(method: string, predicate?: (c: FakeSlackCall) => boolean, timeoutMs = 5000): Promise<FakeSlackCall> {
+  waitFor(method: string, predicate?: (c: FakeSlackCall) => boolean, timeoutMs = 15_000): Promise<FakeSlackCall> {
     const match = (c: FakeSlackCall) => c.method === method && c.response.ok === true && (!predicate || predicate(c));
     try {
       const seen = this.calls.find(match);

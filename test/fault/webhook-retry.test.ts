@@ -19,12 +19,7 @@ const receivers: WebhookReceiver[] = [];
 let n = 0;
 
 const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
-const rest = (method: string, path: string, key: string | undefined, body?: unknown) =>
-  fetch(`${relay.url}${path}`, {
-    method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 /** A recipient whose verified endpoint is a fresh receiver. */
 async function recipient(): Promise<{ handle: string; key: string; secret: string; hook: WebhookReceiver }> {

@@ -15,6 +15,8 @@ export interface TestRelay extends RunningRelay {
   register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[] }): Promise<string>;
   /** One JSON-RPC call to /a2a; returns the HTTP status and the parsed body. */
   rpc(apiKey: string | undefined, method: string, params?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** One REST call (JSON body when given, bearer key when given); returns the HTTP status and the parsed body. */
+  rest(method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
 export async function startTestRelay(opts: { name: string; slack?: FakeSlack; env?: Record<string, string> }): Promise<TestRelay> {
@@ -60,7 +62,16 @@ export async function startTestRelay(opts: { name: string; slack?: FakeSlack; en
     return body.api_key;
   }
 
-  return { ...running, adminKey, signingSecret, config, register, rpc };
+  async function rest(method: string, path: string, key: string | undefined, body?: unknown) {
+    const response = await fetch(`${running.url}${path}`, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  }
+
+  return { ...running, adminKey, signingSecret, config, register, rpc, rest };
 }
 
 /** The signed inbox link a participant gets for a thread: `<relay>/inbox/<id>?as=<viewer>&sig=<hmac>`. */

@@ -1,5 +1,6 @@
-// Polls a condition until it holds, for state that settles asynchronously (queues, workers).
-export async function waitUntil<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 5_000): Promise<T> {
+// Polls a condition until it holds, for state that settles asynchronously (queues, workers). The default wait is
+// generous: a loaded machine can take seconds, and a condition that never holds still fails, just later.
+export async function waitUntil<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

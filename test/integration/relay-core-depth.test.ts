@@ -14,12 +14,7 @@ async function handoff(key: string, to = 'bob@acme', extra: Record<string, unkno
   if (!body.result) throw new Error(JSON.stringify(body.error));
   return body.result.task_id;
 }
-const rest = (method: string, path: string, key: string | undefined, body?: unknown) =>
-  fetch(`${relay.url}${path}`, {
-    method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'core_depth' });

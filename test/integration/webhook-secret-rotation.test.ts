@@ -10,12 +10,7 @@ let sender: string;
 let bob: string;
 let original: string;
 
-const rest = (method: string, path: string, key: string | undefined, body?: unknown) =>
-  fetch(`${relay.url}${path}`, {
-    method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'webhook_rotation', env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });

@@ -9,12 +9,7 @@ let relay: TestRelay;
 const receivers: WebhookReceiver[] = [];
 
 const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
-const rest = (method: string, path: string, key: string | undefined, body?: unknown) =>
-  fetch(`${relay.url}${path}`, {
-    method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 async function call(key: string, method: string, params: Record<string, unknown>): Promise<any> {
   const { body } = await relay.rpc(key, method, params);
