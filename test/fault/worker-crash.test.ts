@@ -5,8 +5,8 @@
 // stable id). Two workers on the same queues never deliver one event twice, on Slack or by webhook.
 //
 // The kill lands while every job the dying worker runs is held in front of Slack (chat.postMessage not yet
-// forwarded): that is what a crash usually interrupts. The slack processor's narrow window between Slack
-// accepting the post and the relay recording its ts is not exercised here (see the README, Operations).
+// forwarded): that is what a crash usually interrupts. A crash between Slack accepting a post and the relay
+// recording its ts is covered by test/fault/slack-rate-limit.test.ts (post claims, read back before reposting).
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
