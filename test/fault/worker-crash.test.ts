@@ -269,10 +269,11 @@ test('two worker processes on the same queues deliver every event once between t
   expect(countById(webhooksFor(expected))).toEqual(new Map(expected.map((id) => [id, 1])));
   const records = await api.store.db.collection('webhook_deliveries').find({ _id: { $in: expected as any[] } }).toArray();
   expect(records.map((r) => r.attempts.length)).toEqual(expected.map(() => 1));
-  // Each event's job was taken once, and both processes took part.
+  // Each event's job completed (a job may have waited and run again when it met another job's fresh post claim,
+  // which is not a second delivery: the posts above are counted), and both processes took part.
   const eventIds = (await api.store.threads.find({ _id: { $in: ids } }).toArray()).map((t) => t.outbox[0]!.id);
-  const jobs = await Promise.all(eventIds.map((id) => queue.getJob(id)));
-  expect(jobs.map((job) => job?.attemptsStarted)).toEqual(eventIds.map(() => 1));
+  const states = await Promise.all(eventIds.map((id) => queue.getJobState(id)));
+  expect(states).toEqual(eventIds.map(() => 'completed'));
   expect(await metric(a, 'relay_jobs_completed_total{queue="slack"}')).toBeGreaterThan(0);
   expect(await metric(b, 'relay_jobs_completed_total{queue="slack"}')).toBeGreaterThan(0);
 }, 120_000);
