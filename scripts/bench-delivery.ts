@@ -11,20 +11,14 @@ import { loadConfig } from '../relay-core/config';
 import { createLogger } from '../relay-core/logger';
 import { startFakeSlack } from '../test/fake-slack/fake-slack-api';
 import { echoChallenge, WebhookReceiver } from '../test/helpers/webhook-receiver';
-import { printTable, summarize, type Figures, type Row } from './bench-measure';
+import { printTable, summarize, type Figures, type PhaseServers, type Row } from './bench-measure';
 import { findFreePort } from './local-services';
 import { startRelay } from './relay';
 
-export interface DeliveryBenchOptions {
-  mongodbUrl: string;
-  redisUrl: string;
-  /** Database name and queue prefix stem of this run (the phase adds its own suffix). */
-  runId: string;
+export interface DeliveryBenchOptions extends PhaseServers {
   /** Handoffs per second, sent open-loop (a slow relay does not slow the sender). */
   rate: number;
   count: number;
-  progress: (line: string) => void;
-  out: (line: string) => void;
 }
 
 /** The relay's worker concurrency (startWorker's default), used for the baseline worker too. */

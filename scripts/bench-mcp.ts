@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { measure, printTable, summarize, type Target } from './bench-measure';
+import { measure, printTable, summarize, type PhaseOutput, type Target } from './bench-measure';
 
 export const MCP_WARMUP = 20;
 export const MCP_REQUESTS = 300;
@@ -16,15 +16,13 @@ const READY_TARGET_MS = 300;
 
 const MCP_TARGET: Target = { label: `p50 ≤${P50_TARGET_MS} ms`, met: (ours) => ours.p50 <= P50_TARGET_MS };
 
-export interface McpBenchOptions {
+export interface McpBenchOptions extends PhaseOutput {
   relayUrl: string;
   senderKey: string;
   /** Arguments of one handoff_to_teammate call. */
   toolArguments: Record<string, unknown>;
   /** The baseline: the same create as one direct message/send over HTTP. */
   directCreate: () => Promise<void>;
-  progress: (line: string) => void;
-  out: (line: string) => void;
 }
 
 /** dist/scripts/bench-mcp.js → dist/mcp/stdio.js */

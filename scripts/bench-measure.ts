@@ -2,6 +2,20 @@
 // figures, and prints them beside the baseline they are judged against. Measurements, never assertions.
 import { performance } from 'node:perf_hooks';
 
+/** What every bench phase prints through: progress lines (stderr-ish) and its result lines. */
+export interface PhaseOutput {
+  progress: (line: string) => void;
+  out: (line: string) => void;
+}
+
+/** The servers and the run id a phase that starts its own relay works against. */
+export interface PhaseServers extends PhaseOutput {
+  mongodbUrl: string;
+  redisUrl: string;
+  /** Database name and queue prefix stem of this run (the phase adds its own suffix). */
+  runId: string;
+}
+
 export interface Sample {
   latenciesMs: number[];
   elapsedMs: number;

@@ -8,18 +8,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startFakeSlack } from '../test/fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
+import type { PhaseServers } from './bench-measure';
 import { findFreePort } from './local-services';
 
-export interface SoakOptions {
-  mongodbUrl: string;
-  redisUrl: string;
-  runId: string;
+export interface SoakOptions extends PhaseServers {
   durationSeconds: number;
   sampleSeconds: number;
   /** Handoffs per second. */
   rate: number;
-  progress: (line: string) => void;
-  out: (line: string) => void;
 }
 
 const TARGET_MIB = 110;
