@@ -4,9 +4,9 @@ import { App, ExpressReceiver, LogLevel, SocketModeReceiver, type Receiver } fro
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
 import type { Logger } from 'pino';
-import type { JobQueue } from '../relay-core/bullmq-queues';
-import type { SlackConfig } from '../relay-core/config';
-import type { RelayService } from '../relay-core/relay-service';
+import type { JobQueue } from '../relay-core/queues/bullmq-queues';
+import type { SlackConfig } from '../relay-core/ops/config';
+import type { RelayService } from '../relay-core/service/relay-service';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';

@@ -22,11 +22,11 @@ import { randomInt } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { ErrorCode, type WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { eventJobSchema } from '../relay-core/bullmq-queues';
-import type { AgentDoc, SlackDelivery, SlackPendingPost, ThreadDoc } from '../relay-core/documents';
-import type { RelayService } from '../relay-core/relay-service';
-import { recordedTs, replyKey, slackDm, type SlackAudience, type SlackPostKey } from '../relay-core/slack-posts';
-import { systemClock, type Clock } from '../relay-core/teammates';
+import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
+import type { AgentDoc, SlackDelivery, SlackPendingPost, ThreadDoc } from '../relay-core/domain/documents';
+import type { RelayService } from '../relay-core/service/relay-service';
+import { recordedTs, replyKey, slackDm, type SlackAudience, type SlackPostKey } from '../relay-core/service/slack-posts';
+import { systemClock, type Clock } from '../relay-core/service/teammates';
 import { handoffDm, type SlackMessage } from './blocks/handoff-dm';
 import { threadReplyMessage } from './blocks/thread-reply';
 

@@ -6,10 +6,10 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { ThreadDoc } from '../relay-core/documents';
-import { RelayError } from '../relay-core/errors';
-import type { RelayService } from '../relay-core/relay-service';
-import { threadStatusSchema } from '../relay-core/schemas';
+import type { ThreadDoc } from '../relay-core/domain/documents';
+import { RelayError } from '../relay-core/domain/errors';
+import type { RelayService } from '../relay-core/service/relay-service';
+import { threadStatusSchema } from '../relay-core/domain/schemas';
 import { handoffDm } from './blocks/handoff-dm';
 
 export const SLACK_ACCEPT_JOB = 'slack-accept';

@@ -2,11 +2,11 @@
 // authenticates the request. Stateless: one McpServer and transport per request.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type Request, type Response } from 'express';
-import { LIMITS } from '../relay-core/schemas';
-import { RelayError } from '../relay-core/errors';
-import { bearer, jsonRpcError, requestId } from '../relay-core/http-app';
-import type { RateLimiter } from '../relay-core/rate-limiter';
-import type { RelayService } from '../relay-core/relay-service';
+import { LIMITS } from '../relay-core/domain/schemas';
+import { RelayError } from '../relay-core/domain/errors';
+import { bearer, jsonRpcError, requestId } from '../relay-core/http/http-app';
+import type { RateLimiter } from '../relay-core/ops/rate-limiter';
+import type { RelayService } from '../relay-core/service/relay-service';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { createServer } from './server';
 

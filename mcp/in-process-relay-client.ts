@@ -1,10 +1,10 @@
 // The MCP tools' port to the relay inside the relay process: the JSON-RPC method table, called directly as one teammate.
-import { MUTATING_METHODS } from '../relay-core/a2a-methods';
-import { resolveMethod } from '../relay-core/a2a-standard';
-import type { AgentDoc } from '../relay-core/documents';
-import { ERROR_CODES, RelayError } from '../relay-core/errors';
-import type { RateLimiter } from '../relay-core/rate-limiter';
-import type { RelayService } from '../relay-core/relay-service';
+import { MUTATING_METHODS } from '../relay-core/jsonrpc/wire-methods';
+import { resolveMethod } from '../relay-core/jsonrpc/a2a-methods';
+import type { AgentDoc } from '../relay-core/domain/documents';
+import { ERROR_CODES, RelayError } from '../relay-core/domain/errors';
+import type { RateLimiter } from '../relay-core/ops/rate-limiter';
+import type { RelayService } from '../relay-core/service/relay-service';
 import { RelayCallError, type CallOptions, type RelayClient } from './relay-client';
 
 export class InProcessRelayClient implements RelayClient {

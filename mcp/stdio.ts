@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npx handoff-mcp`: the MCP server over stdio, talking to a relay at RELAY_URL with RELAY_API_KEY.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ConfigError, loadClientConfig } from '../relay-core/config';
+import { ConfigError, loadClientConfig } from '../relay-core/ops/config';
 import { HttpRelayClient } from './relay-client';
 import { createServer } from './server';
 

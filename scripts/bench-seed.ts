@@ -2,8 +2,8 @@
 // one the relay wrote (so sizes and fields match), with _id, dates, parties and status varied.
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import type { AgentDoc, ThreadDoc } from '../relay-core/documents';
-import type { ThreadStatus } from '../relay-core/schemas';
+import type { AgentDoc, ThreadDoc } from '../relay-core/domain/documents';
+import type { ThreadStatus } from '../relay-core/domain/schemas';
 
 const BATCH = 2_000;
 const DAY_MS = 24 * 3600 * 1000;

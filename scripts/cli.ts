@@ -3,8 +3,8 @@
 // `register` creates a teammate and prints its API key once with MCP client configuration.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/config';
-import { createLogger } from '../relay-core/logger';
+import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
+import { createLogger } from '../relay-core/ops/logger';
 import { ensureFerretDbBinary, ensureRedis, startFerretDb } from './local-services';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
 import { mcpClientConfig } from '../mcp/client-config';

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
-import { mountAdminQueues } from '../relay-core/admin-queues';
+import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
   BullmqJobQueue,
@@ -16,20 +16,20 @@ import {
   startWorker,
   VERIFY_JOB_OPTIONS,
   type RunningWorker,
-} from '../relay-core/bullmq-queues';
-import { logWorkerEvents } from '../relay-core/logger';
-import { RelayMetrics } from '../relay-core/metrics';
-import type { RelayConfig } from '../relay-core/config';
-import { createHttpApp, finishHttpApp } from '../relay-core/http-app';
+} from '../relay-core/queues/bullmq-queues';
+import { logWorkerEvents } from '../relay-core/ops/logger';
+import { RelayMetrics } from '../relay-core/ops/metrics';
+import type { RelayConfig } from '../relay-core/ops/config';
+import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
-import { MongoStore } from '../relay-core/mongo-store';
-import { redisRateLimiter } from '../relay-core/rate-limiter';
-import { RelayService } from '../relay-core/relay-service';
-import { Teammates } from '../relay-core/teammates';
-import { createVerifyProcessor } from '../relay-core/verify-jobs';
-import { WebhookDeliveries } from '../relay-core/webhook-deliveries';
-import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhook-delivery';
-import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhook-queues';
+import { MongoStore } from '../relay-core/store/mongo-store';
+import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
+import { RelayService } from '../relay-core/service/relay-service';
+import { Teammates } from '../relay-core/service/teammates';
+import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
+import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
+import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
+import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
 
 export interface RunningRelay {
   url: string;

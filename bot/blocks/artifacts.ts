@@ -1,6 +1,6 @@
 // Artifacts as mrkdwn: each fits the room it is given, cuts diffs and excerpts on whole lines with a link
 // to the inbox, and renders teammate text (paths, titles, code) escaped.
-import type { Artifact } from '../../relay-core/schemas';
+import type { Artifact } from '../../relay-core/domain/schemas';
 import { section, textLength, type SlackBlock } from './block-kit';
 import { escapeLine, fencedLines, inlineCode, link, urlHost } from './mrkdwn';
 

@@ -1,8 +1,8 @@
 // A handoff's DM, for its recipient or its sender: a pure function of the thread, rendered anew on every
 // change. Teammate text is escaped; the whole message stays within Slack's Block Kit limits for the largest
 // handoff the relay accepts, linking to the inbox for whatever does not fit.
-import type { AgentDoc, StatusChange, ThreadDoc } from '../../relay-core/documents';
-import type { Intent, ThreadStatus } from '../../relay-core/schemas';
+import type { AgentDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
+import type { Intent, ThreadStatus } from '../../relay-core/domain/schemas';
 import { artifactBlocks } from './artifacts';
 import {
   actions,

@@ -2,7 +2,7 @@
 // same Accept / Decline / Complete / Reply buttons (ACTION_IDS, value {"t","s"}) as the DM, within Slack's limits.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import type { ListItem } from '../../relay-core/wire-views';
+import type { ListItem } from '../../relay-core/service/wire-views';
 import { ACTION_IDS } from '../blocks/handoff-dm';
 import { escapeMrkdwn, textLength, truncate } from '../blocks/block-kit';
 

@@ -3,7 +3,7 @@
 // each problem shown on the field it belongs to.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import { LIMITS, artifactSchema, newHandoffSchema, type Artifact, type Intent, type NewHandoff } from '../../relay-core/schemas';
+import { LIMITS, artifactSchema, newHandoffSchema, type Artifact, type Intent, type NewHandoff } from '../../relay-core/domain/schemas';
 
 type ModalView = types.ModalView;
 

@@ -2,8 +2,8 @@
 // private_metadata (thread id + the status the button showed) that comes back on submission.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import type { ThreadDoc } from '../../relay-core/documents';
-import { LIMITS, threadStatusSchema, type ThreadStatus } from '../../relay-core/schemas';
+import type { ThreadDoc } from '../../relay-core/domain/documents';
+import { LIMITS, threadStatusSchema, type ThreadStatus } from '../../relay-core/domain/schemas';
 
 export const CALLBACK_IDS = {
   decline: 'handoff_decline_modal',

@@ -1,8 +1,8 @@
-// accept_handoff: the recipient takes on a pending handoff, after the acceptance verdict (relay-core/acceptance-verdict.ts).
+// accept_handoff: the recipient takes on a pending handoff, after the acceptance verdict (relay-core/domain/acceptance-verdict.ts).
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { verdictInputSchema } from '../../relay-core/a2a-methods';
+import { verdictInputSchema } from '../../relay-core/jsonrpc/wire-methods';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 

@@ -1,7 +1,7 @@
 // check_inbox: list the handoffs you received (or sent), newest first, with unread counts; it changes nothing.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { threadStatusSchema } from '../../relay-core/schemas';
+import { threadStatusSchema } from '../../relay-core/domain/schemas';
 import { PROVENANCE_NOTE, wrapText } from '../provenance';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';

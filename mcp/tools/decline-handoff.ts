@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { LIMITS } from '../../relay-core/schemas';
+import { LIMITS } from '../../relay-core/domain/schemas';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { LIMITS } from '../../relay-core/schemas';
+import { LIMITS } from '../../relay-core/domain/schemas';
 import { markedSchema, markStructured, PROVENANCE_NOTE, wrapOptionalText, wrapText } from '../provenance';
 import { RelayCallError, type RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';

@@ -8,7 +8,7 @@ import {
   handleSchema,
   intentSchema,
   proposedActionSchema,
-} from '../../relay-core/schemas';
+} from '../../relay-core/domain/schemas';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 

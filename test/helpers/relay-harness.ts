@@ -1,7 +1,7 @@
 // Starts a real relay in this process for one test file: its own database and queue prefix, on FerretDB and Redis.
 import { randomBytes } from 'node:crypto';
-import { loadConfig, type RelayConfig } from '../../relay-core/config';
-import { createLogger } from '../../relay-core/logger';
+import { loadConfig, type RelayConfig } from '../../relay-core/ops/config';
+import { createLogger } from '../../relay-core/ops/logger';
 import { findFreePort } from '../../scripts/local-services';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import type { FakeSlack } from '../fake-slack/fake-slack-api';

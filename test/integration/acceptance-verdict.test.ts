@@ -1,4 +1,4 @@
-// The acceptance verdict (relay-core/acceptance-verdict.ts): one pure function behind MCP accept_handoff,
+// The acceptance verdict (relay-core/domain/acceptance-verdict.ts): one pure function behind MCP accept_handoff,
 // JSON-RPC tasks/update accept and the Slack Accept button. Unit tests of the function, then every result
 // code end to end on a real relay, and the same verdict over MCP and JSON-RPC for the same input.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,8 +10,8 @@ import {
   hashHandoffToken,
   type HandoffTokenRecord,
   type VerdictContext,
-} from '../../relay-core/acceptance-verdict';
-import { canonicalHash, canonicalJson, sha256Hex } from '../../relay-core/canonical-json';
+} from '../../relay-core/domain/acceptance-verdict';
+import { canonicalHash, canonicalJson, sha256Hex } from '../../relay-core/domain/canonical-json';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, type ButtonClick } from '../helpers/slack-requests';

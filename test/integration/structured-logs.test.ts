@@ -3,8 +3,8 @@
 // every HTTP line carries a request id, every line naming a thread carries its thread_id.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { loadConfig } from '../../relay-core/config';
-import { createLogger } from '../../relay-core/logger';
+import { loadConfig } from '../../relay-core/ops/config';
+import { createLogger } from '../../relay-core/ops/logger';
 import { findFreePort } from '../../scripts/local-services';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';

@@ -1,6 +1,6 @@
 // The small pieces every Slack surface is built from: escaping and cutting teammate text, Block Kit helpers,
 // and the view-limit checker the modal and Home builders are tested with.
-import { isWellFormedText } from '../../relay-core/schemas';
+import { isWellFormedText } from '../../relay-core/domain/schemas';
 import { actions, button, context, header, section, SLACK_LIMITS } from '../../bot/blocks/block-kit';
 import { codeBlock, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, linkUrl, plainSafe, truncate } from '../../bot/blocks/mrkdwn';
 import { checkViewLimits, findBlockProblem } from '../fake-slack/block-limits';

@@ -1,7 +1,7 @@
 // Shared fixtures for the Slack rendering tests: teammates, threads at fixed dates, the largest handoff the
 // relay accepts, hostile teammate text, and readers for rendered messages.
-import type { AgentDoc, MessageDoc, StatusChange, ThreadDoc } from '../../relay-core/documents';
-import { LIMITS, THREAD_STATUSES, type Artifact, type ThreadStatus } from '../../relay-core/schemas';
+import type { AgentDoc, MessageDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
+import { LIMITS, THREAD_STATUSES, type Artifact, type ThreadStatus } from '../../relay-core/domain/schemas';
 import { findBlockProblem, formatProblem } from '../fake-slack/block-limits';
 
 export const T0 = new Date('2026-11-30T10:00:00Z');

@@ -1,7 +1,7 @@
 // Rendering snapshots, so a reviewer sees each DM as Slack gets it: every intent, every artifact type, every
 // status for both readers, and a notice. Dates are fixed. Key pieces are also asserted outright, so a blind
 // snapshot update cannot hide a regression in them.
-import { THREAD_STATUSES, type Artifact } from '../../relay-core/schemas';
+import { THREAD_STATUSES, type Artifact } from '../../relay-core/domain/schemas';
 import { handoffDm, type DmInput } from '../../bot/blocks/handoff-dm';
 import { alice, bob, expectWithinSlackLimits, INBOX, inStatus, preview, thread, type RenderedMessage } from './handoff-dm-fixtures';
 

@@ -1,6 +1,6 @@
 // The DM block builder, without Slack: every intent, artifact, status and audience renders what a reader needs,
 // teammate text is escaped, and the largest handoff the relay accepts still fits Slack's limits.
-import { LIMITS, THREAD_STATUSES, type Artifact } from '../../relay-core/schemas';
+import { LIMITS, THREAD_STATUSES, type Artifact } from '../../relay-core/domain/schemas';
 import { ACTION_IDS, handoffDm, type DmInput } from '../../bot/blocks/handoff-dm';
 import {
   alice,

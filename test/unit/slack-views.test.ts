@@ -7,8 +7,8 @@ import { linkedModal, linkFailedModal, linkingModal } from '../../bot/views/link
 import { newHandoffFromForm, newHandoffModal, readNewHandoffState, type NewHandoffForm } from '../../bot/views/new-handoff-modal';
 import { parseHandoffCommand, slackTextToPlain } from '../../bot/listeners/commands/parse-command';
 import { toHandleLocal } from '../../bot/listeners/commands/link-command';
-import { LIMITS } from '../../relay-core/schemas';
-import type { ListItem } from '../../relay-core/wire-views';
+import { LIMITS } from '../../relay-core/domain/schemas';
+import type { ListItem } from '../../relay-core/service/wire-views';
 
 const inboxUrl = (id: string) => `https://relay.example.com/inbox/${id}`;
 

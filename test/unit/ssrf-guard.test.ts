@@ -1,9 +1,9 @@
 // The webhook SSRF guard as a table, the delivery-time refusal after DNS (a real loopback receiver that must
 // receive nothing), the retry schedule's parsing and the backoff it drives.
-import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, loadConfig, parseDuration } from '../../relay-core/config';
-import { assertAllowedTarget, refusedAddressReason, WebhookTargetError } from '../../relay-core/ssrf-guard';
-import { postSigned } from '../../relay-core/webhook-http';
-import { webhookBackoffStrategy } from '../../relay-core/webhook-queues';
+import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, loadConfig, parseDuration } from '../../relay-core/ops/config';
+import { assertAllowedTarget, refusedAddressReason, WebhookTargetError } from '../../relay-core/webhooks/ssrf-guard';
+import { postSigned } from '../../relay-core/webhooks/signed-post';
+import { webhookBackoffStrategy } from '../../relay-core/webhooks/webhook-queues';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
 
 describe('refusedAddressReason', () => {

@@ -1,5 +1,5 @@
 // A thread message as a Slack reply: author, surface and time, the body and artifacts, escaped and within limits.
-import { LIMITS, type Artifact } from '../../relay-core/schemas';
+import { LIMITS, type Artifact } from '../../relay-core/domain/schemas';
 import { threadReplyMessage, type ThreadReplyInput } from '../../bot/blocks/thread-reply';
 import {
   alice,

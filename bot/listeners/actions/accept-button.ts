@@ -1,7 +1,7 @@
 // Accept: ack, check the click, show "Verifying acceptance…" on the DM at once, and hand the accept to
 // the `verify` queue (bot/verify-accept.ts), where the acceptance verdict runs.
-import type { JobQueue } from '../../../relay-core/bullmq-queues';
-import type { RelayService } from '../../../relay-core/relay-service';
+import type { JobQueue } from '../../../relay-core/queues/bullmq-queues';
+import type { RelayService } from '../../../relay-core/service/relay-service';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { redrawDm, SLACK_ACCEPT_JOB, slackAcceptJobId, VERIFYING_NOTICE, type SlackAcceptJob } from '../../verify-accept';

@@ -3,9 +3,9 @@
 // and a thread still in the status the button showed. A refusal is explained to whoever clicked.
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod';
-import type { AgentDoc, ThreadDoc } from '../../../relay-core/documents';
-import type { RelayService } from '../../../relay-core/relay-service';
-import { TERMINAL_STATUSES, threadStatusSchema, type ThreadStatus } from '../../../relay-core/schemas';
+import type { AgentDoc, ThreadDoc } from '../../../relay-core/domain/documents';
+import type { RelayService } from '../../../relay-core/service/relay-service';
+import { TERMINAL_STATUSES, threadStatusSchema, type ThreadStatus } from '../../../relay-core/domain/schemas';
 
 export type ButtonArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs;
 

@@ -1,6 +1,6 @@
 // Decline, Complete and Reply: ack, check the click, then open the modal with the click's trigger_id at
 // once (it expires 3 s after the click). The submission is handled in listeners/views/transition-views.ts.
-import type { RelayService } from '../../../relay-core/relay-service';
+import type { RelayService } from '../../../relay-core/service/relay-service';
 import { TRANSITION_MODALS, type TransitionModal } from '../../views/transition-modals';
 import { checkClick, type ButtonArgs, type ClickRule } from './button-click';
 

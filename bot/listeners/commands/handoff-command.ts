@@ -2,10 +2,10 @@
 // 3 seconds). Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
 import type { AllMiddlewareArgs, RespondFn, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { AgentDoc } from '../../../relay-core/documents';
-import { RelayError } from '../../../relay-core/errors';
-import type { RelayService } from '../../../relay-core/relay-service';
-import { newHandoffSchema } from '../../../relay-core/schemas';
+import type { AgentDoc } from '../../../relay-core/domain/documents';
+import { RelayError } from '../../../relay-core/domain/errors';
+import type { RelayService } from '../../../relay-core/service/relay-service';
+import { newHandoffSchema } from '../../../relay-core/domain/schemas';
 import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
 import { linkCommand } from './link-command';
 import { openNewHandoffModal } from './new-handoff-command';

@@ -2,8 +2,8 @@
 // modal opened first (the trigger expires in 3 seconds) and then filled in. An already linked caller is told who
 // they are; no second key is ever made.
 import { z } from 'zod';
-import { agentCardInputSchema, LIMITS } from '../../../relay-core/schemas';
-import { RelayError } from '../../../relay-core/errors';
+import { agentCardInputSchema, LIMITS } from '../../../relay-core/domain/schemas';
+import { RelayError } from '../../../relay-core/domain/errors';
 import { linkedModal, linkFailedModal, linkingModal } from '../../views/link-modal';
 import type { CommandArgs, CommandDeps } from './handoff-command';
 import { slackErrorCode } from './new-handoff-command';

@@ -1,5 +1,5 @@
 // What `/handoff <text>` asks for, read from the command text alone (pure; the handlers do the work).
-import { HANDLE_PATTERN } from '../../../relay-core/schemas';
+import { HANDLE_PATTERN } from '../../../relay-core/domain/schemas';
 
 export type Recipient = { slackUser: string } | { handle: string };
 

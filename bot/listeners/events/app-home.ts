@@ -2,8 +2,8 @@
 // newest first; an unlinked user gets a tab explaining `/handoff link`.
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { RelayError } from '../../../relay-core/errors';
-import type { RelayService } from '../../../relay-core/relay-service';
+import { RelayError } from '../../../relay-core/domain/errors';
+import type { RelayService } from '../../../relay-core/service/relay-service';
 import { HOME_PAGE_SIZE, homePageSchema, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
 
 export interface HomeDeps {

@@ -4,8 +4,8 @@
 // confirmation.
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { RelayError } from '../../../relay-core/errors';
-import type { RelayService } from '../../../relay-core/relay-service';
+import { RelayError } from '../../../relay-core/domain/errors';
+import type { RelayService } from '../../../relay-core/service/relay-service';
 import { NEW_HANDOFF_FIELDS as F, newHandoffFromForm, readNewHandoffState, type FieldErrors } from '../../views/new-handoff-modal';
 import { NOT_LINKED } from '../commands/handoff-command';
 

@@ -4,9 +4,9 @@
 import type { AllMiddlewareArgs, App, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { RelayError } from '../../../relay-core/errors';
-import type { RelayService } from '../../../relay-core/relay-service';
-import { artifactSchema, isWellFormedText, LIMITS, type Artifact } from '../../../relay-core/schemas';
+import { RelayError } from '../../../relay-core/domain/errors';
+import type { RelayService } from '../../../relay-core/service/relay-service';
+import { artifactSchema, isWellFormedText, LIMITS, type Artifact } from '../../../relay-core/domain/schemas';
 import { CALLBACK_IDS, INPUT_MAX, INPUTS, modalMetadataSchema, type ModalMetadata, type TransitionModal } from '../../views/transition-modals';
 import { historyLine } from '../actions/button-click';
 

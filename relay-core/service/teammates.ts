@@ -2,13 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
-import { apiKeyId, hashApiKey, issueApiKey } from './api-keys';
-import type { AgentDoc } from './documents';
-import { RelayError } from './errors';
-import { isDuplicateKey, type MongoStore } from './mongo-store';
-import type { AgentCardInput, CardUpdate } from './schemas';
-import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from './ssrf-guard';
-import { TtlCache } from './ttl-cache';
+import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
+import type { AgentDoc } from '../domain/documents';
+import { RelayError } from '../domain/errors';
+import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import type { AgentCardInput, CardUpdate } from '../domain/schemas';
+import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from '../webhooks/ssrf-guard';
+import { TtlCache } from '../ops/ttl-cache';
 
 export interface Clock {
   now(): Date;

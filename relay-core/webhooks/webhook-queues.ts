@@ -3,8 +3,8 @@
 import { Queue, type BackoffStrategy, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { producerQueue } from './bullmq-queues';
-import { EVENT_TYPES } from './schemas';
+import { producerQueue } from '../queues/bullmq-queues';
+import { EVENT_TYPES } from '../domain/schemas';
 
 export const WEBHOOK_BACKOFF = 'webhook';
 export const DELIVER_JOB = 'deliver';

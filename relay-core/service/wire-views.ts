@@ -1,7 +1,7 @@
 // What a participant reads back: the thread in the wire shape of WIRE.md (snake_case, ISO timestamps).
-import type { AgentDoc, MessageDoc, ThreadDoc } from './documents';
-import { RelayError } from './errors';
-import type { Artifact, ProposedAction, Surface, ThreadStatus } from './schemas';
+import type { AgentDoc, MessageDoc, ThreadDoc } from '../domain/documents';
+import { RelayError } from '../domain/errors';
+import type { Artifact, ProposedAction, Surface, ThreadStatus } from '../domain/schemas';
 
 export interface PartyView {
   handle: string;

@@ -33,9 +33,9 @@
 //   tells the A2A v0.3 shape apart (message.kind "message" without the wire's top-level fields; `id`
 //   without `task_id`), and resolveMethod picks the handler for any method name.
 import { z } from 'zod';
-import { A2A_METHODS, type MethodContext } from './a2a-methods';
-import { canonicalJson } from './canonical-json';
-import { RelayError, invalidParams } from './errors';
+import { A2A_METHODS, type MethodContext } from './wire-methods';
+import { canonicalJson } from '../domain/canonical-json';
+import { RelayError, invalidParams } from '../domain/errors';
 import {
   LIMITS,
   artifactSchema,
@@ -46,8 +46,8 @@ import {
   proposedActionSchema,
   type Artifact,
   type ThreadStatus,
-} from './schemas';
-import type { ThreadView } from './wire-views';
+} from '../domain/schemas';
+import type { ThreadView } from '../service/wire-views';
 
 type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 

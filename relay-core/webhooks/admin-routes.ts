@@ -2,10 +2,10 @@
 import type express from 'express';
 import type { Request } from 'express';
 import { z } from 'zod';
-import { RelayError, invalidParams } from './errors';
-import { handleSchema } from './schemas';
-import { deliveryView } from './webhook-deliveries';
-import type { WebhookDeadLetters } from './webhook-delivery';
+import { RelayError, invalidParams } from '../domain/errors';
+import { handleSchema } from '../domain/schemas';
+import { deliveryView } from './deliveries';
+import type { WebhookDeadLetters } from './delivery-processor';
 
 const listQuery = z
   .object({

@@ -2,9 +2,9 @@
 import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import type { OutboxEvent } from './documents';
-import type { EventPublisher } from './event-publisher';
-import { EVENT_TYPES } from './schemas';
+import type { OutboxEvent } from '../domain/documents';
+import type { EventPublisher } from '../service/event-publisher';
+import { EVENT_TYPES } from '../domain/schemas';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];

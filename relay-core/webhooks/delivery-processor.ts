@@ -3,14 +3,14 @@
 // attempt, and fails (to be retried on the schedule) until a 2xx, a 410, or the last attempt (dead letter).
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { eventJobSchema } from './bullmq-queues';
-import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from './documents';
-import type { MongoStore } from './mongo-store';
-import type { RelayService } from './relay-service';
+import { eventJobSchema } from '../queues/bullmq-queues';
+import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
+import type { MongoStore } from '../store/mongo-store';
+import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
-import { systemClock, type Clock } from './teammates';
-import { deliveryId, type WebhookDeliveries } from './webhook-deliveries';
-import { postSigned } from './webhook-http';
+import { systemClock, type Clock } from '../service/teammates';
+import { deliveryId, type WebhookDeliveries } from './deliveries';
+import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
 export interface WebhookDeliveryDeps {

@@ -5,14 +5,14 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
-import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from './acceptance-verdict';
-import { constantTimeEqual } from './api-keys';
-import { canonicalHash } from './canonical-json';
-import type { AgentDoc, MessageDoc, OutboxEvent, SlackPendingPost, ThreadDoc } from './documents';
-import { RelayError } from './errors';
+import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from '../domain/acceptance-verdict';
+import { constantTimeEqual } from '../ops/api-keys';
+import { canonicalHash } from '../domain/canonical-json';
+import type { AgentDoc, MessageDoc, OutboxEvent, SlackPendingPost, ThreadDoc } from '../domain/documents';
+import { RelayError } from '../domain/errors';
 import type { EventPublisher } from './event-publisher';
 import { IdempotencyLedger, idempotentId } from './idempotency';
-import { backoffMs, isDuplicateKey, type MongoStore } from './mongo-store';
+import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import {
   TERMINAL_STATUSES,
   type Artifact,
@@ -21,7 +21,7 @@ import {
   type Surface,
   type ThreadStatus,
   type TransitionName,
-} from './schemas';
+} from '../domain/schemas';
 import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord, type SlackPostKey } from './slack-posts';
 import { systemClock, type Clock, type Teammates } from './teammates';
 import { decodeCursor, encodeCursor, listItem, messageView, threadView, transitionView, type ListItem, type ThreadView, type TransitionView } from './wire-views';

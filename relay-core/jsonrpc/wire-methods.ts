@@ -1,8 +1,8 @@
 // The JSON-RPC methods of POST /a2a (WIRE.md): params parsed once here, then handed to the relay service.
 import { z } from 'zod';
-import type { AgentDoc } from './documents';
-import { RelayError, invalidParams } from './errors';
-import type { RelayService } from './relay-service';
+import type { AgentDoc } from '../domain/documents';
+import { RelayError, invalidParams } from '../domain/errors';
+import type { RelayService } from '../service/relay-service';
 import {
   LIMITS,
   artifactsSchema,
@@ -13,7 +13,7 @@ import {
   proposedActionSchema,
   threadStatusSchema,
   type Surface,
-} from './schemas';
+} from '../domain/schemas';
 
 export interface MethodContext {
   caller: AgentDoc;

@@ -5,7 +5,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { constantTimeEqual } from './api-keys';
+import { constantTimeEqual } from '../ops/api-keys';
 import { bearer } from './http-app';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';

@@ -1,7 +1,7 @@
 // Per-teammate limits on mutating calls, shared by every relay process through Redis.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { RelayError } from './errors';
+import { RelayError } from '../domain/errors';
 
 export interface RateLimiter {
   /** Counts one call for the key; throws rate_limited (with retry_after_ms) past the limit. */

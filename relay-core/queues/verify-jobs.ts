@@ -3,12 +3,12 @@
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { signingSecrets } from './documents';
-import type { MongoStore } from './mongo-store';
-import type { TargetPolicy } from './ssrf-guard';
-import { systemClock, type Clock, type Teammates } from './teammates';
-import { postSigned } from './webhook-http';
-import { challengeJobSchema, ENDPOINT_CHALLENGE_JOB } from './webhook-queues';
+import { signingSecrets } from '../domain/documents';
+import type { MongoStore } from '../store/mongo-store';
+import type { TargetPolicy } from '../webhooks/ssrf-guard';
+import { systemClock, type Clock, type Teammates } from '../service/teammates';
+import { postSigned } from '../webhooks/signed-post';
+import { challengeJobSchema, ENDPOINT_CHALLENGE_JOB } from '../webhooks/webhook-queues';
 
 export type VerifyJobHandler = (job: Job) => Promise<unknown>;
 
