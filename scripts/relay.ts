@@ -23,6 +23,7 @@ import type { RelayConfig } from '../relay-core/ops/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
+import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
@@ -73,7 +74,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
     if (config.slack) {
-      const processor = createSlackDeliveryProcessor({ relay, client: slackWebClient(config.slack), log });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackWebClient(config.slack), log });
       workers.push(
         startWorker({
           name: 'slack',

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { verdictInputSchema } from '../../relay-core/jsonrpc/wire-methods';
+import { verdictInputSchema } from '../../relay-core/domain/verdict-input';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 

@@ -3,18 +3,13 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
 import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
+import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from '../webhooks/ssrf-guard';
 import { TtlCache } from '../ops/ttl-cache';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** The fields anyone on the relay may read about a teammate. */
 export interface PublicCard {
