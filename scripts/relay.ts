@@ -21,6 +21,7 @@ import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
 import type { RelayConfig } from '../relay-core/ops/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
@@ -151,7 +152,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
+    if (roles.has('bot') && config.slack) {
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets });
+    }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
