@@ -73,8 +73,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
-    if (config.slack) {
-      const processor = createSlackDeliveryProcessor({ relay, client: slackWebClient(config.slack), log });
+    // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
+    const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
+    if (slackClient) {
+      const processor = createSlackDeliveryProcessor({ relay, client: slackClient, log });
       workers.push(
         startWorker({
           name: 'slack',
@@ -104,7 +106,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         processor: createVerifyProcessor(
           { store, teammates, policy: webhookPolicy, log, onEndpointVerified: (handle) => deadLetters.promoteHeld(handle) },
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {},
+          slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {},
         ),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
