@@ -24,6 +24,7 @@ import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
+import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
@@ -76,7 +77,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
     const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
     if (slackClient) {
-      const processor = createSlackDeliveryProcessor({ relay, client: slackClient, log });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log });
       workers.push(
         startWorker({
           name: 'slack',

@@ -1,7 +1,7 @@
 // accept_handoff: the recipient takes on a pending handoff, after the acceptance verdict (relay-core/domain/acceptance-verdict.ts).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { verdictInputSchema } from '../../relay-core/jsonrpc/wire-methods';
+import { verdictInputSchema } from '../../relay-core/domain/verdict-input';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 

@@ -14,6 +14,7 @@ import {
   threadStatusSchema,
   type Surface,
 } from '../domain/schemas';
+import { verdictInputSchema } from '../domain/verdict-input';
 
 export interface MethodContext {
   caller: AgentDoc;
@@ -75,26 +76,6 @@ const listSchema = z.object({
       cursor: z.string().min(1).max(200).nullish(),
     })
     .default({ limit: 20 }),
-});
-
-const toolNames = z.array(z.string().min(1).max(200)).max(200);
-
-/** The acceptance-verdict inputs of an accept (acceptance-verdict.ts): every one optional. */
-export const verdictInputSchema = z.object({
-  goal_token: z.string().min(1).max(200).optional(),
-  presented_body: z.unknown().optional(),
-  project_id: z.string().min(1).max(200).optional(),
-  expected_repo_path: z.string().min(1).max(LIMITS.path).optional(),
-  required_tools: toolNames.optional(),
-  available_tools: toolNames.optional(),
-  expected_required_tools_hash: z.string().min(1).max(200).optional(),
-  live_items: z
-    .array(z.object({ id: z.union([z.string().max(200), z.number()]), tool_requirements: toolNames.nullish() }).passthrough())
-    .max(1000)
-    .optional(),
-  expected_board_revision: z.string().min(1).max(200).optional(),
-  session_id: z.string().max(200).optional(),
-  delivery_source: z.string().min(1).max(200).optional(),
 });
 
 const updateSchema = z.object({
