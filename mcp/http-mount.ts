@@ -9,6 +9,7 @@ import { jsonRpcError } from '../relay-core/http/json-rpc-error';
 import { requestId } from '../relay-core/http/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
+import { SESSION_ID_PATTERN } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { createServer } from './server';
 
@@ -32,7 +33,10 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       const key = bearer(req);
       const caller = key ? await deps.relay.teammates.authenticate(key) : null;
       if (!caller) return unauthenticated(res, key);
-      const { server, cleanup } = createServer(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter }));
+      // Stateless transport: the client's own session header, when it sends one, is the session a policy counts.
+      const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
+      const sessionId = session && SESSION_ID_PATTERN.test(session) ? session : undefined;
+      const { server, cleanup } = createServer(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter, sessionId }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
         void transport.close();

@@ -79,6 +79,7 @@ export class HttpRelayClient implements RelayClient {
   private nextId = 1;
   private readonly endpoint: URL;
   private readonly agent: http.Agent;
+  private readonly sessionId = randomUUID();
 
   constructor(private readonly opts: { relayUrl: string; apiKey: string; retryDelaysMs?: number[] }) {
     this.endpoint = new URL(`${opts.relayUrl}/a2a`);
@@ -94,6 +95,8 @@ export class HttpRelayClient implements RelayClient {
       'content-type': 'application/json',
       // Recorded as the surface in the thread's status history (the relay treats it as informational).
       'x-relay-surface': 'mcp',
+      // One session per server process: what a policy's per-session rate limit counts.
+      'x-relay-session': this.sessionId,
     };
     if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });

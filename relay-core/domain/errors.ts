@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   duplicate_idempotency_key: -32011,
   invalid_intent_payload: -32012,
   teammate_blocked: -32013,
+  policy_denied: -32020,
   internal: -32099,
 } as const;
 
@@ -42,6 +43,7 @@ export const HTTP_STATUS: Record<ErrorSymbol, number> = {
   duplicate_idempotency_key: 409,
   invalid_intent_payload: 400,
   teammate_blocked: 403,
+  policy_denied: 403,
   internal: 500,
 };
 

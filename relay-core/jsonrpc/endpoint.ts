@@ -8,7 +8,7 @@ import { requestId } from '../http/request-context';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
 import { resolveMethod } from './dispatch';
-import { MUTATING_METHODS } from './method';
+import { MUTATING_METHODS, SESSION_ID_PATTERN } from './method';
 
 export interface JsonRpcEndpointDeps {
   relay: RelayService;
@@ -54,7 +54,11 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
       const idempotencyKey = req.get('idempotency-key') || undefined;
       // The stdio MCP server says so, so status history shows the surface the person used; informational only.
       const via = req.get('x-relay-surface') === 'mcp' ? 'mcp' : 'a2a';
-      const result = await method({ caller, relay, idempotencyKey, via }, envelope.params);
+      const sessionId = req.get('x-relay-session') || undefined;
+      if (sessionId !== undefined && !SESSION_ID_PATTERN.test(sessionId)) {
+        throw new RelayError('invalid_params', 'X-Relay-Session: must be 1–128 letters, digits, ".", "_", ":" or "-"');
+      }
+      const result = await method({ caller, relay, idempotencyKey, via, sessionId }, envelope.params);
       return send(200, { jsonrpc: '2.0', id: id ?? null, result });
     } catch (error) {
       if (error instanceof RelayError) return send(200, jsonRpcError(id, error, reqId));

@@ -2,7 +2,7 @@
 // Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (see TOOLCHAIN.md).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Collection, type CreateIndexesOptions, type Db, type Filter, type IndexSpecification, type OptionalUnlessRequiredId } from 'mongodb';
-import type { AgentDoc, AgentWriteDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from '../domain/documents';
+import type { AgentDoc, AgentWriteDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, PolicyAuditDoc, PolicyDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 
 export function isDuplicateKey(error: unknown): boolean {
@@ -29,6 +29,8 @@ export class MongoStore {
   readonly threadWrites: Collection<ThreadWriteDoc>;
   readonly messages: Collection<MessageDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
+  readonly policies: Collection<PolicyDoc>;
+  readonly policyAudit: Collection<PolicyAuditDoc>;
   readonly idempotency: Collection<IdempotencyDoc>;
 
   private constructor(
@@ -43,6 +45,8 @@ export class MongoStore {
     this.threadWrites = db.collection<ThreadWriteDoc>('thread_writes');
     this.messages = db.collection<MessageDoc>('messages');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
+    this.policies = db.collection<PolicyDoc>('policies');
+    this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
   }
 
