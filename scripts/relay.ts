@@ -1,7 +1,6 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
@@ -10,8 +9,8 @@ import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
   BullmqJobQueue,
-  producerQueue,
-  QUEUE_NAMES,
+  closeQueues,
+  producerQueues,
   redisConnection,
   startWorker,
   VERIFY_JOB_OPTIONS,
@@ -53,9 +52,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   producer.on('error', () => {
     // ioredis reconnects by itself; a failed publish is swept later.
   });
-  const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
-  const verifyJobs = new BullmqJobQueue({ name: 'verify', connection: producer, prefix: config.queuePrefix, jobOptions: VERIFY_JOB_OPTIONS });
-  const webhookQueues = new WebhookQueues({ connection: producer, prefix: config.queuePrefix, retryScheduleMs: config.webhooks.retryScheduleMs });
+  const queues = producerQueues(producer, config.queuePrefix);
+  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
+  const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
+  const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
   const deliveries = new WebhookDeliveries(store);
   await deliveries.ensureIndexes();
@@ -132,7 +132,6 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
   let server: Server | undefined;
   let url = '';
-  const boardQueues: Queue[] = [];
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
@@ -156,8 +155,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
-      boardQueues.push(...QUEUE_NAMES.map((name) => producerQueue(name, producer, config.queuePrefix)));
-      mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: boardQueues });
+      mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });
     }
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
@@ -185,10 +183,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       }
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
-      await Promise.all(boardQueues.map((q) => q.close()));
-      await publisher.close();
-      await verifyJobs.close();
-      await webhookQueues.close();
+      await closeQueues(queues);
       producer.disconnect();
       await store.close();
     },

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { Teammates } from '../service/teammates';
 import { postSigned } from '../webhooks/signed-post';
 import { challengeJobSchema, ENDPOINT_CHALLENGE_JOB } from '../webhooks/webhook-queues';
+import { parseJob } from './parse-job';
 
 export type VerifyJobHandler = (job: Job) => Promise<unknown>;
 
@@ -27,9 +28,7 @@ export interface VerifyJobsDeps {
 export function endpointChallengeHandler(deps: VerifyJobsDeps): VerifyJobHandler {
   const clock = deps.clock ?? systemClock;
   return async function endpointChallenge(job: Job): Promise<'verified' | 'stale'> {
-    const parsed = challengeJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`verify job ${job.id}: malformed data (${parsed.error.issues[0]?.message})`);
-    const { handle, endpoint_updated_at } = parsed.data;
+    const { handle, endpoint_updated_at } = parseJob(challengeJobSchema, job);
     const agent = await deps.store.agents.findOne({ _id: handle });
     const endpoint = agent?.status === 'active' ? agent.notification : null;
     // The URL changed or was removed since this job was enqueued: its own challenge job covers the new one.
