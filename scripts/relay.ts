@@ -29,7 +29,9 @@ import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
-import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
+import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
+import { newWebhookEndpoint, WebhookEndpoints } from '../relay-core/webhooks/endpoint-lifecycle';
+import { ENDPOINT_CHALLENGE_JOB, webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
 
 export interface RunningRelay {
   url: string;
@@ -64,8 +66,12 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     store,
     keyPepper: config.keyPepper,
     log,
-    webhooks: { policy: webhookPolicy, onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at) },
+    webhooks: {
+      newEndpoint: (url, now) => newWebhookEndpoint(url, webhookPolicy, now),
+      onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at),
+    },
   });
+  const endpoints = new WebhookEndpoints({ store, teammates, log });
   const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
@@ -92,7 +98,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
@@ -101,11 +107,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         name: 'verify',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createVerifyProcessor(
-          { store, teammates, policy: webhookPolicy, log, onEndpointVerified: (handle) => deadLetters.promoteHeld(handle) },
+        processor: createVerifyProcessor({
+          [ENDPOINT_CHALLENGE_JOB]: endpointChallengeHandler({
+            store,
+            endpoints,
+            policy: webhookPolicy,
+            log,
+            onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
+          }),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {},
-        ),
+          ...(config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {}),
+        }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
@@ -141,6 +153,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       rateLimiter,
       log,
       deadLetters,
+      endpoints,
       metrics,
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),

@@ -11,12 +11,14 @@ import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, type WebhookDeliveries } from './deliveries';
+import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
 export interface WebhookDeliveryDeps {
   relay: RelayService;
   store: MongoStore;
+  endpoints: Pick<WebhookEndpoints, 'markGone'>;
   deliveries: WebhookDeliveries;
   queues: WebhookQueues;
   policy: TargetPolicy;
@@ -106,7 +108,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       return 'delivered';
     }
     if (status === 410) {
-      await relay.teammates.markEndpointGone(data.handle, endpoint.updated_at);
+      await deps.endpoints.markGone(data.handle, endpoint.updated_at);
       await deliveries.record(id, { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the endpoint answered 410 Gone and is disabled' }, 'gone');
       return 'gone';
     }
