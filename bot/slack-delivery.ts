@@ -23,6 +23,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { ErrorCode, type WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
+import { parseJob } from '../relay-core/queues/parse-job';
 import type { AgentDoc, SlackDelivery, SlackPendingPost, ThreadDoc } from '../relay-core/domain/documents';
 import type { RelayService } from '../relay-core/service/relay-service';
 import type { ThreadWriter } from '../relay-core/domain/thread-writer';
@@ -282,9 +283,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   }
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
-    const parsed = eventJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`slack job ${job.id}: malformed data (${parsed.error.issues[0]?.message})`);
-    const { thread_id: threadId, type } = parsed.data;
+    const { thread_id: threadId, type } = parseJob(eventJobSchema, job);
     try {
       const outcome = await sync(threadId, String(job.id));
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
