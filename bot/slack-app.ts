@@ -85,6 +85,13 @@ export function createSlackApp(deps: SlackAppDeps): App {
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
   });
+  // After every listener of a request has finished (the ack went out before): tests wait on it, operators see the time taken.
+  app.use(async ({ body, next }) => {
+    const started = Date.now();
+    await next();
+    const action = (body as { actions?: Array<{ action_id?: string }> }).actions?.[0]?.action_id;
+    log.debug({ type: body.type, ...(action ? { action_id: action } : {}), ms: Date.now() - started }, 'slack request handled');
+  });
   registerListeners(app, deps);
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');

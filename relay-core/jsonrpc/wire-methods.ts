@@ -1,8 +1,6 @@
-// The JSON-RPC methods of POST /a2a (WIRE.md): params parsed once here, then handed to the relay service.
+// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the relay service.
 import { z } from 'zod';
-import type { AgentDoc } from '../domain/documents';
-import { RelayError, invalidParams } from '../domain/errors';
-import type { RelayService } from '../service/relay-service';
+import { RelayError } from '../domain/errors';
 import {
   LIMITS,
   artifactsSchema,
@@ -12,17 +10,10 @@ import {
   metadataSchema,
   proposedActionSchema,
   threadStatusSchema,
-  type Surface,
 } from '../domain/schemas';
 import { verdictInputSchema } from '../domain/verdict-input';
-
-export interface MethodContext {
-  caller: AgentDoc;
-  relay: RelayService;
-  /** The Idempotency-Key header, when the client sent one. */
-  idempotencyKey?: string;
-  via: Surface;
-}
+import type { Method, MethodContext } from './method';
+import { idempotencyKey, parseParams, taskIdSchema } from './params';
 
 const textPart = z
   .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: z.string().max(LIMITS.summary) })
@@ -49,8 +40,6 @@ const sendNewSchema = z.object({
   proposed_action: proposedActionSchema.nullish(),
   metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata)),
 });
-
-const taskIdSchema = z.uuid('must be a thread id (UUID)');
 
 const sendAppendSchema = z.object({
   task_id: taskIdSchema,
@@ -101,20 +90,6 @@ const agentsListSchema = z.object({
   repo: z.string().max(LIMITS.path).optional(),
 });
 
-export function parseParams<T extends z.ZodType>(schema: T, params: unknown): z.infer<T> {
-  const result = schema.safeParse(params ?? {});
-  if (!result.success) throw invalidParams(result.error.issues);
-  return result.data;
-}
-
-/** The key in params wins; the Idempotency-Key header may repeat it but not contradict it. */
-function idempotencyKey(ctx: MethodContext, fromParams: string | undefined): string | undefined {
-  if (fromParams && ctx.idempotencyKey && fromParams !== ctx.idempotencyKey) {
-    throw new RelayError('invalid_params', 'params.metadata.client_idempotency_key: differs from the Idempotency-Key header');
-  }
-  return fromParams ?? ctx.idempotencyKey;
-}
-
 function summaryOf(parts: Array<{ text: string }>, field: string, max: number): string {
   const text = parts.map((part) => part.text).join('\n\n').trim();
   if (text.length === 0) throw new RelayError('invalid_params', `${field}: the text must not be empty`);
@@ -122,8 +97,6 @@ function summaryOf(parts: Array<{ text: string }>, field: string, max: number): 
   if (!isWellFormedText(text)) throw new RelayError('invalid_params', `${field}: the text must be well-formed Unicode (no lone surrogates)`);
   return text;
 }
-
-type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 
 async function messageSend(ctx: MethodContext, params: unknown): Promise<unknown> {
   const taskId = (params as { task_id?: unknown } | undefined)?.task_id;
@@ -202,7 +175,7 @@ async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown>
   return { teammates: await ctx.relay.teammates.list(p) };
 }
 
-export const A2A_METHODS: Record<string, Method> = {
+export const WIRE_METHODS: Record<string, Method> = {
   'message/send': messageSend,
   'tasks/get': tasksGet,
   'tasks/list': tasksList,
@@ -210,6 +183,3 @@ export const A2A_METHODS: Record<string, Method> = {
   'tasks/cancel': tasksCancel,
   'agents/list': agentsList,
 };
-
-/** Mutating methods: rate limited per API key. */
-export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);
