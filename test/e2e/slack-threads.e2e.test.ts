@@ -70,7 +70,7 @@ async function recordedThread(threadId: string, has: (t: any) => boolean, what: 
   return waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc && has(doc) ? doc : undefined;
-  }, what, 15_000);
+  }, what);
 }
 
 test('a handoff between two linked teammates gives each one DM: buttons for the recipient, the state for the sender', async () => {

@@ -38,7 +38,7 @@ async function handoffTo(handle: string): Promise<string> {
 }
 
 async function delivery(handle: string, status: string): Promise<any> {
-  return waitUntil(async () => (await rest('GET', `/admin/deliveries?status=${status}&handle=${handle}`, relay.adminKey)).body.deliveries[0], `a ${status} delivery for ${handle}`, 15_000);
+  return waitUntil(async () => (await rest('GET', `/admin/deliveries?status=${status}&handle=${handle}`, relay.adminKey)).body.deliveries[0], `a ${status} delivery for ${handle}`);
 }
 
 function cli(args: string[]) {
@@ -112,7 +112,7 @@ test('--redrive-all re-drives every failed delivery; CLI input errors are clear'
   await r.hook.restart();
   const all = await cli(['deliveries', '--redrive-all']);
   expect(all.stdout).toMatch(/Re-driving [1-9]\d* failed deliveries/);
-  await waitUntil(async () => (await rest('GET', `/admin/deliveries?status=delivered&handle=${r.handle}`, relay.adminKey)).body.deliveries.length === 2, 'both delivered', 15_000);
+  await waitUntil(async () => (await rest('GET', `/admin/deliveries?status=delivered&handle=${r.handle}`, relay.adminKey)).body.deliveries.length === 2, 'both delivered');
   expect(r.hook.events()).toHaveLength(2);
 
   const both = await cli(['deliveries', '--failed', '--redrive-all']);

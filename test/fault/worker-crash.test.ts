@@ -67,7 +67,7 @@ beforeAll(async () => {
   secrets['/sender'] = await setHook(sender, 'sender@acme');
   secrets['/recipient'] = await setHook(recipient, 'recipient@acme');
   const verifier = await startWorkerProcess();
-  await waitUntil(async () => (await isVerified(sender)) && (await isVerified(recipient)), 'both webhooks verified', 15_000);
+  await waitUntil(async () => (await isVerified(sender)) && (await isVerified(recipient)), 'both webhooks verified');
   verifier.child.kill('SIGTERM');
   expect(await verifier.exited).toBe(0);
 }, 60_000);
@@ -193,13 +193,13 @@ test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, e
 
   // Hold every new post in front of Slack until the worker's whole concurrency is stuck there, then kill it.
   proxy.delayMs = Infinity;
-  await waitUntil(async () => proxy.held() === CONCURRENCY, `${CONCURRENCY} posts in flight`, 15_000);
+  await waitUntil(async () => proxy.held() === CONCURRENCY, `${CONCURRENCY} posts in flight`);
   first.child.kill('SIGKILL');
   await first.exited;
   const deliveredBeforeKill = postsByLabel('kill').size;
   expect(deliveredBeforeKill).toBeLessThan(40);
   // Its held posts are dropped, as Slack never gets a request whose sender died before sending it.
-  await waitUntil(async () => proxy.orphaned() === CONCURRENCY, 'the proxy to see the dead worker hang up', 10_000);
+  await waitUntil(async () => proxy.orphaned() === CONCURRENCY, 'the proxy to see the dead worker hang up');
   proxy.delayMs = 20;
   proxy.release();
   expect(proxy.dropped()).toBe(CONCURRENCY);
