@@ -120,7 +120,7 @@ test('messages from either side and any surface become replies under both DMs, i
 
 test('accepting through MCP and completing through A2A redraw both DMs in place', async () => {
   const threadId = await send(senderKey, 'rita@acme', 'Ship the client fix');
-  const thread = await recordedThread(threadId, (t) => t.slack && t.slack_sender, 'both DMs recorded');
+  await recordedThread(threadId, (t) => t.slack && t.slack_sender, 'both DMs recorded');
   await queue.settled();
 
   const accepted = toolOk(await recipientMcp.callTool({ name: 'accept_handoff', arguments: { thread_id: threadId } }));

@@ -70,7 +70,7 @@ test('the MCP Inspector CLI lists the relay tools over stdio', async () => {
   try {
     listed = parseToolsList(stdout);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nstderr:\n${stderr}`);
+    throw new Error(`${(error as Error).message}\nstderr:\n${stderr}`, { cause: error });
   }
   const names = listed.tools.map((t) => t.name);
   expect([...names].sort()).toEqual([...EXPECTED_TOOLS].sort());
