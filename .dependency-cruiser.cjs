@@ -11,18 +11,11 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'bot-not-mcp',
+      name: 'surfaces-apart',
       severity: 'error',
       comment: 'bot/ and mcp/ are separate surfaces over relay-core/: what both need belongs in relay-core/ or is injected.',
-      from: { path: '^bot/' },
-      to: { path: '^mcp/' },
-    },
-    {
-      name: 'mcp-not-bot',
-      severity: 'error',
-      comment: 'bot/ and mcp/ are separate surfaces over relay-core/: what both need belongs in relay-core/ or is injected.',
-      from: { path: '^mcp/' },
-      to: { path: '^bot/' },
+      from: { path: '^(bot|mcp)/' },
+      to: { path: '^(bot|mcp)/', pathNot: '^$1/' },
     },
     {
       name: 'core-not-surfaces',
