@@ -8,6 +8,7 @@ import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, submitView } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
+import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -89,17 +90,7 @@ test('register prints the API key once and a paste-ready MCP configuration', asy
 
 test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accept and Complete buttons work', async () => {
   const tools = await mcp.listTools();
-  expect(tools.tools.map((t) => t.name).sort()).toEqual([
-    'accept_handoff',
-    'check_inbox',
-    'complete_handoff',
-    'decline_handoff',
-    'draft_proposed_action',
-    'handoff_to_teammate',
-    'list_teammates',
-    'send_message',
-    'view_thread',
-  ]);
+  expect(tools.tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES]);
 
   const teammates = accepted(await mcp.callTool({ name: 'list_teammates', arguments: { role: 'frontend' } }));
   const byWebDev = { source: 'teammate', author: 'web-dev@acme', trusted: false };

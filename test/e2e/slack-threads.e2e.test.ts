@@ -7,6 +7,7 @@ import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';
+import { sendHandoff } from '../helpers/handoffs';
 
 const SENDER_SLACK = 'U0THSENDER';
 const RECIPIENT_SLACK = 'U0THRECIP';
@@ -41,11 +42,7 @@ afterAll(async () => {
 const senderIm = () => slack.imChannelId(SENDER_SLACK);
 const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 
-async function send(key: string, to: string, summary: string): Promise<string> {
-  const { body } = await relay.rpc(key, 'message/send', { recipient: to, intent: 'ask_question', message: { parts: [{ type: 'text', text: summary }] } });
-  if (!body.result) throw new Error(`send failed: ${JSON.stringify(body)}`);
-  return body.result.task_id as string;
-}
+const send = (key: string, to: string, summary: string) => sendHandoff(relay, key, to, summary, { intent: 'ask_question' });
 
 async function append(key: string, threadId: string, text: string): Promise<number> {
   const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });

@@ -9,6 +9,7 @@ import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-s
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { WAIT_MS, waitUntil } from '../helpers/wait-until';
+import { sendHandoff } from '../helpers/handoffs';
 
 const SENDER_SLACK = 'U0RLSENDER';
 const RECIPIENT_SLACK = 'U0RLRECIP';
@@ -41,10 +42,7 @@ afterAll(async () => {
 
 const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 
-async function send(key: string, summary: string): Promise<string> {
-  const { body } = await relay.rpc(key, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } });
-  return body.result.task_id as string;
-}
+const send = (key: string, summary: string) => sendHandoff(relay, key, 'recipient@acme', summary);
 
 async function append(key: string, threadId: string, text: string): Promise<void> {
   const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });

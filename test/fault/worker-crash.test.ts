@@ -17,6 +17,7 @@ import { waitUntil } from '../helpers/wait-until';
 import { echoChallenge, verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver';
 import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';
 import { startSlowSlackProxy, type SlowSlackProxy } from './slow-slack-proxy';
+import { sendHandoff } from '../helpers/handoffs';
 
 const RECIPIENT = 'U0CRASH01';
 /** The CLI's worker concurrency (startWorker's default). */
@@ -108,12 +109,7 @@ function startWorkerProcess(env: Record<string, string> = {}): Promise<RelayProc
 }
 
 async function sendHandoffs(label: string, count: number): Promise<string[]> {
-  const answers = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      api.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `${label} #${i}#` }] } }),
-    ),
-  );
-  return answers.map((a) => a.body.result.task_id as string);
+  return Promise.all(Array.from({ length: count }, (_, i) => sendHandoff(api, sender, 'recipient@acme', `${label} #${i}#`)));
 }
 
 /** chat.postMessage calls Slack accepted, counted by the handoff label they carry. */

@@ -4,11 +4,11 @@
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
 import { verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver';
+import { text } from '../helpers/handoffs';
 
 let relay: TestRelay;
 const receivers: WebhookReceiver[] = [];
 
-const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 async function call(key: string, method: string, params: Record<string, unknown>): Promise<any> {
