@@ -1,7 +1,7 @@
 // check_inbox: list the handoffs you received (or sent), newest first, with unread counts; it changes nothing.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { threadStatusSchema } from '../../relay-core/domain/schemas';
+import { LIMITS, threadStatusSchema } from '../../relay-core/domain/schemas';
 import { PROVENANCE_NOTE, wrapText } from '../provenance';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
@@ -10,7 +10,7 @@ import { markParty } from './view-thread';
 export const checkInboxInput = z.object({
   box: z.enum(['received', 'sent']).default('received').describe('received: handoffs sent to you (default); sent: handoffs you sent'),
   status: z.array(threadStatusSchema).max(5).optional().describe('Only threads in these statuses, e.g. ["pending", "accepted"]'),
-  limit: z.number().int().min(1).max(100).optional().describe('Page size, 1–100 (default 20)'),
+  limit: z.number().int().min(1).max(LIMITS.pageLimit).optional().describe(`Page size, 1–${LIMITS.pageLimit} (default ${LIMITS.pageDefault})`),
   cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
 });
 

@@ -34,6 +34,7 @@
 //   without `task_id`), and resolveMethod picks the handler for any method name.
 import { z } from 'zod';
 import { A2A_METHODS, type MethodContext } from './wire-methods';
+import { assertCleanParams } from './params-hygiene';
 import { canonicalJson } from '../domain/canonical-json';
 import { RelayError, invalidParams } from '../domain/errors';
 import {
@@ -44,6 +45,7 @@ import {
   intentSchema,
   metadataSchema,
   proposedActionSchema,
+  text,
   type Artifact,
   type ThreadStatus,
 } from '../domain/schemas';
@@ -79,7 +81,7 @@ const METADATA_KEYS = [...HANDOFF_KEYS, 'client_idempotency_key'] as const;
 const handoffFields = z.object({
   recipient: handleSchema.optional(),
   intent: intentSchema.optional(),
-  question: z.string().min(1).max(LIMITS.question, `must be at most ${LIMITS.question} characters`).optional(),
+  question: text(LIMITS.question).min(1).optional(),
   proposed_action: proposedActionSchema.optional(),
   artifacts: artifactsSchema.optional(),
 });
@@ -139,7 +141,7 @@ const v1Send = z
     metadata: record.optional(),
     tenant: z.string().optional(),
   })
-  .passthrough();
+  .strict();
 
 function v1SendInput(params: unknown): SendInput {
   const p = parseAt(v1Send, params ?? {}, []);
@@ -193,7 +195,7 @@ const v03Send = z
     configuration: z.object({ historyLength: historyLengthSchema }).passthrough().optional(),
     metadata: record.optional(),
   })
-  .passthrough();
+  .strict();
 
 function v03SendInput(params: unknown): SendInput {
   const p = parseAt(v03Send, params ?? {}, []);
@@ -323,16 +325,18 @@ async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<Thread
   return ctx.relay.threadViewFor(ctx.caller, created.task_id);
 }
 
-const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema }).passthrough();
+// The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's.
+const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
 const cancelParams = z
   .object({
     id: taskIdSchema,
     metadata: z
-      .object({ reason: z.string().min(1).max(LIMITS.reason).optional(), client_idempotency_key: z.string().min(1).max(200).optional() })
+      .object({ reason: text(LIMITS.reason).min(1).optional(), client_idempotency_key: z.string().min(1).max(200).optional() })
       .passthrough()
       .optional(),
+    tenant: z.string().optional(),
   })
-  .passthrough();
+  .strict();
 
 /** Cancels as the sender (metadata.reason is the reason), then reads the task back. */
 async function cancelHandoff(ctx: MethodContext, params: unknown): Promise<ThreadView> {
@@ -533,8 +537,22 @@ export function legacyA2A(method: string, params: unknown): boolean {
   }
 }
 
-/** The handler for a JSON-RPC method: A2A v0.3 by shape, then A2A v1.0, then the handoff-relay wire methods. */
+/**
+ * The handler for a JSON-RPC method: A2A v0.3 by shape, then A2A v1.0, then the handoff-relay wire methods;
+ * every one first refuses a NUL or a reserved key anywhere in its params (params-hygiene.ts).
+ */
 export function resolveMethod(name: string, params: unknown): Method | undefined {
+  const method = findMethod(name, params);
+  return (
+    method &&
+    ((ctx, p) => {
+      assertCleanParams(p);
+      return method(ctx, p);
+    })
+  );
+}
+
+function findMethod(name: string, params: unknown): Method | undefined {
   if (legacyA2A(name, params) && Object.hasOwn(A2A_V03_METHODS, name)) return A2A_V03_METHODS[name];
   if (Object.hasOwn(A2A_STANDARD_METHODS, name)) return A2A_STANDARD_METHODS[name];
   return Object.hasOwn(A2A_METHODS, name) ? A2A_METHODS[name] : undefined;
