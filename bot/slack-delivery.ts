@@ -6,7 +6,7 @@
 //
 // Exactly-once posting. Slack has no idempotency key, and a worker can die (or lose Slack's answer) after
 // chat.postMessage and before the ts is recorded. So every post is claimed first, on the thread, in one
-// versioned write (RelayService.claimSlackPost): the claim holds a random marker that the message carries in
+// versioned write (SlackPostLedger.claim, bot/delivery/): the claim holds a random marker that the message carries in
 // its metadata (event_type "handoff_relay"). The ts is recorded afterwards, clearing the claim. A job that
 // finds a claim without a ts — its own from an earlier attempt, or another job's older than CLAIM_LEASE_MS —
 // first reads the DM channel back (conversations.history, or conversations.replies for a reply, with
@@ -25,8 +25,10 @@ import type { Logger } from 'pino';
 import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
 import type { AgentDoc, SlackDelivery, SlackPendingPost, ThreadDoc } from '../relay-core/domain/documents';
 import type { RelayService } from '../relay-core/service/relay-service';
-import { recordedTs, replyKey, slackDm, type SlackAudience, type SlackPostKey } from '../relay-core/service/slack-posts';
-import { systemClock, type Clock } from '../relay-core/service/teammates';
+import type { ThreadWriter } from '../relay-core/domain/thread-writer';
+import { systemClock, type Clock } from '../relay-core/domain/clock';
+import { SlackPostLedger } from './delivery/slack-post-ledger';
+import { recordedTs, replyKey, slackDm, type SlackAudience, type SlackPostKey } from './delivery/slack-posts';
 import { handoffDm, type SlackMessage } from './blocks/handoff-dm';
 import { threadReplyMessage } from './blocks/thread-reply';
 
@@ -52,6 +54,8 @@ const PERMANENT_SLACK_ERRORS = new Set([
 
 export interface SlackDeliveryDeps {
   relay: RelayService;
+  /** Where the post ledger writes its claims and records. */
+  threads: ThreadWriter;
   client: WebClient;
   log: Logger;
   clock?: Clock;
@@ -83,8 +87,9 @@ interface Participants {
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
-  const { relay, client, log } = deps;
+  const { relay, threads, client, log } = deps;
   const clock = deps.clock ?? systemClock;
+  const ledger = new SlackPostLedger({ threads, clock });
   const leaseMs = deps.claimLeaseMs ?? CLAIM_LEASE_MS;
 
   async function participants(thread: ThreadDoc): Promise<Participants> {
@@ -146,7 +151,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     let wrote = false;
     for (let round = 0; round < 5; round += 1) {
       // A thread read earlier in this job saves a read; any claim on it is re-read, and the claim write checks anyway.
-      const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await relay.threadById(threadId);
+      const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await threads.readThread(threadId);
       if (!thread) throw new UnrecoverableError(`thread ${threadId} is gone`);
       const ts = recordedTs(thread, key);
       if (ts) return { ts, posted: false, wrote, thread };
@@ -161,14 +166,14 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
         // Ours from an earlier attempt, or abandoned: did Slack get it before the poster stopped?
         const found = await findPosted(pending);
         if (found) {
-          await relay.recordSlackPost(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker });
+          await ledger.record(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker });
           wrote = true;
           log.info({ thread_id: threadId, post: key, ts: found }, 'slack post found by its marker and recorded');
           continue;
         }
-        claim = await relay.claimSlackPost(threadId, key, { channel: pending.channel, thread_ts: pending.thread_ts, owner }, pending);
+        claim = await ledger.claim(threadId, key, { channel: pending.channel, thread_ts: pending.thread_ts, owner }, pending);
       } else {
-        claim = await relay.claimSlackPost(threadId, key, { channel: await target.channel(), thread_ts: target.thread_ts, owner }, null);
+        claim = await ledger.claim(threadId, key, { channel: await target.channel(), thread_ts: target.thread_ts, owner }, null);
       }
       if (!claim) continue; // Someone recorded, claimed or took it over meanwhile: look again.
 
@@ -184,11 +189,11 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
       } catch (error) {
         // Slack said no (a 429 or an API error): nothing was posted, so the claim goes. On a lost answer
         // (network, 5xx) the claim stays and the next attempt looks the message up first.
-        if (definitelyNotPosted(error)) await relay.releaseSlackPost(threadId, key, claim.lease);
+        if (definitelyNotPosted(error)) await ledger.release(threadId, key, claim.lease);
         throw error;
       }
       if (!posted.ts) throw new Error('chat.postMessage returned no ts');
-      await relay.recordSlackPost(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker });
+      await ledger.record(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker });
       log.info({ thread_id: threadId, post: key, channel: claim.channel, ts: posted.ts }, 'slack message posted');
       return { ts: posted.ts, posted: true, wrote: true, thread };
     }
@@ -207,7 +212,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     const missing: number[] = [];
     for (let n = 1; n <= thread.message_seq; n += 1) if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
     if (missing.length === 0) return { posted: 0, wrote: false };
-    const messages = await relay.messagesBySequence(thread._id, missing);
+    const messages = await threads.messagesBySequence(thread._id, missing);
     const authors = new Map<string, AgentDoc | null>();
     let posted = 0;
     let wrote = false;
@@ -223,14 +228,14 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   }
 
   async function sync(threadId: string, owner: string): Promise<SlackDeliveryOutcome> {
-    let latest = await relay.threadById(threadId);
+    let latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
     const people = await participants(latest);
     const audiences = audiencesOf(people);
     if (audiences.length === 0) return 'skipped';
     // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
     let wrote = false;
-    const reread = async () => (wrote ? relay.threadById(threadId) : latest);
+    const reread = async () => (wrote ? threads.readThread(threadId) : latest);
 
     // 1. The DMs. `fresh` remembers which state (outbox length) each DM shows, so it is not redrawn for nothing.
     const fresh = new Map<SlackAudience, number>();

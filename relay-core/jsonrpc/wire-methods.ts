@@ -1,8 +1,6 @@
-// The JSON-RPC methods of POST /a2a (WIRE.md): params parsed once here, then handed to the relay service.
+// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the relay service.
 import { z } from 'zod';
-import type { AgentDoc } from '../domain/documents';
-import { RelayError, invalidParams } from '../domain/errors';
-import type { RelayService } from '../service/relay-service';
+import { RelayError } from '../domain/errors';
 import {
   LIMITS,
   artifactsSchema,
@@ -13,16 +11,10 @@ import {
   proposedActionSchema,
   text,
   threadStatusSchema,
-  type Surface,
 } from '../domain/schemas';
-
-export interface MethodContext {
-  caller: AgentDoc;
-  relay: RelayService;
-  /** The Idempotency-Key header, when the client sent one. */
-  idempotencyKey?: string;
-  via: Surface;
-}
+import { verdictInputSchema } from '../domain/verdict-input';
+import type { Method, MethodContext } from './method';
+import { idempotencyKey, parseParams, taskIdSchema } from './params';
 
 const textPart = z
   .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: text(LIMITS.summary) })
@@ -54,8 +46,6 @@ const sendNewSchema = z
     configuration: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
-
-const taskIdSchema = z.uuid('must be a thread id (UUID)');
 
 const sendAppendSchema = z
   .object({
@@ -89,26 +79,6 @@ const listSchema = z
   })
   .strict();
 
-const toolNames = z.array(text(200).min(1)).max(200);
-
-/** The acceptance-verdict inputs of an accept (acceptance-verdict.ts): every one optional. */
-export const verdictInputSchema = z.object({
-  goal_token: text(200).min(1).optional(),
-  presented_body: z.unknown().optional(),
-  project_id: text(200).min(1).optional(),
-  expected_repo_path: text(LIMITS.path).min(1).optional(),
-  required_tools: toolNames.optional(),
-  available_tools: toolNames.optional(),
-  expected_required_tools_hash: z.string().min(1).max(200).optional(),
-  live_items: z
-    .array(z.object({ id: z.union([z.string().max(200), z.number()]), tool_requirements: toolNames.nullish() }).passthrough())
-    .max(1000)
-    .optional(),
-  expected_board_revision: text(200).min(1).optional(),
-  session_id: text(200).optional(),
-  delivery_source: text(200).min(1).optional(),
-});
-
 /** The metadata of a transition: free-form (not stored), with the idempotency key. */
 const transitionMetadata = metadataSchema.pipe(idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough());
 
@@ -141,20 +111,6 @@ const agentsListSchema = z
   })
   .strict();
 
-export function parseParams<T extends z.ZodType>(schema: T, params: unknown): z.infer<T> {
-  const result = schema.safeParse(params ?? {});
-  if (!result.success) throw invalidParams(result.error.issues);
-  return result.data;
-}
-
-/** The key in params wins; the Idempotency-Key header may repeat it but not contradict it. */
-function idempotencyKey(ctx: MethodContext, fromParams: string | undefined): string | undefined {
-  if (fromParams && ctx.idempotencyKey && fromParams !== ctx.idempotencyKey) {
-    throw new RelayError('invalid_params', 'params.metadata.client_idempotency_key: differs from the Idempotency-Key header');
-  }
-  return fromParams ?? ctx.idempotencyKey;
-}
-
 function summaryOf(parts: Array<{ text: string }>, field: string, max: number): string {
   const text = parts.map((part) => part.text).join('\n\n').trim();
   if (text.length === 0) throw new RelayError('invalid_params', `${field}: the text must not be empty`);
@@ -162,8 +118,6 @@ function summaryOf(parts: Array<{ text: string }>, field: string, max: number): 
   if (!isWellFormedText(text)) throw new RelayError('invalid_params', `${field}: the text must be well-formed Unicode (no lone surrogates)`);
   return text;
 }
-
-type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 
 async function messageSend(ctx: MethodContext, params: unknown): Promise<unknown> {
   const taskId = (params as { task_id?: unknown } | undefined)?.task_id;
@@ -242,7 +196,7 @@ async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown>
   return { teammates: await ctx.relay.teammates.list(p) };
 }
 
-export const A2A_METHODS: Record<string, Method> = {
+export const WIRE_METHODS: Record<string, Method> = {
   'message/send': messageSend,
   'tasks/get': tasksGet,
   'tasks/list': tasksList,
@@ -250,6 +204,3 @@ export const A2A_METHODS: Record<string, Method> = {
   'tasks/cancel': tasksCancel,
   'agents/list': agentsList,
 };
-
-/** Mutating methods: rate limited per API key. */
-export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { signingSecrets } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { TargetPolicy } from '../webhooks/ssrf-guard';
-import { systemClock, type Clock, type Teammates } from '../service/teammates';
+import { systemClock, type Clock } from '../domain/clock';
+import type { Teammates } from '../service/teammates';
 import { postSigned } from '../webhooks/signed-post';
 import { challengeJobSchema, ENDPOINT_CHALLENGE_JOB } from '../webhooks/webhook-queues';
 

@@ -3,18 +3,13 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
 import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
+import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from '../webhooks/ssrf-guard';
 import { TtlCache } from '../ops/ttl-cache';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** The fields anyone on the relay may read about a teammate. */
 export interface PublicCard {
@@ -190,7 +185,7 @@ export class Teammates {
       secret = `whsec_${randomBytes(32).toString('base64')}`;
       set.notification = { url: update.notification_url, secret, verified: false, updated_at: now };
     }
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: set }, { returnDocument: 'after' });
+    const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
@@ -213,12 +208,13 @@ export class Teammates {
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const expires = new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS);
     // Conditioned on the secret it replaces: of two rotations at once, one wins and the other is told to retry.
-    const result = await this.store.agents.updateOne(
-      { _id: handle, 'notification.secret': endpoint.secret },
-      { $set: { 'notification.secret': secret, 'notification.previous_secret': endpoint.secret, 'notification.previous_secret_expires_at': expires, updated_at: now } },
+    const { after } = await this.store.writeAgent(handle, (doc) =>
+      doc.notification?.secret === endpoint.secret
+        ? { ...doc, notification: { ...doc.notification, secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires }, updated_at: now }
+        : undefined,
     );
     this.agentCache.delete(handle);
-    if (result.modifiedCount !== 1) throw new RelayError('state_changed', 'the webhook changed while rotating its secret; try again');
+    if (!after) throw new RelayError('state_changed', 'the webhook changed while rotating its secret; try again');
     this.log.info({ handle }, 'webhook secret rotated');
     return { notification_secret: secret, previous_secret_expires_at: expires.toISOString() };
   }
@@ -236,19 +232,19 @@ export class Teammates {
 
   /** The endpoint set at `endpointUpdatedAt` answered its challenge; a URL changed since stays unverified. */
   async markEndpointVerified(handle: string, endpointUpdatedAt: Date): Promise<boolean> {
-    const result = await this.store.agents.updateOne(
-      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
-      { $set: { 'notification.verified': true } },
+    const { after } = await this.store.writeAgent(handle, (doc) =>
+      doc.notification?.updated_at.getTime() === endpointUpdatedAt.getTime() ? { ...doc, notification: { ...doc.notification, verified: true } } : undefined,
     );
     this.agentCache.delete(handle);
-    return result.matchedCount === 1;
+    return after !== null;
   }
 
   /** The endpoint answered 410 Gone: no more deliveries until its owner sets a URL again. */
   async markEndpointGone(handle: string, endpointUpdatedAt: Date): Promise<void> {
-    await this.store.agents.updateOne(
-      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
-      { $set: { 'notification.verified': false, 'notification.disabled_at': this.clock.now() } },
+    await this.store.writeAgent(handle, (doc) =>
+      doc.notification?.updated_at.getTime() === endpointUpdatedAt.getTime()
+        ? { ...doc, notification: { ...doc.notification, verified: false, disabled_at: this.clock.now() } }
+        : undefined,
     );
     this.agentCache.delete(handle);
     this.log.warn({ handle }, 'webhook endpoint answered 410 Gone; disabled until a new URL is set');
@@ -261,13 +257,13 @@ export class Teammates {
   async block(handle: string, other: string): Promise<string[]> {
     if (other === handle) throw new RelayError('invalid_params', 'body.handle: you cannot block yourself');
     if (!(await this.get(other))) throw new RelayError('recipient_not_found', `No teammate with handle ${other}`);
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $addToSet: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other], updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
     return updated?.blocked ?? [];
   }
 
   async unblock(handle: string, other: string): Promise<string[]> {
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $pull: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.filter((b) => b !== other), updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
     return updated?.blocked ?? [];
   }
@@ -294,7 +290,7 @@ export class Teammates {
 
   /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */
   async disable(handle: string): Promise<OwnCard> {
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: { status: 'disabled', updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, status: 'disabled', updated_at: this.clock.now() }));
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);

@@ -8,7 +8,7 @@ import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from '..
 import type { MongoStore } from '../store/mongo-store';
 import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
-import { systemClock, type Clock } from '../service/teammates';
+import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, type WebhookDeliveries } from './deliveries';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';

@@ -1,6 +1,6 @@
 // The pure rules behind exactly-once Slack posting: what is recorded, what may be claimed, which DM a message is.
 import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
-import { earlierRepliesRecorded, recordedTs, slackDmAudience, withClaim, withoutClaim, withRecord } from '../../relay-core/service/slack-posts';
+import { earlierRepliesRecorded, recordedTs, slackDmAudience, withClaim, withoutClaim, withRecord } from '../../bot/delivery/slack-posts';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const thread = (over: Partial<ThreadDoc> = {}) => ({ _id: 't', slack: null, ...over }) as ThreadDoc;

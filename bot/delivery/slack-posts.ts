@@ -1,6 +1,6 @@
 // What the `slack` queue has posted for a thread, and what it has claimed but not yet recorded: pure
-// functions over ThreadDoc, applied by RelayService inside versioned thread writes (exactly-once posting).
-import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../domain/documents';
+// functions over ThreadDoc, applied by slack-post-ledger.ts inside versioned thread writes (exactly-once posting).
+import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
 
 export type SlackAudience = 'recipient' | 'sender';
 
