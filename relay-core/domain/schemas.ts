@@ -297,6 +297,25 @@ export const agentCardInputSchema = z
   .strict();
 export type AgentCardInput = z.infer<typeof agentCardInputSchema>;
 
+/**
+ * POST /admin/agents: the card, where `display_name` may stand for `name` (the spelling of other relays'
+ * onboarding commands) and an `email` is accepted as theirs send one (checked, not stored).
+ */
+export const agentRegistrationSchema = agentCardInputSchema
+  .extend({
+    name: text(LIMITS.name).min(1).optional(),
+    display_name: text(LIMITS.name).min(1).optional(),
+    email: z.email({ error: 'must be an email address' }).max(254).optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if (body.name === undefined && body.display_name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'required (or display_name)' });
+    if (body.name !== undefined && body.display_name !== undefined && body.name !== body.display_name) {
+      ctx.addIssue({ code: 'custom', path: ['display_name'], message: 'differs from name; send one of them' });
+    }
+  })
+  .transform(({ display_name, email: _email, ...card }): AgentCardInput => ({ ...card, name: (card.name ?? display_name)! }));
+
 export type TransitionName = 'accept' | 'complete' | 'decline' | 'cancel';
 
 export const EVENT_TYPES = [

@@ -424,6 +424,12 @@ const ADMIN: Row[] = [
   P('POST /admin/agents: missing handle', card({ handle: undefined }), 'body.handle'),
   P('POST /admin/agents: missing name', card({ name: undefined }), 'body.name'),
   P('POST /admin/agents: missing role', card({ role: undefined }), 'body.role'),
+  P('POST /admin/agents: display_name differing from name', card({ display_name: 'Zed Z' }), 'body.display_name'),
+  P('POST /admin/agents: neither name nor display_name', card({ name: undefined, email: 'zed@acme.test' }), 'body.name'),
+  P('POST /admin/agents: empty display_name', card({ name: undefined, display_name: '' }), 'body.display_name'),
+  P('POST /admin/agents: email not an email', card({ email: 'zed at acme' }), 'body.email'),
+  P('POST /admin/agents: email a number', card({ email: 7 }), 'body.email'),
+  P('POST /admin/agents: a name with a NUL', card({ name: 'Z\u0000ed' }), 'body.name'),
   P('POST /admin/agents: extra field api_key', card({ api_key: 'hr_chosen' }), 'body'),
   P('POST /admin/agents: extra field status', card({ status: 'admin' }), 'body'),
   P('POST /admin/agents: handle a number', card({ handle: 1 }), 'body.handle'),
@@ -672,6 +678,16 @@ describe('accepted: the A2A fields WIRE.md allows beside the wire ones, and unus
   ])('a summary with %s is stored and read back exactly', async (_name, summary) => {
     const id = await created({ message: text(summary) });
     expect(await summaryOf(id)).toBe(summary);
+  });
+
+  test('POST /admin/agents takes display_name for name and an email, and answers agent_id beside the card and key', async () => {
+    const { status, body } = await call(rest('POST', '/admin/agents', { handle: 'peer@acme', display_name: 'Peer Person', email: 'peer@acme.test', role: 'qa' }, 'admin'));
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ handle: 'peer@acme', agent_id: 'peer@acme', name: 'Peer Person', role: 'qa', api_key: expect.stringMatching(/^hr_/) });
+    expect(body).not.toHaveProperty('email');
+    const same = await call(rest('POST', '/admin/agents', { handle: 'peer2@acme', name: 'Peer Two', display_name: 'Peer Two', role: 'qa' }, 'admin'));
+    expect(same.status).toBe(201);
+    expect(same.body.agent_id).toBe('peer2@acme');
   });
 
   test('exactly 50 artifacts are accepted', async () => {
