@@ -90,7 +90,7 @@ describe.each(ACCEPTED)('accepted: $name', ({ sent, stored, inbox }) => {
   test('over MCP: handoff_to_teammate stores the same form, view_thread gives it back inside the provenance wrapper', async () => {
     const created = toolOk(await mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'shapes', artifacts: [sent] } }));
     const viewed = toolOk(await bobMcp.callTool({ name: 'view_thread', arguments: { thread_id: created.thread_id } }));
-    expect(viewed.artifacts).toEqual({ _provenance: { source: 'teammate', author: 'alice@acme', trusted: false }, value: [stored] });
+    expect(viewed.artifacts).toEqual({ _provenance: { source: 'teammate', author: 'alice@acme', trusted: false, nonce: viewed.provenance_nonce }, value: [stored] });
   });
 });
 
