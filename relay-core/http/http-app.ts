@@ -13,10 +13,11 @@ import { requestContext, requestId } from './request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
-import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
+import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
+import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
 
 export interface HttpAppDeps {
@@ -28,6 +29,8 @@ export interface HttpAppDeps {
   readiness: Record<string, () => Promise<void>>;
   /** Webhook deliveries for the admin routes (/admin/deliveries…). */
   deadLetters?: WebhookDeadLetters;
+  /** Webhook endpoints, for POST /agents/me/notification/secret. */
+  endpoints: WebhookEndpoints;
   /** GET /metrics serves these, to a bearer of `metricsToken` or the admin key. */
   metrics?: RelayMetrics;
   metricsToken?: string;
@@ -91,8 +94,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/admin/agents', json, async (req, res) => {
     requireAdmin(req);
-    const { card, api_key } = await relay.teammates.register(body(req, agentCardInputSchema));
-    res.status(201).json({ ...card, api_key });
+    const { card, api_key } = await relay.teammates.register(body(req, agentRegistrationSchema));
+    // agent_id: the handle, under the name other relays' onboarding commands read it by.
+    res.status(201).json({ ...card, agent_id: card.handle, api_key });
   });
 
   app.post('/admin/agents/:handle/keys', async (req, res) => {
@@ -118,7 +122,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/agents/me/notification/secret', async (req, res) => {
     const agent = await authenticate(req);
-    res.status(201).json(await relay.teammates.rotateWebhookSecret(agent.handle));
+    res.status(201).json(await deps.endpoints.rotateSecret(agent.handle));
   });
 
   app.post('/agents/me/keys', async (req, res) => {
