@@ -24,7 +24,12 @@ import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
-import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
+import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-limiter';
+import { ConfigError } from '../relay-core/ops/config';
+import { systemClock } from '../relay-core/domain/clock';
+import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
+import { parsePolicy } from '../relay-core/domain/policy';
+import { readFile } from 'node:fs/promises';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
@@ -48,7 +53,24 @@ export interface StartRelayOptions {
   sweepIntervalMs?: number;
 }
 
+/** Reads and checks RELAY_POLICY_FILE before anything connects; an unreadable or invalid file stops start-up with one line. */
+async function readPolicyFile(file: string): Promise<string> {
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError('RELAY_POLICY_FILE', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    parsePolicy(source, file);
+  } catch (error) {
+    throw new ConfigError('RELAY_POLICY_FILE', (error as Error).message);
+  }
+  return source;
+}
+
 export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: StartRelayOptions): Promise<RunningRelay> {
+  const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
   const producer = redisConnection(config.redisUrl, 'producer');
@@ -73,7 +95,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     },
   });
   const endpoints = new WebhookEndpoints({ store, teammates, log });
-  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
+  const policies = new PolicyStore(store, systemClock);
+  if (config.policyFile && policySource !== undefined) {
+    const policy = await policies.apply(policySource, 'RELAY_POLICY_FILE', config.policyFile);
+    log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
+  }
+  const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock: systemClock, log });
+  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
@@ -160,6 +188,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       metrics,
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),
+      policy: { policies, gate: policyGate, store },
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

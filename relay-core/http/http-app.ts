@@ -16,6 +16,7 @@ import type { RelayService } from '../service/relay-service';
 import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
+import { mountPolicyAdminRoutes, type PolicyAdminDeps } from './policy-admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
@@ -36,6 +37,8 @@ export interface HttpAppDeps {
   metricsToken?: string;
   /** false without the api role: only health, metrics and what bot/ mounts (/slack/events) answer. */
   apiRoutes?: boolean;
+  /** The policy for the admin routes (/admin/policy…). */
+  policy?: Omit<PolicyAdminDeps, 'requireAdmin' | 'teammates' | 'store'> & { store: PolicyAdminDeps['store'] };
 }
 
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
@@ -110,6 +113,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   });
 
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
+  if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates: relay.teammates, requireAdmin });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));

@@ -48,6 +48,7 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().min(8, 'must be the app signing secret').optional(),
   SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional(),
   SLACK_API_URL: httpUrl.optional(),
+  RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RELAY_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
@@ -107,6 +108,8 @@ export interface RelayConfig {
   team?: string;
   slack?: SlackConfig;
   rateLimitPerMinute: number;
+  /** A policy file (YAML) applied at start; without one the stored policy (or allow-all) stays in force. */
+  policyFile?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Bearer token for GET /metrics (the admin key works too). */
   metricsToken?: string;
@@ -165,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
         }
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
+    ...(e.RELAY_POLICY_FILE ? { policyFile: e.RELAY_POLICY_FILE } : {}),
     logLevel: e.LOG_LEVEL,
     webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },
     metricsToken: e.RELAY_METRICS_TOKEN,

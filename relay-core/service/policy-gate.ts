@@ -72,6 +72,8 @@ export interface GateRequest {
   thread_id?: string;
   /** The agent session (the MCP server sends its own); per-session limits fall back to the teammate without one. */
   session_id?: string;
+  /** When the call happens; now unless a test asks about another time. */
+  at?: Date;
 }
 
 export interface PolicyGateDeps {
@@ -123,6 +125,12 @@ export class PolicyGate {
     });
   }
 
+  /** The decision a call would get, enforcing nothing (`policy test`, the admin API); the policy in force by default. */
+  async explain(request: GateRequest, policy?: Policy): Promise<PolicyDecision> {
+    const { rule: _rule, ...decision } = decide(policy ?? (await this.deps.policies.current()), this.facts(request));
+    return decision;
+  }
+
   private facts(request: GateRequest): PolicyRequest {
     return {
       action: request.action,
@@ -133,7 +141,7 @@ export class PolicyGate {
       intent: request.intent,
       artifact_types: [...new Set(request.artifacts.map((a) => a.type))],
       target_files: request.target_files,
-      at: this.deps.clock.now(),
+      at: request.at ?? this.deps.clock.now(),
     };
   }
 
