@@ -11,6 +11,7 @@ import { ensureRedis } from './local-services/redis';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
 import { mcpClientConfig } from '../mcp/client-config';
 import { startRelay } from './relay';
+import { POLICY_USAGE, policyCommand } from './policy-command';
 
 const USAGE = `Usage:
   handoff-relay start                      run the relay (every role unless RELAY_ROLES says otherwise)
@@ -19,6 +20,7 @@ const USAGE = `Usage:
                                            create a teammate; prints its API key once and MCP configuration
   handoff-relay deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all
                                            webhook dead letters: list them, re-drive one, or re-drive all
+${POLICY_USAGE}
 Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, SLACK_*, RELAY_URL, …)`;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -144,11 +146,16 @@ async function adminClient() {
 }
 
 /** One admin call; a refusal becomes a UsageError carrying the relay's message. */
-async function adminCall(method: 'GET' | 'POST', path: string): Promise<any> {
+async function adminCall(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<any> {
   const { client, adminKey } = await adminClient();
   let response: Response;
   try {
-    response = await fetch(`${client.relayUrl}${path}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
+    const json: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+    response = await fetch(`${client.relayUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminKey}`, ...json },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
   } catch (error) {
     throw new UsageError(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`);
   }
@@ -206,6 +213,8 @@ async function main(): Promise<void> {
       return register(rest);
     case 'deliveries':
       return deliveries(rest);
+    case 'policy':
+      return policyCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
     case undefined:
     case 'help':
     case '--help':

@@ -198,7 +198,8 @@ export function parsePolicy(source: string, fileName = 'policy'): Policy {
   const raw = doc.toJS({ maxAliasCount: 50 }) ?? {};
   const parsed = policySchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    // A misspelt key explains the missing one next to it: name the misspelling first.
+    const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
     const field = fieldName(path);
     const line = lineOf(doc, lines, path);
