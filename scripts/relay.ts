@@ -20,6 +20,7 @@ import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
 import type { RelayConfig } from '../relay-core/ops/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
@@ -79,8 +80,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
-    if (config.slack) {
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackWebClient(config.slack), log });
+    // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
+    const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
+    if (slackClient) {
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log });
       workers.push(
         startWorker({
           name: 'slack',
@@ -116,7 +119,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
             onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
           }),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          ...(config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {}),
+          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
         }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
@@ -164,7 +167,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
+    if (roles.has('bot') && config.slack) {
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets });
+    }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.

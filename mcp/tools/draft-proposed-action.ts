@@ -1,5 +1,4 @@
 // draft_proposed_action: the recipient of a propose_action handoff reads the action and, optionally, shares a draft diff for it.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { LIMITS } from '../../relay-core/domain/schemas';
@@ -87,16 +86,13 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
         if (!filePath) {
           throw new RelayCallError('invalid_params', undefined, 'the proposed action lists no target file; pass path');
         }
-        const idempotencyKey = randomUUID();
         const answer = await relay.call<{ message_id: string; sequence_no: number; created_at: string }>(
           'message/send',
           {
             task_id: thread_id,
             message: { role: 'user', parts: [{ type: 'text', text: 'Draft for the proposed action' }] },
             artifacts: [{ type: 'file_diff', path: filePath, diff: draft_diff }],
-            metadata: { client_idempotency_key: idempotencyKey },
           },
-          { idempotencyKey },
         );
         attached = { message_id: answer.message_id, sequence_no: answer.sequence_no, created_at: answer.created_at };
       }

@@ -1,5 +1,4 @@
 // handoff_to_teammate: package a summary, intent and artifacts into message/send and open a thread.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
@@ -72,8 +71,7 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (input) => {
-      const idempotencyKey = randomUUID();
-      const metadata: Record<string, unknown> = { ...(input.metadata ?? {}), client_idempotency_key: idempotencyKey };
+      const metadata: Record<string, unknown> = { ...(input.metadata ?? {}) };
       if (input.question !== undefined) metadata.question = input.question;
       if (input.project !== undefined) metadata.project = input.project;
       if (input.required_tools !== undefined) metadata.required_tools = input.required_tools;
@@ -88,7 +86,6 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
           proposed_action: input.proposed_action ?? null,
           metadata,
         },
-        { idempotencyKey },
       );
       return toolResult({
         thread_id: answer.task_id,

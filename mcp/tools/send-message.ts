@@ -1,5 +1,4 @@
 // send_message: add a message (and optional artifacts) to a thread you are part of.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { LIMITS, artifactSchema } from '../../relay-core/domain/schemas';
@@ -33,7 +32,6 @@ export function registerSendMessage(server: McpServer, relay: RelayClient): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (input) => {
-      const idempotencyKey = randomUUID();
       const answer = await relay.call<z.infer<typeof sendMessageOutput>>(
         'message/send',
         {
@@ -41,9 +39,7 @@ export function registerSendMessage(server: McpServer, relay: RelayClient): void
           message: { role: 'user', parts: [{ type: 'text', text: input.body }] },
           payload: input.payload ?? {},
           artifacts: input.artifacts ?? [],
-          metadata: { client_idempotency_key: idempotencyKey },
         },
-        { idempotencyKey },
       );
       return toolResult(sendMessageOutput.parse(answer));
     },

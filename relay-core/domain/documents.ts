@@ -19,6 +19,8 @@ export interface AgentDoc {
   notification: NotificationEndpoint | null;
   created_at: Date;
   updated_at: Date;
+  /** Bumped by every write; the write to version N is claimed first in `agent_writes` (absent until the first one). */
+  version?: number;
 }
 
 export interface NotificationEndpoint {
@@ -174,6 +176,15 @@ export interface ThreadDoc {
    * recipient's view). Consumed inside the same versioned write that accepts the thread. Absent on old threads.
    */
   handoff_token?: (HandoffTokenRecord & { nonce: string }) | null;
+}
+
+/** The claim on one version of a teammate's document, as for threads: the first insert of `${handle}:${version}` owns it. */
+export interface AgentWriteDoc {
+  _id: string;
+  handle: string;
+  version: number;
+  doc: AgentDoc;
+  at: Date;
 }
 
 /** The claim on one version of a thread: the first insert of `${thread_id}:${version}` owns that write. */

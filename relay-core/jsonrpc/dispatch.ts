@@ -3,8 +3,6 @@ import { A2A_STANDARD_METHODS, A2A_V03_METHODS } from './a2a-methods';
 import type { Method } from './method';
 import { WIRE_METHODS } from './wire-methods';
 
-/** Mutating methods: rate limited per API key. */
-export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);
 
 const WIRE_SEND_KEYS = ['task_id', 'recipient', 'intent'];
 

@@ -180,7 +180,7 @@ export class Teammates {
       set.notification = fresh.endpoint;
       secret = fresh.secret;
     }
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: set }, { returnDocument: 'after' });
+    const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
@@ -203,13 +203,13 @@ export class Teammates {
   async block(handle: string, other: string): Promise<string[]> {
     if (other === handle) throw new RelayError('invalid_params', 'body.handle: you cannot block yourself');
     if (!(await this.get(other))) throw new RelayError('recipient_not_found', `No teammate with handle ${other}`);
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $addToSet: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other], updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
     return updated?.blocked ?? [];
   }
 
   async unblock(handle: string, other: string): Promise<string[]> {
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $pull: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.filter((b) => b !== other), updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
     return updated?.blocked ?? [];
   }
@@ -236,7 +236,7 @@ export class Teammates {
 
   /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */
   async disable(handle: string): Promise<OwnCard> {
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: { status: 'disabled', updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, status: 'disabled', updated_at: this.clock.now() }));
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);

@@ -1,8 +1,8 @@
 // MongoDB adapter: typed collections, indexes, and the versioned thread write every state change goes through.
 // Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (see TOOLCHAIN.md).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient, MongoServerError, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification } from 'mongodb';
-import type { AgentDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from '../domain/documents';
+import { MongoClient, MongoServerError, type Collection, type CreateIndexesOptions, type Db, type Filter, type IndexSpecification, type OptionalUnlessRequiredId } from 'mongodb';
+import type { AgentDoc, AgentWriteDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 
 export function isDuplicateKey(error: unknown): boolean {
@@ -14,13 +14,15 @@ const STALE_CLAIM_MS = 2_000;
 /** How long a write keeps retrying against concurrent writers of the same thread before state_changed. */
 const CONTENDED_WRITE_MS = 5_000;
 
-export interface ThreadWrite {
-  before: ThreadDoc | null;
-  after: ThreadDoc | null;
+export interface VersionedWrite<T> {
+  before: T | null;
+  after: T | null;
 }
+export type ThreadWrite = VersionedWrite<ThreadDoc>;
 
 export class MongoStore {
   readonly agents: Collection<AgentDoc>;
+  readonly agentWrites: Collection<AgentWriteDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
   readonly slackLinks: Collection<SlackLinkDoc>;
   readonly threads: Collection<ThreadDoc>;
@@ -34,6 +36,7 @@ export class MongoStore {
     readonly db: Db,
   ) {
     this.agents = db.collection<AgentDoc>('agents');
+    this.agentWrites = db.collection<AgentWriteDoc>('agent_writes');
     this.apiKeys = db.collection<ApiKeyDoc>('api_keys');
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
     this.threads = db.collection<ThreadDoc>('threads');
@@ -92,33 +95,15 @@ export class MongoStore {
    * its precondition no longer holds (then `after` is null and `before` tells the caller why).
    */
   async writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<ThreadWrite> {
-    const deadline = Date.now() + CONTENDED_WRITE_MS;
-    for (let attempt = 0; Date.now() < deadline; attempt += 1) {
-      const current = await this.threads.findOne({ _id: id });
-      if (!current) return { before: null, after: null };
-      const changed = change(current);
-      if (!changed) return { before: current, after: null };
-      const next: ThreadDoc = { ...changed, _id: id, version: current.version + 1 };
-      try {
-        await this.threadWrites.insertOne({ _id: `${id}:${next.version}`, thread_id: id, version: next.version, doc: next, at: new Date() });
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        await this.finishStaleWrite(id, next.version);
-        await sleep(backoffMs(attempt));
-        continue;
-      }
-      const replaced = await this.threads.replaceOne({ _id: id, version: current.version }, next);
-      // Not matched: our read was so old that the claim it raced had already been forgotten; read again.
-      if (replaced.matchedCount === 1) return { before: current, after: next };
-    }
-    throw new RelayError('state_changed', 'The thread is changing too fast right now; read it again and retry');
+    return versionedWrite(this.threads, this.threadWrites, id, change, (next) => ({ thread_id: id, version: next.version }), 'thread');
   }
 
-  /** Rolls a claimed-but-unapplied write forward once its owner has had time to apply it. */
-  private async finishStaleWrite(id: string, version: number): Promise<void> {
-    const claim = await this.threadWrites.findOne({ _id: `${id}:${version}` });
-    if (!claim || Date.now() - claim.at.getTime() < STALE_CLAIM_MS) return;
-    await this.threads.replaceOne({ _id: id, version: version - 1 }, claim.doc);
+  /**
+   * The same write for a teammate's document: its endpoint is verified by a worker while its owner may change
+   * the card or rotate the secret, and a plain FerretDB update of one would undo the other.
+   */
+  async writeAgent(handle: string, change: (current: AgentDoc) => AgentDoc | undefined): Promise<VersionedWrite<AgentDoc>> {
+    return versionedWrite(this.agents, this.agentWrites, handle, change, (next) => ({ handle, version: next.version! }), 'teammate');
   }
 
   /** Finishes writes whose owners died, then forgets applied claims old enough that nobody can race them. */
@@ -143,6 +128,45 @@ export class MongoStore {
       }
     }
   }
+}
+
+/**
+ * The versioned write of `writeThread` for any collection whose documents carry a `version` (absent counts as 0),
+ * with its claims in `claims` (`${id}:${version}`, holding the whole new document).
+ */
+async function versionedWrite<T extends { _id: string; version?: number }, C extends { _id: string; doc: T; at: Date }>(
+  docs: Collection<T>,
+  claims: Collection<C>,
+  id: string,
+  change: (current: T) => T | undefined,
+  claimFields: (next: T) => Omit<C, '_id' | 'doc' | 'at'>,
+  what: string,
+): Promise<VersionedWrite<T>> {
+  const byVersion = (version: number | undefined) => ({ _id: id, version: version ?? { $exists: false } }) as Filter<T>;
+  const deadline = Date.now() + CONTENDED_WRITE_MS;
+  for (let attempt = 0; Date.now() < deadline; attempt += 1) {
+    const current = (await docs.findOne({ _id: id } as Filter<T>)) as T | null;
+    if (!current) return { before: null, after: null };
+    const changed = change(current);
+    if (!changed) return { before: current, after: null };
+    const version = (current.version ?? 0) + 1;
+    const next = { ...changed, _id: id, version } as T;
+    const claimId = `${id}:${version}`;
+    try {
+      await claims.insertOne({ ...claimFields(next), _id: claimId, doc: next, at: new Date() } as unknown as OptionalUnlessRequiredId<C>);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      // Rolls a claimed-but-unapplied write forward once its owner has had time to apply it.
+      const stale = (await claims.findOne({ _id: claimId } as Filter<C>)) as C | null;
+      if (stale && Date.now() - stale.at.getTime() >= STALE_CLAIM_MS) await docs.replaceOne(byVersion(current.version), stale.doc);
+      await sleep(backoffMs(attempt));
+      continue;
+    }
+    const replaced = await docs.replaceOne(byVersion(current.version), next);
+    // Not matched: our read was so old that the claim it raced had already been forgotten; read again.
+    if (replaced.matchedCount === 1) return { before: current, after: next };
+  }
+  throw new RelayError('state_changed', `The ${what} is changing too fast right now; read it again and retry`);
 }
 
 /** Jittered, capped backoff for writers that lost a race on the same document. */

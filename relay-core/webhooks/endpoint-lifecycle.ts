@@ -64,31 +64,32 @@ export class WebhookEndpoints {
     const secret = newSecret();
     const expires = new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS);
     // Conditioned on the secret it replaces: of two rotations at once, one wins and the other is told to retry.
-    const result = await this.store.agents.updateOne(
-      { _id: handle, 'notification.secret': endpoint.secret },
-      { $set: { 'notification.secret': secret, 'notification.previous_secret': endpoint.secret, 'notification.previous_secret_expires_at': expires, updated_at: now } },
+    const { after } = await this.store.writeAgent(handle, (doc) =>
+      doc.notification?.secret === endpoint.secret
+        ? { ...doc, notification: { ...doc.notification, secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires }, updated_at: now }
+        : undefined,
     );
     this.teammates.forget(handle);
-    if (result.modifiedCount !== 1) throw new RelayError('state_changed', 'the webhook changed while rotating its secret; try again');
+    if (!after) throw new RelayError('state_changed', 'the webhook changed while rotating its secret; try again');
     this.log.info({ handle }, 'webhook secret rotated');
     return { notification_secret: secret, previous_secret_expires_at: expires.toISOString() };
   }
 
   /** The endpoint set at `endpointUpdatedAt` answered its challenge; a URL changed since stays unverified. */
   async markVerified(handle: string, endpointUpdatedAt: Date): Promise<boolean> {
-    const result = await this.store.agents.updateOne(
-      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
-      { $set: { 'notification.verified': true } },
+    const { after } = await this.store.writeAgent(handle, (doc) =>
+      doc.notification?.updated_at.getTime() === endpointUpdatedAt.getTime() ? { ...doc, notification: { ...doc.notification, verified: true } } : undefined,
     );
     this.teammates.forget(handle);
-    return result.matchedCount === 1;
+    return after !== null;
   }
 
   /** The endpoint answered 410 Gone: no more deliveries until its owner sets a URL again. */
   async markGone(handle: string, endpointUpdatedAt: Date): Promise<void> {
-    await this.store.agents.updateOne(
-      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
-      { $set: { 'notification.verified': false, 'notification.disabled_at': this.clock.now() } },
+    await this.store.writeAgent(handle, (doc) =>
+      doc.notification?.updated_at.getTime() === endpointUpdatedAt.getTime()
+        ? { ...doc, notification: { ...doc.notification, verified: false, disabled_at: this.clock.now() } }
+        : undefined,
     );
     this.teammates.forget(handle);
     this.log.warn({ handle }, 'webhook endpoint answered 410 Gone; disabled until a new URL is set');
