@@ -96,9 +96,8 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
         return await refuse(data, `Not accepted: ${error.message}.`);
       }
       if (answer.accepted === false) {
-        const reasons = Array.isArray(answer.reasons) ? (answer.reasons as string[]).join('; ') : '';
         log.info({ thread_id: data.thread_id, result: answer.result }, 'slack accept refused by the acceptance verdict');
-        return await refuse(data, `Not accepted (${String(answer.result)}): ${reasons}.`);
+        return await refuse(data, `Not accepted (${answer.result}): ${answer.reasons.join('; ')}.`);
       }
       return 'accepted';
     } catch (error) {

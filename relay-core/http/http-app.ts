@@ -70,7 +70,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type(contentType).send(body);
   });
 
-  const authenticate = teammateAuth(relay.teammates);
+  const authenticate = teammateAuth(relay.teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
   app.post('/a2a', json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));

@@ -33,7 +33,9 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
     try {
       caller = await deps.authenticate(req);
     } catch (error) {
-      return send(401, jsonRpcError(id, error as RelayError, reqId));
+      // unauthenticated (401), or unavailable (503) when the key could not be looked up.
+      const refusal = error instanceof RelayError ? error : new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly');
+      return send(refusal.httpStatus, jsonRpcError(id, refusal, reqId));
     }
     const envelope = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
     if (!body || typeof body !== 'object' || Array.isArray(body) || envelope.jsonrpc !== '2.0' || typeof envelope.method !== 'string') {

@@ -18,7 +18,7 @@ import { MessageAppender, type AppendRequest, type AppendResult } from './messag
 import { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
-import { messageView, threadView, transitionView, type ThreadView, type TransitionView } from './wire-views';
+import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
 
 export interface CreateResult {
   task_id: string;
@@ -191,11 +191,11 @@ export class RelayService {
   // ── change ──────────────────────────────────────────────────────────────────
 
   /** Accept, complete, decline (recipient) or cancel (sender); idempotent under the caller's key. */
-  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionView> {
+  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
-      let refused: Verdict | undefined;
-      let passed: Verdict | undefined;
+      let refused: (Verdict & { accepted: false }) | undefined;
+      let passed: (Verdict & { accepted: true }) | undefined;
       const after = await this.applyTransition(caller, request, via, (doc, now) => {
         // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
         passed = undefined;
@@ -206,8 +206,8 @@ export class RelayService {
           recipient_tools: caller.tools ?? [],
           now,
         }, caller.team);
-        if (verdict.accepted) passed = verdict;
-        else refused = verdict;
+        if (verdict.accepted) passed = { ...verdict, accepted: true };
+        else refused = { ...verdict, accepted: false };
         return verdict.accepted;
       });
       if (refused) {

@@ -103,8 +103,9 @@ async function whyNotRegistered(deps: CommandDeps, slackUser: string, handle: st
   const linked = await deps.relay.teammates.bySlackUser(slackUser);
   if (linked) return `Your Slack account is already linked to teammate ${linked.handle}; no new key was made.`;
   // The link exists but its teammate is not readable yet (the winner is still writing it) or is disabled.
-  if (error.message.startsWith('body.slack_user_id:')) return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
-  if (error.message.includes('is already registered')) return `The handle ${handle} is taken. Choose another: /handoff link another-name`;
+  const taken = error.code === 'conflict' ? (error.details as { field?: string } | undefined)?.field : undefined;
+  if (taken === 'slack_user_id') return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
+  if (taken === 'handle') return `The handle ${handle} is taken. Choose another: /handoff link another-name`;
   return error.message;
 }
 
