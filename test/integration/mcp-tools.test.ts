@@ -2,6 +2,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectMcpHttp, toolErrorText as errorText, toolOk as ok } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
 
 let relay: TestRelay;
 let senderKey: string;
@@ -39,17 +40,7 @@ afterAll(async () => {
 
 test('lists all nine tools, each with input and output schemas and annotations', async () => {
   const { tools } = await recipient.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual([
-    'accept_handoff',
-    'check_inbox',
-    'complete_handoff',
-    'decline_handoff',
-    'draft_proposed_action',
-    'handoff_to_teammate',
-    'list_teammates',
-    'send_message',
-    'view_thread',
-  ]);
+  expect(tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES]);
   for (const tool of tools) {
     expect(tool.title).toEqual(expect.any(String));
     expect(tool.outputSchema).toMatchObject({ type: 'object' });
