@@ -20,7 +20,7 @@ export function bearer(req: Request): string | undefined {
 export function teammateAuth(teammates: Pick<Teammates, 'authenticate'>, log: Logger): (req: Request) => Promise<AgentDoc> {
   return async (req) => {
     const key = bearer(req);
-    let agent: AgentDoc | null = null;
+    let agent: AgentDoc | null;
     try {
       agent = key ? await teammates.authenticate(key) : null;
     } catch (error) {

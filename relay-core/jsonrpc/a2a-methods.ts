@@ -11,7 +11,6 @@ import {
   metadataSchema,
   proposedActionSchema,
   type Artifact,
-  type ThreadStatus,
 } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
 import { v03Task, v1Task } from './a2a-task';
