@@ -13,7 +13,9 @@ import {
 } from '../../relay-core/domain/acceptance-verdict';
 import { canonicalHash, canonicalJson, sha256Hex } from '../../relay-core/domain/canonical-json';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { HANDOFF_TOKEN_TTL_MS } from '../../relay-core/service/handoff-tokens';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { TestClock } from '../helpers/test-clock';
 import { clickButton, type ButtonClick } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 import { sendHandoff } from '../helpers/handoffs';
@@ -93,12 +95,13 @@ describe('acceptanceVerdict (pure)', () => {
 // ── end to end ────────────────────────────────────────────────────────────────
 
 let relay: TestRelay;
+const clock = new TestClock();
 let senderKey: string;
 let recipientKey: string;
 let mcp: Client;
 
 beforeAll(async () => {
-  relay = await startTestRelay({ name: 'acceptance_verdict' });
+  relay = await startTestRelay({ name: 'acceptance_verdict', clock });
   senderKey = await relay.register({ handle: 'api-dev@acme' });
   recipientKey = await relay.register({ handle: 'web-dev@acme', tools: ['git', 'node'] } as Parameters<TestRelay['register']>[0]);
   mcp = new Client({ name: 'acceptance-verdict-test', version: '1.0.0' });
@@ -114,15 +117,9 @@ afterAll(async () => {
 
 const PROJECT = { project_id: 'proj-1', repo: 'acme/web' };
 
-/**
- * Moves a thread's token expiry into the past through the relay's own versioned write: a plain updateOne
- * could be overwritten by a concurrent thread write (the outbox sweep, a Slack delivery record).
- */
-async function expireToken(on: TestRelay, id: string): Promise<void> {
-  const { after } = await on.store.writeThread(id, (doc) =>
-    doc.handoff_token ? { ...doc, handoff_token: { ...doc.handoff_token, expires_at: new Date(Date.now() - 1000) } } : undefined,
-  );
-  expect(after?.handoff_token?.expires_at.getTime()).toBeLessThan(Date.now());
+/** Every handoff token minted so far expires: the relay's clock moves past a token's lifetime. */
+async function expireTokens(on: TestClock): Promise<void> {
+  on.advance(HANDOFF_TOKEN_TTL_MS + 1_000);
 }
 
 async function handoff(metadata: Record<string, unknown> = { project: PROJECT }): Promise<{ id: string; token: string; body: unknown }> {
@@ -180,9 +177,9 @@ test('STALE_HANDOFF already_consumed', async () => {
   expect(again).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', status: 'accepted', token_check: { reason: 'already_consumed' } });
 });
 
-test('STALE_HANDOFF expired (expiry written in the past)', async () => {
+test('STALE_HANDOFF expired (the relay\'s clock has passed the token\'s lifetime)', async () => {
   const h = await handoff();
-  await expireToken(relay, h.id);
+  await expireTokens(clock);
   const result = await accept(h.id, { goal_token: h.token });
   expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'expired' } });
   expect(await statusOf(h.id)).toBe('pending');
@@ -261,7 +258,7 @@ const SAME_INPUT_CASES: SameInputCase[] = [
   {
     result: 'STALE_HANDOFF',
     reason: 'expired',
-    before: (h) => expireToken(relay, h.id),
+    before: () => expireTokens(clock),
     input: (h) => ({ goal_token: h.token, delivery_source: 'slack_dm' }),
   },
   { result: 'STALE_HANDOFF', reason: 'wrong_project', input: (h) => ({ goal_token: h.token, project_id: 'proj-2' }) },
@@ -302,7 +299,7 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
   beforeAll(async () => {
     slack = await startFakeSlack();
     slack.addUser(USER);
-    bot = await startTestRelay({ name: 'acceptance_verdict_slack', slack });
+    bot = await startTestRelay({ name: 'acceptance_verdict_slack', slack, clock: botClock });
     from = await bot.register({ handle: 'sender@acme' });
     recipient = await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
   });
@@ -314,7 +311,8 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
 
   const send = (metadata: Record<string, unknown>) => sendHandoff(bot, from, 'recipient@acme', 'work', { metadata });
 
-  const expire = (id: string) => expireToken(bot, id);
+  const botClock = new TestClock();
+  const expire = () => expireTokens(botClock);
 
   const SLACK_CASES: Array<{ result: string; metadata: Record<string, unknown>; before?: (id: string) => Promise<unknown> }> = [
     { result: 'ok', metadata: { project: PROJECT } },
