@@ -1,5 +1,4 @@
-// The relay's one HTTP app: JSON-RPC at /a2a (jsonrpc/endpoint.ts), REST for teammates, health, and the inbox page.
-// Slack (bot/) mounts its receiver on the same app; finishHttpApp adds the 404 and error handlers last.
+// The relay's one HTTP app: REST for teammates and admins, health, the inbox page, and /a2a (jsonrpc/endpoint.ts).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
@@ -19,6 +18,8 @@ import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
+
+// Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
 export interface HttpAppDeps {
   relay: RelayService;

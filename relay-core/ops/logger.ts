@@ -1,7 +1,8 @@
 // Structured logs (pino): one JSON line per event, secrets never included (keys are logged by id only).
-// Lines about a request carry request_id (http-app's child logger), lines about a thread carry thread_id.
 import type { Job, Worker } from 'bullmq';
 import pino, { type DestinationStream, type Logger } from 'pino';
+
+// Lines about a request carry request_id (http/request-context.ts), lines about a thread carry thread_id.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 

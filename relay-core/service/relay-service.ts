@@ -1,5 +1,4 @@
-// The relay service: every surface (A2A, MCP, Slack, web) calls these operations; each state change is one
-// versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
+// The relay service: every surface (A2A, MCP, Slack, web) calls these operations.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acceptanceVerdict, declaredProject, type Verdict } from '../domain/acceptance-verdict';
@@ -19,6 +18,8 @@ import { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
 import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
+
+// Each state change is one versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
 
 export interface CreateResult {
   task_id: string;

@@ -1,4 +1,4 @@
-// What a participant reads back: the thread in the wire shape of WIRE.md (snake_case, ISO timestamps).
+// What a participant reads back: the thread in the wire shape (snake_case, ISO 8601 timestamps; the README describes it).
 import type { Verdict } from '../domain/acceptance-verdict';
 import type { AgentDoc, MessageDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';

@@ -1,11 +1,11 @@
 // Malformed requests against every JSON-RPC method and REST route of one real relay (FerretDB + Redis).
 // Each row: no 5xx, the expected status and error symbol (and field path for invalid_params), and the
-// database exactly as it was before the row. Requests that WIRE.md says must be accepted are at the end.
+// database exactly as it was before the row. Requests the README says must be accepted are at the end.
 import { createHash } from 'node:crypto';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { text } from '../helpers/handoffs';
 
-// ── the wire's error table (WIRE.md), written out here so the test does not trust the product's copy ──
+// ── the wire's error table (the README's), written out here so the test does not trust the product's copy ──
 const RPC_CODES = {
   parse_error: -32700,
   invalid_request: -32600,
@@ -589,7 +589,7 @@ function startsWithField(message: string, field: string): boolean {
   return message.startsWith(field) && /^[:.[ ]/.test(message.slice(field.length));
 }
 
-describe('accepted: extra fields where WIRE.md allows them, and unusual but valid text', () => {
+describe('accepted: extra fields where the README allows them, and unusual but valid text', () => {
   const result = async (req: Req) => {
     const { status, body } = await call(req);
     expect(status).toBe(200);
