@@ -2,7 +2,7 @@
 import type { Job, Worker } from 'bullmq';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-// Lines about a request carry request_id (http/request-context.ts), lines about a thread carry thread_id.
+// Lines about a request carry request_id (request-context.ts), lines about a thread carry thread_id.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
