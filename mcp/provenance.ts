@@ -1,8 +1,9 @@
 // Provenance markers: everything a teammate authored reaches an agent marked as untrusted teammate data.
+import { z } from 'zod';
+
 // Free text is wrapped in <teammate_content author="…">…</teammate_content> with & < > escaped inside, so the
 // content can neither close the wrapper early nor forge another one. Structured values go under a fresh
 // { _provenance, value } wrapper built by the relay, so a peer-supplied marker never stands in for the relay's.
-import { z } from 'zod';
 
 export const TEAMMATE_TAG = 'teammate_content';
 

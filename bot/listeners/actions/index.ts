@@ -1,5 +1,4 @@
-// Button listeners: every action_id the DM (and the Home tab, which reuses them) carries, and the Home tab's paging
-// button, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, tied to its handler.
 import type { App } from '@slack/bolt';
 import type { SlackAppDeps } from '../../slack-app';
 import { ACTION_IDS } from '../../blocks/handoff-dm';

@@ -1,5 +1,4 @@
-// /handoff: acks at once, then answers through response_url (or a modal through views.open within the trigger's
-// 3 seconds). Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
+// /handoff: acks at once, then answers through response_url (or opens a modal within the trigger's 3 seconds).
 import type { AllMiddlewareArgs, RespondFn, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { AgentDoc } from '../../../relay-core/domain/documents';
@@ -11,6 +10,8 @@ import type { ClientSetup } from '../../views/link-modal';
 import { linkCommand } from './link-command';
 import { openNewHandoffModal } from './new-handoff-command';
 import { parseHandoffCommand, type Recipient } from './parse-command';
+
+// Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
 
 export const HANDOFF_COMMAND = '/handoff';
 

@@ -1,5 +1,4 @@
-// Modal submissions: every callback_id the app's modals carry, tied to its handler (the link modal has no submit
-// button, so it has none).
+// Modal submissions: every callback_id the app's modals carry, tied to its handler (the link modal has no submit).
 import type { App } from '@slack/bolt';
 import type { SlackAppDeps } from '../../slack-app';
 import { NEW_HANDOFF_CALLBACK_ID } from '../../views/new-handoff-modal';
