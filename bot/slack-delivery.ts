@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
 import type { ThreadWriter } from '../relay-core/domain/thread-writer';
 import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
+import { parseJob } from '../relay-core/queues/parse-job';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { CLAIM_LEASE_MS, exactlyOncePost } from './delivery/exactly-once-post';
 import { isPermanentSlackError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
@@ -33,9 +34,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   const sync = threadSync({ relay, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
-    const parsed = eventJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`slack job ${job.id}: malformed data (${parsed.error.issues[0]?.message})`);
-    const { thread_id: threadId, type } = parsed.data;
+    const { thread_id: threadId, type } = parseJob(eventJobSchema, job);
     try {
       const outcome = await sync(threadId, String(job.id));
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
