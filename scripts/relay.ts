@@ -146,7 +146,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
 
   // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
   let server: Server | undefined;
-  let url = '';
+  let url: string;
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });

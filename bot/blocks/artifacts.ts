@@ -1,9 +1,10 @@
 // Artifacts as mrkdwn for the DM and thread replies: each fits the room it is given, teammate text escaped.
-import type { Artifact } from '../../relay-core/domain/schemas';
+import { inlineContractText, otherArtifactText } from '../../relay-core/domain/artifact-text';
+import { isKnownArtifact, type Artifact } from '../../relay-core/domain/schemas';
 import { section, textLength, type SlackBlock } from './block-kit';
 import { escapeLine, fencedLines, inlineCode, link, urlHost } from './mrkdwn';
 
-// Diffs and excerpts are cut on whole lines, with a link to the inbox for the rest.
+// Diffs and excerpts are cut on whole lines, with a link to the inbox for the rest; paths, titles and code are escaped.
 
 /** The most one artifact may take: a section's 3000 characters, less a margin. */
 export const ARTIFACT_MAX = 2400;
@@ -38,6 +39,15 @@ function fenced(
 export function renderArtifact(artifact: Artifact, inboxUrl: string, room: number = ARTIFACT_MAX): string | null {
   room = Math.min(room, ARTIFACT_MAX);
   let text: string | null;
+  if (!isKnownArtifact(artifact)) {
+    // A type this relay does not know: its name and its fields as data, never interpreted.
+    const headLine = `:package: *Artifact* ${inlineCode(artifact.type, 80)}`;
+    text = fenced(headLine, otherArtifactText(artifact), Math.min(room, headLine.length + 1000), (lines, total) =>
+      `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View it whole in the inbox')}`,
+      inboxUrl,
+    );
+    return text !== null && text.length <= room ? text : null;
+  }
   switch (artifact.type) {
     case 'file_diff':
       text = fenced(`:page_facing_up: *Diff* ${inlineCode(artifact.path, 300)}`, artifact.diff, room, (lines, total) =>
@@ -63,8 +73,9 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
     case 'api_contract': {
       const target = artifact.schema_url ? ` ${webLink(artifact.schema_url, shortUrl(artifact.schema_url), inboxUrl)}` : '';
       const headLine = `:scroll: *API contract*${target}`;
-      text = artifact.inline
-        ? fenced(headLine, artifact.inline, Math.min(room, headLine.length + 1000), (lines, total) =>
+      const inline = artifact.inline === undefined || artifact.inline === null ? '' : inlineContractText(artifact.inline);
+      text = inline
+        ? fenced(headLine, inline, Math.min(room, headLine.length + 1000), (lines, total) =>
             `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View the whole contract')}`,
             inboxUrl,
           )

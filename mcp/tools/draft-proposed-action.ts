@@ -2,7 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { LIMITS } from '../../relay-core/domain/schemas';
-import { markedSchema, markStructured, PROVENANCE_NOTE, wrapOptionalText, wrapText } from '../provenance';
+import { markedSchema, PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import { RelayCallError, type RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -23,6 +23,7 @@ export const draftProposedActionInput = z.object({
 });
 
 export const draftProposedActionOutput = z.object({
+  ...provenanceNonceField,
   thread_id: z.string(),
   action: z.object({
     description: z.string(),
@@ -78,7 +79,8 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
       const from = thread.sender.handle;
       const proposed = thread.proposed_action;
       const targetFiles = proposed.target_files ?? [];
-      const suggested = wrapOptionalText(from, proposed.suggested_diff);
+      const marks = new ProvenanceMarks();
+      const suggested = marks.optionalText(from, proposed.suggested_diff);
 
       let attached: z.infer<typeof draftProposedActionOutput>['attached'] = null;
       if (draft_diff !== undefined) {
@@ -99,11 +101,12 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
 
       return toolResult(
         draftProposedActionOutput.parse({
+          provenance_nonce: marks.nonce,
           thread_id: thread.thread_id,
           action: {
-            description: wrapText(from, proposed.description),
-            target_files: markStructured(from, targetFiles),
-            rationale: wrapText(from, proposed.rationale),
+            description: marks.text(from, proposed.description),
+            target_files: marks.structured(from, targetFiles),
+            rationale: marks.text(from, proposed.rationale),
             suggested_diff: suggested,
           },
           drafting_brief: suggested === null ? draftingBrief(targetFiles) : null,

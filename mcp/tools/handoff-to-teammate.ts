@@ -6,6 +6,7 @@ import {
   artifactSchema,
   handleSchema,
   intentSchema,
+  metadataSchema,
   proposedActionSchema,
 } from '../../relay-core/domain/schemas';
 import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
@@ -17,10 +18,10 @@ export const handoffToTeammateInput = z
     to: handleSchema.describe('Teammate handle in name@team format, e.g. frank@acme (see list_teammates)'),
     intent: intentSchema.describe('inform: share context; ask_question: expect a reply (set question); propose_action: ask their agent to act (set proposed_action)'),
     summary: z.string().min(1).max(LIMITS.summary).describe('A 1–2 paragraph human-readable summary of what you are handing off'),
-    artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link'),
+    artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link (other types and extra fields are kept as data)'),
     question: z.string().min(1).max(LIMITS.question).optional().describe('The question, when intent is ask_question'),
     proposed_action: proposedActionSchema.optional().describe('Required when intent is propose_action; must be omitted otherwise'),
-    metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
+    metadata: metadataSchema.optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
     project: z
       .object({ project_id: z.string().min(1).max(200).optional(), repo: z.string().min(1).max(LIMITS.path).optional() })
       .optional()

@@ -13,7 +13,7 @@ import { requestContext, requestId } from './request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
-import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
+import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
@@ -94,8 +94,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/admin/agents', json, async (req, res) => {
     requireAdmin(req);
-    const { card, api_key } = await relay.teammates.register(body(req, agentCardInputSchema));
-    res.status(201).json({ ...card, api_key });
+    const { card, api_key } = await relay.teammates.register(body(req, agentRegistrationSchema));
+    // agent_id: the handle, under the name other relays' onboarding commands read it by.
+    res.status(201).json({ ...card, agent_id: card.handle, api_key });
   });
 
   app.post('/admin/agents/:handle/keys', async (req, res) => {

@@ -10,8 +10,8 @@ import {
   intentSchema,
   metadataSchema,
   proposedActionSchema,
+  text,
   type Artifact,
-  type ThreadStatus,
 } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
 import { v03Task, v1Task } from './a2a-task';
@@ -38,7 +38,7 @@ const METADATA_KEYS = [...HANDOFF_KEYS, 'client_idempotency_key'] as const;
 const handoffFields = z.object({
   recipient: handleSchema.optional(),
   intent: intentSchema.optional(),
-  question: z.string().min(1).max(LIMITS.question, `must be at most ${LIMITS.question} characters`).optional(),
+  question: text(LIMITS.question).min(1).optional(),
   proposed_action: proposedActionSchema.optional(),
   artifacts: artifactsSchema.optional(),
 });
@@ -99,7 +99,8 @@ function sendMessageParams<P extends z.ZodType>(spec: {
       metadata: record.optional(),
       tenant: spec.version === '1.0' ? z.string().optional() : z.unknown().optional(),
     })
-    .passthrough();
+    // The request's own keys are the spec's (the message inside may carry extensions): a typo is invalid_params.
+    .strict();
   return (params) => {
     const p = parseParams(schema, params);
     const { message } = p;
@@ -273,16 +274,18 @@ async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<Thread
   return ctx.relay.threadViewFor(ctx.caller, created.task_id);
 }
 
-const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema }).passthrough();
+// The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's.
+const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
 const cancelParams = z
   .object({
     id: taskIdSchema,
     metadata: z
-      .object({ reason: z.string().min(1).max(LIMITS.reason).optional(), client_idempotency_key: z.string().min(1).max(200).optional() })
+      .object({ reason: text(LIMITS.reason).min(1).optional(), client_idempotency_key: z.string().min(1).max(200).optional() })
       .passthrough()
       .optional(),
+    tenant: z.string().optional(),
   })
-  .passthrough();
+  .strict();
 
 /** Cancels as the sender (metadata.reason is the reason), then reads the task back. */
 async function cancelHandoff(ctx: MethodContext, params: unknown): Promise<ThreadView> {

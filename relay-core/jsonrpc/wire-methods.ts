@@ -9,6 +9,7 @@ import {
   isWellFormedText,
   metadataSchema,
   proposedActionSchema,
+  text,
   threadStatusSchema,
 } from '../domain/schemas';
 import { verdictInputSchema } from '../domain/verdict-input';
@@ -16,7 +17,7 @@ import type { Method, MethodContext } from './method';
 import { idempotencyKey, parseParams, taskIdSchema } from './params';
 
 const textPart = z
-  .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: z.string().max(LIMITS.summary) })
+  .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: text(LIMITS.summary) })
   .passthrough();
 
 const messageSchema = z
@@ -27,68 +28,88 @@ const messageSchema = z
   .passthrough();
 
 const idempotencyMetadata = z.object({
-  client_idempotency_key: z.string().min(1).max(200).optional(),
-  question: z.string().min(1).max(LIMITS.question).optional(),
+  client_idempotency_key: text(200).min(1).optional(),
+  question: text(LIMITS.question).min(1).optional(),
 });
 
-const sendNewSchema = z.object({
-  task_id: z.null().optional(),
-  recipient: handleSchema,
-  intent: intentSchema,
-  message: messageSchema,
-  artifacts: artifactsSchema.default([]),
-  proposed_action: proposedActionSchema.nullish(),
-  metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata)),
-});
+// Params are strict: an unknown key is invalid_params naming it, so a client's typo is never silently a different call.
+const sendNewSchema = z
+  .object({
+    task_id: z.null().optional(),
+    recipient: handleSchema,
+    intent: intentSchema,
+    message: messageSchema,
+    artifacts: artifactsSchema.default([]),
+    proposed_action: proposedActionSchema.nullish(),
+    metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata)),
+    /** A2A's MessageSendParams.configuration, which hybrid clients send beside the wire fields; not used. */
+    configuration: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
 
-const sendAppendSchema = z.object({
-  task_id: taskIdSchema,
-  message: messageSchema,
-  payload: metadataSchema.default({}),
-  artifacts: artifactsSchema.default([]),
-  metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata.pick({ client_idempotency_key: true }))),
-});
+const sendAppendSchema = z
+  .object({
+    task_id: taskIdSchema,
+    message: messageSchema,
+    payload: metadataSchema.default({}),
+    artifacts: artifactsSchema.default([]),
+    metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata.pick({ client_idempotency_key: true }))),
+  })
+  .strict();
 
-const getSchema = z.object({ task_id: taskIdSchema });
+const getSchema = z.object({ task_id: taskIdSchema }).strict();
 
-const listSchema = z.object({
-  filter: z
-    .object({
-      role: z.enum(['recipient', 'sender']).default('recipient'),
-      status: z.array(threadStatusSchema).max(5).optional(),
-      since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
-    })
-    .default({ role: 'recipient' }),
-  page: z
-    .object({
-      limit: z.number().int().min(1).max(100).default(20),
-      cursor: z.string().min(1).max(200).nullish(),
-    })
-    .default({ limit: 20 }),
-});
+const listSchema = z
+  .object({
+    filter: z
+      .object({
+        role: z.enum(['recipient', 'sender']).default('recipient'),
+        status: z.array(threadStatusSchema).max(5).optional(),
+        since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
+      })
+      .strict()
+      .default({ role: 'recipient' }),
+    page: z
+      .object({
+        limit: z.number().int().min(1).max(LIMITS.pageLimit, `must be at most ${LIMITS.pageLimit}`).default(LIMITS.pageDefault),
+        cursor: z.string().min(1).max(200).nullish(),
+      })
+      .strict()
+      .default({ limit: LIMITS.pageDefault }),
+  })
+  .strict();
 
-const updateSchema = z.object({
-  task_id: taskIdSchema,
-  transition: z.enum(['accept', 'complete', 'decline']),
-  result_summary: z.string().min(1).max(LIMITS.summary).optional(),
-  artifacts: artifactsSchema.optional(),
-  reason: z.string().min(1).max(LIMITS.reason).optional(),
-  session_id: z.string().max(200).optional(),
-  verdict: verdictInputSchema.optional(),
-  metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
-});
+/** The metadata of a transition: free-form (not stored), with the idempotency key. */
+const transitionMetadata = metadataSchema.pipe(idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough());
 
-const cancelSchema = z.object({
-  task_id: taskIdSchema,
-  reason: z.string().min(1).max(LIMITS.reason).optional(),
-  metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
-});
+const updateSchema = z
+  .object({
+    task_id: taskIdSchema,
+    transition: z.enum(['accept', 'complete', 'decline']),
+    result_summary: text(LIMITS.summary).min(1).optional(),
+    artifacts: artifactsSchema.optional(),
+    reason: text(LIMITS.reason).min(1).optional(),
+    session_id: text(200).optional(),
+    verdict: verdictInputSchema.strict().optional(),
+    metadata: transitionMetadata.optional(),
+  })
+  .strict();
 
-const agentsListSchema = z.object({
-  role: z.string().max(LIMITS.role).optional(),
-  skill: z.string().max(LIMITS.skill).optional(),
-  repo: z.string().max(LIMITS.path).optional(),
-});
+const cancelSchema = z
+  .object({
+    task_id: taskIdSchema,
+    reason: text(LIMITS.reason).min(1).optional(),
+    metadata: transitionMetadata.optional(),
+  })
+  .strict();
+
+const agentsListSchema = z
+  .object({
+    role: text(LIMITS.role).optional(),
+    skill: text(LIMITS.skill).optional(),
+    repo: text(LIMITS.path).optional(),
+  })
+  .strict();
 
 function summaryOf(parts: Array<{ text: string }>, field: string, max: number): string {
   const text = parts.map((part) => part.text).join('\n\n').trim();
