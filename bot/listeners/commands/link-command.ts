@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { agentCardInputSchema, LIMITS } from '../../../relay-core/domain/schemas';
 import { RelayError } from '../../../relay-core/domain/errors';
 import { linkedModal, linkFailedModal, linkingModal } from '../../views/link-modal';
-import type { CommandArgs, CommandDeps } from './handoff-command';
+import type { CommandArgs, CommandDeps } from './command-args';
 import { slackErrorCode } from '../../delivery/slack-errors';
 
 // The modal opens first (the trigger expires in 3 seconds) and is filled in once the teammate exists. An already

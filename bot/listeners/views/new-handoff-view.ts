@@ -12,7 +12,12 @@ import { NOT_LINKED } from '../commands/handoff-command';
 
 type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 
-export function newHandoffSubmitted(deps: { relay: RelayService; log: Logger }) {
+export interface NewHandoffViewDeps {
+  relay: RelayService;
+  log: Logger;
+}
+
+export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
   const { relay } = deps;
   return async ({ ack, body, view, client }: SubmitArgs): Promise<void> => {
     const fail = (errors: FieldErrors) => ack({ response_action: 'errors', errors: errors as Record<string, string> });
