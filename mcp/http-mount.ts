@@ -1,5 +1,4 @@
-// Streamable HTTP MCP at /mcp on the relay's own HTTP app: the same tools, in process, as the teammate whose API key
-// authenticates the request. Stateless: one McpServer and transport per request.
+// Streamable HTTP MCP at /mcp on the relay's HTTP app: the same tools, in process, as the key's teammate.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/domain/schemas';
@@ -11,6 +10,8 @@ import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { createServer } from './server';
+
+// Stateless: one McpServer and transport per request.
 
 export interface McpHttpDeps {
   relay: RelayService;

@@ -1,12 +1,13 @@
-// `/handoff link [handle]`: binds the caller's Slack account to a new teammate and shows its API key once, in a
-// modal opened first (the trigger expires in 3 seconds) and then filled in. An already linked caller is told who
-// they are; no second key is ever made.
+// `/handoff link [handle]`: binds the caller's Slack account to a new teammate and shows its API key once.
 import { z } from 'zod';
 import { agentCardInputSchema, LIMITS } from '../../../relay-core/domain/schemas';
 import { RelayError } from '../../../relay-core/domain/errors';
 import { linkedModal, linkFailedModal, linkingModal } from '../../views/link-modal';
-import type { CommandArgs, CommandDeps } from './handoff-command';
+import type { CommandArgs, CommandDeps } from './command-args';
 import { slackErrorCode } from '../../delivery/slack-errors';
+
+// The modal opens first (the trigger expires in 3 seconds) and is filled in once the teammate exists. An already
+// linked caller is told who they are; no second key is ever made.
 
 const userInfoSchema = z.object({
   user: z.object({
