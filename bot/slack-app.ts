@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
 import type { RelayService } from '../relay-core/service/relay-service';
+import type { ClientSetup } from './views/link-modal';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
@@ -24,6 +25,8 @@ export interface SlackAppDeps {
   verifyJobs: JobQueue;
   /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
   team?: string;
+  /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
+  clientSetup: ClientSetup;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */

@@ -51,7 +51,10 @@ import { benchMcp } from './bench-mcp';
 import { benchSoak } from './bench-soak';
 import { measure, mib, printTable, summarize, type Figures, type Row, type Target } from './bench-measure';
 import { MAILBOX_EVERY, TARGET_SKILL, TARGET_SKILL_HOLDERS, openInMailbox, seed, seededAgent, seededThread } from './bench-seed';
-import { ensureFerretDbBinary, ensureRedis, findFreePort, startFerretDb } from './local-services';
+import { ensureFerretDbBinary } from './local-services/ferretdb-build';
+import { startFerretDb } from './local-services/ferretdb';
+import { findFreePort } from './local-services/ports';
+import { ensureRedis } from './local-services/redis';
 import { startRelay, type RunningRelay } from './relay';
 
 const WARMUP = 50;

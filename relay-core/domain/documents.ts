@@ -109,7 +109,7 @@ export interface SlackDelivery {
 }
 
 /**
- * A Slack post the `slack` queue claimed before sending it (see bot/slack-delivery.ts): a retry that finds
+ * A Slack post the `slack` queue claimed before sending it (see bot/delivery/exactly-once-post.ts): a retry that finds
  * it without a recorded ts looks the message up by `marker` (sent as message metadata) before posting again.
  */
 export interface SlackPendingPost {
@@ -167,7 +167,7 @@ export interface ThreadDoc {
   slack: SlackDelivery | null;
   /** The sender's DM for this handoff, when the sender is linked to Slack (absent on old threads). */
   slack_sender?: SlackDelivery | null;
-  /** Thread replies posted under the DMs: `${audience}:${sequence_no}` → ts (see relay-core/slack-posts.ts). */
+  /** Thread replies posted under the DMs: `${audience}:${sequence_no}` → ts (see bot/delivery/slack-posts.ts). */
   slack_replies?: Record<string, string>;
   /** Posts claimed but not recorded yet, by the same keys ('recipient', 'sender', `${audience}:${n}`). */
   slack_pending?: Record<string, SlackPendingPost>;

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { withoutNonce } from '../helpers/provenance-nonce';
 import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, submitView } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
@@ -32,7 +33,8 @@ async function registerWithCli(args: string[]): Promise<{ stdout: string; apiKey
 
 function accepted(callResult: Awaited<ReturnType<Client['callTool']>>) {
   if (callResult.isError) throw new Error(`tool failed: ${JSON.stringify(callResult.content)}`);
-  return callResult.structuredContent as Record<string, any>;
+  // Compared without the answer's provenance nonce (the provenance unit tests check the nonces).
+  return withoutNonce(callResult.structuredContent as Record<string, any>);
 }
 
 beforeAll(async () => {

@@ -3,7 +3,7 @@
 // sender and recipient) once per webhook-id, each verifying with standardwebhooks.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startRedis } from '../../scripts/local-services';
+import { startRedis } from '../../scripts/local-services/redis';
 import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';

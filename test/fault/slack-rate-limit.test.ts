@@ -5,6 +5,8 @@ import type { Job } from 'bullmq';
 import pino from 'pino';
 import { slackWebClient } from '../../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../../bot/slack-delivery';
+import { SlackPostLedger } from '../../bot/delivery/slack-post-ledger';
+import { mongoThreadWriter } from '../../relay-core/store/mongo-thread-writer';
 import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
@@ -165,7 +167,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
       }
       return answer;
     }) as typeof client.chat.postMessage;
-    return createSlackDeliveryProcessor({ relay: api.relay, client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
+    return createSlackDeliveryProcessor({ relay: api.relay, threads: mongoThreadWriter(api.store), client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
   }
 
   const job = (id: string, threadId: string, type: string) => ({ id, data: { thread_id: threadId, event_id: randomUUID(), type } }) as unknown as Job;
@@ -205,7 +207,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
     const { body } = await api.rpc(key, 'message/send', { recipient: 'crash-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'claimed, never posted' }] } });
     const threadId = body.result.task_id as string;
     // A worker that died right after claiming: the claim exists, Slack never saw the post.
-    const claim = await api.relay.claimSlackPost(threadId, 'recipient', { channel: slack.imChannelId('U0CRASHRCP'), thread_ts: null, owner: 'dead' }, null);
+    const claim = await new SlackPostLedger({ threads: mongoThreadWriter(api.store) }).claim(threadId, 'recipient', { channel: slack.imChannelId('U0CRASHRCP'), thread_ts: null, owner: 'dead' }, null);
     expect(claim).not.toBeNull();
     await expect(processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('C', threadId, 'thread.created'))).resolves.toBe('posted');
     const dms = dmsOf(slack.imChannelId('U0CRASHRCP'), threadId);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { loadConfig, type RelayConfig } from '../../relay-core/ops/config';
 import { createLogger } from '../../relay-core/ops/logger';
-import { findFreePort } from '../../scripts/local-services';
+import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import type { FakeSlack } from '../fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
