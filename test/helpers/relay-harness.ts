@@ -8,6 +8,7 @@ import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import type { FakeSlack } from '../fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
+import { queuePrefix } from './queue-keys';
 
 export interface TestRelay extends RunningRelay {
   adminKey: string;
@@ -39,7 +40,7 @@ export async function startTestRelay(opts: {
     MONGODB_URL: testMongoUrl(),
     MONGODB_DB: uniqueName(opts.name),
     REDIS_URL: testRedisUrl(),
-    RELAY_QUEUE_PREFIX: uniqueName(opts.name),
+    RELAY_QUEUE_PREFIX: queuePrefix(opts.name),
     RELAY_ADMIN_KEY: adminKey,
     RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
