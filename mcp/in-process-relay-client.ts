@@ -1,5 +1,6 @@
 // The MCP tools' port to the relay inside the relay process: the JSON-RPC method table, called directly as one teammate.
-import { MUTATING_METHODS, resolveMethod } from '../relay-core/jsonrpc/dispatch';
+import { resolveMethod } from '../relay-core/jsonrpc/dispatch';
+import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
 import type { AgentDoc } from '../relay-core/domain/documents';
 import { ERROR_CODES, RelayError } from '../relay-core/domain/errors';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';

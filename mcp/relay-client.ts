@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MUTATING_METHODS } from '../relay-core/jsonrpc/dispatch';
+import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
 
 export interface RelayClient {
   /** One JSON-RPC call; a change is sent under a fresh idempotency key of its own (see `keyedCall`). */

@@ -68,15 +68,3 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
   }
   return next;
 }
-
-/**
- * Which recorded DM of the thread a Slack message is (by channel and ts), or null: for listeners, a click on
- * the sender's DM is no more stale than one on the recipient's; only a message that is neither is.
- */
-export function slackDmAudience(doc: ThreadDoc, channel: string | undefined, ts: string | undefined): SlackAudience | null {
-  for (const audience of ['recipient', 'sender'] as const) {
-    const dm = slackDm(doc, audience);
-    if (dm && dm.channel === channel && dm.ts === ts) return audience;
-  }
-  return null;
-}

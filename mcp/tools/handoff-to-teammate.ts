@@ -9,6 +9,7 @@ import {
   metadataSchema,
   proposedActionSchema,
 } from '../../relay-core/domain/schemas';
+import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -32,15 +33,8 @@ export const handoffToTeammateInput = z
       .describe('Tools the recipient needs (stored as metadata.required_tools); accepting without them is CAPABILITY_UNAVAILABLE'),
   })
   .superRefine((input, ctx) => {
-    if (input.intent === 'propose_action' && !input.proposed_action) {
-      ctx.addIssue({ code: 'custom', path: ['proposed_action'], message: 'proposed_action is required when intent is "propose_action"' });
-    }
-    if (input.intent !== 'propose_action' && input.proposed_action) {
-      ctx.addIssue({ code: 'custom', path: ['proposed_action'], message: 'proposed_action must be omitted unless intent is "propose_action"' });
-    }
-    if (input.intent !== 'ask_question' && input.question !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['question'], message: 'question is only for intent "ask_question"' });
-    }
+    // The relay's own intent rules, in its words, before any network call.
+    for (const problem of intentProblems(input)) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
   });
 
 export const handoffToTeammateOutput = z.object({

@@ -109,7 +109,7 @@ export interface SlackDelivery {
 }
 
 /**
- * A Slack post the `slack` queue claimed before sending it (see bot/slack-delivery.ts): a retry that finds
+ * A Slack post the `slack` queue claimed before sending it (see bot/delivery/exactly-once-post.ts): a retry that finds
  * it without a recorded ts looks the message up by `marker` (sent as message metadata) before posting again.
  */
 export interface SlackPendingPost {

@@ -17,6 +17,7 @@ import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from 
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
+import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
 
 export interface HttpAppDeps {
@@ -28,6 +29,8 @@ export interface HttpAppDeps {
   readiness: Record<string, () => Promise<void>>;
   /** Webhook deliveries for the admin routes (/admin/deliveries…). */
   deadLetters?: WebhookDeadLetters;
+  /** Webhook endpoints, for POST /agents/me/notification/secret. */
+  endpoints: WebhookEndpoints;
   /** GET /metrics serves these, to a bearer of `metricsToken` or the admin key. */
   metrics?: RelayMetrics;
   metricsToken?: string;
@@ -119,7 +122,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/agents/me/notification/secret', async (req, res) => {
     const agent = await authenticate(req);
-    res.status(201).json(await relay.teammates.rotateWebhookSecret(agent.handle));
+    res.status(201).json(await deps.endpoints.rotateSecret(agent.handle));
   });
 
   app.post('/agents/me/keys', async (req, res) => {

@@ -12,7 +12,6 @@ import {
   proposedActionSchema,
   text,
   type Artifact,
-  type ThreadStatus,
 } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
 import { v03Task, v1Task } from './a2a-task';

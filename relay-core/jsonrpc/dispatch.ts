@@ -4,8 +4,6 @@ import type { Method } from './method';
 import { assertCleanParams } from './params-hygiene';
 import { WIRE_METHODS } from './wire-methods';
 
-/** Mutating methods: rate limited per API key. */
-export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);
 
 const WIRE_SEND_KEYS = ['task_id', 'recipient', 'intent'];
 

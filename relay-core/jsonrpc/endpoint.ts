@@ -7,7 +7,8 @@ import { jsonRpcError } from '../http/json-rpc-error';
 import { requestId } from '../http/request-context';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
-import { MUTATING_METHODS, resolveMethod } from './dispatch';
+import { resolveMethod } from './dispatch';
+import { MUTATING_METHODS } from './method';
 
 export interface JsonRpcEndpointDeps {
   relay: RelayService;

@@ -12,3 +12,6 @@ export interface MethodContext {
 }
 
 export type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
+
+/** Mutating methods: rate limited per API key, and sent by clients under an idempotency key. */
+export const MUTATING_METHODS: ReadonlySet<string> = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);

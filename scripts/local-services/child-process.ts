@@ -64,7 +64,7 @@ export async function waitUntilReady(
   diagnostics: () => Promise<string>,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let lastError = 'no answer yet';
+  let lastError: string;
   while (!proc.hasExited()) {
     try {
       await probe();

@@ -9,6 +9,7 @@ import { withoutNonce } from '../helpers/provenance-nonce';
 import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, submitView } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
+import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -91,17 +92,7 @@ test('register prints the API key once and a paste-ready MCP configuration', asy
 
 test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accept and Complete buttons work', async () => {
   const tools = await mcp.listTools();
-  expect(tools.tools.map((t) => t.name).sort()).toEqual([
-    'accept_handoff',
-    'check_inbox',
-    'complete_handoff',
-    'decline_handoff',
-    'draft_proposed_action',
-    'handoff_to_teammate',
-    'list_teammates',
-    'send_message',
-    'view_thread',
-  ]);
+  expect(tools.tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES]);
 
   const teammates = accepted(await mcp.callTool({ name: 'list_teammates', arguments: { role: 'frontend' } }));
   const byWebDev = { source: 'teammate', author: 'web-dev@acme', trusted: false };
@@ -139,9 +130,9 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
   expect(created.thread_id).toMatch(/^[0-9a-f-]{36}$/);
 
   const channel = slack.imChannelId(RECIPIENT_SLACK);
-  const post = await slack.waitFor('chat.postMessage', (c) => c.args.channel === channel, 5_000);
+  const post = await slack.waitFor('chat.postMessage', (c) => c.args.channel === channel);
+  // Reported, not asserted: speed is measured by npm run bench.
   const deliveredMs = post.at - sentAt;
-  expect(deliveredMs).toBeLessThan(5_000);
   process.stderr.write(`handoff → fake Slack DM in ${deliveredMs} ms\n`);
   const dmText = JSON.stringify(post.args.blocks);
   expect(dmText).toContain('Handoff from API developer');

@@ -45,7 +45,7 @@ async function withVerifiedHook(handle: string, card: { slack_user_id?: string }
       body: body ? JSON.stringify(body) : undefined,
     }).then(async (r) => (await r.json()) as any);
   const put = await rest('PUT', { notification_url: hooks.url(`/${handle.split('@')[0]}`) });
-  await waitUntil(async () => (await rest('GET')).notification?.verified === true, `${handle}'s webhook verified`, 15_000);
+  await waitUntil(async () => (await rest('GET')).notification?.verified === true, `${handle}'s webhook verified`);
   return { key, secret: put.notification_secret };
 }
 

@@ -10,10 +10,13 @@ import { mongoThreadWriter } from '../../relay-core/store/mongo-thread-writer';
 import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
-import { waitUntil } from '../helpers/wait-until';
+import { WAIT_MS, waitUntil } from '../helpers/wait-until';
+import { sendHandoff } from '../helpers/handoffs';
 
 const SENDER_SLACK = 'U0RLSENDER';
 const RECIPIENT_SLACK = 'U0RLRECIP';
+/** The most Retry-After any test here makes the worker wait out: six 429s of one second each. */
+const RATE_LIMITED_MS = 6 * 1_000;
 
 let slack: FakeSlack;
 let relay: TestRelay;
@@ -41,10 +44,7 @@ afterAll(async () => {
 
 const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 
-async function send(key: string, summary: string): Promise<string> {
-  const { body } = await relay.rpc(key, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } });
-  return body.result.task_id as string;
-}
+const send = (key: string, summary: string) => sendHandoff(relay, key, 'recipient@acme', summary);
 
 async function append(key: string, threadId: string, text: string): Promise<void> {
   const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });
@@ -63,7 +63,7 @@ async function threadWhere(threadId: string, has: (t: any) => unknown, what: str
   return waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc && has(doc) ? doc : undefined;
-  }, what, 20_000);
+  }, what, WAIT_MS + RATE_LIMITED_MS);
 }
 
 async function jobsOf(threadId: string) {
@@ -99,7 +99,7 @@ test('replies and updates while Slack answers 429: all arrive in sequence order 
   const { body } = await relay.rpc(recipientKey, 'tasks/update', { task_id: threadId, transition: 'accept' });
   expect(body.result).toMatchObject({ status: 'accepted' });
   await threadWhere(threadId, (t) => Object.keys(t.slack_replies ?? {}).length === 12, 'twelve replies recorded');
-  await queue.settled(30_000);
+  await queue.settled(WAIT_MS + RATE_LIMITED_MS);
 
   expect(slack.calls.filter((c) => c.response.error === 'ratelimited').length).toBeGreaterThanOrEqual(6);
   for (const dm of [thread.slack, thread.slack_sender]) {

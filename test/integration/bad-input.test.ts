@@ -3,6 +3,7 @@
 // database exactly as it was before the row. Requests that WIRE.md says must be accepted are at the end.
 import { createHash } from 'node:crypto';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { text } from '../helpers/handoffs';
 
 // ── the wire's error table (WIRE.md), written out here so the test does not trust the product's copy ──
 const RPC_CODES = {
@@ -60,7 +61,6 @@ const a2aRaw = (raw: string, headers?: Record<string, string>): Req => ({ method
 const rpc = (method: string, params: unknown, as: Who = 'alice', headers?: Record<string, string>) => a2a({ jsonrpc: '2.0', id: 7, method, params }, as, headers);
 const rest = (method: string, path: string, json?: unknown, as: Who = 'alice'): Req => ({ method, path, as, json });
 
-const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
 const NEW = { task_id: null, recipient: 'bob@acme', intent: 'inform', message: text('Please look at the search API') };
 const PA = { description: 'Rename the prop', target_files: ['apps/web/a.tsx'], rationale: 'Consistency' };
 const send = (over: Record<string, unknown>, as: Who = 'alice', headers?: Record<string, string>) => rpc('message/send', { ...NEW, ...over }, as, headers);

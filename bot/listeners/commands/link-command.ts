@@ -6,7 +6,7 @@ import { agentCardInputSchema, LIMITS } from '../../../relay-core/domain/schemas
 import { RelayError } from '../../../relay-core/domain/errors';
 import { linkedModal, linkFailedModal, linkingModal } from '../../views/link-modal';
 import type { CommandArgs, CommandDeps } from './handoff-command';
-import { slackErrorCode } from './new-handoff-command';
+import { slackErrorCode } from '../../delivery/slack-errors';
 
 const userInfoSchema = z.object({
   user: z.object({
