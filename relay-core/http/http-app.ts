@@ -8,6 +8,7 @@ import { jsonRpcEndpoint } from '../jsonrpc/endpoint';
 import { constantTimeEqual } from '../ops/api-keys';
 import { RelayError, invalidParams } from '../domain/errors';
 import { adminAuth, bearer, teammateAuth } from './bearer-auth';
+import { requireJsonContentType } from './json-content-type';
 import { jsonRpcError } from './json-rpc-error';
 import { requestContext, requestId } from './request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
@@ -73,7 +74,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   const authenticate = teammateAuth(relay.teammates);
   const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
+  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);
