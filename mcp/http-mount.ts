@@ -4,6 +4,7 @@ import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/domain/schemas';
 import { RelayError } from '../relay-core/domain/errors';
 import { bearer } from '../relay-core/http/bearer-auth';
+import { requireJsonContentType } from '../relay-core/http/json-content-type';
 import { jsonRpcError } from '../relay-core/jsonrpc/json-rpc-error';
 import { requestId } from '../relay-core/ops/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
@@ -28,7 +29,7 @@ function unauthenticated(res: Response, key: string | undefined): void {
 export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
   const json = express.json({ limit: LIMITS.bodyBytes });
 
-  app.post('/mcp', json, async (req, res, next) => {
+  app.post('/mcp', requireJsonContentType(), json, async (req, res, next) => {
     try {
       const key = bearer(req);
       const caller = key ? await deps.relay.teammates.authenticate(key) : null;

@@ -98,6 +98,26 @@ export function assertParticipant(caller: AgentDoc, doc: ThreadDoc): void {
   }
 }
 
+/**
+ * True when a transition asks for the status the thread is already in, from the party who put it there: accept
+ * after accept by the recipient, complete after complete with the same result, decline after decline, cancel
+ * after cancel. It is answered with the current state and changes nothing, so a client that lost an answer and
+ * asks again is never told it failed. A request made against a status someone was shown (a Slack button's
+ * expected_status) is never a repeat: Slack explains a second click instead.
+ */
+export function isRepeatedTransition(
+  caller: AgentDoc,
+  request: { transition: TransitionName; expected_status?: ThreadStatus; result_summary?: string; artifacts?: unknown[] },
+  rule: TransitionRule,
+  doc: ThreadDoc,
+): boolean {
+  if (request.expected_status !== undefined || doc.status !== rule.to || doc[rule.actor] !== caller.handle) return false;
+  const last = doc.status_history[doc.status_history.length - 1];
+  if (last?.status !== rule.to || last.by !== caller.handle) return false;
+  if (request.transition !== 'complete') return true;
+  return doc.completed_summary === (request.result_summary ?? null) && canonicalHash(doc.completion_artifacts) === canonicalHash(request.artifacts ?? []);
+}
+
 /** Why a transition wrote nothing, judged on the thread as it was last read (null: it does not exist). */
 export function explainFailedTransition(
   caller: AgentDoc,

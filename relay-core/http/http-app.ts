@@ -7,6 +7,7 @@ import { jsonRpcEndpoint } from '../jsonrpc/endpoint';
 import { constantTimeEqual } from '../ops/api-keys';
 import { RelayError, invalidParams } from '../domain/errors';
 import { adminAuth, bearer, teammateAuth } from './bearer-auth';
+import { requireJsonContentType } from './json-content-type';
 import { jsonRpcError } from '../jsonrpc/json-rpc-error';
 import { requestContext, requestId } from '../ops/request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
@@ -74,7 +75,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   const authenticate = teammateAuth(relay.teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
+  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { Artifact, NewHandoff, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
-import { assertParticipant, explainFailedTransition, intentProblems, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
+import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
@@ -242,13 +242,19 @@ export class RelayService {
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
     let gateRefused = false;
+    let repeated = false;
     const { before, after } = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
+      repeated = false;
       if (doc[rule.actor] !== caller.handle) return undefined;
       // A presented token is judged even on a thread that is no longer pending (already_consumed).
       const judged = request.transition === 'accept' && gate && (rule.from.includes(doc.status) || request.verdict?.goal_token !== undefined);
       if (judged && !gate(doc, now)) {
         gateRefused = true;
+        return undefined;
+      }
+      if (isRepeatedTransition(caller, request, rule, doc)) {
+        repeated = true;
         return undefined;
       }
       if (!rule.from.includes(doc.status)) return undefined;
@@ -270,6 +276,10 @@ export class RelayService {
       };
     });
     if (gateRefused) return before;
+    if (repeated) {
+      this.log.debug({ thread_id: request.thread_id, transition: request.transition, by: caller.handle, via }, 'repeated transition answered with the current state');
+      return before;
+    }
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
     await this.outbox.publish(after._id, [event]);

@@ -104,7 +104,12 @@ const ENVELOPE: Row[] = [
   E('envelope: not JSON at all', a2aRaw('this is not json'), 'parse_error'),
   E('envelope: truncated JSON', a2aRaw('{"jsonrpc":'), 'parse_error'),
   E('envelope: empty body', a2aRaw(''), 'parse_error'),
-  E('envelope: form-encoded body', a2aRaw('jsonrpc=2.0&method=tasks/list', { 'content-type': 'application/x-www-form-urlencoded' }), 'parse_error'),
+  E('envelope: form-encoded body', a2aRaw('jsonrpc=2.0&method=tasks/list', { 'content-type': 'application/x-www-form-urlencoded' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as text/plain', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: NEW }), { 'content-type': 'text/plain' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as text/plain; charset=utf-8', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} }), { 'content-type': 'text/plain; charset=utf-8' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as application/jsonp', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} }), { 'content-type': 'application/jsonp' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as application/json-patch+json', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} }), { 'content-type': 'application/json-patch+json' }), 'invalid_request', 415),
+  E('envelope: text/plain without a key (415 before authentication)', { ...a2aRaw('{}', { 'content-type': 'text/plain' }), as: 'none' }, 'invalid_request', 415),
   E('envelope: gzip header on a body that is not gzip', a2aRaw('{"jsonrpc":"2.0"}', { 'content-encoding': 'gzip' }), 'parse_error'),
   E('envelope: unsupported content-encoding (zstd)', a2aRaw('{}', { 'content-encoding': 'zstd' }), 'invalid_request', 415),
   E('envelope: JSON array []', a2a([]), 'invalid_request'),
@@ -407,7 +412,8 @@ const UPDATE_CANCEL: Row[] = [
   E('tasks/cancel: by the recipient', cancel({}, 'bob'), 'not_authorized_transition'),
   E('tasks/cancel: by a non-participant', cancel({}, 'carol'), 'not_a_participant'),
   E('tasks/cancel: unknown thread', cancel({ task_id: UNKNOWN }), 'thread_not_found'),
-  E('tasks/cancel: an already cancelled thread', cancel({ task_id: T2 }), 'thread_terminal'),
+  E('tasks/update: decline a cancelled thread', update({ task_id: T2, transition: 'decline' }), 'thread_terminal'),
+  E('tasks/update: complete a cancelled thread', update({ task_id: T2, transition: 'complete', result_summary: 'done' }), 'thread_terminal'),
   P('agents/list: role a number', rpc('agents/list', { role: 1 }), 'params.role'),
   P('agents/list: role of 65 characters', rpc('agents/list', { role: long(65) }), 'params.role'),
   P('agents/list: skill an object', rpc('agents/list', { skill: { $ne: null } }), 'params.skill'),
@@ -666,6 +672,10 @@ describe('accepted: the A2A fields the README allows beside the wire ones, and u
   test('tasks/list pages of 200 and of 150', async () => {
     expect((await result(list({ role: 'sender' }, { limit: 200 }))).items).toEqual(expect.any(Array));
     expect((await result(list({}, { limit: 150 }))).items).toEqual(expect.any(Array));
+  });
+
+  test.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])('Content-Type %s is JSON', async (type) => {
+    expect((await result(a2a({ jsonrpc: '2.0', id: 1, method: 'agents/list', params: {} }, 'alice', { 'content-type': type }))).teammates).toEqual(expect.any(Array));
   });
 
   test('the JSON-RPC id comes back as sent (string, null)', async () => {
