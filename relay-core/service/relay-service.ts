@@ -1,5 +1,4 @@
-// The relay service: every surface (A2A, MCP, Slack, web) calls these operations; each state change is one
-// versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
+// The relay service: every surface (A2A, MCP, Slack, web) calls these operations.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acceptanceVerdict, declaredProject, type Verdict } from '../domain/acceptance-verdict';
@@ -7,7 +6,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { Artifact, NewHandoff, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
-import { assertParticipant, explainFailedTransition, intentProblems, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
+import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
@@ -19,7 +18,9 @@ import { Outbox } from './outbox';
 import { threadFacts, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
-import { messageView, threadView, transitionView, type ThreadView, type TransitionView } from './wire-views';
+import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
+
+// Each state change is one versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
 
 export interface CreateResult {
   task_id: string;
@@ -207,12 +208,12 @@ export class RelayService {
   // ── change ──────────────────────────────────────────────────────────────────
 
   /** Accept, complete, decline (recipient) or cancel (sender); idempotent under the caller's key. */
-  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionView> {
+  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
       const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId);
-      let refused: Verdict | undefined;
-      let passed: Verdict | undefined;
+      let refused: (Verdict & { accepted: false }) | undefined;
+      let passed: (Verdict & { accepted: true }) | undefined;
       const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
         // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
         passed = undefined;
@@ -223,8 +224,8 @@ export class RelayService {
           recipient_tools: caller.tools ?? [],
           now,
         }, caller.team);
-        if (verdict.accepted) passed = verdict;
-        else refused = verdict;
+        if (verdict.accepted) passed = { ...verdict, accepted: true };
+        else refused = { ...verdict, accepted: false };
         return verdict.accepted;
       });
       if (refused) {
@@ -259,13 +260,19 @@ export class RelayService {
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
     let gateRefused = false;
+    let repeated = false;
     const { before, after } = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
+      repeated = false;
       if (doc[rule.actor] !== caller.handle) return undefined;
       // A presented token is judged even on a thread that is no longer pending (already_consumed).
       const judged = request.transition === 'accept' && gate && (rule.from.includes(doc.status) || request.verdict?.goal_token !== undefined);
       if (judged && !gate(doc, now)) {
         gateRefused = true;
+        return undefined;
+      }
+      if (isRepeatedTransition(caller, request, rule, doc)) {
+        repeated = true;
         return undefined;
       }
       if (!rule.from.includes(doc.status)) return undefined;
@@ -287,6 +294,10 @@ export class RelayService {
       };
     });
     if (gateRefused) return before;
+    if (repeated) {
+      this.log.debug({ thread_id: request.thread_id, transition: request.transition, by: caller.handle, via }, 'repeated transition answered with the current state');
+      return before;
+    }
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
     await this.outbox.publish(after._id, [event]);
