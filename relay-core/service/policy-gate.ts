@@ -91,11 +91,13 @@ export class PolicyGate {
    * The decision for one call, enforced: deny and an exhausted rate limit throw (and are audited); otherwise the
    * stamp to record on the write. A require_approval rule refuses for now with where approval would come from.
    */
-  async check(request: GateRequest): Promise<PolicyStamp> {
+  async check(request: GateRequest, isReplay?: () => Promise<boolean>): Promise<PolicyStamp | 'replay'> {
     const policy = await this.deps.policies.current();
     const decision = decide(policy, this.facts(request));
     const stamp: PolicyStamp = { rule_id: decision.rule_id, effect: decision.effect, policy_version: decision.policy_version };
     if (decision.effect === 'allow') return stamp;
+    // A retry of a call that already went through replays its answer: it is neither refused again nor counted twice.
+    if (isReplay && (await isReplay())) return 'replay';
     if (decision.effect === 'deny') {
       await this.audit(request, decision, 'denied', decision.reason!);
       throw new RelayError('policy_denied', `Policy rule ${decision.rule_id ?? 'default'} denies ${request.action}: ${decision.reason}`, {

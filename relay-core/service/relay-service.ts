@@ -133,9 +133,8 @@ export class RelayService {
       mintHandoffToken(this.tokenSecret, { id: threadId, team: recipient.team, bodyHash, projectId: declaredProject(input.metadata).project_id }, now, this.tokenTtlMs),
     );
     const bodyHash = doc.request_hash;
-    // A retry under the same key replays the first answer; only a new handoff is put to the policy.
-    const earlier = input.idempotency_key ? await this.store.threads.findOne({ _id: threadId }) : null;
-    if (earlier) return this.replayCreate(earlier, bodyHash);
+    let earlier: ThreadDoc | null = null;
+    const isReplay = async () => Boolean(input.idempotency_key && (earlier = await this.store.threads.findOne({ _id: threadId })));
     const policy = await this.policy?.check({
       action: 'handoff.create',
       via,
@@ -146,7 +145,8 @@ export class RelayService {
       artifacts: input.artifacts,
       target_files: input.proposed_action?.target_files ?? [],
       session_id: sessionId,
-    });
+    }, isReplay);
+    if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
     if (policy) doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     try {
       await this.store.threads.insertOne(doc);
@@ -333,7 +333,8 @@ export class RelayService {
     if (!doc || (doc.from !== caller.handle && doc.to !== caller.handle)) return undefined;
     const [sender, recipient] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to)]);
     if (!sender || !recipient) return undefined;
-    return this.policy.check({ action, via, actor: caller, sender, recipient, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
+    const stamp = await this.policy.check({ action, via, actor: caller, sender, recipient, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
+    return stamp === 'replay' ? undefined : stamp;
   }
 
   private createResult(doc: ThreadDoc): CreateResult {

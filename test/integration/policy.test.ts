@@ -202,6 +202,18 @@ describe('rate limits', () => {
     }
   });
 
+  test('a retried create under the same idempotency key replays its answer: neither counted again nor refused', async () => {
+    await applyPolicy(relay, 'rules:\n  - { id: one-create, match: { action: handoff.create }, effect: rate_limit, max: 1, window: 1m, per: pair }\n');
+    const send = (key: string) =>
+      relay.rpc(team.senderKey, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: text('once'), metadata: { client_idempotency_key: key } });
+    const first = await send('retry-1');
+    const again = await send('retry-1');
+    expect(again.body.result.task_id).toBe(first.body.result.task_id);
+    const other = await send('retry-2');
+    expect(other.body.error).toMatchObject({ code: -32003, message: 'Policy rule one-create allows at most 1 handoff.create per 1 min per pair' });
+    await applyPolicy(relay, INFRA_POLICY);
+  });
+
   test('per session: each MCP session has its own allowance', async () => {
     const own = await startTestRelay({ name: 'policy_session' });
     try {
