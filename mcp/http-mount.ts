@@ -1,17 +1,18 @@
-// Streamable HTTP MCP at /mcp on the relay's own HTTP app: the same tools, in process, as the teammate whose API key
-// authenticates the request. Stateless: one McpServer and transport per request.
+// Streamable HTTP MCP at /mcp on the relay's HTTP app: the same tools, in process, as the key's teammate.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/domain/schemas';
 import { RelayError } from '../relay-core/domain/errors';
 import { bearer } from '../relay-core/http/bearer-auth';
 import { requireJsonContentType } from '../relay-core/http/json-content-type';
-import { jsonRpcError } from '../relay-core/http/json-rpc-error';
-import { requestId } from '../relay-core/http/request-context';
+import { jsonRpcError } from '../relay-core/jsonrpc/json-rpc-error';
+import { requestId } from '../relay-core/ops/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { createServer } from './server';
+
+// Stateless: one McpServer and transport per request.
 
 export interface McpHttpDeps {
   relay: RelayService;

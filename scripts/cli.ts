@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The handoff-relay command line: `start` runs the relay (with local services when none are configured),
-// `register` creates a teammate and prints its API key once with MCP client configuration.
+// The handoff-relay command line: `start` (with local services when none are configured), `register`, `deliveries`.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';

@@ -19,6 +19,7 @@ import {
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
 import type { RelayConfig } from '../relay-core/ops/config';
+import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
@@ -46,9 +47,11 @@ export interface StartRelayOptions {
   log: Logger;
   /** How often the worker role re-enqueues events that missed their queue (ms). */
   sweepIntervalMs?: number;
+  /** What every service, processor and ledger reads as "now" (tests move it to expire tokens and secrets). */
+  clock?: Clock;
 }
 
-export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: StartRelayOptions): Promise<RunningRelay> {
+export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock = systemClock }: StartRelayOptions): Promise<RunningRelay> {
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
   const producer = redisConnection(config.redisUrl, 'producer');
@@ -67,13 +70,14 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     store,
     keyPepper: config.keyPepper,
     log,
+    clock,
     webhooks: {
       newEndpoint: (url, now) => newWebhookEndpoint(url, webhookPolicy, now),
       onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at),
     },
   });
-  const endpoints = new WebhookEndpoints({ store, teammates, log });
-  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
+  const endpoints = new WebhookEndpoints({ store, teammates, log, clock });
+  const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
@@ -83,7 +87,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
     const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
     if (slackClient) {
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock });
       workers.push(
         startWorker({
           name: 'slack',
@@ -101,7 +105,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
@@ -117,6 +121,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
             policy: webhookPolicy,
             log,
             onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
+            clock,
           }),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),

@@ -1,5 +1,4 @@
-// The thread lifecycle rules the relay service applies: what a new handoff's intent requires, which
-// transition moves which status, who may make it, and why a refused one was refused.
+// The thread lifecycle rules: intent requirements, transitions, who may make them, and why one was refused.
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, ThreadDoc } from './documents';
 import { RelayError } from './errors';

@@ -1,5 +1,4 @@
-// The relay's one HTTP app: JSON-RPC at /a2a (jsonrpc/endpoint.ts), REST for teammates, health, and the inbox page.
-// Slack (bot/) mounts its receiver on the same app; finishHttpApp adds the 404 and error handlers last.
+// The relay's one HTTP app: REST for teammates and admins, health, the inbox page, and /a2a (jsonrpc/endpoint.ts).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
@@ -9,8 +8,8 @@ import { constantTimeEqual } from '../ops/api-keys';
 import { RelayError, invalidParams } from '../domain/errors';
 import { adminAuth, bearer, teammateAuth } from './bearer-auth';
 import { requireJsonContentType } from './json-content-type';
-import { jsonRpcError } from './json-rpc-error';
-import { requestContext, requestId } from './request-context';
+import { jsonRpcError } from '../jsonrpc/json-rpc-error';
+import { requestContext, requestId } from '../ops/request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
@@ -20,6 +19,8 @@ import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
+
+// Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
 export interface HttpAppDeps {
   relay: RelayService;
@@ -71,7 +72,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type(contentType).send(body);
   });
 
-  const authenticate = teammateAuth(relay.teammates);
+  const authenticate = teammateAuth(relay.teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
   app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));

@@ -3,8 +3,8 @@
 // is never taken for JSON-RPC.
 import type { RequestHandler } from 'express';
 import { RelayError } from '../domain/errors';
-import { jsonRpcError } from './json-rpc-error';
-import { requestId } from './request-context';
+import { jsonRpcError } from '../jsonrpc/json-rpc-error';
+import { requestId } from '../ops/request-context';
 
 export function requireJsonContentType(): RequestHandler {
   return (req, res, next) => {

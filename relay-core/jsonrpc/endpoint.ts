@@ -3,8 +3,8 @@ import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { jsonRpcError } from '../http/json-rpc-error';
-import { requestId } from '../http/request-context';
+import { requestId } from '../ops/request-context';
+import { jsonRpcError } from './json-rpc-error';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
 import { resolveMethod } from './dispatch';
@@ -40,7 +40,8 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
     try {
       caller = await deps.authenticate(req);
     } catch (error) {
-      return fail(error);
+      // unauthenticated (401), or unavailable (503) when the key could not be looked up.
+      return fail(error instanceof RelayError ? error : new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly'));
     }
     const envelope = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
     if (!body || typeof body !== 'object' || Array.isArray(body) || envelope.jsonrpc !== '2.0' || typeof envelope.method !== 'string') {

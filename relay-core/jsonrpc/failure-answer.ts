@@ -37,11 +37,12 @@ export function failureAnswer(error: unknown): FailureAnswer {
     if (error.code === 'internal') return { error, status: 500, unexpected: false };
     // Over JSON-RPC state_changed only comes from contention: the write ran out of attempts, and a retry will get in.
     if (error.code === 'state_changed') return { error, status: 503, retryAfterSeconds: 1, unexpected: false };
+    if (error.code === 'unavailable') return { error, status: 503, retryAfterSeconds: 2, unexpected: false };
     return { error, status: error.code === 'unauthenticated' ? 401 : 200, unexpected: false };
   }
   if (unreachable(error)) {
     return {
-      error: new RelayError('internal', 'The relay cannot reach its database or queue right now; retry in a moment'),
+      error: new RelayError('unavailable', 'The relay cannot reach its database or queue right now; retry in a moment'),
       status: 503,
       retryAfterSeconds: 2,
       unexpected: true,

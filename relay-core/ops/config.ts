@@ -1,6 +1,9 @@
 // Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
 import { z } from 'zod';
 
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export const ROLES = ['api', 'worker', 'bot'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -52,7 +55,7 @@ const envSchema = z.object({
   RELAY_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   RELAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   RELAY_WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .optional()
@@ -107,7 +110,7 @@ export interface RelayConfig {
   team?: string;
   slack?: SlackConfig;
   rateLimitPerMinute: number;
-  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  logLevel: LogLevel;
   /** Bearer token for GET /metrics (the admin key works too). */
   metricsToken?: string;
   /** BullMQ lock duration; a job whose worker died is taken up again within about this long (also the stalled-check interval). */

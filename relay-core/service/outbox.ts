@@ -1,10 +1,11 @@
-// The outbox: events a thread write recorded go to their queues right after the write, and a sweep
-// enqueues whatever missed its queue (Redis was down, a process died).
+// The outbox: events a thread write recorded go to their queues, and a sweep enqueues whatever missed them.
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { OutboxEvent } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
+
+// Events are published right after the write; the sweep covers Redis being down or a process dying in between.
 
 export interface OutboxDeps {
   store: MongoStore;

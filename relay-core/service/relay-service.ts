@@ -1,5 +1,4 @@
-// The relay service: every surface (A2A, MCP, Slack, web) calls these operations; each state change is one
-// versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
+// The relay service: every surface (A2A, MCP, Slack, web) calls these operations.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acceptanceVerdict, declaredProject, type Verdict } from '../domain/acceptance-verdict';
@@ -18,7 +17,9 @@ import { MessageAppender, type AppendRequest, type AppendResult } from './messag
 import { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
-import { messageView, threadView, transitionView, type ThreadView, type TransitionView } from './wire-views';
+import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
+
+// Each state change is one versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
 
 export interface CreateResult {
   task_id: string;
@@ -191,11 +192,11 @@ export class RelayService {
   // ── change ──────────────────────────────────────────────────────────────────
 
   /** Accept, complete, decline (recipient) or cancel (sender); idempotent under the caller's key. */
-  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionView> {
+  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
-      let refused: Verdict | undefined;
-      let passed: Verdict | undefined;
+      let refused: (Verdict & { accepted: false }) | undefined;
+      let passed: (Verdict & { accepted: true }) | undefined;
       const after = await this.applyTransition(caller, request, via, (doc, now) => {
         // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
         passed = undefined;
@@ -206,8 +207,8 @@ export class RelayService {
           recipient_tools: caller.tools ?? [],
           now,
         }, caller.team);
-        if (verdict.accepted) passed = verdict;
-        else refused = verdict;
+        if (verdict.accepted) passed = { ...verdict, accepted: true };
+        else refused = { ...verdict, accepted: false };
         return verdict.accepted;
       });
       if (refused) {

@@ -1,9 +1,10 @@
 // MongoDB adapter: typed collections, indexes, and the versioned thread write every state change goes through.
-// Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (see TOOLCHAIN.md).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Collection, type CreateIndexesOptions, type Db, type Filter, type IndexSpecification, type OptionalUnlessRequiredId } from 'mongodb';
 import type { AgentDoc, AgentWriteDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
+
+// Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (no transactions, no atomic updates).
 
 export function isDuplicateKey(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 11000;

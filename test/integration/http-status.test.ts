@@ -87,7 +87,7 @@ describe('once the store is gone', () => {
       expect(await response.json()).toEqual({
         jsonrpc: '2.0',
         id: 9,
-        error: { code: -32099, message: expect.stringContaining('retry'), data: { code: 'internal', request_id: expect.any(String) } },
+        error: { code: -32016, message: expect.stringContaining('retry'), data: { code: 'unavailable', request_id: expect.any(String) } },
       });
     }
   });

@@ -27,7 +27,7 @@ let firstSendFailure: 'bare-502' | 'relay-503' = 'bare-502';
 const RELAY_503 = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
-  error: { code: -32099, message: 'The relay cannot reach its database or queue right now; retry in a moment', data: { code: 'internal', request_id: 'r-1' } },
+  error: { code: -32016, message: 'The relay cannot reach its database or queue right now; retry in a moment', data: { code: 'unavailable', request_id: 'r-1' } },
 });
 const clients: Client[] = [];
 
