@@ -23,6 +23,7 @@ import type { RelayConfig } from '../relay-core/ops/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
+import { migrateStore } from '../relay-core/store/migrate';
 import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
@@ -48,6 +49,7 @@ export interface StartRelayOptions {
 export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: StartRelayOptions): Promise<RunningRelay> {
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
+  await migrateStore(store, (line) => log.info(line));
   const producer = redisConnection(config.redisUrl, 'producer');
   producer.on('error', () => {
     // ioredis reconnects by itself; a failed publish is swept later.
@@ -122,7 +124,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
   }
-  const metrics = new RelayMetrics({ outboxBacklog: () => store.threads.countDocuments({ outbox_dirty: true }) });
+  const metrics = new RelayMetrics({ outboxBacklog: () => store.outbox.count() });
   for (const running of workers) {
     metrics.watchWorker(running.worker);
     logWorkerEvents(running.worker, log);

@@ -4,7 +4,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Filter } from 'mongodb';
 import { acceptanceVerdict, hashHandoffToken, declaredProject, type Verdict, type VerdictInput } from '../domain/acceptance-verdict';
 import { constantTimeEqual } from '../ops/api-keys';
 import { canonicalHash } from '../domain/canonical-json';
@@ -24,7 +23,7 @@ import {
 } from '../domain/schemas';
 import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord, type SlackPostKey } from './slack-posts';
 import { systemClock, type Clock, type Teammates } from './teammates';
-import { decodeCursor, encodeCursor, listItem, messageView, threadView, transitionView, type ListItem, type ThreadView, type TransitionView } from './wire-views';
+import { listItem, messageView, threadView, transitionView, type ListItem, type ThreadView, type TransitionView } from './wire-views';
 
 export interface CreateResult {
   task_id: string;
@@ -89,6 +88,9 @@ export const SLACK_DELIVERY_SOURCE = 'slack_dm';
 /** Messages a thread read returns at most (newest kept); the thread itself tells how many there are. */
 const MESSAGES_PER_READ = 500;
 
+/** An outbox entry whose thread does not record its event this long after it settled belongs to a write that never happened. */
+const UNWRITTEN_EVENT_MS = 30_000;
+
 export interface RelayServiceDeps {
   store: MongoStore;
   teammates: Teammates;
@@ -146,7 +148,7 @@ export class RelayService {
   /** The thread behind a signed inbox link, for that participant; null when the link is not genuine. */
   async threadForInboxLink(threadId: string, viewer: string, signature: string): Promise<{ view: ThreadView; viewer: string } | null> {
     if (!constantTimeEqual(signature, this.inboxSignature(threadId, viewer))) return null;
-    const doc = await this.store.threads.findOne({ _id: threadId });
+    const doc = await this.store.readThread(threadId);
     if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;
     return { view: await this.view(doc, viewer), viewer };
   }
@@ -211,7 +213,6 @@ export class RelayService {
       message_seq: 0,
       message_counts: { from: 0, to: 0 },
       outbox: [event],
-      outbox_dirty: true,
       slack: null,
       handoff_token: {
         nonce,
@@ -223,18 +224,25 @@ export class RelayService {
         consumed_at: null,
       },
     };
-    try {
-      await this.store.threads.insertOne(doc);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      const original = await this.store.threads.findOne({ _id: threadId });
+    const created = await this.writingEvent(threadId, event, async () => {
+      const mailbox = await this.store.placeNewThread(doc);
+      if (mailbox) doc.mailbox = mailbox;
+      try {
+        await this.store.threads.insertOne(doc);
+        return doc;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return null;
+      }
+    });
+    if (!created) {
+      const original = await this.store.readThread(threadId);
       if (!original || original.request_hash !== bodyHash) {
         throw new RelayError('duplicate_idempotency_key', 'This idempotency key was already used with a different request body');
       }
       return this.createResult(original);
     }
     this.log.info({ thread_id: threadId, from: sender.handle, to: recipient.handle, via }, 'handoff created');
-    await this.publish(threadId, doc.outbox);
     return this.createResult(doc);
   }
 
@@ -242,7 +250,7 @@ export class RelayService {
 
   /** The thread as a participant sees it; anyone else gets not_a_participant. */
   async readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc> {
-    const doc = await this.store.threads.findOne({ _id: threadId });
+    const doc = await this.store.readThread(threadId);
     if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
     assertParticipant(caller, doc);
     return doc;
@@ -267,56 +275,39 @@ export class RelayService {
   }
 
   async view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
-    const [from, to, messages] = await Promise.all([
-      this.teammates.get(doc.from),
-      this.teammates.get(doc.to),
-      doc.message_seq === 0
-        ? Promise.resolve([])
-        : this.store.messages
-            .find({ thread_id: doc._id, sequence_no: { $gt: doc.message_seq - MESSAGES_PER_READ, $lte: doc.message_seq } })
-            .sort({ sequence_no: 1 })
-            .toArray(),
-    ]);
+    const newest = Array.from({ length: Math.min(doc.message_seq, MESSAGES_PER_READ) }, (_, i) => doc.message_seq - i);
+    const [from, to, messages] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to), this.store.messagesOf(doc._id, newest)]);
     return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id, viewer));
   }
 
   async threadById(threadId: string): Promise<ThreadDoc | null> {
-    return this.store.threads.findOne({ _id: threadId });
+    return this.store.readThread(threadId);
   }
 
   /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<{ items: ListItem[]; next_cursor: string | null }> {
     const party = request.role === 'recipient' ? 'to' : 'from';
-    const query: Filter<ThreadDoc> = { [party]: caller.handle };
-    if (request.status?.length) query.status = { $in: request.status };
-    const after = request.cursor ? decodeCursor(request.cursor) : undefined;
-    const createdAt: Record<string, Date> = {};
-    if (request.since) createdAt.$gte = request.since;
-    if (after) {
-      createdAt.$lte = after.created_at;
-      query.$or = [{ created_at: { $lt: after.created_at } }, { created_at: after.created_at, _id: { $lt: after.id } }];
-    }
-    if (Object.keys(createdAt).length) query.created_at = createdAt;
-    const docs = await this.store.threads
-      .find(query, {
-        projection: { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1 },
-      })
-      .sort({ created_at: -1, _id: -1 })
-      .limit(request.limit + 1)
-      .toArray();
-    const page = docs.slice(0, request.limit);
-    const reads = page.length
-      ? await this.store.threadReads.find({ _id: { $in: page.map((d) => `${d._id}:${caller.handle}`) } }).toArray()
-      : [];
-    const seen = new Map(reads.map((r) => [r._id.slice(0, r._id.lastIndexOf(':')), r.seen]));
+    const { threads: page, next_cursor } = await this.store.lists.page({
+      party,
+      handle: caller.handle,
+      limit: request.limit,
+      ...(request.status?.length ? { statuses: request.status } : {}),
+      ...(request.since ? { since: request.since } : {}),
+      ...(request.cursor ? { cursor: request.cursor } : {}),
+    });
+    const other = party === 'to' ? 'from' : 'to';
+    // What the caller has seen matters only where the other side wrote something; each read is one `_id` lookup.
+    const seen = new Map(
+      await Promise.all(
+        page
+          .filter((d) => d.message_counts[other] > 0)
+          .map(async (d) => [d._id, (await this.store.threadReads.findOne({ _id: `${d._id}:${caller.handle}` }))?.seen ?? 0] as const),
+      ),
+    );
     const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
     const agents = new Map(await Promise.all(handles.map(async (h) => [h, await this.teammates.get(h)] as const)));
-    const items = page.map((d) => {
-      const fromOther = d.message_counts[party === 'to' ? 'from' : 'to'];
-      return listItem(d, agents, Math.max(0, fromOther - (seen.get(d._id) ?? 0)));
-    });
-    const last = page[page.length - 1];
-    return { items, next_cursor: docs.length > request.limit && last ? encodeCursor(last) : null };
+    const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - (seen.get(d._id) ?? 0))));
+    return { items, next_cursor };
   }
 
   // ── change ──────────────────────────────────────────────────────────────────
@@ -372,7 +363,9 @@ export class RelayService {
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
     let gateRefused = false;
-    const { before, after } = await this.store.writeThread(request.thread_id, (doc) => {
+    let before: ThreadDoc | null = null;
+    const after = await this.writingEvent(request.thread_id, event, async () => {
+      const written = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
       if (doc[rule.actor] !== caller.handle) return undefined;
       // A presented token is judged even on a thread that is no longer pending (already_consumed).
@@ -396,13 +389,14 @@ export class RelayService {
         ...(request.transition === 'cancel' ? { cancel_reason: request.reason ?? null } : {}),
         status_history: [...doc.status_history, { status: rule.to, by: caller.handle, at: now, via }],
         outbox: [...doc.outbox, event],
-        outbox_dirty: true,
       };
+      });
+      before = written.before;
+      return written.after;
     });
     if (gateRefused) return before;
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
-    await this.publish(after._id, [event]);
     return after;
   }
 
@@ -445,7 +439,8 @@ export class RelayService {
       }
       const recorded = await this.recordMessage(thread._id, message);
       if (!recorded) {
-        await this.store.messages.deleteOne({ _id: message._id, id: message.id });
+        // Only this writer ever inserted this `_id` (a duplicate insert fails), so it is ours to take back.
+        await this.store.messages.deleteOne({ _id: message._id });
         const latest = await this.readThread(caller, request.thread_id);
         await this.assertOpenBetween(caller, latest);
         continue;
@@ -460,7 +455,7 @@ export class RelayService {
   private async recordMessage(threadId: string, message: MessageDoc): Promise<boolean> {
     const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
     let alreadyRecorded = false;
-    const { after } = await this.store.writeThread(threadId, (doc) => {
+    const after = await this.writingEvent(threadId, event, async () => (await this.store.writeThread(threadId, (doc) => {
       if (doc.message_seq >= message.sequence_no) {
         alreadyRecorded = true;
         return undefined;
@@ -473,10 +468,8 @@ export class RelayService {
         message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
         updated_at: message.created_at,
         outbox: [...doc.outbox, event],
-        outbox_dirty: true,
       };
-    });
-    if (after) await this.publish(threadId, [event]);
+    })).after);
     return after !== null || alreadyRecorded;
   }
 
@@ -491,38 +484,58 @@ export class RelayService {
   // ── outbox ──────────────────────────────────────────────────────────────────
 
   /**
+   * Runs `write`, which records `event` on the thread, with the event in the outbox first: if this process dies
+   * right after the write, or Redis refuses the add, the sweep still enqueues it. A write that did not happen
+   * (null) takes its entry back. The event goes on its queues right after the write.
+   */
+  private async writingEvent<T>(threadId: string, event: OutboxEvent, write: () => Promise<T | null>): Promise<T | null> {
+    const mine = await this.store.outbox.pending(threadId, event);
+    let written: T | null = null;
+    try {
+      written = await write();
+    } finally {
+      if (written === null && mine) await this.store.outbox.abandoned(event.id).catch(() => {});
+    }
+    if (written !== null) await this.publish(threadId, [event]);
+    return written;
+  }
+
+  /**
    * Puts events on their queues right after the write that recorded them. A failure is not the caller's:
-   * the thread stays outbox_dirty and the sweep enqueues it (job ids are event ids, so twice is once).
+   * the events stay in the outbox and the sweep enqueues them (job ids are event ids, so twice is once).
    */
   private async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
     try {
       await this.events.publish(threadId, events);
+      this.store.outbox.enqueued(events.map((e) => e.id));
     } catch (error) {
       this.log.warn({ thread_id: threadId, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
     }
   }
 
   /**
-   * Enqueues every event of threads written more than `settleMs` ago that may have missed their queue
-   * (Redis was down, a process died), then clears their dirty flag. Also finishes interrupted writes.
+   * Enqueues the outbox events older than `settleMs` (Redis was down, a process died after its write) and removes
+   * them. It reads only the outbox, which holds the events in flight: with nothing waiting it costs one empty read.
+   * An entry whose write never happened (its thread does not record the event) is dropped once that write's time
+   * is up. Reading each thread through the store also finishes a write whose writer died before applying it.
    */
   async sweepOutbox(settleMs: number, limit = 500): Promise<number> {
-    await this.store.repairThreadWrites();
-    const cutoff = new Date(this.clock.now().getTime() - settleMs);
-    const dirty = await this.store.threads
-      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } })
-      .limit(limit)
-      .toArray();
-    for (const doc of dirty) {
-      // Only the events since the last sweep: an older event's job may have completed and been removed from
-      // Redis long ago, and adding it again would run it again.
-      await this.events.publish(doc._id, doc.outbox.slice(doc.outbox_enqueued ?? 0));
-      const seen = doc.outbox.length;
-      await this.store.writeThread(doc._id, (current) =>
-        current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false, outbox_enqueued: seen } : undefined,
-      );
+    await this.store.outbox.flush();
+    const now = this.clock.now().getTime();
+    let enqueued = 0;
+    for (const entry of await this.store.outbox.waiting(limit)) {
+      const age = now - entry.at.getTime();
+      if (age < settleMs) continue;
+      const thread = await this.store.readThread(entry.thread_id);
+      if (thread?.outbox.some((e) => e.id === entry._id)) {
+        await this.events.publish(entry.thread_id, [entry.event]);
+        await this.store.outbox.remove([entry._id]);
+        enqueued += 1;
+      } else if (age > settleMs + UNWRITTEN_EVENT_MS) {
+        await this.store.outbox.remove([entry._id]);
+      }
     }
-    return dirty.length;
+    return enqueued;
   }
 
   // ── Slack delivery records (bot/slack-delivery.ts; the pure rules are in slack-posts.ts) ──
@@ -570,8 +583,7 @@ export class RelayService {
 
   /** A thread's messages with these sequence numbers, in order (for the Slack replies; no participant check). */
   async messagesBySequence(threadId: string, sequenceNos: number[]): Promise<MessageDoc[]> {
-    if (sequenceNos.length === 0) return [];
-    return this.store.messages.find({ thread_id: threadId, sequence_no: { $in: sequenceNos } }).sort({ sequence_no: 1 }).toArray();
+    return this.store.messagesOf(threadId, sequenceNos);
   }
 
   /** Records a posted message (the first record wins) and clears the claim with the same marker. */

@@ -9,6 +9,7 @@ import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from '../webhooks/ssrf-guard';
 import { TtlCache } from '../ops/ttl-cache';
+import { matchesCardFilter } from '../store/agent-directory';
 
 export interface Clock {
   now(): Date;
@@ -123,6 +124,7 @@ export class Teammates {
       if (isDuplicateKey(error)) throw new RelayError('invalid_params', `body.handle: ${input.handle} is already registered`, undefined, 409);
       throw error;
     }
+    await this.store.directory?.changed();
     const api_key = await this.issueKey(input.handle);
     this.log.info({ handle: input.handle, key_id: apiKeyId(api_key) }, 'teammate registered');
     return { card: ownCard(doc), api_key };
@@ -161,6 +163,14 @@ export class Teammates {
 
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
+    if (this.store.directory) {
+      const cards: PublicCard[] = [];
+      for (const card of await this.store.directory.cards()) {
+        if (cards.length === limit) break;
+        if (matchesCardFilter(card, filter)) cards.push(publicCard(card as AgentDoc));
+      }
+      return cards;
+    }
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
     if (filter.skill !== undefined) query.skills = filter.skill;
@@ -193,6 +203,7 @@ export class Teammates {
     const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: set }, { returnDocument: 'after' });
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
+    await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret && this.webhooks) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
@@ -298,6 +309,7 @@ export class Teammates {
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
+    await this.store.directory?.changed();
     this.log.info({ handle }, 'teammate disabled');
     return ownCard(updated);
   }
