@@ -4,10 +4,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startRedis } from '../../scripts/local-services';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
+import { verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
 
 const RECIPIENT = 'U0OUTAGE1';
 const COUNT = 100;

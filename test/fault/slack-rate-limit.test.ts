@@ -5,7 +5,7 @@ import type { Job } from 'bullmq';
 import pino from 'pino';
 import { slackWebClient } from '../../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../../bot/slack-delivery';
-import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';

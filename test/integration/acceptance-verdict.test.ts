@@ -12,7 +12,7 @@ import {
   type VerdictContext,
 } from '../../relay-core/domain/acceptance-verdict';
 import { canonicalHash, canonicalJson, sha256Hex } from '../../relay-core/domain/canonical-json';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, type ButtonClick } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';

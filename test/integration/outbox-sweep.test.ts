@@ -1,7 +1,7 @@
 // The outbox sweep re-enqueues only the events it has not seen on their queues yet. An older event's job may
 // have completed and been removed from Redis long ago; adding it again would deliver it again.
 import { Queue } from 'bullmq';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testRedisUrl } from '../helpers/test-env';
 

@@ -1,7 +1,7 @@
 // App Home through signed app_home_opened events and Home-tab button clicks into the real Bolt receiver: what waits
 // for the user and what they sent, newest first, within Slack's view limits, paged with "Show older".
-import { checkViewLimits } from '../fake-slack/block-limits';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { checkViewLimits } from '../../scripts/fake-slack/block-limits';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, postSignedEvent, sendSlashCommand, slackSignature } from '../helpers/slack-requests';
 

@@ -1,6 +1,6 @@
 // Decline / Complete / Reply: the button opens a modal (views.open, checked by the fake Slack's limits), the
 // submission makes the change through the real Bolt receiver, and problems come back on the field.
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { deliveredHandoff, dmText, openModal, press, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
 import { waitUntil } from '../helpers/wait-until';

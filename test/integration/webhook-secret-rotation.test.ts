@@ -2,7 +2,7 @@
 // with both, so a receiver still holding the old secret verifies it; after the overlap only the new one signs.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
+import { verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
 
 let relay: TestRelay;
 let hook: WebhookReceiver;

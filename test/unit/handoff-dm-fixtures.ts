@@ -2,7 +2,7 @@
 // relay accepts, hostile teammate text, and readers for rendered messages.
 import type { AgentDoc, MessageDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
 import { LIMITS, THREAD_STATUSES, type Artifact, type ThreadStatus } from '../../relay-core/domain/schemas';
-import { findBlockProblem, formatProblem } from '../fake-slack/block-limits';
+import { findBlockProblem, formatProblem } from '../../scripts/fake-slack/block-limits';
 
 export const T0 = new Date('2026-11-30T10:00:00Z');
 export const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
