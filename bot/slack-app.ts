@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
 import type { RelayService } from '../relay-core/service/relay-service';
+import type { ClientSetup } from './views/link-modal';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
@@ -24,6 +25,8 @@ export interface SlackAppDeps {
   verifyJobs: JobQueue;
   /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
   team?: string;
+  /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
+  clientSetup: ClientSetup;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
@@ -81,6 +84,13 @@ export function createSlackApp(deps: SlackAppDeps): App {
     tokenVerificationEnabled: false,
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
+  });
+  // After every listener of a request has finished (the ack went out before): tests wait on it, operators see the time taken.
+  app.use(async ({ body, next }) => {
+    const started = Date.now();
+    await next();
+    const action = (body as { actions?: Array<{ action_id?: string }> }).actions?.[0]?.action_id;
+    log.debug({ type: body.type, ...(action ? { action_id: action } : {}), ms: Date.now() - started }, 'slack request handled');
   });
   registerListeners(app, deps);
   app.error(async (error) => {

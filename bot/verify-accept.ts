@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ThreadDoc } from '../relay-core/domain/documents';
 import { RelayError } from '../relay-core/domain/errors';
+import { parseJob } from '../relay-core/queues/parse-job';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { threadStatusSchema } from '../relay-core/domain/schemas';
 import { handoffDm } from './blocks/handoff-dm';
@@ -75,11 +76,7 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
   }
 
   return async function verifySlackAccept(job: Job): Promise<VerifyAcceptOutcome> {
-    const parsed = slackAcceptJobSchema.safeParse(job.data);
-    if (!parsed.success) {
-      throw new UnrecoverableError(`verify job ${job.id}: malformed ${SLACK_ACCEPT_JOB} data (${parsed.error.issues[0]?.message})`);
-    }
-    const data = parsed.data;
+    const data = parseJob(slackAcceptJobSchema, job);
     try {
       const actor = await relay.teammates.bySlackUser(data.slack_user);
       if (!actor) return await refuse(data, 'Not accepted: this Slack account is no longer linked to a handoff-relay teammate.');

@@ -4,7 +4,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/domain/schemas';
 import { RelayError } from '../relay-core/domain/errors';
-import { bearer, jsonRpcError, requestId } from '../relay-core/http/http-app';
+import { bearer } from '../relay-core/http/bearer-auth';
+import { jsonRpcError } from '../relay-core/http/json-rpc-error';
+import { requestId } from '../relay-core/http/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { InProcessRelayClient } from './in-process-relay-client';

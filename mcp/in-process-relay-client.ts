@@ -1,24 +1,25 @@
 // The MCP tools' port to the relay inside the relay process: the JSON-RPC method table, called directly as one teammate.
-import { MUTATING_METHODS } from '../relay-core/jsonrpc/wire-methods';
-import { resolveMethod } from '../relay-core/jsonrpc/a2a-methods';
+import { resolveMethod } from '../relay-core/jsonrpc/dispatch';
+import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
 import type { AgentDoc } from '../relay-core/domain/documents';
 import { ERROR_CODES, RelayError } from '../relay-core/domain/errors';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
-import { RelayCallError, type CallOptions, type RelayClient } from './relay-client';
+import { keyedCall, RelayCallError, type RelayClient } from './relay-client';
 
 export class InProcessRelayClient implements RelayClient {
   constructor(
     private readonly deps: { relay: RelayService; caller: AgentDoc; rateLimiter?: RateLimiter },
   ) {}
 
-  async call<T>(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<T> {
+  async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
+    const { params, idempotencyKey } = keyedCall(method, unkeyed);
     const handler = resolveMethod(method, params);
     if (!handler) throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, `Unknown method ${method}`);
     try {
       if (this.deps.rateLimiter && MUTATING_METHODS.has(method)) await this.deps.rateLimiter.consume(this.deps.caller.handle);
       return (await handler(
-        { caller: this.deps.caller, relay: this.deps.relay, idempotencyKey: options.idempotencyKey, via: 'mcp' },
+        { caller: this.deps.caller, relay: this.deps.relay, idempotencyKey, via: 'mcp' },
         params,
       )) as T;
     } catch (error) {

@@ -1,15 +1,25 @@
 // The MCP tools' port to a relay: one JSON-RPC call. The stdio server reaches the relay over HTTP.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-export interface CallOptions {
-  /** Sent as metadata and header; a retry with the same key never creates a second thread. */
-  idempotencyKey?: string;
-}
+import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
 
 export interface RelayClient {
-  call<T = unknown>(method: string, params: Record<string, unknown>, options?: CallOptions): Promise<T>;
+  /** One JSON-RPC call; a change is sent under a fresh idempotency key of its own (see `keyedCall`). */
+  call<T = unknown>(method: string, params: Record<string, unknown>): Promise<T>;
+}
+
+/**
+ * What one call sends. A change (a method in MUTATING_METHODS) gets one fresh key, in
+ * `metadata.client_idempotency_key` and as the Idempotency-Key beside it, so a retry of this call (the HTTP client
+ * retries a 5xx or a dropped connection) never applies it twice; a read goes as it is.
+ */
+export function keyedCall(method: string, params: Record<string, unknown>): { params: Record<string, unknown>; idempotencyKey?: string } {
+  if (!MUTATING_METHODS.has(method)) return { params };
+  const idempotencyKey = randomUUID();
+  const metadata = { ...(params.metadata as Record<string, unknown> | undefined), client_idempotency_key: idempotencyKey };
+  return { params: { ...params, metadata }, idempotencyKey };
 }
 
 /** A relay answer that is an error, or a relay that cannot be reached; its message is what the agent sees. */
@@ -75,8 +85,9 @@ export class HttpRelayClient implements RelayClient {
     this.agent = this.endpoint.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   }
 
-  async call<T>(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<T> {
-    const retryable = READ_ONLY.has(method) || options.idempotencyKey !== undefined;
+  async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
+    const { params, idempotencyKey } = keyedCall(method, unkeyed);
+    const retryable = READ_ONLY.has(method) || idempotencyKey !== undefined;
     const delays = retryable ? (this.opts.retryDelaysMs ?? [200, 600, 1500]) : [];
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.opts.apiKey}`,
@@ -84,7 +95,7 @@ export class HttpRelayClient implements RelayClient {
       // Recorded as the surface in the thread's status history (the relay treats it as informational).
       'x-relay-surface': 'mcp',
     };
-    if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+    if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
 
     for (let attempt = 0; ; attempt += 1) {

@@ -12,7 +12,7 @@ import { createLogger } from '../relay-core/ops/logger';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { echoChallenge, WebhookReceiver } from './webhook-receiver';
 import { printTable, summarize, type Figures, type PhaseServers, type Row } from './bench-measure';
-import { findFreePort } from './local-services';
+import { findFreePort } from './local-services/ports';
 import { startRelay } from './relay';
 
 export interface DeliveryBenchOptions extends PhaseServers {

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findFreePort } from './local-services';
+import { findFreePort } from './local-services/ports';
 
 export interface RelayProcess {
   url: string;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import type { PhaseServers } from './bench-measure';
-import { findFreePort } from './local-services';
+import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
   durationSeconds: number;

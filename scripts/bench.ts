@@ -37,7 +37,9 @@ import { benchMcp } from './bench-mcp';
 import { benchPaths, handoffParams, register, startServedRelay } from './bench-paths';
 import { ferretDbPid } from './bench-process';
 import { benchSoak } from './bench-soak';
-import { ensureFerretDbBinary, ensureRedis, startFerretDb } from './local-services';
+import { ensureFerretDbBinary } from './local-services/ferretdb-build';
+import { startFerretDb } from './local-services/ferretdb';
+import { ensureRedis } from './local-services/redis';
 
 const CREATE_CONCURRENCY = [1, 8, 32];
 

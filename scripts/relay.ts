@@ -1,7 +1,6 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
@@ -10,8 +9,8 @@ import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
   BullmqJobQueue,
-  producerQueue,
-  QUEUE_NAMES,
+  closeQueues,
+  producerQueues,
   redisConnection,
   startWorker,
   VERIFY_JOB_OPTIONS,
@@ -21,16 +20,20 @@ import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
 import type { RelayConfig } from '../relay-core/ops/config';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore } from '../relay-core/store/migrate';
+import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
-import { webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
+import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
+import { newWebhookEndpoint, WebhookEndpoints } from '../relay-core/webhooks/endpoint-lifecycle';
+import { ENDPOINT_CHALLENGE_JOB, webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
 
 export interface RunningRelay {
   url: string;
@@ -54,9 +57,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   producer.on('error', () => {
     // ioredis reconnects by itself; a failed publish is swept later.
   });
-  const publisher = new BullmqEventPublisher({ connection: producer, prefix: config.queuePrefix, slackEnabled: Boolean(config.slack) });
-  const verifyJobs = new BullmqJobQueue({ name: 'verify', connection: producer, prefix: config.queuePrefix, jobOptions: VERIFY_JOB_OPTIONS });
-  const webhookQueues = new WebhookQueues({ connection: producer, prefix: config.queuePrefix, retryScheduleMs: config.webhooks.retryScheduleMs });
+  const queues = producerQueues(producer, config.queuePrefix);
+  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
+  const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
+  const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
   const deliveries = new WebhookDeliveries(store);
   await deliveries.ensureIndexes();
@@ -65,8 +69,12 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     store,
     keyPepper: config.keyPepper,
     log,
-    webhooks: { policy: webhookPolicy, onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at) },
+    webhooks: {
+      newEndpoint: (url, now) => newWebhookEndpoint(url, webhookPolicy, now),
+      onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at),
+    },
   });
+  const endpoints = new WebhookEndpoints({ store, teammates, log });
   const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
 
   const roles = new Set(config.roles);
@@ -74,8 +82,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
-    if (config.slack) {
-      const processor = createSlackDeliveryProcessor({ relay, client: slackWebClient(config.slack), log });
+    // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
+    const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
+    if (slackClient) {
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log });
       workers.push(
         startWorker({
           name: 'slack',
@@ -93,7 +103,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
@@ -102,11 +112,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         name: 'verify',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createVerifyProcessor(
-          { store, teammates, policy: webhookPolicy, log, onEndpointVerified: (handle) => deadLetters.promoteHeld(handle) },
+        processor: createVerifyProcessor({
+          [ENDPOINT_CHALLENGE_JOB]: endpointChallengeHandler({
+            store,
+            endpoints,
+            policy: webhookPolicy,
+            log,
+            onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
+          }),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          config.slack ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackWebClient(config.slack), log }) } : {},
-        ),
+          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
+        }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
@@ -132,8 +148,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
 
   // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
   let server: Server | undefined;
-  let url = '';
-  const boardQueues: Queue[] = [];
+  let url: string;
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
@@ -143,6 +158,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       rateLimiter,
       log,
       deadLetters,
+      endpoints,
       metrics,
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),
@@ -153,12 +169,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         },
       },
     });
-    if (roles.has('bot') && config.slack) slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team });
+    if (roles.has('bot') && config.slack) {
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets });
+    }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
-      boardQueues.push(...QUEUE_NAMES.map((name) => producerQueue(name, producer, config.queuePrefix)));
-      mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: boardQueues });
+      mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });
     }
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
@@ -186,10 +203,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       }
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
-      await Promise.all(boardQueues.map((q) => q.close()));
-      await publisher.close();
-      await verifyJobs.close();
-      await webhookQueues.close();
+      await closeQueues(queues);
       producer.disconnect();
       await store.close();
     },

@@ -27,8 +27,8 @@ export function echoChallenge(request: ReceivedRequest): Answer {
 
 export class WebhookReceiver {
   readonly requests: ReceivedRequest[] = [];
-  /** How the next request is answered (null: never answer); tests swap it. */
-  answer: (request: ReceivedRequest) => Answer | null = echoChallenge;
+  /** How the next request is answered (null: never answer; a promise: answer once it settles); tests swap it. */
+  answer: (request: ReceivedRequest) => Answer | null | Promise<Answer | null> = echoChallenge;
   private server: Server | undefined;
   private port = 0;
 
@@ -46,10 +46,11 @@ export class WebhookReceiver {
         }
         const request: ReceivedRequest = { path: req.url ?? '/', headers: req.headers, raw, json };
         this.requests.push(request);
-        const answer = this.answer(request);
-        if (!answer) return;
-        res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? '');
+        void Promise.resolve(this.answer(request)).then((answer) => {
+          if (!answer) return;
+          res.writeHead(answer.status, answer.headers ?? {});
+          res.end(answer.body ?? '');
+        });
       });
     });
     await new Promise<void>((resolve, reject) => {

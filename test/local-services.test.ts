@@ -1,11 +1,12 @@
-// Integration test of scripts/local-services.ts on the real ferretdb and redis-server binaries,
-// all on 127.0.0.1.
+// Integration test of scripts/local-services/ on the real ferretdb and redis-server binaries, all on 127.0.0.1.
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { ensureRedis, findFreePort, startFerretDb, startRedis, type RunningFerretDb } from '../scripts/local-services';
+import { startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
+import { findFreePort } from '../scripts/local-services/ports';
+import { ensureRedis, startRedis } from '../scripts/local-services/redis';
 import { testMongoUrl, testRedisUrl, uniqueName } from './helpers/test-env';
 
 const noLog = () => {};

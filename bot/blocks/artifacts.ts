@@ -1,6 +1,7 @@
 // Artifacts as mrkdwn: each fits the room it is given, cuts diffs and excerpts on whole lines with a link
 // to the inbox, and renders teammate text (paths, titles, code) escaped.
-import type { Artifact } from '../../relay-core/domain/schemas';
+import { inlineContractText, otherArtifactText } from '../../relay-core/domain/artifact-text';
+import { isKnownArtifact, type Artifact } from '../../relay-core/domain/schemas';
 import { section, textLength, type SlackBlock } from './block-kit';
 import { escapeLine, fencedLines, inlineCode, link, urlHost } from './mrkdwn';
 
@@ -37,6 +38,15 @@ function fenced(
 export function renderArtifact(artifact: Artifact, inboxUrl: string, room: number = ARTIFACT_MAX): string | null {
   room = Math.min(room, ARTIFACT_MAX);
   let text: string | null;
+  if (!isKnownArtifact(artifact)) {
+    // A type this relay does not know: its name and its fields as data, never interpreted.
+    const headLine = `:package: *Artifact* ${inlineCode(artifact.type, 80)}`;
+    text = fenced(headLine, otherArtifactText(artifact), Math.min(room, headLine.length + 1000), (lines, total) =>
+      `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View it whole in the inbox')}`,
+      inboxUrl,
+    );
+    return text !== null && text.length <= room ? text : null;
+  }
   switch (artifact.type) {
     case 'file_diff':
       text = fenced(`:page_facing_up: *Diff* ${inlineCode(artifact.path, 300)}`, artifact.diff, room, (lines, total) =>
@@ -62,8 +72,9 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
     case 'api_contract': {
       const target = artifact.schema_url ? ` ${webLink(artifact.schema_url, shortUrl(artifact.schema_url), inboxUrl)}` : '';
       const headLine = `:scroll: *API contract*${target}`;
-      text = artifact.inline
-        ? fenced(headLine, artifact.inline, Math.min(room, headLine.length + 1000), (lines, total) =>
+      const inline = artifact.inline === undefined || artifact.inline === null ? '' : inlineContractText(artifact.inline);
+      text = inline
+        ? fenced(headLine, inline, Math.min(room, headLine.length + 1000), (lines, total) =>
             `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View the whole contract')}`,
             inboxUrl,
           )

@@ -1,10 +1,18 @@
 // `/handoff link` modals: "linking…" while the teammate is created, then its API key (shown this once) with the
 // MCP client configuration, or why no teammate was made. Pure builders.
 import type { types } from '@slack/bolt';
-import { mcpClientSnippets } from '../../mcp/client-config';
 import { codeBlock, escapeMrkdwn } from '../blocks/mrkdwn';
 
 type ModalView = types.ModalView;
+
+/** One paste-ready piece of client configuration: a line naming the client and transport, and the text. */
+export interface SetupSnippet {
+  title: string;
+  text: string;
+}
+
+/** How a new teammate's agent connects to this relay; the MCP surface writes it and the composition root passes it in. */
+export type ClientSetup = (teammate: { relayUrl: string; apiKey: string; handle: string }) => SetupSnippet[];
 
 export const LINK_CALLBACK_ID = 'handoff_link_modal';
 
@@ -21,15 +29,14 @@ export function linkingModal(handle: string) {
 }
 
 /** The new teammate's key and paste-ready MCP configuration; the relay never shows this key again. */
-export function linkedModal(input: { handle: string; apiKey: string; relayUrl: string }) {
-  const snippets = mcpClientSnippets({ relayUrl: input.relayUrl, apiKey: input.apiKey, handle: input.handle });
+export function linkedModal(input: { handle: string; apiKey: string; snippets: SetupSnippet[] }) {
   return modal('Your handoff-relay key', [
     section(`:white_check_mark: Your Slack account is now teammate \`${escapeMrkdwn(input.handle)}\`. Handoffs to it arrive here as DMs.`),
     section(`*API key* (shown only now, copy it before closing this):\n${codeBlock(input.apiKey)}`),
     context('The relay stores only a hash of the key. Lost it? An admin can issue a new one (`POST /admin/agents/HANDLE/keys`), which revokes this one.'),
     { type: 'divider' },
     section('*Connect your agent* — use one entry per client, stdio or Streamable HTTP:'),
-    ...snippets.map((s) => section(`*${escapeMrkdwn(s.title)}*\n${codeBlock(s.text)}`)),
+    ...input.snippets.map((s) => section(`*${escapeMrkdwn(s.title)}*\n${codeBlock(s.text)}`)),
   ]);
 }
 

@@ -3,7 +3,8 @@
 // each problem shown on the field it belongs to.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import { LIMITS, artifactSchema, newHandoffSchema, type Artifact, type Intent, type NewHandoff } from '../../relay-core/domain/schemas';
+import { LIMITS, artifactSchema, intentSchema, newHandoffSchema, type Artifact, type Intent, type NewHandoff } from '../../relay-core/domain/schemas';
+import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
 
 type ModalView = types.ModalView;
 
@@ -133,21 +134,24 @@ export function readNewHandoffState(values: unknown): NewHandoffForm | null {
  */
 export function newHandoffFromForm(form: NewHandoffForm, to: string, idempotencyKey: string): { handoff: NewHandoff } | { errors: FieldErrors } {
   const errors: FieldErrors = {};
-  const intent = z.enum(['inform', 'ask_question', 'propose_action']).safeParse(form.intent);
+  const intent = intentSchema.safeParse(form.intent);
   if (!intent.success) return { errors: { [F.intent]: 'Choose an intent.' } };
 
-  // Fields the chosen intent does not take: the relay refuses them, so say so on the field.
+  // Fields the chosen intent does not take: the relay's intent rules refuse them, in its words, on each such field.
   const proposing = intent.data === 'propose_action';
+  const actionFields: Field[] = [];
+  if (form.description) actionFields.push(F.description);
+  if (form.files.length) actionFields.push(F.files);
+  if (form.rationale) actionFields.push(F.rationale);
+  const action = proposing || actionFields.length ? { description: form.description ?? '', target_files: form.files, rationale: form.rationale ?? '' } : undefined;
+  for (const problem of intentProblems({ intent: intent.data, question: form.question, proposed_action: action })) {
+    for (const field of problem.field === 'question' ? [F.question] : actionFields) errors[field] = `${problem.message}.`;
+  }
+  // The form also asks a question of "Ask a question" (the relay does not), and names an empty action field itself.
   if (intent.data === 'ask_question' && !form.question) errors[F.question] = 'A question is required when the intent is "Ask a question".';
-  if (intent.data !== 'ask_question' && form.question) errors[F.question] = 'Only for "Ask a question": clear it or change the intent.';
   if (proposing) {
     if (!form.description) errors[F.description] = 'Describe the proposed action.';
     if (!form.rationale) errors[F.rationale] = 'Say why the action is needed.';
-  } else {
-    const notForIntent = 'Only for "Propose an action": clear it or change the intent.';
-    if (form.description) errors[F.description] = notForIntent;
-    if (form.files.length) errors[F.files] = notForIntent;
-    if (form.rationale) errors[F.rationale] = notForIntent;
   }
 
   const artifacts: Artifact[] = [];
@@ -163,7 +167,7 @@ export function newHandoffFromForm(form: NewHandoffForm, to: string, idempotency
     intent: intent.data,
     summary: form.summary,
     ...(form.question && intent.data === 'ask_question' ? { question: form.question } : {}),
-    ...(proposing ? { proposed_action: { description: form.description ?? '', target_files: form.files, rationale: form.rationale ?? '' } } : {}),
+    ...(proposing ? { proposed_action: action } : {}),
     artifacts,
     idempotency_key: idempotencyKey,
   };

@@ -1,8 +1,7 @@
 // accept_handoff: the recipient takes on a pending handoff, after the acceptance verdict (relay-core/domain/acceptance-verdict.ts).
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { verdictInputSchema } from '../../relay-core/jsonrpc/wire-methods';
+import { verdictInputSchema } from '../../relay-core/domain/verdict-input';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -56,7 +55,6 @@ export function registerAcceptHandoff(server: McpServer, relay: RelayClient): vo
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     async ({ thread_id, ...inputs }) => {
-      const idempotencyKey = randomUUID();
       const verdict = Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined));
       const answer = await relay.call<Answer>(
         'tasks/update',
@@ -64,9 +62,7 @@ export function registerAcceptHandoff(server: McpServer, relay: RelayClient): vo
           task_id: thread_id,
           transition: 'accept',
           ...(Object.keys(verdict).length ? { verdict } : {}),
-          metadata: { client_idempotency_key: idempotencyKey },
         },
-        { idempotencyKey },
       );
       const base = { accepted: answer.accepted ?? true, thread_id: answer.thread_id, status: answer.status, accepted_at: answer.accepted_at ?? null };
       // Without verdict inputs an accept answers as it always did; otherwise (or when refused) the verdict comes alongside.

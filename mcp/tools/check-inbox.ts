@@ -1,8 +1,8 @@
 // check_inbox: list the handoffs you received (or sent), newest first, with unread counts; it changes nothing.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { threadStatusSchema } from '../../relay-core/domain/schemas';
-import { PROVENANCE_NOTE, wrapText } from '../provenance';
+import { LIMITS, threadStatusSchema } from '../../relay-core/domain/schemas';
+import { PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 import { markParty } from './view-thread';
@@ -10,7 +10,7 @@ import { markParty } from './view-thread';
 export const checkInboxInput = z.object({
   box: z.enum(['received', 'sent']).default('received').describe('received: handoffs sent to you (default); sent: handoffs you sent'),
   status: z.array(threadStatusSchema).max(5).optional().describe('Only threads in these statuses, e.g. ["pending", "accepted"]'),
-  limit: z.number().int().min(1).max(100).optional().describe('Page size, 1–100 (default 20)'),
+  limit: z.number().int().min(1).max(LIMITS.pageLimit).optional().describe(`Page size, 1–${LIMITS.pageLimit} (default ${LIMITS.pageDefault})`),
   cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
 });
 
@@ -28,15 +28,15 @@ const item = z.object({
   updated_at: z.string(),
 });
 type Item = z.infer<typeof item>;
-export const checkInboxOutput = z.object({ items: z.array(item), next_cursor: z.string().nullable() });
+export const checkInboxOutput = z.object({ ...provenanceNonceField, items: z.array(item), next_cursor: z.string().nullable() });
 
 /** Only the known fields, teammate-authored ones wrapped. */
-export function markItem(i: Item): Item {
+export function markItem(marks: ProvenanceMarks, i: Item): Item {
   return {
     thread_id: i.thread_id,
-    sender: markParty(i.sender),
-    recipient: markParty(i.recipient),
-    summary_preview: wrapText(i.sender.handle, i.summary_preview),
+    sender: markParty(marks, i.sender),
+    recipient: markParty(marks, i.recipient),
+    summary_preview: marks.text(i.sender.handle, i.summary_preview),
     intent: i.intent,
     status: i.status,
     unread_messages: i.unread_messages,
@@ -58,11 +58,12 @@ export function registerCheckInbox(server: McpServer, relay: RelayClient): void 
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async (input) => {
-      const answer = await relay.call<z.infer<typeof checkInboxOutput>>('tasks/list', {
+      const answer = await relay.call<{ items: Item[]; next_cursor?: string | null }>('tasks/list', {
         filter: { role: input.box === 'sent' ? 'sender' : 'recipient', ...(input.status ? { status: input.status } : {}) },
         page: { ...(input.limit !== undefined ? { limit: input.limit } : {}), ...(input.cursor ? { cursor: input.cursor } : {}) },
       });
-      return toolResult({ items: answer.items.map(markItem), next_cursor: answer.next_cursor ?? null });
+      const marks = new ProvenanceMarks();
+      return toolResult({ provenance_nonce: marks.nonce, items: answer.items.map((i) => markItem(marks, i)), next_cursor: answer.next_cursor ?? null });
     },
   );
 }

@@ -1,5 +1,4 @@
 // complete_handoff: the recipient finishes an accepted handoff, with a result summary and artifacts.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { LIMITS, artifactSchema } from '../../relay-core/domain/schemas';
@@ -32,7 +31,6 @@ export function registerCompleteHandoff(server: McpServer, relay: RelayClient): 
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     async (input) => {
-      const idempotencyKey = randomUUID();
       const answer = await relay.call<z.infer<typeof completeHandoffOutput>>(
         'tasks/update',
         {
@@ -40,9 +38,7 @@ export function registerCompleteHandoff(server: McpServer, relay: RelayClient): 
           transition: 'complete',
           ...(input.result_summary !== undefined ? { result_summary: input.result_summary } : {}),
           ...(input.artifacts ? { artifacts: input.artifacts } : {}),
-          metadata: { client_idempotency_key: idempotencyKey },
         },
-        { idempotencyKey },
       );
       return toolResult(completeHandoffOutput.parse(answer));
     },

@@ -1,5 +1,4 @@
 // decline_handoff: the recipient turns down a pending handoff (final; the thread closes).
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { LIMITS } from '../../relay-core/domain/schemas';
@@ -30,16 +29,13 @@ export function registerDeclineHandoff(server: McpServer, relay: RelayClient): v
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     async (input) => {
-      const idempotencyKey = randomUUID();
       const answer = await relay.call<z.infer<typeof declineHandoffOutput>>(
         'tasks/update',
         {
           task_id: input.thread_id,
           transition: 'decline',
           ...(input.reason !== undefined ? { reason: input.reason } : {}),
-          metadata: { client_idempotency_key: idempotencyKey },
         },
-        { idempotencyKey },
       );
       return toolResult(declineHandoffOutput.parse(answer));
     },

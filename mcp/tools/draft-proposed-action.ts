@@ -1,9 +1,8 @@
 // draft_proposed_action: the recipient of a propose_action handoff reads the action and, optionally, shares a draft diff for it.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { LIMITS } from '../../relay-core/domain/schemas';
-import { markedSchema, markStructured, PROVENANCE_NOTE, wrapOptionalText, wrapText } from '../provenance';
+import { markedSchema, PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import { RelayCallError, type RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -24,6 +23,7 @@ export const draftProposedActionInput = z.object({
 });
 
 export const draftProposedActionOutput = z.object({
+  ...provenanceNonceField,
   thread_id: z.string(),
   action: z.object({
     description: z.string(),
@@ -79,7 +79,8 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
       const from = thread.sender.handle;
       const proposed = thread.proposed_action;
       const targetFiles = proposed.target_files ?? [];
-      const suggested = wrapOptionalText(from, proposed.suggested_diff);
+      const marks = new ProvenanceMarks();
+      const suggested = marks.optionalText(from, proposed.suggested_diff);
 
       let attached: z.infer<typeof draftProposedActionOutput>['attached'] = null;
       if (draft_diff !== undefined) {
@@ -87,27 +88,25 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
         if (!filePath) {
           throw new RelayCallError('invalid_params', undefined, 'the proposed action lists no target file; pass path');
         }
-        const idempotencyKey = randomUUID();
         const answer = await relay.call<{ message_id: string; sequence_no: number; created_at: string }>(
           'message/send',
           {
             task_id: thread_id,
             message: { role: 'user', parts: [{ type: 'text', text: 'Draft for the proposed action' }] },
             artifacts: [{ type: 'file_diff', path: filePath, diff: draft_diff }],
-            metadata: { client_idempotency_key: idempotencyKey },
           },
-          { idempotencyKey },
         );
         attached = { message_id: answer.message_id, sequence_no: answer.sequence_no, created_at: answer.created_at };
       }
 
       return toolResult(
         draftProposedActionOutput.parse({
+          provenance_nonce: marks.nonce,
           thread_id: thread.thread_id,
           action: {
-            description: wrapText(from, proposed.description),
-            target_files: markStructured(from, targetFiles),
-            rationale: wrapText(from, proposed.rationale),
+            description: marks.text(from, proposed.description),
+            target_files: marks.structured(from, targetFiles),
+            rationale: marks.text(from, proposed.rationale),
             suggested_diff: suggested,
           },
           drafting_brief: suggested === null ? draftingBrief(targetFiles) : null,

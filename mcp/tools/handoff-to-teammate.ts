@@ -1,5 +1,4 @@
 // handoff_to_teammate: package a summary, intent and artifacts into message/send and open a thread.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
@@ -7,8 +6,10 @@ import {
   artifactSchema,
   handleSchema,
   intentSchema,
+  metadataSchema,
   proposedActionSchema,
 } from '../../relay-core/domain/schemas';
+import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -17,10 +18,10 @@ export const handoffToTeammateInput = z
     to: handleSchema.describe('Teammate handle in name@team format, e.g. frank@acme (see list_teammates)'),
     intent: intentSchema.describe('inform: share context; ask_question: expect a reply (set question); propose_action: ask their agent to act (set proposed_action)'),
     summary: z.string().min(1).max(LIMITS.summary).describe('A 1–2 paragraph human-readable summary of what you are handing off'),
-    artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link'),
+    artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link (other types and extra fields are kept as data)'),
     question: z.string().min(1).max(LIMITS.question).optional().describe('The question, when intent is ask_question'),
     proposed_action: proposedActionSchema.optional().describe('Required when intent is propose_action; must be omitted otherwise'),
-    metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
+    metadata: metadataSchema.optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
     project: z
       .object({ project_id: z.string().min(1).max(200).optional(), repo: z.string().min(1).max(LIMITS.path).optional() })
       .optional()
@@ -32,15 +33,8 @@ export const handoffToTeammateInput = z
       .describe('Tools the recipient needs (stored as metadata.required_tools); accepting without them is CAPABILITY_UNAVAILABLE'),
   })
   .superRefine((input, ctx) => {
-    if (input.intent === 'propose_action' && !input.proposed_action) {
-      ctx.addIssue({ code: 'custom', path: ['proposed_action'], message: 'proposed_action is required when intent is "propose_action"' });
-    }
-    if (input.intent !== 'propose_action' && input.proposed_action) {
-      ctx.addIssue({ code: 'custom', path: ['proposed_action'], message: 'proposed_action must be omitted unless intent is "propose_action"' });
-    }
-    if (input.intent !== 'ask_question' && input.question !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['question'], message: 'question is only for intent "ask_question"' });
-    }
+    // The relay's own intent rules, in its words, before any network call.
+    for (const problem of intentProblems(input)) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
   });
 
 export const handoffToTeammateOutput = z.object({
@@ -72,8 +66,7 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (input) => {
-      const idempotencyKey = randomUUID();
-      const metadata: Record<string, unknown> = { ...(input.metadata ?? {}), client_idempotency_key: idempotencyKey };
+      const metadata: Record<string, unknown> = { ...(input.metadata ?? {}) };
       if (input.question !== undefined) metadata.question = input.question;
       if (input.project !== undefined) metadata.project = input.project;
       if (input.required_tools !== undefined) metadata.required_tools = input.required_tools;
@@ -88,7 +81,6 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
           proposed_action: input.proposed_action ?? null,
           metadata,
         },
-        { idempotencyKey },
       );
       return toolResult({
         thread_id: answer.task_id,

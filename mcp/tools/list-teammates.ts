@@ -1,7 +1,7 @@
 // list_teammates: discover who to hand work to, by role, skill or owned repository path (public card fields only).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { markedSchema, markStructured, PROVENANCE_NOTE, wrapText } from '../provenance';
+import { markedSchema, PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -26,16 +26,16 @@ const teammate = z.object({
   skills: markedSchema(z.array(z.string())),
   repos_owned: markedSchema(z.array(z.string())),
 });
-export const listTeammatesOutput = z.object({ teammates: z.array(teammate) });
+export const listTeammatesOutput = z.object({ ...provenanceNonceField, teammates: z.array(teammate) });
 
-export function markTeammate(raw: unknown): z.infer<typeof teammate> {
+export function markTeammate(marks: ProvenanceMarks, raw: unknown): z.infer<typeof teammate> {
   const t = card.parse(raw);
   return {
     handle: t.handle,
-    name: wrapText(t.handle, t.name),
-    role: wrapText(t.handle, t.role),
-    skills: markStructured(t.handle, t.skills),
-    repos_owned: markStructured(t.handle, t.repos_owned),
+    name: marks.text(t.handle, t.name),
+    role: marks.text(t.handle, t.role),
+    skills: marks.structured(t.handle, t.skills),
+    repos_owned: marks.structured(t.handle, t.repos_owned),
   };
 }
 
@@ -53,7 +53,8 @@ export function registerListTeammates(server: McpServer, relay: RelayClient): vo
     },
     async (input) => {
       const answer = await relay.call<{ teammates: unknown[] }>('agents/list', input);
-      return toolResult({ teammates: answer.teammates.map(markTeammate) });
+      const marks = new ProvenanceMarks();
+      return toolResult({ provenance_nonce: marks.nonce, teammates: answer.teammates.map((t) => markTeammate(marks, t)) });
     },
   );
 }

@@ -1,8 +1,7 @@
 // send_message: add a message (and optional artifacts) to a thread you are part of.
-import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { LIMITS, artifactSchema } from '../../relay-core/domain/schemas';
+import { LIMITS, artifactSchema, metadataSchema } from '../../relay-core/domain/schemas';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -10,7 +9,7 @@ export const sendMessageInput = z.object({
   thread_id: z.uuid().describe('The thread to write in (from check_inbox, view_thread or handoff_to_teammate)'),
   body: z.string().min(1).max(LIMITS.summary).describe('The message text'),
   artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link'),
-  payload: z.record(z.string(), z.unknown()).optional().describe('Free-form structured data attached to the message'),
+  payload: metadataSchema.optional().describe('Free-form structured data attached to the message'),
 });
 
 export const sendMessageOutput = z.object({
@@ -33,7 +32,6 @@ export function registerSendMessage(server: McpServer, relay: RelayClient): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (input) => {
-      const idempotencyKey = randomUUID();
       const answer = await relay.call<z.infer<typeof sendMessageOutput>>(
         'message/send',
         {
@@ -41,9 +39,7 @@ export function registerSendMessage(server: McpServer, relay: RelayClient): void
           message: { role: 'user', parts: [{ type: 'text', text: input.body }] },
           payload: input.payload ?? {},
           artifacts: input.artifacts ?? [],
-          metadata: { client_idempotency_key: idempotencyKey },
         },
-        { idempotencyKey },
       );
       return toolResult(sendMessageOutput.parse(answer));
     },

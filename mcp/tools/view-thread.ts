@@ -1,7 +1,7 @@
 // view_thread: read a whole handoff thread (it does not change its state).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { markedSchema, markStructured, PROVENANCE_NOTE, wrapOptionalText, wrapText } from '../provenance';
+import { markedSchema, PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -30,6 +30,7 @@ const proposedAction = z.object({
   suggested_diff: z.string().nullable(),
 });
 export const viewThreadOutput = z.object({
+  ...provenanceNonceField,
   thread_id: z.string(),
   intent: z.string(),
   status: z.string(),
@@ -82,50 +83,51 @@ interface RelayThread {
 }
 
 /** A party's name and role are card fields that teammate wrote about themself. */
-export function markParty(p: Party): Party {
-  return { handle: p.handle, name: wrapText(p.handle, p.name), role: wrapText(p.handle, p.role) };
+export function markParty(marks: ProvenanceMarks, p: Party): Party {
+  return { handle: p.handle, name: marks.text(p.handle, p.name), role: marks.text(p.handle, p.role) };
 }
 
 /** Relay-owned fields that never reach the other party, even if a future relay version returned them. */
 const RELAY_OWNED_METADATA = ['client_idempotency_key', 'idempotency_key', 'token_hash', 'key_hash'];
 
 /** The thread as the agent sees it: only known fields, every teammate-authored one wrapped or marked. */
-export function markThread(t: RelayThread): z.infer<typeof viewThreadOutput> {
+export function markThread(marks: ProvenanceMarks, t: RelayThread): z.infer<typeof viewThreadOutput> {
   const from = t.sender.handle;
   const to = t.recipient.handle;
   const metadata = Object.fromEntries(Object.entries(t.metadata ?? {}).filter(([k]) => !RELAY_OWNED_METADATA.includes(k)));
   const action = t.proposed_action;
   return {
+    provenance_nonce: marks.nonce,
     thread_id: t.thread_id,
     intent: t.intent,
     status: t.status,
-    sender: markParty(t.sender),
-    recipient: markParty(t.recipient),
-    summary: wrapText(from, t.summary),
-    question: wrapOptionalText(from, t.question),
-    artifacts: markStructured(from, t.artifacts ?? []),
-    metadata: markStructured(from, metadata),
+    sender: markParty(marks, t.sender),
+    recipient: markParty(marks, t.recipient),
+    summary: marks.text(from, t.summary),
+    question: marks.optionalText(from, t.question),
+    artifacts: marks.structured(from, t.artifacts ?? []),
+    metadata: marks.structured(from, metadata),
     proposed_action: action
       ? {
-          description: wrapText(from, action.description),
-          target_files: markStructured(from, action.target_files ?? []),
-          rationale: wrapText(from, action.rationale),
-          suggested_diff: wrapOptionalText(from, action.suggested_diff),
+          description: marks.text(from, action.description),
+          target_files: marks.structured(from, action.target_files ?? []),
+          rationale: marks.text(from, action.rationale),
+          suggested_diff: marks.optionalText(from, action.suggested_diff),
         }
       : null,
     messages: (t.messages ?? []).map((m) => ({
       id: m.id,
       sequence_no: m.sequence_no,
       from: m.from,
-      body: wrapText(m.from, m.body),
-      payload: markStructured(m.from, m.payload ?? {}),
-      artifacts: markStructured(m.from, m.artifacts ?? []),
+      body: marks.text(m.from, m.body),
+      payload: marks.structured(m.from, m.payload ?? {}),
+      artifacts: marks.structured(m.from, m.artifacts ?? []),
       via: m.via,
       created_at: m.created_at,
     })),
-    completion_artifacts: markStructured(to, t.completion_artifacts ?? []),
-    completed_summary: wrapOptionalText(to, t.completed_summary),
-    decline_reason: wrapOptionalText(to, t.decline_reason),
+    completion_artifacts: marks.structured(to, t.completion_artifacts ?? []),
+    completed_summary: marks.optionalText(to, t.completed_summary),
+    decline_reason: marks.optionalText(to, t.decline_reason),
     status_history: t.status_history.map((h) => ({ status: h.status, by: h.by, at: h.at, via: h.via })),
     created_at: t.created_at,
     updated_at: t.updated_at,
@@ -150,7 +152,7 @@ export function registerViewThread(server: McpServer, relay: RelayClient): void 
     },
     async ({ thread_id }) => {
       const thread = await relay.call<RelayThread>('tasks/get', { task_id: thread_id });
-      return toolResult(viewThreadOutput.parse(markThread(thread)));
+      return toolResult(viewThreadOutput.parse(markThread(new ProvenanceMarks(), thread)));
     },
   );
 }

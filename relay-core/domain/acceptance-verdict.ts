@@ -4,6 +4,7 @@
 // order and short-circuit on the first failure: (1) handoff token + presented body, (2) project identity,
 // (3) capability, (4) tool-manifest drift, (5) board revision.
 import { canonicalHash, sha256Hex } from './canonical-json';
+import type { LiveItem, VerdictInput } from './verdict-input';
 
 export type VerdictResult =
   | 'ok'
@@ -18,26 +19,6 @@ export type TokenReason = 'not_found' | 'wrong_project' | 'already_consumed' | '
 
 /** passed / failed: the check ran; skipped: its inputs were not supplied; not_run: an earlier check failed. */
 export type CheckStatus = 'passed' | 'failed' | 'skipped' | 'not_run';
-
-export interface LiveItem {
-  id: string | number;
-  tool_requirements?: string[] | null;
-  [key: string]: unknown;
-}
-
-export interface VerdictInput {
-  goal_token?: string;
-  presented_body?: unknown;
-  project_id?: string;
-  expected_repo_path?: string;
-  required_tools?: string[];
-  available_tools?: string[];
-  expected_required_tools_hash?: string;
-  live_items?: LiveItem[];
-  expected_board_revision?: string;
-  session_id?: string;
-  delivery_source?: string;
-}
 
 /** The handoff token as stored on the thread: only its SHA-256, never the token itself. */
 export interface HandoffTokenRecord {

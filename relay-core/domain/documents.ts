@@ -19,6 +19,8 @@ export interface AgentDoc {
   notification: NotificationEndpoint | null;
   created_at: Date;
   updated_at: Date;
+  /** Bumped by every write; the write to version N is claimed first in `agent_writes` (absent until the first one). */
+  version?: number;
 }
 
 export interface NotificationEndpoint {
@@ -107,7 +109,7 @@ export interface SlackDelivery {
 }
 
 /**
- * A Slack post the `slack` queue claimed before sending it (see bot/slack-delivery.ts): a retry that finds
+ * A Slack post the `slack` queue claimed before sending it (see bot/delivery/exactly-once-post.ts): a retry that finds
  * it without a recorded ts looks the message up by `marker` (sent as message metadata) before posting again.
  */
 export interface SlackPendingPost {
@@ -167,7 +169,7 @@ export interface ThreadDoc {
   slack: SlackDelivery | null;
   /** The sender's DM for this handoff, when the sender is linked to Slack (absent on old threads). */
   slack_sender?: SlackDelivery | null;
-  /** Thread replies posted under the DMs: `${audience}:${sequence_no}` → ts (see relay-core/slack-posts.ts). */
+  /** Thread replies posted under the DMs: `${audience}:${sequence_no}` → ts (see bot/delivery/slack-posts.ts). */
   slack_replies?: Record<string, string>;
   /** Posts claimed but not recorded yet, by the same keys ('recipient', 'sender', `${audience}:${n}`). */
   slack_pending?: Record<string, SlackPendingPost>;
@@ -176,6 +178,15 @@ export interface ThreadDoc {
    * recipient's view). Consumed inside the same versioned write that accepts the thread. Absent on old threads.
    */
   handoff_token?: (HandoffTokenRecord & { nonce: string }) | null;
+}
+
+/** The claim on one version of a teammate's document, as for threads: the first insert of `${handle}:${version}` owns it. */
+export interface AgentWriteDoc {
+  _id: string;
+  handle: string;
+  version: number;
+  doc: AgentDoc;
+  at: Date;
 }
 
 /** The claim on one version of a thread: the first insert of `${thread_id}:${version}` owns that write. */

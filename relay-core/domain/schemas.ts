@@ -17,6 +17,8 @@ export const LIMITS = {
   url: 2_048,
   title: 500,
   inlineContract: 50_000,
+  artifactExtraKeys: 16,
+  artifactExtrasBytes: 16_384,
   description: 4_000,
   rationale: 8_000,
   targetFiles: 100,
@@ -25,6 +27,9 @@ export const LIMITS = {
   skills: 100,
   skill: 100,
   bodyBytes: 1_048_576,
+  /** tasks/list and check_inbox: the default page and the largest one a client may ask for. */
+  pageDefault: 20,
+  pageLimit: 200,
 } as const;
 
 export const handleSchema = z
@@ -44,48 +49,212 @@ export const surfaceSchema = z.enum(['mcp', 'a2a', 'slack', 'web', 'api']);
 export type Surface = z.infer<typeof surfaceSchema>;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** PostgreSQL-backed stores (jsonb, text) cannot hold U+0000, so no backend takes it. */
+const NUL = '\u0000';
+export const NUL_MESSAGE = 'must not contain a NUL character (\\u0000)';
 
 export function isWellFormedText(value: string): boolean {
   return !LONE_SURROGATE.test(value);
 }
 
-/** Text as stored and shown: bounded, and well-formed Unicode (a lone surrogate would be silently altered). */
-const text = (max: number) =>
+/** Text as stored and shown: bounded, well-formed Unicode (a lone surrogate would be silently altered), no NUL. */
+export const text = (max: number) =>
   z
     .string()
     .max(max, `must be at most ${max} characters`)
-    .refine((value) => !LONE_SURROGATE.test(value), 'must be well-formed Unicode (no lone surrogates)');
+    .refine((value) => !LONE_SURROGATE.test(value), 'must be well-formed Unicode (no lone surrogates)')
+    .refine((value) => !value.includes(NUL), NUL_MESSAGE);
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(LIMITS.url);
 
-export const artifactSchema = z.discriminatedUnion(
+// ── free-form JSON (metadata, payload, artifact extras, inline contracts) ──────────────────────────────────
+
+const MAX_JSON_DEPTH = 20;
+/** Keys that name JavaScript's object machinery; refused so no reader can mistake data for a prototype. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export interface JsonProblem {
+  path: PropertyKey[];
+  message: string;
+}
+
+function keyProblem(key: string): string | undefined {
+  if (RESERVED_KEYS.has(key)) return `"${key}" is not allowed as a key`;
+  if (key.startsWith('$') || key.includes('.')) return `keys must not start with "$" or contain "." (got "${key.slice(0, 50)}")`;
+  if (key.includes(NUL)) return `keys ${NUL_MESSAGE}`;
+  if (LONE_SURROGATE.test(key)) return 'keys must be well-formed Unicode (no lone surrogates)';
+  return undefined;
+}
+
+/**
+ * Walks a raw JSON value without recursion (zod silently drops a `__proto__` key, so this runs before it):
+ * depth, keys MongoDB or JavaScript treat specially, strings a store would alter, then the size as JSON.
+ */
+export function jsonProblem(root: unknown, maxBytes: number): JsonProblem | undefined {
+  const stack: Array<[unknown, PropertyKey[]]> = [[root, []]];
+  while (stack.length) {
+    const [value, path] = stack.pop()!;
+    if (path.length > MAX_JSON_DEPTH) return { path: [], message: `must nest at most ${MAX_JSON_DEPTH} levels deep` };
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return { path, message: 'must be well-formed Unicode (no lone surrogates)' };
+      if (value.includes(NUL)) return { path, message: NUL_MESSAGE };
+    } else if (Array.isArray(value)) value.forEach((item, i) => stack.push([item, [...path, i]]));
+    else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        const problem = keyProblem(key);
+        if (problem) return { path: [...path, key], message: problem };
+        stack.push([item, [...path, key]]);
+      }
+    }
+  }
+  const bytes = JSON.stringify(root)?.length ?? 0;
+  return bytes > maxBytes ? { path: [], message: `must be at most ${maxBytes} bytes as JSON` } : undefined;
+}
+
+/** Runs jsonProblem on the raw input of `schema`, reporting the problem at the path it names. */
+function checkedJson<T extends z.ZodType>(schema: T, maxBytes: number) {
+  return z.preprocess((value, ctx) => {
+    const problem = jsonProblem(value, maxBytes);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map((p) => (typeof p === 'symbol' ? String(p) : p)) });
+    return value;
+  }, schema);
+}
+
+/** Free-form JSON a client attaches (metadata, payload): bounded in size and depth, storable on any backend. */
+export const metadataSchema = checkedJson(z.record(z.string().max(100, 'keys must be at most 100 characters'), z.unknown()), LIMITS.metadataBytes);
+
+// ── artifacts ────────────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * A line range as "10-20", "10", [10, 20] or [10], stored in one form: "10-20", or "10" for a single line
+ * (so "7-7" and [7] are both "7").
+ */
+export const lineRangeSchema = z
+  .union([
+    z.string().regex(/^\d{1,9}(-\d{1,9})?$/, 'must look like "10", "10-20", [10] or [10, 20]'),
+    z.array(z.number().int().min(1).max(999_999_999)).min(1).max(2),
+  ], { error: 'must look like "10", "10-20", [10] or [10, 20]' })
+  .transform((value, ctx) => {
+    const [start, end = start] = typeof value === 'string' ? value.split('-').map(Number) : value;
+    if (start < 1 || end < start) {
+      ctx.addIssue({ code: 'custom', message: 'must be a range of lines from 1, with the start not after the end' });
+      return z.NEVER;
+    }
+    return start === end ? String(start) : `${start}-${end}`;
+  });
+
+/** Fields the relay does not know, kept as data beside the known ones: bounded in number and size. */
+function extrasProblem(artifact: Record<string, unknown>, known: readonly string[]): JsonProblem | undefined {
+  const extras = Object.keys(artifact).filter((key) => !known.includes(key));
+  if (extras.length > LIMITS.artifactExtraKeys) {
+    return { path: [], message: `at most ${LIMITS.artifactExtraKeys} fields besides the known ones (got ${extras.length})` };
+  }
+  for (const key of extras) {
+    if (key.length > 100) return { path: [key], message: 'keys must be at most 100 characters' };
+    if (key.startsWith('_')) return { path: [key], message: 'keys starting with "_" are the relay\'s (for example _provenance)' };
+  }
+  const problem = jsonProblem(Object.fromEntries(extras.map((key) => [key, artifact[key]])), LIMITS.artifactExtrasBytes);
+  return problem && { ...problem, message: problem.path.length ? problem.message : `the fields besides the known ones ${problem.message}` };
+}
+
+function artifactType<T extends z.ZodRawShape>(shape: T) {
+  const known = Object.keys(shape);
+  return z
+    .object(shape)
+    .catchall(z.unknown())
+    .superRefine((artifact, ctx) => {
+      const problem = extrasProblem(artifact, known);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map(String) });
+    });
+}
+
+/** An API contract given inline: text, or any JSON value (an OpenAPI fragment) stored as given. */
+const inlineContract = z.union([
+  text(LIMITS.inlineContract),
+  z.unknown().superRefine((value, ctx) => {
+    if (value === undefined) return;
+    const problem = jsonProblem(value, LIMITS.inlineContract);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map(String) });
+  }),
+]);
+
+export const KNOWN_ARTIFACT_TYPES = ['file_diff', 'file_ref', 'test_command', 'api_contract', 'link'] as const;
+
+const knownArtifactSchema = z.discriminatedUnion(
   'type',
   [
-    z.object({ type: z.literal('file_diff'), path: text(LIMITS.path).min(1), diff: text(LIMITS.diff).min(1) }).strict(),
-    z
-      .object({
-        type: z.literal('file_ref'),
-        path: text(LIMITS.path).min(1),
-        git_sha: z.string().regex(/^[0-9a-f]{4,64}$/i, 'must be a hex git sha').optional(),
-        lines: z
-          .string()
-          .regex(/^\d+(-\d+)?$/, 'must look like "10" or "10-20"')
-          .optional(),
-      })
-      .strict(),
-    z.object({ type: z.literal('test_command'), command: text(LIMITS.command).min(1), cwd: text(LIMITS.path).optional() }).strict(),
-    z
-      .object({
-        type: z.literal('api_contract'),
-        schema_url: url.optional(),
-        inline: text(LIMITS.inlineContract).optional(),
-      })
-      .strict()
-      .refine((a) => a.schema_url !== undefined || a.inline !== undefined, 'needs schema_url or inline'),
-    z.object({ type: z.literal('link'), url, title: text(LIMITS.title).optional() }).strict(),
+    artifactType({ type: z.literal('file_diff'), path: text(LIMITS.path).min(1), diff: text(LIMITS.diff).min(1) }),
+    artifactType({
+      type: z.literal('file_ref'),
+      path: text(LIMITS.path).min(1),
+      git_sha: z.string().regex(/^[0-9a-f]{4,64}$/i, 'must be a hex git sha').optional(),
+      lines: lineRangeSchema.optional(),
+    }),
+    artifactType({ type: z.literal('test_command'), command: text(LIMITS.command).min(1), cwd: text(LIMITS.path).optional() }),
+    artifactType({ type: z.literal('api_contract'), schema_url: url.optional(), inline: inlineContract.optional() }).refine(
+      (a) => a.schema_url !== undefined || (a.inline !== undefined && a.inline !== null),
+      'needs schema_url or inline',
+    ),
+    artifactType({ type: z.literal('link'), url, title: text(LIMITS.title).optional() }),
   ],
-  { error: 'must be one of file_diff, file_ref, test_command, api_contract, link' },
+  { error: `must be one of ${KNOWN_ARTIFACT_TYPES.join(', ')}, or a lower-case type name of another kind of artifact` },
 );
-export type Artifact = z.infer<typeof artifactSchema>;
+export type KnownArtifact = z.infer<typeof knownArtifactSchema>;
+
+/** An artifact of a type this relay does not know: kept as data, shown as a generic artifact. */
+const otherArtifactSchema = artifactType({
+  type: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, `must be one of ${KNOWN_ARTIFACT_TYPES.join(', ')}, or a lower-case type name of another kind of artifact`),
+});
+export type OtherArtifact = z.infer<typeof otherArtifactSchema>;
+export type Artifact = KnownArtifact | OtherArtifact;
+
+export function isKnownArtifact(artifact: Artifact): artifact is KnownArtifact {
+  return (KNOWN_ARTIFACT_TYPES as readonly string[]).includes(artifact.type);
+}
+
+/** An artifact's fields beyond the ones its type defines (all of them but `type` for an unknown type). */
+export function artifactExtras(artifact: Artifact): Record<string, unknown> {
+  const known = isKnownArtifact(artifact) ? Object.keys(knownArtifactSchema.options.find((o) => o.shape.type.value === artifact.type)!.shape) : ['type'];
+  return Object.fromEntries(Object.entries(artifact).filter(([key]) => !known.includes(key)));
+}
+
+const isKnownType = (value: unknown): boolean =>
+  !!value && typeof value === 'object' && (KNOWN_ARTIFACT_TYPES as readonly unknown[]).includes((value as { type?: unknown }).type);
+
+/**
+ * One artifact: a known type is held to its own shape (plus bounded extra fields kept as data), any other
+ * lower-case type is kept as data. Dispatched on `type` by hand so an error names the field of the type
+ * that was meant; the JSON Schema (MCP tool listings) still shows every shape.
+ */
+export const artifactSchema = z
+  .unknown()
+  .transform((value, ctx): Artifact => {
+    const problem = value && typeof value === 'object' && !Array.isArray(value) ? keysProblem(value as Record<string, unknown>) : undefined;
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map(String) });
+      return z.NEVER;
+    }
+    const parsed = (isKnownType(value) || !value || typeof value !== 'object' || !('type' in value) ? knownArtifactSchema : otherArtifactSchema).safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path.map(String) });
+    return z.NEVER;
+  })
+  .meta({ anyOf: [knownArtifactSchema, otherArtifactSchema].map((s) => withoutDialect(z.toJSONSchema(s, { io: 'input' }))) });
+
+/** The artifact's own keys, read before zod drops a `__proto__` (nested values reach extrasProblem raw). */
+function keysProblem(artifact: Record<string, unknown>): JsonProblem | undefined {
+  for (const key of Object.keys(artifact)) {
+    const problem = keyProblem(key);
+    if (problem) return { path: [key], message: problem };
+  }
+  return undefined;
+}
+
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
 
 export const artifactsSchema = z.array(artifactSchema).max(LIMITS.artifacts, `at most ${LIMITS.artifacts} artifacts`);
 
@@ -98,32 +267,6 @@ export const proposedActionSchema = z
   })
   .strict();
 export type ProposedAction = z.infer<typeof proposedActionSchema>;
-
-/** Free-form JSON a client attaches (metadata, payload): bounded in size and depth, storable on any MongoDB. */
-export const metadataSchema = z.record(z.string().max(100, 'keys must be at most 100 characters'), z.unknown()).superRefine((value, ctx) => {
-  const problem = jsonProblem(value);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
-
-const MAX_JSON_DEPTH = 20;
-
-/** Walks a JSON value without recursion: depth, key spelling MongoDB refuses, strings, then total size. */
-function jsonProblem(root: unknown): string | undefined {
-  const stack: Array<[unknown, number]> = [[root, 0]];
-  while (stack.length) {
-    const [value, depth] = stack.pop()!;
-    if (depth > MAX_JSON_DEPTH) return `must nest at most ${MAX_JSON_DEPTH} levels deep`;
-    if (typeof value === 'string' && LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (no lone surrogates)';
-    if (Array.isArray(value)) for (const item of value) stack.push([item, depth + 1]);
-    else if (value && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        if (key.startsWith('$') || key.includes('.')) return `keys must not start with "$" or contain "." (got "${key.slice(0, 50)}")`;
-        stack.push([item, depth + 1]);
-      }
-    }
-  }
-  return JSON.stringify(root).length > LIMITS.metadataBytes ? `must be at most ${LIMITS.metadataBytes} bytes as JSON` : undefined;
-}
 
 /** A new handoff as the service takes it, whatever surface it came from. */
 export const newHandoffSchema = z.object({
@@ -153,6 +296,25 @@ export const agentCardInputSchema = z
   })
   .strict();
 export type AgentCardInput = z.infer<typeof agentCardInputSchema>;
+
+/**
+ * POST /admin/agents: the card, where `display_name` may stand for `name` (the spelling of other relays'
+ * onboarding commands) and an `email` is accepted as theirs send one (checked, not stored).
+ */
+export const agentRegistrationSchema = agentCardInputSchema
+  .extend({
+    name: text(LIMITS.name).min(1).optional(),
+    display_name: text(LIMITS.name).min(1).optional(),
+    email: z.email({ error: 'must be an email address' }).max(254).optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if (body.name === undefined && body.display_name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'required (or display_name)' });
+    if (body.name !== undefined && body.display_name !== undefined && body.name !== body.display_name) {
+      ctx.addIssue({ code: 'custom', path: ['display_name'], message: 'differs from name; send one of them' });
+    }
+  })
+  .transform(({ display_name, email: _email, ...card }): AgentCardInput => ({ ...card, name: (card.name ?? display_name)! }));
 
 export type TransitionName = 'accept' | 'complete' | 'decline' | 'cancel';
 

@@ -6,7 +6,7 @@ import type { Queue } from 'bullmq';
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { constantTimeEqual } from '../ops/api-keys';
-import { bearer } from './http-app';
+import { bearer } from './bearer-auth';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 const REALM = 'handoff-relay admin';

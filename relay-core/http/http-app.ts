@@ -1,22 +1,24 @@
-// The relay's one HTTP app: JSON-RPC at /a2a, REST for teammates, health, and the inbox page.
+// The relay's one HTTP app: JSON-RPC at /a2a (jsonrpc/endpoint.ts), REST for teammates, health, and the inbox page.
 // Slack (bot/) mounts its receiver on the same app; finishHttpApp adds the 404 and error handlers last.
-import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { MUTATING_METHODS } from '../jsonrpc/wire-methods';
-import { agentCard, resolveMethod } from '../jsonrpc/a2a-methods';
+import { agentCard } from '../jsonrpc/agent-card';
+import { jsonRpcEndpoint } from '../jsonrpc/endpoint';
 import { constantTimeEqual } from '../ops/api-keys';
-import type { AgentDoc } from '../domain/documents';
 import { RelayError, invalidParams } from '../domain/errors';
+import { adminAuth, bearer, teammateAuth } from './bearer-auth';
+import { jsonRpcError } from './json-rpc-error';
+import { requestContext, requestId } from './request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
-import { LIMITS, agentCardInputSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
+import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
-import { routePattern, type RelayMetrics } from '../ops/metrics';
+import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
+import type { RelayMetrics } from '../ops/metrics';
 
 export interface HttpAppDeps {
   relay: RelayService;
@@ -27,6 +29,8 @@ export interface HttpAppDeps {
   readiness: Record<string, () => Promise<void>>;
   /** Webhook deliveries for the admin routes (/admin/deliveries…). */
   deadLetters?: WebhookDeadLetters;
+  /** Webhook endpoints, for POST /agents/me/notification/secret. */
+  endpoints: WebhookEndpoints;
   /** GET /metrics serves these, to a bearer of `metricsToken` or the admin key. */
   metrics?: RelayMetrics;
   metricsToken?: string;
@@ -34,41 +38,8 @@ export interface HttpAppDeps {
   apiRoutes?: boolean;
 }
 
-interface Locals {
-  requestId: string;
-  log: Logger;
-}
-
-export function requestId(res: Response): string {
-  return (res.locals as Locals).requestId;
-}
-
-/** An incoming X-Request-Id is kept when it is short and plain (it ends up in logs and headers), else replaced. */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Routes polled by probes and scrapers log at debug, so they do not drown the request log. */
-const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
 const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/slack/events']);
-
-/** The token of an `Authorization: Bearer …` header. */
-export function bearer(req: Request): string | undefined {
-  const header = req.get('authorization');
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match?.[1];
-}
-
-/** A JSON-RPC error answer carrying the relay's symbol and the request id. */
-export function jsonRpcError(id: unknown, error: RelayError, reqId: string) {
-  return {
-    jsonrpc: '2.0' as const,
-    id: id ?? null,
-    error: {
-      code: error.numericCode,
-      message: error.message,
-      data: { code: error.code, request_id: reqId, ...(error.details === undefined ? {} : { details: error.details }) },
-    },
-  };
-}
 
 function restError(res: Response, error: RelayError): void {
   res.status(error.httpStatus).json({ code: error.code, message: error.message, request_id: requestId(res) });
@@ -81,21 +52,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   app.set('trust proxy', false);
   const json = express.json({ limit: LIMITS.bodyBytes, strict: false, type: () => true });
 
-  app.use((req, res, next) => {
-    const incoming = req.get('x-request-id');
-    const id = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const locals = res.locals as Locals;
-    locals.requestId = id;
-    locals.log = log.child({ request_id: id });
-    res.setHeader('X-Request-Id', id);
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const line = { method: req.method, route: routePattern(req), status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 };
-      if (QUIET_PATHS.has(req.path)) locals.log.debug(line, 'http request');
-      else locals.log.info(line, 'http request');
-    });
-    next();
-  });
+  app.use(requestContext(log));
   if (deps.metrics) app.use(deps.metrics.httpMiddleware());
   if (deps.apiRoutes === false) {
     app.use((req, res, next) => {
@@ -113,62 +70,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type(contentType).send(body);
   });
 
-  async function authenticate(req: Request): Promise<AgentDoc> {
-    const key = bearer(req);
-    const agent = key ? await relay.teammates.authenticate(key) : null;
-    if (!agent) throw new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
-    return agent;
-  }
+  const authenticate = teammateAuth(relay.teammates);
+  const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', json, async (req, res) => {
-    const reqId = requestId(res);
-    // express.json reads an empty body as {}; an empty body is not JSON.
-    if (req.get('content-length') === '0') {
-      return res.status(400).json(jsonRpcError(null, new RelayError('parse_error', 'The request body is empty; expected a JSON-RPC request'), reqId));
-    }
-    const body = req.body as unknown;
-    const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : null;
-    const send = (status: number, payload: unknown) => res.status(status).json(payload);
-    let caller: AgentDoc;
-    try {
-      caller = await authenticate(req);
-    } catch (error) {
-      return send(401, jsonRpcError(id, error as RelayError, reqId));
-    }
-    const envelope = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
-    if (!body || typeof body !== 'object' || Array.isArray(body) || envelope.jsonrpc !== '2.0' || typeof envelope.method !== 'string') {
-      return send(200, jsonRpcError(null, new RelayError('invalid_request', 'Expected a JSON-RPC 2.0 request object with "jsonrpc": "2.0" and a method'), reqId));
-    }
-    if (envelope.id !== undefined && envelope.id !== null && typeof envelope.id !== 'string' && typeof envelope.id !== 'number') {
-      return send(200, jsonRpcError(null, new RelayError('invalid_request', 'The JSON-RPC id must be a string, a number or null'), reqId));
-    }
-    const method = resolveMethod(envelope.method, envelope.params);
-    if (!method) {
-      return send(200, jsonRpcError(id, new RelayError('method_not_found', `Unknown method ${envelope.method}`), reqId));
-    }
-    if (envelope.params !== undefined && (envelope.params === null || typeof envelope.params !== 'object' || Array.isArray(envelope.params))) {
-      return send(200, jsonRpcError(id, new RelayError('invalid_params', 'params must be an object'), reqId));
-    }
-    try {
-      if (MUTATING_METHODS.has(envelope.method)) await deps.rateLimiter.consume(caller.handle);
-      const idempotencyKey = req.get('idempotency-key') || undefined;
-      // The stdio MCP server says so, so status history shows the surface the person used; informational only.
-      const via = req.get('x-relay-surface') === 'mcp' ? 'mcp' : 'a2a';
-      const result = await method({ caller, relay, idempotencyKey, via }, envelope.params);
-      return send(200, { jsonrpc: '2.0', id: id ?? null, result });
-    } catch (error) {
-      if (error instanceof RelayError) return send(200, jsonRpcError(id, error, reqId));
-      log.error({ err: error, request_id: reqId, method: envelope.method }, 'unexpected error in JSON-RPC method');
-      return send(200, jsonRpcError(id, new RelayError('internal', 'Internal error; the request id identifies it in the logs'), reqId));
-    }
-  });
-
-  function requireAdmin(req: Request): void {
-    const key = bearer(req);
-    if (!key || !constantTimeEqual(key, deps.adminKey)) {
-      throw new RelayError('unauthenticated', 'Missing or wrong admin key (RELAY_ADMIN_KEY)');
-    }
-  }
+  app.post('/a2a', json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);
@@ -189,8 +94,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/admin/agents', json, async (req, res) => {
     requireAdmin(req);
-    const { card, api_key } = await relay.teammates.register(body(req, agentCardInputSchema));
-    res.status(201).json({ ...card, api_key });
+    const { card, api_key } = await relay.teammates.register(body(req, agentRegistrationSchema));
+    // agent_id: the handle, under the name other relays' onboarding commands read it by.
+    res.status(201).json({ ...card, agent_id: card.handle, api_key });
   });
 
   app.post('/admin/agents/:handle/keys', async (req, res) => {
@@ -216,7 +122,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/agents/me/notification/secret', async (req, res) => {
     const agent = await authenticate(req);
-    res.status(201).json(await relay.teammates.rotateWebhookSecret(agent.handle));
+    res.status(201).json(await deps.endpoints.rotateSecret(agent.handle));
   });
 
   app.post('/agents/me/keys', async (req, res) => {

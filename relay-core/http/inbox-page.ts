@@ -1,7 +1,8 @@
 // The inbox page (GET /inbox/:thread_id): the whole thread, read-only, for the participant a signed link names.
 // Everything a teammate wrote is escaped; the page runs no script and links out with no referrer.
 import escapeHtml from 'escape-html';
-import type { Artifact } from '../domain/schemas';
+import { extraFieldsText, inlineContractText, otherArtifactText } from '../domain/artifact-text';
+import { isKnownArtifact, type Artifact, type KnownArtifact } from '../domain/schemas';
 import type { MessageView, ThreadView } from '../service/wire-views';
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;padding:0 1em;line-height:1.45;color:#1d1d1f}
@@ -30,6 +31,12 @@ function link(url: string, text?: string): string {
 }
 
 function artifact(a: Artifact): string {
+  if (!isKnownArtifact(a)) return `<h4>Artifact <code>${h(a.type)}</code></h4><pre>${h(otherArtifactText(a))}</pre>`;
+  const extras = extraFieldsText(a);
+  return knownArtifact(a) + (extras === null ? '' : `<p class="meta">Other fields:</p><pre>${h(extras)}</pre>`);
+}
+
+function knownArtifact(a: KnownArtifact): string {
   switch (a.type) {
     case 'file_diff':
       return `<h4>Diff <code>${h(a.path)}</code></h4><pre>${h(a.diff)}</pre>`;
@@ -38,7 +45,7 @@ function artifact(a: Artifact): string {
     case 'test_command':
       return `<p>Test command${a.cwd ? ` in <code>${h(a.cwd)}</code>` : ''} (shown, never run by the relay):</p><pre>${h(a.command)}</pre>`;
     case 'api_contract':
-      return `<p>API contract${a.schema_url ? ` ${link(a.schema_url)}` : ''}</p>${a.inline ? `<pre>${h(a.inline)}</pre>` : ''}`;
+      return `<p>API contract${a.schema_url ? ` ${link(a.schema_url)}` : ''}</p>${a.inline === undefined || a.inline === null ? '' : `<pre>${h(inlineContractText(a.inline))}</pre>`}`;
     case 'link':
       return `<p>${link(a.url, a.title)}</p>`;
   }

@@ -1,8 +1,6 @@
-// The JSON-RPC methods of POST /a2a (WIRE.md): params parsed once here, then handed to the relay service.
+// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the relay service.
 import { z } from 'zod';
-import type { AgentDoc } from '../domain/documents';
-import { RelayError, invalidParams } from '../domain/errors';
-import type { RelayService } from '../service/relay-service';
+import { RelayError } from '../domain/errors';
 import {
   LIMITS,
   artifactsSchema,
@@ -11,20 +9,15 @@ import {
   isWellFormedText,
   metadataSchema,
   proposedActionSchema,
+  text,
   threadStatusSchema,
-  type Surface,
 } from '../domain/schemas';
-
-export interface MethodContext {
-  caller: AgentDoc;
-  relay: RelayService;
-  /** The Idempotency-Key header, when the client sent one. */
-  idempotencyKey?: string;
-  via: Surface;
-}
+import { verdictInputSchema } from '../domain/verdict-input';
+import type { Method, MethodContext } from './method';
+import { idempotencyKey, parseParams, taskIdSchema } from './params';
 
 const textPart = z
-  .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: z.string().max(LIMITS.summary) })
+  .object({ type: z.literal('text').optional(), kind: z.literal('text').optional(), text: text(LIMITS.summary) })
   .passthrough();
 
 const messageSchema = z
@@ -35,104 +28,88 @@ const messageSchema = z
   .passthrough();
 
 const idempotencyMetadata = z.object({
-  client_idempotency_key: z.string().min(1).max(200).optional(),
-  question: z.string().min(1).max(LIMITS.question).optional(),
+  client_idempotency_key: text(200).min(1).optional(),
+  question: text(LIMITS.question).min(1).optional(),
 });
 
-const sendNewSchema = z.object({
-  task_id: z.null().optional(),
-  recipient: handleSchema,
-  intent: intentSchema,
-  message: messageSchema,
-  artifacts: artifactsSchema.default([]),
-  proposed_action: proposedActionSchema.nullish(),
-  metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata)),
-});
+// Params are strict: an unknown key is invalid_params naming it, so a client's typo is never silently a different call.
+const sendNewSchema = z
+  .object({
+    task_id: z.null().optional(),
+    recipient: handleSchema,
+    intent: intentSchema,
+    message: messageSchema,
+    artifacts: artifactsSchema.default([]),
+    proposed_action: proposedActionSchema.nullish(),
+    metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata)),
+    /** A2A's MessageSendParams.configuration, which hybrid clients send beside the wire fields; not used. */
+    configuration: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
 
-const taskIdSchema = z.uuid('must be a thread id (UUID)');
+const sendAppendSchema = z
+  .object({
+    task_id: taskIdSchema,
+    message: messageSchema,
+    payload: metadataSchema.default({}),
+    artifacts: artifactsSchema.default([]),
+    metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata.pick({ client_idempotency_key: true }))),
+  })
+  .strict();
 
-const sendAppendSchema = z.object({
-  task_id: taskIdSchema,
-  message: messageSchema,
-  payload: metadataSchema.default({}),
-  artifacts: artifactsSchema.default([]),
-  metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata.pick({ client_idempotency_key: true }))),
-});
+const getSchema = z.object({ task_id: taskIdSchema }).strict();
 
-const getSchema = z.object({ task_id: taskIdSchema });
+const listSchema = z
+  .object({
+    filter: z
+      .object({
+        role: z.enum(['recipient', 'sender']).default('recipient'),
+        status: z.array(threadStatusSchema).max(5).optional(),
+        since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
+      })
+      .strict()
+      .default({ role: 'recipient' }),
+    page: z
+      .object({
+        limit: z.number().int().min(1).max(LIMITS.pageLimit, `must be at most ${LIMITS.pageLimit}`).default(LIMITS.pageDefault),
+        cursor: z.string().min(1).max(200).nullish(),
+      })
+      .strict()
+      .default({ limit: LIMITS.pageDefault }),
+  })
+  .strict();
 
-const listSchema = z.object({
-  filter: z
-    .object({
-      role: z.enum(['recipient', 'sender']).default('recipient'),
-      status: z.array(threadStatusSchema).max(5).optional(),
-      since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
-    })
-    .default({ role: 'recipient' }),
-  page: z
-    .object({
-      limit: z.number().int().min(1).max(100).default(20),
-      cursor: z.string().min(1).max(200).nullish(),
-    })
-    .default({ limit: 20 }),
-});
+/** The metadata of a transition: free-form (not stored), with the idempotency key. */
+const transitionMetadata = metadataSchema.pipe(idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough());
 
-const toolNames = z.array(z.string().min(1).max(200)).max(200);
+const updateSchema = z
+  .object({
+    task_id: taskIdSchema,
+    transition: z.enum(['accept', 'complete', 'decline']),
+    result_summary: text(LIMITS.summary).min(1).optional(),
+    artifacts: artifactsSchema.optional(),
+    reason: text(LIMITS.reason).min(1).optional(),
+    session_id: text(200).optional(),
+    verdict: verdictInputSchema.strict().optional(),
+    metadata: transitionMetadata.optional(),
+  })
+  .strict();
 
-/** The acceptance-verdict inputs of an accept (acceptance-verdict.ts): every one optional. */
-export const verdictInputSchema = z.object({
-  goal_token: z.string().min(1).max(200).optional(),
-  presented_body: z.unknown().optional(),
-  project_id: z.string().min(1).max(200).optional(),
-  expected_repo_path: z.string().min(1).max(LIMITS.path).optional(),
-  required_tools: toolNames.optional(),
-  available_tools: toolNames.optional(),
-  expected_required_tools_hash: z.string().min(1).max(200).optional(),
-  live_items: z
-    .array(z.object({ id: z.union([z.string().max(200), z.number()]), tool_requirements: toolNames.nullish() }).passthrough())
-    .max(1000)
-    .optional(),
-  expected_board_revision: z.string().min(1).max(200).optional(),
-  session_id: z.string().max(200).optional(),
-  delivery_source: z.string().min(1).max(200).optional(),
-});
+const cancelSchema = z
+  .object({
+    task_id: taskIdSchema,
+    reason: text(LIMITS.reason).min(1).optional(),
+    metadata: transitionMetadata.optional(),
+  })
+  .strict();
 
-const updateSchema = z.object({
-  task_id: taskIdSchema,
-  transition: z.enum(['accept', 'complete', 'decline']),
-  result_summary: z.string().min(1).max(LIMITS.summary).optional(),
-  artifacts: artifactsSchema.optional(),
-  reason: z.string().min(1).max(LIMITS.reason).optional(),
-  session_id: z.string().max(200).optional(),
-  verdict: verdictInputSchema.optional(),
-  metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
-});
-
-const cancelSchema = z.object({
-  task_id: taskIdSchema,
-  reason: z.string().min(1).max(LIMITS.reason).optional(),
-  metadata: idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough().optional(),
-});
-
-const agentsListSchema = z.object({
-  role: z.string().max(LIMITS.role).optional(),
-  skill: z.string().max(LIMITS.skill).optional(),
-  repo: z.string().max(LIMITS.path).optional(),
-});
-
-export function parseParams<T extends z.ZodType>(schema: T, params: unknown): z.infer<T> {
-  const result = schema.safeParse(params ?? {});
-  if (!result.success) throw invalidParams(result.error.issues);
-  return result.data;
-}
-
-/** The key in params wins; the Idempotency-Key header may repeat it but not contradict it. */
-function idempotencyKey(ctx: MethodContext, fromParams: string | undefined): string | undefined {
-  if (fromParams && ctx.idempotencyKey && fromParams !== ctx.idempotencyKey) {
-    throw new RelayError('invalid_params', 'params.metadata.client_idempotency_key: differs from the Idempotency-Key header');
-  }
-  return fromParams ?? ctx.idempotencyKey;
-}
+const agentsListSchema = z
+  .object({
+    role: text(LIMITS.role).optional(),
+    skill: text(LIMITS.skill).optional(),
+    repo: text(LIMITS.path).optional(),
+  })
+  .strict();
 
 function summaryOf(parts: Array<{ text: string }>, field: string, max: number): string {
   const text = parts.map((part) => part.text).join('\n\n').trim();
@@ -141,8 +118,6 @@ function summaryOf(parts: Array<{ text: string }>, field: string, max: number): 
   if (!isWellFormedText(text)) throw new RelayError('invalid_params', `${field}: the text must be well-formed Unicode (no lone surrogates)`);
   return text;
 }
-
-type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 
 async function messageSend(ctx: MethodContext, params: unknown): Promise<unknown> {
   const taskId = (params as { task_id?: unknown } | undefined)?.task_id;
@@ -221,7 +196,7 @@ async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown>
   return { teammates: await ctx.relay.teammates.list(p) };
 }
 
-export const A2A_METHODS: Record<string, Method> = {
+export const WIRE_METHODS: Record<string, Method> = {
   'message/send': messageSend,
   'tasks/get': tasksGet,
   'tasks/list': tasksList,
@@ -229,6 +204,3 @@ export const A2A_METHODS: Record<string, Method> = {
   'tasks/cancel': tasksCancel,
   'agents/list': agentsList,
 };
-
-/** Mutating methods: rate limited per API key. */
-export const MUTATING_METHODS = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);

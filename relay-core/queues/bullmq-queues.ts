@@ -19,12 +19,13 @@ export const eventJobSchema = z.object({
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
-export const DELIVERY_JOB_OPTIONS: JobsOptions = {
-  attempts: 12,
-  backoff: { type: 'exponential', delay: 500 },
-  removeOnComplete: { age: 24 * 3600, count: 10_000 },
-  removeOnFail: { age: 7 * 24 * 3600 },
-};
+/** Options of every relay job: `attempts` tries spaced by `backoff`; kept a day once done, a week once failed. */
+export function jobOptions(attempts: number, backoff: NonNullable<JobsOptions['backoff']>): JobsOptions {
+  return { attempts, backoff, removeOnComplete: { age: 24 * 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+}
+
+export const DELIVERY_JOB_OPTIONS = jobOptions(12, { type: 'exponential', delay: 500 });
+export const VERIFY_JOB_OPTIONS = jobOptions(5, { type: 'exponential', delay: 500 });
 
 export function redisConnection(url: string, role: 'producer' | 'worker'): Redis {
   const options: RedisOptions =
@@ -39,63 +40,56 @@ export function redisConnection(url: string, role: 'producer' | 'worker'): Redis
  * A queue a producer adds to. Its connection reconnects by itself and a failed add is the caller's to retry (the
  * outbox sweep, a job's own retry), so connection errors are not reported a second time as unhandled noise.
  */
-export function producerQueue(name: QueueName, connection: Redis, prefix: string, defaultJobOptions?: JobsOptions): Queue {
-  const queue = new Queue(name, { connection, prefix, ...(defaultJobOptions ? { defaultJobOptions } : {}) });
+function producerQueue(name: QueueName, connection: Redis, prefix: string): Queue {
+  const queue = new Queue(name, { connection, prefix });
   queue.on('error', () => {});
   return queue;
 }
 
-export class BullmqEventPublisher implements EventPublisher {
-  private readonly queues: Partial<Record<QueueName, Queue>>;
+export type ProducerQueues = Record<QueueName, Queue>;
 
-  constructor(opts: { connection: Redis; prefix: string; slackEnabled: boolean }) {
+/** One producer Queue per queue name, shared by everything in the process that adds jobs (and the admin board). */
+export function producerQueues(connection: Redis, prefix: string): ProducerQueues {
+  return Object.fromEntries(QUEUE_NAMES.map((name) => [name, producerQueue(name, connection, prefix)])) as ProducerQueues;
+}
+
+export async function closeQueues(queues: ProducerQueues): Promise<void> {
+  await Promise.all(Object.values(queues).map((q) => q.close()));
+}
+
+export class BullmqEventPublisher implements EventPublisher {
+  private readonly queues: Queue[];
+
+  constructor(opts: { queues: ProducerQueues; slackEnabled: boolean }) {
     // Webhooks always: the processor finds which participants have endpoints.
-    this.queues = { webhooks: producerQueue('webhooks', opts.connection, opts.prefix) };
-    if (opts.slackEnabled) this.queues.slack = producerQueue('slack', opts.connection, opts.prefix);
+    this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
   }
 
   async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     for (const event of events) {
       const data: EventJob = { thread_id: threadId, event_id: event.id, type: event.type, at: event.at.toISOString() };
-      for (const queue of Object.values(this.queues)) {
+      for (const queue of this.queues) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }
     }
     await Promise.all(jobs);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(Object.values(this.queues).map((q) => q.close()));
   }
 }
 
 /** Port: named jobs on one queue (the `verify` queue), de-duplicated by their job id. */
 export interface JobQueue {
   add(name: string, data: Record<string, unknown>, jobId: string): Promise<void>;
-  close(): Promise<void>;
 }
 
-export const VERIFY_JOB_OPTIONS: JobsOptions = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 500 },
-  removeOnComplete: { age: 24 * 3600, count: 10_000 },
-  removeOnFail: { age: 7 * 24 * 3600 },
-};
-
 export class BullmqJobQueue implements JobQueue {
-  private readonly queue: Queue;
-
-  constructor(opts: { name: QueueName; connection: Redis; prefix: string; jobOptions?: JobsOptions }) {
-    this.queue = producerQueue(opts.name, opts.connection, opts.prefix, opts.jobOptions);
-  }
+  constructor(
+    private readonly queue: Queue,
+    private readonly jobOptions: JobsOptions,
+  ) {}
 
   async add(name: string, data: Record<string, unknown>, jobId: string): Promise<void> {
-    await this.queue.add(name, data, { jobId });
-  }
-
-  async close(): Promise<void> {
-    await this.queue.close();
+    await this.queue.add(name, data, { ...this.jobOptions, jobId });
   }
 }
 

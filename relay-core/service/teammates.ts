@@ -1,21 +1,14 @@
 // Teammates: registration, API keys, cards, blocks. Public reads return card fields only.
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Filter } from 'mongodb';
 import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
-import type { AgentDoc } from '../domain/documents';
+import { systemClock, type Clock } from '../domain/clock';
+import type { AgentDoc, NotificationEndpoint } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
-import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from '../webhooks/ssrf-guard';
 import { TtlCache } from '../ops/ttl-cache';
 import { matchesCardFilter } from '../store/agent-directory';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** The fields anyone on the relay may read about a teammate. */
 export interface PublicCard {
@@ -25,9 +18,6 @@ export interface PublicCard {
   skills: string[];
   repos_owned: string[];
 }
-
-/** How long a rotated-out webhook secret keeps signing beside the new one. */
-export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** What a teammate reads about itself: its card plus settings, never keys or secrets. */
 export interface OwnCard extends PublicCard {
@@ -63,9 +53,9 @@ export interface TeammatesDeps {
   clock?: Clock;
   /** How long a process trusts a cached key or card; a revoked key stops working everywhere within it. */
   cacheMs?: number;
-  /** Webhook endpoints: which targets are allowed, and who challenges a newly set URL (verify queue). */
-  webhooks?: {
-    policy: TargetPolicy;
+  /** Webhook endpoints (webhooks/endpoint-lifecycle.ts): a checked new endpoint, and who challenges it (verify queue). */
+  webhooks: {
+    newEndpoint(url: string, now: Date): Promise<{ endpoint: NotificationEndpoint; secret: string }>;
     onEndpointSet(handle: string, endpointUpdatedAt: Date): Promise<void>;
   };
 }
@@ -149,7 +139,7 @@ export class Teammates {
   async get(handle: string): Promise<AgentDoc | null> {
     const cached = this.agentCache.get(handle);
     if (cached) return cached;
-    const doc = await this.store.agents.findOne({ _id: handle });
+    const doc = await this.store.agentWriter.read(handle);
     if (doc) this.agentCache.set(handle, doc);
     return doc;
   }
@@ -196,73 +186,25 @@ export class Teammates {
     let secret: string | undefined;
     if (update.notification_url === null) set.notification = null;
     else if (update.notification_url !== undefined && (update.notification_url !== current.notification?.url || current.notification?.disabled_at)) {
-      await this.assertWebhookTarget(update.notification_url);
-      secret = `whsec_${randomBytes(32).toString('base64')}`;
-      set.notification = { url: update.notification_url, secret, verified: false, updated_at: now };
+      const fresh = await this.webhooks.newEndpoint(update.notification_url, now);
+      set.notification = fresh.endpoint;
+      secret = fresh.secret;
     }
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: set }, { returnDocument: 'after' });
+    const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
     await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
-    if (secret && this.webhooks) {
+    if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
       await this.webhooks.onEndpointSet(handle, now).catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
     }
     return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
   }
 
-  /**
-   * A new signing secret for the caller's webhook, returned this once. The old one keeps signing beside it (every
-   * delivery carries both signatures) for WEBHOOK_SECRET_OVERLAP_MS, so the receiver can switch without losing a call.
-   */
-  async rotateWebhookSecret(handle: string): Promise<{ notification_secret: string; previous_secret_expires_at: string }> {
-    const current = await this.requireActive(handle);
-    const endpoint = current.notification;
-    if (!endpoint) throw new RelayError('invalid_params', 'no webhook is set on your card (PUT /agents/me/card with notification_url first)');
-    const now = this.clock.now();
-    const secret = `whsec_${randomBytes(32).toString('base64')}`;
-    const expires = new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS);
-    // Conditioned on the secret it replaces: of two rotations at once, one wins and the other is told to retry.
-    const result = await this.store.agents.updateOne(
-      { _id: handle, 'notification.secret': endpoint.secret },
-      { $set: { 'notification.secret': secret, 'notification.previous_secret': endpoint.secret, 'notification.previous_secret_expires_at': expires, updated_at: now } },
-    );
+  /** Drops the cached card of `handle` after a write made elsewhere (the webhook endpoint lifecycle). */
+  forget(handle: string): void {
     this.agentCache.delete(handle);
-    if (result.modifiedCount !== 1) throw new RelayError('state_changed', 'the webhook changed while rotating its secret; try again');
-    this.log.info({ handle }, 'webhook secret rotated');
-    return { notification_secret: secret, previous_secret_expires_at: expires.toISOString() };
-  }
-
-  /** Refuses webhook targets on loopback, private, link-local, metadata… addresses (unless allowed by config). */
-  private async assertWebhookTarget(url: string): Promise<void> {
-    if (!this.webhooks) return;
-    try {
-      await assertAllowedTarget(url, this.webhooks.policy);
-    } catch (error) {
-      if (error instanceof WebhookTargetError) throw new RelayError('invalid_params', `body.notification_url: ${error.message}`);
-      throw error;
-    }
-  }
-
-  /** The endpoint set at `endpointUpdatedAt` answered its challenge; a URL changed since stays unverified. */
-  async markEndpointVerified(handle: string, endpointUpdatedAt: Date): Promise<boolean> {
-    const result = await this.store.agents.updateOne(
-      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
-      { $set: { 'notification.verified': true } },
-    );
-    this.agentCache.delete(handle);
-    return result.matchedCount === 1;
-  }
-
-  /** The endpoint answered 410 Gone: no more deliveries until its owner sets a URL again. */
-  async markEndpointGone(handle: string, endpointUpdatedAt: Date): Promise<void> {
-    await this.store.agents.updateOne(
-      { _id: handle, 'notification.updated_at': endpointUpdatedAt },
-      { $set: { 'notification.verified': false, 'notification.disabled_at': this.clock.now() } },
-    );
-    this.agentCache.delete(handle);
-    this.log.warn({ handle }, 'webhook endpoint answered 410 Gone; disabled until a new URL is set');
   }
 
   async blocks(handle: string): Promise<string[]> {
@@ -272,13 +214,13 @@ export class Teammates {
   async block(handle: string, other: string): Promise<string[]> {
     if (other === handle) throw new RelayError('invalid_params', 'body.handle: you cannot block yourself');
     if (!(await this.get(other))) throw new RelayError('recipient_not_found', `No teammate with handle ${other}`);
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $addToSet: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other], updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
     return updated?.blocked ?? [];
   }
 
   async unblock(handle: string, other: string): Promise<string[]> {
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $pull: { blocked: other }, $set: { updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.filter((b) => b !== other), updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
     return updated?.blocked ?? [];
   }
@@ -292,7 +234,7 @@ export class Teammates {
 
   /** Revokes every key of the teammate and issues a new one, shown this once. */
   async rotateKey(handle: string): Promise<string> {
-    const doc = await this.store.agents.findOne({ _id: handle });
+    const doc = await this.store.agentWriter.read(handle);
     if (!doc) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
     if (doc.status !== 'active') throw new RelayError('forbidden', `${handle} is disabled`, undefined, 409);
     const revoked = await this.store.apiKeys.find({ handle }, { projection: { _id: 1 } }).toArray();
@@ -305,7 +247,7 @@ export class Teammates {
 
   /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */
   async disable(handle: string): Promise<OwnCard> {
-    const updated = await this.store.agents.findOneAndUpdate({ _id: handle }, { $set: { status: 'disabled', updated_at: this.clock.now() } }, { returnDocument: 'after' });
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, status: 'disabled', updated_at: this.clock.now() }));
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
@@ -320,8 +262,9 @@ export class Teammates {
     return issued.key;
   }
 
-  private async requireActive(handle: string): Promise<AgentDoc> {
-    const doc = await this.store.agents.findOne({ _id: handle });
+  /** The teammate's current card, read from the store; unauthenticated when it is not active. */
+  async requireActive(handle: string): Promise<AgentDoc> {
+    const doc = await this.store.agentWriter.read(handle);
     if (!doc || doc.status !== 'active') throw new RelayError('unauthenticated', 'This teammate is not active');
     return doc;
   }

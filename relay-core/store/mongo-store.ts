@@ -3,6 +3,7 @@
 import { MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification } from 'mongodb';
 import type {
   AgentDoc,
+  AgentWriteDoc,
   ApiKeyDoc,
   IdempotencyDoc,
   MailboxEntryDoc,
@@ -19,9 +20,10 @@ import { AgentDirectory } from './agent-directory';
 import { boxName, MailboxLog } from './mailbox-log';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
-import { ClaimedThreadWriter, ConditionalThreadWriter, type ThreadChange, type ThreadWrite, type ThreadWriter } from './thread-writes';
+import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
 
-export { isDuplicateKey, backoffMs, type ThreadWrite } from './thread-writes';
+export { isDuplicateKey, backoffMs, type VersionedWrite } from './thread-writes';
+export type ThreadWrite = VersionedWrite<ThreadDoc>;
 
 /** What the server does atomically and without reading whole collections, learned at connect time. */
 export interface ServerCapabilities {
@@ -40,6 +42,7 @@ export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
 
 export class MongoStore {
   readonly agents: Collection<AgentDoc>;
+  readonly agentWrites: Collection<AgentWriteDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
   readonly slackLinks: Collection<SlackLinkDoc>;
   readonly threads: Collection<ThreadDoc>;
@@ -52,7 +55,9 @@ export class MongoStore {
   readonly mailboxHeads: Collection<MailboxHeadDoc>;
   readonly meta: Collection<MetaDoc>;
   /** Every thread write and every read of a thread's current version goes through this. */
-  readonly writer: ThreadWriter;
+  readonly writer: VersionedWriter<ThreadDoc>;
+  /** The same for teammates' documents. */
+  readonly agentWriter: VersionedWriter<AgentDoc>;
   readonly lists: ThreadLists;
   /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
   readonly mailbox: MailboxLog | null;
@@ -66,6 +71,7 @@ export class MongoStore {
     readonly capabilities: ServerCapabilities,
   ) {
     this.agents = db.collection<AgentDoc>('agents');
+    this.agentWrites = db.collection<AgentWriteDoc>('agent_writes');
     this.apiKeys = db.collection<ApiKeyDoc>('api_keys');
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
     this.threads = db.collection<ThreadDoc>('threads');
@@ -78,8 +84,13 @@ export class MongoStore {
     this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
     this.meta = db.collection<MetaDoc>('meta');
     this.outbox = new OutboxLedger(this.outboxEntries);
-    if (capabilities.atomicConditionalWrites) this.writer = new ConditionalThreadWriter(this.threads);
-    else this.writer = new ClaimedThreadWriter(this.threads, this.threadWrites);
+    if (capabilities.atomicConditionalWrites) {
+      this.writer = new ConditionalWriter(this.threads, 'thread');
+      this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
+    } else {
+      this.writer = new ClaimedWriter(this.threads, this.threadWrites, (next) => ({ thread_id: next._id, version: next.version }), 'thread');
+      this.agentWriter = new ClaimedWriter(this.agents, this.agentWrites, (next) => ({ handle: next._id, version: next.version! }), 'teammate');
+    }
     if (capabilities.indexedQueries) {
       this.mailbox = null;
       this.lists = new IndexedThreadLists(this.threads);
@@ -132,8 +143,16 @@ export class MongoStore {
    * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    */
-  writeThread(id: string, change: ThreadChange): Promise<ThreadWrite> {
+  writeThread(id: string, change: Change<ThreadDoc>): Promise<ThreadWrite> {
     return this.writer.write(id, change);
+  }
+
+  /**
+   * The same write for a teammate's document: its endpoint is verified by a worker while its owner may change
+   * the card or rotate the secret, and a plain FerretDB update of one would undo the other.
+   */
+  writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
+    return this.agentWriter.write(handle, change);
   }
 
   /** A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. */

@@ -1,8 +1,8 @@
-// The versioned thread write every state change goes through, in the two strategies the store picks between at
-// connect time: one conditional replace on MongoDB, a claim protocol on FerretDB (whose updates are not atomic).
+// The versioned write every state change of a thread (and of a teammate's document) goes through, in the two
+// strategies the store picks between at connect time: one conditional replace on MongoDB, a claim protocol on
+// FerretDB (whose updates are not atomic).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoServerError, type Collection } from 'mongodb';
-import type { ThreadDoc, ThreadWriteDoc } from '../domain/documents';
+import { MongoServerError, type Collection, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 import { RelayError } from '../domain/errors';
 
 export function isDuplicateKey(error: unknown): boolean {
@@ -23,49 +23,70 @@ const OWNER_APPLIES_MS = 2_000;
 /** How long a claim is kept; the clean-up job deletes claims older than this. */
 export const CLAIM_FORGET_MS = 60 * 60_000;
 
-export interface ThreadWrite {
-  before: ThreadDoc | null;
-  after: ThreadDoc | null;
+/** A document written through a VersionedWriter: `version` is bumped by every write (absent counts as 0). */
+export interface Versioned {
+  _id: string;
+  version?: number;
+}
+
+export interface VersionedWrite<T> {
+  before: T | null;
+  after: T | null;
 }
 
 /** `change` is a pure function of the current document: the next one, or undefined when its precondition no longer holds. */
-export type ThreadChange = (current: ThreadDoc) => ThreadDoc | undefined;
+export type Change<T> = (current: T) => T | undefined;
 
-/** Port: read the current version of a thread and apply one change to it that no concurrent write can interleave with. */
-export interface ThreadWriter {
+/** Port: read the current version of a document and apply one change to it that no concurrent write can interleave with. */
+export interface VersionedWriter<T extends Versioned> {
   /** Which protocol this is, for logs and the bench. */
   readonly strategy: 'conditional-replace' | 'claims';
-  read(id: string): Promise<ThreadDoc | null>;
-  write(id: string, change: ThreadChange): Promise<ThreadWrite>;
+  read(id: string): Promise<T | null>;
+  write(id: string, change: Change<T>): Promise<VersionedWrite<T>>;
+}
+
+/** A claim on version N of document `id`: `_id` `${id}:${N}`, the whole new document, when it was claimed. */
+export interface Claim<T> {
+  _id: string;
+  doc: T;
+  at: Date;
 }
 
 /**
  * MongoDB: `findOneAndReplace({ _id, version: N })` is atomic and one round trip, so a write is a read, the change,
  * and that conditional replace; losing the race means reading again.
  */
-export class ConditionalThreadWriter implements ThreadWriter {
+export class ConditionalWriter<T extends Versioned> implements VersionedWriter<T> {
   readonly strategy = 'conditional-replace' as const;
 
-  constructor(private readonly threads: Collection<ThreadDoc>) {}
+  constructor(
+    private readonly docs: Collection<T>,
+    private readonly what: string,
+  ) {}
 
-  read(id: string): Promise<ThreadDoc | null> {
-    return this.threads.findOne({ _id: id });
+  read(id: string): Promise<T | null> {
+    return this.docs.findOne(byId<T>(id)) as Promise<T | null>;
   }
 
-  async write(id: string, change: ThreadChange): Promise<ThreadWrite> {
+  async write(id: string, change: Change<T>): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
-      const current = await this.threads.findOne({ _id: id });
+      const current = await this.read(id);
       if (!current) return { before: null, after: null };
       const changed = change(current);
       if (!changed) return { before: current, after: null };
-      const next: ThreadDoc = { ...changed, _id: id, version: current.version + 1 };
-      const replaced = await this.threads.findOneAndReplace({ _id: id, version: current.version }, next, { projection: { _id: 1 } });
+      const next = { ...changed, _id: id, version: (current.version ?? 0) + 1 };
+      const filter = { _id: id, version: current.version ?? { $exists: false } } as Filter<T>;
+      const replaced = await this.docs.findOneAndReplace(filter, next, { projection: { _id: 1 } });
       if (replaced) return { before: current, after: next };
       await sleep(backoffMs(attempt));
     }
-    throw new RelayError('state_changed', 'The thread is changing too fast right now; read it again and retry');
+    throw new RelayError('state_changed', `The ${this.what} is changing too fast right now; read it again and retry`);
   }
+}
+
+function byId<T>(id: string): Filter<T> {
+  return { _id: id } as Filter<T>;
 }
 
 /**
@@ -81,53 +102,76 @@ export class ConditionalThreadWriter implements ThreadWriter {
  *   taken continues from that claim's document the same way.
  * - Why an older version can never win: the cache may be overwritten with an older version (an owner that
  *   stalled between claim and apply while others built on its claim), but the claims after it are still there,
- *   so every read and every write walks past the stale cache to the newest claim and the next write puts the
- *   cache right. An owner never applies a claim older than CLAIM_APPLY_WITHIN_MS, and claims are forgotten only
+ *   so every read and every write walks past the stale cache to the newest claim, and each writer, after its own
+ *   cache write, writes any newer claim it finds (settleCache), so the cache ends at the newest version. An owner never applies a claim older than CLAIM_APPLY_WITHIN_MS, and claims are forgotten only
  *   after CLAIM_FORGET_MS, when the cache holds their version or a later one: a forgotten claim can only be one
  *   that no stale owner can still write over (that would take a stall of more than their difference between
  *   the age check and the write reaching the server).
  * - A writer that dies between claim and apply leaves the cache one version behind: readers see its claim, and
  *   the next read through `read` (the outbox sweep reads every thread whose events are waiting) repairs it.
  */
-export class ClaimedThreadWriter implements ThreadWriter {
+export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements VersionedWriter<T> {
   readonly strategy = 'claims' as const;
 
   constructor(
-    private readonly threads: Collection<ThreadDoc>,
-    private readonly claims: Collection<ThreadWriteDoc>,
-    private readonly onClaim: (claim: ThreadWriteDoc) => void = () => {},
+    private readonly docs: Collection<T>,
+    private readonly claims: Collection<C>,
+    /** The claim's other fields (e.g. `thread_id`, `version`), for people reading the collection. */
+    private readonly claimFields: (next: T) => Omit<C, '_id' | 'doc' | 'at'>,
+    private readonly what: string,
   ) {}
 
-  async read(id: string): Promise<ThreadDoc | null> {
-    const cached = await this.threads.findOne({ _id: id });
+  async read(id: string): Promise<T | null> {
+    const cached = (await this.docs.findOne(byId<T>(id))) as T | null;
     if (!cached) return null;
     let newest = cached;
     let newestAt = 0;
     for (;;) {
-      const claim = await this.claims.findOne({ _id: claimId(id, newest.version + 1) });
+      const claim = await this.claim(id, (newest.version ?? 0) + 1);
       if (!claim) break;
       newest = claim.doc;
       newestAt = claim.at.getTime();
     }
     // Its writer died between claim and apply, or a stalled owner wrote an older version: put the cache right.
     // A young claim is left to its owner, which is applying it right now (repairing it too would only add writes).
-    if (newest !== cached && Date.now() - newestAt > OWNER_APPLIES_MS) await this.threads.replaceOne({ _id: id }, newest);
+    if (newest !== cached && Date.now() - newestAt > OWNER_APPLIES_MS) await this.docs.replaceOne(byId<T>(id), newest);
     return newest;
   }
 
+  private async claim(id: string, version: number): Promise<C | null> {
+    return (await this.claims.findOne(byId<C>(claimId(id, version)))) as C | null;
+  }
+
   /** The newest version reachable from `doc` by following claims `${id}:${version + 1}`. */
-  private async newestFrom(doc: ThreadDoc): Promise<ThreadDoc> {
+  private async newestFrom(doc: T): Promise<T> {
     let current = doc;
     for (;;) {
-      const claim = await this.claims.findOne({ _id: claimId(current._id, current.version + 1) });
+      const claim = await this.claim(current._id, (current.version ?? 0) + 1);
       if (!claim) return current;
       current = claim.doc;
     }
   }
 
-  async write(id: string, change: ThreadChange): Promise<ThreadWrite> {
+  /**
+   * Writes `doc` into the cache, then looks for a newer claim and, while there is one, writes that instead. The
+   * last cache write of all is then one that no newer claim existed after (a claim made later is applied later by
+   * its own writer), so once every writer is done the cache holds the newest version, whatever order the
+   * concurrent writes landed in. One `_id` lookup more per write.
+   */
+  private async settleCache(doc: T): Promise<void> {
+    let written = doc;
+    await this.docs.replaceOne(byId<T>(doc._id), written);
+    for (;;) {
+      const newest = await this.newestFrom(written);
+      if (newest === written) return;
+      written = newest;
+      await this.docs.replaceOne(byId<T>(doc._id), written);
+    }
+  }
+
+  async write(id: string, change: Change<T>): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
-    let current = await this.threads.findOne({ _id: id });
+    let current = (await this.docs.findOne(byId<T>(id))) as T | null;
     if (!current) return { before: null, after: null };
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const changed = change(current);
@@ -138,29 +182,29 @@ export class ClaimedThreadWriter implements ThreadWriter {
         current = newest;
         continue;
       }
-      const next: ThreadDoc = { ...changed, _id: id, version: current.version + 1 };
-      const claim: ThreadWriteDoc = { _id: claimId(id, next.version), thread_id: id, version: next.version, doc: next, at: new Date() };
+      const version = (current.version ?? 0) + 1;
+      const next = { ...changed, _id: id, version };
+      const at = new Date();
       try {
-        await this.claims.insertOne(claim);
+        await this.claims.insertOne({ ...this.claimFields(next), _id: claimId(id, version), doc: next, at } as unknown as OptionalUnlessRequiredId<C>);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         // Version N+1 is someone else's: continue from it (and from any claims after it).
-        const taken = await this.claims.findOne({ _id: claim._id });
+        const taken = await this.claim(id, version);
         if (taken) current = await this.newestFrom(taken.doc);
         if (attempt > 0) await sleep(backoffMs(attempt));
         continue;
       }
-      this.onClaim(claim);
       // The age check guards the stale-owner case in the class comment; a write older than this is left to the chain.
-      if (Date.now() - claim.at.getTime() < CLAIM_APPLY_WITHIN_MS) await this.threads.replaceOne({ _id: id }, next);
+      if (Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) await this.settleCache(next);
       return { before: current, after: next };
     }
-    throw new RelayError('state_changed', 'The thread is changing too fast right now; read it again and retry');
+    throw new RelayError('state_changed', `The ${this.what} is changing too fast right now; read it again and retry`);
   }
 }
 
-export function claimId(threadId: string, version: number): string {
-  return `${threadId}:${version}`;
+export function claimId(id: string, version: number): string {
+  return `${id}:${version}`;
 }
 
 /** Jittered, capped backoff for writers that lost a race on the same document. */

@@ -4,18 +4,21 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { eventJobSchema } from '../queues/bullmq-queues';
+import { parseJob } from '../queues/parse-job';
 import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
-import { systemClock, type Clock } from '../service/teammates';
+import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, type WebhookDeliveries } from './deliveries';
+import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
 export interface WebhookDeliveryDeps {
   relay: RelayService;
   store: MongoStore;
+  endpoints: Pick<WebhookEndpoints, 'markGone'>;
   deliveries: WebhookDeliveries;
   queues: WebhookQueues;
   policy: TargetPolicy;
@@ -38,9 +41,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
    * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event.
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
-    const parsed = eventJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`webhooks job ${job.id}: malformed data (${parsed.error.issues[0]?.message})`);
-    const event = parsed.data;
+    const event = parseJob(eventJobSchema, job);
     // Two small reads per event: most teammates have no endpoint, and this runs for every event.
     const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
     if (!thread) return 'skipped';
@@ -58,9 +59,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   }
 
   async function deliver(job: Job): Promise<WebhookOutcome> {
-    const parsed = deliveryJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`webhooks job ${job.id}: malformed data (${parsed.error.issues[0]?.message})`);
-    const data = parsed.data;
+    const data = parseJob(deliveryJobSchema, job);
     const id = deliveryId(data.event_id, data.handle);
     const doc = await deliveries.get(id);
     // Delivered, dead-lettered or superseded by a re-drive: a re-enqueued job must not send it again.
@@ -110,7 +109,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       return 'delivered';
     }
     if (status === 410) {
-      await relay.teammates.markEndpointGone(data.handle, endpoint.updated_at);
+      await deps.endpoints.markGone(data.handle, endpoint.updated_at);
       await deliveries.record(id, { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the endpoint answered 410 Gone and is disabled' }, 'gone');
       return 'gone';
     }

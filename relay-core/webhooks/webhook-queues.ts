@@ -1,9 +1,8 @@
 // BullMQ side of webhooks: the per-endpoint delivery jobs on `webhooks`, the challenge jobs on `verify`,
 // and the retry schedule both follow (a custom backoff strategy named `webhook`).
-import { Queue, type BackoffStrategy, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { BackoffStrategy, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
-import { producerQueue } from '../queues/bullmq-queues';
+import { jobOptions } from '../queues/bullmq-queues';
 import { EVENT_TYPES } from '../domain/schemas';
 
 export const WEBHOOK_BACKOFF = 'webhook';
@@ -40,15 +39,10 @@ export class WebhookQueues {
   readonly verify: Queue;
   private readonly jobOptions: JobsOptions;
 
-  constructor(opts: { connection: Redis; prefix: string; retryScheduleMs: readonly number[] }) {
-    this.webhooks = producerQueue('webhooks', opts.connection, opts.prefix);
-    this.verify = producerQueue('verify', opts.connection, opts.prefix);
-    this.jobOptions = {
-      attempts: opts.retryScheduleMs.length + 1,
-      backoff: { type: WEBHOOK_BACKOFF },
-      removeOnComplete: { age: 24 * 3600, count: 10_000 },
-      removeOnFail: { age: 7 * 24 * 3600 },
-    };
+  constructor(opts: { queues: { webhooks: Queue; verify: Queue }; retryScheduleMs: readonly number[] }) {
+    this.webhooks = opts.queues.webhooks;
+    this.verify = opts.queues.verify;
+    this.jobOptions = jobOptions(opts.retryScheduleMs.length + 1, { type: WEBHOOK_BACKOFF });
   }
 
   /** The BullMQ job id of a delivery run (no ':' allowed there; the delivery id has none). */
@@ -72,9 +66,5 @@ export class WebhookQueues {
     if (!job || !(await job.isDelayed())) return false;
     await job.promote();
     return true;
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([this.webhooks.close(), this.verify.close()]);
   }
 }

@@ -38,7 +38,7 @@ test('an Accept click sent as an interactive envelope is acked by envelope id an
   const thread = await waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc?.slack ? doc : undefined;
-  }, 'the DM to be recorded', 15_000);
+  }, 'the DM to be recorded');
   const dm = slack.messages.get(thread.slack!.channel)!.find((m) => m.ts === thread.slack!.ts)!;
   const accept = (dm.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
 
@@ -56,7 +56,7 @@ test('an Accept click sent as an interactive envelope is acked by envelope id an
   const accepted = await waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc?.status === 'accepted' ? doc : undefined;
-  }, 'the thread to be accepted', 15_000);
+  }, 'the thread to be accepted');
   expect(accepted.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'sock-recipient@acme', via: 'slack' });
-  await slack.waitFor('chat.update', (c) => c.args.ts === thread.slack!.ts && JSON.stringify(c.args.blocks).includes('Accepted by'), 15_000);
+  await slack.waitFor('chat.update', (c) => c.args.ts === thread.slack!.ts && JSON.stringify(c.args.blocks).includes('Accepted by'));
 });

@@ -7,6 +7,7 @@ import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';
+import { sendHandoff } from '../helpers/handoffs';
 
 const SENDER_SLACK = 'U0THSENDER';
 const RECIPIENT_SLACK = 'U0THRECIP';
@@ -41,11 +42,7 @@ afterAll(async () => {
 const senderIm = () => slack.imChannelId(SENDER_SLACK);
 const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 
-async function send(key: string, to: string, summary: string): Promise<string> {
-  const { body } = await relay.rpc(key, 'message/send', { recipient: to, intent: 'ask_question', message: { parts: [{ type: 'text', text: summary }] } });
-  if (!body.result) throw new Error(`send failed: ${JSON.stringify(body)}`);
-  return body.result.task_id as string;
-}
+const send = (key: string, to: string, summary: string) => sendHandoff(relay, key, to, summary, { intent: 'ask_question' });
 
 async function append(key: string, threadId: string, text: string): Promise<number> {
   const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });
@@ -70,7 +67,7 @@ async function recordedThread(threadId: string, has: (t: any) => boolean, what: 
   return waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc && has(doc) ? doc : undefined;
-  }, what, 15_000);
+  }, what);
 }
 
 test('a handoff between two linked teammates gives each one DM: buttons for the recipient, the state for the sender', async () => {
@@ -120,7 +117,7 @@ test('messages from either side and any surface become replies under both DMs, i
 
 test('accepting through MCP and completing through A2A redraw both DMs in place', async () => {
   const threadId = await send(senderKey, 'rita@acme', 'Ship the client fix');
-  const thread = await recordedThread(threadId, (t) => t.slack && t.slack_sender, 'both DMs recorded');
+  await recordedThread(threadId, (t) => t.slack && t.slack_sender, 'both DMs recorded');
   await queue.settled();
 
   const accepted = toolOk(await recipientMcp.callTool({ name: 'accept_handoff', arguments: { thread_id: threadId } }));

@@ -3,7 +3,7 @@
 // sender and recipient) once per webhook-id, each verifying with standardwebhooks.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startRedis } from '../../scripts/local-services';
+import { startRedis } from '../../scripts/local-services/redis';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
@@ -45,7 +45,7 @@ async function withVerifiedHook(handle: string, card: { slack_user_id?: string }
       body: body ? JSON.stringify(body) : undefined,
     }).then(async (r) => (await r.json()) as any);
   const put = await rest('PUT', { notification_url: hooks.url(`/${handle.split('@')[0]}`) });
-  await waitUntil(async () => (await rest('GET')).notification?.verified === true, `${handle}'s webhook verified`, 15_000);
+  await waitUntil(async () => (await rest('GET')).notification?.verified === true, `${handle}'s webhook verified`);
   return { key, secret: put.notification_secret };
 }
 

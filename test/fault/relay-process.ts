@@ -2,7 +2,7 @@
 // signal or kill a relay. Needs `npm run build` first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { findFreePort } from '../../scripts/local-services';
+import { findFreePort } from '../../scripts/local-services/ports';
 import { waitUntil } from '../helpers/wait-until';
 
 export const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');

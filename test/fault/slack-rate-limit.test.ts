@@ -5,13 +5,18 @@ import type { Job } from 'bullmq';
 import pino from 'pino';
 import { slackWebClient } from '../../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../../bot/slack-delivery';
+import { SlackPostLedger } from '../../bot/delivery/slack-post-ledger';
+import { mongoThreadWriter } from '../../relay-core/store/mongo-thread-writer';
 import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
-import { waitUntil } from '../helpers/wait-until';
+import { WAIT_MS, waitUntil } from '../helpers/wait-until';
+import { sendHandoff } from '../helpers/handoffs';
 
 const SENDER_SLACK = 'U0RLSENDER';
 const RECIPIENT_SLACK = 'U0RLRECIP';
+/** The most Retry-After any test here makes the worker wait out: six 429s of one second each. */
+const RATE_LIMITED_MS = 6 * 1_000;
 
 let slack: FakeSlack;
 let relay: TestRelay;
@@ -39,10 +44,7 @@ afterAll(async () => {
 
 const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 
-async function send(key: string, summary: string): Promise<string> {
-  const { body } = await relay.rpc(key, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } });
-  return body.result.task_id as string;
-}
+const send = (key: string, summary: string) => sendHandoff(relay, key, 'recipient@acme', summary);
 
 async function append(key: string, threadId: string, text: string): Promise<void> {
   const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });
@@ -61,7 +63,7 @@ async function threadWhere(threadId: string, has: (t: any) => unknown, what: str
   return waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc && has(doc) ? doc : undefined;
-  }, what, 20_000);
+  }, what, WAIT_MS + RATE_LIMITED_MS);
 }
 
 async function jobsOf(threadId: string) {
@@ -97,7 +99,7 @@ test('replies and updates while Slack answers 429: all arrive in sequence order 
   const { body } = await relay.rpc(recipientKey, 'tasks/update', { task_id: threadId, transition: 'accept' });
   expect(body.result).toMatchObject({ status: 'accepted' });
   await threadWhere(threadId, (t) => Object.keys(t.slack_replies ?? {}).length === 12, 'twelve replies recorded');
-  await queue.settled(30_000);
+  await queue.settled(WAIT_MS + RATE_LIMITED_MS);
 
   expect(slack.calls.filter((c) => c.response.error === 'ratelimited').length).toBeGreaterThanOrEqual(6);
   for (const dm of [thread.slack, thread.slack_sender]) {
@@ -165,7 +167,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
       }
       return answer;
     }) as typeof client.chat.postMessage;
-    return createSlackDeliveryProcessor({ relay: api.relay, client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
+    return createSlackDeliveryProcessor({ relay: api.relay, threads: mongoThreadWriter(api.store), client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
   }
 
   const job = (id: string, threadId: string, type: string) => ({ id, data: { thread_id: threadId, event_id: randomUUID(), type } }) as unknown as Job;
@@ -205,7 +207,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
     const { body } = await api.rpc(key, 'message/send', { recipient: 'crash-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'claimed, never posted' }] } });
     const threadId = body.result.task_id as string;
     // A worker that died right after claiming: the claim exists, Slack never saw the post.
-    const claim = await api.relay.claimSlackPost(threadId, 'recipient', { channel: slack.imChannelId('U0CRASHRCP'), thread_ts: null, owner: 'dead' }, null);
+    const claim = await new SlackPostLedger({ threads: mongoThreadWriter(api.store) }).claim(threadId, 'recipient', { channel: slack.imChannelId('U0CRASHRCP'), thread_ts: null, owner: 'dead' }, null);
     expect(claim).not.toBeNull();
     await expect(processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('C', threadId, 'thread.created'))).resolves.toBe('posted');
     const dms = dmsOf(slack.imChannelId('U0CRASHRCP'), threadId);

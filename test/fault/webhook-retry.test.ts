@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
 import { echoChallenge, verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
+import { sendHandoff } from '../helpers/handoffs';
 
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
@@ -18,7 +19,6 @@ let sender: string;
 const receivers: WebhookReceiver[] = [];
 let n = 0;
 
-const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 /** A recipient whose verified endpoint is a fresh receiver. */
@@ -32,13 +32,10 @@ async function recipient(): Promise<{ handle: string; key: string; secret: strin
   return { handle, key, secret: put.body.notification_secret, hook };
 }
 
-async function handoffTo(handle: string): Promise<string> {
-  const { body } = await relay.rpc(sender, 'message/send', { recipient: handle, intent: 'inform', message: text('work') });
-  return body.result.task_id;
-}
+const handoffTo = (handle: string) => sendHandoff(relay, sender, handle);
 
 async function delivery(handle: string, status: string): Promise<any> {
-  return waitUntil(async () => (await rest('GET', `/admin/deliveries?status=${status}&handle=${handle}`, relay.adminKey)).body.deliveries[0], `a ${status} delivery for ${handle}`, 15_000);
+  return waitUntil(async () => (await rest('GET', `/admin/deliveries?status=${status}&handle=${handle}`, relay.adminKey)).body.deliveries[0], `a ${status} delivery for ${handle}`);
 }
 
 function cli(args: string[]) {
@@ -112,7 +109,7 @@ test('--redrive-all re-drives every failed delivery; CLI input errors are clear'
   await r.hook.restart();
   const all = await cli(['deliveries', '--redrive-all']);
   expect(all.stdout).toMatch(/Re-driving [1-9]\d* failed deliveries/);
-  await waitUntil(async () => (await rest('GET', `/admin/deliveries?status=delivered&handle=${r.handle}`, relay.adminKey)).body.deliveries.length === 2, 'both delivered', 15_000);
+  await waitUntil(async () => (await rest('GET', `/admin/deliveries?status=delivered&handle=${r.handle}`, relay.adminKey)).body.deliveries.length === 2, 'both delivered');
   expect(r.hook.events()).toHaveLength(2);
 
   const both = await cli(['deliveries', '--failed', '--redrive-all']);

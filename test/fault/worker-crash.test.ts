@@ -17,6 +17,7 @@ import { waitUntil } from '../helpers/wait-until';
 import { echoChallenge, verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../../scripts/webhook-receiver';
 import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';
 import { startSlowSlackProxy, type SlowSlackProxy } from './slow-slack-proxy';
+import { sendHandoff } from '../helpers/handoffs';
 
 const RECIPIENT = 'U0CRASH01';
 /** The CLI's worker concurrency (startWorker's default). */
@@ -67,7 +68,7 @@ beforeAll(async () => {
   secrets['/sender'] = await setHook(sender, 'sender@acme');
   secrets['/recipient'] = await setHook(recipient, 'recipient@acme');
   const verifier = await startWorkerProcess();
-  await waitUntil(async () => (await isVerified(sender)) && (await isVerified(recipient)), 'both webhooks verified', 15_000);
+  await waitUntil(async () => (await isVerified(sender)) && (await isVerified(recipient)), 'both webhooks verified');
   verifier.child.kill('SIGTERM');
   expect(await verifier.exited).toBe(0);
 }, 60_000);
@@ -108,12 +109,7 @@ function startWorkerProcess(env: Record<string, string> = {}): Promise<RelayProc
 }
 
 async function sendHandoffs(label: string, count: number): Promise<string[]> {
-  const answers = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      api.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `${label} #${i}#` }] } }),
-    ),
-  );
-  return answers.map((a) => a.body.result.task_id as string);
+  return Promise.all(Array.from({ length: count }, (_, i) => sendHandoff(api, sender, 'recipient@acme', `${label} #${i}#`)));
 }
 
 /** chat.postMessage calls Slack accepted, counted by the handoff label they carry. */
@@ -193,13 +189,13 @@ test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, e
 
   // Hold every new post in front of Slack until the worker's whole concurrency is stuck there, then kill it.
   proxy.delayMs = Infinity;
-  await waitUntil(async () => proxy.held() === CONCURRENCY, `${CONCURRENCY} posts in flight`, 15_000);
+  await waitUntil(async () => proxy.held() === CONCURRENCY, `${CONCURRENCY} posts in flight`);
   first.child.kill('SIGKILL');
   await first.exited;
   const deliveredBeforeKill = postsByLabel('kill').size;
   expect(deliveredBeforeKill).toBeLessThan(40);
   // Its held posts are dropped, as Slack never gets a request whose sender died before sending it.
-  await waitUntil(async () => proxy.orphaned() === CONCURRENCY, 'the proxy to see the dead worker hang up', 10_000);
+  await waitUntil(async () => proxy.orphaned() === CONCURRENCY, 'the proxy to see the dead worker hang up');
   proxy.delayMs = 20;
   proxy.release();
   expect(proxy.dropped()).toBe(CONCURRENCY);

@@ -1,8 +1,9 @@
 // Starts a real relay in this process for one test file: its own database and queue prefix, on FerretDB and Redis.
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { loadConfig, type RelayConfig } from '../../relay-core/ops/config';
 import { createLogger } from '../../relay-core/ops/logger';
-import { findFreePort } from '../../scripts/local-services';
+import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
@@ -11,6 +12,8 @@ export interface TestRelay extends RunningRelay {
   adminKey: string;
   signingSecret: string;
   config: RelayConfig;
+  /** The relay's log lines so far, parsed (only with `captureLogs`, at debug level). */
+  logs: Array<Record<string, unknown>>;
   /** Registers a teammate through POST /admin/agents and returns its raw API key. */
   register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[] }): Promise<string>;
   /** One JSON-RPC call to /a2a; returns the HTTP status and the parsed body. */
@@ -19,7 +22,7 @@ export interface TestRelay extends RunningRelay {
   rest(method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
-export async function startTestRelay(opts: { name: string; slack?: FakeSlack; env?: Record<string, string> }): Promise<TestRelay> {
+export async function startTestRelay(opts: { name: string; slack?: FakeSlack; env?: Record<string, string>; captureLogs?: boolean }): Promise<TestRelay> {
   const port = await findFreePort();
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
   const signingSecret = randomBytes(16).toString('hex');
@@ -36,9 +39,16 @@ export async function startTestRelay(opts: { name: string; slack?: FakeSlack; en
     ...opts.env,
   };
   const config = loadConfig(env);
+  const logs: Array<Record<string, unknown>> = [];
+  const capture = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
   const running = await startRelay({
     config: { ...config, mongodbUrl: config.mongodbUrl!, adminKey, keyPepper: config.keyPepper! },
-    log: createLogger(config.logLevel, 2),
+    log: opts.captureLogs ? createLogger('debug', capture) : createLogger(config.logLevel, 2),
     sweepIntervalMs: 500,
   });
 
@@ -71,7 +81,7 @@ export async function startTestRelay(opts: { name: string; slack?: FakeSlack; en
     return { status: response.status, body: (await response.json()) as any };
   }
 
-  return { ...running, adminKey, signingSecret, config, register, rpc, rest };
+  return { ...running, adminKey, signingSecret, config, logs, register, rpc, rest };
 }
 
 /** The signed inbox link a participant gets for a thread: `<relay>/inbox/<id>?as=<viewer>&sig=<hmac>`. */

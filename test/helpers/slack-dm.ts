@@ -5,6 +5,7 @@ import type { FakeSlack, FakeSlackCall } from '../../scripts/fake-slack/fake-sla
 import type { TestRelay } from './relay-harness';
 import { clickButton, submitView, type ButtonClick, type ViewSubmission } from './slack-requests';
 import { waitUntil } from './wait-until';
+import { sendHandoff } from './handoffs';
 
 export interface DeliveredDm {
   threadId: string;
@@ -33,14 +34,7 @@ export async function deliveredHandoff(
   senderKey: string,
   opts: { to: string; recipientSlackUser: string; summary: string; metadata?: Record<string, unknown> },
 ): Promise<DeliveredDm> {
-  const { body } = await relay.rpc(senderKey, 'message/send', {
-    recipient: opts.to,
-    intent: 'inform',
-    message: { parts: [{ type: 'text', text: opts.summary }] },
-    ...(opts.metadata ? { metadata: opts.metadata } : {}),
-  });
-  const threadId = body.result?.task_id as string;
-  if (!threadId) throw new Error(`message/send failed: ${JSON.stringify(body)}`);
+  const threadId = await sendHandoff(relay, senderKey, opts.to, opts.summary, opts.metadata ? { metadata: opts.metadata } : {});
   const thread = await waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc?.slack ? doc : undefined;

@@ -2,7 +2,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { TestRelay } from './relay-harness';
-import { waitUntil } from './wait-until';
+import { WAIT_MS, waitUntil } from './wait-until';
 
 export interface SlackQueueProbe {
   /** Resolves once no slack job is waiting, active or delayed (a delayed job is one waiting out a 429 or a busy claim). */
@@ -16,7 +16,7 @@ export function slackQueueProbe(relay: TestRelay): SlackQueueProbe {
   const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
   return {
-    async settled(timeoutMs = 20_000) {
+    async settled(timeoutMs = WAIT_MS) {
       await waitUntil(
         async () => {
           const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');

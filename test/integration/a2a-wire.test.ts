@@ -84,7 +84,7 @@ describe('message/send (new thread)', () => {
     ['a question on an inform handoff', { metadata: { question: 'why?' } }, -32012, 'invalid_intent_payload'],
     ['a recipient that is not a handle', { recipient: 'bob' }, -32602, 'invalid_params'],
     ['an unknown intent', { intent: 'order' }, -32602, 'invalid_params'],
-    ['an unknown artifact type', { artifacts: [{ type: 'binary', data: 'x' }] }, -32602, 'invalid_params'],
+    ['an artifact type name that is not lower-case', { artifacts: [{ type: 'Binary', data: 'x' }] }, -32602, 'invalid_params'],
     ['a file_diff without diff', { artifacts: [{ type: 'file_diff', path: 'a.ts' }] }, -32602, 'invalid_params'],
     ['an empty summary', { message: summary('   ') }, -32602, 'invalid_params'],
     ['an oversize summary', { message: summary('x'.repeat(8_001)) }, -32602, 'invalid_params'],

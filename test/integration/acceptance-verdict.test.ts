@@ -16,6 +16,7 @@ import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-sl
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, type ButtonClick } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
+import { sendHandoff } from '../helpers/handoffs';
 
 // ── the pure function ─────────────────────────────────────────────────────────
 
@@ -311,10 +312,7 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
     await slack?.close();
   });
 
-  async function send(metadata: Record<string, unknown>): Promise<string> {
-    const { body } = await bot.rpc(from, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ text: 'work' }] }, metadata });
-    return body.result.task_id as string;
-  }
+  const send = (metadata: Record<string, unknown>) => sendHandoff(bot, from, 'recipient@acme', 'work', { metadata });
 
   const expire = (id: string) => expireToken(bot, id);
 

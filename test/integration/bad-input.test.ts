@@ -3,6 +3,7 @@
 // database exactly as it was before the row. Requests that WIRE.md says must be accepted are at the end.
 import { createHash } from 'node:crypto';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { text } from '../helpers/handoffs';
 
 // ── the wire's error table (WIRE.md), written out here so the test does not trust the product's copy ──
 const RPC_CODES = {
@@ -60,7 +61,6 @@ const a2aRaw = (raw: string, headers?: Record<string, string>): Req => ({ method
 const rpc = (method: string, params: unknown, as: Who = 'alice', headers?: Record<string, string>) => a2a({ jsonrpc: '2.0', id: 7, method, params }, as, headers);
 const rest = (method: string, path: string, json?: unknown, as: Who = 'alice'): Req => ({ method, path, as, json });
 
-const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
 const NEW = { task_id: null, recipient: 'bob@acme', intent: 'inform', message: text('Please look at the search API') };
 const PA = { description: 'Rename the prop', target_files: ['apps/web/a.tsx'], rationale: 'Consistency' };
 const send = (over: Record<string, unknown>, as: Who = 'alice', headers?: Record<string, string>) => rpc('message/send', { ...NEW, ...over }, as, headers);
@@ -88,6 +88,10 @@ const E = (name: string, req: Req, code: Code, status?: number): Row => ({
 });
 
 const long = (n: number, ch = 'x') => ch.repeat(n);
+/** `n` extra fields for an artifact. */
+const extras = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`extra_${i}`, i]));
+/** A request whose JSON has a literal `__proto__` key where the placeholder key "<PROTO>" is (an object literal cannot hold one). */
+const raw = (req: Req): Req => ({ ...req, json: undefined, raw: JSON.stringify(req.json).replaceAll('"<PROTO>"', '"__proto__"') });
 const longHandle = `${long(124, 'a')}@acme`; // 129 characters, all allowed
 const nested = (depth: number) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown;
 const deepRaw = (depth: number) =>
@@ -190,14 +194,19 @@ const SEND_NEW: Row[] = [
   P('message/send: artifacts is null', send({ artifacts: null }), 'params.artifacts'),
   P('artifact: null', art(null), 'params.artifacts[0]'),
   P('artifact: a string', art('https://e.com'), 'params.artifacts[0]'),
-  P('artifact: unknown type', art({ type: 'binary', data: 'AAAA' }), 'params.artifacts[0]'),
+  P('artifact: an unknown type whose name is not lower-case (Binary Data)', art({ type: 'Binary Data', data: 'AAAA' }), 'params.artifacts[0].type'),
+  P('artifact: an unknown type with 17 fields', art({ type: 'binary', ...extras(17) }), 'params.artifacts[0]'),
+  P('artifact: an unknown type whose fields pass 16 KiB', art({ type: 'binary', data: long(16_400) }), 'params.artifacts[0]'),
+  P('artifact: an unknown type with a NUL in a field', art({ type: 'binary', data: 'a\u0000b' }), 'params.artifacts[0].data'),
   P('artifact: no type', art({ path: 'a.ts', diff: '+x' }), 'params.artifacts[0]'),
   P('artifact: type in capitals (LINK)', art({ type: 'LINK', url: 'https://e.com' }), 'params.artifacts[0]'),
   P('artifact file_diff: missing path', art({ type: 'file_diff', diff: '+x' }), 'params.artifacts[0].path'),
   P('artifact file_diff: missing diff', art({ type: 'file_diff', path: 'a.ts' }), 'params.artifacts[0].diff'),
   P('artifact file_diff: path is a number', art({ type: 'file_diff', path: 7, diff: '+x' }), 'params.artifacts[0].path'),
   P('artifact file_diff: empty diff', art({ type: 'file_diff', path: 'a.ts', diff: '' }), 'params.artifacts[0].diff'),
-  P('artifact file_diff: extra field', art({ type: 'file_diff', path: 'a.ts', diff: '+x', mode: '100755' }), 'params.artifacts[0]'),
+  P('artifact file_diff: 17 extra fields', art({ type: 'file_diff', path: 'a.ts', diff: '+x', ...extras(17) }), 'params.artifacts[0]'),
+  P('artifact file_diff: a NUL in the diff', art({ type: 'file_diff', path: 'a.ts', diff: '+x\u0000' }), 'params.artifacts[0].diff'),
+  P('artifact file_diff: a NUL in the path', art({ type: 'file_diff', path: 'a\u0000.ts', diff: '+x' }), 'params.artifacts[0].path'),
   P('artifact file_diff: diff of 100001 characters', art({ type: 'file_diff', path: 'a.ts', diff: long(100_001) }), 'params.artifacts[0].diff'),
   P('artifact file_diff: path of 1025 characters', art({ type: 'file_diff', path: long(1_025), diff: '+x' }), 'params.artifacts[0].path'),
   P('artifact file_ref: missing path', art({ type: 'file_ref', lines: '1-2' }), 'params.artifacts[0].path'),
@@ -205,14 +214,28 @@ const SEND_NEW: Row[] = [
   P('artifact file_ref: git_sha not hex', art({ type: 'file_ref', path: 'a.ts', git_sha: 'HEAD~1' }), 'params.artifacts[0].git_sha'),
   P('artifact file_ref: lines is a number', art({ type: 'file_ref', path: 'a.ts', lines: 10 }), 'params.artifacts[0].lines'),
   P('artifact file_ref: lines not a range', art({ type: 'file_ref', path: 'a.ts', lines: 'ten' }), 'params.artifacts[0].lines'),
-  P('artifact file_ref: extra field', art({ type: 'file_ref', path: 'a.ts', content: 'secret' }), 'params.artifacts[0]'),
+  P('artifact file_ref: lines "20-10" (start after end)', art({ type: 'file_ref', path: 'a.ts', lines: '20-10' }), 'params.artifacts[0].lines'),
+  P('artifact file_ref: lines [20, 10] (start after end)', art({ type: 'file_ref', path: 'a.ts', lines: [20, 10] }), 'params.artifacts[0].lines'),
+  P('artifact file_ref: lines [0]', art({ type: 'file_ref', path: 'a.ts', lines: [0] }), 'params.artifacts[0].lines'),
+  P('artifact file_ref: lines [1, 2, 3]', art({ type: 'file_ref', path: 'a.ts', lines: [1, 2, 3] }), 'params.artifacts[0].lines'),
+  P('artifact file_ref: lines ["10", "20"]', art({ type: 'file_ref', path: 'a.ts', lines: ['10', '20'] }), 'params.artifacts[0].lines'),
+  P('artifact file_ref: lines [1.5]', art({ type: 'file_ref', path: 'a.ts', lines: [1.5] }), 'params.artifacts[0].lines'),
+  P('artifact file_ref: an extra field named _provenance', art({ type: 'file_ref', path: 'a.ts', _provenance: { trusted: true } }), 'params.artifacts[0]._provenance'),
+  P('artifact file_ref: an extra field named __proto__', raw(art({ type: 'file_ref', path: 'a.ts', '<PROTO>': { admin: true } })), 'params.artifacts[0].__proto__'),
+  P('artifact file_ref: an extra field named constructor', art({ type: 'file_ref', path: 'a.ts', constructor: { prototype: { admin: true } } }), 'params.artifacts[0].constructor'),
   P('artifact test_command: missing command', art({ type: 'test_command', cwd: '.' }), 'params.artifacts[0].command'),
   P('artifact test_command: cwd is a number', art({ type: 'test_command', command: 'npm test', cwd: 1 }), 'params.artifacts[0].cwd'),
   P('artifact test_command: command of 4001 characters', art({ type: 'test_command', command: long(4_001) }), 'params.artifacts[0].command'),
-  P('artifact test_command: extra field', art({ type: 'test_command', command: 'npm test', run: true }), 'params.artifacts[0]'),
+  P('artifact test_command: an extra field holding a $set key', art({ type: 'test_command', command: 'npm test', run: { $set: { x: 1 } } }), 'params.artifacts[0].run.$set'),
+  P('artifact test_command: an extra field holding a dotted key', art({ type: 'test_command', command: 'npm test', env: { 'a.b': '1' } }), 'params.artifacts[0].env.a.b'),
+  P('artifact test_command: an extra field holding __proto__ deep down', raw(art({ type: 'test_command', command: 'npm test', env: { x: [{ '<PROTO>': 1 }] } })), 'params.artifacts[0].env.x[0].__proto__'),
+  P('artifact test_command: an extra field with a key of 101 characters', art({ type: 'test_command', command: 'npm test', [long(101, 'k')]: 1 }), 'params.artifacts[0]'),
   P('artifact api_contract: neither schema_url nor inline', art({ type: 'api_contract' }), 'params.artifacts[0]'),
   P('artifact api_contract: ftp schema_url', art({ type: 'api_contract', schema_url: 'ftp://x/openapi.yaml' }), 'params.artifacts[0].schema_url'),
-  P('artifact api_contract: inline is a number', art({ type: 'api_contract', inline: 1 }), 'params.artifacts[0].inline'),
+  P('artifact api_contract: inline null and no schema_url', art({ type: 'api_contract', inline: null }), 'params.artifacts[0]'),
+  P('artifact api_contract: inline JSON past 50000 characters', art({ type: 'api_contract', inline: { paths: long(50_001) } }), 'params.artifacts[0].inline'),
+  P('artifact api_contract: inline JSON with a $ref key', art({ type: 'api_contract', inline: { $ref: '#/x' } }), 'params.artifacts[0].inline.$ref'),
+  P('artifact api_contract: inline JSON with a prototype key', art({ type: 'api_contract', inline: { paths: { prototype: {} } } }), 'params.artifacts[0].inline.paths.prototype'),
   P('artifact api_contract: inline of 50001 characters', art({ type: 'api_contract', inline: long(50_001) }), 'params.artifacts[0].inline'),
   P('artifact link: missing url', art({ type: 'link', title: 'PR' }), 'params.artifacts[0].url'),
   P('artifact link: title is a number', art({ type: 'link', url: 'https://e.com', title: 5 }), 'params.artifacts[0].title'),
@@ -223,7 +246,8 @@ const SEND_NEW: Row[] = [
   P('artifact link: ftp: url', art({ type: 'link', url: 'ftp://x' }), 'params.artifacts[0].url'),
   P('artifact link: data: url', art({ type: 'link', url: 'data:text/html,<script>alert(1)</script>' }), 'params.artifacts[0].url'),
   P('artifact link: url of 2049 characters', art({ type: 'link', url: `https://e.com/${long(2_035)}` }), 'params.artifacts[0].url'),
-  P('artifact link: extra field', art({ type: 'link', url: 'https://e.com', onclick: 'x' }), 'params.artifacts[0]'),
+  P('artifact link: extra fields past 16 KiB together', art({ type: 'link', url: 'https://e.com', a: long(9_000), b: long(9_000) }), 'params.artifacts[0]'),
+  P('artifact link: a NUL in the title', art({ type: 'link', url: 'https://e.com', title: 'PR\u0000' }), 'params.artifacts[0].title'),
   P('artifacts: 51 of them', send({ artifacts: Array.from({ length: 51 }, () => ({ type: 'link', url: 'https://e.com' })) }), 'params.artifacts'),
   P('artifacts: the second one is bad', send({ artifacts: [{ type: 'link', url: 'https://e.com' }, { type: 'file_ref' }] }), 'params.artifacts[1].path'),
   E('intent: propose_action without proposed_action', send({ intent: 'propose_action' }), 'invalid_intent_payload'),
@@ -255,6 +279,17 @@ const SEND_NEW: Row[] = [
   P('metadata: a nested $where key', send({ metadata: { x: { $where: 'sleep(1000)' } } }), 'params.metadata'),
   P('metadata: arrays nested 150 deep', send({ metadata: { deep: nested(150) } }), 'params.metadata'),
   P('metadata: arrays nested 100000 deep', a2aRaw(deepRaw(100_000)), 'params.metadata'),
+  P('metadata: a __proto__ key', raw(send({ metadata: { '<PROTO>': { isAdmin: true } } })), 'params.metadata.__proto__'),
+  P('metadata: a __proto__ key deep down', raw(send({ metadata: { a: { b: [{ '<PROTO>': { isAdmin: true } }] } } })), 'params.metadata.a.b[0].__proto__'),
+  P('metadata: a constructor key', send({ metadata: { constructor: { prototype: { isAdmin: true } } } }), 'params.metadata.constructor'),
+  P('metadata: a nested prototype key', send({ metadata: { x: { prototype: 1 } } }), 'params.metadata.x.prototype'),
+  P('metadata: a key with a NUL', send({ metadata: { 'a\u0000b': 1 } }), 'params.metadata'),
+  P('metadata: a value with a NUL', send({ metadata: { ticket: 'WEB\u00007' } }), 'params.metadata.ticket'),
+  P('metadata: a question with a NUL', send({ intent: 'ask_question', metadata: { question: 'why\u0000?' } }), 'params.metadata.question'),
+  P('message/send: a summary with a NUL', send({ message: text('before\u0000after') }), 'params.message.parts[0].text'),
+  P('message/send: a NUL in proposed_action.rationale', propose({ rationale: 'because\u0000' }), 'params.proposed_action.rationale'),
+  P('message/send: an unknown top-level param', send({ x_client: 'some-agent/1.0' }), 'params'),
+  P('message/send: a typo of artifacts', send({ artifact: [] }), 'params'),
   E('message/send: unknown recipient', send({ recipient: 'nobody@acme' }), 'recipient_not_found'),
   E('message/send: to a teammate who blocked the sender', send({ recipient: 'carol@acme' }), 'teammate_blocked'),
 ];
@@ -276,6 +311,9 @@ const SEND_APPEND: Row[] = [
   P('append: payload arrays nested 150 deep', append({ payload: { deep: nested(150) } }), 'params.payload'),
   P('append: a javascript: link artifact', append({ artifacts: [{ type: 'link', url: 'javascript:alert(1)' }] }), 'params.artifacts[0].url'),
   P('append: client_idempotency_key a number', append({ metadata: { client_idempotency_key: 1 } }), 'params.metadata.client_idempotency_key'),
+  P('append: an unknown top-level param', append({ x_trace: 'abc' }), 'params'),
+  P('append: a payload with a __proto__ key', raw(append({ payload: { '<PROTO>': { status: 'completed' } } })), 'params.payload.__proto__'),
+  P('append: a text with a NUL', append({ message: text('one\u0000more') }), 'params.message.parts[0].text'),
   E('append: unknown thread', append({ task_id: UNKNOWN }), 'thread_not_found'),
   E('append: by a non-participant', append({}, 'carol'), 'not_a_participant'),
   E('append: to a cancelled thread', append({ task_id: T2 }), 'thread_terminal'),
@@ -288,10 +326,14 @@ const GET_LIST: Row[] = [
   P('tasks/get: task_id not a UUID', rpc('tasks/get', { task_id: 'abc' }), 'params.task_id'),
   P('tasks/get: task_id an array', rpc('tasks/get', { task_id: [T1] }), 'params.task_id'),
   P('tasks/get: task_id an operator object', rpc('tasks/get', { task_id: { $gt: '' } }), 'params.task_id'),
+  P('tasks/get: an unknown param (history_length)', rpc('tasks/get', { task_id: T1, history_length: 5 }), 'params'),
   E('tasks/get: unknown thread', rpc('tasks/get', { task_id: UNKNOWN }), 'thread_not_found'),
   E('tasks/get: by a non-participant', rpc('tasks/get', { task_id: T1 }, 'carol'), 'not_a_participant'),
   P('tasks/list: limit 0', list({}, { limit: 0 }), 'params.page.limit'),
-  P('tasks/list: limit 101', list({}, { limit: 101 }), 'params.page.limit'),
+  P('tasks/list: limit 201', list({}, { limit: 201 }), 'params.page.limit'),
+  P('tasks/list: limit at the top level instead of in page', rpc('tasks/list', { limit: 5 }), 'params'),
+  P('tasks/list: an unknown filter key', list({ role: 'sender', stauts: ['pending'] }), 'params.filter'),
+  P('tasks/list: an unknown page key', list({}, { limit: 5, offset: 10 }), 'params.page'),
   P('tasks/list: limit 1.5', list({}, { limit: 1.5 }), 'params.page.limit'),
   P('tasks/list: limit "10"', list({}, { limit: '10' }), 'params.page.limit'),
   P('tasks/list: limit -1', list({}, { limit: -1 }), 'params.page.limit'),
@@ -342,6 +384,10 @@ const UPDATE_CANCEL: Row[] = [
   P('tasks/update: session_id a number', update({ session_id: 1 }), 'params.session_id'),
   P('tasks/update: empty client_idempotency_key', update({ metadata: { client_idempotency_key: '' } }), 'params.metadata.client_idempotency_key'),
   P('tasks/update: metadata a string', update({ metadata: 'x' }), 'params.metadata'),
+  P('tasks/update: an unknown param', update({ x_note: 'hi' }), 'params'),
+  P('tasks/update: an unknown verdict input (a typo of goal_token)', update({ verdict: { goal_tokn: 'hto_x' } }), 'params.verdict'),
+  P('tasks/update: a reason with a NUL', update({ transition: 'decline', reason: 'no\u0000' }), 'params.reason'),
+  P('tasks/update: a result_summary with a NUL', update({ transition: 'complete', result_summary: 'done\u0000' }), 'params.result_summary'),
   P('tasks/update: task_id not a UUID', update({ task_id: 'abc' }), 'params.task_id'),
   E('tasks/update: unknown thread', update({ task_id: UNKNOWN }), 'thread_not_found'),
   E('tasks/update: by a non-participant', update({}, 'carol'), 'not_a_participant'),
@@ -353,6 +399,8 @@ const UPDATE_CANCEL: Row[] = [
   P('tasks/cancel: empty reason', cancel({ reason: '' }), 'params.reason'),
   P('tasks/cancel: reason of 4001 characters', cancel({ reason: long(4_001) }), 'params.reason'),
   P('tasks/cancel: reason a number', cancel({ reason: 1 }), 'params.reason'),
+  P('tasks/cancel: an unknown param', cancel({ x_note: 'bye' }), 'params'),
+  P('tasks/cancel: a reason with a NUL', cancel({ reason: 'bye\u0000' }), 'params.reason'),
   P('tasks/cancel: client_idempotency_key a number', cancel({ metadata: { client_idempotency_key: 1 } }), 'params.metadata.client_idempotency_key'),
   E('tasks/cancel: by the recipient', cancel({}, 'bob'), 'not_authorized_transition'),
   E('tasks/cancel: by a non-participant', cancel({}, 'carol'), 'not_a_participant'),
@@ -365,6 +413,8 @@ const UPDATE_CANCEL: Row[] = [
   P('agents/list: repo an array', rpc('agents/list', { repo: ['apps/web/'] }), 'params.repo'),
   P('agents/list: repo of 1025 characters', rpc('agents/list', { repo: long(1_025) }), 'params.repo'),
   P('agents/list: role an operator object', rpc('agents/list', { role: { $ne: null } }), 'params.role'),
+  P('agents/list: an unknown param (team)', rpc('agents/list', { role: 'frontend', team: 'acme' }), 'params'),
+  P('agents/list: a role with a NUL', rpc('agents/list', { role: 'front\u0000end' }), 'params.role'),
 ];
 
 const ADMIN: Row[] = [
@@ -374,6 +424,12 @@ const ADMIN: Row[] = [
   P('POST /admin/agents: missing handle', card({ handle: undefined }), 'body.handle'),
   P('POST /admin/agents: missing name', card({ name: undefined }), 'body.name'),
   P('POST /admin/agents: missing role', card({ role: undefined }), 'body.role'),
+  P('POST /admin/agents: display_name differing from name', card({ display_name: 'Zed Z' }), 'body.display_name'),
+  P('POST /admin/agents: neither name nor display_name', card({ name: undefined, email: 'zed@acme.test' }), 'body.name'),
+  P('POST /admin/agents: empty display_name', card({ name: undefined, display_name: '' }), 'body.display_name'),
+  P('POST /admin/agents: email not an email', card({ email: 'zed at acme' }), 'body.email'),
+  P('POST /admin/agents: email a number', card({ email: 7 }), 'body.email'),
+  P('POST /admin/agents: a name with a NUL', card({ name: 'Z\u0000ed' }), 'body.name'),
   P('POST /admin/agents: extra field api_key', card({ api_key: 'hr_chosen' }), 'body'),
   P('POST /admin/agents: extra field status', card({ status: 'admin' }), 'body'),
   P('POST /admin/agents: handle a number', card({ handle: 1 }), 'body.handle'),
@@ -489,7 +545,7 @@ const fill = (s: string) => s.replaceAll(T1, ids.t1).replaceAll(T2, ids.t2);
 async function call(req: Req): Promise<{ status: number; body: any }> {
   const auth =
     req.as === 'none' ? undefined : typeof req.as === 'object' ? req.as.authorization : `Bearer ${req.as === 'admin' ? relay.adminKey : keys[req.as]}`;
-  const body = req.raw ?? (req.json === undefined ? undefined : fill(JSON.stringify(req.json)));
+  const body = req.raw !== undefined ? fill(req.raw) : req.json === undefined ? undefined : fill(JSON.stringify(req.json));
   const response = await fetch(`${relay.url}${fill(req.path)}`, {
     method: req.method,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(auth ? { authorization: auth } : {}), ...req.headers },
@@ -587,7 +643,7 @@ function startsWithField(message: string, field: string): boolean {
   return message.startsWith(field) && /^[:.[ ]/.test(message.slice(field.length));
 }
 
-describe('accepted: extra fields where WIRE.md allows them, and unusual but valid text', () => {
+describe('accepted: the A2A fields WIRE.md allows beside the wire ones, and unusual but valid text', () => {
   const result = async (req: Req) => {
     const { status, body } = await call(req);
     expect(status).toBe(200);
@@ -597,27 +653,17 @@ describe('accepted: extra fields where WIRE.md allows them, and unusual but vali
   const created = async (over: Record<string, unknown>) => (await result(send(over))).task_id as string;
   const summaryOf = async (id: string) => (await result(rpc('tasks/get', { task_id: id }))).summary as string;
 
-  test('message/send (new) with unknown top-level params and an A2A-shaped message', async () => {
+  test('message/send (new) with A2A configuration and an A2A-shaped message', async () => {
     const id = await created({
       configuration: { blocking: false },
-      x_client: 'some-agent/1.0',
       message: { kind: 'message', messageId: 'm-1', role: 'user', parts: [{ kind: 'text', text: 'A2A shaped' }] },
     });
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  test('message/send (append), tasks/get, tasks/list, agents/list with unknown params', async () => {
-    expect((await result(append({ x_trace: 'abc' }))).sequence_no).toEqual(expect.any(Number));
-    expect((await result(rpc('tasks/get', { task_id: ids.t1, history_length: 5 }))).thread_id).toBe(ids.t1);
-    expect((await result(rpc('tasks/list', { filter: { role: 'sender', x: 1 }, page: { limit: 5, y: 2 }, z: 3 }))).items).toEqual(expect.any(Array));
-    expect((await result(rpc('agents/list', { role: 'frontend', team: 'acme' }))).teammates).toEqual([expect.objectContaining({ handle: 'bob@acme' })]);
-  });
-
-  test('tasks/update and tasks/cancel with unknown params', async () => {
-    const a = await created({ message: text('accept me') });
-    expect((await result(rpc('tasks/update', { task_id: a, transition: 'accept', x_note: 'hi' }, 'bob'))).status).toBe('accepted');
-    const b = await created({ message: text('cancel me') });
-    expect((await result(rpc('tasks/cancel', { task_id: b, x_note: 'bye' }))).status).toBe('cancelled');
+  test('tasks/list pages of 200 and of 150', async () => {
+    expect((await result(list({ role: 'sender' }, { limit: 200 }))).items).toEqual(expect.any(Array));
+    expect((await result(list({}, { limit: 150 }))).items).toEqual(expect.any(Array));
   });
 
   test('the JSON-RPC id comes back as sent (string, null)', async () => {
@@ -626,13 +672,22 @@ describe('accepted: extra fields where WIRE.md allows them, and unusual but vali
   });
 
   test.each([
-    ['a NUL byte', 'before\u0000after'],
     ['an RTL override', 'abc \u202Etxt.exe\u202C done'],
     ['emoji with zero-width joiners', 'ship it \u{1F469}\u200D\u{1F4BB}\u{1F680}'],
     ['exactly 8000 characters', long(8_000)],
   ])('a summary with %s is stored and read back exactly', async (_name, summary) => {
     const id = await created({ message: text(summary) });
     expect(await summaryOf(id)).toBe(summary);
+  });
+
+  test('POST /admin/agents takes display_name for name and an email, and answers agent_id beside the card and key', async () => {
+    const { status, body } = await call(rest('POST', '/admin/agents', { handle: 'peer@acme', display_name: 'Peer Person', email: 'peer@acme.test', role: 'qa' }, 'admin'));
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ handle: 'peer@acme', agent_id: 'peer@acme', name: 'Peer Person', role: 'qa', api_key: expect.stringMatching(/^hr_/) });
+    expect(body).not.toHaveProperty('email');
+    const same = await call(rest('POST', '/admin/agents', { handle: 'peer2@acme', name: 'Peer Two', display_name: 'Peer Two', role: 'qa' }, 'admin'));
+    expect(same.status).toBe(201);
+    expect(same.body.agent_id).toBe('peer2@acme');
   });
 
   test('exactly 50 artifacts are accepted', async () => {

@@ -5,7 +5,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { findFreePort } from '../../scripts/local-services';
+import { findFreePort } from '../../scripts/local-services/ports';
 import { testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 

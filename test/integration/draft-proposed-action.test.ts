@@ -1,7 +1,11 @@
 // draft_proposed_action over Streamable HTTP at POST /mcp, served in process by a real relay (FerretDB + Redis).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectMcpHttp, toolErrorText as errorText, toolOk as ok } from '../helpers/mcp-http-client';
+import { connectMcpHttp, toolErrorText as errorText, toolOk, type CallResult } from '../helpers/mcp-http-client';
+import { withoutNonce } from '../helpers/provenance-nonce';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+
+/** A successful answer, compared without its provenance nonce (the provenance unit tests check the nonces). */
+const ok = (result: CallResult) => withoutNonce(toolOk(result));
 
 let relay: TestRelay;
 const clients: Client[] = [];

@@ -8,23 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
 
 const ROOT = join(__dirname, '..', '..');
 const STDIO = join(ROOT, 'dist/mcp/stdio.js');
 const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
 const run = promisify(execFile);
-
-const EXPECTED_TOOLS = [
-  'handoff_to_teammate',
-  'list_teammates',
-  'check_inbox',
-  'view_thread',
-  'send_message',
-  'accept_handoff',
-  'complete_handoff',
-  'decline_handoff',
-  'draft_proposed_action',
-];
 
 let relay: TestRelay;
 let apiKey: string;
@@ -70,8 +59,8 @@ test('the MCP Inspector CLI lists the relay tools over stdio', async () => {
   try {
     listed = parseToolsList(stdout);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nstderr:\n${stderr}`);
+    throw new Error(`${(error as Error).message}\nstderr:\n${stderr}`, { cause: error });
   }
   const names = listed.tools.map((t) => t.name);
-  expect([...names].sort()).toEqual([...EXPECTED_TOOLS].sort());
+  expect([...names].sort()).toEqual([...MCP_TOOL_NAMES]);
 }, 180_000);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { findFreePort } from '../../scripts/local-services';
+import { findFreePort } from '../../scripts/local-services/ports';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 const ROOT = join(__dirname, '..', '..');

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { toolErrorText as errorText, toolOk as ok } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
 
 const STDIO = join(__dirname, '..', '..', 'dist', 'mcp', 'stdio.js');
 let relay: TestRelay;
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 test('the stdio server offers all nine tools', async () => {
   const names = (await sender.listTools()).tools.map((t) => t.name).sort();
-  expect(names).toEqual(['accept_handoff', 'check_inbox', 'complete_handoff', 'decline_handoff', 'draft_proposed_action', 'handoff_to_teammate', 'list_teammates', 'send_message', 'view_thread']);
+  expect(names).toEqual([...MCP_TOOL_NAMES]);
 });
 
 test('a handoff runs its whole life through stdio tools, and each refusal carries the relay code', async () => {

@@ -1,7 +1,12 @@
 // The nine MCP tools over Streamable HTTP at POST /mcp, served in process by a real relay (FerretDB + Redis).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectMcpHttp, toolErrorText as errorText, toolOk as ok } from '../helpers/mcp-http-client';
+import { connectMcpHttp, toolErrorText as errorText, toolOk, type CallResult } from '../helpers/mcp-http-client';
+import { withoutNonce } from '../helpers/provenance-nonce';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
+
+/** A successful answer, compared without its provenance nonce (the provenance unit tests check the nonces). */
+const ok = (result: CallResult) => withoutNonce(toolOk(result));
 
 let relay: TestRelay;
 let senderKey: string;
@@ -39,17 +44,7 @@ afterAll(async () => {
 
 test('lists all nine tools, each with input and output schemas and annotations', async () => {
   const { tools } = await recipient.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual([
-    'accept_handoff',
-    'check_inbox',
-    'complete_handoff',
-    'decline_handoff',
-    'draft_proposed_action',
-    'handoff_to_teammate',
-    'list_teammates',
-    'send_message',
-    'view_thread',
-  ]);
+  expect(tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES]);
   for (const tool of tools) {
     expect(tool.title).toEqual(expect.any(String));
     expect(tool.outputSchema).toMatchObject({ type: 'object' });

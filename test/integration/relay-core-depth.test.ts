@@ -2,18 +2,14 @@
 // transitions, teammates REST, blocks, key rotation, disabling, public card privacy and rate limits.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
+import { sendHandoff, text } from '../helpers/handoffs';
 
 let relay: TestRelay;
 let alice: string;
 let bob: string;
 let carol: string;
 
-const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
-async function handoff(key: string, to = 'bob@acme', extra: Record<string, unknown> = {}): Promise<string> {
-  const { body } = await relay.rpc(key, 'message/send', { recipient: to, intent: 'inform', message: text('work'), ...extra });
-  if (!body.result) throw new Error(JSON.stringify(body.error));
-  return body.result.task_id;
-}
+const handoff = (key: string, to = 'bob@acme', extra: Record<string, unknown> = {}) => sendHandoff(relay, key, to, 'work', extra);
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 beforeAll(async () => {

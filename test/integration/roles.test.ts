@@ -51,9 +51,9 @@ test('an api-only relay stores the handoff and leaves its Slack job waiting; a w
   expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
 
   worker = await startTestRelay({ name: 'roles_worker', slack, env: { RELAY_ROLES: 'worker', ...sameData() } });
-  const posted = await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('roles: split fleet'), 15_000);
+  const posted = await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('roles: split fleet'));
   expect(posted.args.channel).toBe(slack.imChannelId(RECIPIENT));
-  await waitUntil(async () => (await api.store.threads.findOne({ _id: threadId }))?.slack ?? undefined, 'the DM to be recorded on the thread', 10_000);
+  await waitUntil(async () => (await api.store.threads.findOne({ _id: threadId }))?.slack ?? undefined, 'the DM to be recorded on the thread');
   expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
 });
 

@@ -2,28 +2,23 @@
 // `verify` job (verifying → accepted, or the verdict's refusal as a notice), and clicks that must change nothing.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
-import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { deliveredHandoff, dmText, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
+import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
+import type { TestRelay } from '../helpers/relay-harness';
+import { dmText, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
 import { clickButton } from '../helpers/slack-requests';
 import { testRedisUrl } from '../helpers/test-env';
+import { SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';
 import { waitUntil } from '../helpers/wait-until';
 
-const RECIPIENT = 'U0RECIPIENT';
-const SENDER = 'U0SENDER';
-const STRANGER = 'U0STRANGER';
+let team: SlackTeam;
 let slack: FakeSlack;
 let relay: TestRelay;
-let senderKey: string;
 let redis: Redis;
 let verifyQueue: Queue;
 
 beforeAll(async () => {
-  slack = await startFakeSlack();
-  for (const user of [RECIPIENT, SENDER, STRANGER]) slack.addUser(user);
-  relay = await startTestRelay({ name: 'slack_buttons', slack });
-  senderKey = await relay.register({ handle: 'sender@acme', slack_user_id: SENDER });
-  await relay.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
+  team = await startSlackTeam('slack_buttons', { captureLogs: true });
+  ({ slack, relay } = team);
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   verifyQueue = new Queue('verify', { connection: redis, prefix: relay.config.queuePrefix });
 });
@@ -31,12 +26,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await verifyQueue?.close();
   redis?.disconnect();
-  await relay?.stop();
-  await slack?.close();
+  await team?.close();
 });
 
-const handoff = (summary: string, metadata?: Record<string, unknown>) =>
-  deliveredHandoff(relay, slack, senderKey, { to: 'recipient@acme', recipientSlackUser: RECIPIENT, summary, metadata });
+const handoff = (summary: string, metadata?: Record<string, unknown>) => team.handoff(summary, metadata);
 
 /** Until the `verify` queue has nothing waiting, delayed or running: every accept click has been decided. */
 async function verifyQueueDrained(): Promise<void> {
@@ -173,7 +166,10 @@ describe('clicks that change nothing get an ephemeral explanation', () => {
 test('View in inbox is a link: its action is acked and changes nothing', async () => {
   const dm = await handoff('inbox link');
   const click = dm.click('handoff_open_inbox', { value: '' });
+  const handledBefore = relay.logs.filter((l) => l.msg === 'slack request handled' && l.action_id === 'handoff_open_inbox').length;
   expect((await press(relay, click)).status).toBe(200);
+  // The ack goes out before the listener ends; an explanation would be sent before the request counts as handled.
+  await waitUntil(async () => relay.logs.filter((l) => l.msg === 'slack request handled' && l.action_id === 'handoff_open_inbox').length > handledBefore, 'the click to be handled');
   expect(explanations(slack, click.responseUrl!)).toHaveLength(0);
   expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
 });

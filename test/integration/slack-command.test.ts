@@ -136,7 +136,8 @@ describe('submitting the new-handoff modal', () => {
 
   test.each([
     ['ask_question without a question', { intent: 'ask_question' }, 'question', 'A question is required'],
-    ['a question on an inform', { question: 'Why?' }, 'question', 'Only for "Ask a question"'],
+    ['a question on an inform', { question: 'Why?' }, 'question', 'question is only allowed when intent is "ask_question" (got "inform").'],
+    ['an action on an inform', { description: 'Do it', files: 'src/a.ts' }, 'action_files', 'proposed_action is only allowed when intent is "propose_action" (got "inform").'],
     ['propose_action without a rationale', { intent: 'propose_action', description: 'Do it' }, 'action_rationale', 'Say why'],
     ['a link that is not an http(s) URL', { links: 'https://ok.example\nftp://files.example/x' }, 'links', 'Line 2: must be an http(s) URL'],
     ['a summary longer than the relay takes', { summary: 'x'.repeat(8_001) }, 'summary', 'at most 8000 characters'],

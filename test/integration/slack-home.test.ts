@@ -4,6 +4,7 @@ import { checkViewLimits } from '../../scripts/fake-slack/block-limits';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, postSignedEvent, sendSlashCommand, slackSignature } from '../helpers/slack-requests';
+import { sendHandoff } from '../helpers/handoffs';
 
 const HANA = 'U0HANA'; // linked; receives and sends many handoffs
 const IVAN = 'U0IVAN'; // linked; the other side
@@ -24,10 +25,7 @@ beforeAll(async () => {
   eventsUrl = `${relay.url}/slack/events`;
   const hanaKey = await relay.register({ handle: 'hana@acme', slack_user_id: HANA });
   const ivanKey = await relay.register({ handle: 'ivan@acme', slack_user_id: IVAN });
-  const send = async (key: string, to: string, summary: string) => {
-    const { body } = await relay.rpc(key, 'message/send', { recipient: to, intent: 'inform', message: { parts: [{ text: summary }] } });
-    return body.result.task_id as string;
-  };
+  const send = (key: string, to: string, summary: string) => sendHandoff(relay, key, to, summary);
   const batch = async (n: number, one: (i: number) => Promise<string>) => {
     for (let i = 0; i < n; i += 10) await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => one(i + j)));
   };

@@ -1,32 +1,27 @@
 // Decline / Complete / Reply: the button opens a modal (views.open, checked by the fake Slack's limits), the
 // submission makes the change through the real Bolt receiver, and problems come back on the field.
-import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
-import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { deliveredHandoff, dmText, openModal, press, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
+import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
+import type { TestRelay } from '../helpers/relay-harness';
+import { dmText, openModal, press, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
+import { RECIPIENT, SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';
 import { waitUntil } from '../helpers/wait-until';
 
-const RECIPIENT = 'U0RECIPIENT';
-const SENDER = 'U0SENDER';
-const STRANGER = 'U0STRANGER';
+let team: SlackTeam;
 let slack: FakeSlack;
 let relay: TestRelay;
 let senderKey: string;
 let recipientKey: string;
 
 beforeAll(async () => {
-  slack = await startFakeSlack();
-  for (const user of [RECIPIENT, SENDER, STRANGER]) slack.addUser(user);
-  relay = await startTestRelay({ name: 'slack_modals', slack });
-  senderKey = await relay.register({ handle: 'sender@acme', slack_user_id: SENDER });
-  recipientKey = await relay.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
+  team = await startSlackTeam('slack_modals');
+  ({ slack, relay, senderKey, recipientKey } = team);
 });
 
 afterAll(async () => {
-  await relay?.stop();
-  await slack?.close();
+  await team?.close();
 });
 
-const handoff = (summary: string) => deliveredHandoff(relay, slack, senderKey, { to: 'recipient@acme', recipientSlackUser: RECIPIENT, summary });
+const handoff = (summary: string) => team.handoff(summary);
 
 /** The ack body of a submission: {} when the modal closes, else Slack's response_action. */
 function ackBody(answer: { status: number; text: string }): Record<string, any> {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../relay-core/ops/config';
 import { createLogger } from '../../relay-core/ops/logger';
-import { findFreePort } from '../../scripts/local-services';
+import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { clickButton } from '../helpers/slack-requests';
@@ -90,7 +90,7 @@ test('a full flow at debug level logs no secret, and ties lines to their request
     params: { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'logs: full flow' }] } },
   });
   const threadId = sent.body.result.task_id as string;
-  const thread = await waitUntil(async () => (await relay.store.threads.findOne({ _id: threadId }))?.slack ?? undefined, 'the DM to be recorded', 15_000);
+  const thread = await waitUntil(async () => (await relay.store.threads.findOne({ _id: threadId }))?.slack ?? undefined, 'the DM to be recorded');
   const post = slack.callsTo('chat.postMessage').find((c) => c.response.ts === thread.ts)!;
   const accept = (post.args.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
   const click = await clickButton(`${relay.url}/slack/events`, signingSecret, {
@@ -103,7 +103,7 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   });
   expect(click.status).toBe(200);
   await waitUntil(async () => (await relay.store.threads.findOne({ _id: threadId }))?.status === 'accepted', 'the accept');
-  await waitUntil(async () => slack.callsTo('chat.update').length >= 1, 'the DM to be updated', 10_000);
+  await waitUntil(async () => slack.callsTo('chat.update').length >= 1, 'the DM to be updated');
 
   const rotated = await call('POST', '/agents/me/keys', secrets.senderKey);
   secrets.rotatedKey = rotated.body.api_key;
@@ -114,8 +114,8 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   await call('GET', '/metrics', metricsToken);
   await call('GET', '/healthz', undefined, undefined, { 'x-request-id': 'probe-1' });
 
-  await waitUntil(async () => lines.some((l) => l.includes('"job completed"') && l.includes('thread.accepted')), 'the accepted job to be logged', 10_000);
-  await waitUntil(async () => hook.requests.some((r) => r.json?.type === 'thread.accepted') || undefined, 'the accepted webhook', 10_000);
+  await waitUntil(async () => lines.some((l) => l.includes('"job completed"') && l.includes('thread.accepted')), 'the accepted job to be logged');
+  await waitUntil(async () => hook.requests.some((r) => r.json?.type === 'thread.accepted') || undefined, 'the accepted webhook');
 
   const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   // It ran at debug, and the paths above all logged.

@@ -75,6 +75,8 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     const after = await store.readThread(thread._id);
     expect(Object.keys(after!.metadata).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `k${i}`).sort());
     expect(after!.version).toBe(13);
+    // Once every writer is done, the stored document itself is the newest version, whatever order the writes landed in.
+    expect((await store.threads.findOne({ _id: thread._id }))!.version).toBe(13);
   });
 
   test('20 concurrent transitions from pending: exactly one wins, the others see it', async () => {

@@ -2,7 +2,7 @@
 // with both, so a receiver still holding the old secret verifies it; after the overlap only the new one signs.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
+import { echoChallenge, verifyWebhook, WebhookReceiver, type Answer } from '../../scripts/webhook-receiver';
 
 let relay: TestRelay;
 let hook: WebhookReceiver;
@@ -64,4 +64,29 @@ test('during the overlap a call verifies with the old secret and with the new on
   expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
   expect(verifyWebhook(fresh, after)).toBeTruthy();
   expect(() => verifyWebhook(original, after)).toThrow();
+});
+
+test('a rotation while the endpoint answers its challenge keeps both the new secret and the verification', async () => {
+  // The two writes to the teammate's document land together: FerretDB applies an update by reading and writing
+  // back the whole document, so without a serialized write one of them silently undoes the other.
+  const racers = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => relay.register({ handle: `racer${n}@acme` })));
+  const held: Array<() => void> = [];
+  hook.answer = (request) => {
+    if (request.json?.type !== 'endpoint.challenge') return echoChallenge(request);
+    return new Promise<Answer>((resolve) => held.push(() => resolve(echoChallenge(request))));
+  };
+  try {
+    for (const key of racers) await rest('PUT', '/agents/me/card', key, { notification_url: hook.url() });
+    await waitUntil(async () => held.length === racers.length, 'every challenge to arrive');
+    const rotations = racers.map((key) => rest('POST', '/agents/me/notification/secret', key));
+    for (const release of held) release();
+    const secrets = (await Promise.all(rotations)).map((answer) => answer.body.notification_secret as string);
+
+    for (const [i, key] of racers.entries()) {
+      await waitUntil(async () => (await rest('GET', '/agents/me', key)).body.notification?.verified === true || undefined, `racer${i + 1}'s endpoint to be verified`);
+      expect((await relay.store.agentWriter.read(`racer${i + 1}@acme`))?.notification?.secret).toBe(secrets[i]);
+    }
+  } finally {
+    hook.answer = echoChallenge;
+  }
 });

@@ -4,11 +4,11 @@
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
 import { verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../../scripts/webhook-receiver';
+import { text } from '../helpers/handoffs';
 
 let relay: TestRelay;
 const receivers: WebhookReceiver[] = [];
 
-const text = (t: string) => ({ role: 'user', parts: [{ type: 'text', text: t }] });
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 async function call(key: string, method: string, params: Record<string, unknown>): Promise<any> {
@@ -66,7 +66,7 @@ describe('webhook delivery', () => {
 
     const expected = ['thread.created', 'thread.message', 'thread.accepted', 'thread.completed', 'thread.created', 'thread.declined', 'thread.created', 'thread.cancelled'];
     for (const [hook, party] of [[aliceHook, alice], [bobHook, bob]] as const) {
-      await waitUntil(async () => hook.events().length >= expected.length, `${expected.length} events`, 15_000);
+      await waitUntil(async () => hook.events().length >= expected.length, `${expected.length} events`);
       const payloads = hook.events().map((r: ReceivedRequest) => verifyWebhook(party.secret, r) as any);
       expect(payloads.map((p) => p.type).sort()).toEqual([...expected].sort());
       // One delivery per (event, endpoint): no webhook-id twice.
@@ -113,8 +113,8 @@ describe('webhook delivery', () => {
     for (const c of hook.challenges()) expect(verifyWebhook(dave.secret, c)).toMatchObject({ type: 'endpoint.challenge', challenge: expect.any(String) });
 
     hook.answer = (r) => (r.json?.type === 'endpoint.challenge' ? { status: 200, body: JSON.stringify({ challenge: r.json.challenge }) } : { status: 204 });
-    await waitUntil(verified(dave.key), 'dave verified', 10_000);
-    await waitUntil(async () => hook.events().length === 1, 'the held event', 10_000);
+    await waitUntil(verified(dave.key), 'dave verified');
+    await waitUntil(async () => hook.events().length === 1, 'the held event');
     expect(verifyWebhook(dave.secret, hook.events()[0]!)).toMatchObject({ type: 'thread.created', data: { thread_id: id } });
   });
 

@@ -3,7 +3,9 @@
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensureFerretDbBinary, ensureRedis, startFerretDb } from '../../scripts/local-services';
+import { ensureFerretDbBinary } from '../../scripts/local-services/ferretdb-build';
+import { startFerretDb } from '../../scripts/local-services/ferretdb';
+import { ensureRedis } from '../../scripts/local-services/redis';
 
 /** What global-teardown.ts needs; setup and teardown run in the same jest parent process. */
 export const TEST_SERVICES = Symbol.for('handoff-relay.test-services');

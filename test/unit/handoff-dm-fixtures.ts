@@ -41,7 +41,7 @@ export function thread(overrides: Partial<ThreadDoc> = {}): ThreadDoc {
     intent: 'inform', summary: 'Summary', question: null, proposed_action: null, artifacts: [], metadata: {},
     status: 'pending', status_history: historyFor('pending'), request_hash: 'h', body_hash: 'h',
     completed_summary: null, completion_artifacts: [], decline_reason: null, cancel_reason: null, created_at: T0, updated_at: T0,
-    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, message_seq: 0, message_counts: { from: 0, to: 0 }, outbox: [], outbox_dirty: false, slack: null,
+    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, message_seq: 0, message_counts: { from: 0, to: 0 }, outbox: [], slack: null,
     ...overrides,
   };
 }

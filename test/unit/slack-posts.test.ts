@@ -1,6 +1,6 @@
 // The pure rules behind exactly-once Slack posting: what is recorded, what may be claimed, which DM a message is.
 import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
-import { earlierRepliesRecorded, recordedTs, slackDmAudience, withClaim, withoutClaim, withRecord } from '../../relay-core/service/slack-posts';
+import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord } from '../../bot/delivery/slack-posts';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const thread = (over: Partial<ThreadDoc> = {}) => ({ _id: 't', slack: null, ...over }) as ThreadDoc;
@@ -51,12 +51,4 @@ test('reply n may be claimed only once replies 1..n-1 under the same DM are reco
   expect(earlierRepliesRecorded(doc, 'recipient:3')).toBe(false);
   expect(earlierRepliesRecorded(doc, 'sender:3')).toBe(true);
   expect(earlierRepliesRecorded(doc, 'recipient')).toBe(true);
-});
-
-test('slackDmAudience tells which recorded DM a message is, or null for any other message', () => {
-  const doc = thread({ slack: { channel: 'D1', ts: '1.1', posted_at: at }, slack_sender: { channel: 'D2', ts: '2.1', posted_at: at } });
-  expect(slackDmAudience(doc, 'D1', '1.1')).toBe('recipient');
-  expect(slackDmAudience(doc, 'D2', '2.1')).toBe('sender');
-  expect(slackDmAudience(doc, 'D1', '2.1')).toBeNull();
-  expect(slackDmAudience(thread(), undefined, undefined)).toBeNull();
 });

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { checkViewLimits, findBlockProblem, formatProblem } from '../../scripts/fake-slack/block-limits';
 import { homeView, inboxMessage, unlinkedHomeView, HOME_PAGE_SIZE, INBOX_PAGE_SIZE, type ThreadPage } from '../../bot/views/home';
 import { linkedModal, linkFailedModal, linkingModal } from '../../bot/views/link-modal';
+import { mcpClientSnippets } from '../../mcp/client-config';
 import { newHandoffFromForm, newHandoffModal, readNewHandoffState, type NewHandoffForm } from '../../bot/views/new-handoff-modal';
 import { parseHandoffCommand, slackTextToPlain } from '../../bot/listeners/commands/parse-command';
 import { toHandleLocal } from '../../bot/listeners/commands/link-command';
@@ -89,7 +90,8 @@ describe('/handoff inbox message', () => {
 describe('link modals', () => {
   test('the key modal holds the key, every MCP snippet, and fits a modal', () => {
     const key = `hr_0123456789ab_${'k'.repeat(43)}`;
-    const view = linkedModal({ handle: 'dave@acme', apiKey: key, relayUrl: 'https://relay.example.com' });
+    const snippets = mcpClientSnippets({ handle: 'dave@acme', apiKey: key, relayUrl: 'https://relay.example.com' });
+    const view = linkedModal({ handle: 'dave@acme', apiKey: key, snippets });
     expectViewOk(view, 'modal');
     const text = JSON.stringify(view.blocks);
     expect(text).toContain(key);

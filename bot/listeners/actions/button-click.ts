@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { AgentDoc, ThreadDoc } from '../../../relay-core/domain/documents';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { TERMINAL_STATUSES, threadStatusSchema, type ThreadStatus } from '../../../relay-core/domain/schemas';
+import { safeJson } from '../safe-json';
 
 export type ButtonArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs;
 
@@ -93,12 +94,4 @@ export async function checkClick(relay: RelayService, args: ButtonArgs, rule: Cl
     return null;
   }
   return { thread, actor, shownStatus };
-}
-
-function safeJson(text: string | undefined): unknown {
-  try {
-    return text === undefined ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

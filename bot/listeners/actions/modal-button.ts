@@ -10,7 +10,11 @@ const RULES: Record<TransitionModal, ClickRule> = {
   reply: { who: 'participant' },
 };
 
-export function modalButton(relay: RelayService, kind: TransitionModal) {
+export interface ModalButtonDeps {
+  relay: RelayService;
+}
+
+export function modalButton({ relay }: ModalButtonDeps, kind: TransitionModal) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
     const click = await checkClick(relay, args, RULES[kind]);

@@ -7,6 +7,7 @@ import { RelayError } from '../../../relay-core/domain/errors';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { newHandoffSchema } from '../../../relay-core/domain/schemas';
 import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
+import type { ClientSetup } from '../../views/link-modal';
 import { linkCommand } from './link-command';
 import { openNewHandoffModal } from './new-handoff-command';
 import { parseHandoffCommand, type Recipient } from './parse-command';
@@ -18,6 +19,8 @@ export interface CommandDeps {
   log: Logger;
   /** RELAY_TEAM: the team a teammate created by `/handoff link` joins. */
   team?: string;
+  /** The MCP client configuration `/handoff link` shows with the new key. */
+  clientSetup: ClientSetup;
 }
 
 export type CommandArgs = SlackCommandMiddlewareArgs & AllMiddlewareArgs;

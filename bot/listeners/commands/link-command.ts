@@ -6,7 +6,7 @@ import { agentCardInputSchema, LIMITS } from '../../../relay-core/domain/schemas
 import { RelayError } from '../../../relay-core/domain/errors';
 import { linkedModal, linkFailedModal, linkingModal } from '../../views/link-modal';
 import type { CommandArgs, CommandDeps } from './handoff-command';
-import { slackErrorCode } from './new-handoff-command';
+import { slackErrorCode } from '../../delivery/slack-errors';
 
 const userInfoSchema = z.object({
   user: z.object({
@@ -83,7 +83,10 @@ export async function linkCommand(deps: CommandDeps, { client, command, respond 
     if (!(error instanceof RelayError)) throw error;
     result = { problem: await whyNotRegistered(deps, command.user_id, handle, error) };
   }
-  const view = 'api_key' in result ? linkedModal({ handle, apiKey: result.api_key, relayUrl: relay.publicUrlBase }) : linkFailedModal(result.problem);
+  const view =
+    'api_key' in result
+      ? linkedModal({ handle, apiKey: result.api_key, snippets: deps.clientSetup({ relayUrl: relay.publicUrlBase, apiKey: result.api_key, handle }) })
+      : linkFailedModal(result.problem);
   deps.log.info({ slack_user: command.user_id, handle, linked: 'api_key' in result }, 'slack link');
   try {
     await client.views.update({ view_id: viewId, view });

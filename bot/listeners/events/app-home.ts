@@ -1,10 +1,10 @@
-// App Home: on app_home_opened (and on its paging buttons) publish what waits for the user and what they sent,
+// App Home: on app_home_opened (and on its paging buttons, listeners/actions/home-page-button.ts) publish what waits for the user and what they sent,
 // newest first; an unlinked user gets a tab explaining `/handoff link`.
-import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
+import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { RelayService } from '../../../relay-core/service/relay-service';
-import { HOME_PAGE_SIZE, homePageSchema, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
+import { HOME_PAGE_SIZE, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
 
 export interface HomeDeps {
   relay: RelayService;
@@ -39,20 +39,4 @@ export function appHomeOpened({ relay }: HomeDeps) {
     if (event.tab !== 'home') return;
     await publishHome(relay, client, event.user);
   };
-}
-
-export function homePageButton({ relay }: HomeDeps) {
-  return async ({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> => {
-    await ack();
-    const page = homePageSchema.safeParse(safeJson(action.value));
-    await publishHome(relay, client, body.user.id, page.success ? page.data : {});
-  };
-}
-
-function safeJson(text: string | undefined): unknown {
-  try {
-    return text === undefined ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,8 +1,15 @@
-// Modal submissions: every callback_id the app's modals carry, tied to its handler.
+// Modal submissions: every callback_id the app's modals carry, tied to its handler (the link modal has no submit
+// button, so it has none).
 import type { App } from '@slack/bolt';
 import type { SlackAppDeps } from '../../slack-app';
-import { registerTransitionViews } from './transition-views';
+import { NEW_HANDOFF_CALLBACK_ID } from '../../views/new-handoff-modal';
+import { CALLBACK_IDS } from '../../views/transition-modals';
+import { newHandoffSubmitted } from './new-handoff-view';
+import { transitionSubmission } from './transition-views';
 
 export function registerViews(app: App, deps: SlackAppDeps): void {
-  registerTransitionViews(app, deps);
+  app.view(NEW_HANDOFF_CALLBACK_ID, newHandoffSubmitted(deps));
+  app.view(CALLBACK_IDS.decline, transitionSubmission(deps, 'decline'));
+  app.view(CALLBACK_IDS.complete, transitionSubmission(deps, 'complete'));
+  app.view(CALLBACK_IDS.reply, transitionSubmission(deps, 'reply'));
 }

@@ -20,14 +20,13 @@ export function newHandoffSubmitted(deps: { relay: RelayService; log: Logger }) 
     const form = readNewHandoffState(view.state.values);
     if (!form) return fail({ [F.summary]: 'This form is from an older version of handoff-relay; close it and run /handoff again.' });
 
-    let to = '';
     if (!form.recipientSlackUser) return fail({ [F.recipient]: 'Choose who takes the handoff over.' });
     const recipient = await relay.teammates.bySlackUser(form.recipientSlackUser);
     const checked = newHandoffFromForm(form, recipient?.handle ?? 'unlinked@slack', `slack-view:${view.id}`);
     const errors: FieldErrors = 'errors' in checked ? { ...checked.errors } : {};
     if (!recipient) errors[F.recipient] = 'This person has no handoff-relay teammate linked to their Slack account; they can run /handoff link.';
     if (Object.keys(errors).length || !('handoff' in checked)) return fail(errors);
-    to = checked.handoff.to;
+    const to = checked.handoff.to;
 
     let created;
     try {

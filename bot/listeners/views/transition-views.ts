@@ -1,14 +1,15 @@
 // Decline / Complete / Reply modal submissions: validate the form, then make the change and answer in the
 // same request, so a problem comes back on the field (`response_action: "errors"`) while the modal is
 // still open. The `slack` queue redraws the DM afterwards, as after any change.
-import type { AllMiddlewareArgs, App, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
+import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { artifactSchema, isWellFormedText, LIMITS, type Artifact } from '../../../relay-core/domain/schemas';
-import { CALLBACK_IDS, INPUT_MAX, INPUTS, modalMetadataSchema, type ModalMetadata, type TransitionModal } from '../../views/transition-modals';
+import { INPUT_MAX, INPUTS, modalMetadataSchema, type ModalMetadata, type TransitionModal } from '../../views/transition-modals';
 import { historyLine } from '../actions/button-click';
+import { safeJson } from '../safe-json';
 
 type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 type Input = (typeof INPUTS)[keyof typeof INPUTS];
@@ -31,12 +32,6 @@ const requiredText = (what: string, max: number) =>
 export interface TransitionViewsDeps {
   relay: RelayService;
   log: Logger;
-}
-
-export function registerTransitionViews(app: App, deps: TransitionViewsDeps): void {
-  for (const kind of Object.keys(CALLBACK_IDS) as TransitionModal[]) {
-    app.view(CALLBACK_IDS[kind], transitionSubmission(deps, kind));
-  }
 }
 
 export function transitionSubmission({ relay, log }: TransitionViewsDeps, kind: TransitionModal) {
@@ -124,12 +119,4 @@ async function explainFailure(relay: RelayService, meta: ModalMetadata, error: u
     }
   }
   return `${error.message}. Nothing was changed.`;
-}
-
-function safeJson(text: string | undefined): unknown {
-  try {
-    return text === undefined ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

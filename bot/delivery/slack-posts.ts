@@ -1,6 +1,6 @@
 // What the `slack` queue has posted for a thread, and what it has claimed but not yet recorded: pure
-// functions over ThreadDoc, applied by RelayService inside versioned thread writes (exactly-once posting).
-import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../domain/documents';
+// functions over ThreadDoc, applied by slack-post-ledger.ts inside versioned thread writes (exactly-once posting).
+import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
 
 export type SlackAudience = 'recipient' | 'sender';
 
@@ -67,16 +67,4 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
     next = { ...next, slack_pending: rest };
   }
   return next;
-}
-
-/**
- * Which recorded DM of the thread a Slack message is (by channel and ts), or null: for listeners, a click on
- * the sender's DM is no more stale than one on the recipient's; only a message that is neither is.
- */
-export function slackDmAudience(doc: ThreadDoc, channel: string | undefined, ts: string | undefined): SlackAudience | null {
-  for (const audience of ['recipient', 'sender'] as const) {
-    const dm = slackDm(doc, audience);
-    if (dm && dm.channel === channel && dm.ts === ts) return audience;
-  }
-  return null;
 }

@@ -1,0 +1,140 @@
+// Brings Slack in step with one thread. Whatever the event, for each linked participant (the recipient, and the
+// sender when linked):
+//   1. the audience's DM exists (posted once, exactly once: exactly-once-post.ts);
+//   2. every recorded thread message is a reply under that DM, in sequence_no order, each exactly once;
+//   3. the DM shows the thread as it is now (re-rendered from the current thread, so a late job cannot roll it back).
+import type { WebClient } from '@slack/web-api';
+import type { AgentDoc, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
+import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
+import type { RelayService } from '../../relay-core/service/relay-service';
+import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
+import { threadReplyMessage } from '../blocks/thread-reply';
+import type { EnsurePosted } from './exactly-once-post';
+import { replyKey, slackDm, type SlackAudience } from './slack-posts';
+import { WaitAndRetry } from './wait-and-retry';
+
+export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
+
+export interface ThreadSyncDeps {
+  relay: RelayService;
+  threads: ThreadWriter;
+  client: WebClient;
+  ensurePosted: EnsurePosted;
+}
+
+interface Audience {
+  name: SlackAudience;
+  slackUser: string;
+}
+
+interface Participants {
+  sender: AgentDoc | null;
+  recipient: AgentDoc | null;
+}
+
+/** Returns the sync of one thread, run by the job `owner` (the id its claims carry). */
+export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncDeps) {
+  async function participants(thread: ThreadDoc): Promise<Participants> {
+    const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
+    return { sender, recipient };
+  }
+
+  function audiencesOf({ sender, recipient }: Participants): Audience[] {
+    const audiences: Audience[] = [];
+    if (recipient?.slack_user_id) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
+    if (sender?.slack_user_id && sender.slack_user_id !== recipient?.slack_user_id) {
+      audiences.push({ name: 'sender', slackUser: sender.slack_user_id });
+    }
+    return audiences;
+  }
+
+  /** The inbox link in an audience's DM and replies is signed for that participant (it is as private as the DM). */
+  function inboxUrlFor(thread: ThreadDoc, audience: SlackAudience): string {
+    return relay.inboxUrl(thread._id, audience === 'recipient' ? thread.to : thread.from);
+  }
+
+  function renderDm(thread: ThreadDoc, people: Participants, audience: SlackAudience): SlackMessage {
+    return handoffDm({ thread, ...people, inboxUrl: inboxUrlFor(thread, audience), audience });
+  }
+
+  async function openIm(slackUser: string): Promise<string> {
+    const opened = await client.conversations.open({ users: slackUser });
+    const channel = opened.channel?.id;
+    if (!channel) throw new Error('conversations.open returned no channel');
+    return channel;
+  }
+
+  /** Posts every recorded message not yet under this DM, oldest first; each reply waits for the one before. */
+  async function postReplies(thread: ThreadDoc, audience: SlackAudience, dm: SlackDelivery, owner: string): Promise<{ posted: number; wrote: boolean }> {
+    const missing: number[] = [];
+    for (let n = 1; n <= thread.message_seq; n += 1) if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
+    if (missing.length === 0) return { posted: 0, wrote: false };
+    const messages = await threads.messagesBySequence(thread._id, missing);
+    const authors = new Map<string, AgentDoc | null>();
+    let posted = 0;
+    let wrote = false;
+    for (const message of messages) {
+      if (!authors.has(message.from)) authors.set(message.from, await relay.teammates.get(message.from));
+      const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: inboxUrlFor(thread, audience) });
+      const target = { channel: async () => dm.channel, thread_ts: dm.ts };
+      const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, thread);
+      if (result.posted) posted += 1;
+      if (result.wrote) wrote = true;
+    }
+    return { posted, wrote };
+  }
+
+  return async function sync(threadId: string, owner: string): Promise<SlackDeliveryOutcome> {
+    let latest = await threads.readThread(threadId);
+    if (!latest) return 'skipped';
+    const people = await participants(latest);
+    const audiences = audiencesOf(people);
+    if (audiences.length === 0) return 'skipped';
+    // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
+    let wrote = false;
+    const reread = async () => (wrote ? threads.readThread(threadId) : latest);
+
+    // 1. The DMs. `fresh` remembers which state (outbox length) each DM shows, so it is not redrawn for nothing.
+    const fresh = new Map<SlackAudience, number>();
+    let anyPosted = false;
+    for (const audience of audiences) {
+      const target = { channel: () => openIm(audience.slackUser), thread_ts: null };
+      const result = await ensurePosted(threadId, audience.name, owner, target, async (t) => renderDm(t, people, audience.name), latest);
+      if (result.posted) {
+        fresh.set(audience.name, result.thread.outbox.length);
+        anyPosted = true;
+      }
+      if (result.wrote) wrote = true;
+    }
+
+    // 2. The replies, per DM in sequence order.
+    latest = await reread();
+    if (!latest) return 'skipped';
+    for (const audience of audiences) {
+      const dm = slackDm(latest, audience.name);
+      if (!dm) throw new WaitAndRetry(1_000, `${audience.name} DM not recorded yet`);
+      const replies = await postReplies(latest, audience.name, dm, owner);
+      if (replies.posted > 0) anyPosted = true;
+      if (replies.wrote) wrote = true;
+    }
+
+    // 3. Redraw each DM from the current thread, and again while the thread changes under us: after an
+    // update this job re-reads, so a slower job that drew an older state is always followed by a newer one.
+    let updated = false;
+    for (let round = 0; round < 5; round += 1) {
+      latest = await reread();
+      if (!latest) break;
+      const seen = latest.outbox.length;
+      const stale = audiences.filter((a) => slackDm(latest!, a.name) && fresh.get(a.name) !== seen);
+      if (stale.length === 0) break;
+      const peopleNow = await participants(latest);
+      for (const audience of stale) {
+        const dm = slackDm(latest, audience.name)!;
+        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...renderDm(latest, peopleNow, audience.name) });
+        fresh.set(audience.name, seen);
+      }
+      updated = wrote = true;
+    }
+    return anyPosted ? 'posted' : updated ? 'updated' : 'skipped';
+  };
+}

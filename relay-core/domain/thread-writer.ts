@@ -1,0 +1,11 @@
+// The thread-write port a surface's own protocol uses (the Slack post ledger in bot/delivery/): reads and
+// one versioned write of a thread, nothing of the relay's rules.
+import type { MessageDoc, ThreadDoc } from './documents';
+
+export interface ThreadWriter {
+  /** Applies `change` to the current version as one versioned write; `after` is null when it returned undefined. */
+  writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
+  readThread(id: string): Promise<ThreadDoc | null>;
+  /** A thread's messages with these sequence numbers, in order (no participant check). */
+  messagesBySequence(threadId: string, sequenceNos: number[]): Promise<MessageDoc[]>;
+}

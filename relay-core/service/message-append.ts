@@ -1,0 +1,116 @@
+// Appending a message to a thread: claim the next sequence_no, then count it on the thread with its outbox event.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock';
+import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
+import { RelayError } from '../domain/errors';
+import { TERMINAL_STATUSES, type Artifact, type Surface } from '../domain/schemas';
+import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import type { Outbox } from './outbox';
+import type { Teammates } from './teammates';
+
+export interface AppendRequest {
+  thread_id: string;
+  body: string;
+  payload: Record<string, unknown>;
+  artifacts: Artifact[];
+}
+
+export interface AppendResult {
+  thread_id: string;
+  message_id: string;
+  sequence_no: number;
+  created_at: string;
+}
+
+export interface MessageAppenderDeps {
+  store: MongoStore;
+  teammates: Teammates;
+  outbox: Outbox;
+  clock: Clock;
+  log: Logger;
+  /** The thread as the caller may see it (thread_not_found / not_a_participant otherwise). */
+  readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc>;
+}
+
+/**
+ * A message's sequence_no is claimed by inserting `${thread_id}:${n}` (unique), then the thread's counter
+ * and outbox event follow in one versioned write. If the thread ended in between, the message is taken
+ * back; if a writer died in between, the next append rolls its message forward.
+ */
+export class MessageAppender {
+  constructor(private readonly deps: MessageAppenderDeps) {}
+
+  async append(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
+    const deadline = Date.now() + 5_000;
+    for (let attempt = 0; Date.now() < deadline; attempt += 1) {
+      const thread = await this.deps.readThread(caller, request.thread_id);
+      await this.assertOpenBetween(caller, thread);
+      const now = this.deps.clock.now();
+      const message: MessageDoc = {
+        _id: `${thread._id}:${thread.message_seq + 1}`,
+        id: randomUUID(),
+        thread_id: thread._id,
+        sequence_no: thread.message_seq + 1,
+        from: caller.handle,
+        body: request.body,
+        payload: request.payload,
+        artifacts: request.artifacts,
+        via,
+        created_at: now,
+      };
+      try {
+        await this.deps.store.messages.insertOne(message);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        // Someone holds this number: help count it (its writer may have died), then take the next one.
+        const holder = await this.deps.store.messages.findOne({ _id: message._id });
+        if (holder) await this.recordMessage(thread._id, holder);
+        await sleep(backoffMs(attempt));
+        continue;
+      }
+      const recorded = await this.recordMessage(thread._id, message);
+      if (!recorded) {
+        // Only this writer ever inserted this `_id` (a duplicate insert fails), so it is ours to take back.
+        await this.deps.store.messages.deleteOne({ _id: message._id });
+        const latest = await this.deps.readThread(caller, request.thread_id);
+        await this.assertOpenBetween(caller, latest);
+        continue;
+      }
+      this.deps.log.info({ thread_id: thread._id, sequence_no: message.sequence_no, from: caller.handle, via }, 'message appended');
+      return { thread_id: thread._id, message_id: message.id, sequence_no: message.sequence_no, created_at: now.toISOString() };
+    }
+    throw new RelayError('state_changed', 'The thread is changing too fast right now; retry');
+  }
+
+  /** Counts a stored message on its thread with its outbox event; false when the thread is already terminal. */
+  private async recordMessage(threadId: string, message: MessageDoc): Promise<boolean> {
+    const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
+    let alreadyRecorded = false;
+    const after = await this.deps.outbox.recording(threadId, event, async () => (await this.deps.store.writeThread(threadId, (doc) => {
+      if (doc.message_seq >= message.sequence_no) {
+        alreadyRecorded = true;
+        return undefined;
+      }
+      if (TERMINAL_STATUSES.includes(doc.status)) return undefined;
+      const side = message.from === doc.from ? 'from' : 'to';
+      return {
+        ...doc,
+        message_seq: message.sequence_no,
+        message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
+        updated_at: message.created_at,
+        outbox: [...doc.outbox, event],
+      };
+    })).after);
+    return after !== null || alreadyRecorded;
+  }
+
+  private async assertOpenBetween(caller: AgentDoc, thread: ThreadDoc): Promise<void> {
+    if (TERMINAL_STATUSES.includes(thread.status)) {
+      throw new RelayError('thread_terminal', `The handoff is ${thread.status}; no more messages can be added`, { status: thread.status });
+    }
+    const other = await this.deps.teammates.get(thread.from === caller.handle ? thread.to : thread.from);
+    if (other) this.deps.teammates.assertNotBlocked(caller, other);
+  }
+}

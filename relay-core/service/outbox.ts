@@ -1,0 +1,77 @@
+// The outbox: every event a thread write records is in the outbox collection before the write and goes to its
+// queues right after it; a sweep enqueues whatever missed its queue (Redis was down, a process died).
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock';
+import type { OutboxEvent } from '../domain/documents';
+import type { MongoStore } from '../store/mongo-store';
+import type { EventPublisher } from './event-publisher';
+
+export interface OutboxDeps {
+  store: MongoStore;
+  events: EventPublisher;
+  clock: Clock;
+  log: Logger;
+}
+
+/** An outbox entry whose thread does not record its event this long after it settled belongs to a write that never happened. */
+const UNWRITTEN_EVENT_MS = 30_000;
+
+export class Outbox {
+  constructor(private readonly deps: OutboxDeps) {}
+
+  /**
+   * Runs `write`, which records `event` on the thread, with the event in the outbox first: if this process dies
+   * right after the write, or Redis refuses the add, the sweep still enqueues it. A write that did not happen
+   * (null) takes its entry back. The event goes on its queues right after the write.
+   */
+  async recording<T>(threadId: string, event: OutboxEvent, write: () => Promise<T | null>): Promise<T | null> {
+    const mine = await this.deps.store.outbox.pending(threadId, event);
+    let written: T | null = null;
+    try {
+      written = await write();
+    } finally {
+      if (written === null && mine) await this.deps.store.outbox.abandoned(event.id).catch(() => {});
+    }
+    if (written !== null) await this.publish(threadId, [event]);
+    return written;
+  }
+
+  /**
+   * Puts events on their queues right after the write that recorded them. A failure is not the caller's:
+   * the events stay in the outbox and the sweep enqueues them (job ids are event ids, so twice is once).
+   */
+  private async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+    try {
+      await this.deps.events.publish(threadId, events);
+      this.deps.store.outbox.enqueued(events.map((e) => e.id));
+    } catch (error) {
+      this.deps.log.warn({ thread_id: threadId, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
+    }
+  }
+
+  /**
+   * Enqueues the outbox events older than `settleMs` and removes them. It reads only the outbox, which holds the
+   * events in flight: with nothing waiting it costs one empty read. An entry whose write never happened (its
+   * thread does not record the event) is dropped once that write's time is up. Reading each thread through the
+   * store also finishes a write whose writer died before applying it.
+   */
+  async sweep(settleMs: number, limit = 500): Promise<number> {
+    const { store } = this.deps;
+    await store.outbox.flush();
+    const now = this.deps.clock.now().getTime();
+    let enqueued = 0;
+    for (const entry of await store.outbox.waiting(limit)) {
+      const age = now - entry.at.getTime();
+      if (age < settleMs) continue;
+      const thread = await store.readThread(entry.thread_id);
+      if (thread?.outbox.some((e) => e.id === entry._id)) {
+        await this.deps.events.publish(entry.thread_id, [entry.event]);
+        await store.outbox.remove([entry._id]);
+        enqueued += 1;
+      } else if (age > settleMs + UNWRITTEN_EVENT_MS) {
+        await store.outbox.remove([entry._id]);
+      }
+    }
+    return enqueued;
+  }
+}

@@ -1,0 +1,46 @@
+// Listing a teammate's threads: one page, newest first, with unread counts and a cursor that resumes exactly
+// (the page itself comes from the store's lists: indexes on MongoDB, mailbox logs on FerretDB).
+import type { AgentDoc } from '../domain/documents';
+import type { ThreadStatus } from '../domain/schemas';
+import type { MongoStore } from '../store/mongo-store';
+import type { Teammates } from './teammates';
+import { listItem, type ListItem } from './wire-views';
+
+export interface ListRequest {
+  role: 'recipient' | 'sender';
+  status?: ThreadStatus[];
+  since?: Date;
+  limit: number;
+  cursor?: string;
+}
+
+export interface ThreadPage {
+  items: ListItem[];
+  next_cursor: string | null;
+}
+
+/** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
+export async function listThreads(deps: { store: MongoStore; teammates: Teammates }, caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
+  const party = request.role === 'recipient' ? 'to' : 'from';
+  const { threads: page, next_cursor } = await deps.store.lists.page({
+    party,
+    handle: caller.handle,
+    limit: request.limit,
+    ...(request.status?.length ? { statuses: request.status } : {}),
+    ...(request.since ? { since: request.since } : {}),
+    ...(request.cursor ? { cursor: request.cursor } : {}),
+  });
+  const other = party === 'to' ? 'from' : 'to';
+  // What the caller has seen matters only where the other side wrote something; each read is one `_id` lookup.
+  const seen = new Map(
+    await Promise.all(
+      page
+        .filter((d) => d.message_counts[other] > 0)
+        .map(async (d) => [d._id, (await deps.store.threadReads.findOne({ _id: `${d._id}:${caller.handle}` }))?.seen ?? 0] as const),
+    ),
+  );
+  const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
+  const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));
+  const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - (seen.get(d._id) ?? 0))));
+  return { items, next_cursor };
+}

@@ -1,0 +1,11 @@
+// The ThreadWriter port over MongoDB: thread reads and writes go through MongoStore's versioned write (thread-writes.ts).
+import type { ThreadWriter } from '../domain/thread-writer';
+import type { MongoStore } from './mongo-store';
+
+export function mongoThreadWriter(store: MongoStore): ThreadWriter {
+  return {
+    writeThread: (id, change) => store.writeThread(id, change),
+    readThread: (id) => store.readThread(id),
+    messagesBySequence: (threadId, sequenceNos) => store.messagesOf(threadId, sequenceNos),
+  };
+}

@@ -1,0 +1,163 @@
+// Local services: finds a working FerretDB 1.x binary, or builds 1.24.2 with Go, before FerretDB starts.
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { errorMessage, findOnPath, isExecutable, run, type Log } from './child-process';
+
+const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
+const FERRETDB_VERSION = 'v1.24.2';
+/** What our build reports as its version: 1.24.2 with the `_id` index patch below (an unpatched binary is rebuilt). */
+const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.1`;
+/** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
+const FERRETDB_BINARY = 'ferretdb-handoff-relay';
+/**
+ * FerretDB 1.24's SQLite backend looks `_id` up as `_ferretdb_sjson->'$._id'` while its unique `_id` index is on
+ * `_ferretdb_sjson->"_id"`: SQLite matches index expressions by their text, so every `_id` find, update and delete
+ * read the whole table (a lookup of a missing `_id` in 1,000 threads took ~40 ms, growing with the table). The
+ * same path written the index's way lets SQLite use the index.
+ */
+const FERRETDB_ID_PATCH = {
+  file: path.join('internal', 'backends', 'sqlite', 'metadata', 'metadata.go'),
+  from: `IDColumn = DefaultColumn + "->'$._id'"`,
+  to: `IDColumn = DefaultColumn + "->'_id'"`,
+};
+
+let ferretDbBinary: Promise<string> | undefined;
+
+/**
+ * Absolute path to a working FerretDB 1.x binary, building 1.24.2 with Go on first use.
+ *
+ * A plain `go install github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2` produces a binary that
+ * panics at start-up ("Invalid build/version/version.txt file content"): the module zip lacks that
+ * generated file. So every candidate is checked with `--version`, and the build copies the module
+ * source, writes version.txt (as FerretDB's own message asks) and runs `go build`.
+ */
+export async function ensureFerretDbBinary(log: Log): Promise<string> {
+  ferretDbBinary ??= locateOrBuildFerretDb(log).catch((err: unknown) => {
+    ferretDbBinary = undefined; // let a later call try again
+    throw err;
+  });
+  return ferretDbBinary;
+}
+
+async function locateOrBuildFerretDb(log: Log): Promise<string> {
+  const go = await findGo();
+  const goDirs = go ? await goInstallDirs(go) : [];
+  const candidates = unique([
+    await findOnPath(FERRETDB_BINARY, process.env.PATH),
+    ...goDirs.map((dir) => path.join(dir, FERRETDB_BINARY)),
+    `/root/go/bin/${FERRETDB_BINARY}`,
+  ]);
+
+  const rejected: string[] = [];
+  for (const candidate of candidates) {
+    if (!(await isExecutable(candidate))) continue;
+    const problem = await checkFerretDb(candidate);
+    if (!problem) return candidate;
+    rejected.push(`${candidate}: ${problem}`);
+  }
+
+  if (!go) {
+    throw new Error(
+      'FerretDB is not installed and `go` was not found: install Go 1.24+ (https://go.dev/dl/) ' +
+        'or set MONGODB_URL to a MongoDB server.' +
+        (rejected.length ? `\nUnusable ferretdb binaries: ${rejected.join('; ')}` : ''),
+    );
+  }
+
+  log(
+    `Installing FerretDB ${FERRETDB_VERSION.slice(1)} with Go (first run only, takes a few minutes)…` +
+      (rejected.length ? ` (skipping ${rejected.join('; ')})` : ''),
+  );
+  const installDir = goDirs[0];
+  if (!installDir) throw new Error(`\`${go} env GOBIN GOPATH\` gave no install directory`);
+  return buildFerretDb(go, installDir);
+}
+
+async function buildFerretDb(go: string, installDir: string): Promise<string> {
+  const workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ferretdb-build-'));
+  try {
+    const download = await run(go, ['mod', 'download', '-json', `${FERRETDB_MODULE}@${FERRETDB_VERSION}`], {
+      cwd: workDir,
+    });
+    const moduleDir = (JSON.parse(download) as { Dir?: string }).Dir;
+    if (!moduleDir) throw new Error(`\`go mod download\` did not report a directory for ${FERRETDB_MODULE}`);
+
+    // The module cache is read-only: build from a writable copy that has the version file.
+    const srcDir = path.join(workDir, 'src');
+    await fs.cp(moduleDir, srcDir, { recursive: true });
+    await makeWritable(srcDir);
+    await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${FERRETDB_BUILD}\n`);
+    const patched = path.join(srcDir, FERRETDB_ID_PATCH.file);
+    const source = await fs.readFile(patched, 'utf8');
+    if (!source.includes(FERRETDB_ID_PATCH.from)) throw new Error(`${FERRETDB_ID_PATCH.file} no longer holds the line the _id index patch replaces`);
+    await fs.writeFile(patched, source.replace(FERRETDB_ID_PATCH.from, FERRETDB_ID_PATCH.to));
+
+    const built = path.join(workDir, 'ferretdb');
+    await run(go, ['build', '-buildvcs=false', '-o', built, './cmd/ferretdb'], { cwd: srcDir });
+
+    // Copy next to the target, then rename: a concurrent run never sees a half-written binary.
+    await fs.mkdir(installDir, { recursive: true });
+    const target = path.join(installDir, FERRETDB_BINARY);
+    const partial = `${target}.partial-${process.pid}`;
+    await fs.copyFile(built, partial);
+    await fs.chmod(partial, 0o755);
+    await fs.rename(partial, target);
+
+    const problem = await checkFerretDb(target);
+    if (problem) throw new Error(`the freshly built ${target} does not run: ${problem}`);
+    return target;
+  } finally {
+    await fs.rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Returns why the binary is unusable, or undefined when it is a runnable FerretDB 1.x. */
+async function checkFerretDb(bin: string): Promise<string | undefined> {
+  try {
+    const out = await run(bin, ['--version'], { timeoutMs: 15_000 });
+    const version = /^version:\s*(\S+)/m.exec(out)?.[1] ?? 'unknown';
+    // FerretDB 2 needs PostgreSQL with DocumentDB; this project runs 1.x on SQLite.
+    if (/^v?([2-9]|\d{2,})\./.test(version)) return `version ${version} has no SQLite handler (need 1.x)`;
+    if (version !== FERRETDB_BUILD) return `version ${version} is not ${FERRETDB_BUILD} (the build with the _id index patch)`;
+    return undefined;
+  } catch (err) {
+    return firstLine(errorMessage(err));
+  }
+}
+
+async function findGo(): Promise<string | undefined> {
+  const onPath = await findOnPath('go', process.env.PATH);
+  if (onPath) return onPath;
+  const usual = '/usr/local/go/bin/go';
+  return (await isExecutable(usual)) ? usual : undefined;
+}
+
+/** Where `go install` puts binaries: GOBIN, else the first GOPATH entry's bin. */
+async function goInstallDirs(go: string): Promise<string[]> {
+  const out = await run(go, ['env', 'GOBIN', 'GOPATH']);
+  const [gobin = '', gopath = ''] = out.split('\n').map((line) => line.trim());
+  const dirs = gopath
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.join(dir, 'bin'));
+  return unique([gobin, ...dirs]);
+}
+
+async function makeWritable(dir: string): Promise<void> {
+  await fs.chmod(dir, 0o755);
+  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) await makeWritable(full);
+    else await fs.chmod(full, 0o644);
+  }
+}
+
+function unique(values: Array<string | undefined>): string[] {
+  return [...new Set(values.filter((v): v is string => Boolean(v)))];
+}
+
+/** The first line of a failed command's message that is not the command line itself. */
+function firstLine(text: string): string {
+  return text.split('\n').find((line) => line.trim() && !line.startsWith('`')) ?? text;
+}

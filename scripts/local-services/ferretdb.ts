@@ -1,0 +1,94 @@
+// Local services: runs FerretDB (MongoDB wire protocol on SQLite) on loopback for `start`, tests and benchmarks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { MongoClient } from 'mongodb';
+import { readTail, supervise, waitUntilReady, type Log } from './child-process';
+import { ensureFerretDbBinary } from './ferretdb-build';
+import { onFreePort } from './ports';
+
+const FERRETDB_READY_TIMEOUT_MS = 20_000;
+
+export interface RunningFerretDb {
+  url: string;
+  port: number;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startFerretDb(opts: { dataDir: string; port?: number; log: Log }): Promise<RunningFerretDb> {
+  const bin = await ensureFerretDbBinary(opts.log);
+  const dataDir = path.resolve(opts.dataDir);
+  await fs.mkdir(dataDir, { recursive: true });
+  return onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port));
+}
+
+async function startFerretDbOnce(bin: string, dataDir: string, port: number): Promise<RunningFerretDb> {
+  const logFile = path.join(dataDir, 'ferretdb.log');
+  const args = [
+    '--handler=sqlite',
+    `--sqlite-url=${pathToFileURL(dataDir + path.sep).href}`,
+    `--state-dir=${dataDir}`,
+    `--listen-addr=127.0.0.1:${port}`,
+    '--debug-addr=-', // no HTTP debug listener (it defaults to a fixed 127.0.0.1:8088)
+    '--telemetry=disable',
+  ];
+  const logFd = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(bin, args, { cwd: dataDir, env: ferretDbEnv(), stdio: ['ignore', logFd, logFd] });
+  } finally {
+    closeSync(logFd); // the child holds its own copy
+  }
+  const proc = supervise(child, 'FerretDB');
+  const url = `mongodb://127.0.0.1:${port}/`;
+
+  try {
+    await waitUntilReady(proc, FERRETDB_READY_TIMEOUT_MS, () => pingMongo(port, url), async () => {
+      const tail = await readTail(logFile);
+      return `see ${logFile}${tail ? `:\n${tail}` : ''}`;
+    });
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { url, port, dataDir, stop: proc.stop };
+}
+
+/** The parent's environment without FERRETDB_* variables, which would add listeners or setup. */
+function ferretDbEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { DO_NOT_TRACK: '1' };
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('FERRETDB_')) env[key] = value;
+  }
+  return env;
+}
+
+async function pingMongo(port: number, url: string): Promise<void> {
+  await tcpConnect('127.0.0.1', port, 1_000);
+  const client = new MongoClient(url, {
+    directConnection: true,
+    serverSelectionTimeoutMS: 1_000,
+    connectTimeoutMS: 1_000,
+  });
+  try {
+    await client.db('admin').command({ ping: 1 });
+  } finally {
+    await client.close();
+  }
+}
+
+function tcpConnect(host: string, port: number, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`TCP connect to ${host}:${port} timed out`)));
+    socket.once('connect', () => {
+      socket.end();
+      resolve();
+    });
+    socket.once('error', reject);
+  });
+}
