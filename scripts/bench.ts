@@ -16,7 +16,7 @@
 //
 // Environment: BENCH_SIZES (default 1000,10000,100000) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
 // BENCH_REQUESTS per measurement (default 2000) after BENCH_WARMUP (200); BENCH_CONCURRENCY for the paths (default
-// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create|paths|lists|mcp|delivery|soak runs one phase;
+// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, soak) runs those phases;
 // BENCH_RELAY_NODE_OPTIONS (e.g. --cpu-prof) goes to the relay processes. MONGODB_URL uses that server; REDIS_URL
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
@@ -70,8 +70,9 @@ interface Settings {
 function readSettings(env: NodeJS.ProcessEnv): Settings {
   const scale = env.BENCH_SCALE === undefined || env.BENCH_SCALE === '' ? 1 : Number(env.BENCH_SCALE);
   if (!Number.isFinite(scale) || scale <= 0 || scale > 10) throw new Error(`BENCH_SCALE: must be a number in (0, 10] (got "${env.BENCH_SCALE}")`);
-  const only = env.BENCH_ONLY || undefined;
-  if (only !== undefined && !(PHASES as readonly string[]).includes(only)) throw new Error(`BENCH_ONLY: must be one of ${PHASES.join(', ')} (got "${only}")`);
+  const only = env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((p) => p.trim()) : undefined;
+  const unknown = only?.find((p) => !(PHASES as readonly string[]).includes(p));
+  if (unknown !== undefined) throw new Error(`BENCH_ONLY: phases from ${PHASES.join(', ')}, separated by commas (got "${env.BENCH_ONLY}")`);
   const positive = (name: string, fallback: number) => {
     const raw = env[name];
     const value = raw === undefined || raw === '' ? fallback : Number(raw);
@@ -83,7 +84,7 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${name}: must be positive integers separated by commas (got "${env[name]}")`);
     return values;
   };
-  const phases = new Set<Phase>(only ? [only === 'lists' ? 'paths' : (only as Phase)] : DEFAULT_PHASES);
+  const phases = new Set<Phase>(only ? only.map((p) => (p === 'lists' ? 'paths' : (p as Phase))) : DEFAULT_PHASES);
   return {
     phases,
     sizes: list('BENCH_SIZES', '1000,10000,100000').map((n) => Math.max(100, Math.round(n * scale))).sort((a, b) => a - b),

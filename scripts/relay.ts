@@ -29,6 +29,7 @@ import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
+import { cleanupScheduler, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
@@ -60,6 +61,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
   const queues = producerQueues(producer, config.queuePrefix);
   const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
+  store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
   const deliveries = new WebhookDeliveries(store);
@@ -120,6 +122,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
             log,
             onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
           }),
+          [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
         }),
@@ -203,6 +206,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       }
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
+      // What this process noted for clean-up goes on the queue while it is still open.
+      await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);
       producer.disconnect();
       await store.close();

@@ -168,7 +168,9 @@ export class RelayService {
       view.handoff_token_expires_at = doc.handoff_token.expires_at.toISOString();
     }
     const seen = doc.message_counts[doc.from === caller.handle ? 'to' : 'from'];
-    await this.store.threadReads.replaceOne({ _id: `${threadId}:${caller.handle}` }, { seen, at: this.clock.now() }, { upsert: true });
+    const readId = `${threadId}:${caller.handle}`;
+    await this.store.threadReads.replaceOne({ _id: readId }, { seen, at: this.clock.now() }, { upsert: true });
+    this.store.cleanup.note('thread_reads', readId);
     return view;
   }
 

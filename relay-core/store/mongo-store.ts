@@ -17,6 +17,7 @@ import type {
   ThreadWriteDoc,
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
+import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
@@ -64,6 +65,8 @@ export class MongoStore {
   readonly outbox: OutboxLedger;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
+  /** What to delete once it has aged out (claims, idempotency records, read markers). */
+  readonly cleanup = new CleanupLedger();
 
   private constructor(
     private readonly client: MongoClient,
@@ -88,8 +91,9 @@ export class MongoStore {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
     } else {
-      this.writer = new ClaimedWriter(this.threads, this.threadWrites, (next) => ({ thread_id: next._id, version: next.version }), 'thread');
-      this.agentWriter = new ClaimedWriter(this.agents, this.agentWrites, (next) => ({ handle: next._id, version: next.version! }), 'teammate');
+      const noted = (kind: 'thread_writes' | 'agent_writes') => (claimId: string) => this.cleanup.note(kind, claimId);
+      this.writer = new ClaimedWriter(this.threads, this.threadWrites, (next) => ({ thread_id: next._id, version: next.version }), 'thread', noted('thread_writes'));
+      this.agentWriter = new ClaimedWriter(this.agents, this.agentWrites, (next) => ({ handle: next._id, version: next.version! }), 'teammate', noted('agent_writes'));
     }
     if (capabilities.indexedQueries) {
       this.mailbox = null;

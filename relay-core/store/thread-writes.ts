@@ -119,6 +119,8 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     /** The claim's other fields (e.g. `thread_id`, `version`), for people reading the collection. */
     private readonly claimFields: (next: T) => Omit<C, '_id' | 'doc' | 'at'>,
     private readonly what: string,
+    /** Told every claim this writer makes, to clean it up once it has aged out. */
+    private readonly onClaim: (claimId: string) => void = () => {},
   ) {}
 
   async read(id: string): Promise<T | null> {
@@ -195,6 +197,7 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
         if (attempt > 0) await sleep(backoffMs(attempt));
         continue;
       }
+      this.onClaim(claimId(id, version));
       // The age check guards the stale-owner case in the class comment; a write older than this is left to the chain.
       if (Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) await this.settleCache(next);
       return { before: current, after: next };
