@@ -7,6 +7,8 @@ import type { MongoStore } from './mongo-store';
 /** 1: outbox as flags on threads, lists by query. 2: outbox entries, mailbox logs where the server needs them. */
 export const SCHEMA_VERSION = 2;
 const MARKER_ID = 'schema';
+/** Set once every thread is in its mailboxes: a database written on MongoDB (no mailboxes) and then served by FerretDB still needs step 2. */
+const MAILBOXES_ID = 'mailboxes_placed';
 const BATCH = 1_000;
 const WRITERS = 8;
 
@@ -21,12 +23,14 @@ export async function schemaVersion(store: MongoStore): Promise<number> {
  * could leave a thread out of its mailbox until the next run.
  */
 export async function migrateStore(store: MongoStore, progress: (line: string) => void): Promise<number> {
-  if ((await schemaVersion(store)) >= SCHEMA_VERSION) return 0;
+  const placed = !store.mailbox || (await store.meta.findOne({ _id: MAILBOXES_ID })) !== null;
+  const current = await schemaVersion(store);
+  if (current >= SCHEMA_VERSION && placed) return 0;
   let touched = 0;
 
   // Step 1: events the previous sweep had not yet seen on their queues become outbox entries.
   // (A clean thread keeps its `outbox_dirty: false` where step 2 does not rewrite it: nothing reads it any more.)
-  const dirty = await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
+  const dirty = current >= SCHEMA_VERSION ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
   if (dirty.length > 0) progress(`migrate: moving the unsent events of ${dirty.length.toLocaleString('en')} threads into the outbox`);
   await inParallel(dirty, async (doc) => {
     for (const event of doc.outbox.slice(doc.outbox_enqueued ?? 0)) await store.outbox.pending(doc._id, event);
@@ -35,7 +39,7 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   touched += dirty.length;
 
   // Step 2 (servers whose indexes cannot serve lists): every thread gets its places in the mailbox logs, oldest first.
-  if (store.mailbox) {
+  if (store.mailbox && !placed) {
     const unplaced = await store.threads
       .find({ mailbox: { $exists: false } }, { projection: { _id: 1, from: 1, to: 1, created_at: 1 } })
       .toArray();
@@ -50,6 +54,7 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
       touched += batch.length;
       progress(`migrate: ${(start + batch.length).toLocaleString('en')} of ${unplaced.length.toLocaleString('en')} threads placed in their mailboxes`);
     }
+    await store.meta.replaceOne({ _id: MAILBOXES_ID }, { value: true, at: new Date() }, { upsert: true });
   }
 
   await store.meta.replaceOne({ _id: MARKER_ID }, { value: SCHEMA_VERSION, at: new Date() }, { upsert: true });

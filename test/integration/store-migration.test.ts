@@ -21,7 +21,7 @@ beforeAll(async () => {
   const template = (await first.store.threads.findOne({ _id: body.result.task_id }))!;
   await first.store.threads.deleteMany({});
   for (const name of ['mailbox_entries', 'mailbox_heads', 'outbox_entries']) await first.store.db.collection(name).deleteMany({});
-  await first.store.meta.deleteOne({ _id: 'schema' });
+  await first.store.meta.deleteMany({});
   const { mailbox: _m, ...shape } = template;
   const base = Date.now() - 30 * 24 * 3600 * 1000;
   for (let i = 0; i < 25; i += 1) {
