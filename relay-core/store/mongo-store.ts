@@ -114,8 +114,8 @@ export class MongoStore {
   }
 
   /**
-   * Creates the indexes (idempotent). One index per command: FerretDB 1.24 drops the connection
-   * ("slice bounds out of range") when one createIndexes command names several indexes that exist.
+   * Creates the indexes MongoDB serves the queries with (idempotent). One index per command: FerretDB 1.24
+   * drops the connection ("slice bounds out of range") when one createIndexes command names several that exist.
    */
   async ensureIndexes(): Promise<void> {
     const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
@@ -126,11 +126,29 @@ export class MongoStore {
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
-      [this.threadWrites, { at: 1 }, { name: 'age' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
-      [this.idempotency, { created_at: 1 }, { name: 'age' }],
     ];
-    for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
+    if (this.capabilities.indexedQueries) {
+      for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
+      return;
+    }
+    // FerretDB serves none of these (only `{ _id }` lookups), yet would keep each one up to date on every write:
+    // drop them, and the ones earlier versions made (the outbox sweep's, the claims' and idempotency's ages).
+    const unused = new Map<Collection<any>, string[]>([
+      [this.agents, ['role', 'skills', 'repos_owned']],
+      [this.apiKeys, ['handle']],
+      [this.threads, ['inbox', 'sent', 'outbox_sweep']],
+      [this.messages, ['thread_order']],
+      [this.threadWrites, ['age']],
+      [this.idempotency, ['age']],
+    ]);
+    for (const [collection, names] of unused) {
+      const present = await collection
+        .listIndexes()
+        .toArray()
+        .then((list) => list.map((index) => index.name as string), () => [] as string[]);
+      for (const name of names.filter((n) => present.includes(n))) await collection.dropIndex(name);
+    }
   }
 
   async ping(): Promise<void> {
