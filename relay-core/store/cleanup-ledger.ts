@@ -1,7 +1,6 @@
 // Age-based clean-up of what the store writes and stops needing: claims (thread_writes, agent_writes), idempotency
 // records and read markers. Writers note each `_id` here; batches become delayed jobs due when their records
 // expire, so nothing ever scans a collection for old documents and nothing runs while nothing is due.
-import type { MongoStore } from './mongo-store';
 import { CLAIM_FORGET_MS } from './thread-writes';
 
 export const CLEANUP_KINDS = ['thread_writes', 'agent_writes', 'idempotency', 'thread_reads'] as const;
@@ -64,33 +63,4 @@ export class CleanupLedger {
     if (!this.scheduler) return;
     for (const [kind, ids] of batches) await this.scheduler.schedule(kind, [...ids], new Date(Date.now() + KEEP_MS[kind]));
   }
-}
-
-/**
- * Deletes the documents of `ids` that are still as old as their kind's keep time says (each is looked at by `_id`;
- * one written again since was noted again and waits for its own, later batch). Returns how many it deleted.
- */
-export async function cleanUp(store: MongoStore, kind: CleanupKind, ids: readonly string[], now: Date): Promise<number> {
-  const before = new Date(now.getTime() - KEEP_MS[kind]);
-  let deleted = 0;
-  for (const id of ids) {
-    if (kind === 'thread_writes' || kind === 'agent_writes') {
-      const split = id.lastIndexOf(':');
-      const [docId, version] = [id.slice(0, split), Number(id.slice(split + 1))];
-      const claims = kind === 'thread_writes' ? store.threadWrites : store.agentWrites;
-      const claim = await claims.findOne({ _id: id }, { projection: { at: 1 } });
-      if (!claim || claim.at > before) continue;
-      // Read through the claims first: a claim whose writer died unapplied is put into the document before it goes.
-      const current = kind === 'thread_writes' ? await store.writer.read(docId) : await store.agentWriter.read(docId);
-      if (current && (current.version ?? 0) < version) continue;
-      deleted += (await claims.deleteOne({ _id: id })).deletedCount;
-    } else if (kind === 'idempotency') {
-      const doc = await store.idempotency.findOne({ _id: id }, { projection: { created_at: 1 } });
-      if (doc && doc.created_at <= before) deleted += (await store.idempotency.deleteOne({ _id: id })).deletedCount;
-    } else {
-      const doc = await store.threadReads.findOne({ _id: id }, { projection: { at: 1 } });
-      if (doc && doc.at <= before) deleted += (await store.threadReads.deleteOne({ _id: id })).deletedCount;
-    }
-  }
-  return deleted;
 }

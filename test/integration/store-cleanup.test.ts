@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
-import { cleanUp, KEEP_MS } from '../../relay-core/store/cleanup-ledger';
+import { KEEP_MS } from '../../relay-core/store/cleanup-ledger';
+import { cleanUp } from '../../relay-core/queues/store-cleanup-job';
 import { MongoStore } from '../../relay-core/store/mongo-store';
 import { claimId } from '../../relay-core/store/thread-writes';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
