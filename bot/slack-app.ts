@@ -1,5 +1,4 @@
-// The Bolt app: HTTP mode, mounted at POST /slack/events on the relay's own express app, or Socket Mode
-// (SLACK_APP_TOKEN set), where Bolt connects out to Slack over a WebSocket and nothing is mounted.
+// The Bolt app: its receiver (HTTP at POST /slack/events on the relay's express app, or Socket Mode) and listeners.
 import { App, ExpressReceiver, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
@@ -12,6 +11,8 @@ import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
 import { registerViews } from './listeners/views';
+
+// Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
 
 export const SLACK_EVENTS_PATH = '/slack/events';
 const MAX_CLOCK_SKEW_SECONDS = 300;

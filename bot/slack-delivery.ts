@@ -1,9 +1,4 @@
-// The `slack` queue's processor: takes a job's thread, brings Slack in step with it (delivery/thread-sync.ts, each
-// post exactly once: delivery/exactly-once-post.ts), and decides what a failure means for the job.
-//
-// Waiting costs no attempt: a 429 (`Retry-After`), a busy claim, or a reply whose DM is being posted by
-// another job moves the job to BullMQ's delayed set (job.moveToDelayed + DelayedError) and it runs again later.
-// A message Slack refuses for what it is fails the job at once (UnrecoverableError).
+// The `slack` queue's processor: takes a job's thread, syncs Slack with it, and decides what a failure means.
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
@@ -16,6 +11,11 @@ import { CLAIM_LEASE_MS, exactlyOncePost } from './delivery/exactly-once-post';
 import { isPermanentSlackError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
 import { threadSync, type SlackDeliveryOutcome } from './delivery/thread-sync';
 import { WaitAndRetry } from './delivery/wait-and-retry';
+
+// The sync is delivery/thread-sync.ts, each post exactly once through delivery/exactly-once-post.ts.
+// Waiting costs no attempt: a 429 (`Retry-After`), a busy claim, or a reply whose DM is being posted by
+// another job moves the job to BullMQ's delayed set (job.moveToDelayed + DelayedError) and it runs again later.
+// A message Slack refuses for what it is fails the job at once (UnrecoverableError).
 
 export interface SlackDeliveryDeps {
   relay: RelayService;

@@ -1,7 +1,4 @@
-// Slack Accept as a `verify` job: the button only acks, shows "Verifying acceptance…" and enqueues
-// `slack-accept`; this processor runs the transition (and so the acceptance verdict, the same pure
-// function MCP accept_handoff runs). On success the `slack` queue redraws the DM as accepted; on a
-// refusal this processor redraws it with the result code and reasons as the notice.
+// Slack Accept as a `verify` job: runs the accept (and so the acceptance verdict) and redraws the DM on a refusal.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
@@ -12,6 +9,10 @@ import { parseJob } from '../relay-core/queues/parse-job';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { threadStatusSchema } from '../relay-core/domain/schemas';
 import { handoffDm } from './blocks/handoff-dm';
+
+// The button only acks, shows "Verifying acceptance…" and enqueues `slack-accept`. The verdict is the same pure
+// function MCP accept_handoff runs. On success the `slack` queue redraws the DM as accepted; on a refusal this
+// processor redraws it with the result code and reasons as the notice.
 
 export const SLACK_ACCEPT_JOB = 'slack-accept';
 export const VERIFYING_NOTICE = 'Verifying acceptance…';
@@ -96,9 +97,8 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
         return await refuse(data, `Not accepted: ${error.message}.`);
       }
       if (answer.accepted === false) {
-        const reasons = Array.isArray(answer.reasons) ? (answer.reasons as string[]).join('; ') : '';
         log.info({ thread_id: data.thread_id, result: answer.result }, 'slack accept refused by the acceptance verdict');
-        return await refuse(data, `Not accepted (${String(answer.result)}): ${reasons}.`);
+        return await refuse(data, `Not accepted (${answer.result}): ${answer.reasons.join('; ')}.`);
       }
       return 'accepted';
     } catch (error) {

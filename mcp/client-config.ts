@@ -1,5 +1,7 @@
-// Paste-ready MCP client configuration for a newly registered teammate: Claude Code, Cursor, Codex and a generic
-// .mcp.json, each for the stdio server (`handoff-mcp`) and for Streamable HTTP at the relay's own /mcp.
+// Paste-ready MCP client configuration for a new teammate, printed by `register` and shown by `/handoff link`.
+
+// Claude Code, Cursor, Codex and a generic .mcp.json, each for the stdio server (`handoff-mcp`) and for Streamable
+// HTTP at the relay's own /mcp.
 
 export interface McpClientConfigOptions {
   relayUrl: string;

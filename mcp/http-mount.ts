@@ -1,16 +1,19 @@
-// Streamable HTTP MCP at /mcp on the relay's own HTTP app: the same tools, in process, as the teammate whose API key
-// authenticates the request. Stateless: one McpServer and transport per request.
+// Streamable HTTP MCP at /mcp on the relay's HTTP app: the same tools, in process, as the key's teammate.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/domain/schemas';
 import { RelayError } from '../relay-core/domain/errors';
 import { bearer } from '../relay-core/http/bearer-auth';
-import { jsonRpcError } from '../relay-core/http/json-rpc-error';
-import { requestId } from '../relay-core/http/request-context';
+import { requireJsonContentType } from '../relay-core/http/json-content-type';
+import { jsonRpcError } from '../relay-core/jsonrpc/json-rpc-error';
+import { requestId } from '../relay-core/ops/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
+import { SESSION_ID_PATTERN } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { createServer } from './server';
+
+// Stateless: one McpServer and transport per request.
 
 export interface McpHttpDeps {
   relay: RelayService;
@@ -27,12 +30,15 @@ function unauthenticated(res: Response, key: string | undefined): void {
 export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
   const json = express.json({ limit: LIMITS.bodyBytes });
 
-  app.post('/mcp', json, async (req, res, next) => {
+  app.post('/mcp', requireJsonContentType(), json, async (req, res, next) => {
     try {
       const key = bearer(req);
       const caller = key ? await deps.relay.teammates.authenticate(key) : null;
       if (!caller) return unauthenticated(res, key);
-      const { server, cleanup } = createServer(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter }));
+      // Stateless transport: the client's own session header, when it sends one, is the session a policy counts.
+      const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
+      const sessionId = session && SESSION_ID_PATTERN.test(session) ? session : undefined;
+      const { server, cleanup } = createServer(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter, sessionId }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
         void transport.close();

@@ -9,7 +9,7 @@ import { keyedCall, RelayCallError, type RelayClient } from './relay-client';
 
 export class InProcessRelayClient implements RelayClient {
   constructor(
-    private readonly deps: { relay: RelayService; caller: AgentDoc; rateLimiter?: RateLimiter },
+    private readonly deps: { relay: RelayService; caller: AgentDoc; rateLimiter?: RateLimiter; sessionId?: string },
   ) {}
 
   async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
@@ -19,7 +19,7 @@ export class InProcessRelayClient implements RelayClient {
     try {
       if (this.deps.rateLimiter && MUTATING_METHODS.has(method)) await this.deps.rateLimiter.consume(this.deps.caller.handle);
       return (await handler(
-        { caller: this.deps.caller, relay: this.deps.relay, idempotencyKey, via: 'mcp' },
+        { caller: this.deps.caller, relay: this.deps.relay, idempotencyKey, via: 'mcp', sessionId: this.deps.sessionId },
         params,
       )) as T;
     } catch (error) {

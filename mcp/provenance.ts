@@ -1,11 +1,12 @@
 // Provenance markers: everything a teammate authored reaches an agent marked as untrusted teammate data.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
 // Every answer that carries teammate content draws a random nonce and announces it (provenance_nonce); only
 // markers carrying it are the relay's. Free text is wrapped in <teammate_content nonce="…" author="…">…
 // </teammate_content nonce="…"> with & < > escaped inside, so it can neither close its wrapper nor forge one.
 // Structured values go under a fresh { _provenance: { …, nonce }, value } built here; their strings stay exactly
 // as written (a diff must stay byte-exact), so marker-like text inside them lacks the nonce and reads as data.
-import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
 
 export const TEAMMATE_TAG = 'teammate_content';
 

@@ -37,10 +37,14 @@ export class RelayCallError extends Error {
 const READ_ONLY = new Set(['tasks/get', 'tasks/list', 'agents/list']);
 
 const REQUEST_TIMEOUT_MS = 15_000;
+/** The longest a relay's Retry-After is honoured before a retry (the tool call is waiting on it). */
+const MAX_RETRY_AFTER_MS = 5_000;
 
 interface HttpAnswer {
   status: number;
   text: string;
+  /** Retry-After in milliseconds, when the relay sent one in seconds. */
+  retryAfterMs?: number;
 }
 
 /**
@@ -57,7 +61,8 @@ function post(url: URL, agent: http.Agent, headers: Record<string, string>, body
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        const retryAfter = Number(res.headers['retry-after']);
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, ...(retryAfter >= 0 ? { retryAfterMs: retryAfter * 1000 } : {}) }));
         res.on('error', reject);
       },
     );
@@ -79,6 +84,7 @@ export class HttpRelayClient implements RelayClient {
   private nextId = 1;
   private readonly endpoint: URL;
   private readonly agent: http.Agent;
+  private readonly sessionId = randomUUID();
 
   constructor(private readonly opts: { relayUrl: string; apiKey: string; retryDelaysMs?: number[] }) {
     this.endpoint = new URL(`${opts.relayUrl}/a2a`);
@@ -94,22 +100,27 @@ export class HttpRelayClient implements RelayClient {
       'content-type': 'application/json',
       // Recorded as the surface in the thread's status history (the relay treats it as informational).
       'x-relay-surface': 'mcp',
+      // One session per server process: what a policy's per-session rate limit counts.
+      'x-relay-session': this.sessionId,
     };
     if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
 
     for (let attempt = 0; ; attempt += 1) {
       let transient: RelayCallError;
+      let retryAfterMs = 0;
       try {
         const response = await post(this.endpoint, this.agent, headers, body);
         const payload = parseJson(response.text) as
           | { result?: T; error?: { code: number; message: string; data?: { code?: string } } }
           | undefined;
-        if (payload?.error) {
-          throw new RelayCallError(payload.error.data?.code ?? 'error', payload.error.code, payload.error.message);
-        }
+        const relayError = payload?.error && new RelayCallError(payload.error.data?.code ?? 'error', payload.error.code, payload.error.message);
         if (response.status >= 500 || !payload) {
-          transient = new RelayCallError('relay_unavailable', undefined, `the relay answered HTTP ${response.status}`);
+          // The relay's own failure (it answers 5xx for those, with the JSON-RPC error): worth the same call again.
+          transient = relayError ?? new RelayCallError('relay_unavailable', undefined, `the relay answered HTTP ${response.status}`);
+          retryAfterMs = Math.min(response.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
+        } else if (relayError) {
+          throw relayError;
         } else {
           return payload.result as T;
         }
@@ -120,7 +131,7 @@ export class HttpRelayClient implements RelayClient {
       }
       const delay = delays[attempt];
       if (delay === undefined) throw transient;
-      await sleep(delay);
+      await sleep(Math.max(delay, retryAfterMs));
     }
   }
 

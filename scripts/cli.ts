@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The handoff-relay command line: `start` runs the relay (with local services when none are configured),
-// `migrate` brings the database up to this layout, `register` creates a teammate and prints its API key once.
+// The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
+// `deliveries`, `policy`.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
@@ -13,6 +13,7 @@ import { mcpClientConfig } from '../mcp/client-config';
 import { startRelay } from './relay';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
+import { POLICY_USAGE, policyCommand } from './policy-command';
 
 const USAGE = `Usage:
   handoff-relay start                      run the relay (every role unless RELAY_ROLES says otherwise)
@@ -22,6 +23,7 @@ const USAGE = `Usage:
                                            create a teammate; prints its API key once and MCP configuration
   handoff-relay deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all
                                            webhook dead letters: list them, re-drive one, or re-drive all
+${POLICY_USAGE}
 Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, SLACK_*, RELAY_URL, …)`;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -165,11 +167,16 @@ async function adminClient() {
 }
 
 /** One admin call; a refusal becomes a UsageError carrying the relay's message. */
-async function adminCall(method: 'GET' | 'POST', path: string): Promise<any> {
+async function adminCall(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<any> {
   const { client, adminKey } = await adminClient();
   let response: Response;
   try {
-    response = await fetch(`${client.relayUrl}${path}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
+    const json: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+    response = await fetch(`${client.relayUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminKey}`, ...json },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
   } catch (error) {
     throw new UsageError(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`);
   }
@@ -229,6 +236,8 @@ async function main(): Promise<void> {
       return register(rest);
     case 'deliveries':
       return deliveries(rest);
+    case 'policy':
+      return policyCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
     case undefined:
     case 'help':
     case '--help':

@@ -1,4 +1,5 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
+import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -18,14 +19,17 @@ import {
 } from '../relay-core/queues/bullmq-queues';
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
-import type { RelayConfig } from '../relay-core/ops/config';
+import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
+import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore } from '../relay-core/store/migrate';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
-import { redisRateLimiter } from '../relay-core/ops/rate-limiter';
+import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-limiter';
+import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
+import { parsePolicy } from '../relay-core/domain/policy';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
@@ -48,9 +52,28 @@ export interface StartRelayOptions {
   log: Logger;
   /** How often the worker role re-enqueues events that missed their queue (ms). */
   sweepIntervalMs?: number;
+  /** What every service, processor and ledger reads as "now" (tests move it to expire tokens and secrets). */
+  clock?: Clock;
 }
 
-export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: StartRelayOptions): Promise<RunningRelay> {
+/** Reads and checks RELAY_POLICY_FILE before anything connects; an unreadable or invalid file stops start-up with one line. */
+async function readPolicyFile(file: string): Promise<string> {
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError('RELAY_POLICY_FILE', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    parsePolicy(source, file);
+  } catch (error) {
+    throw new ConfigError('RELAY_POLICY_FILE', (error as Error).message);
+  }
+  return source;
+}
+
+export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock = systemClock }: StartRelayOptions): Promise<RunningRelay> {
+  const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
   await migrateStore(store, (line) => log.info(line));
@@ -71,13 +94,20 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     store,
     keyPepper: config.keyPepper,
     log,
+    clock,
     webhooks: {
       newEndpoint: (url, now) => newWebhookEndpoint(url, webhookPolicy, now),
       onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at),
     },
   });
-  const endpoints = new WebhookEndpoints({ store, teammates, log });
-  const relay = new RelayService({ store, teammates, events: publisher, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper });
+  const endpoints = new WebhookEndpoints({ store, teammates, log, clock });
+  const policies = new PolicyStore(store, clock);
+  if (config.policyFile && policySource !== undefined) {
+    const policy = await policies.apply(policySource, 'RELAY_POLICY_FILE', config.policyFile);
+    log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
+  }
+  const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
+  const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
@@ -87,7 +117,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
     // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
     const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
     if (slackClient) {
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock });
       workers.push(
         startWorker({
           name: 'slack',
@@ -105,7 +135,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log }),
+        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
@@ -121,6 +151,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
             policy: webhookPolicy,
             log,
             onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
+            clock,
           }),
           [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
@@ -165,6 +196,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000 }: Start
       metrics,
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),
+      policy: { policies, gate: policyGate, store },
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

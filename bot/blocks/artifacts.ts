@@ -1,9 +1,10 @@
-// Artifacts as mrkdwn: each fits the room it is given, cuts diffs and excerpts on whole lines with a link
-// to the inbox, and renders teammate text (paths, titles, code) escaped.
+// Artifacts as mrkdwn for the DM and thread replies: each fits the room it is given, teammate text escaped.
 import { inlineContractText, otherArtifactText } from '../../relay-core/domain/artifact-text';
 import { isKnownArtifact, type Artifact } from '../../relay-core/domain/schemas';
 import { section, textLength, type SlackBlock } from './block-kit';
 import { escapeLine, fencedLines, inlineCode, link, urlHost } from './mrkdwn';
+
+// Diffs and excerpts are cut on whole lines, with a link to the inbox for the rest; paths, titles and code are escaped.
 
 /** The most one artifact may take: a section's 3000 characters, less a margin. */
 export const ARTIFACT_MAX = 2400;

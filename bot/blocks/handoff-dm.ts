@@ -1,6 +1,4 @@
-// A handoff's DM, for its recipient or its sender: a pure function of the thread, rendered anew on every
-// change. Teammate text is escaped; the whole message stays within Slack's Block Kit limits for the largest
-// handoff the relay accepts, linking to the inbox for whatever does not fit.
+// A handoff's DM, for its recipient or its sender: a pure function of the thread, rendered anew on every change.
 import type { AgentDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
 import type { Intent, ThreadStatus } from '../../relay-core/domain/schemas';
 import { artifactBlocks } from './artifacts';
@@ -20,6 +18,9 @@ import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, 
 
 export type { SlackBlock, SlackMessage } from './block-kit';
 export { renderArtifact } from './artifacts';
+
+// Teammate text is escaped; the whole message stays within Slack's Block Kit limits for the largest handoff the
+// relay accepts, linking to the inbox for whatever does not fit.
 
 export const ACTION_IDS = {
   accept: 'handoff_accept',

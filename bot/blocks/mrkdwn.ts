@@ -1,5 +1,7 @@
-// Slack text helpers: teammate text is escaped so it cannot inject mentions, links or close a code fence,
-// and every cut keeps entities, surrogate pairs and diff lines whole.
+// Slack text helpers for the block builders: escaping teammate text, and cuts that keep it whole.
+
+// Teammate text is escaped so it cannot inject mentions, links or close a code fence; every cut keeps entities,
+// surrogate pairs and diff lines whole.
 
 const ELLIPSIS = '…';
 /** U+2060 WORD JOINER: invisible, and enough to stop Slack reading `@here` as a broadcast. */

@@ -1,5 +1,4 @@
-// One thread message as a Slack reply under the handoff's DM: who wrote it, from where and when, the body and
-// its artifacts. Rendered the same whoever wrote it, escaped, and within Slack's limits for the largest message.
+// One thread message as a Slack reply under the handoff's DM: who wrote it, from where and when, body, artifacts.
 import type { AgentDoc, MessageDoc } from '../../relay-core/domain/documents';
 import { artifactBlocks } from './artifacts';
 import { context, section, SLACK_LIMITS, textLength, type SlackBlock, type SlackMessage } from './block-kit';

@@ -1,15 +1,4 @@
 // Posts one Slack post of a thread (a DM, or one reply under it) exactly once, through the post ledger.
-//
-// Slack has no idempotency key, and a worker can die (or lose Slack's answer) after chat.postMessage and before
-// the ts is recorded. So every post is claimed first, on the thread, in one versioned write (SlackPostLedger.claim):
-// the claim holds a random marker that the message carries in its metadata (event_type "handoff_relay"). The ts is
-// recorded afterwards, clearing the claim. A job that finds a claim without a ts — its own from an earlier attempt,
-// or another job's older than CLAIM_LEASE_MS — first reads the DM channel back (conversations.history, or
-// conversations.replies for a reply, with include_all_metadata) and records the message carrying the marker; only
-// when Slack has no such message does it take the claim over (a compare-and-set on the claim's lease) and post. A
-// claim younger than the lease held by another job means that job may be posting right now: this job waits instead.
-// The remaining window is a post that Slack applies more than CLAIM_LEASE_MS after it was sent (the client times
-// out after 10 s), which is why the lease is far longer than the request timeout.
 import { randomInt } from 'node:crypto';
 import type { WebClient } from '@slack/web-api';
 import { UnrecoverableError } from 'bullmq';
@@ -22,6 +11,17 @@ import { definitelyNotPosted } from './slack-errors';
 import { SlackPostLedger } from './slack-post-ledger';
 import { recordedTs, type SlackPostKey } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
+
+// Slack has no idempotency key, and a worker can die (or lose Slack's answer) after chat.postMessage and before
+// the ts is recorded. So every post is claimed first, on the thread, in one versioned write (SlackPostLedger.claim):
+// the claim holds a random marker that the message carries in its metadata (event_type "handoff_relay"). The ts is
+// recorded afterwards, clearing the claim. A job that finds a claim without a ts — its own from an earlier attempt,
+// or another job's older than CLAIM_LEASE_MS — first reads the DM channel back (conversations.history, or
+// conversations.replies for a reply, with include_all_metadata) and records the message carrying the marker; only
+// when Slack has no such message does it take the claim over (a compare-and-set on the claim's lease) and post. A
+// claim younger than the lease held by another job means that job may be posting right now: this job waits instead.
+// The remaining window is a post that Slack applies more than CLAIM_LEASE_MS after it was sent (the client times
+// out after 10 s), which is why the lease is far longer than the request timeout.
 
 /** How long another job's claim is trusted to be in flight before this job may look it up and take it over. */
 export const CLAIM_LEASE_MS = 60_000;

@@ -1,5 +1,4 @@
-// How a failed Slack Web API call reads, for the `slack` queue and the listeners alike: its platform error code,
-// a 429's wait, whether the message was surely not posted, and which refusals no retry can fix.
+// How a failed Slack Web API call reads, for the `slack` queue and the listeners alike.
 import { ErrorCode } from '@slack/web-api';
 
 /** Refusals of what we sent: retrying the same content cannot help. */

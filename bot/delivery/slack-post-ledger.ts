@@ -1,10 +1,11 @@
-// The Slack post ledger: claims, releases and records each Slack post on its thread, every step one
-// versioned write through the core's ThreadWriter port (the pure rules are in slack-posts.ts).
+// The Slack post ledger: claims, releases and records each Slack post on its thread through the ThreadWriter port.
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../relay-core/domain/clock';
 import type { SlackPendingPost } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord, type SlackPostKey } from './slack-posts';
+
+// Every step is one versioned write; the pure rules it applies are in slack-posts.ts.
 
 export interface SlackPostLedgerDeps {
   threads: ThreadWriter;

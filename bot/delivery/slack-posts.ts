@@ -1,6 +1,7 @@
-// What the `slack` queue has posted for a thread, and what it has claimed but not yet recorded: pure
-// functions over ThreadDoc, applied by slack-post-ledger.ts inside versioned thread writes (exactly-once posting).
+// What the `slack` queue has posted for a thread, and what it has claimed but not recorded: pure rules over ThreadDoc.
 import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
+
+// slack-post-ledger.ts applies them inside versioned thread writes (exactly-once posting).
 
 export type SlackAudience = 'recipient' | 'sender';
 

@@ -1,8 +1,4 @@
-// Brings Slack in step with one thread. Whatever the event, for each linked participant (the recipient, and the
-// sender when linked):
-//   1. the audience's DM exists (posted once, exactly once: exactly-once-post.ts);
-//   2. every recorded thread message is a reply under that DM, in sequence_no order, each exactly once;
-//   3. the DM shows the thread as it is now (re-rendered from the current thread, so a late job cannot roll it back).
+// The `slack` processor's work for one thread: each linked participant's DM, its replies, and a redraw.
 import type { WebClient } from '@slack/web-api';
 import type { AgentDoc, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
@@ -32,7 +28,13 @@ interface Participants {
   recipient: AgentDoc | null;
 }
 
-/** Returns the sync of one thread, run by the job `owner` (the id its claims carry). */
+/**
+ * Returns the sync of one thread, run by the job `owner` (the id its claims carry). Whatever the event, for each
+ * linked participant (the recipient, and the sender when linked):
+ *   1. the audience's DM exists (posted exactly once: exactly-once-post.ts);
+ *   2. every recorded thread message is a reply under that DM, in sequence_no order, each exactly once;
+ *   3. the DM shows the thread as it is now (re-rendered from the current thread, so a late job cannot roll it back).
+ */
 export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncDeps) {
   async function participants(thread: ThreadDoc): Promise<Participants> {
     const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);

@@ -1,10 +1,11 @@
-// The App Home tab and the `/handoff inbox` message: pure builders over pages of the caller's threads, with the
-// same Accept / Decline / Complete / Reply buttons (ACTION_IDS, value {"t","s"}) as the DM, within Slack's limits.
+// The App Home tab and the `/handoff inbox` message: pure builders over pages of the caller's threads.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import type { ListItem } from '../../relay-core/service/wire-views';
 import { ACTION_IDS } from '../blocks/handoff-dm';
 import { escapeMrkdwn, textLength, truncate } from '../blocks/block-kit';
+
+// The builders carry the DM's Accept / Decline / Complete / Reply buttons (ACTION_IDS, value {"t","s"}), within Slack's limits.
 
 type HomeView = types.HomeView;
 

@@ -1,5 +1,4 @@
-// `/handoff link` modals: "linking…" while the teammate is created, then its API key (shown this once) with the
-// MCP client configuration, or why no teammate was made. Pure builders.
+// `/handoff link` modals (pure builders): "linking…", then the API key with MCP client configuration, or why not.
 import type { types } from '@slack/bolt';
 import { codeBlock, escapeMrkdwn } from '../blocks/mrkdwn';
 

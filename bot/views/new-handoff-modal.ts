@@ -1,10 +1,11 @@
-// The `/handoff` modal: a pure view builder, and the pure reading of its submitted state into the relay's own
-// NewHandoff shape. Validation runs the relay's zod schemas, so the modal refuses exactly what the relay would,
-// each problem shown on the field it belongs to.
+// The `/handoff` modal: a pure view builder, and the pure reading of its submission into the relay's NewHandoff.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { LIMITS, artifactSchema, intentSchema, newHandoffSchema, type Artifact, type Intent, type NewHandoff } from '../../relay-core/domain/schemas';
 import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
+
+// Validation runs the relay's zod schemas and intent rules, so the modal refuses what the relay would (and also
+// asks a question of "Ask a question"), each problem shown on the field it belongs to.
 
 type ModalView = types.ModalView;
 

@@ -1,9 +1,10 @@
-// The modals behind the DM's Decline, Complete and Reply buttons: pure builders, their ids, and the
-// private_metadata (thread id + the status the button showed) that comes back on submission.
+// The modals behind the DM's Decline, Complete and Reply buttons: pure builders, their ids, their private_metadata.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { LIMITS, threadStatusSchema, type ThreadStatus } from '../../relay-core/domain/schemas';
+
+// The private_metadata (thread id + the status the button showed) comes back on submission.
 
 export const CALLBACK_IDS = {
   decline: 'handoff_decline_modal',

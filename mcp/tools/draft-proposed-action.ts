@@ -94,6 +94,7 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
             task_id: thread_id,
             message: { role: 'user', parts: [{ type: 'text', text: 'Draft for the proposed action' }] },
             artifacts: [{ type: 'file_diff', path: filePath, diff: draft_diff }],
+            payload: { kind: 'draft' },
           },
         );
         attached = { message_id: answer.message_id, sequence_no: answer.sequence_no, created_at: answer.created_at };

@@ -1,10 +1,10 @@
-// The acceptance verdict: ONE pure function every accept path (MCP accept_handoff, JSON-RPC tasks/update accept,
-// the Slack Accept button) runs, so identical input gives an identical verdict on every surface.
-// Every input is optional and independently gated: an omitted check is skipped, never failed. Checks run in
-// order and short-circuit on the first failure: (1) handoff token + presented body, (2) project identity,
-// (3) capability, (4) tool-manifest drift, (5) board revision.
+// The acceptance verdict: the one pure function every accept path runs (MCP accept_handoff, JSON-RPC accept, Slack Accept).
 import { canonicalHash, sha256Hex } from './canonical-json';
 import type { LiveItem, VerdictInput } from './verdict-input';
+
+// Identical input gives an identical verdict on every surface. Every input is optional and independently gated:
+// an omitted check is skipped, never failed. Checks run in order and short-circuit on the first failure:
+// (1) handoff token + presented body, (2) project identity, (3) capability, (4) tool-manifest drift, (5) board revision.
 
 export type VerdictResult =
   | 'ok'

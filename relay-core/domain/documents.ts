@@ -100,6 +100,42 @@ export interface StatusChange {
   by: string;
   at: Date;
   via: Surface;
+  /** The policy decision that let this change through (absent on threads older than policies). */
+  policy?: PolicyStamp;
+}
+
+/** Which rule decided a call, with what effect, under which policy version. */
+export interface PolicyStamp {
+  rule_id: string | null;
+  effect: 'allow' | 'deny' | 'rate_limit' | 'require_approval';
+  policy_version: string;
+}
+
+/** The policy in force (`_id: "current"`), as YAML; every process reads it by `_id`. */
+export interface PolicyDoc {
+  _id: string;
+  source: string;
+  version: string;
+  applied_at: Date;
+  applied_by: string;
+}
+
+/** A call the policy refused, with why; `_id` starts with the time so the newest sort last. */
+export interface PolicyAuditDoc {
+  _id: string;
+  at: Date;
+  action: string;
+  actor: string;
+  sender: string;
+  recipient: string;
+  via: Surface;
+  thread_id: string | null;
+  session_id: string | null;
+  rule_id: string | null;
+  effect: PolicyStamp['effect'];
+  policy_version: string;
+  outcome: 'denied' | 'rate_limited';
+  reason: string;
 }
 
 export interface SlackDelivery {

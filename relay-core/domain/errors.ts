@@ -18,12 +18,16 @@ export const ERROR_CODES = {
   duplicate_idempotency_key: -32011,
   invalid_intent_payload: -32012,
   teammate_blocked: -32013,
+  conflict: -32014,
+  not_found: -32015,
+  unavailable: -32016,
+  policy_denied: -32020,
   internal: -32099,
 } as const;
 
 export type ErrorSymbol = keyof typeof ERROR_CODES;
 
-/** HTTP status for the REST routes (JSON-RPC answers 200 except unauthenticated and parse_error). */
+/** HTTP status for the REST routes (JSON-RPC answers 200 except unauthenticated, unavailable and parse_error). */
 export const HTTP_STATUS: Record<ErrorSymbol, number> = {
   parse_error: 400,
   invalid_request: 400,
@@ -42,13 +46,17 @@ export const HTTP_STATUS: Record<ErrorSymbol, number> = {
   duplicate_idempotency_key: 409,
   invalid_intent_payload: 400,
   teammate_blocked: 403,
+  conflict: 409,
+  not_found: 404,
+  unavailable: 503,
+  policy_denied: 403,
   internal: 500,
 };
 
 export class RelayError extends Error {
   readonly code: ErrorSymbol;
   readonly details?: unknown;
-  /** REST status when it differs from the symbol's usual one (a taken handle is 409, not 400). */
+  /** The symbol's HTTP status, or the transport's own when the edge says so (a body over the size limit is 413). */
   readonly httpStatus: number;
 
   constructor(code: ErrorSymbol, message: string, details?: unknown, httpStatus?: number) {

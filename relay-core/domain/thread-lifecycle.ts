@@ -1,5 +1,4 @@
-// The thread lifecycle rules the relay service applies: what a new handoff's intent requires, which
-// transition moves which status, who may make it, and why a refused one was refused.
+// The thread lifecycle rules: intent requirements, transitions, who may make them, and why one was refused.
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, ThreadDoc } from './documents';
 import { RelayError } from './errors';
@@ -96,6 +95,26 @@ export function assertParticipant(caller: AgentDoc, doc: ThreadDoc): void {
   if (doc.from !== caller.handle && doc.to !== caller.handle) {
     throw new RelayError('not_a_participant', `${caller.handle} is not a participant of thread ${doc._id}`);
   }
+}
+
+/**
+ * True when a transition asks for the status the thread is already in, from the party who put it there: accept
+ * after accept by the recipient, complete after complete with the same result, decline after decline, cancel
+ * after cancel. It is answered with the current state and changes nothing, so a client that lost an answer and
+ * asks again is never told it failed. A request made against a status someone was shown (a Slack button's
+ * expected_status) is never a repeat: Slack explains a second click instead.
+ */
+export function isRepeatedTransition(
+  caller: AgentDoc,
+  request: { transition: TransitionName; expected_status?: ThreadStatus; result_summary?: string; artifacts?: unknown[] },
+  rule: TransitionRule,
+  doc: ThreadDoc,
+): boolean {
+  if (request.expected_status !== undefined || doc.status !== rule.to || doc[rule.actor] !== caller.handle) return false;
+  const last = doc.status_history[doc.status_history.length - 1];
+  if (last?.status !== rule.to || last.by !== caller.handle) return false;
+  if (request.transition !== 'complete') return true;
+  return doc.completed_summary === (request.result_summary ?? null) && canonicalHash(doc.completion_artifacts) === canonicalHash(request.artifacts ?? []);
 }
 
 /** Why a transition wrote nothing, judged on the thread as it was last read (null: it does not exist). */

@@ -1,5 +1,4 @@
-// The thread-write port a surface's own protocol uses (the Slack post ledger in bot/delivery/): reads and
-// one versioned write of a thread, nothing of the relay's rules.
+// The thread-write port a surface's own protocol uses (the Slack post ledger in bot/delivery/).
 import type { MessageDoc, ThreadDoc } from './documents';
 
 export interface ThreadWriter {

@@ -1,5 +1,6 @@
 // Bearer authentication for every HTTP route: a teammate's API key, or the admin key.
 import type { Request } from 'express';
+import type { Logger } from 'pino';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { constantTimeEqual } from '../ops/api-keys';
@@ -12,11 +13,20 @@ export function bearer(req: Request): string | undefined {
   return match?.[1];
 }
 
-/** The active teammate whose API key the request bears; unauthenticated otherwise. */
-export function teammateAuth(teammates: Pick<Teammates, 'authenticate'>): (req: Request) => Promise<AgentDoc> {
+/**
+ * The active teammate whose API key the request bears; unauthenticated otherwise. A key that cannot be looked
+ * up (the database is down) is the relay's failure, not the caller's: unavailable (503), so clients retry.
+ */
+export function teammateAuth(teammates: Pick<Teammates, 'authenticate'>, log: Logger): (req: Request) => Promise<AgentDoc> {
   return async (req) => {
     const key = bearer(req);
-    const agent = key ? await teammates.authenticate(key) : null;
+    let agent: AgentDoc | null;
+    try {
+      agent = key ? await teammates.authenticate(key) : null;
+    } catch (error) {
+      log.warn({ err: (error as Error).message }, 'api key lookup failed');
+      throw new RelayError('unavailable', 'The relay cannot check API keys right now (its database is unreachable); retry shortly');
+    }
     if (!agent) throw new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
     return agent;
   };

@@ -1,5 +1,4 @@
-// The relay's one HTTP app: JSON-RPC at /a2a (jsonrpc/endpoint.ts), REST for teammates, health, and the inbox page.
-// Slack (bot/) mounts its receiver on the same app; finishHttpApp adds the 404 and error handlers last.
+// The relay's one HTTP app: REST for teammates and admins, health, the inbox page, and /a2a (jsonrpc/endpoint.ts).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
@@ -8,17 +7,21 @@ import { jsonRpcEndpoint } from '../jsonrpc/endpoint';
 import { constantTimeEqual } from '../ops/api-keys';
 import { RelayError, invalidParams } from '../domain/errors';
 import { adminAuth, bearer, teammateAuth } from './bearer-auth';
-import { jsonRpcError } from './json-rpc-error';
-import { requestContext, requestId } from './request-context';
+import { requireJsonContentType } from './json-content-type';
+import { jsonRpcError } from '../jsonrpc/json-rpc-error';
+import { requestContext, requestId } from '../ops/request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
 import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
+import { mountPolicyAdminRoutes, type PolicyAdminDeps } from './policy-admin-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
+
+// Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
 export interface HttpAppDeps {
   relay: RelayService;
@@ -36,6 +39,8 @@ export interface HttpAppDeps {
   metricsToken?: string;
   /** false without the api role: only health, metrics and what bot/ mounts (/slack/events) answer. */
   apiRoutes?: boolean;
+  /** The policy for the admin routes (/admin/policy…). */
+  policy?: Omit<PolicyAdminDeps, 'requireAdmin' | 'teammates' | 'store'> & { store: PolicyAdminDeps['store'] };
 }
 
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
@@ -70,10 +75,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type(contentType).send(body);
   });
 
-  const authenticate = teammateAuth(relay.teammates);
+  const authenticate = teammateAuth(relay.teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
+  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);
@@ -110,6 +115,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   });
 
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
+  if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates: relay.teammates, requireAdmin });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));

@@ -1,9 +1,10 @@
 // The inbox page (GET /inbox/:thread_id): the whole thread, read-only, for the participant a signed link names.
-// Everything a teammate wrote is escaped; the page runs no script and links out with no referrer.
 import escapeHtml from 'escape-html';
 import { extraFieldsText, inlineContractText, otherArtifactText } from '../domain/artifact-text';
 import { isKnownArtifact, type Artifact, type KnownArtifact } from '../domain/schemas';
 import type { MessageView, ThreadView } from '../service/wire-views';
+
+// Everything a teammate wrote is escaped; the page runs no script and links out with no referrer.
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;padding:0 1em;line-height:1.45;color:#1d1d1f}
 pre{background:#f5f5f7;padding:.75em;overflow-x:auto;white-space:pre;font-size:.85em}

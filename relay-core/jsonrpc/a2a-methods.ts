@@ -270,6 +270,7 @@ async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<Thread
       idempotency_key: clientKey ?? message.messageId,
     },
     ctx.via,
+    ctx.sessionId,
   );
   return ctx.relay.threadViewFor(ctx.caller, created.task_id);
 }
@@ -291,7 +292,7 @@ const cancelParams = z
 async function cancelHandoff(ctx: MethodContext, params: unknown): Promise<ThreadView> {
   const p = parseParams(cancelParams, params);
   const key = idempotencyKey(ctx, p.metadata?.client_idempotency_key);
-  await ctx.relay.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key);
+  await ctx.relay.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);
   return ctx.relay.threadViewFor(ctx.caller, p.id);
 }
 

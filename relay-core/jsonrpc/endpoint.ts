@@ -3,12 +3,13 @@ import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { jsonRpcError } from '../http/json-rpc-error';
-import { requestId } from '../http/request-context';
+import { requestId } from '../ops/request-context';
+import { jsonRpcError } from './json-rpc-error';
 import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
 import { resolveMethod } from './dispatch';
-import { MUTATING_METHODS } from './method';
+import { failureAnswer } from './failure-answer';
+import { MUTATING_METHODS, SESSION_ID_PATTERN } from './method';
 
 export interface JsonRpcEndpointDeps {
   relay: RelayService;
@@ -29,11 +30,18 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
     const body = req.body as unknown;
     const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : null;
     const send = (status: number, payload: unknown) => res.status(status).json(payload);
+    const fail = (error: unknown, method?: unknown) => {
+      const answer = failureAnswer(error);
+      if (answer.unexpected) log.error({ err: error, request_id: reqId, method }, 'unexpected error in JSON-RPC method');
+      if (answer.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(answer.retryAfterSeconds));
+      return send(answer.status, jsonRpcError(id, answer.error, reqId));
+    };
     let caller: AgentDoc;
     try {
       caller = await deps.authenticate(req);
     } catch (error) {
-      return send(401, jsonRpcError(id, error as RelayError, reqId));
+      // unauthenticated (401), or unavailable (503) when the key could not be looked up.
+      return fail(error instanceof RelayError ? error : new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly'));
     }
     const envelope = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
     if (!body || typeof body !== 'object' || Array.isArray(body) || envelope.jsonrpc !== '2.0' || typeof envelope.method !== 'string') {
@@ -54,12 +62,14 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
       const idempotencyKey = req.get('idempotency-key') || undefined;
       // The stdio MCP server says so, so status history shows the surface the person used; informational only.
       const via = req.get('x-relay-surface') === 'mcp' ? 'mcp' : 'a2a';
-      const result = await method({ caller, relay, idempotencyKey, via }, envelope.params);
+      const sessionId = req.get('x-relay-session') || undefined;
+      if (sessionId !== undefined && !SESSION_ID_PATTERN.test(sessionId)) {
+        throw new RelayError('invalid_params', 'X-Relay-Session: must be 1–128 letters, digits, ".", "_", ":" or "-"');
+      }
+      const result = await method({ caller, relay, idempotencyKey, via, sessionId }, envelope.params);
       return send(200, { jsonrpc: '2.0', id: id ?? null, result });
     } catch (error) {
-      if (error instanceof RelayError) return send(200, jsonRpcError(id, error, reqId));
-      log.error({ err: error, request_id: reqId, method: envelope.method }, 'unexpected error in JSON-RPC method');
-      return send(200, jsonRpcError(id, new RelayError('internal', 'Internal error; the request id identifies it in the logs'), reqId));
+      return fail(error, envelope.method);
     }
   };
 }

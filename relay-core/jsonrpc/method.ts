@@ -9,7 +9,12 @@ export interface MethodContext {
   /** The Idempotency-Key header, when the client sent one. */
   idempotencyKey?: string;
   via: Surface;
+  /** The agent session the call belongs to (X-Relay-Session; the MCP servers send one), for per-session policy limits. */
+  sessionId?: string;
 }
+
+/** An agent session id as a client may send it; anything else is not a session. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 

@@ -140,6 +140,7 @@ async function createThread(ctx: MethodContext, params: unknown): Promise<unknow
       idempotency_key: idempotencyKey(ctx, client_idempotency_key),
     },
     ctx.via,
+    ctx.sessionId,
   );
 }
 
@@ -150,6 +151,7 @@ async function appendMessage(ctx: MethodContext, params: unknown): Promise<unkno
     { thread_id: p.task_id, body: summaryOf(p.message.parts, 'params.message.parts', LIMITS.summary), payload: p.payload, artifacts: p.artifacts },
     ctx.via,
     idempotencyKey(ctx, p.metadata.client_idempotency_key),
+    ctx.sessionId,
   );
 }
 
@@ -178,6 +180,7 @@ async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown
     { thread_id: p.task_id, transition: p.transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
     ctx.via,
     idempotencyKey(ctx, p.metadata?.client_idempotency_key),
+    ctx.sessionId,
   );
 }
 
@@ -188,6 +191,7 @@ async function tasksCancel(ctx: MethodContext, params: unknown): Promise<unknown
     { thread_id: p.task_id, transition: 'cancel', reason: p.reason },
     ctx.via,
     idempotencyKey(ctx, p.metadata?.client_idempotency_key),
+    ctx.sessionId,
   );
 }
 

@@ -1,6 +1,9 @@
 // Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
 import { z } from 'zod';
 
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export const ROLES = ['api', 'worker', 'bot'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -48,11 +51,12 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().min(8, 'must be the app signing secret').optional(),
   SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional(),
   SLACK_API_URL: httpUrl.optional(),
+  RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RELAY_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   RELAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   RELAY_WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .optional()
@@ -107,7 +111,9 @@ export interface RelayConfig {
   team?: string;
   slack?: SlackConfig;
   rateLimitPerMinute: number;
-  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** A policy file (YAML) applied at start; without one the stored policy (or allow-all) stays in force. */
+  policyFile?: string;
+  logLevel: LogLevel;
   /** Bearer token for GET /metrics (the admin key works too). */
   metricsToken?: string;
   /** BullMQ lock duration; a job whose worker died is taken up again within about this long (also the stalled-check interval). */
@@ -165,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
         }
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
+    ...(e.RELAY_POLICY_FILE ? { policyFile: e.RELAY_POLICY_FILE } : {}),
     logLevel: e.LOG_LEVEL,
     webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },
     metricsToken: e.RELAY_METRICS_TOKEN,

@@ -1,9 +1,9 @@
 // Structured logs (pino): one JSON line per event, secrets never included (keys are logged by id only).
-// Lines about a request carry request_id (http-app's child logger), lines about a thread carry thread_id.
 import type { Job, Worker } from 'bullmq';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import type { LogLevel } from './config';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+// Lines about a request carry request_id (request-context.ts), lines about a thread carry thread_id.
 
 /** Field names that hold secrets wherever they appear (one level deep); belt and braces: code logs ids, not secrets. */
 const SECRET_FIELDS = ['api_key', 'authorization', 'token', 'secret', 'webhook_secret', 'admin_key', 'pepper', 'password', 'signing_secret'];

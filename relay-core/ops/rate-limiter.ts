@@ -32,3 +32,40 @@ export function redisRateLimiter(opts: { redis: Redis; prefix: string; points: n
     },
   };
 }
+
+/** Counts one call for `key` in a rule's bucket; the wait before the next allowed call when over `max`, else null. */
+export interface PolicyLimiter {
+  consume(bucket: string, key: string, max: number, windowMs: number): Promise<{ retry_after_ms: number } | null>;
+}
+
+/** The policy's rate limits: one limiter per rule bucket and size, shared by every relay process through Redis. */
+export function redisPolicyLimiter(opts: { redis: Redis; prefix: string }): PolicyLimiter {
+  const limiters = new Map<string, RateLimiterRedis>();
+  const limiterFor = (bucket: string, max: number, windowMs: number) => {
+    const seconds = Math.max(1, Math.ceil(windowMs / 1_000));
+    const id = `${bucket}:${max}:${seconds}`;
+    let limiter = limiters.get(id);
+    if (!limiter) {
+      limiter = new RateLimiterRedis({
+        storeClient: opts.redis,
+        keyPrefix: `${opts.prefix}:${id}`,
+        points: max,
+        duration: seconds,
+        insuranceLimiter: new RateLimiterMemory({ points: max, duration: seconds }),
+      });
+      limiters.set(id, limiter);
+    }
+    return limiter;
+  };
+  return {
+    async consume(bucket, key, max, windowMs) {
+      try {
+        await limiterFor(bucket, max, windowMs).consume(key);
+        return null;
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) return { retry_after_ms: rejection.msBeforeNext };
+        throw rejection;
+      }
+    },
+  };
+}

@@ -1,10 +1,11 @@
 // Idempotent mutations: the same caller, key and body get the original outcome, however often and concurrently.
-// The first insert of the key's record runs the operation; everyone else waits for and replays its outcome.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalHash, sha256Hex } from '../domain/canonical-json';
 import type { IdempotencyDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+
+// The first insert of the key's record runs the operation; everyone else waits for and replays its outcome.
 
 /** A run whose owner has been silent this long is presumed dead and may be taken over. */
 const ABANDONED_MS = 30_000;

@@ -1,13 +1,12 @@
-// The relay service: every surface (A2A, MCP, Slack, web) calls these operations; each state change is one
-// versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
+// The relay service: every surface (A2A, MCP, Slack, web) calls these operations.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acceptanceVerdict, declaredProject, type Verdict } from '../domain/acceptance-verdict';
 import { systemClock, type Clock } from '../domain/clock';
-import type { AgentDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
+import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { Artifact, NewHandoff, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
-import { assertParticipant, explainFailedTransition, intentProblems, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
+import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
@@ -16,9 +15,12 @@ import { IdempotencyLedger, idempotentId } from './idempotency';
 import { inboxUrl, isGenuineInboxLink } from './inbox-links';
 import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
 import { Outbox } from './outbox';
+import { threadFacts, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
-import { messageView, threadView, transitionView, type ThreadView, type TransitionView } from './wire-views';
+import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
+
+// Each state change is one versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
 
 export interface CreateResult {
   task_id: string;
@@ -57,6 +59,8 @@ export interface RelayServiceDeps {
   tokenSecret?: string;
   /** How long a handoff token stays valid. */
   handoffTokenTtlMs?: number;
+  /** The policy enforcement point; without one every call is allowed (tests of other things). */
+  policy?: PolicyGate;
 }
 
 export class RelayService {
@@ -70,6 +74,7 @@ export class RelayService {
   private readonly ledger: IdempotencyLedger;
   private readonly tokenSecret: string;
   private readonly tokenTtlMs: number;
+  private readonly policy?: PolicyGate;
 
   constructor(deps: RelayServiceDeps) {
     this.tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
@@ -80,6 +85,7 @@ export class RelayService {
     this.publicUrl = deps.publicUrl;
     this.log = deps.log;
     this.ledger = new IdempotencyLedger(deps.store);
+    this.policy = deps.policy;
     this.outbox = new Outbox({ store: deps.store, events: deps.events, clock: this.clock, log: deps.log });
     this.appender = new MessageAppender({
       store: deps.store,
@@ -111,7 +117,7 @@ export class RelayService {
 
   // ── create ──────────────────────────────────────────────────────────────────
 
-  async createHandoff(sender: AgentDoc, input: NewHandoff, via: Surface): Promise<CreateResult> {
+  async createHandoff(sender: AgentDoc, input: NewHandoff, via: Surface, sessionId?: string): Promise<CreateResult> {
     const [problem] = intentProblems(input);
     if (problem) throw new RelayError('invalid_intent_payload', problem.message);
     const recipient = await this.teammates.get(input.to);
@@ -127,6 +133,21 @@ export class RelayService {
       mintHandoffToken(this.tokenSecret, { id: threadId, team: recipient.team, bodyHash, projectId: declaredProject(input.metadata).project_id }, now, this.tokenTtlMs),
     );
     const bodyHash = doc.request_hash;
+    let earlier: ThreadDoc | null = null;
+    const isReplay = async () => Boolean(input.idempotency_key && (earlier = await this.store.readThread(threadId)));
+    const policy = await this.policy?.check({
+      action: 'handoff.create',
+      via,
+      actor: sender,
+      sender,
+      recipient,
+      intent: input.intent,
+      artifacts: input.artifacts,
+      target_files: input.proposed_action?.target_files ?? [],
+      session_id: sessionId,
+    }, isReplay);
+    if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
+    if (policy) doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     const created = await this.outbox.recording(threadId, doc.outbox[0]!, async () => {
       const mailbox = await this.store.placeNewThread(doc);
       if (mailbox) doc.mailbox = mailbox;
@@ -138,13 +159,7 @@ export class RelayService {
         return null;
       }
     });
-    if (!created) {
-      const original = await this.store.readThread(threadId);
-      if (!original || original.request_hash !== bodyHash) {
-        throw new RelayError('duplicate_idempotency_key', 'This idempotency key was already used with a different request body');
-      }
-      return this.createResult(original);
-    }
+    if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     this.log.info({ thread_id: threadId, from: sender.handle, to: recipient.handle, via }, 'handoff created');
     return this.createResult(doc);
   }
@@ -192,12 +207,13 @@ export class RelayService {
   // ── change ──────────────────────────────────────────────────────────────────
 
   /** Accept, complete, decline (recipient) or cancel (sender); idempotent under the caller's key. */
-  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string): Promise<TransitionView> {
+  async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
-      let refused: Verdict | undefined;
-      let passed: Verdict | undefined;
-      const after = await this.applyTransition(caller, request, via, (doc, now) => {
+      const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId);
+      let refused: (Verdict & { accepted: false }) | undefined;
+      let passed: (Verdict & { accepted: true }) | undefined;
+      const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
         // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
         passed = undefined;
         refused = undefined;
@@ -207,8 +223,8 @@ export class RelayService {
           recipient_tools: caller.tools ?? [],
           now,
         }, caller.team);
-        if (verdict.accepted) passed = verdict;
-        else refused = verdict;
+        if (verdict.accepted) passed = { ...verdict, accepted: true };
+        else refused = { ...verdict, accepted: false };
         return verdict.accepted;
       });
       if (refused) {
@@ -236,21 +252,28 @@ export class RelayService {
     caller: AgentDoc,
     request: TransitionRequest,
     via: Surface,
+    policy: PolicyStamp | undefined,
     gate?: (doc: ThreadDoc, now: Date) => boolean,
   ): Promise<ThreadDoc | null> {
     const rule = TRANSITIONS[request.transition];
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
     let gateRefused = false;
+    let repeated = false;
     let before: ThreadDoc | null = null;
     const after = await this.outbox.recording(request.thread_id, event, async () => {
       const written = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
+      repeated = false;
       if (doc[rule.actor] !== caller.handle) return undefined;
       // A presented token is judged even on a thread that is no longer pending (already_consumed).
       const judged = request.transition === 'accept' && gate && (rule.from.includes(doc.status) || request.verdict?.goal_token !== undefined);
       if (judged && !gate(doc, now)) {
         gateRefused = true;
+        return undefined;
+      }
+      if (isRepeatedTransition(caller, request, rule, doc)) {
+        repeated = true;
         return undefined;
       }
       if (!rule.from.includes(doc.status)) return undefined;
@@ -266,7 +289,7 @@ export class RelayService {
           : {}),
         ...(request.transition === 'decline' ? { decline_reason: request.reason ?? null } : {}),
         ...(request.transition === 'cancel' ? { cancel_reason: request.reason ?? null } : {}),
-        status_history: [...doc.status_history, { status: rule.to, by: caller.handle, at: now, via }],
+        status_history: [...doc.status_history, { status: rule.to, by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
         outbox: [...doc.outbox, event],
       };
       });
@@ -274,19 +297,46 @@ export class RelayService {
       return written.after;
     });
     if (gateRefused) return before;
+    if (repeated) {
+      this.log.debug({ thread_id: request.thread_id, transition: request.transition, by: caller.handle, via }, 'repeated transition answered with the current state');
+      return before;
+    }
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
     return after;
   }
 
   /** Appends a message (message-append.ts); idempotent under the caller's key. */
-  async appendMessage(caller: AgentDoc, request: AppendRequest, via: Surface, idempotencyKey?: string): Promise<AppendResult> {
-    return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, () => this.appender.append(caller, request, via));
+  async appendMessage(caller: AgentDoc, request: AppendRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<AppendResult> {
+    return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, async () => {
+      // A draft for a proposed action (draft_proposed_action marks it) is its own action, so a rule can hold drafts apart.
+      const action = request.payload?.kind === 'draft' ? 'draft.attach' : 'message.append';
+      await this.policyFor(caller, request.thread_id, action, via, sessionId);
+      return this.appender.append(caller, request, via);
+    });
   }
 
   /** Enqueues what missed its queue and finishes interrupted writes (outbox.ts); the number of events enqueued. */
   async sweepOutbox(settleMs: number, limit = 500): Promise<number> {
     return this.outbox.sweep(settleMs, limit);
+  }
+
+  private replayCreate(original: ThreadDoc | null, bodyHash: string): CreateResult {
+    if (!original || original.request_hash !== bodyHash) {
+      throw new RelayError('duplicate_idempotency_key', 'This idempotency key was already used with a different request body');
+    }
+    return this.createResult(original);
+  }
+
+  /** The policy's stamp for a change to an existing thread; none when the thread is not the caller's to change. */
+  private async policyFor(caller: AgentDoc, threadId: string, action: Parameters<PolicyGate['check']>[0]['action'], via: Surface, sessionId?: string): Promise<PolicyStamp | undefined> {
+    if (!this.policy) return undefined;
+    const doc = await this.store.readThread(threadId);
+    if (!doc || (doc.from !== caller.handle && doc.to !== caller.handle)) return undefined;
+    const [sender, recipient] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to)]);
+    if (!sender || !recipient) return undefined;
+    const stamp = await this.policy.check({ action, via, actor: caller, sender, recipient, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
+    return stamp === 'replay' ? undefined : stamp;
   }
 
   private createResult(doc: ThreadDoc): CreateResult {

@@ -102,7 +102,7 @@ export class Teammates {
         await this.store.slackLinks.insertOne({ _id: input.slack_user_id, handle: input.handle, created_at: now });
       } catch (error) {
         if (isDuplicateKey(error)) {
-          throw new RelayError('invalid_params', `body.slack_user_id: ${input.slack_user_id} is already linked to another teammate`, undefined, 409);
+          throw new RelayError('conflict', `body.slack_user_id: ${input.slack_user_id} is already linked to another teammate`, { field: 'slack_user_id' });
         }
         throw error;
       }
@@ -111,7 +111,7 @@ export class Teammates {
       await this.store.agents.insertOne(doc);
     } catch (error) {
       if (input.slack_user_id) await this.store.slackLinks.deleteOne({ _id: input.slack_user_id, handle: input.handle });
-      if (isDuplicateKey(error)) throw new RelayError('invalid_params', `body.handle: ${input.handle} is already registered`, undefined, 409);
+      if (isDuplicateKey(error)) throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });
       throw error;
     }
     await this.store.directory?.changed();
@@ -235,8 +235,8 @@ export class Teammates {
   /** Revokes every key of the teammate and issues a new one, shown this once. */
   async rotateKey(handle: string): Promise<string> {
     const doc = await this.store.agentWriter.read(handle);
-    if (!doc) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
-    if (doc.status !== 'active') throw new RelayError('forbidden', `${handle} is disabled`, undefined, 409);
+    if (!doc) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
+    if (doc.status !== 'active') throw new RelayError('conflict', `${handle} is disabled`);
     const revoked = await this.store.apiKeys.find({ handle }, { projection: { _id: 1 } }).toArray();
     const key = await this.issueKey(handle);
     await this.store.apiKeys.deleteMany({ _id: { $in: revoked.map((k) => k._id) } });
@@ -248,7 +248,7 @@ export class Teammates {
   /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */
   async disable(handle: string): Promise<OwnCard> {
     const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, status: 'disabled', updated_at: this.clock.now() }));
-    if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`, undefined, 404);
+    if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
     await this.store.directory?.changed();

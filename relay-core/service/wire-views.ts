@@ -1,4 +1,5 @@
-// What a participant reads back: the thread in the wire shape of WIRE.md (snake_case, ISO timestamps).
+// What a participant reads back: the thread in the wire shape (snake_case, ISO 8601 timestamps; the README describes it).
+import type { Verdict } from '../domain/acceptance-verdict';
 import type { AgentDoc, MessageDoc, ThreadDoc } from '../domain/documents';
 import type { Artifact, ProposedAction, Surface, ThreadStatus } from '../domain/schemas';
 
@@ -98,7 +99,22 @@ export function threadView(
   };
 }
 
-export type TransitionView = Record<string, unknown> & { thread_id: string; status: ThreadStatus };
+/** The thread after a transition, by the status it reached: that status's timestamp, and what completing handed back. */
+export type TransitionView =
+  | { thread_id: string; status: 'pending' }
+  | { thread_id: string; status: 'accepted'; accepted_at: string | null }
+  | { thread_id: string; status: 'completed'; completed_at: string | null; completion_artifacts: Artifact[] }
+  | { thread_id: string; status: 'declined'; declined_at: string | null }
+  | { thread_id: string; status: 'cancelled'; cancelled_at: string | null };
+
+/** An accept the verdict refused: nothing changed, the verdict says why. */
+export type RefusedAccept = { thread_id: string; status: ThreadStatus; accepted_at: null } & Verdict & { accepted: false };
+
+/**
+ * What a transition answers: the view; after an accept with verdict inputs, the view with the passed verdict;
+ * or the refusal. `accepted` tells them apart (absent on the plain view).
+ */
+export type TransitionAnswer = (TransitionView & { accepted?: never }) | (TransitionView & Verdict & { accepted: true }) | RefusedAccept;
 
 export function transitionView(doc: ThreadDoc): TransitionView {
   switch (doc.status) {

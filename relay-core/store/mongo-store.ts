@@ -11,6 +11,8 @@ import type {
   MessageDoc,
   MetaDoc,
   OutboxEntryDoc,
+  PolicyAuditDoc,
+  PolicyDoc,
   SlackLinkDoc,
   ThreadDoc,
   ThreadReadDoc,
@@ -50,6 +52,8 @@ export class MongoStore {
   readonly threadWrites: Collection<ThreadWriteDoc>;
   readonly messages: Collection<MessageDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
+  readonly policies: Collection<PolicyDoc>;
+  readonly policyAudit: Collection<PolicyAuditDoc>;
   readonly idempotency: Collection<IdempotencyDoc>;
   readonly outboxEntries: Collection<OutboxEntryDoc>;
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
@@ -81,6 +85,8 @@ export class MongoStore {
     this.threadWrites = db.collection<ThreadWriteDoc>('thread_writes');
     this.messages = db.collection<MessageDoc>('messages');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
+    this.policies = db.collection<PolicyDoc>('policies');
+    this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
     this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');

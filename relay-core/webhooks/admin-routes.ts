@@ -42,7 +42,7 @@ export function mountWebhookAdminRoutes(app: express.Express, deps: { deadLetter
     requireAdmin(req);
     const id = idParam(req);
     const doc = await deadLetters.get(id);
-    if (!doc) throw new RelayError('invalid_params', `No delivery ${id}`, undefined, 404);
+    if (!doc) throw new RelayError('not_found', `No delivery ${id}`);
     res.json(deliveryView(doc));
   });
 
@@ -55,7 +55,7 @@ export function mountWebhookAdminRoutes(app: express.Express, deps: { deadLetter
     requireAdmin(req);
     const id = idParam(req);
     const doc = await deadLetters.get(id);
-    if (!doc) throw new RelayError('invalid_params', `No delivery ${id}`, undefined, 404);
+    if (!doc) throw new RelayError('not_found', `No delivery ${id}`);
     const redriven = await deadLetters.redrive(doc);
     if (!redriven) throw new RelayError('invalid_transition', `Delivery ${id} is ${doc.status}; only failed deliveries can be re-driven`, { status: doc.status });
     res.status(202).json(deliveryView(redriven));

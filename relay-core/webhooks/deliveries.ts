@@ -1,9 +1,10 @@
 // The `webhook_deliveries` collection: one record per (event, endpoint owner) with every attempt's outcome.
-// It is the dedupe guard (a delivered record is never sent again) and the dead-letter list people re-drive.
 import type { Collection, Filter } from 'mongodb';
 import type { WebhookAttempt, WebhookDeliveryDoc } from '../domain/documents';
 import type { EventType } from '../domain/schemas';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+
+// It is the dedupe guard (a delivered record is never sent again) and the dead-letter list people re-drive.
 
 /** The delivery id: also the `webhook-id` header and (with `.r<n>` per re-drive) the BullMQ job id. */
 export function deliveryId(eventId: string, handle: string): string {

@@ -1,6 +1,4 @@
-// The `webhooks` queue's processor. An event job (named for its event type, id = event id) fans out to one
-// `deliver` job per participant with an endpoint; a deliver job signs and POSTs the event, records the
-// attempt, and fails (to be retried on the schedule) until a 2xx, a 410, or the last attempt (dead letter).
+// The `webhooks` queue's processor: an event job fans out to one `deliver` job per endpoint, which POSTs it.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { eventJobSchema } from '../queues/bullmq-queues';
@@ -14,6 +12,10 @@ import { deliveryId, type WebhookDeliveries } from './deliveries';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
+
+// An event job (named for its event type, id = event id) fans out to one `deliver` job per participant with an
+// endpoint; a deliver job signs and POSTs the event, records the attempt, and fails (to be retried on the
+// schedule) until a 2xx, a 410, or the last attempt (dead letter).
 
 export interface WebhookDeliveryDeps {
   relay: RelayService;

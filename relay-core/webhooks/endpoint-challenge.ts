@@ -1,5 +1,4 @@
-// The `endpoint-challenge` job of the verify queue: proves a newly set webhook URL is the teammate's receiver
-// with a signed POST of a random challenge it must echo back with a 2xx.
+// The verify queue's `endpoint-challenge` job: proves a newly set webhook URL is the teammate's receiver.
 import { randomBytes } from 'node:crypto';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -11,6 +10,8 @@ import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
 import type { TargetPolicy } from './ssrf-guard';
 import { challengeJobSchema } from './webhook-queues';
+
+// A signed POST of a random challenge, which the receiver must echo back with a 2xx.
 
 export interface EndpointChallengeDeps {
   store: MongoStore;

@@ -1,5 +1,4 @@
-// A teammate's webhook endpoint from set to gone: a checked URL with a fresh secret, secret rotation,
-// verified once it answers its challenge (endpoint-challenge.ts), disabled when it answers 410 Gone.
+// A teammate's webhook endpoint from set to gone: new URL and secret, rotation, verified, disabled on 410 Gone.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../domain/clock';
@@ -8,6 +7,8 @@ import { RelayError } from '../domain/errors';
 import type { Teammates } from '../service/teammates';
 import type { MongoStore } from '../store/mongo-store';
 import { assertAllowedTarget, WebhookTargetError, type TargetPolicy } from './ssrf-guard';
+
+// An endpoint is verified once it answers its challenge (endpoint-challenge.ts).
 
 /** How long a rotated-out webhook secret keeps signing beside the new one. */
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;

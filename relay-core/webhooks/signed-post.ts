@@ -1,9 +1,10 @@
-// One signed webhook POST (Standard Webhooks headers), through the SSRF guard: no redirects, a hard
-// timeout, and only the first few KB of the answer read.
+// One signed webhook POST (Standard Webhooks headers), through the SSRF guard.
 import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { assertAllowedLiteral, guardedLookup, type TargetPolicy } from './ssrf-guard';
+
+// No redirects, a hard timeout, and only the first few KB of the answer read.
 
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 /** How much of a receiver's answer is read (the challenge echo fits easily). */

@@ -1,8 +1,9 @@
-// Outbound webhook targets: which addresses the relay may connect to, checked at registration and again
-// after DNS resolution on every delivery (the checked address is the one connected to: no DNS rebinding).
+// Outbound webhook targets: which addresses the relay may connect to (checked at registration and on every delivery).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+
+// The check runs again after DNS resolution, and the checked address is the one connected to: no DNS rebinding.
 
 /**
  * Why an address is refused, or null when it is a public unicast address. Only ipaddr.js's `unicast`

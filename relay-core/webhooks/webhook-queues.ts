@@ -1,9 +1,10 @@
-// BullMQ side of webhooks: the per-endpoint delivery jobs on `webhooks`, the challenge jobs on `verify`,
-// and the retry schedule both follow (a custom backoff strategy named `webhook`).
+// BullMQ side of webhooks: delivery jobs on `webhooks`, challenge jobs on `verify`, and their retry schedule.
 import type { BackoffStrategy, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
 import { jobOptions } from '../queues/bullmq-queues';
 import { EVENT_TYPES } from '../domain/schemas';
+
+// Both follow the schedule through a custom backoff strategy named `webhook`.
 
 export const WEBHOOK_BACKOFF = 'webhook';
 export const DELIVER_JOB = 'deliver';

@@ -7,6 +7,7 @@ import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';
 import { startSlowSlackProxy, type SlowSlackProxy } from './slow-slack-proxy';
+import { queuePrefix } from '../helpers/queue-keys';
 
 const RECIPIENT = 'U0DRAIN01';
 const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
@@ -25,7 +26,7 @@ beforeAll(async () => {
     MONGODB_URL: testMongoUrl(),
     MONGODB_DB: db,
     REDIS_URL: testRedisUrl(),
-    RELAY_QUEUE_PREFIX: db,
+    RELAY_QUEUE_PREFIX: queuePrefix('sigterm'),
     RELAY_ADMIN_KEY: adminKey,
     RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
     SLACK_BOT_TOKEN: slack.token,

@@ -1,12 +1,14 @@
 // Starts a real relay in this process for one test file: its own database and queue prefix, on FerretDB and Redis.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { Clock } from '../../relay-core/domain/clock';
 import { loadConfig, type RelayConfig } from '../../relay-core/ops/config';
 import { createLogger } from '../../relay-core/ops/logger';
 import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
+import { queuePrefix } from './queue-keys';
 
 export interface TestRelay extends RunningRelay {
   adminKey: string;
@@ -22,7 +24,14 @@ export interface TestRelay extends RunningRelay {
   rest(method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
-export async function startTestRelay(opts: { name: string; slack?: FakeSlack; env?: Record<string, string>; captureLogs?: boolean }): Promise<TestRelay> {
+export async function startTestRelay(opts: {
+  name: string;
+  slack?: FakeSlack;
+  env?: Record<string, string>;
+  captureLogs?: boolean;
+  /** The relay's clock (a TestClock to move time); the system clock by default. */
+  clock?: Clock;
+}): Promise<TestRelay> {
   const port = await findFreePort();
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
   const signingSecret = randomBytes(16).toString('hex');
@@ -31,7 +40,7 @@ export async function startTestRelay(opts: { name: string; slack?: FakeSlack; en
     MONGODB_URL: testMongoUrl(),
     MONGODB_DB: uniqueName(opts.name),
     REDIS_URL: testRedisUrl(),
-    RELAY_QUEUE_PREFIX: uniqueName(opts.name),
+    RELAY_QUEUE_PREFIX: queuePrefix(opts.name),
     RELAY_ADMIN_KEY: adminKey,
     RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -50,6 +59,7 @@ export async function startTestRelay(opts: { name: string; slack?: FakeSlack; en
     config: { ...config, mongodbUrl: config.mongodbUrl!, adminKey, keyPepper: config.keyPepper! },
     log: opts.captureLogs ? createLogger('debug', capture) : createLogger(config.logLevel, 2),
     sweepIntervalMs: 500,
+    clock: opts.clock,
   });
 
   async function rpc(apiKey: string | undefined, method: string, params?: unknown, headers: Record<string, string> = {}) {

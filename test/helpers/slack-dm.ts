@@ -69,6 +69,18 @@ export function press(relay: TestRelay, click: ButtonClick) {
   return clickButton(`${relay.url}/slack/events`, relay.signingSecret, click);
 }
 
+/**
+ * Presses, then waits until the click's listeners have all finished (Bolt acks before they end), so that what they
+ * would still send has been sent. Needs a relay started with captureLogs.
+ */
+export async function pressAndFinish(relay: TestRelay, click: ButtonClick) {
+  const handled = () => relay.logs.filter((l) => l.msg === 'slack request handled' && l.action_id === click.actionId).length;
+  const before = handled();
+  const answer = await press(relay, click);
+  await waitUntil(async () => handled() > before, `the ${click.actionId} click to be handled`);
+  return answer;
+}
+
 export function submit(relay: TestRelay, submission: ViewSubmission) {
   return submitView(`${relay.url}/slack/events`, relay.signingSecret, submission);
 }

@@ -1,6 +1,7 @@
 // The artifact shapes clients of the wire contract send, through JSON-RPC (/a2a) and MCP (/mcp) of one real relay
 // (FerretDB + Redis): each accepted shape is stored in one form and read back the same way over both, inside the
-// provenance wrapper over MCP and on the inbox page; each refused shape is invalid_params naming the field.
+// provenance wrapper over MCP and on the inbox page; each refused shape is invalid_params naming the field. Over
+// MCP too: reserved keys and NUL refused, pages up to 200, an unknown recipient's message says what to do next.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectMcpHttp, toolErrorText, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -109,5 +110,32 @@ describe.each(REFUSED)('refused: $name', ({ sent, field }) => {
     const text = toolErrorText(await mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'shapes', artifacts: [sent] } }));
     expect(text).toContain(field ? `at artifacts[0].${field}` : 'at most 16 fields');
     expect(await relay.store.threads.countDocuments({})).toBe(before);
+  });
+});
+
+describe('over MCP, the same refusals and limits as over JSON-RPC', () => {
+  const handoff = (args: Record<string, unknown>) =>
+    mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'mcp refusals', ...args } });
+
+  test.each([
+    ['a __proto__ key in metadata', { metadata: { a: { ['__proto__']: { admin: true } } } }, 'a.__proto__'],
+    ['a constructor key in an artifact extra', { artifacts: [{ type: 'link', url: 'https://e.com', x: { constructor: 1 } }] }, 'x.constructor'],
+    ['a NUL in the summary', { summary: 'nul \u0000 here' }, 'params.message.parts[0].text'],
+    ['a NUL in a metadata value', { metadata: { ticket: 'A\u0000' } }, 'ticket'],
+  ])('%s is a tool error naming the path, nothing stored', async (_name, args, path) => {
+    const before = await relay.store.threads.countDocuments({});
+    expect(toolErrorText(await handoff(args))).toContain(path);
+    expect(await relay.store.threads.countDocuments({})).toBe(before);
+  });
+
+  test('check_inbox pages up to 200; 201 is refused', async () => {
+    expect(toolOk(await bobMcp.callTool({ name: 'check_inbox', arguments: { limit: 200 } })).items).toEqual(expect.any(Array));
+    expect(toolErrorText(await bobMcp.callTool({ name: 'check_inbox', arguments: { limit: 201 } }))).toContain('limit');
+  });
+
+  test('an unknown recipient tells the agent what to do next', async () => {
+    expect(toolErrorText(await handoff({ to: 'nobody@acme' }))).toContain('call list_teammates to find the right handle');
+    const { body } = await relay.rpc(aliceKey, 'message/send', { recipient: 'nobody@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'x' }] } });
+    expect(body.error.message).toContain('call list_teammates to find the right handle');
   });
 });

@@ -1,11 +1,11 @@
 // Malformed requests against every JSON-RPC method and REST route of one real relay (FerretDB + Redis).
 // Each row: no 5xx, the expected status and error symbol (and field path for invalid_params), and the
-// database exactly as it was before the row. Requests that WIRE.md says must be accepted are at the end.
+// database exactly as it was before the row. Requests the README says must be accepted are at the end.
 import { createHash } from 'node:crypto';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { text } from '../helpers/handoffs';
 
-// ── the wire's error table (WIRE.md), written out here so the test does not trust the product's copy ──
+// ── the wire's error table (the README's), written out here so the test does not trust the product's copy ──
 const RPC_CODES = {
   parse_error: -32700,
   invalid_request: -32600,
@@ -21,6 +21,7 @@ const RPC_CODES = {
   duplicate_idempotency_key: -32011,
   invalid_intent_payload: -32012,
   teammate_blocked: -32013,
+  conflict: -32014,
 } as const;
 type Code = keyof typeof RPC_CODES;
 const REST_STATUS: Partial<Record<Code, number>> = {
@@ -30,6 +31,7 @@ const REST_STATUS: Partial<Record<Code, number>> = {
   unauthenticated: 401,
   method_not_found: 404,
   recipient_not_found: 404,
+  conflict: 409,
 };
 
 // ── requests ──
@@ -47,7 +49,7 @@ interface Row {
   req: Req;
   status: number;
   code: Code;
-  /** For invalid_params: what the message must start with (a field path). */
+  /** For invalid_params and conflict: what the message must start with (a field path). */
   field?: string;
 }
 
@@ -102,7 +104,12 @@ const ENVELOPE: Row[] = [
   E('envelope: not JSON at all', a2aRaw('this is not json'), 'parse_error'),
   E('envelope: truncated JSON', a2aRaw('{"jsonrpc":'), 'parse_error'),
   E('envelope: empty body', a2aRaw(''), 'parse_error'),
-  E('envelope: form-encoded body', a2aRaw('jsonrpc=2.0&method=tasks/list', { 'content-type': 'application/x-www-form-urlencoded' }), 'parse_error'),
+  E('envelope: form-encoded body', a2aRaw('jsonrpc=2.0&method=tasks/list', { 'content-type': 'application/x-www-form-urlencoded' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as text/plain', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: NEW }), { 'content-type': 'text/plain' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as text/plain; charset=utf-8', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} }), { 'content-type': 'text/plain; charset=utf-8' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as application/jsonp', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} }), { 'content-type': 'application/jsonp' }), 'invalid_request', 415),
+  E('envelope: a JSON body sent as application/json-patch+json', a2aRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} }), { 'content-type': 'application/json-patch+json' }), 'invalid_request', 415),
+  E('envelope: text/plain without a key (415 before authentication)', { ...a2aRaw('{}', { 'content-type': 'text/plain' }), as: 'none' }, 'invalid_request', 415),
   E('envelope: gzip header on a body that is not gzip', a2aRaw('{"jsonrpc":"2.0"}', { 'content-encoding': 'gzip' }), 'parse_error'),
   E('envelope: unsupported content-encoding (zstd)', a2aRaw('{}', { 'content-encoding': 'zstd' }), 'invalid_request', 415),
   E('envelope: JSON array []', a2a([]), 'invalid_request'),
@@ -405,7 +412,8 @@ const UPDATE_CANCEL: Row[] = [
   E('tasks/cancel: by the recipient', cancel({}, 'bob'), 'not_authorized_transition'),
   E('tasks/cancel: by a non-participant', cancel({}, 'carol'), 'not_a_participant'),
   E('tasks/cancel: unknown thread', cancel({ task_id: UNKNOWN }), 'thread_not_found'),
-  E('tasks/cancel: an already cancelled thread', cancel({ task_id: T2 }), 'thread_terminal'),
+  E('tasks/update: decline a cancelled thread', update({ task_id: T2, transition: 'decline' }), 'thread_terminal'),
+  E('tasks/update: complete a cancelled thread', update({ task_id: T2, transition: 'complete', result_summary: 'done' }), 'thread_terminal'),
   P('agents/list: role a number', rpc('agents/list', { role: 1 }), 'params.role'),
   P('agents/list: role of 65 characters', rpc('agents/list', { role: long(65) }), 'params.role'),
   P('agents/list: skill an object', rpc('agents/list', { skill: { $ne: null } }), 'params.skill'),
@@ -459,9 +467,9 @@ const ADMIN: Row[] = [
   P('POST /admin/agents: body null', rest('POST', '/admin/agents', null, 'admin'), 'body'),
   E('POST /admin/agents: body not JSON', { ...rest('POST', '/admin/agents', undefined, 'admin'), raw: '{handle: zed@acme}' }, 'parse_error'),
   E('POST /admin/agents: body over 1 MiB', card({ name: overMiB }), 'invalid_request', 413),
-  { ...P('POST /admin/agents: a taken handle', card({ handle: 'alice@acme' }), 'body.handle'), status: 409 },
-  { ...P('POST /admin/agents: a taken handle with a fresh slack_user_id', card({ handle: 'alice@acme', slack_user_id: 'U0FRESH1' }), 'body.handle'), status: 409 },
-  { ...P('POST /admin/agents: a taken slack_user_id', card({ slack_user_id: 'U0CAROL1' }), 'body.slack_user_id'), status: 409 },
+  { ...E('POST /admin/agents: a taken handle', card({ handle: 'alice@acme' }), 'conflict'), field: 'body.handle' },
+  { ...E('POST /admin/agents: a taken handle with a fresh slack_user_id', card({ handle: 'alice@acme', slack_user_id: 'U0FRESH1' }), 'conflict'), field: 'body.handle' },
+  { ...E('POST /admin/agents: a taken slack_user_id', card({ slack_user_id: 'U0CAROL1' }), 'conflict'), field: 'body.slack_user_id' },
   E('POST /admin/agents/:handle/keys: a teammate key', rest('POST', '/admin/agents/bob@acme/keys', undefined, 'alice'), 'unauthenticated'),
   E('POST /admin/agents/:handle/keys: no key', rest('POST', '/admin/agents/bob@acme/keys', undefined, 'none'), 'unauthenticated'),
   P('POST /admin/agents/:handle/keys: not a handle', rest('POST', `/admin/agents/${enc('not a handle')}/keys`, undefined, 'admin'), 'path.handle'),
@@ -643,7 +651,7 @@ function startsWithField(message: string, field: string): boolean {
   return message.startsWith(field) && /^[:.[ ]/.test(message.slice(field.length));
 }
 
-describe('accepted: the A2A fields WIRE.md allows beside the wire ones, and unusual but valid text', () => {
+describe('accepted: the A2A fields the README allows beside the wire ones, and unusual but valid text', () => {
   const result = async (req: Req) => {
     const { status, body } = await call(req);
     expect(status).toBe(200);
@@ -664,6 +672,10 @@ describe('accepted: the A2A fields WIRE.md allows beside the wire ones, and unus
   test('tasks/list pages of 200 and of 150', async () => {
     expect((await result(list({ role: 'sender' }, { limit: 200 }))).items).toEqual(expect.any(Array));
     expect((await result(list({}, { limit: 150 }))).items).toEqual(expect.any(Array));
+  });
+
+  test.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])('Content-Type %s is JSON', async (type) => {
+    expect((await result(a2a({ jsonrpc: '2.0', id: 1, method: 'agents/list', params: {} }, 'alice', { 'content-type': type }))).teammates).toEqual(expect.any(Array));
   });
 
   test('the JSON-RPC id comes back as sent (string, null)', async () => {

@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findFreePort } from '../../scripts/local-services/ports';
-import { testRedisUrl, uniqueName } from '../helpers/test-env';
+import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
+import { queuePrefix } from '../helpers/queue-keys';
 
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
@@ -29,7 +30,7 @@ describe('handoff-relay start with zero configuration', () => {
     url = `http://127.0.0.1:${port}`;
     // PORT, the data dir and the queue prefix only keep this test apart from a relay a developer may be running.
     child = spawn('node', [CLI, 'start'], {
-      env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: uniqueName('start'), LOG_LEVEL: 'warn' }),
+      env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start'), LOG_LEVEL: 'warn' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d) => (output += d));

@@ -1,6 +1,7 @@
 // The real stdio MCP server process against a relay behind a flaky proxy: a 5xx after the relay already created the
-// thread is retried with the same Idempotency-Key and yields one thread; a relay that is down is a tool error, not a
-// crash; a missing RELAY_API_KEY stops the process with one line naming it.
+// thread (a bare 502, or a 503 with Retry-After and the JSON-RPC error body the relay sends for its own failures) is
+// retried with the same Idempotency-Key and yields one thread; a relay that is down is a tool error, not a crash; a
+// missing RELAY_API_KEY stops the process with one line naming it.
 import { execFile } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,14 @@ let proxy: Server;
 let proxyUrl: string;
 let senderKey: string;
 const sends: Array<{ idempotencyKey: string | undefined; upstreamStatus: number; answered: number }> = [];
+/** How the proxy answers the first message/send after it has forwarded it (the relay did the work). */
+let firstSendFailure: 'bare-502' | 'relay-503' = 'bare-502';
+/** The answer the relay gives for its own failures, as the client sees it. */
+const RELAY_503 = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  error: { code: -32016, message: 'The relay cannot reach its database or queue right now; retry in a moment', data: { code: 'unavailable', request_id: 'r-1' } },
+});
 const clients: Client[] = [];
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -53,10 +62,14 @@ function startProxy(target: string): Promise<Server> {
       }
       if (method === 'message/send') {
         const first = sends.length === 0;
-        const answered = first ? 502 : upstream.status;
+        const answered = first ? (firstSendFailure === 'bare-502' ? 502 : 503) : upstream.status;
         sends.push({ idempotencyKey: req.headers['idempotency-key'] as string | undefined, upstreamStatus: upstream.status, answered });
-        if (first) {
+        if (first && firstSendFailure === 'bare-502') {
           res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
+          return;
+        }
+        if (first) {
+          res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(RELAY_503);
           return;
         }
       }
@@ -119,6 +132,25 @@ test('a 502 after the relay created the thread is retried with the same Idempote
   expect(sends[0].idempotencyKey).toEqual(expect.any(String));
   expect(sends[1].idempotencyKey).toBe(sends[0].idempotencyKey);
   expect(sends[1].answered).toBe(200);
+});
+
+test('a 503 with Retry-After and the JSON-RPC error body is retried with the same Idempotency-Key: one thread', async () => {
+  sends.length = 0;
+  firstSendFailure = 'relay-503';
+  const mcp = await connect({ RELAY_URL: proxyUrl, RELAY_API_KEY: senderKey });
+  const result = await mcp.callTool({
+    name: 'handoff_to_teammate',
+    arguments: { to: 'web-dev@acme', intent: 'inform', summary: 'Retried after the relay said 503.' },
+  });
+  expect(result.isError).toBeFalsy();
+  const threadId = (result.structuredContent as { thread_id?: string }).thread_id;
+  const threads = await relay.store.threads.find({ from: 'api-dev@acme', summary: 'Retried after the relay said 503.' }).toArray();
+  expect(threads.map((t) => t._id)).toEqual([threadId]);
+  expect(sends.map((s) => [s.upstreamStatus, s.answered])).toEqual([
+    [200, 503],
+    [200, 200],
+  ]);
+  expect(sends[1].idempotencyKey).toBe(sends[0].idempotencyKey);
 });
 
 test('a relay that is down is a relay_unreachable tool error and the server keeps running', async () => {

@@ -3,6 +3,7 @@
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
 import { sendHandoff, text } from '../helpers/handoffs';
+import { queuePrefix } from '../helpers/queue-keys';
 
 let relay: TestRelay;
 let alice: string;
@@ -250,7 +251,7 @@ describe('teammates', () => {
 
 describe('rate limits', () => {
   test('mutating calls past the limit get -32003 with the retry-after, shared by every relay process', async () => {
-    const shared = { RELAY_QUEUE_PREFIX: uniqueName('rl'), MONGODB_DB: uniqueName('rl'), RELAY_RATE_LIMIT_PER_MINUTE: '5', RELAY_KEY_PEPPER: 'p'.repeat(40) };
+    const shared = { RELAY_QUEUE_PREFIX: queuePrefix('rl'), MONGODB_DB: uniqueName('rl'), RELAY_RATE_LIMIT_PER_MINUTE: '5', RELAY_KEY_PEPPER: 'p'.repeat(40) };
     const one = await startTestRelay({ name: 'rl', env: shared });
     const two = await startTestRelay({ name: 'rl', env: shared });
     try {

@@ -2,7 +2,7 @@
 // submission makes the change through the real Bolt receiver, and problems come back on the field.
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from '../helpers/relay-harness';
-import { dmText, openModal, press, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
+import { dmText, openModal, pressAndFinish, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
 import { RECIPIENT, SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -13,7 +13,7 @@ let senderKey: string;
 let recipientKey: string;
 
 beforeAll(async () => {
-  team = await startSlackTeam('slack_modals');
+  team = await startSlackTeam('slack_modals', { captureLogs: true });
   ({ slack, relay, senderKey, recipientKey } = team);
 });
 
@@ -98,7 +98,7 @@ describe('Decline', () => {
   test('the sender pressing Decline gets an explanation and no modal', async () => {
     const dm = await handoff('sender presses decline');
     const click = dm.click('handoff_decline', { user: SENDER });
-    await press(relay, click);
+    await pressAndFinish(relay, click);
     await waitForExplanation(slack, click.responseUrl!, /Only the recipient \(recipient@acme\) can decline/);
     expect(slack.callsTo('views.open').filter((c) => c.args.trigger_id === click.triggerId)).toHaveLength(0);
   });

@@ -12,6 +12,7 @@ import { clickButton } from '../helpers/slack-requests';
 import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { WebhookReceiver } from '../../scripts/webhook-receiver';
+import { queuePrefix } from '../helpers/queue-keys';
 
 const RECIPIENT = 'U0LOGS001';
 const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
@@ -33,7 +34,7 @@ beforeAll(async () => {
     MONGODB_URL: testMongoUrl(),
     MONGODB_DB: name,
     REDIS_URL: testRedisUrl(),
-    RELAY_QUEUE_PREFIX: name,
+    RELAY_QUEUE_PREFIX: queuePrefix('logs'),
     RELAY_ADMIN_KEY: adminKey,
     RELAY_KEY_PEPPER: pepper,
     RELAY_METRICS_TOKEN: metricsToken,

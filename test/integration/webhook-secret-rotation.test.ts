@@ -1,10 +1,13 @@
 // Rotating a webhook signing secret: the new secret is returned once, and for the overlap every call is signed
 // with both, so a receiver still holding the old secret verifies it; after the overlap only the new one signs.
+import { WEBHOOK_SECRET_OVERLAP_MS } from '../../relay-core/webhooks/endpoint-lifecycle';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
 import { echoChallenge, verifyWebhook, WebhookReceiver, type Answer } from '../../scripts/webhook-receiver';
 
 let relay: TestRelay;
+const clock = new TestClock();
 let hook: WebhookReceiver;
 let sender: string;
 let bob: string;
@@ -13,7 +16,7 @@ let original: string;
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 beforeAll(async () => {
-  relay = await startTestRelay({ name: 'webhook_rotation', env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });
+  relay = await startTestRelay({ name: 'webhook_rotation', clock, env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });
   hook = await new WebhookReceiver().start();
   sender = await relay.register({ handle: 'sender@acme' });
   bob = await relay.register({ handle: 'bob@acme' });
@@ -58,8 +61,8 @@ test('during the overlap a call verifies with the old secret and with the new on
   expect(verifyWebhook(original, during)).toBeTruthy();
   expect(verifyWebhook(fresh, during)).toBeTruthy();
 
-  // The overlap ends (the clock is the stored expiry).
-  await relay.store.agents.updateOne({ _id: 'bob@acme' }, { $set: { 'notification.previous_secret_expires_at': new Date(Date.now() - 1000) } });
+  // The overlap ends: the relay's clock moves past it.
+  clock.advance(WEBHOOK_SECRET_OVERLAP_MS + 1_000);
   const after = await deliveredEvent('after overlap');
   expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
   expect(verifyWebhook(fresh, after)).toBeTruthy();

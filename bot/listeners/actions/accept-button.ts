@@ -1,11 +1,12 @@
-// Accept: ack, check the click, show "Verifying acceptance…" on the DM at once, and hand the accept to
-// the `verify` queue (bot/verify-accept.ts), where the acceptance verdict runs.
+// Accept: ack, check the click, show "Verifying acceptance…" on the DM, and hand the accept to the `verify` queue.
 import type { JobQueue } from '../../../relay-core/queues/bullmq-queues';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { redrawDm, SLACK_ACCEPT_JOB, slackAcceptJobId, VERIFYING_NOTICE, type SlackAcceptJob } from '../../verify-accept';
 import { checkClick, explain, type ButtonArgs } from './button-click';
+
+// The acceptance verdict runs in that job (bot/verify-accept.ts), not within Slack's 3 seconds.
 
 export interface AcceptButtonDeps {
   relay: RelayService;

@@ -1,6 +1,4 @@
-// What every DM button click is checked against before anything happens: a value we recognise, a thread
-// that exists, a message that is not an out-of-date copy of the DM, a linked Slack user allowed to act,
-// and a thread still in the status the button showed. A refusal is explained to whoever clicked.
+// What every DM button click is checked against before anything happens; a refusal is explained to whoever clicked.
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod';
 import type { AgentDoc, ThreadDoc } from '../../../relay-core/domain/documents';
@@ -48,6 +46,8 @@ export function historyLine(thread: ThreadDoc): string {
   return `is now ${thread.status} (by ${last.by} via ${via} at ${last.at.toISOString()})`;
 }
 
+// The checks: a value we recognise, a thread that exists, a message that is not an out-of-date copy of the DM, a
+// linked Slack user allowed to act, and a thread still in the status the button showed.
 /** The checks every button runs; null after the refusal was explained. */
 export async function checkClick(relay: RelayService, args: ButtonArgs, rule: ClickRule): Promise<CheckedClick | null> {
   const { body, action } = args;

@@ -1,14 +1,13 @@
-// Button listeners: every action_id the DM (and the Home tab, which reuses them) carries, and the Home tab's paging
-// button, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, tied to its handler.
 import type { App } from '@slack/bolt';
-import type { SlackAppDeps } from '../../slack-app';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
-import { acceptButton } from './accept-button';
+import type { HomeDeps } from '../events/app-home';
+import { acceptButton, type AcceptButtonDeps } from './accept-button';
 import { homePageButton } from './home-page-button';
-import { modalButton } from './modal-button';
+import { modalButton, type ModalButtonDeps } from './modal-button';
 
-export function registerActions(app: App, deps: SlackAppDeps): void {
+export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));

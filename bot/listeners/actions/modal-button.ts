@@ -1,8 +1,10 @@
-// Decline, Complete and Reply: ack, check the click, then open the modal with the click's trigger_id at
-// once (it expires 3 s after the click). The submission is handled in listeners/views/transition-views.ts.
+// Decline, Complete and Reply buttons: ack, check the click, then open the modal with the click's trigger_id.
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { TRANSITION_MODALS, type TransitionModal } from '../../views/transition-modals';
 import { checkClick, type ButtonArgs, type ClickRule } from './button-click';
+
+// The trigger expires 3 s after the click, so the modal opens at once; listeners/views/transition-views.ts handles
+// the submission.
 
 const RULES: Record<TransitionModal, ClickRule> = {
   decline: { who: 'recipient', verb: 'decline', from: ['pending'] },

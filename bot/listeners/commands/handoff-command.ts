@@ -1,29 +1,18 @@
-// /handoff: acks at once, then answers through response_url (or a modal through views.open within the trigger's
-// 3 seconds). Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
-import type { AllMiddlewareArgs, RespondFn, SlackCommandMiddlewareArgs } from '@slack/bolt';
-import type { Logger } from 'pino';
+// /handoff: acks at once, then answers through response_url (or opens a modal within the trigger's 3 seconds).
+import type { RespondFn } from '@slack/bolt';
 import type { AgentDoc } from '../../../relay-core/domain/documents';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { newHandoffSchema } from '../../../relay-core/domain/schemas';
 import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
-import type { ClientSetup } from '../../views/link-modal';
+import type { CommandArgs, CommandDeps } from './command-args';
 import { linkCommand } from './link-command';
 import { openNewHandoffModal } from './new-handoff-command';
 import { parseHandoffCommand, type Recipient } from './parse-command';
 
+// Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
+
 export const HANDOFF_COMMAND = '/handoff';
-
-export interface CommandDeps {
-  relay: RelayService;
-  log: Logger;
-  /** RELAY_TEAM: the team a teammate created by `/handoff link` joins. */
-  team?: string;
-  /** The MCP client configuration `/handoff link` shows with the new key. */
-  clientSetup: ClientSetup;
-}
-
-export type CommandArgs = SlackCommandMiddlewareArgs & AllMiddlewareArgs;
 
 export const HANDOFF_HELP =
   '*handoff-relay* — hand work to a teammate (and their agent)\n' +

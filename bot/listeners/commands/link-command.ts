@@ -1,12 +1,13 @@
-// `/handoff link [handle]`: binds the caller's Slack account to a new teammate and shows its API key once, in a
-// modal opened first (the trigger expires in 3 seconds) and then filled in. An already linked caller is told who
-// they are; no second key is ever made.
+// `/handoff link [handle]`: binds the caller's Slack account to a new teammate and shows its API key once.
 import { z } from 'zod';
 import { agentCardInputSchema, LIMITS } from '../../../relay-core/domain/schemas';
 import { RelayError } from '../../../relay-core/domain/errors';
 import { linkedModal, linkFailedModal, linkingModal } from '../../views/link-modal';
-import type { CommandArgs, CommandDeps } from './handoff-command';
+import type { CommandArgs, CommandDeps } from './command-args';
 import { slackErrorCode } from '../../delivery/slack-errors';
+
+// The modal opens first (the trigger expires in 3 seconds) and is filled in once the teammate exists. An already
+// linked caller is told who they are; no second key is ever made.
 
 const userInfoSchema = z.object({
   user: z.object({
@@ -103,8 +104,9 @@ async function whyNotRegistered(deps: CommandDeps, slackUser: string, handle: st
   const linked = await deps.relay.teammates.bySlackUser(slackUser);
   if (linked) return `Your Slack account is already linked to teammate ${linked.handle}; no new key was made.`;
   // The link exists but its teammate is not readable yet (the winner is still writing it) or is disabled.
-  if (error.message.startsWith('body.slack_user_id:')) return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
-  if (error.message.includes('is already registered')) return `The handle ${handle} is taken. Choose another: /handoff link another-name`;
+  const taken = error.code === 'conflict' ? (error.details as { field?: string } | undefined)?.field : undefined;
+  if (taken === 'slack_user_id') return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
+  if (taken === 'handle') return `The handle ${handle} is taken. Choose another: /handoff link another-name`;
   return error.message;
 }
 

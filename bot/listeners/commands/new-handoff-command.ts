@@ -1,7 +1,7 @@
 // `/handoff` alone: opens the new-handoff modal with the command's trigger (valid for 3 seconds, used once).
 import { slackErrorCode } from '../../delivery/slack-errors';
 import { newHandoffModal } from '../../views/new-handoff-modal';
-import type { CommandArgs } from './handoff-command';
+import type { CommandArgs } from './command-args';
 
 export async function openNewHandoffModal({ client, command }: CommandArgs, say: (text: string) => Promise<unknown>): Promise<void> {
   try {

@@ -1,10 +1,12 @@
-// App Home: on app_home_opened (and on its paging buttons, listeners/actions/home-page-button.ts) publish what waits for the user and what they sent,
-// newest first; an unlinked user gets a tab explaining `/handoff link`.
+// App Home: on app_home_opened, publish what waits for the user and what they sent, newest first.
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { HOME_PAGE_SIZE, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
+
+// An unlinked user gets a tab explaining `/handoff link`. The paging buttons (listeners/actions/home-page-button.ts)
+// publish through the same function.
 
 export interface HomeDeps {
   relay: RelayService;

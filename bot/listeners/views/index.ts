@@ -1,13 +1,11 @@
-// Modal submissions: every callback_id the app's modals carry, tied to its handler (the link modal has no submit
-// button, so it has none).
+// Modal submissions: every callback_id the app's modals carry, tied to its handler (the link modal has no submit).
 import type { App } from '@slack/bolt';
-import type { SlackAppDeps } from '../../slack-app';
 import { NEW_HANDOFF_CALLBACK_ID } from '../../views/new-handoff-modal';
 import { CALLBACK_IDS } from '../../views/transition-modals';
-import { newHandoffSubmitted } from './new-handoff-view';
-import { transitionSubmission } from './transition-views';
+import { newHandoffSubmitted, type NewHandoffViewDeps } from './new-handoff-view';
+import { transitionSubmission, type TransitionViewsDeps } from './transition-views';
 
-export function registerViews(app: App, deps: SlackAppDeps): void {
+export function registerViews(app: App, deps: NewHandoffViewDeps & TransitionViewsDeps): void {
   app.view(NEW_HANDOFF_CALLBACK_ID, newHandoffSubmitted(deps));
   app.view(CALLBACK_IDS.decline, transitionSubmission(deps, 'decline'));
   app.view(CALLBACK_IDS.complete, transitionSubmission(deps, 'complete'));

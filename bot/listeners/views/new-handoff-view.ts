@@ -1,7 +1,4 @@
-// Submission of the new-handoff modal: checks every field the way the relay would and answers problems on the
-// fields (response_action "errors") within Slack's 3 seconds; on success creates the handoff as the caller's own
-// teammate (idempotent under the view id, so Slack's retry makes no second thread), closes the modal and DMs a
-// confirmation.
+// Submission of the new-handoff modal: field problems go back on the form; a good one becomes the caller's handoff.
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { RelayError } from '../../../relay-core/domain/errors';
@@ -9,9 +6,18 @@ import type { RelayService } from '../../../relay-core/service/relay-service';
 import { NEW_HANDOFF_FIELDS as F, newHandoffFromForm, readNewHandoffState, type FieldErrors } from '../../views/new-handoff-modal';
 import { NOT_LINKED } from '../commands/handoff-command';
 
+// Every field is checked the way the relay would, and problems are answered on the fields (response_action
+// "errors") within Slack's 3 seconds. The handoff is idempotent under the view id, so Slack's retry makes no
+// second thread; on success the modal closes and the caller gets a DM confirming it.
+
 type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 
-export function newHandoffSubmitted(deps: { relay: RelayService; log: Logger }) {
+export interface NewHandoffViewDeps {
+  relay: RelayService;
+  log: Logger;
+}
+
+export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
   const { relay } = deps;
   return async ({ ack, body, view, client }: SubmitArgs): Promise<void> => {
     const fail = (errors: FieldErrors) => ack({ response_action: 'errors', errors: errors as Record<string, string> });

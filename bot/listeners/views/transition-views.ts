@@ -1,6 +1,4 @@
-// Decline / Complete / Reply modal submissions: validate the form, then make the change and answer in the
-// same request, so a problem comes back on the field (`response_action: "errors"`) while the modal is
-// still open. The `slack` queue redraws the DM afterwards, as after any change.
+// Decline / Complete / Reply modal submissions: validate the form, make the change, answer in the same request.
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -10,6 +8,9 @@ import { artifactSchema, isWellFormedText, LIMITS, type Artifact } from '../../.
 import { INPUT_MAX, INPUTS, modalMetadataSchema, type ModalMetadata, type TransitionModal } from '../../views/transition-modals';
 import { historyLine } from '../actions/button-click';
 import { safeJson } from '../safe-json';
+
+// Answering in the request brings a problem back on the field (`response_action: "errors"`) while the modal is
+// still open. The `slack` queue redraws the DM afterwards, as after any change.
 
 type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 type Input = (typeof INPUTS)[keyof typeof INPUTS];

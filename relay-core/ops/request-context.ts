@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { routePattern } from '../ops/metrics';
+import { routePattern } from './metrics';
 
 interface Locals {
   requestId: string;

@@ -1,0 +1,198 @@
+// The policy enforcement point: the service asks it before every write; refusals are audited, allowances stamped.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock';
+import type { AgentDoc, PolicyAuditDoc, PolicyStamp, ThreadDoc } from '../domain/documents';
+import { RelayError } from '../domain/errors';
+import { decide, type PartyFacts, type PolicyDecision, type PolicyRequest } from '../domain/policy-decision';
+import { defaultPolicy, parsePolicy, type Policy, type PolicyAction } from '../domain/policy';
+import type { Artifact, Intent, Surface } from '../domain/schemas';
+import type { PolicyLimiter } from '../ops/rate-limiter';
+import type { MongoStore } from '../store/mongo-store';
+
+
+/** How long a process trusts its copy of the policy before reading `policies/current` again (one `_id` read). */
+const POLICY_REFRESH_MS = 2_000;
+
+const CURRENT = 'current';
+
+/** Where the policy in force lives: one document every relay process reads, so an apply reaches them all. */
+export class PolicyStore {
+  private cached: { policy: Policy; readAt: number } | null = null;
+
+  constructor(
+    private readonly store: MongoStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async current(): Promise<Policy> {
+    const now = Date.now();
+    if (this.cached && now - this.cached.readAt < POLICY_REFRESH_MS) return this.cached.policy;
+    const doc = await this.store.policies.findOne({ _id: CURRENT });
+    const policy = !doc ? defaultPolicy() : this.cached?.policy.version === doc.version ? this.cached.policy : parsePolicy(doc.source, 'stored policy');
+    this.cached = { policy, readAt: now };
+    return policy;
+  }
+
+  /** Validates and stores a policy; a bad one throws invalid_params naming line and field, and the old one stays. */
+  async apply(source: string, by: string, fileName = 'policy'): Promise<Policy> {
+    const policy = parsePolicyOrRefuse(source, fileName);
+    await this.store.policies.replaceOne(
+      { _id: CURRENT },
+      { source, version: policy.version, applied_at: this.clock.now(), applied_by: by },
+      { upsert: true },
+    );
+    this.cached = { policy, readAt: Date.now() };
+    return policy;
+  }
+}
+
+export function parsePolicyOrRefuse(source: string, fileName: string): Policy {
+  try {
+    return parsePolicy(source, fileName);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'PolicyError') {
+      const { line, field } = error as Error & { line: number | null; field: string };
+      throw new RelayError('invalid_params', error.message, { line, field });
+    }
+    throw error;
+  }
+}
+
+/** What the caller asks to do, as the service knows it before writing. */
+export interface GateRequest {
+  action: PolicyAction;
+  via: Surface;
+  actor: AgentDoc;
+  sender: AgentDoc;
+  recipient: AgentDoc;
+  intent: Intent;
+  artifacts: readonly Artifact[];
+  target_files: readonly string[];
+  thread_id?: string;
+  /** The agent session (the MCP server sends its own); per-session limits fall back to the teammate without one. */
+  session_id?: string;
+  /** When the call happens; now unless a test asks about another time. */
+  at?: Date;
+}
+
+export interface PolicyGateDeps {
+  policies: PolicyStore;
+  limiter: PolicyLimiter;
+  store: MongoStore;
+  clock: Clock;
+  log: Logger;
+}
+
+export class PolicyGate {
+  constructor(private readonly deps: PolicyGateDeps) {}
+
+  /**
+   * The decision for one call, enforced: deny and an exhausted rate limit throw (and are audited); otherwise the
+   * stamp to record on the write. A require_approval rule refuses for now with where approval would come from.
+   */
+  async check(request: GateRequest, isReplay?: () => Promise<boolean>): Promise<PolicyStamp | 'replay'> {
+    const policy = await this.deps.policies.current();
+    const decision = decide(policy, this.facts(request));
+    const stamp: PolicyStamp = { rule_id: decision.rule_id, effect: decision.effect, policy_version: decision.policy_version };
+    if (decision.effect === 'allow') return stamp;
+    // A retry of a call that already went through replays its answer: it is neither refused again nor counted twice.
+    if (isReplay && (await isReplay())) return 'replay';
+    if (decision.effect === 'deny') {
+      await this.audit(request, decision, 'denied', decision.reason!);
+      throw new RelayError('policy_denied', `Policy rule ${decision.rule_id ?? 'default'} denies ${request.action}: ${decision.reason}`, {
+        rule_id: decision.rule_id,
+        policy_version: decision.policy_version,
+        reason: decision.reason,
+      });
+    }
+    if (decision.effect === 'rate_limit' && decision.rule?.effect === 'rate_limit') {
+      const rule = decision.rule;
+      const key = this.limitKey(rule.per, request);
+      const refused = await this.deps.limiter.consume(`policy:${rule.id}`, key, rule.max, rule.window);
+      if (refused) {
+        const message = `Policy rule ${rule.id} allows at most ${rule.max} ${request.action} per ${describeWindow(rule.window)} per ${rule.per}`;
+        await this.audit(request, decision, 'rate_limited', message);
+        throw new RelayError('rate_limited', message, { retry_after_ms: refused.retry_after_ms, rule_id: rule.id, policy_version: policy.version });
+      }
+      return stamp;
+    }
+    const approvers = decision.rule?.effect === 'require_approval' ? decision.rule.approvers : [];
+    const reason = `needs approval by ${approvers.join(', ')}, and approvals are not available on this relay yet`;
+    await this.audit(request, decision, 'denied', reason);
+    throw new RelayError('policy_denied', `Policy rule ${decision.rule_id} holds ${request.action}: ${reason}`, {
+      rule_id: decision.rule_id,
+      policy_version: decision.policy_version,
+      approvers,
+    });
+  }
+
+  /** The decision a call would get, enforcing nothing (`policy test`, the admin API); the policy in force by default. */
+  async explain(request: GateRequest, policy?: Policy): Promise<PolicyDecision> {
+    const { rule: _rule, ...decision } = decide(policy ?? (await this.deps.policies.current()), this.facts(request));
+    return decision;
+  }
+
+  private facts(request: GateRequest): PolicyRequest {
+    return {
+      action: request.action,
+      via: request.via,
+      actor: party(request.actor),
+      sender: party(request.sender),
+      recipient: party(request.recipient),
+      intent: request.intent,
+      artifact_types: [...new Set(request.artifacts.map((a) => a.type))],
+      target_files: request.target_files,
+      at: request.at ?? this.deps.clock.now(),
+    };
+  }
+
+  private limitKey(per: 'teammate' | 'pair' | 'session', request: GateRequest): string {
+    const other = request.actor.handle === request.sender.handle ? request.recipient.handle : request.sender.handle;
+    if (per === 'pair') return `${request.actor.handle}>${other}`;
+    if (per === 'session' && request.session_id) return `${request.actor.handle}#${request.session_id}`;
+    return request.actor.handle;
+  }
+
+  private async audit(request: GateRequest, decision: PolicyDecision, outcome: PolicyAuditDoc['outcome'], reason: string): Promise<void> {
+    const at = this.deps.clock.now();
+    const doc: PolicyAuditDoc = {
+      _id: `${at.toISOString()}_${randomUUID()}`,
+      at,
+      action: request.action,
+      actor: request.actor.handle,
+      sender: request.sender.handle,
+      recipient: request.recipient.handle,
+      via: request.via,
+      thread_id: request.thread_id ?? null,
+      session_id: request.session_id ?? null,
+      rule_id: decision.rule_id,
+      effect: decision.effect,
+      policy_version: decision.policy_version,
+      outcome,
+      reason,
+    };
+    try {
+      await this.deps.store.policyAudit.insertOne(doc);
+    } catch (error) {
+      // The refusal stands either way; a lost audit line is logged, never turned into an allow.
+      this.deps.log.warn({ err: (error as Error).message, action: request.action, rule_id: decision.rule_id }, 'policy audit not recorded');
+    }
+  }
+}
+
+/** The stamp of the thread a call acts on, for the rule's facts. */
+export function threadFacts(doc: ThreadDoc): { intent: Intent; artifacts: readonly Artifact[]; target_files: readonly string[] } {
+  return { intent: doc.intent, artifacts: doc.artifacts, target_files: doc.proposed_action?.target_files ?? [] };
+}
+
+function party(doc: AgentDoc): PartyFacts {
+  return { handle: doc.handle, team: doc.team, role: doc.role, skills: doc.skills };
+}
+
+function describeWindow(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000} d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1_000} s`;
+}
