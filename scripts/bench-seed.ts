@@ -1,9 +1,12 @@
 // Bench data: grows the relay's threads and agents collections in bulk, each document a copy of a real
-// one the relay wrote (so sizes and fields match), with _id, dates, parties and status varied.
+// one the relay wrote (so sizes and fields match), with _id, dates, parties and status varied, placed in the
+// mailbox logs the way the relay's own migration places threads.
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import type { AgentDoc, ThreadDoc } from '../relay-core/domain/documents';
 import type { ThreadStatus } from '../relay-core/domain/schemas';
+import { placeInMailboxes } from '../relay-core/store/migrate';
+import type { MongoStore } from '../relay-core/store/mongo-store';
 
 const BATCH = 2_000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -13,9 +16,11 @@ const STATUS_CYCLE: readonly ThreadStatus[] = ['pending', 'accepted', 'completed
 
 /** The measuring reader receives every MAILBOX_EVERY-th thread, so its mailbox grows with the collection. */
 export const MAILBOX_EVERY = 10;
-/** The agents/list skill filter matches this many teammates at every scale (an index should find them). */
+/** The agents/list role, skill and repo filters each match this many teammates at every scale (an index should find them). */
 export const TARGET_SKILL_HOLDERS = 20;
 export const TARGET_SKILL = 'bench-target-skill';
+export const TARGET_ROLE = 'bench-target-role';
+export const TARGET_REPO = 'bench-target-repo/';
 
 export function seededHandle(i: number): string {
   return `mate-${String(i).padStart(5, '0')}@bench`;
@@ -32,8 +37,9 @@ export function seededAgent(template: AgentDoc, i: number, epoch: number): Agent
     handle,
     team: 'bench',
     name: `Teammate ${i}`,
+    role: i < TARGET_SKILL_HOLDERS ? TARGET_ROLE : `role-${i % 40}`,
     skills,
-    repos_owned: [`repo-${i % 200}/`],
+    repos_owned: i < TARGET_SKILL_HOLDERS ? [TARGET_REPO] : [`repo-${i % 200}/`],
     slack_user_id: null,
     created_at: at,
     updated_at: at,
@@ -81,8 +87,32 @@ export function seededThread(template: ThreadDoc, i: number, opts: { reader: str
     declined_at: stamp('declined'),
     cancelled_at: stamp('cancelled'),
     outbox: [{ ...template.outbox[0]!, id: randomUUID(), at: created, by: from }],
-    outbox_dirty: false,
   };
+}
+
+/**
+ * Inserts threads make(from..to-1) in batches as the relay itself places them: with their mailbox positions where
+ * the server needs mailbox logs (the migration's bulk path). Returns the seconds it took.
+ */
+export async function seedThreads(store: MongoStore, from: number, to: number, make: (i: number) => ThreadDoc, progress: (line: string) => void): Promise<number> {
+  const started = Date.now();
+  let lastReport = started;
+  for (let start = from; start < to; start += BATCH) {
+    const docs: ThreadDoc[] = [];
+    for (let i = start; i < Math.min(to, start + BATCH); i++) docs.push(make(i));
+    docs.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
+    if (store.mailbox) {
+      const places = await placeInMailboxes(store, docs);
+      for (const doc of docs) doc.mailbox = places.get(doc._id)!;
+    }
+    await store.threads.insertMany(docs, { ordered: false });
+    const done = Math.min(to, start + BATCH);
+    if (Date.now() - lastReport > 10_000 || done === to) {
+      lastReport = Date.now();
+      progress(`  threads: ${done.toLocaleString('en')} of ${to.toLocaleString('en')} (${Math.round((done - from) / ((Date.now() - started) / 1000))} docs/s)`);
+    }
+  }
+  return (Date.now() - started) / 1000;
 }
 
 /** Inserts make(from..to-1) in batches; reports progress and returns the seconds it took. */

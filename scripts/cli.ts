@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The handoff-relay command line: `start` (with local services when none are configured), `register`, `deliveries`.
+// The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
+// `deliveries`, `policy`.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
@@ -10,10 +11,13 @@ import { ensureRedis } from './local-services/redis';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
 import { mcpClientConfig } from '../mcp/client-config';
 import { startRelay } from './relay';
+import { MongoStore } from '../relay-core/store/mongo-store';
+import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
 import { POLICY_USAGE, policyCommand } from './policy-command';
 
 const USAGE = `Usage:
   handoff-relay start                      run the relay (every role unless RELAY_ROLES says otherwise)
+  handoff-relay migrate                    bring the database up to this version's layout (start does it too)
   handoff-relay register --handle NAME@TEAM --name "Display name" --role ROLE
                          [--slack-user U0123456] [--skills a,b] [--repos apps/web/,docs/] [--tools git,npm]
                                            create a teammate; prints its API key once and MCP configuration
@@ -24,20 +28,23 @@ Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY,
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
+/** MONGODB_URL, or the embedded FerretDB under the data directory (started now; its stop is pushed on `stops`). */
+async function storeUrl(config: ReturnType<typeof loadConfig>, stops: Array<() => Promise<void>>): Promise<string> {
+  if (config.mongodbUrl) return config.mongodbUrl;
+  const dataDir = resolve(config.dataDir, 'ferretdb');
+  await ensureFerretDbBinary(say);
+  const ferret = await startFerretDb({ dataDir, log: say });
+  stops.push(() => ferret.stop());
+  say(`FerretDB (SQLite under ${dataDir}) on ${ferret.url}`);
+  return ferret.url;
+}
+
 async function start(): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger(config.logLevel);
   const stops: Array<() => Promise<void>> = [];
 
-  let mongodbUrl = config.mongodbUrl;
-  if (!mongodbUrl) {
-    const dataDir = resolve(config.dataDir, 'ferretdb');
-    await ensureFerretDbBinary(say);
-    const ferret = await startFerretDb({ dataDir, log: say });
-    stops.push(() => ferret.stop());
-    mongodbUrl = ferret.url;
-    say(`FerretDB (SQLite under ${dataDir}) on ${ferret.url}`);
-  }
+  const mongodbUrl = await storeUrl(config, stops);
   const redis = await ensureRedis(config.redisUrl, say);
   if (redis.started) stops.push(() => redis.stop());
 
@@ -76,6 +83,21 @@ async function start(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** Brings the database up to this version's layout (start does the same before it serves). */
+async function migrate(): Promise<void> {
+  const config = loadConfig(process.env);
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const store = await MongoStore.connect(await storeUrl(config, stops), config.mongodbDb);
+    stops.unshift(() => store.close());
+    await store.ensureIndexes();
+    const touched = await migrateStore(store, say);
+    say(touched === 0 ? `migrate: nothing to do (layout ${SCHEMA_VERSION})` : `migrate: done, ${touched.toLocaleString('en')} threads updated`);
+  } finally {
+    for (const stop of stops) await stop();
+  }
 }
 
 async function register(argv: string[]): Promise<void> {
@@ -208,6 +230,8 @@ async function main(): Promise<void> {
   switch (command) {
     case 'start':
       return start();
+    case 'migrate':
+      return migrate();
     case 'register':
       return register(rest);
     case 'deliveries':

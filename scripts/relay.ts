@@ -25,6 +25,7 @@ import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
+import { migrateStore } from '../relay-core/store/migrate';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
@@ -32,6 +33,7 @@ import { parsePolicy } from '../relay-core/domain/policy';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
+import { cleanupScheduler, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
@@ -74,6 +76,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
+  await migrateStore(store, (line) => log.info(line));
   const producer = redisConnection(config.redisUrl, 'producer');
   producer.on('error', () => {
     // ioredis reconnects by itself; a failed publish is swept later.
@@ -81,6 +84,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const queues = producerQueues(producer, config.queuePrefix);
   const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
+  store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
   const deliveries = new WebhookDeliveries(store);
@@ -149,6 +153,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
             onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
             clock,
           }),
+          [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
         }),
@@ -169,7 +174,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
   }
-  const metrics = new RelayMetrics({ outboxBacklog: () => store.threads.countDocuments({ outbox_dirty: true }) });
+  const metrics = new RelayMetrics({ outboxBacklog: () => store.outbox.count() });
   for (const running of workers) {
     metrics.watchWorker(running.worker);
     logWorkerEvents(running.worker, log);
@@ -233,6 +238,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       }
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
+      // What this process noted for clean-up goes on the queue while it is still open.
+      await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);
       producer.disconnect();
       await store.close();

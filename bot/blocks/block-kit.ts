@@ -3,7 +3,7 @@ import { truncate } from './mrkdwn';
 
 export { codeBlock, escapeMrkdwn, linkUrl, slackDate, truncate } from './mrkdwn';
 
-/** Slack's Block Kit limits the builders respect (the fake Slack in test/fake-slack/block-limits.ts enforces them). */
+/** Slack's Block Kit limits the builders respect (the fake Slack in scripts/fake-slack/block-limits.ts enforces them). */
 export const SLACK_LIMITS = {
   messageBlocks: 50,
   viewBlocks: 100,

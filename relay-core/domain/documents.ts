@@ -166,7 +166,7 @@ export interface SlackPendingPost {
 
 export interface ThreadDoc {
   _id: string;
-  /** Bumped by every write; the write to version N is claimed first in `thread_writes` (see mongo-store.ts). */
+  /** Bumped by every write (see store/thread-writes.ts). */
   version: number;
   team: string;
   from: string;
@@ -196,10 +196,12 @@ export interface ThreadDoc {
   /** Messages written by each side, for unread counts: `from` by the sender, `to` by the recipient. */
   message_counts: { from: number; to: number };
   outbox: OutboxEvent[];
-  /** true while some event in `outbox` may not be on its queue yet; the sweep enqueues them and clears it. */
-  outbox_dirty: boolean;
-  /** How many of `outbox`'s events the sweep has seen on their queues; it re-enqueues only those after. */
+  /** Previous layout only (the migration moves it into `outbox_entries`): events that might not be on a queue yet. */
+  outbox_dirty?: boolean;
+  /** Previous layout only: how many of `outbox`'s events the old sweep had seen on their queues. */
   outbox_enqueued?: number;
+  /** Where this thread sits in the mailbox logs (servers without usable indexes; see store/mailbox-log.ts). */
+  mailbox?: { to: number; from: number };
   slack: SlackDelivery | null;
   /** The sender's DM for this handoff, when the sender is linked to Slack (absent on old threads). */
   slack_sender?: SlackDelivery | null;
@@ -230,6 +232,34 @@ export interface ThreadWriteDoc {
   version: number;
   /** The whole new document, so anyone can finish a write whose writer died between claim and replace. */
   doc: ThreadDoc;
+  at: Date;
+}
+
+/** An event to put on its queues; removed once it is there (see store/outbox-ledger.ts). `_id` is the event id. */
+export interface OutboxEntryDoc {
+  _id: string;
+  thread_id: string;
+  event: OutboxEvent;
+  at: Date;
+}
+
+/** Entry n of a mailbox log: `_id` `${box}#${n}`, box `to:${handle}` or `from:${handle}`. */
+export interface MailboxEntryDoc {
+  _id: string;
+  thread_id: string;
+  created_at: Date;
+}
+
+/** A hint of a mailbox log's last position (`_id` is the box); the true head may be a few entries above it. */
+export interface MailboxHeadDoc {
+  _id: string;
+  n: number;
+}
+
+/** Small named values of the store: the schema version, the agents change marker. */
+export interface MetaDoc {
+  _id: string;
+  value: unknown;
   at: Date;
 }
 

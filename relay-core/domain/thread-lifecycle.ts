@@ -86,7 +86,6 @@ export function newPendingThread(
     message_seq: 0,
     message_counts: { from: 0, to: 0 },
     outbox: [{ id: fields.eventId, type: 'thread.created', at: now, by: sender.handle, via }],
-    outbox_dirty: true,
     slack: null,
     handoff_token: handoffToken(bodyHash),
   };

@@ -63,7 +63,7 @@ export class RelayMetrics {
     });
     new Gauge({
       name: 'relay_outbox_backlog_threads',
-      help: 'Threads with events that may not be on a queue yet (outbox_dirty), counted at scrape time',
+      help: 'Events that may not be on a queue yet (the outbox), counted at scrape time',
       registers,
       async collect() {
         this.set(await deps.outboxBacklog());

@@ -72,7 +72,8 @@ export class MessageAppender {
       }
       const recorded = await this.recordMessage(thread._id, message);
       if (!recorded) {
-        await this.deps.store.messages.deleteOne({ _id: message._id, id: message.id });
+        // Only this writer ever inserted this `_id` (a duplicate insert fails), so it is ours to take back.
+        await this.deps.store.messages.deleteOne({ _id: message._id });
         const latest = await this.deps.readThread(caller, request.thread_id);
         await this.assertOpenBetween(caller, latest);
         continue;
@@ -87,7 +88,7 @@ export class MessageAppender {
   private async recordMessage(threadId: string, message: MessageDoc): Promise<boolean> {
     const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
     let alreadyRecorded = false;
-    const { after } = await this.deps.store.writeThread(threadId, (doc) => {
+    const after = await this.deps.outbox.recording(threadId, event, async () => (await this.deps.store.writeThread(threadId, (doc) => {
       if (doc.message_seq >= message.sequence_no) {
         alreadyRecorded = true;
         return undefined;
@@ -100,10 +101,8 @@ export class MessageAppender {
         message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
         updated_at: message.created_at,
         outbox: [...doc.outbox, event],
-        outbox_dirty: true,
       };
-    });
-    if (after) await this.deps.outbox.publish(threadId, [event]);
+    })).after);
     return after !== null || alreadyRecorded;
   }
 

@@ -1,11 +1,10 @@
-// The outbox: events a thread write recorded go to their queues, and a sweep enqueues whatever missed them.
+// The outbox: every event a thread write records is in the outbox collection before the write and goes to its
+// queues right after it; a sweep enqueues whatever missed its queue (Redis was down, a process died).
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { OutboxEvent } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
-
-// Events are published right after the write; the sweep covers Redis being down or a process dying in between.
 
 export interface OutboxDeps {
   store: MongoStore;
@@ -14,41 +13,65 @@ export interface OutboxDeps {
   log: Logger;
 }
 
+/** An outbox entry whose thread does not record its event this long after it settled belongs to a write that never happened. */
+const UNWRITTEN_EVENT_MS = 30_000;
+
 export class Outbox {
   constructor(private readonly deps: OutboxDeps) {}
 
   /**
-   * Puts events on their queues right after the write that recorded them. A failure is not the caller's:
-   * the thread stays outbox_dirty and the sweep enqueues it (job ids are event ids, so twice is once).
+   * Runs `write`, which records `event` on the thread, with the event in the outbox first: if this process dies
+   * right after the write, or Redis refuses the add, the sweep still enqueues it. A write that did not happen
+   * (null) takes its entry back. The event goes on its queues right after the write.
    */
-  async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+  async recording<T>(threadId: string, event: OutboxEvent, write: () => Promise<T | null>): Promise<T | null> {
+    const mine = await this.deps.store.outbox.pending(threadId, event);
+    let written: T | null = null;
+    try {
+      written = await write();
+    } finally {
+      if (written === null && mine) await this.deps.store.outbox.abandoned(event.id).catch(() => {});
+    }
+    if (written !== null) await this.publish(threadId, [event]);
+    return written;
+  }
+
+  /**
+   * Puts events on their queues right after the write that recorded them. A failure is not the caller's:
+   * the events stay in the outbox and the sweep enqueues them (job ids are event ids, so twice is once).
+   */
+  private async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
     try {
       await this.deps.events.publish(threadId, events);
+      this.deps.store.outbox.enqueued(events.map((e) => e.id));
     } catch (error) {
       this.deps.log.warn({ thread_id: threadId, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
     }
   }
 
   /**
-   * Enqueues every event of threads written more than `settleMs` ago that may have missed their queue
-   * (Redis was down, a process died), then clears their dirty flag. Also finishes interrupted writes.
+   * Enqueues the outbox events older than `settleMs` and removes them. It reads only the outbox, which holds the
+   * events in flight: with nothing waiting it costs one empty read. An entry whose write never happened (its
+   * thread does not record the event) is dropped once that write's time is up. Reading each thread through the
+   * store also finishes a write whose writer died before applying it.
    */
   async sweep(settleMs: number, limit = 500): Promise<number> {
-    await this.deps.store.repairThreadWrites();
-    const cutoff = new Date(this.deps.clock.now().getTime() - settleMs);
-    const dirty = await this.deps.store.threads
-      .find({ outbox_dirty: true, updated_at: { $lte: cutoff } }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } })
-      .limit(limit)
-      .toArray();
-    for (const doc of dirty) {
-      // Only the events since the last sweep: an older event's job may have completed and been removed from
-      // Redis long ago, and adding it again would run it again.
-      await this.deps.events.publish(doc._id, doc.outbox.slice(doc.outbox_enqueued ?? 0));
-      const seen = doc.outbox.length;
-      await this.deps.store.writeThread(doc._id, (current) =>
-        current.outbox_dirty && current.outbox.length === seen ? { ...current, outbox_dirty: false, outbox_enqueued: seen } : undefined,
-      );
+    const { store } = this.deps;
+    await store.outbox.flush();
+    const now = this.deps.clock.now().getTime();
+    let enqueued = 0;
+    for (const entry of await store.outbox.waiting(limit)) {
+      const age = now - entry.at.getTime();
+      if (age < settleMs) continue;
+      const thread = await store.readThread(entry.thread_id);
+      if (thread?.outbox.some((e) => e.id === entry._id)) {
+        await this.deps.events.publish(entry.thread_id, [entry.event]);
+        await store.outbox.remove([entry._id]);
+        enqueued += 1;
+      } else if (age > settleMs + UNWRITTEN_EVENT_MS) {
+        await store.outbox.remove([entry._id]);
+      }
     }
-    return dirty.length;
+    return enqueued;
   }
 }

@@ -110,7 +110,7 @@ export class RelayService {
   /** The thread behind a signed inbox link, for that participant; null when the link is not genuine. */
   async threadForInboxLink(threadId: string, viewer: string, signature: string): Promise<{ view: ThreadView; viewer: string } | null> {
     if (!isGenuineInboxLink(this.tokenSecret, threadId, viewer, signature)) return null;
-    const doc = await this.store.threads.findOne({ _id: threadId });
+    const doc = await this.store.readThread(threadId);
     if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;
     return { view: await this.view(doc, viewer), viewer };
   }
@@ -134,7 +134,7 @@ export class RelayService {
     );
     const bodyHash = doc.request_hash;
     let earlier: ThreadDoc | null = null;
-    const isReplay = async () => Boolean(input.idempotency_key && (earlier = await this.store.threads.findOne({ _id: threadId })));
+    const isReplay = async () => Boolean(input.idempotency_key && (earlier = await this.store.readThread(threadId)));
     const policy = await this.policy?.check({
       action: 'handoff.create',
       via,
@@ -148,14 +148,19 @@ export class RelayService {
     }, isReplay);
     if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
     if (policy) doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
-    try {
-      await this.store.threads.insertOne(doc);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      return this.replayCreate(await this.store.threads.findOne({ _id: threadId }), bodyHash);
-    }
+    const created = await this.outbox.recording(threadId, doc.outbox[0]!, async () => {
+      const mailbox = await this.store.placeNewThread(doc);
+      if (mailbox) doc.mailbox = mailbox;
+      try {
+        await this.store.threads.insertOne(doc);
+        return doc;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return null;
+      }
+    });
+    if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     this.log.info({ thread_id: threadId, from: sender.handle, to: recipient.handle, via }, 'handoff created');
-    await this.outbox.publish(threadId, doc.outbox);
     return this.createResult(doc);
   }
 
@@ -163,7 +168,7 @@ export class RelayService {
 
   /** The thread as a participant sees it; anyone else gets not_a_participant. */
   async readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc> {
-    const doc = await this.store.threads.findOne({ _id: threadId });
+    const doc = await this.store.readThread(threadId);
     if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
     assertParticipant(caller, doc);
     return doc;
@@ -178,26 +183,20 @@ export class RelayService {
       view.handoff_token_expires_at = doc.handoff_token.expires_at.toISOString();
     }
     const seen = doc.message_counts[doc.from === caller.handle ? 'to' : 'from'];
-    await this.store.threadReads.replaceOne({ _id: `${threadId}:${caller.handle}` }, { seen, at: this.clock.now() }, { upsert: true });
+    const readId = `${threadId}:${caller.handle}`;
+    await this.store.threadReads.replaceOne({ _id: readId }, { seen, at: this.clock.now() }, { upsert: true });
+    this.store.cleanup.note('thread_reads', readId);
     return view;
   }
 
   async view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
-    const [from, to, messages] = await Promise.all([
-      this.teammates.get(doc.from),
-      this.teammates.get(doc.to),
-      doc.message_seq === 0
-        ? Promise.resolve([])
-        : this.store.messages
-            .find({ thread_id: doc._id, sequence_no: { $gt: doc.message_seq - MESSAGES_PER_READ, $lte: doc.message_seq } })
-            .sort({ sequence_no: 1 })
-            .toArray(),
-    ]);
+    const newest = Array.from({ length: Math.min(doc.message_seq, MESSAGES_PER_READ) }, (_, i) => doc.message_seq - i);
+    const [from, to, messages] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to), this.store.messagesOf(doc._id, newest)]);
     return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id, viewer));
   }
 
   async threadById(threadId: string): Promise<ThreadDoc | null> {
-    return this.store.threads.findOne({ _id: threadId });
+    return this.store.readThread(threadId);
   }
 
   /** A page of the caller's threads, newest first (thread-list.ts). */
@@ -261,7 +260,9 @@ export class RelayService {
     const event: OutboxEvent = { id: randomUUID(), type: rule.event, at: now, by: caller.handle, via };
     let gateRefused = false;
     let repeated = false;
-    const { before, after } = await this.store.writeThread(request.thread_id, (doc) => {
+    let before: ThreadDoc | null = null;
+    const after = await this.outbox.recording(request.thread_id, event, async () => {
+      const written = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
       repeated = false;
       if (doc[rule.actor] !== caller.handle) return undefined;
@@ -290,8 +291,10 @@ export class RelayService {
         ...(request.transition === 'cancel' ? { cancel_reason: request.reason ?? null } : {}),
         status_history: [...doc.status_history, { status: rule.to, by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
         outbox: [...doc.outbox, event],
-        outbox_dirty: true,
       };
+      });
+      before = written.before;
+      return written.after;
     });
     if (gateRefused) return before;
     if (repeated) {
@@ -300,7 +303,6 @@ export class RelayService {
     }
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
-    await this.outbox.publish(after._id, [event]);
     return after;
   }
 
@@ -314,7 +316,7 @@ export class RelayService {
     });
   }
 
-  /** Enqueues what missed its queue and finishes interrupted writes (outbox.ts); the number of threads swept. */
+  /** Enqueues what missed its queue and finishes interrupted writes (outbox.ts); the number of events enqueued. */
   async sweepOutbox(settleMs: number, limit = 500): Promise<number> {
     return this.outbox.sweep(settleMs, limit);
   }
@@ -329,7 +331,7 @@ export class RelayService {
   /** The policy's stamp for a change to an existing thread; none when the thread is not the caller's to change. */
   private async policyFor(caller: AgentDoc, threadId: string, action: Parameters<PolicyGate['check']>[0]['action'], via: Surface, sessionId?: string): Promise<PolicyStamp | undefined> {
     if (!this.policy) return undefined;
-    const doc = await this.store.threads.findOne({ _id: threadId });
+    const doc = await this.store.readThread(threadId);
     if (!doc || (doc.from !== caller.handle && doc.to !== caller.handle)) return undefined;
     const [sender, recipient] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to)]);
     if (!sender || !recipient) return undefined;

@@ -8,6 +8,7 @@ import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
+import { matchesCardFilter } from '../store/agent-directory';
 
 /** The fields anyone on the relay may read about a teammate. */
 export interface PublicCard {
@@ -113,6 +114,7 @@ export class Teammates {
       if (isDuplicateKey(error)) throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });
       throw error;
     }
+    await this.store.directory?.changed();
     const api_key = await this.issueKey(input.handle);
     this.log.info({ handle: input.handle, key_id: apiKeyId(api_key) }, 'teammate registered');
     return { card: ownCard(doc), api_key };
@@ -137,7 +139,7 @@ export class Teammates {
   async get(handle: string): Promise<AgentDoc | null> {
     const cached = this.agentCache.get(handle);
     if (cached) return cached;
-    const doc = await this.store.agents.findOne({ _id: handle });
+    const doc = await this.store.agentWriter.read(handle);
     if (doc) this.agentCache.set(handle, doc);
     return doc;
   }
@@ -151,6 +153,14 @@ export class Teammates {
 
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
+    if (this.store.directory) {
+      const cards: PublicCard[] = [];
+      for (const card of await this.store.directory.cards()) {
+        if (cards.length === limit) break;
+        if (matchesCardFilter(card, filter)) cards.push(publicCard(card as AgentDoc));
+      }
+      return cards;
+    }
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
     if (filter.skill !== undefined) query.skills = filter.skill;
@@ -183,6 +193,7 @@ export class Teammates {
     const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
+    await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
@@ -223,7 +234,7 @@ export class Teammates {
 
   /** Revokes every key of the teammate and issues a new one, shown this once. */
   async rotateKey(handle: string): Promise<string> {
-    const doc = await this.store.agents.findOne({ _id: handle });
+    const doc = await this.store.agentWriter.read(handle);
     if (!doc) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     if (doc.status !== 'active') throw new RelayError('conflict', `${handle} is disabled`);
     const revoked = await this.store.apiKeys.find({ handle }, { projection: { _id: 1 } }).toArray();
@@ -240,6 +251,7 @@ export class Teammates {
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
+    await this.store.directory?.changed();
     this.log.info({ handle }, 'teammate disabled');
     return ownCard(updated);
   }
@@ -252,7 +264,7 @@ export class Teammates {
 
   /** The teammate's current card, read from the store; unauthenticated when it is not active. */
   async requireActive(handle: string): Promise<AgentDoc> {
-    const doc = await this.store.agents.findOne({ _id: handle });
+    const doc = await this.store.agentWriter.read(handle);
     if (!doc || doc.status !== 'active') throw new RelayError('unauthenticated', 'This teammate is not active');
     return doc;
   }

@@ -1,10 +1,10 @@
-// Listing a teammate's threads: one page, newest first, with unread counts and a cursor that resumes exactly.
-import type { Filter } from 'mongodb';
-import type { AgentDoc, ThreadDoc } from '../domain/documents';
+// Listing a teammate's threads: one page, newest first, with unread counts and a cursor that resumes exactly
+// (the page itself comes from the store's lists: indexes on MongoDB, mailbox logs on FerretDB).
+import type { AgentDoc } from '../domain/documents';
 import type { ThreadStatus } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
 import type { Teammates } from './teammates';
-import { decodeCursor, encodeCursor, listItem, type ListItem } from './wire-views';
+import { listItem, type ListItem } from './wire-views';
 
 export interface ListRequest {
   role: 'recipient' | 'sender';
@@ -22,34 +22,25 @@ export interface ThreadPage {
 /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
 export async function listThreads(deps: { store: MongoStore; teammates: Teammates }, caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
   const party = request.role === 'recipient' ? 'to' : 'from';
-  const query: Filter<ThreadDoc> = { [party]: caller.handle };
-  if (request.status?.length) query.status = { $in: request.status };
-  const after = request.cursor ? decodeCursor(request.cursor) : undefined;
-  const createdAt: Record<string, Date> = {};
-  if (request.since) createdAt.$gte = request.since;
-  if (after) {
-    createdAt.$lte = after.created_at;
-    query.$or = [{ created_at: { $lt: after.created_at } }, { created_at: after.created_at, _id: { $lt: after.id } }];
-  }
-  if (Object.keys(createdAt).length) query.created_at = createdAt;
-  const docs = await deps.store.threads
-    .find(query, {
-      projection: { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1 },
-    })
-    .sort({ created_at: -1, _id: -1 })
-    .limit(request.limit + 1)
-    .toArray();
-  const page = docs.slice(0, request.limit);
-  const reads = page.length
-    ? await deps.store.threadReads.find({ _id: { $in: page.map((d) => `${d._id}:${caller.handle}`) } }).toArray()
-    : [];
-  const seen = new Map(reads.map((r) => [r._id.slice(0, r._id.lastIndexOf(':')), r.seen]));
+  const { threads: page, next_cursor } = await deps.store.lists.page({
+    party,
+    handle: caller.handle,
+    limit: request.limit,
+    ...(request.status?.length ? { statuses: request.status } : {}),
+    ...(request.since ? { since: request.since } : {}),
+    ...(request.cursor ? { cursor: request.cursor } : {}),
+  });
+  const other = party === 'to' ? 'from' : 'to';
+  // What the caller has seen matters only where the other side wrote something; each read is one `_id` lookup.
+  const seen = new Map(
+    await Promise.all(
+      page
+        .filter((d) => d.message_counts[other] > 0)
+        .map(async (d) => [d._id, (await deps.store.threadReads.findOne({ _id: `${d._id}:${caller.handle}` }))?.seen ?? 0] as const),
+    ),
+  );
   const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
   const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));
-  const items = page.map((d) => {
-    const fromOther = d.message_counts[party === 'to' ? 'from' : 'to'];
-    return listItem(d, agents, Math.max(0, fromOther - (seen.get(d._id) ?? 0)));
-  });
-  const last = page[page.length - 1];
-  return { items, next_cursor: docs.length > request.limit && last ? encodeCursor(last) : null };
+  const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - (seen.get(d._id) ?? 0))));
+  return { items, next_cursor };
 }

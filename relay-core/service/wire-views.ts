@@ -1,7 +1,6 @@
 // What a participant reads back: the thread in the wire shape (snake_case, ISO 8601 timestamps; the README describes it).
 import type { Verdict } from '../domain/acceptance-verdict';
 import type { AgentDoc, MessageDoc, ThreadDoc } from '../domain/documents';
-import { RelayError } from '../domain/errors';
 import type { Artifact, ProposedAction, Surface, ThreadStatus } from '../domain/schemas';
 
 export interface PartyView {
@@ -158,19 +157,4 @@ export function listItem(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' 
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };
-}
-
-/** Opaque to clients: the sort key of the last item of a page. */
-export function encodeCursor(doc: { _id: string; created_at: Date }): string {
-  return Buffer.from(JSON.stringify([doc.created_at.getTime(), doc._id])).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { created_at: Date; id: string } {
-  try {
-    const [ms, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) && typeof id === 'string' && id.length <= 64) return { created_at: new Date(ms), id };
-  } catch {
-    // fall through
-  }
-  throw new RelayError('invalid_params', 'params.page.cursor: not a cursor this relay issued');
 }

@@ -1,25 +1,47 @@
-// MongoDB adapter: typed collections, indexes, and the versioned thread write every state change goes through.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient, MongoServerError, type Collection, type CreateIndexesOptions, type Db, type Filter, type IndexSpecification, type OptionalUnlessRequiredId } from 'mongodb';
-import type { AgentDoc, AgentWriteDoc, ApiKeyDoc, IdempotencyDoc, MessageDoc, PolicyAuditDoc, PolicyDoc, SlackLinkDoc, ThreadDoc, ThreadReadDoc, ThreadWriteDoc } from '../domain/documents';
-import { RelayError } from '../domain/errors';
+// MongoDB adapter: typed collections, indexes, and the access paths picked by the server's capabilities at connect
+// time: MongoDB's atomic conditional writes and indexes, or on FerretDB paths that are all `_id` lookups.
+import { MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification } from 'mongodb';
+import type {
+  AgentDoc,
+  AgentWriteDoc,
+  ApiKeyDoc,
+  IdempotencyDoc,
+  MailboxEntryDoc,
+  MailboxHeadDoc,
+  MessageDoc,
+  MetaDoc,
+  OutboxEntryDoc,
+  PolicyAuditDoc,
+  PolicyDoc,
+  SlackLinkDoc,
+  ThreadDoc,
+  ThreadReadDoc,
+  ThreadWriteDoc,
+} from '../domain/documents';
+import { AgentDirectory } from './agent-directory';
+import { CleanupLedger } from './cleanup-ledger';
+import { boxName, MailboxLog } from './mailbox-log';
+import { OutboxLedger } from './outbox-ledger';
+import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
+import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
 
-// Only what FerretDB 1.24 also supports: CRUD, unique indexes, simple queries (no transactions, no atomic updates).
-
-export function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === 11000;
-}
-
-/** How long a claimed write may stay unapplied before others finish it for its (presumably dead) writer. */
-const STALE_CLAIM_MS = 2_000;
-/** How long a write keeps retrying against concurrent writers of the same thread before state_changed. */
-const CONTENDED_WRITE_MS = 5_000;
-
-export interface VersionedWrite<T> {
-  before: T | null;
-  after: T | null;
-}
+export { isDuplicateKey, backoffMs, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
+
+/** What the server does atomically and without reading whole collections, learned at connect time. */
+export interface ServerCapabilities {
+  kind: 'mongodb' | 'ferretdb';
+  /** A conditional update is one atomic step (MongoDB); FerretDB 1.x reads, filters and writes back separately. */
+  atomicConditionalWrites: boolean;
+  /** Filters other than `{ _id }` and sorts are served by indexes (FerretDB on SQLite reads the whole collection). */
+  indexedQueries: boolean;
+}
+
+export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
+  const info = await db.admin().command({ buildInfo: 1 });
+  const ferret = typeof info.ferretdbVersion === 'string';
+  return { kind: ferret ? 'ferretdb' : 'mongodb', atomicConditionalWrites: !ferret, indexedQueries: !ferret };
+}
 
 export class MongoStore {
   readonly agents: Collection<AgentDoc>;
@@ -33,10 +55,27 @@ export class MongoStore {
   readonly policies: Collection<PolicyDoc>;
   readonly policyAudit: Collection<PolicyAuditDoc>;
   readonly idempotency: Collection<IdempotencyDoc>;
+  readonly outboxEntries: Collection<OutboxEntryDoc>;
+  readonly mailboxEntries: Collection<MailboxEntryDoc>;
+  readonly mailboxHeads: Collection<MailboxHeadDoc>;
+  readonly meta: Collection<MetaDoc>;
+  /** Every thread write and every read of a thread's current version goes through this. */
+  readonly writer: VersionedWriter<ThreadDoc>;
+  /** The same for teammates' documents. */
+  readonly agentWriter: VersionedWriter<AgentDoc>;
+  readonly lists: ThreadLists;
+  /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
+  readonly mailbox: MailboxLog | null;
+  readonly outbox: OutboxLedger;
+  /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
+  readonly directory: AgentDirectory | null;
+  /** What to delete once it has aged out (claims, idempotency records, read markers). */
+  readonly cleanup = new CleanupLedger();
 
   private constructor(
     private readonly client: MongoClient,
     readonly db: Db,
+    readonly capabilities: ServerCapabilities,
   ) {
     this.agents = db.collection<AgentDoc>('agents');
     this.agentWrites = db.collection<AgentWriteDoc>('agent_writes');
@@ -49,17 +88,40 @@ export class MongoStore {
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
+    this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
+    this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
+    this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
+    this.meta = db.collection<MetaDoc>('meta');
+    this.outbox = new OutboxLedger(this.outboxEntries);
+    if (capabilities.atomicConditionalWrites) {
+      this.writer = new ConditionalWriter(this.threads, 'thread');
+      this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
+    } else {
+      const noted = (kind: 'thread_writes' | 'agent_writes') => (claimId: string) => this.cleanup.note(kind, claimId);
+      this.writer = new ClaimedWriter(this.threads, this.threadWrites, (next) => ({ thread_id: next._id, version: next.version }), 'thread', noted('thread_writes'));
+      this.agentWriter = new ClaimedWriter(this.agents, this.agentWrites, (next) => ({ handle: next._id, version: next.version! }), 'teammate', noted('agent_writes'));
+    }
+    if (capabilities.indexedQueries) {
+      this.mailbox = null;
+      this.lists = new IndexedThreadLists(this.threads);
+      this.directory = null;
+    } else {
+      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads);
+      this.lists = new MailboxThreadLists(this.threads, this.mailbox);
+      this.directory = new AgentDirectory(this.agents, this.meta);
+    }
   }
 
   static async connect(url: string, dbName?: string): Promise<MongoStore> {
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20 });
     await client.connect();
-    return new MongoStore(client, client.db(dbName));
+    const db = client.db(dbName);
+    return new MongoStore(client, db, await detectCapabilities(db));
   }
 
   /**
-   * Creates the indexes (idempotent). One index per command: FerretDB 1.24 drops the connection
-   * ("slice bounds out of range") when one createIndexes command names several indexes that exist.
+   * Creates the indexes MongoDB serves the queries with (idempotent). One index per command: FerretDB 1.24
+   * drops the connection ("slice bounds out of range") when one createIndexes command names several that exist.
    */
   async ensureIndexes(): Promise<void> {
     const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
@@ -70,111 +132,80 @@ export class MongoStore {
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
-      [this.threads, { outbox_dirty: 1, updated_at: 1 }, { name: 'outbox_sweep' }],
-      [this.threadWrites, { at: 1 }, { name: 'age' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
-      [this.idempotency, { created_at: 1 }, { name: 'age' }],
     ];
-    for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
+    if (this.capabilities.indexedQueries) {
+      for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
+      return;
+    }
+    // FerretDB serves none of these (only `{ _id }` lookups), yet would keep each one up to date on every write:
+    // drop them, and the ones earlier versions made (the outbox sweep's, the claims' and idempotency's ages).
+    const unused = new Map<Collection<any>, string[]>([
+      [this.agents, ['role', 'skills', 'repos_owned']],
+      [this.apiKeys, ['handle']],
+      [this.threads, ['inbox', 'sent', 'outbox_sweep']],
+      [this.messages, ['thread_order']],
+      [this.threadWrites, ['age']],
+      [this.idempotency, ['age']],
+    ]);
+    for (const [collection, names] of unused) {
+      const present = await collection
+        .listIndexes()
+        .toArray()
+        .then((list) => list.map((index) => index.name as string), () => [] as string[]);
+      for (const name of names.filter((n) => present.includes(n))) await collection.dropIndex(name);
+    }
   }
 
   async ping(): Promise<void> {
     await this.db.command({ ping: 1 });
   }
 
-  async close(): Promise<void> {
-    await this.client.close();
+  /** The thread's current version (on FerretDB, past any claim its cached document lags behind). */
+  readThread(id: string): Promise<ThreadDoc | null> {
+    return this.writer.read(id);
   }
 
   /**
-   * Applies `change` to the current thread as one write that no concurrent write can interleave with.
-   *
-   * FerretDB 1.x evaluates an update's filter and writes the document back in separate steps, so
-   * `findOneAndUpdate({ status: 'pending' }, …)` lets two racing callers both win, and two updates of
-   * different fields can lose one another. Instead, a write to version N+1 is first claimed by
-   * inserting `${id}:${N+1}` into `thread_writes` (a unique `_id`, which every MongoDB-compatible
-   * server enforces atomically); only the claim's owner replaces the document. The claim carries the
-   * whole new document, so a write whose owner died between the two steps is finished by the next writer.
-   *
-   * `change` is a pure function of the current document: it returns the next one, or undefined when
-   * its precondition no longer holds (then `after` is null and `before` tells the caller why).
+   * Applies `change` to the current thread as one write that no concurrent write can interleave with (see
+   * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
+   * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    */
-  async writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<ThreadWrite> {
-    return versionedWrite(this.threads, this.threadWrites, id, change, (next) => ({ thread_id: id, version: next.version }), 'thread');
+  writeThread(id: string, change: Change<ThreadDoc>): Promise<ThreadWrite> {
+    return this.writer.write(id, change);
   }
 
   /**
    * The same write for a teammate's document: its endpoint is verified by a worker while its owner may change
    * the card or rotate the secret, and a plain FerretDB update of one would undo the other.
    */
-  async writeAgent(handle: string, change: (current: AgentDoc) => AgentDoc | undefined): Promise<VersionedWrite<AgentDoc>> {
-    return versionedWrite(this.agents, this.agentWrites, handle, change, (next) => ({ handle, version: next.version! }), 'teammate');
+  writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
+    return this.agentWriter.write(handle, change);
   }
 
-  /** Finishes writes whose owners died, then forgets applied claims old enough that nobody can race them. */
-  async repairThreadWrites(forgetAfterMs = 60_000): Promise<void> {
-    const claims = await this.threadWrites
-      .find({ at: { $lte: new Date(Date.now() - STALE_CLAIM_MS) } })
-      .sort({ at: 1 })
-      .limit(500)
-      .toArray();
-    if (claims.length === 0) return;
-    const ids = [...new Set(claims.map((c) => c.thread_id))];
-    const versions = new Map(
-      (await this.threads.find({ _id: { $in: ids } }, { projection: { version: 1 } }).toArray()).map((t) => [t._id, t.version]),
-    );
-    const forgetBefore = Date.now() - forgetAfterMs;
-    for (const claim of claims) {
-      const version = versions.get(claim.thread_id);
-      if (version === claim.version - 1) {
-        await this.threads.replaceOne({ _id: claim.thread_id, version }, claim.doc);
-      } else if ((version === undefined || version >= claim.version) && claim.at.getTime() < forgetBefore) {
-        await this.threadWrites.deleteOne({ _id: claim._id });
-      }
+  /** A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. */
+  async placeNewThread(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'>): Promise<ThreadDoc['mailbox']> {
+    if (!this.mailbox) return undefined;
+    const [to, from] = await Promise.all([
+      this.mailbox.append(boxName('to', doc.to), doc._id, doc.created_at),
+      this.mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
+    ]);
+    return { to, from };
+  }
+
+  /** A thread's messages with these sequence numbers, in ascending order; by `_id` where that is all the server serves. */
+  async messagesOf(threadId: string, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
+    if (sequenceNos.length === 0) return [];
+    const sorted = [...sequenceNos].sort((a, b) => a - b);
+    if (this.capabilities.indexedQueries) {
+      return this.messages.find({ thread_id: threadId, sequence_no: { $in: sorted } }).sort({ sequence_no: 1 }).toArray();
     }
+    const docs = await Promise.all(sorted.map((n) => this.messages.findOne({ _id: `${threadId}:${n}` })));
+    return docs.filter((d): d is MessageDoc => d !== null);
   }
-}
 
-/**
- * The versioned write of `writeThread` for any collection whose documents carry a `version` (absent counts as 0),
- * with its claims in `claims` (`${id}:${version}`, holding the whole new document).
- */
-async function versionedWrite<T extends { _id: string; version?: number }, C extends { _id: string; doc: T; at: Date }>(
-  docs: Collection<T>,
-  claims: Collection<C>,
-  id: string,
-  change: (current: T) => T | undefined,
-  claimFields: (next: T) => Omit<C, '_id' | 'doc' | 'at'>,
-  what: string,
-): Promise<VersionedWrite<T>> {
-  const byVersion = (version: number | undefined) => ({ _id: id, version: version ?? { $exists: false } }) as Filter<T>;
-  const deadline = Date.now() + CONTENDED_WRITE_MS;
-  for (let attempt = 0; Date.now() < deadline; attempt += 1) {
-    const current = (await docs.findOne({ _id: id } as Filter<T>)) as T | null;
-    if (!current) return { before: null, after: null };
-    const changed = change(current);
-    if (!changed) return { before: current, after: null };
-    const version = (current.version ?? 0) + 1;
-    const next = { ...changed, _id: id, version } as T;
-    const claimId = `${id}:${version}`;
-    try {
-      await claims.insertOne({ ...claimFields(next), _id: claimId, doc: next, at: new Date() } as unknown as OptionalUnlessRequiredId<C>);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      // Rolls a claimed-but-unapplied write forward once its owner has had time to apply it.
-      const stale = (await claims.findOne({ _id: claimId } as Filter<C>)) as C | null;
-      if (stale && Date.now() - stale.at.getTime() >= STALE_CLAIM_MS) await docs.replaceOne(byVersion(current.version), stale.doc);
-      await sleep(backoffMs(attempt));
-      continue;
-    }
-    const replaced = await docs.replaceOne(byVersion(current.version), next);
-    // Not matched: our read was so old that the claim it raced had already been forgotten; read again.
-    if (replaced.matchedCount === 1) return { before: current, after: next };
+  async close(): Promise<void> {
+    await this.outbox.flush();
+    await this.client.close();
   }
-  throw new RelayError('state_changed', `The ${what} is changing too fast right now; read it again and retry`);
-}
-
-/** Jittered, capped backoff for writers that lost a race on the same document. */
-export function backoffMs(attempt: number): number {
-  return Math.random() * Math.min(5 * 2 ** Math.min(attempt, 5), 100);
 }

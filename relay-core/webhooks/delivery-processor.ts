@@ -47,11 +47,12 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     // Two small reads per event: most teammates have no endpoint, and this runs for every event.
     const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
     if (!thread) return 'skipped';
-    const owners = await store.agents
-      .find({ _id: { $in: [thread.from, thread.to] }, status: 'active', notification: { $ne: null } }, { projection: { _id: 1, notification: 1 } })
-      .toArray();
+    // One `_id` lookup per participant: any other filter reads every agent on FerretDB.
+    const owners = await Promise.all(
+      [...new Set([thread.from, thread.to])].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
+    );
     for (const agent of owners) {
-      if (!agent.notification || agent.notification.disabled_at) continue;
+      if (!agent || agent.status !== 'active' || !agent.notification || agent.notification.disabled_at) continue;
       const id = deliveryId(event.event_id, agent._id);
       await deliveries.open(event, agent._id, clock.now());
       await queues.enqueueDelivery(id, { ...event, handle: agent._id, redrive: 0 });

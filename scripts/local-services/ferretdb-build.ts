@@ -6,6 +6,21 @@ import { errorMessage, findOnPath, isExecutable, run, type Log } from './child-p
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 const FERRETDB_VERSION = 'v1.24.2';
+/** What our build reports as its version: 1.24.2 with the `_id` index patch below (an unpatched binary is rebuilt). */
+const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.1`;
+/** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
+const FERRETDB_BINARY = 'ferretdb-handoff-relay';
+/**
+ * FerretDB 1.24's SQLite backend looks `_id` up as `_ferretdb_sjson->'$._id'` while its unique `_id` index is on
+ * `_ferretdb_sjson->"_id"`: SQLite matches index expressions by their text, so every `_id` find, update and delete
+ * read the whole table (a lookup of a missing `_id` in 1,000 threads took ~40 ms, growing with the table). The
+ * same path written the index's way lets SQLite use the index.
+ */
+const FERRETDB_ID_PATCH = {
+  file: path.join('internal', 'backends', 'sqlite', 'metadata', 'metadata.go'),
+  from: `IDColumn = DefaultColumn + "->'$._id'"`,
+  to: `IDColumn = DefaultColumn + "->'_id'"`,
+};
 
 let ferretDbBinary: Promise<string> | undefined;
 
@@ -29,9 +44,9 @@ async function locateOrBuildFerretDb(log: Log): Promise<string> {
   const go = await findGo();
   const goDirs = go ? await goInstallDirs(go) : [];
   const candidates = unique([
-    await findOnPath('ferretdb', process.env.PATH),
-    ...goDirs.map((dir) => path.join(dir, 'ferretdb')),
-    '/root/go/bin/ferretdb',
+    await findOnPath(FERRETDB_BINARY, process.env.PATH),
+    ...goDirs.map((dir) => path.join(dir, FERRETDB_BINARY)),
+    `/root/go/bin/${FERRETDB_BINARY}`,
   ]);
 
   const rejected: string[] = [];
@@ -72,14 +87,18 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
     const srcDir = path.join(workDir, 'src');
     await fs.cp(moduleDir, srcDir, { recursive: true });
     await makeWritable(srcDir);
-    await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
+    await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${FERRETDB_BUILD}\n`);
+    const patched = path.join(srcDir, FERRETDB_ID_PATCH.file);
+    const source = await fs.readFile(patched, 'utf8');
+    if (!source.includes(FERRETDB_ID_PATCH.from)) throw new Error(`${FERRETDB_ID_PATCH.file} no longer holds the line the _id index patch replaces`);
+    await fs.writeFile(patched, source.replace(FERRETDB_ID_PATCH.from, FERRETDB_ID_PATCH.to));
 
     const built = path.join(workDir, 'ferretdb');
     await run(go, ['build', '-buildvcs=false', '-o', built, './cmd/ferretdb'], { cwd: srcDir });
 
     // Copy next to the target, then rename: a concurrent run never sees a half-written binary.
     await fs.mkdir(installDir, { recursive: true });
-    const target = path.join(installDir, 'ferretdb');
+    const target = path.join(installDir, FERRETDB_BINARY);
     const partial = `${target}.partial-${process.pid}`;
     await fs.copyFile(built, partial);
     await fs.chmod(partial, 0o755);
@@ -100,6 +119,7 @@ async function checkFerretDb(bin: string): Promise<string | undefined> {
     const version = /^version:\s*(\S+)/m.exec(out)?.[1] ?? 'unknown';
     // FerretDB 2 needs PostgreSQL with DocumentDB; this project runs 1.x on SQLite.
     if (/^v?([2-9]|\d{2,})\./.test(version)) return `version ${version} has no SQLite handler (need 1.x)`;
+    if (version !== FERRETDB_BUILD) return `version ${version} is not ${FERRETDB_BUILD} (the build with the _id index patch)`;
     return undefined;
   } catch (err) {
     return firstLine(errorMessage(err));

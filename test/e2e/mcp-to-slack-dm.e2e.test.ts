@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { withoutNonce } from '../helpers/provenance-nonce';
 import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, submitView } from '../helpers/slack-requests';

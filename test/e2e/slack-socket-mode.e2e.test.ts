@@ -1,6 +1,6 @@
 // Socket Mode end to end: with SLACK_APP_TOKEN the relay's Bolt app connects out to (fake) Slack over a
 // WebSocket instead of serving POST /slack/events; a button click arrives as an envelope and is acked by id.
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { blockActionPayload } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';

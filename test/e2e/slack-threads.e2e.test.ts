@@ -2,7 +2,7 @@
 // Both linked participants get one DM per handoff, every thread message becomes a reply under each DM in
 // sequence order (once), and a change from any surface redraws both DMs in place.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../../scripts/fake-slack/fake-slack-api';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';

@@ -2,8 +2,8 @@
 
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { WebSocket } from 'undici';
-import { BLOCK_LIMITS, checkBlocks, findBlockProblem, findViewProblem } from './block-limits';
-import { startFakeSlack, type FakeSlack } from './fake-slack-api';
+import { BLOCK_LIMITS, checkBlocks, findBlockProblem, findViewProblem } from '../../scripts/fake-slack/block-limits';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 
 const ALICE = 'U0ALICE';
 const BOB = 'U0BOB';

@@ -4,10 +4,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startRedis } from '../../scripts/local-services/redis';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
+import { verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
 
 const RECIPIENT = 'U0OUTAGE1';
 const COUNT = 100;
@@ -62,7 +62,8 @@ test(`${COUNT} handoffs sent while Redis is down are all answered; after it retu
   );
   expect(answers.map((a) => a.body.error ?? a.body.result.status.state)).toEqual(Array(COUNT).fill('pending'));
   const ids = answers.map((a) => a.body.result.task_id as string);
-  expect(await relay.store.threads.countDocuments({ _id: { $in: ids }, outbox_dirty: true })).toBe(COUNT);
+  const waiting = await relay.store.outboxEntries.find({}).toArray();
+  expect(new Set(waiting.map((e) => e.thread_id))).toEqual(new Set(ids));
   expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
   expect(hooks.events()).toHaveLength(0);
 
@@ -87,8 +88,8 @@ test(`${COUNT} handoffs sent while Redis is down are all answered; after it retu
         if (posts < COUNT || events < expectedIds.length) return false;
         const dms = await relay.store.threads.countDocuments({ _id: { $in: ids }, slack: { $ne: null } });
         const delivered = await deliveries.countDocuments({ _id: { $in: expectedIds as any[] }, status: 'delivered' });
-        const dirty = await relay.store.threads.countDocuments({ _id: { $in: ids }, outbox_dirty: true });
-        progress = `${dms} DMs and ${delivered} webhooks recorded, ${dirty} outboxes dirty`;
+        const dirty = await relay.store.outbox.count();
+        progress = `${dms} DMs and ${delivered} webhooks recorded, ${dirty} events in the outbox`;
         if (dms < COUNT || delivered < expectedIds.length || dirty > 0) return false;
         for (const queue of queues) {
           const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');

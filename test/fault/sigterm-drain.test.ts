@@ -2,7 +2,7 @@
 // running delivery finish and record itself, then exits 0.
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';

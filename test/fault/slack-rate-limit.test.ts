@@ -7,7 +7,7 @@ import { slackWebClient } from '../../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../../bot/slack-delivery';
 import { SlackPostLedger } from '../../bot/delivery/slack-post-ledger';
 import { mongoThreadWriter } from '../../relay-core/store/mongo-thread-writer';
-import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { WAIT_MS, waitUntil } from '../helpers/wait-until';

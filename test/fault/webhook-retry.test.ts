@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { echoChallenge, verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
+import { echoChallenge, verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
 import { sendHandoff } from '../helpers/handoffs';
 
 const run = promisify(execFile);

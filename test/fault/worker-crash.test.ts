@@ -10,11 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testMongoUrl, testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
-import { echoChallenge, verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver';
+import { echoChallenge, verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../../scripts/webhook-receiver';
 import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';
 import { startSlowSlackProxy, type SlowSlackProxy } from './slow-slack-proxy';
 import { sendHandoff } from '../helpers/handoffs';

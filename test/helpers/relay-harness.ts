@@ -6,7 +6,7 @@ import { loadConfig, type RelayConfig } from '../../relay-core/ops/config';
 import { createLogger } from '../../relay-core/ops/logger';
 import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
-import type { FakeSlack } from '../fake-slack/fake-slack-api';
+import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
 import { queuePrefix } from './queue-keys';
 

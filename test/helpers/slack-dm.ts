@@ -1,7 +1,7 @@
 // A handoff delivered as a Slack DM, and the clicks and modal submissions a person makes on it, through
 // the real Bolt receiver (signed requests) against the fake Slack Web API.
 import type { ThreadDoc } from '../../relay-core/domain/documents';
-import type { FakeSlack, FakeSlackCall } from '../fake-slack/fake-slack-api';
+import type { FakeSlack, FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from './relay-harness';
 import { clickButton, submitView, type ButtonClick, type ViewSubmission } from './slack-requests';
 import { waitUntil } from './wait-until';

@@ -1,6 +1,6 @@
 // The Slack fixture of the DM button and modal tests: three people in the fake Slack workspace (a recipient, a
 // sender, and a stranger linked to no teammate), the first two registered on a relay wired to that Slack.
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from './relay-harness';
 import { deliveredHandoff, type DeliveredDm } from './slack-dm';
 

@@ -4,7 +4,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { canonicalHash } from '../../relay-core/domain/canonical-json';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { HANDOFF_TOKEN_TTL_MS } from '../../relay-core/service/handoff-tokens';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';

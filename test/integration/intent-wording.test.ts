@@ -1,7 +1,7 @@
 // The intent rules refuse the same handoff in the same words on every surface: JSON-RPC /a2a, the MCP tool (over
 // Streamable HTTP at /mcp) and the Slack new-handoff modal, through a real relay, Bolt receiver and MCP client.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { connectMcpHttp, toolErrorText } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { submitViewState } from '../helpers/slack-requests';

@@ -1,6 +1,6 @@
 // bull-board at /admin/queues on a real relay: only the admin key opens it (Bearer, or Basic for a browser),
 // it shows the relay's queues, and a cross-origin change through Basic credentials is refused.
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let slack: FakeSlack;

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
@@ -108,12 +108,14 @@ test('the request histogram is labelled by route pattern, never by the raw URL',
   expect(text).not.toMatch(/someone-|\/no\/such/);
 });
 
-test('the outbox backlog gauge counts threads whose events are not on a queue yet', async () => {
+test('the outbox backlog gauge counts events that are not on a queue yet', async () => {
   const sent = await handoff('metrics: backlog');
   await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('metrics: backlog'));
   await waitUntil(async () => value(await scrape(), 'relay_outbox_backlog_threads') === 0, 'a clean outbox');
-  // Mark it as not yet enqueued, as a failed publish leaves it; the scrape must count it.
-  await relay.store.threads.updateOne({ _id: sent.body.result.task_id }, { $set: { outbox_dirty: true, updated_at: new Date(Date.now() + 3_600_000) } });
+  // An event not yet enqueued, as a failed publish leaves it (dated ahead so the sweep leaves it alone); the scrape must count it.
+  const threadId = sent.body.result.task_id as string;
+  const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
+  await relay.store.outboxEntries.insertOne({ _id: `${event.id.slice(0, -1)}0`, thread_id: threadId, event, at: new Date(Date.now() + 3_600_000) });
   expect(value(await scrape(), 'relay_outbox_backlog_threads')).toBe(1);
 });
 

@@ -2,7 +2,7 @@
 // never delivers, a worker-only relay delivers what it queued, and a bot-only relay answers Slack and nothing else.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { postSignedForm } from '../helpers/slack-requests';
 import { testRedisUrl } from '../helpers/test-env';

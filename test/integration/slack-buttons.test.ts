@@ -2,7 +2,7 @@
 // `verify` job (verifying → accepted, or the verdict's refusal as a notice), and clicks that must change nothing.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { FakeSlack } from '../fake-slack/fake-slack-api';
+import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from '../helpers/relay-harness';
 import { dmText, pressAndFinish, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
 import { clickButton } from '../helpers/slack-requests';

@@ -1,6 +1,6 @@
 // /handoff through the real Bolt receiver with signed requests, a real relay and the strict fake Slack: help, the
 // new-handoff modal and its submission, quick send, inbox, link; every failure path answers clearly and changes nothing.
-import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, sendSlashCommand, submitViewState, type ViewStateSubmission } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';

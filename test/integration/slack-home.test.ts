@@ -1,7 +1,7 @@
 // App Home through signed app_home_opened events and Home-tab button clicks into the real Bolt receiver: what waits
 // for the user and what they sent, newest first, within Slack's view limits, paged with "Show older".
-import { checkViewLimits } from '../fake-slack/block-limits';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { checkViewLimits } from '../../scripts/fake-slack/block-limits';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, postSignedEvent, sendSlashCommand, slackSignature } from '../helpers/slack-requests';
 import { sendHandoff } from '../helpers/handoffs';
@@ -31,10 +31,12 @@ beforeAll(async () => {
   };
   await batch(WAITING, (i) => send(ivanKey, 'hana@acme', `waiting #${i}`));
   await batch(SENT, (i) => send(hanaKey, 'ivan@acme', `sent #${i}`));
-  // Newest first is the relay's order (created_at, then id); the lists below are read back in that order, oldest first.
-  const ordered = async (from: string) => (await relay.store.threads.find({ from }).sort({ created_at: 1, _id: 1 }).toArray()).map((t) => t._id);
-  waitingIds.push(...(await ordered('ivan@acme')));
-  sentIds.push(...(await ordered('hana@acme')));
+  // Newest first is the relay's order (handoffs sent at the same moment may come in either order); the lists below
+  // are read back in that order from tasks/list, oldest first.
+  const hana = (await relay.relay.teammates.get('hana@acme'))!;
+  const ordered = async (role: 'recipient' | 'sender') => (await relay.relay.listThreads(hana, { role, limit: 100 })).items.map((t) => t.thread_id).reverse();
+  waitingIds.push(...(await ordered('recipient')));
+  sentIds.push(...(await ordered('sender')));
   // One waiting handoff accepted (still waits), one declined (waits no more), one sent completed (still listed as sent).
   for (const [key, id, transition] of [
     [hanaKey, waitingIds[WAITING - 1], 'accept'],

@@ -1,6 +1,6 @@
 // Decline / Complete / Reply: the button opens a modal (views.open, checked by the fake Slack's limits), the
 // submission makes the change through the real Bolt receiver, and problems come back on the field.
-import type { FakeSlack } from '../fake-slack/fake-slack-api';
+import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from '../helpers/relay-harness';
 import { dmText, openModal, pressAndFinish, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
 import { RECIPIENT, SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';

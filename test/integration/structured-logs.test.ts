@@ -7,11 +7,11 @@ import { loadConfig } from '../../relay-core/ops/config';
 import { createLogger } from '../../relay-core/ops/logger';
 import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
-import { startFakeSlack, type FakeSlack } from '../fake-slack/fake-slack-api';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { clickButton } from '../helpers/slack-requests';
 import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
-import { WebhookReceiver } from '../helpers/webhook-receiver';
+import { WebhookReceiver } from '../../scripts/webhook-receiver';
 import { queuePrefix } from '../helpers/queue-keys';
 
 const RECIPIENT = 'U0LOGS001';

@@ -4,7 +4,7 @@ import { WEBHOOK_SECRET_OVERLAP_MS } from '../../relay-core/webhooks/endpoint-li
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
-import { echoChallenge, verifyWebhook, WebhookReceiver, type Answer } from '../helpers/webhook-receiver';
+import { echoChallenge, verifyWebhook, WebhookReceiver, type Answer } from '../../scripts/webhook-receiver';
 
 let relay: TestRelay;
 const clock = new TestClock();
@@ -87,7 +87,7 @@ test('a rotation while the endpoint answers its challenge keeps both the new sec
 
     for (const [i, key] of racers.entries()) {
       await waitUntil(async () => (await rest('GET', '/agents/me', key)).body.notification?.verified === true || undefined, `racer${i + 1}'s endpoint to be verified`);
-      expect((await relay.store.agents.findOne({ _id: `racer${i + 1}@acme` }))?.notification?.secret).toBe(secrets[i]);
+      expect((await relay.store.agentWriter.read(`racer${i + 1}@acme`))?.notification?.secret).toBe(secrets[i]);
     }
   } finally {
     hook.answer = echoChallenge;

@@ -3,7 +3,7 @@
 // unverified endpoint gets nothing until it answers its challenge; SSRF refusals; admin input errors.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver';
+import { verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../../scripts/webhook-receiver';
 import { text } from '../helpers/handoffs';
 
 let relay: TestRelay;

@@ -3,7 +3,7 @@
 import { isWellFormedText } from '../../relay-core/domain/schemas';
 import { actions, button, context, header, section, SLACK_LIMITS } from '../../bot/blocks/block-kit';
 import { codeBlock, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, linkUrl, plainSafe, truncate } from '../../bot/blocks/mrkdwn';
-import { checkViewLimits, findBlockProblem } from '../fake-slack/block-limits';
+import { checkViewLimits, findBlockProblem } from '../../scripts/fake-slack/block-limits';
 
 const unescape = (s: string) => s.replace(/[\u2060\u200b]/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 

@@ -2,7 +2,7 @@
 // relay accepts, hostile teammate text, and readers for rendered messages.
 import type { AgentDoc, MessageDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
 import { LIMITS, THREAD_STATUSES, type Artifact, type ThreadStatus } from '../../relay-core/domain/schemas';
-import { findBlockProblem, formatProblem } from '../fake-slack/block-limits';
+import { findBlockProblem, formatProblem } from '../../scripts/fake-slack/block-limits';
 
 export const T0 = new Date('2026-11-30T10:00:00Z');
 export const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
@@ -41,7 +41,7 @@ export function thread(overrides: Partial<ThreadDoc> = {}): ThreadDoc {
     intent: 'inform', summary: 'Summary', question: null, proposed_action: null, artifacts: [], metadata: {},
     status: 'pending', status_history: historyFor('pending'), request_hash: 'h', body_hash: 'h',
     completed_summary: null, completion_artifacts: [], decline_reason: null, cancel_reason: null, created_at: T0, updated_at: T0,
-    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, message_seq: 0, message_counts: { from: 0, to: 0 }, outbox: [], outbox_dirty: false, slack: null,
+    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, message_seq: 0, message_counts: { from: 0, to: 0 }, outbox: [], slack: null,
     ...overrides,
   };
 }

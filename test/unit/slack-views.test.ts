@@ -1,7 +1,7 @@
 // The /handoff and App Home view builders without Slack: the largest cases stay within Slack's view and message
 // limits, teammate text is escaped, and the modal's reading of a submission refuses what the relay refuses.
 import { randomUUID } from 'node:crypto';
-import { checkViewLimits, findBlockProblem, formatProblem } from '../fake-slack/block-limits';
+import { checkViewLimits, findBlockProblem, formatProblem } from '../../scripts/fake-slack/block-limits';
 import { homeView, inboxMessage, unlinkedHomeView, HOME_PAGE_SIZE, INBOX_PAGE_SIZE, type ThreadPage } from '../../bot/views/home';
 import { linkedModal, linkFailedModal, linkingModal } from '../../bot/views/link-modal';
 import { mcpClientSnippets } from '../../mcp/client-config';

@@ -4,7 +4,7 @@ import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, loadConfig, parseDurati
 import { assertAllowedTarget, refusedAddressReason, WebhookTargetError } from '../../relay-core/webhooks/ssrf-guard';
 import { postSigned } from '../../relay-core/webhooks/signed-post';
 import { webhookBackoffStrategy } from '../../relay-core/webhooks/webhook-queues';
-import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver';
+import { verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
 
 describe('refusedAddressReason', () => {
   test.each([

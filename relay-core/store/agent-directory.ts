@@ -1,0 +1,69 @@
+// agents/list for servers that read every agent to answer `{ role }` or `{ skills }`: the active cards held in
+// memory, reloaded when the `_id`-addressed change marker that every card write replaces says they changed.
+import { randomUUID } from 'node:crypto';
+import type { Collection } from 'mongodb';
+import type { AgentDoc, MetaDoc } from '../domain/documents';
+
+export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned'>;
+
+const MARKER_ID = 'agents_changed';
+
+/**
+ * Staleness bound: none beyond one call. Every card write replaces the marker with a new random token after the
+ * write; every read compares the marker with the token its copy was loaded under, and the copy is loaded after
+ * reading the marker. A write the load missed therefore replaced the marker after it was read, and the next call
+ * (in any process) sees a different token and reloads.
+ */
+export class AgentDirectory {
+  private copy: { token: string | null; cards: DirectoryCard[] } | undefined;
+  /** A load in flight, shared only by calls that read the same marker. */
+  private loading: { token: string | null; cards: Promise<DirectoryCard[]> } | undefined;
+
+  constructor(
+    private readonly agents: Collection<AgentDoc>,
+    private readonly meta: Collection<MetaDoc>,
+  ) {}
+
+  /** Call after every write that changes a card or whether it is active. */
+  async changed(): Promise<void> {
+    await this.meta.replaceOne({ _id: MARKER_ID }, { value: randomUUID(), at: new Date() }, { upsert: true });
+  }
+
+  /** Every active card, sorted by handle. */
+  async cards(): Promise<readonly DirectoryCard[]> {
+    const token = ((await this.meta.findOne({ _id: MARKER_ID }))?.value as string | undefined) ?? null;
+    if (this.copy && this.copy.token === token) return this.copy.cards;
+    if (this.loading?.token !== token) {
+      const loading = { token, cards: this.load() };
+      this.loading = loading;
+      void loading.cards.finally(() => {
+        if (this.loading === loading) this.loading = undefined;
+      }).catch(() => {});
+    }
+    const cards = await this.loading.cards;
+    this.copy = { token, cards };
+    return cards;
+  }
+
+  private async load(): Promise<DirectoryCard[]> {
+    const docs = await this.agents
+      .find({}, { projection: { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, status: 1 } })
+      .toArray();
+    const cards = docs
+      .filter((doc) => doc.status === 'active')
+      .map(({ status: _s, ...card }) => card as DirectoryCard)
+      .sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    return cards;
+  }
+}
+
+/** The agents/list filter: exact role, an element of skills, an element of repos_owned (a repo ending in `/` matches paths below it). */
+export function matchesCardFilter(card: DirectoryCard, filter: { role?: string; skill?: string; repo?: string }): boolean {
+  if (filter.role !== undefined && card.role !== filter.role) return false;
+  if (filter.skill !== undefined && !card.skills.includes(filter.skill)) return false;
+  if (filter.repo !== undefined) {
+    const repo = filter.repo;
+    if (!card.repos_owned.some((owned) => (repo.endsWith('/') ? owned.startsWith(repo) : owned === repo))) return false;
+  }
+  return true;
+}

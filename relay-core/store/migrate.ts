@@ -1,0 +1,108 @@
+// Brings a database written by an earlier layout up to this one, on start and by `handoff-relay migrate`.
+// Idempotent (a version marker in `meta`), resumable (each step picks up what is left), with progress lines.
+import type { ThreadDoc } from '../domain/documents';
+import { boxName, type Party } from './mailbox-log';
+import type { MongoStore } from './mongo-store';
+
+/** 1: outbox as flags on threads, lists by query. 2: outbox entries, mailbox logs where the server needs them. */
+export const SCHEMA_VERSION = 2;
+const MARKER_ID = 'schema';
+/** Set once every thread is in its mailboxes: a database written on MongoDB (no mailboxes) and then served by FerretDB still needs step 2. */
+const MAILBOXES_ID = 'mailboxes_placed';
+const BATCH = 1_000;
+const WRITERS = 8;
+
+export async function schemaVersion(store: MongoStore): Promise<number> {
+  return ((await store.meta.findOne({ _id: MARKER_ID }))?.value as number | undefined) ?? 1;
+}
+
+/**
+ * Runs every step still to do and returns how many threads it touched. On an up-to-date database it costs one
+ * `_id` read. The steps read whole collections once: this is the one place allowed to, and a new database has
+ * nothing to read. Run it before the relay serves (start does): a relay of the previous layout writing meanwhile
+ * could leave a thread out of its mailbox until the next run.
+ */
+export async function migrateStore(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const placed = !store.mailbox || (await store.meta.findOne({ _id: MAILBOXES_ID })) !== null;
+  const current = await schemaVersion(store);
+  if (current >= SCHEMA_VERSION && placed) return 0;
+  let touched = 0;
+
+  // Step 1: events the previous sweep had not yet seen on their queues become outbox entries.
+  // (A clean thread keeps its `outbox_dirty: false` where step 2 does not rewrite it: nothing reads it any more.)
+  const dirty = current >= SCHEMA_VERSION ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
+  if (dirty.length > 0) progress(`migrate: moving the unsent events of ${dirty.length.toLocaleString('en')} threads into the outbox`);
+  await inParallel(dirty, async (doc) => {
+    for (const event of doc.outbox.slice(doc.outbox_enqueued ?? 0)) await store.outbox.pending(doc._id, event);
+    await store.writeThread(doc._id, (current) => (current.outbox_dirty === undefined ? undefined : withoutOutboxFlags(current)));
+  });
+  touched += dirty.length;
+
+  // Step 2 (servers whose indexes cannot serve lists): every thread gets its places in the mailbox logs, oldest first.
+  if (store.mailbox && !placed) {
+    const unplaced = await store.threads
+      .find({ mailbox: { $exists: false } }, { projection: { _id: 1, from: 1, to: 1, created_at: 1 } })
+      .toArray();
+    unplaced.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a._id < b._id ? -1 : 1));
+    for (let start = 0; start < unplaced.length; start += BATCH) {
+      const batch = unplaced.slice(start, start + BATCH);
+      const places = await placeInMailboxes(store, batch);
+      await inParallel(batch, async (doc) => {
+        const mailbox = places.get(doc._id)!;
+        await store.writeThread(doc._id, (current) => (current.mailbox ? undefined : { ...withoutOutboxFlags(current), mailbox }));
+      });
+      touched += batch.length;
+      progress(`migrate: ${(start + batch.length).toLocaleString('en')} of ${unplaced.length.toLocaleString('en')} threads placed in their mailboxes`);
+    }
+    await store.meta.replaceOne({ _id: MAILBOXES_ID }, { value: true, at: new Date() }, { upsert: true });
+  }
+
+  await store.meta.replaceOne({ _id: MARKER_ID }, { value: SCHEMA_VERSION, at: new Date() }, { upsert: true });
+  progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
+  return touched;
+}
+
+/**
+ * Appends threads (oldest first) to the mailbox logs in bulk and returns each one's places. Threads whose write of
+ * those places never lands (an interrupted run) leave entries that lists skip: an entry counts only for the thread
+ * that records its position.
+ */
+export async function placeInMailboxes(
+  store: MongoStore,
+  threads: ReadonlyArray<Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'>>,
+): Promise<Map<string, { to: number; from: number }>> {
+  const log = store.mailbox;
+  if (!log) throw new Error('placeInMailboxes: this server serves lists from its indexes');
+  const boxes = new Map<string, Array<{ party: Party; doc: (typeof threads)[number] }>>();
+  for (const doc of threads) {
+    for (const party of ['to', 'from'] as const) {
+      const box = boxName(party, doc[party]);
+      const list = boxes.get(box) ?? [];
+      list.push({ party, doc });
+      boxes.set(box, list);
+    }
+  }
+  const places = new Map<string, { to: number; from: number }>();
+  await inParallel([...boxes], async ([box, members]) => {
+    const positions = await log.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at })));
+    members.forEach((m, i) => {
+      const place = places.get(m.doc._id) ?? { to: 0, from: 0 };
+      place[m.party] = positions[i]!;
+      places.set(m.doc._id, place);
+    });
+  });
+  return places;
+}
+
+function withoutOutboxFlags(doc: ThreadDoc): ThreadDoc {
+  const { outbox_dirty: _d, outbox_enqueued: _e, ...rest } = doc;
+  return rest;
+}
+
+async function inParallel<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await run(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITERS, items.length) }, lane));
+}

@@ -1,0 +1,72 @@
+// The outbox of events still to enqueue: one small `_id`-addressed entry per event, written before the thread
+// write that records the event and removed once the event is on its queues. The sweep reads only this collection.
+import type { Collection } from 'mongodb';
+import type { OutboxEntryDoc, OutboxEvent } from '../domain/documents';
+import { isDuplicateKey } from './thread-writes';
+
+/** Removals of enqueued entries are batched: one delete per this interval instead of one per event. */
+const FLUSH_MS = 200;
+
+export class OutboxLedger {
+  private done: string[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly entries: Collection<OutboxEntryDoc>) {}
+
+  /**
+   * Records that `event` of `threadId` is about to be written; the sweep enqueues it if nobody else does. False
+   * when the entry is someone else's already (a writer finishing another's message records the same event).
+   */
+  async pending(threadId: string, event: OutboxEvent): Promise<boolean> {
+    try {
+      await this.entries.insertOne({ _id: event.id, thread_id: threadId, event, at: new Date() });
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  /** The write did not happen (precondition, conflict, error): nothing to enqueue. */
+  async abandoned(eventId: string): Promise<void> {
+    await this.entries.deleteOne({ _id: eventId });
+  }
+
+  /** The events are on their queues; their entries go in the next batched delete. */
+  enqueued(eventIds: readonly string[]): void {
+    this.done.push(...eventIds);
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Entries still waiting, oldest first (no more than `limit`). The collection holds only events in flight, so
+   * the unfiltered, unsorted read is served without an index on every server and costs nothing when it is empty.
+   */
+  async waiting(limit: number): Promise<OutboxEntryDoc[]> {
+    const docs = await this.entries.find({}).limit(limit).toArray();
+    return docs.sort((a, b) => a.at.getTime() - b.at.getTime());
+  }
+
+  async count(): Promise<number> {
+    return this.entries.countDocuments({});
+  }
+
+  async remove(eventIds: readonly string[]): Promise<void> {
+    if (eventIds.length === 1) await this.entries.deleteOne({ _id: eventIds[0]! });
+    else if (eventIds.length > 1) await this.entries.deleteMany({ _id: { $in: [...eventIds] } });
+  }
+
+  /** Deletes the batched entries now (on shutdown, or when a test wants the outbox settled). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const ids = this.done;
+    this.done = [];
+    this.flushing = this.flushing.then(() => this.remove(ids)).catch(() => {
+      // Left in the outbox: the sweep adds them again (a job id is its event id, so that is a no-op) and removes them.
+    });
+    return this.flushing;
+  }
+}

@@ -1,0 +1,301 @@
+// Bench phase `paths` (BENCH_ONLY=paths, alias `lists`): every hot path against the relay as its own process
+// (`cli.js start`, every role, Slack off), the database grown through BENCH_SIZES threads (1k, 10k, 100k by
+// default; teammates a tenth of that). Per size and concurrency: create, tasks/get of a 20-message thread,
+// tasks/list first page with and without a status filter, accept, append, agents/list by role, skill and repo;
+// then the Slack delivery job (handoff → DM at a fake Slack) with a second relay process with Slack on.
+// Target (PERFORMANCE.md): at the largest size every path costs ≤ 1.5× what it costs at the smallest.
+import type { AgentDoc, ThreadDoc } from '../relay-core/domain/documents';
+import type { MongoStore } from '../relay-core/store/mongo-store';
+import { startFakeSlack } from './fake-slack/fake-slack-api';
+import { BenchHttpClient } from './bench-http';
+import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
+import { cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
+import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, seed, seededAgent, seededThread, seedThreads } from './bench-seed';
+
+/** What every phase that starts relay processes on the run's database gets. */
+export interface ServedPhase extends PhaseOutput {
+  /** The bench's own connection to the relay's database (seeding, templates). */
+  store: MongoStore;
+  mongodbUrl: string;
+  redisUrl: string;
+  /** Database name and queue prefix of the run. */
+  runId: string;
+  /** The relay processes' key pepper, the same for all so keys stay valid across them. */
+  keyPepper: string;
+  ferretPid: number | null;
+  concurrencies: number[];
+  requests: number;
+  warmup: number;
+}
+
+/** A relay process (every role unless `env` says otherwise) on the run's database, queues and key pepper. */
+export function startServedRelay(opts: ServedPhase, env: Record<string, string> = {}): Promise<RelayProcess> {
+  return startRelayProcess({ mongodbUrl: opts.mongodbUrl, database: opts.runId, redisUrl: opts.redisUrl, prefix: opts.runId, keyPepper: opts.keyPepper, env: { RELAY_ROLES: 'api,bot,worker', ...env } });
+}
+
+export interface PathsOptions extends ServedPhase {
+  sizes: number[];
+  /** false: only grow the database and run `atSize` (BENCH_ONLY=create). */
+  measurePaths: boolean;
+  /** Runs at the first and the last size with the relay stopped (the create phase's own relay and baseline). */
+  atSize?: (size: number, first: boolean, last: boolean) => Promise<void>;
+}
+
+/** What one measurement gives: the client-side figures and the relay + FerretDB CPU during it and in the second after. */
+export interface PathFigures extends Figures {
+  serverCpuMsPerRequest: number;
+  cpuAfterMs: number;
+}
+
+export interface Teammate {
+  handle: string;
+  apiKey: string;
+}
+
+export async function register(client: BenchHttpClient, adminKey: string, handle: string, extra: Record<string, unknown> = {}): Promise<Teammate> {
+  const { status, body } = await client.post('/admin/agents', adminKey, { handle, name: handle.split('@')[0], role: 'engineer', ...extra });
+  if (status !== 201 || typeof body.api_key !== 'string') throw new Error(`POST /admin/agents ${handle}: HTTP ${status} ${JSON.stringify(body)}`);
+  return { handle, apiKey: body.api_key };
+}
+
+/** A realistic handoff: a few hundred characters of summary, a diff, a file reference and a test command. */
+export function handoffParams(recipient: string, idempotencyKey: string) {
+  const diff = Array.from({ length: 30 }, (_, n) => `-  const old${n} = legacyUsers.page(${n});\n+  const page${n} = await users.list({ cursor, limit: ${n} });`).join('\n');
+  return {
+    task_id: null,
+    recipient,
+    intent: 'inform',
+    message: {
+      role: 'user',
+      parts: [
+        {
+          type: 'text',
+          text:
+            'I refactored GET /users: it now returns { items, next_cursor } instead of a bare array, and the ' +
+            'page size is capped at 100. The web client pages through users in two places; both need the new ' +
+            'shape. Tests for the API side are green; the web tests below still expect the old array.',
+        },
+      ],
+    },
+    artifacts: [
+      { type: 'file_diff', path: 'src/api/users.ts', diff },
+      { type: 'file_ref', path: 'apps/web/src/users/list.tsx', lines: '10-42' },
+      { type: 'test_command', command: 'npm test -- users', cwd: 'apps/web' },
+    ],
+    metadata: { client_idempotency_key: idempotencyKey },
+  };
+}
+
+/** Runs `fn` `count` times at `concurrency` after a warm-up, with the CPU of `pids` during it and in the second after. */
+export async function measureServed(pids: number[], concurrency: number, warmup: number, count: number, fn: (i: number) => Promise<void>): Promise<PathFigures> {
+  await measure(concurrency, warmup, (i) => fn(count + i));
+  const meter = await cpuMeter(pids);
+  const sample = await measure(concurrency, count, fn);
+  const during = await meter.read();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const after = (await meter.read()) - during;
+  return { ...summarize(sample), serverCpuMsPerRequest: during / sample.latenciesMs.length, cpuAfterMs: after };
+}
+
+interface PathRow {
+  name: string;
+  concurrency: number;
+  bySize: Map<number, PathFigures>;
+}
+
+export async function benchPaths(opts: PathsOptions): Promise<void> {
+  const { store } = opts;
+  const start = () => startServedRelay(opts);
+  let relay: RelayProcess = await start();
+  let client = new BenchHttpClient(relay.url);
+  const pids = () => [relay.pid, ...(opts.ferretPid ? [opts.ferretPid] : [])];
+  try {
+    const sender = await register(client, relay.adminKey, 'bench-sender@acme');
+    const reader = await register(client, relay.adminKey, 'bench-reader@acme', { skills: ['typescript'] });
+    const other = await register(client, relay.adminKey, 'bench-other@acme');
+    const { task_id } = await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-template`));
+    const template = (await store.threads.findOne({ _id: task_id }))!;
+    const agentTemplate = (await store.agents.findOne({ _id: reader.handle }))!;
+    opts.out(`thread document: ${Buffer.byteLength(JSON.stringify(template))} bytes as JSON; relay pid ${relay.pid}; store: ${store.capabilities.kind} (${store.writer.strategy} writes)`);
+
+    // The 20-message thread tasks/get reads, written through the API.
+    const { task_id: conversation } = await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-conversation`));
+    for (let i = 0; i < 20; i += 1) {
+      const author = i % 2 ? sender : reader;
+      await client.call(author.apiKey, 'message/send', { task_id: conversation, message: { role: 'user', parts: [{ type: 'text', text: `message ${i}: ${'details '.repeat(20)}` }] } });
+    }
+
+    const rows = new Map<string, PathRow>();
+    const record = (name: string, concurrency: number, size: number, figures: PathFigures) => {
+      const key = `${name}@${concurrency}`;
+      const row = rows.get(key) ?? { name, concurrency, bySize: new Map() };
+      row.bySize.set(size, figures);
+      rows.set(key, row);
+      opts.progress(
+        `  ${name} c=${concurrency} at ${size.toLocaleString('en')}: ${figures.reqPerSec.toFixed(0)} req/s, p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms, ` +
+          `relay+FerretDB ${figures.serverCpuMsPerRequest.toFixed(1)} ms CPU/req, ${figures.cpuAfterMs.toFixed(0)} ms CPU in the second after`,
+      );
+    };
+    const epoch = Date.now() - 400 * 24 * 3600 * 1000;
+    let threads = 0;
+    let teammates = 0;
+    let sequence = 0;
+    for (const [index, size] of opts.sizes.entries()) {
+      const first = index === 0;
+      const last = index === opts.sizes.length - 1;
+      const mates = Math.max(TARGET_SKILL_HOLDERS + 1, Math.round(size / 10));
+      opts.progress(`paths: growing to ${size.toLocaleString('en')} threads and ${mates.toLocaleString('en')} teammates…`);
+      await seed(store.agents, teammates, mates, (i) => seededAgent(agentTemplate as AgentDoc, i, epoch), opts.progress);
+      teammates = mates;
+      await store.directory?.changed();
+      const seconds = await seedThreads(store, threads, size, (i) => seededThread(template, i, { reader: reader.handle, teammates: mates, epoch }), opts.progress);
+      opts.out(`seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader mailbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`);
+      threads = size;
+
+      if (opts.atSize && (first || last)) {
+        client.close();
+        await relay.stop();
+        await opts.atSize(size, first, last);
+        relay = await start();
+        client = new BenchHttpClient(relay.url);
+      }
+
+      if (!opts.measurePaths) continue;
+      const call = (who: Teammate, method: string, params: unknown) => async () => void (await client.call(who.apiKey, method, params));
+      for (const c of opts.concurrencies) {
+        const n = opts.requests;
+        const run = (fn: (i: number) => Promise<void>) => measureServed(pids(), c, opts.warmup, n, fn);
+        record('create message/send', c, size, await run(async () => void (await client.call(sender.apiKey, 'message/send', handoffParams(other.handle, `${opts.runId}-p${sequence++}`)))));
+        record('tasks/get (20 messages)', c, size, await run(call(reader, 'tasks/get', { task_id: conversation })));
+        record('tasks/list first page', c, size, await run(call(reader, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 20 } })));
+        record('tasks/list first page, status', c, size, await run(call(reader, 'tasks/list', { filter: { role: 'recipient', status: ['pending', 'accepted'] }, page: { limit: 20 } })));
+        record('agents/list role', c, size, await run(call(reader, 'agents/list', { role: TARGET_ROLE })));
+        record('agents/list skill', c, size, await run(call(reader, 'agents/list', { skill: TARGET_SKILL })));
+        record('agents/list repo', c, size, await run(call(reader, 'agents/list', { repo: TARGET_REPO })));
+
+        // Appends spread over 20 open threads of the reader's, written through the API.
+        const targets: string[] = [];
+        for (let i = 0; i < 20; i += 1) targets.push((await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-a${sequence++}`))).task_id);
+        record('append message/send', c, size, await run(async (i) => {
+          await client.call(i % 2 ? sender.apiKey : reader.apiKey, 'message/send', { task_id: targets[i % targets.length], message: { role: 'user', parts: [{ type: 'text', text: `reply ${i}` }] } });
+        }));
+
+        // Accepts of pending handoffs to the reader, seeded in bulk like the rest (they add to the size: reported).
+        const pending: string[] = [];
+        const base = Date.now();
+        await seedThreads(store, 0, n + opts.warmup, (i) => {
+          const doc = seededThread(template, 0, { reader: reader.handle, teammates: mates, epoch });
+          const at = new Date(base + i);
+          pending.push(doc._id);
+          return { ...doc, from: sender.handle, created_at: at, updated_at: at, status_history: [{ ...template.status_history[0]!, by: sender.handle, at }] } as ThreadDoc;
+        }, () => {});
+        record('accept tasks/update', c, size, await run(async (i) => {
+          const answer = await client.call(reader.apiKey, 'tasks/update', { task_id: pending[i], transition: 'accept' });
+          if (answer?.status !== 'accepted') throw new Error(`accept answered ${JSON.stringify(answer)}`);
+        }));
+        threads += n + opts.warmup + 20;
+      }
+      opts.out(`relay RSS after size ${size.toLocaleString('en')}: ${(await readRssMiB(relay.pid)).toFixed(0)} MiB; threads now ${(await store.threads.estimatedDocumentCount()).toLocaleString('en')}`);
+
+      client.close();
+      await relay.stop();
+      const delivery = await slackDelivery(opts, sender, size);
+      const row = rows.get('Slack delivery (handoff → DM)@1') ?? { name: 'Slack delivery (handoff → DM)', concurrency: 1, bySize: new Map() };
+      row.bySize.set(size, delivery);
+      rows.set('Slack delivery (handoff → DM)@1', row);
+      opts.progress(`  Slack delivery at ${size.toLocaleString('en')}: p50 ${delivery.p50.toFixed(1)} ms, p99 ${delivery.p99.toFixed(1)} ms`);
+      relay = await start();
+      client = new BenchHttpClient(relay.url);
+    }
+    if (opts.measurePaths) printPaths(opts, [...rows.values()]);
+  } finally {
+    client.close();
+    await relay.stop();
+  }
+}
+
+/** The Slack delivery measurement: handoffs per second (open loop) and how many, after ten warm-up ones. */
+const DELIVERY_RATE = 5;
+const DELIVERY_COUNT = 150;
+
+/**
+ * The Slack delivery job at this size: handoffs sent open-loop at DELIVERY_RATE to a recipient linked to a
+ * fake Slack user, through a relay process with Slack on; latency from the send to chat.postMessage at the fake.
+ */
+async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number): Promise<PathFigures> {
+  const slack = await startFakeSlack();
+  const relay = await startServedRelay(opts, { SLACK_BOT_TOKEN: slack.token, SLACK_SIGNING_SECRET: 'bench-signing-secret-0123456789', SLACK_API_URL: slack.url });
+  const client = new BenchHttpClient(relay.url);
+  try {
+    // A recipient of its own per size: a Slack user links to one teammate.
+    const slackUser = `U0DM${size}`;
+    slack.addUser(slackUser);
+    const recipient = await register(client, relay.adminKey, `bench-dm-${size}@acme`, { slack_user_id: slackUser });
+    const sentAt = new Map<string, number>();
+    const count = DELIVERY_COUNT;
+    const meter = await cpuMeter([relay.pid, ...(opts.ferretPid ? [opts.ferretPid] : [])]);
+    const started = Date.now();
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < count + 10; i += 1) {
+      const due = started + (i * 1000) / DELIVERY_RATE;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const marker = `bench-dm ${size}-${i}.`;
+      sentAt.set(marker, Date.now());
+      sends.push(client.call(sender.apiKey, 'message/send', { recipient: recipient.handle, intent: 'inform', message: { parts: [{ type: 'text', text: `${marker} The API pages users now.` }] } }).then(() => {}));
+    }
+    await Promise.all(sends);
+    const arrived = new Map<string, number>();
+    const deadline = Date.now() + 120_000;
+    while (arrived.size < count + 10 && Date.now() < deadline) {
+      for (const posted of slack.callsTo('chat.postMessage')) {
+        const marker = /bench-dm \d+-\d+\./.exec(String(posted.args.text))?.[0];
+        if (marker && !arrived.has(marker)) arrived.set(marker, posted.at);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const cpu = await meter.read();
+    // The first ten are the warm-up.
+    const latencies = [...sentAt].slice(10).map(([marker, at]) => (arrived.get(marker) ?? Number.NaN) - at).filter(Number.isFinite);
+    if (latencies.length < count) opts.out(`Slack delivery at ${size}: only ${latencies.length} of ${count} DMs arrived within 2 minutes`);
+    return { ...summarize({ latenciesMs: latencies, elapsedMs: Date.now() - started, cpuMs: 0 }), serverCpuMsPerRequest: cpu / (count + 10), cpuAfterMs: Number.NaN };
+  } finally {
+    client.close();
+    await relay.stop();
+    await slack.close();
+  }
+}
+
+function printPaths(opts: PathsOptions, rows: PathRow[]): void {
+  const sizes = opts.sizes;
+  const smallest = sizes[0]!;
+  const largest = sizes[sizes.length - 1]!;
+  const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
+  opts.out('');
+  opts.out(`Hot paths by history size (relay as its own process, every role; p50 / p99 ms, req/s, relay+FerretDB CPU ms per request; ratio = ${k(largest)} vs ${k(smallest)}, cost = 1/throughput)`);
+  const header = ['path', 'c', ...sizes.map((s) => `${k(s)} p50/p99 ms`), ...sizes.map((s) => `${k(s)} req/s`), ...sizes.map((s) => `${k(s)} cpu/req`), 'cost ratio', 'p50 ratio', 'target ≤1.5×'];
+  const lines = rows.map((row) => {
+    const small = row.bySize.get(smallest);
+    const big = row.bySize.get(largest);
+    const cost = small && big ? small.reqPerSec / big.reqPerSec : Number.NaN;
+    const p50 = small && big ? big.p50 / small.p50 : Number.NaN;
+    const delivery = row.name.startsWith('Slack delivery');
+    const met = delivery ? big!.p99 <= 1.5 * small!.p99 : cost <= 1.5 && p50 <= 1.5;
+    return [
+      row.name,
+      String(row.concurrency),
+      ...sizes.map((s) => (row.bySize.get(s) ? `${row.bySize.get(s)!.p50.toFixed(1)} / ${row.bySize.get(s)!.p99.toFixed(1)}` : '-')),
+      ...sizes.map((s) => (row.bySize.get(s) && !delivery ? row.bySize.get(s)!.reqPerSec.toFixed(0) : '-')),
+      ...sizes.map((s) => (row.bySize.get(s) ? row.bySize.get(s)!.serverCpuMsPerRequest.toFixed(1) : '-')),
+      delivery ? '-' : `${cost.toFixed(2)}×`,
+      `${p50.toFixed(2)}×${delivery ? ` (p99 ${(big!.p99 / small!.p99).toFixed(2)}×)` : ''}`,
+      met ? 'PASS' : 'MISS',
+    ];
+  });
+  const widths = header.map((h, col) => Math.max(h.length, ...lines.map((l) => l[col]!.length)));
+  const format = (cells: string[]) => cells.map((c, col) => (col === 0 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!))).join('  ').trimEnd();
+  opts.out(format(header));
+  opts.out(format(widths.map((w) => '-'.repeat(w))));
+  for (const line of lines) opts.out(format(line));
+  opts.out(`(CPU in the second after each phase, ms: ${rows.filter((r) => !r.name.startsWith('Slack')).map((r) => `${r.name}@${r.concurrency} ${sizes.map((s) => r.bySize.get(s)?.cpuAfterMs.toFixed(0) ?? '-').join('/')}`).join('; ')})`);
+}

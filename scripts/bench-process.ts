@@ -1,0 +1,107 @@
+// Bench: the relay as its own process, started the way `npm start` starts it (dist/scripts/cli.js start), and the
+// CPU time of the relay and FerretDB read from /proc, so a phase counts the work its requests leave behind.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { findFreePort } from './local-services/ports';
+
+export interface RelayProcess {
+  url: string;
+  pid: number;
+  adminKey: string;
+  stop(): Promise<void>;
+}
+
+export interface RelayProcessOptions {
+  mongodbUrl: string;
+  database: string;
+  redisUrl: string;
+  prefix: string;
+  keyPepper: string;
+  /** Extra environment (Slack settings, roles). */
+  env?: Record<string, string>;
+}
+
+/** Starts `node dist/scripts/cli.js start` (every role, as `npm start`) on the bench's servers; resolves once it listens. */
+export async function startRelayProcess(opts: RelayProcessOptions): Promise<RelayProcess> {
+  const port = await findFreePort();
+  const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
+  const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'cli.js'), 'start'], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      MONGODB_URL: opts.mongodbUrl,
+      MONGODB_DB: opts.database,
+      REDIS_URL: opts.redisUrl,
+      RELAY_QUEUE_PREFIX: opts.prefix,
+      RELAY_ADMIN_KEY: adminKey,
+      RELAY_KEY_PEPPER: opts.keyPepper,
+      // The limiter still runs (its Redis call is part of every request); only its ceiling is lifted.
+      RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'warn',
+      // e.g. BENCH_RELAY_NODE_OPTIONS=--cpu-prof to profile the relay during the bench.
+      ...(process.env.BENCH_RELAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_RELAY_NODE_OPTIONS } : {}),
+      ...opts.env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 120_000;
+  while (!stderr.includes('listening on')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the relay did not start:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    adminKey,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** User + system CPU of a process so far, in ms (0 when it is gone). */
+export async function processCpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** The pid of the FerretDB listening on `port` (found by its command line), for its CPU figures. */
+export async function ferretDbPid(port: number): Promise<number | null> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(`--listen-addr=127.0.0.1:${port}`)) return Number(entry);
+  }
+  return null;
+}
+
+/** CPU ms of several processes, summed, between `start()` and each `read()`. */
+export async function cpuMeter(pids: readonly number[]): Promise<{ read(): Promise<number> }> {
+  const total = async () => (await Promise.all(pids.map(processCpuMs))).reduce((a, b) => a + b, 0);
+  const start = await total();
+  return { read: async () => (await total()) - start };
+}
+
+export async function readRssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0) / 1024;
+}

@@ -1,0 +1,76 @@
+// A relay started on a database written by the previous layout (outbox flags on threads, no mailbox logs)
+// migrates it before serving: lists, reads, changes and the outbox work on the old threads; migrating again is a no-op.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ThreadDoc } from '../../relay-core/domain/documents';
+import { migrateStore, placeInMailboxes, schemaVersion } from '../../relay-core/store/migrate';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { uniqueName } from '../helpers/test-env';
+
+const env = { MONGODB_DB: uniqueName('migration'), RELAY_QUEUE_PREFIX: uniqueName('migration'), RELAY_KEY_PEPPER: randomBytes(32).toString('hex'), RELAY_ROLES: 'api' };
+let relay: TestRelay;
+let alice: string;
+let bob: string;
+const old: ThreadDoc[] = [];
+
+beforeAll(async () => {
+  // The teammates and one thread as a template, then the database is put back to the previous layout.
+  const first = await startTestRelay({ name: 'migration', env });
+  alice = await first.register({ handle: 'alice@acme' });
+  bob = await first.register({ handle: 'bob@acme' });
+  const { body } = await first.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'template' }] } });
+  const template = (await first.store.threads.findOne({ _id: body.result.task_id }))!;
+  await first.store.threads.deleteMany({});
+  for (const name of ['mailbox_entries', 'mailbox_heads', 'outbox_entries']) await first.store.db.collection(name).deleteMany({});
+  await first.store.meta.deleteMany({});
+  const { mailbox: _m, ...shape } = template;
+  const base = Date.now() - 30 * 24 * 3600 * 1000;
+  for (let i = 0; i < 25; i += 1) {
+    const at = new Date(base + i * 60_000);
+    const event = { ...template.outbox[0]!, id: randomUUID(), at };
+    // The previous layout: every thread carries the flag; the last one's event never reached its queue.
+    old.push({ ...shape, _id: randomUUID(), summary: `old #${i}`, created_at: at, updated_at: at, outbox: [event], outbox_dirty: i === 24, outbox_enqueued: i === 24 ? 0 : 1 } as ThreadDoc);
+  }
+  await first.store.threads.insertMany(old);
+  // A run interrupted after placing some threads but before recording it on them: lists must skip those entries.
+  if (first.store.mailbox) await placeInMailboxes(first.store, old.slice(0, 5));
+  await first.stop();
+  relay = await startTestRelay({ name: 'migration', env });
+}, 60_000);
+
+afterAll(async () => {
+  await relay?.store.db.dropDatabase();
+  await relay?.stop();
+});
+
+test('after start, the old threads list newest first, each exactly once across pages', async () => {
+  expect(await schemaVersion(relay.store)).toBe(2);
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const { body } = await relay.rpc(bob, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 10, ...(cursor ? { cursor } : {}) } });
+    seen.push(...body.result.items.map((item: any) => item.thread_id));
+    cursor = body.result.next_cursor ?? undefined;
+  } while (cursor);
+  expect(seen).toEqual(old.map((t) => t._id).reverse());
+  const sent = await relay.rpc(alice, 'tasks/list', { filter: { role: 'sender', status: ['pending'] }, page: { limit: 3 } });
+  expect(sent.body.result.items.map((item: any) => item.summary_preview)).toEqual(['old #24', 'old #23', 'old #22']);
+});
+
+test('an old thread reads and changes like a new one; the outbox flags are gone and the unsent event is in the outbox', async () => {
+  const doc = (await relay.store.threads.findOne({ _id: old[24]!._id }))!;
+  expect(doc.outbox_dirty).toBeUndefined();
+  expect(doc.outbox_enqueued).toBeUndefined();
+  expect((await relay.store.outboxEntries.find({}).toArray()).map((e) => e._id)).toEqual([old[24]!.outbox[0]!.id]);
+  const read = await relay.rpc(bob, 'tasks/get', { task_id: old[3]!._id });
+  expect(read.body.result).toMatchObject({ summary: 'old #3', status: 'pending' });
+  const accepted = await relay.rpc(bob, 'tasks/update', { task_id: old[3]!._id, transition: 'accept' });
+  expect(accepted.body.result).toMatchObject({ status: 'accepted' });
+  const list = await relay.rpc(bob, 'tasks/list', { filter: { role: 'recipient', status: ['accepted'] }, page: { limit: 5 } });
+  expect(list.body.result.items.map((item: any) => item.thread_id)).toEqual([old[3]!._id]);
+});
+
+test('migrating again changes nothing', async () => {
+  const lines: string[] = [];
+  expect(await migrateStore(relay.store, (line) => lines.push(line))).toBe(0);
+  expect(lines).toEqual([]);
+});

@@ -1,0 +1,193 @@
+// The thread store's contract on the server the tests use (FerretDB here, MongoDB anywhere MONGODB_URL points to
+// one): versioned writes under contention and writer failure, and list pages while threads are created and change.
+import { randomUUID } from 'node:crypto';
+import type { ThreadDoc } from '../../relay-core/domain/documents';
+import type { ThreadStatus } from '../../relay-core/domain/schemas';
+import { MongoStore } from '../../relay-core/store/mongo-store';
+import { IndexedThreadLists, type ThreadLists } from '../../relay-core/store/thread-lists';
+import { claimId } from '../../relay-core/store/thread-writes';
+import { testMongoUrl, uniqueName } from '../helpers/test-env';
+
+let store: MongoStore;
+
+beforeAll(async () => {
+  store = await MongoStore.connect(testMongoUrl(), uniqueName('thread_contract'));
+  await store.ensureIndexes();
+});
+
+afterAll(async () => {
+  await store?.db.dropDatabase();
+  await store?.close();
+});
+
+let clock = Date.UTC(2026, 0, 1);
+
+/** A new thread as the relay creates it, placed in the mailbox logs where the server needs them. */
+async function newThread(from: string, to: string, status: ThreadStatus = 'pending'): Promise<ThreadDoc> {
+  const at = new Date((clock += 1_000));
+  const doc = {
+    _id: randomUUID(),
+    version: 1,
+    team: 'acme',
+    from,
+    to,
+    intent: 'inform',
+    summary: `from ${from}`,
+    question: null,
+    proposed_action: null,
+    artifacts: [],
+    metadata: {},
+    status,
+    status_history: [],
+    request_hash: 'h',
+    body_hash: 'h',
+    completed_summary: null,
+    completion_artifacts: [],
+    decline_reason: null,
+    cancel_reason: null,
+    created_at: at,
+    updated_at: at,
+    accepted_at: null,
+    completed_at: null,
+    declined_at: null,
+    cancelled_at: null,
+    message_seq: 0,
+    message_counts: { from: 0, to: 0 },
+    outbox: [],
+    slack: null,
+  } as ThreadDoc;
+  const mailbox = await store.placeNewThread(doc);
+  if (mailbox) doc.mailbox = mailbox;
+  await store.threads.insertOne(doc);
+  return doc;
+}
+
+const setStatus = (id: string, status: ThreadStatus) => store.writeThread(id, (doc) => ({ ...doc, status }));
+
+describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretDB'})`, () => {
+  test('concurrent writes of different fields lose none of them, and each bumps the version once', async () => {
+    const thread = await newThread('a@acme', 'b@acme');
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, [`k${i}`]: i } })),
+      ),
+    );
+    const after = await store.readThread(thread._id);
+    expect(Object.keys(after!.metadata).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `k${i}`).sort());
+    expect(after!.version).toBe(13);
+    // Once every writer is done, the stored document itself is the newest version, whatever order the writes landed in.
+    expect((await store.threads.findOne({ _id: thread._id }))!.version).toBe(13);
+  });
+
+  test('20 concurrent transitions from pending: exactly one wins, the others see it', async () => {
+    const thread = await newThread('a@acme', 'b@acme');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.writeThread(thread._id, (doc) => (doc.status === 'pending' ? { ...doc, status: 'accepted', decline_reason: `winner ${i}` } : undefined)),
+      ),
+    );
+    const winners = results.filter((r) => r.after !== null);
+    expect(winners).toHaveLength(1);
+    for (const lost of results.filter((r) => r.after === null)) expect(lost.before?.status).toBe('accepted');
+    const after = await store.readThread(thread._id);
+    expect(after).toMatchObject({ status: 'accepted', version: 2, decline_reason: winners[0]!.after!.decline_reason });
+  });
+
+  test('a version conflict is retried on the newer version, never applied to the older one', async () => {
+    const thread = await newThread('a@acme', 'b@acme');
+    let calls = 0;
+    const seen: number[] = [];
+    const slow = store.writeThread(thread._id, (doc) => {
+      calls += 1;
+      seen.push(doc.version);
+      return { ...doc, summary: `${doc.summary} + slow` };
+    });
+    const fast = store.writeThread(thread._id, (doc) => ({ ...doc, question: 'fast' }));
+    await Promise.all([slow, fast]);
+    const after = await store.readThread(thread._id);
+    expect(after).toMatchObject({ version: 3, question: 'fast', summary: 'from a@acme + slow' });
+    expect(calls).toBeGreaterThanOrEqual(1);
+  });
+
+  // The claim protocol's failure cases exist only where writes go through claims (FerretDB).
+  const claims = () => store.writer.strategy === 'claims';
+
+  test('a writer that dies between its claim and its apply: readers see its version, the next write builds on it', async () => {
+    const thread = await newThread('a@acme', 'b@acme');
+    if (!claims()) return;
+    const claimed: ThreadDoc = { ...thread, version: 2, status: 'accepted' };
+    await store.threadWrites.insertOne({ _id: claimId(thread._id, 2), thread_id: thread._id, version: 2, doc: claimed, at: new Date() });
+    expect(await store.readThread(thread._id)).toMatchObject({ version: 2, status: 'accepted' });
+    const next = await store.writeThread(thread._id, (doc) => (doc.status === 'accepted' ? { ...doc, status: 'completed' } : undefined));
+    expect(next.after).toMatchObject({ version: 3, status: 'completed' });
+    expect(await store.threads.findOne({ _id: thread._id })).toMatchObject({ version: 3, status: 'completed' });
+  });
+
+  test('a stalled owner that writes its older version over a newer one never wins: reads and writes walk past it', async () => {
+    const thread = await newThread('a@acme', 'b@acme');
+    if (!claims()) return;
+    const v2 = (await setStatus(thread._id, 'accepted')).after!;
+    await setStatus(thread._id, 'completed');
+    // The owner of version 2 stalled and now writes it back over version 3 (the cache, addressed by _id alone).
+    await store.threads.replaceOne({ _id: thread._id }, v2);
+    expect(await store.readThread(thread._id)).toMatchObject({ version: 3, status: 'completed' });
+    const refused = await store.writeThread(thread._id, (doc) => (doc.status === 'accepted' ? { ...doc, status: 'cancelled' } : undefined));
+    expect(refused).toMatchObject({ after: null, before: { version: 3, status: 'completed' } });
+    const next = await store.writeThread(thread._id, (doc) => ({ ...doc, summary: 'after the stall' }));
+    expect(next.after).toMatchObject({ version: 4, status: 'completed', summary: 'after the stall' });
+    expect(await store.threads.findOne({ _id: thread._id })).toMatchObject({ version: 4, status: 'completed' });
+  });
+});
+
+async function walk(lists: ThreadLists, party: 'to' | 'from', handle: string, statuses: ThreadStatus[] | undefined, between: (page: number) => Promise<void>) {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page += 1) {
+    const got = await lists.page({ party, handle, limit: 7, ...(statuses ? { statuses } : {}), ...(cursor ? { cursor } : {}) });
+    ids.push(...got.threads.map((t) => t._id));
+    if (!got.next_cursor) return ids;
+    cursor = got.next_cursor;
+    await between(page);
+  }
+  throw new Error('more than 100 pages');
+}
+
+describe.each([
+  ['the store’s own lists', () => store.lists],
+  ['index-served lists (what MongoDB uses)', () => new IndexedThreadLists(store.threads) as ThreadLists],
+])('tasks/list pages: %s', (_name, lists) => {
+  test('every thread exactly once, newest first, while threads are created and change status between pages', async () => {
+    const reader = `reader-${randomUUID().slice(0, 8)}@acme`;
+    const initial: ThreadDoc[] = [];
+    for (let i = 0; i < 30; i += 1) initial.push(await newThread(`s${i % 3}@acme`, reader, i % 4 === 0 ? 'accepted' : 'pending'));
+    const open = new Set(initial.map((t) => t._id));
+    const ids = await walk(lists(), 'to', reader, ['pending', 'accepted'], async (page) => {
+      await newThread('late@acme', reader);
+      // A thread not yet reached changes between open states; one already listed leaves the filter.
+      const notReached = initial[page]!;
+      await setStatus(notReached._id, notReached.status === 'pending' ? 'accepted' : 'pending');
+      const listed = initial[initial.length - 1 - page]!;
+      await setStatus(listed._id, 'completed');
+    });
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of open) expect(ids).toContain(id);
+    expect(ids.slice(0, 30)).toEqual(initial.map((t) => t._id).reverse().slice(0, 30));
+  });
+
+  test('without a status filter, a page holds every status; a cursor gives the same page twice; a forged one is invalid_params', async () => {
+    const reader = `reader-${randomUUID().slice(0, 8)}@acme`;
+    const made: ThreadDoc[] = [];
+    for (const status of ['pending', 'completed', 'declined', 'accepted', 'cancelled', 'pending', 'completed', 'pending', 'completed'] as ThreadStatus[]) {
+      made.push(await newThread('s@acme', reader, status));
+    }
+    const first = await lists().page({ party: 'to', handle: reader, limit: 4 });
+    expect(first.threads.map((t) => t._id)).toEqual(made.map((t) => t._id).reverse().slice(0, 4));
+    const second = await lists().page({ party: 'to', handle: reader, limit: 4, cursor: first.next_cursor! });
+    const again = await lists().page({ party: 'to', handle: reader, limit: 4, cursor: first.next_cursor! });
+    expect(again).toEqual(second);
+    expect(second.threads.map((t) => t._id)).toEqual(made.map((t) => t._id).reverse().slice(4, 8));
+    const sent = await lists().page({ party: 'from', handle: 's@acme', limit: 3 });
+    expect(sent.threads.map((t) => t._id)).toEqual(made.map((t) => t._id).reverse().slice(0, 3));
+    await expect(lists().page({ party: 'to', handle: reader, limit: 4, cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'invalid_params' });
+  });
+});
