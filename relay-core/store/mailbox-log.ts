@@ -2,7 +2,7 @@
 // thread: entry n of box `to:alice@acme` is `_id` `to:alice@acme#<n>`, so a page is a handful of `_id` lookups.
 import type { Collection } from 'mongodb';
 import type { MailboxEntryDoc, MailboxHeadDoc } from '../domain/documents';
-import { isDuplicateKey } from './thread-writes';
+import { isDuplicateKey, putById } from './thread-writes';
 
 export type Party = 'to' | 'from';
 
@@ -49,7 +49,7 @@ export class MailboxLog {
         await this.head(box);
         continue;
       }
-      if (position % HEAD_EVERY === 0) await this.heads.replaceOne({ _id: box }, { n: position }, { upsert: true });
+      if (position % HEAD_EVERY === 0) await putById(this.heads, box, { n: position });
       return position;
     }
   }
@@ -80,7 +80,7 @@ export class MailboxLog {
     await this.entries.insertMany(docs, { ordered: true });
     const last = first + items.length - 1;
     this.remember(box, last);
-    await this.heads.replaceOne({ _id: box }, { n: last }, { upsert: true });
+    await putById(this.heads, box, { n: last });
     return docs.map((_, i) => first + i);
   }
 
