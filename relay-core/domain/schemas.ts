@@ -167,15 +167,14 @@ function artifactType<T extends z.ZodRawShape>(shape: T) {
     });
 }
 
-/** An API contract given inline: text, or any JSON value (an OpenAPI fragment) stored as given. */
-const inlineContract = z.union([
-  text(LIMITS.inlineContract),
-  z.unknown().superRefine((value, ctx) => {
-    if (value === undefined) return;
-    const problem = jsonProblem(value, LIMITS.inlineContract);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map(String) });
-  }),
-]);
+/** An API contract given inline: text, or any JSON value (an OpenAPI fragment) stored as given, within the same limit. */
+const inlineContract = z.unknown().superRefine((value, ctx) => {
+  if (value === undefined) return;
+  const asText = typeof value === 'string' ? text(LIMITS.inlineContract).safeParse(value) : undefined;
+  if (asText && !asText.success) return ctx.addIssue({ code: 'custom', message: asText.error.issues[0]!.message });
+  const problem = typeof value === 'string' ? undefined : jsonProblem(value, LIMITS.inlineContract);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map(String) });
+});
 
 export const KNOWN_ARTIFACT_TYPES = ['file_diff', 'file_ref', 'test_command', 'api_contract', 'link'] as const;
 
