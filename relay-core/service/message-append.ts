@@ -88,7 +88,7 @@ export class MessageAppender {
   private async recordMessage(threadId: string, message: MessageDoc): Promise<boolean> {
     const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
     let alreadyRecorded = false;
-    const after = await this.deps.outbox.recording(threadId, event, async () => (await this.deps.store.writeThread(threadId, (doc) => {
+    const count = (doc: ThreadDoc): ThreadDoc | undefined => {
       if (doc.message_seq >= message.sequence_no) {
         alreadyRecorded = true;
         return undefined;
@@ -102,7 +102,11 @@ export class MessageAppender {
         updated_at: message.created_at,
         outbox: [...doc.outbox, event],
       };
-    })).after);
+    };
+    const after = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
+      await inOutbox;
+      return (await this.deps.store.writeThread(threadId, count)).after;
+    });
     return after !== null || alreadyRecorded;
   }
 

@@ -21,15 +21,18 @@ export class Outbox {
 
   /**
    * Runs `write`, which records `event` on the thread, with the event in the outbox first: if this process dies
-   * right after the write, or Redis refuses the add, the sweep still enqueues it. A write that did not happen
-   * (null) takes its entry back. The event goes on its queues right after the write.
+   * right after the write, or Redis refuses the add, the sweep still enqueues it. `write` gets the entry's insert
+   * and awaits it before it writes the thread (so work that comes first, like a create's mailbox places, overlaps
+   * it). A write that did not happen (null) takes its entry back. The event goes on its queues right after.
    */
-  async recording<T>(threadId: string, event: OutboxEvent, write: () => Promise<T | null>): Promise<T | null> {
-    const mine = await this.deps.store.outbox.pending(threadId, event);
+  async recording<T>(threadId: string, event: OutboxEvent, write: (inOutbox: Promise<unknown>) => Promise<T | null>): Promise<T | null> {
+    const entry = this.deps.store.outbox.pending(threadId, event);
     let written: T | null = null;
     try {
-      written = await write();
+      written = await write(entry);
     } finally {
+      // `entry` may have failed (then the write did not wait for it and failed too): nothing to take back then.
+      const mine = await entry.catch(() => false);
       if (written === null && mine) await this.deps.store.outbox.abandoned(event.id).catch(() => {});
     }
     if (written !== null) await this.publish(threadId, [event]);

@@ -8,7 +8,7 @@ import { RelayError } from '../domain/errors';
 import type { Artifact, NewHandoff, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
 import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
-import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
 import { deriveHandoffToken, HANDOFF_TOKEN_TTL_MS, mintHandoffToken } from './handoff-tokens';
 import { IdempotencyLedger, idempotentId } from './idempotency';
@@ -148,8 +148,8 @@ export class RelayService {
     }, isReplay);
     if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
     if (policy) doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
-    const created = await this.outbox.recording(threadId, doc.outbox[0]!, async () => {
-      const mailbox = await this.store.placeNewThread(doc);
+    const created = await this.outbox.recording(threadId, doc.outbox[0]!, async (inOutbox) => {
+      const [mailbox] = await Promise.all([this.store.placeNewThread(doc), inOutbox]);
       if (mailbox) doc.mailbox = mailbox;
       try {
         await this.store.threads.insertOne(doc);
@@ -184,7 +184,7 @@ export class RelayService {
     }
     const seen = doc.message_counts[doc.from === caller.handle ? 'to' : 'from'];
     const readId = `${threadId}:${caller.handle}`;
-    await this.store.threadReads.replaceOne({ _id: readId }, { seen, at: this.clock.now() }, { upsert: true });
+    await putById(this.store.threadReads, readId, { seen, at: this.clock.now() });
     this.store.cleanup.note('thread_reads', readId);
     return view;
   }
@@ -261,7 +261,8 @@ export class RelayService {
     let gateRefused = false;
     let repeated = false;
     let before: ThreadDoc | null = null;
-    const after = await this.outbox.recording(request.thread_id, event, async () => {
+    const after = await this.outbox.recording(request.thread_id, event, async (inOutbox) => {
+      await inOutbox;
       const written = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
       repeated = false;

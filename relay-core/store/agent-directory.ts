@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import type { AgentDoc, MetaDoc } from '../domain/documents';
+import { putById } from './thread-writes';
 
 export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned'>;
 
@@ -26,7 +27,7 @@ export class AgentDirectory {
 
   /** Call after every write that changes a card or whether it is active. */
   async changed(): Promise<void> {
-    await this.meta.replaceOne({ _id: MARKER_ID }, { value: randomUUID(), at: new Date() }, { upsert: true });
+    await putById(this.meta, MARKER_ID, { value: randomUUID(), at: new Date() });
   }
 
   /** Every active card, sorted by handle. */

@@ -2,7 +2,7 @@
 // thread: entry n of box `to:alice@acme` is `_id` `to:alice@acme#<n>`, so a page is a handful of `_id` lookups.
 import type { Collection } from 'mongodb';
 import type { MailboxEntryDoc, MailboxHeadDoc } from '../domain/documents';
-import { isDuplicateKey } from './thread-writes';
+import { isDuplicateKey, putById } from './thread-writes';
 
 export type Party = 'to' | 'from';
 
@@ -49,7 +49,7 @@ export class MailboxLog {
         await this.head(box);
         continue;
       }
-      if (position % HEAD_EVERY === 0) await this.heads.replaceOne({ _id: box }, { n: position }, { upsert: true });
+      if (position % HEAD_EVERY === 0) await putById(this.heads, box, { n: position });
       return position;
     }
   }
@@ -73,15 +73,27 @@ export class MailboxLog {
     return Promise.all(positions.map((p) => this.entries.findOne({ _id: entryId(box, p) })));
   }
 
-  /** Bulk append for the migration: entries at consecutive positions after the box's head, returned in order. */
+  /**
+   * Bulk append for the migration: entries at consecutive positions after the box's head, returned in order. The
+   * head this process last saw is trusted (one insert per box and batch); when another writer took a position
+   * meanwhile, the head is read again and the batch goes above it (entries inserted before the collision stay
+   * unreferenced, and lists skip them).
+   */
   async appendMany(box: string, items: ReadonlyArray<{ thread_id: string; created_at: Date }>): Promise<number[]> {
-    const first = (await this.head(box)) + 1;
-    const docs = items.map((item, i) => ({ _id: entryId(box, first + i), ...item }));
-    await this.entries.insertMany(docs, { ordered: true });
-    const last = first + items.length - 1;
-    this.remember(box, last);
-    await this.heads.replaceOne({ _id: box }, { n: last }, { upsert: true });
-    return docs.map((_, i) => first + i);
+    for (let attempt = 0; ; attempt += 1) {
+      const first = (attempt === 0 && this.known.has(box) ? this.known.get(box)! : await this.head(box)) + 1;
+      const docs = items.map((item, i) => ({ _id: entryId(box, first + i), ...item }));
+      try {
+        await this.entries.insertMany(docs, { ordered: true });
+      } catch (error) {
+        if (attempt < 3 && isDuplicateKey(error)) continue;
+        throw error;
+      }
+      const last = first + items.length - 1;
+      this.remember(box, last);
+      await putById(this.heads, box, { n: last });
+      return docs.map((_, i) => first + i);
+    }
   }
 
   private remember(box: string, position: number): void {

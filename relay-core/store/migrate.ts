@@ -3,6 +3,7 @@
 import type { ThreadDoc } from '../domain/documents';
 import { boxName, type Party } from './mailbox-log';
 import type { MongoStore } from './mongo-store';
+import { putById } from './thread-writes';
 
 /** 1: outbox as flags on threads, lists by query. 2: outbox entries, mailbox logs where the server needs them. */
 export const SCHEMA_VERSION = 2;
@@ -54,10 +55,10 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
       touched += batch.length;
       progress(`migrate: ${(start + batch.length).toLocaleString('en')} of ${unplaced.length.toLocaleString('en')} threads placed in their mailboxes`);
     }
-    await store.meta.replaceOne({ _id: MAILBOXES_ID }, { value: true, at: new Date() }, { upsert: true });
+    await putById(store.meta, MAILBOXES_ID, { value: true, at: new Date() });
   }
 
-  await store.meta.replaceOne({ _id: MARKER_ID }, { value: SCHEMA_VERSION, at: new Date() }, { upsert: true });
+  await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
   return touched;
 }

@@ -25,7 +25,7 @@ import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
 
-export { isDuplicateKey, backoffMs, type VersionedWrite } from './thread-writes';
+export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
 
 /** What the server does atomically and without reading whole collections, learned at connect time. */

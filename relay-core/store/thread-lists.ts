@@ -126,7 +126,9 @@ export class MailboxThreadLists implements ThreadLists {
         nextCursor = encode(['m', below]);
         break;
       }
-      batch = Math.min(batch * 2, 200);
+      // Size the next batch by how often entries matched so far, so a sparse filter does not read twice what it needs.
+      const rate = Math.max(found.length / examined, 0.05);
+      batch = Math.min(Math.ceil((query.limit + 1 - found.length) / rate), 200);
     }
     return { threads: found.map(({ mailbox: _m, ...doc }: ListedThread & Pick<ThreadDoc, 'mailbox'>) => doc), next_cursor: nextCursor };
   }

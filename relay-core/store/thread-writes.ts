@@ -206,6 +206,19 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
   }
 }
 
+/**
+ * Replaces document `id` with `doc`, inserting it when missing. Two upserts of a missing `_id` can race to the
+ * insert (on FerretDB and MongoDB alike); the loser then finds the document and replaces it.
+ */
+export async function putById<T extends { _id: string }>(docs: Collection<T>, id: string, doc: Omit<T, '_id'>): Promise<void> {
+  try {
+    await docs.replaceOne(byId<T>(id), doc as T, { upsert: true });
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    await docs.replaceOne(byId<T>(id), doc as T);
+  }
+}
+
 export function claimId(id: string, version: number): string {
   return `${id}:${version}`;
 }
