@@ -43,6 +43,8 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
       LOG_LEVEL: 'warn',
       // e.g. BENCH_RELAY_NODE_OPTIONS=--cpu-prof to profile the relay during the bench.
       ...(process.env.BENCH_RELAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_RELAY_NODE_OPTIONS } : {}),
+      // e.g. BENCH_POLICY_FILE=scripts/bench-policy-50.yaml to measure what evaluating a policy adds.
+      ...(process.env.BENCH_POLICY_FILE ? { RELAY_POLICY_FILE: process.env.BENCH_POLICY_FILE } : {}),
       ...opts.env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -33,8 +33,9 @@ export interface PolicyDecision {
 }
 
 export function decide(policy: Policy, request: PolicyRequest): PolicyDecision {
+  const clocks = new Map<string, LocalTime>();
   for (const rule of policy.rules) {
-    if (!matches(rule.match, request)) continue;
+    if (!matches(rule.match, request, clocks)) continue;
     return {
       effect: rule.effect,
       rule_id: rule.id,
@@ -54,7 +55,8 @@ export function decide(policy: Policy, request: PolicyRequest): PolicyDecision {
 /** The relay records REST calls as `api`; policies call that surface `rest`. */
 const POLICY_SURFACE: Record<Surface, string> = { mcp: 'mcp', a2a: 'a2a', slack: 'slack', web: 'web', api: 'rest' };
 
-export function matches(match: PolicyMatch, request: PolicyRequest): boolean {
+/** `clocks` keeps each zone's local time for one request, so fifty time rules read the clock once per zone. */
+export function matches(match: PolicyMatch, request: PolicyRequest, clocks = new Map<string, LocalTime>()): boolean {
   if (match.action && !oneOf(match.action, [request.action])) return false;
   if (match.via && !oneOf(match.via, [POLICY_SURFACE[request.via]])) return false;
   if (match.intent && !oneOf(match.intent, [request.intent])) return false;
@@ -69,7 +71,7 @@ export function matches(match: PolicyMatch, request: PolicyRequest): boolean {
     if (count?.max !== undefined && n > count.max) return false;
     if (under && !request.target_files.some((file) => under.some((prefix) => isUnder(file, prefix)))) return false;
   }
-  if (match.time && !timeMatches(match.time, request.at)) return false;
+  if (match.time && !timeMatches(match.time, localTime(match.time.zone, request.at, clocks))) return false;
   return true;
 }
 
@@ -95,12 +97,25 @@ function isUnder(file: string, prefix: string): boolean {
 
 const WEEKDAY_OF: Record<string, Weekday> = { Sun: 'sun', Mon: 'mon', Tue: 'tue', Wed: 'wed', Thu: 'thu', Fri: 'fri', Sat: 'sat' };
 
-/** Local weekday and minute of the day in `zone`; a `from`–`to` range past midnight (22:00–06:00) wraps. */
-function timeMatches(time: NonNullable<PolicyMatch['time']>, at: Date): boolean {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: time.zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
-    .formatToParts(at)
-    .reduce<Record<string, string>>((acc, p) => ({ ...acc, [p.type]: p.value }), {});
-  const minute = Number(parts.hour) * 60 + Number(parts.minute);
+interface LocalTime {
+  day: Weekday;
+  minute: number;
+}
+
+/** Weekday and minute of the day at `at` in `zone`. */
+function localTime(zone: string, at: Date, clocks: Map<string, LocalTime>): LocalTime {
+  let local = clocks.get(zone);
+  if (!local) {
+    const parts: Record<string, string> = {};
+    for (const p of clockIn(zone).formatToParts(at)) parts[p.type] = p.value;
+    local = { day: WEEKDAY_OF[parts.weekday!]!, minute: Number(parts.hour) * 60 + Number(parts.minute) };
+    clocks.set(zone, local);
+  }
+  return local;
+}
+
+/** A `from`–`to` range past midnight (22:00–06:00) wraps. */
+function timeMatches(time: NonNullable<PolicyMatch['time']>, { day, minute }: LocalTime): boolean {
   if (time.from !== undefined && time.to !== undefined) {
     const from = toMinutes(time.from);
     const to = toMinutes(time.to);
@@ -108,13 +123,23 @@ function timeMatches(time: NonNullable<PolicyMatch['time']>, at: Date): boolean 
     if (!inside) return false;
     // A night range belongs to the day it started: 02:00 on Saturday is Friday night.
     if (time.days) {
-      const day = WEEKDAY_OF[parts.weekday!]!;
       const startedYesterday = from > to && minute < to;
       return time.days.includes(startedYesterday ? previousDay(day) : day);
     }
     return true;
   }
-  return time.days ? time.days.includes(WEEKDAY_OF[parts.weekday!]!) : true;
+  return time.days ? time.days.includes(day) : true;
+}
+
+/** One formatter per zone: building an Intl.DateTimeFormat costs far more than using one. */
+const CLOCKS = new Map<string, Intl.DateTimeFormat>();
+function clockIn(zone: string): Intl.DateTimeFormat {
+  let clock = CLOCKS.get(zone);
+  if (!clock) {
+    clock = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    CLOCKS.set(zone, clock);
+  }
+  return clock;
 }
 
 function toMinutes(hhmm: string): number {
