@@ -8,6 +8,7 @@ import { requireJsonContentType } from '../relay-core/http/json-content-type';
 import { jsonRpcError } from '../relay-core/jsonrpc/json-rpc-error';
 import { requestId } from '../relay-core/ops/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
+import type { AgentDoc } from '../relay-core/domain/documents';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { SESSION_ID_PATTERN } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
@@ -27,13 +28,30 @@ function unauthenticated(res: Response, key: string | undefined): void {
   res.status(401).json(jsonRpcError(null, error, requestId(res)));
 }
 
+/** The teammate the bearer key names, or null; a key that cannot be looked up (database down) is `unavailable`. */
+async function callerOf(deps: McpHttpDeps, key: string | undefined): Promise<AgentDoc | null> {
+  if (!key) return null;
+  try {
+    return await deps.relay.teammates.authenticate(key);
+  } catch (error) {
+    if (error instanceof RelayError) throw error;
+    throw new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly');
+  }
+}
+
+/** A refusal before the MCP server runs, in the JSON-RPC error shape MCP clients read (503 + Retry-After when unavailable). */
+function refuse(res: Response, error: RelayError): void {
+  if (error.code === 'unavailable') res.setHeader('Retry-After', '2');
+  res.status(error.httpStatus).json(jsonRpcError(null, error, requestId(res)));
+}
+
 export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
   const json = express.json({ limit: LIMITS.bodyBytes });
 
   app.post('/mcp', requireJsonContentType(), json, async (req, res, next) => {
     try {
       const key = bearer(req);
-      const caller = key ? await deps.relay.teammates.authenticate(key) : null;
+      const caller = await callerOf(deps, key);
       if (!caller) return unauthenticated(res, key);
       // Stateless transport: the client's own session header, when it sends one, is the session a policy counts.
       const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
@@ -48,6 +66,7 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       await transport.handleRequest(req, res, req.body);
     } catch (error) {
       if (res.headersSent) return;
+      if (error instanceof RelayError) return refuse(res, error);
       next(error);
     }
   });
@@ -56,7 +75,7 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
   const notAllowed = async (req: Request, res: Response, next: express.NextFunction) => {
     try {
       const key = bearer(req);
-      if (!key || !(await deps.relay.teammates.authenticate(key))) return unauthenticated(res, key);
+      if (!(await callerOf(deps, key))) return unauthenticated(res, key);
       res.setHeader('Allow', 'POST');
       res.status(405).json({
         jsonrpc: '2.0',
@@ -64,6 +83,7 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
         error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; use POST', data: { code: 'method_not_allowed' } },
       });
     } catch (error) {
+      if (error instanceof RelayError) return refuse(res, error);
       next(error);
     }
   };

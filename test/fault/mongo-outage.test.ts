@@ -1,5 +1,5 @@
 // Fault: the relay loses its database. A request whose API key cannot be looked up is the relay's failure,
-// not the caller's: 503 with the relay's error shape (JSON-RPC on /a2a, REST elsewhere), never a 401.
+// not the caller's: 503 with the relay's error shape (JSON-RPC on /a2a and /mcp, REST elsewhere), never a 401.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let relay: TestRelay;
@@ -36,4 +36,19 @@ test('without a key the answer is still 401: no lookup was needed', async () => 
   const { status, body } = await relay.rpc(undefined, 'tasks/list', {});
   expect(status).toBe(401);
   expect(body.error.data.code).toBe('unauthenticated');
+});
+
+test('POST /mcp with a key the relay cannot look up answers 503 unavailable in the JSON-RPC error shape, with Retry-After', async () => {
+  const response = await fetch(`${relay.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  expect(response.status).toBe(503);
+  expect(response.headers.get('retry-after')).toBe('2');
+  expect(await response.json()).toEqual({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32016, message: expect.stringMatching(/retry/), data: { code: 'unavailable', request_id: expect.any(String) } },
+  });
 });
