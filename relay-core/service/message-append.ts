@@ -10,6 +10,9 @@ import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 
+/** A claimed number still uncounted after this long is taken to be orphaned by a writer that died. */
+const ORPHAN_AFTER_MS = 1_000;
+
 export interface AppendRequest {
   thread_id: string;
   body: string;
@@ -64,9 +67,10 @@ export class MessageAppender {
         await this.deps.store.messages.insertOne(message);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
-        // Someone holds this number: help count it (its writer may have died), then take the next one.
+        // Someone holds this number. Its writer is counting it right now unless it died: help only a holder that
+        // has waited too long, or twenty appends at once would all write the same thread for every number.
         const holder = await this.deps.store.messages.findOne({ _id: message._id });
-        if (holder) await this.recordMessage(thread._id, holder);
+        if (holder && this.deps.clock.now().getTime() - holder.created_at.getTime() >= ORPHAN_AFTER_MS) await this.recordMessage(thread._id, holder);
         await sleep(backoffMs(attempt));
         continue;
       }
