@@ -9,6 +9,7 @@ import { defaultPolicy, parsePolicy, type Policy, type PolicyAction } from '../d
 import type { Artifact, Intent, Surface } from '../domain/schemas';
 import type { PolicyLimiter } from '../ops/rate-limiter';
 import type { MongoStore } from '../store/mongo-store';
+import { putById } from '../store/thread-writes';
 
 
 /** How long a process trusts its copy of the policy before reading `policies/current` again (one `_id` read). */
@@ -37,11 +38,8 @@ export class PolicyStore {
   /** Validates and stores a policy; a bad one throws invalid_params naming line and field, and the old one stays. */
   async apply(source: string, by: string, fileName = 'policy'): Promise<Policy> {
     const policy = parsePolicyOrRefuse(source, fileName);
-    await this.store.policies.replaceOne(
-      { _id: CURRENT },
-      { source, version: policy.version, applied_at: this.clock.now(), applied_by: by },
-      { upsert: true },
-    );
+    // Two processes starting with the same RELAY_POLICY_FILE both upsert: the loser of the insert race replaces.
+    await putById(this.store.policies, CURRENT, { source, version: policy.version, applied_at: this.clock.now(), applied_by: by });
     this.cached = { policy, readAt: Date.now() };
     return policy;
   }
