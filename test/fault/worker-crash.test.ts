@@ -147,23 +147,40 @@ async function waitForAllDelivered(ids: string[]): Promise<string[]> {
   const expected = await expectedWebhookIds(ids);
   const deliveries = api.store.db.collection('webhook_deliveries');
   const wanted = new Set(expected);
-  await waitUntil(
-    async () => {
-      // A cheap check first: polling the database all along would slow the deliveries it waits for.
-      const arrived = new Set(hooks.events().map((r) => String(r.headers['webhook-id'])).filter((id) => wanted.has(id)));
-      if (arrived.size < expected.length) return false;
-      const recorded = await api.store.threads.countDocuments({ _id: { $in: ids }, slack: { $ne: null } });
-      const delivered = await deliveries.countDocuments({ _id: { $in: expected as any[] }, status: 'delivered' });
-      if (recorded !== ids.length || delivered !== expected.length) return false;
-      for (const q of [queue, webhooksQueue]) {
-        const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
-        if (!Object.values(counts).every((n) => n === 0)) return false;
-      }
-      return true;
-    },
-    `${ids.length} DMs and ${expected.length} webhooks recorded and empty queues`,
-    60_000,
-  );
+  // What was still missing at the last look, so a timeout says which part of the delivery never came.
+  let missing = 'nothing checked yet';
+  try {
+    await waitUntil(
+      async () => {
+        // A cheap check first: polling the database all along would slow the deliveries it waits for.
+        const arrived = new Set(hooks.events().map((r) => String(r.headers['webhook-id'])).filter((id) => wanted.has(id)));
+        if (arrived.size < expected.length) {
+          missing = `webhooks at the receiver ${arrived.size}/${expected.length}`;
+          return false;
+        }
+        const recorded = await api.store.threads.countDocuments({ _id: { $in: ids }, slack: { $ne: null } });
+        const delivered = await deliveries.find({ _id: { $in: expected as any[] } }).toArray();
+        const done = delivered.filter((d) => d.status === 'delivered').length;
+        if (recorded !== ids.length || done !== expected.length) {
+          const states = delivered.map((d) => d.status).join(',');
+          missing = `DMs recorded ${recorded}/${ids.length}, webhooks delivered ${done}/${expected.length} (records: ${states || 'none'})`;
+          return false;
+        }
+        for (const q of [queue, webhooksQueue]) {
+          const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+          if (!Object.values(counts).every((n) => n === 0)) {
+            missing = `${q.name} queue not empty: ${JSON.stringify(counts)}`;
+            return false;
+          }
+        }
+        return true;
+      },
+      `${ids.length} DMs and ${expected.length} webhooks recorded and empty queues`,
+      60_000,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; still missing: ${missing}`, { cause: error });
+  }
   return expected;
 }
 
