@@ -101,6 +101,9 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
+/** Stalls (a dead worker, a missed lock renewal) a job survives before it fails. */
+const MAX_STALLS = 3;
+
 export function startWorker(opts: {
   name: QueueName;
   redisUrl: string;
@@ -120,6 +123,9 @@ export function startWorker(opts: {
     concurrency: opts.concurrency ?? 8,
     ...(opts.settings ? { settings: opts.settings } : {}),
     ...(opts.lockMs ? { lockDuration: opts.lockMs, stalledInterval: opts.lockMs } : {}),
+    // BullMQ fails a job for good on its second stall. A worker that dies, then a busy one that misses a lock
+    // renewal, would lose a delivery that way; every processor is safe to re-run, so allow a few.
+    maxStalledCount: MAX_STALLS,
   });
   if (opts.onFailed) worker.on('failed', opts.onFailed);
   worker.on('error', () => {

@@ -96,8 +96,9 @@ function startWorkerProcess(env: Record<string, string> = {}): Promise<RelayProc
     SLACK_BOT_TOKEN: slack.token,
     SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
     SLACK_API_URL: proxy.url,
-    // A dead worker's jobs are taken up again about a second later, not after BullMQ's default 30 s.
-    RELAY_WORKER_LOCK_MS: '1000',
+    // A dead worker's jobs are taken up again a few seconds later, not after BullMQ's default 30 s. Not 1 s: on a
+    // loaded machine a live worker then misses lock renewals, and its jobs stall without any crash.
+    RELAY_WORKER_LOCK_MS: '4000',
     // As in a real fleet: links in DMs and webhooks point at the API, not at whichever worker built them.
     RELAY_PUBLIC_URL: api.url,
     ...WEBHOOK_ENV,
