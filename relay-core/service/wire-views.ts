@@ -43,16 +43,8 @@ function party(handle: string, agent: AgentDoc | null): PartyView {
   return { handle, name: agent?.name ?? handle, role: agent?.role ?? '' };
 }
 
-export interface MessageView {
-  id: string;
-  sequence_no: number;
-  from: string;
-  body: string;
-  payload: Record<string, unknown>;
-  artifacts: Artifact[];
-  via: Surface;
-  created_at: string;
-}
+/** A stored message as the wire shows it: the document without its storage keys, the time as ISO text. */
+export type MessageView = Omit<MessageDoc, '_id' | 'thread_id' | 'created_at'> & { created_at: string };
 
 export function messageView(doc: MessageDoc): MessageView {
   return {
