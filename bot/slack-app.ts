@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
 import type { RelayService } from '../relay-core/service/relay-service';
+import type { HandoffTimers } from '../relay-core/service/handoff-timers';
 import type { ClientSetup } from './views/link-modal';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
@@ -26,6 +27,8 @@ export interface SlackAppDeps {
   verifyJobs: JobQueue;
   /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
   team?: string;
+  /** Snooze moves a handoff's next reminder (relay-core/service/handoff-timers.ts). */
+  timers: HandoffTimers;
   /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
   clientSetup: ClientSetup;
 }

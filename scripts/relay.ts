@@ -6,6 +6,12 @@ import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { slackTimeZones } from '../bot/delivery/slack-time-zones';
+import { BullmqTimerQueue } from '../relay-core/queues/bullmq-timer-queue';
+import { timerJobHandlers } from '../relay-core/queues/timer-jobs';
+import { HandoffTimers } from '../relay-core/service/handoff-timers';
+import { Outbox } from '../relay-core/service/outbox';
+import { utcOnly } from '../relay-core/service/time-zones';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -44,6 +50,7 @@ export interface RunningRelay {
   url: string;
   relay: RelayService;
   store: MongoStore;
+  timers: HandoffTimers;
   stop(): Promise<void>;
 }
 
@@ -82,7 +89,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const queues = producerQueues(producer, config.queuePrefix);
-  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
+  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), armTimers: true });
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
@@ -108,14 +115,26 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   }
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
   const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate });
+  // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
+  const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
+  const timers = new HandoffTimers({
+    store,
+    teammates,
+    queue: new BullmqTimerQueue(queues.verify, producer, `${config.queuePrefix}:timers:armed`),
+    outbox: new Outbox({ store, events: publisher, clock, log }),
+    zones: slackClient ? slackTimeZones(slackClient) : utcOnly,
+    clock,
+    log,
+    settings: config.timers,
+  });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
+  let timerTimer: NodeJS.Timeout | undefined;
+  let timerSweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
-    // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
-    const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
     if (slackClient) {
       const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock });
       workers.push(
@@ -154,6 +173,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
             clock,
           }),
           [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
+          // Reminders, escalation and expiry (service/handoff-timers.ts).
+          ...timerJobHandlers(timers),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
         }),
@@ -173,6 +194,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
+    // The timer sweep reads only the small `timers` collection: due steps Redis lost, and a re-arm after it restarted empty.
+    const sweepTimers = () => {
+      timerSweeping ??= timers
+        .sweep()
+        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
+        .finally(() => (timerSweeping = undefined));
+      return timerSweeping;
+    };
+    void sweepTimers();
+    timerTimer = setInterval(sweepTimers, config.timers.sweepIntervalMs);
+    timerTimer.unref();
   }
   const metrics = new RelayMetrics({ outboxBacklog: () => store.outbox.count() });
   for (const running of workers) {
@@ -205,7 +237,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack) {
-      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets });
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, timers, team: config.team, clientSetup: mcpClientSnippets });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
@@ -227,9 +259,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     url,
     relay,
     store,
+    timers,
     async stop() {
       // Drain in order: no new requests, no new sweeps, running jobs finish (worker.close waits), then connections.
       if (sweepTimer) clearInterval(sweepTimer);
+      if (timerTimer) clearInterval(timerTimer);
       if (slackApp && config.slack?.appToken) await slackApp.stop();
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
@@ -238,6 +272,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       }
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
+      await timerSweeping;
       // What this process noted for clean-up goes on the queue while it is still open.
       await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);

@@ -14,6 +14,7 @@ import {
   type SlackBlock,
   type SlackMessage,
 } from './block-kit';
+import { TIMER_ACTION_IDS } from './timer-action-ids';
 import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, plainSafe, slackDate, truncate } from './mrkdwn';
 
 export type { SlackBlock, SlackMessage } from './block-kit';
@@ -47,6 +48,8 @@ export interface DmInput {
   audience?: DmAudience;
   /** Plain text shown under the header, e.g. "Verifying acceptance…"; escaped by the builder. */
   notice?: string;
+  /** What the timers did, as mrkdwn built by timer-notices.ts (timerSummaryLine), shown under the status. */
+  timerLine?: string | null;
 }
 
 /** Caps on each part of the handoff, chosen so the worst case of all of them leaves room for artifacts. */
@@ -88,6 +91,7 @@ const STATUS_VERB: Record<ThreadStatus, { emoji: string; verb: string }> = {
   completed: { emoji: ':tada:', verb: 'Completed' },
   declined: { emoji: ':no_entry_sign:', verb: 'Declined' },
   cancelled: { emoji: ':wastebasket:', verb: 'Cancelled' },
+  expired: { emoji: ':hourglass:', verb: 'Expired' },
 };
 
 const SURFACE_NAME: Record<string, string> = {
@@ -145,6 +149,9 @@ function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
   if (thread.status === 'pending' || thread.status === 'accepted') {
     elements.push(button({ actionId: ACTION_IDS.reply, text: 'Reply', value }));
   }
+  if (audience === 'sender' && thread.status === 'expired') {
+    elements.push(button({ actionId: TIMER_ACTION_IDS.resend, text: 'Resend', style: 'primary', value }));
+  }
   elements.push(button({ actionId: ACTION_IDS.openInbox, text: 'View in inbox', url: input.inboxUrl }));
   return actions(elements, BLOCK_IDS.actions);
 }
@@ -159,6 +166,7 @@ function headline(input: DmInput, audience: DmAudience): string {
     completed: 'Completed',
     declined: 'Declined',
     cancelled: 'Cancelled',
+    expired: audience === 'recipient' ? 'Expired — nobody acted on it in time' : 'Expired — nobody acted on it in time; you can resend it',
   };
   return `*Status: ${escapeMrkdwn(line[thread.status])}*`;
 }
@@ -171,13 +179,15 @@ function historyLines(input: DmInput): string[] {
     : [{ status: 'pending', by: thread.from, at: thread.created_at }];
   // A thread written before status_history was complete still shows its current state, from its timestamps.
   if (history[history.length - 1].status !== thread.status) {
-    const at = { pending: thread.created_at, accepted: thread.accepted_at, completed: thread.completed_at, declined: thread.declined_at, cancelled: thread.cancelled_at }[thread.status];
+    const at = { pending: thread.created_at, accepted: thread.accepted_at, completed: thread.completed_at, declined: thread.declined_at, cancelled: thread.cancelled_at, expired: thread.expired_at ?? null }[thread.status];
     history.push({ status: thread.status, by: thread.status === 'cancelled' ? thread.from : thread.to, at: at ?? thread.updated_at });
   }
   const actor = (by: string) =>
     by === thread.to ? personMrkdwn(recipient, thread.to) : by === thread.from ? personMrkdwn(sender, thread.from) : inlineCode(by, 140);
   return history.slice(-CAP.history).map((change) => {
     const { emoji, verb } = STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) };
+    // A timer's change (expiry) was made by the relay itself, not by a person on a surface.
+    if (change.status === 'expired') return `${emoji} ${verb} · ${slackDate(new Date(change.at))}`;
     const via = change.via ? ` via ${surfaceName(change.via)}` : '';
     return `${emoji} ${verb} by ${actor(change.by)}${via} · ${slackDate(new Date(change.at))}`;
   });
@@ -186,6 +196,7 @@ function historyLines(input: DmInput): string[] {
 function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   const { thread, inboxUrl } = input;
   const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), BLOCK_IDS.status)];
+  if (input.timerLine) blocks.push(context(input.timerLine));
   if (thread.status === 'completed' && thread.completed_summary) {
     const { text, cut } = escapeWithin(thread.completed_summary, CAP.result);
     blocks.push(section(`*Result*\n${text}${readMore(cut, inboxUrl, 'result')}`));

@@ -5,16 +5,26 @@ import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../../relay-cor
 
 export type SlackAudience = 'recipient' | 'sender';
 
-/** A Slack post of a thread: an audience's DM (`recipient`, `sender`) or one thread reply under it (`recipient:3`). */
-export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}`;
+/**
+ * A Slack post of a thread: an audience's DM (`recipient`, `sender`), one thread reply under it (`recipient:3`), a
+ * timer notice under it (`recipient:t:remind-1`), or an escalation posted elsewhere (`escalation`). Notices and the
+ * escalation are recorded in `slack_replies` by their key, like replies, and are not ordered among the replies.
+ */
+export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | `${SlackAudience}:t:${string}` | 'escalation';
 
 export function replyKey(audience: SlackAudience, sequenceNo: number): SlackPostKey {
   return `${audience}:${sequenceNo}`;
 }
 
-function parseKey(key: SlackPostKey): { audience: SlackAudience; sequenceNo: number | null } {
-  const [audience, seq] = key.split(':') as [SlackAudience, string | undefined];
-  return { audience, sequenceNo: seq === undefined ? null : Number(seq) };
+export function noticeKey(audience: SlackAudience, step: string): SlackPostKey {
+  return `${audience}:t:${step}`;
+}
+
+function parseKey(key: SlackPostKey): { audience: SlackAudience; sequenceNo: number | null; notice: boolean } {
+  if (key === 'escalation') return { audience: 'sender', sequenceNo: null, notice: true };
+  const [audience, seq, step] = key.split(':') as [SlackAudience, string | undefined, string | undefined];
+  if (seq === 't' && step !== undefined) return { audience, sequenceNo: null, notice: true };
+  return { audience, sequenceNo: seq === undefined ? null : Number(seq), notice: false };
 }
 
 /** The audience's DM as recorded on the thread (the recipient's stays in `slack`, where the listeners read it). */
@@ -24,15 +34,16 @@ export function slackDm(doc: ThreadDoc, audience: SlackAudience): SlackDelivery 
 
 /** The recorded ts of a post, or null while it is not recorded. */
 export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
-  const { audience, sequenceNo } = parseKey(key);
+  const { audience, sequenceNo, notice } = parseKey(key);
+  if (notice) return doc.slack_replies?.[key] ?? null;
   if (sequenceNo === null) return slackDm(doc, audience)?.ts ?? null;
   return doc.slack_replies?.[key] ?? null;
 }
 
 /** Replies go under a DM strictly in sequence order: reply n may be claimed only once 1..n-1 are recorded. */
 export function earlierRepliesRecorded(doc: ThreadDoc, key: SlackPostKey): boolean {
-  const { audience, sequenceNo } = parseKey(key);
-  if (sequenceNo === null) return true;
+  const { audience, sequenceNo, notice } = parseKey(key);
+  if (sequenceNo === null || notice) return true;
   for (let n = 1; n < sequenceNo; n += 1) if (!doc.slack_replies?.[replyKey(audience, n)]) return false;
   return true;
 }
@@ -57,9 +68,9 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
   if (alreadyRecorded && !clearsClaim) return undefined;
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
-    const { audience, sequenceNo } = parseKey(key);
+    const { audience, sequenceNo, notice } = parseKey(key);
     const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at };
-    if (sequenceNo !== null) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
+    if (sequenceNo !== null || notice) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
     else if (audience === 'recipient') next = { ...next, slack: dm };
     else next = { ...next, slack_sender: dm };
   }

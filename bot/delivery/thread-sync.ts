@@ -5,8 +5,9 @@ import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { RelayService } from '../../relay-core/service/relay-service';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
-import type { EnsurePosted } from './exactly-once-post';
-import { replyKey, slackDm, type SlackAudience } from './slack-posts';
+import { escalationMessage, escalationSenderNotice, expiredNotice, reassignedDm, reminderNotice, staleNotice, timerSummaryLine } from '../blocks/timer-notices';
+import type { EnsurePosted, PostTarget } from './exactly-once-post';
+import { noticeKey, replyKey, slackDm, type SlackAudience, type SlackPostKey } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
@@ -56,7 +57,61 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
   }
 
   function renderDm(thread: ThreadDoc, people: Participants, audience: SlackAudience): SlackMessage {
-    return handoffDm({ thread, ...people, inboxUrl: inboxUrlFor(thread, audience), audience });
+    const timerLine = audience === 'sender' ? timerSummaryLine(thread, people.recipient) : null;
+    return handoffDm({ thread, ...people, inboxUrl: inboxUrlFor(thread, audience), audience, timerLine });
+  }
+
+  /**
+   * The timer notices the thread's fired steps call for (bot/blocks/timer-notices.ts), each a post with its own key:
+   * reminders and the nudge under the recipient's DM (only while they still apply), the escalation to the lead or
+   * channel or under the sender's DM, and the expiry under both DMs.
+   */
+  function noticesOf(thread: ThreadDoc, people: Participants, linked: Set<SlackAudience>): Array<{ key: SlackPostKey; target: PostTarget | SlackAudience; render: (t: ThreadDoc) => SlackMessage }> {
+    const notices: Array<{ key: SlackPostKey; target: PostTarget | SlackAudience; render: (t: ThreadDoc) => SlackMessage }> = [];
+    const input = (t: ThreadDoc, audience: SlackAudience) => ({ thread: t, ...people, inboxUrl: inboxUrlFor(t, audience) });
+    for (const step of Object.keys(thread.timers?.fired ?? {})) {
+      if (step.startsWith('remind-') && thread.status === 'pending' && linked.has('recipient')) {
+        notices.push({ key: noticeKey('recipient', step), target: 'recipient', render: (t) => reminderNotice(input(t, 'recipient'), step as `remind-${number}`) });
+      } else if (step === 'stale' && thread.status === 'accepted' && linked.has('recipient')) {
+        notices.push({ key: noticeKey('recipient', step), target: 'recipient', render: (t) => staleNotice(input(t, 'recipient')) });
+      } else if (step === 'escalate' && thread.status === 'pending') {
+        const to = thread.timers?.escalated_to;
+        if (to?.kind === 'sender' && linked.has('sender')) {
+          notices.push({ key: noticeKey('sender', step), target: 'sender', render: (t) => escalationSenderNotice(input(t, 'sender')) });
+        } else if ((to?.kind === 'lead' || to?.kind === 'channel') && to.slack) {
+          const where = to.slack;
+          const channel = to.kind === 'lead' ? () => openIm(where) : async () => where;
+          notices.push({ key: 'escalation', target: { channel, thread_ts: null }, render: (t) => escalationMessage(input(t, 'sender')) });
+        }
+      } else if (step === 'expire' && thread.status === 'expired') {
+        const reason = thread.timers?.expire_reason ?? 'expire_after';
+        for (const audience of ['recipient', 'sender'] as const) {
+          if (linked.has(audience)) notices.push({ key: noticeKey(audience, step), target: audience, render: (t) => expiredNotice(input(t, audience), audience, reason) });
+        }
+      }
+    }
+    return notices;
+  }
+
+  /** Posts every timer notice not yet recorded, each exactly once (a reply's DM must be recorded first). */
+  async function postNotices(thread: ThreadDoc, people: Participants, audiences: Audience[], owner: string): Promise<{ posted: number; wrote: boolean }> {
+    let posted = 0;
+    let wrote = false;
+    for (const notice of noticesOf(thread, people, new Set(audiences.map((a) => a.name)))) {
+      if (thread.slack_replies?.[notice.key]) continue;
+      let target: PostTarget;
+      if (typeof notice.target === 'string') {
+        const dm = slackDm(thread, notice.target);
+        if (!dm) throw new WaitAndRetry(1_000, `${notice.target} DM not recorded yet`);
+        target = { channel: async () => dm.channel, thread_ts: dm.ts };
+      } else {
+        target = notice.target;
+      }
+      const result = await ensurePosted(thread._id, notice.key, owner, target, async (t) => notice.render(t), thread);
+      if (result.posted) posted += 1;
+      if (result.wrote) wrote = true;
+    }
+    return { posted, wrote };
   }
 
   async function openIm(slackUser: string): Promise<string> {
@@ -120,6 +175,15 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       if (replies.wrote) wrote = true;
     }
 
+    // 2b. The timer notices (reminders, nudge, escalation, expiry), each exactly once.
+    if (latest.timers && Object.keys(latest.timers.fired ?? {}).length > 0) {
+      latest = await reread();
+      if (!latest) return 'skipped';
+      const notices = await postNotices(latest, people, audiences, owner);
+      if (notices.posted > 0) anyPosted = true;
+      if (notices.wrote) wrote = true;
+    }
+
     // 3. Redraw each DM from the current thread, and again while the thread changes under us: after an
     // update this job re-reads, so a slower job that drew an older state is always followed by a newer one.
     let updated = false;
@@ -136,6 +200,20 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
         fresh.set(audience.name, seen);
       }
       updated = wrote = true;
+    }
+    // 4. A reassigned handoff's earlier recipients: each old DM is redrawn once to say where it went.
+    latest = await reread();
+    for (const [i, moved] of (latest?.reassigned_from ?? []).entries()) {
+      if (!latest || moved.redrawn || !moved.slack) continue;
+      const peopleNow = await participants(latest);
+      const inboxUrl = inboxUrlFor(latest, 'sender');
+      await client.chat.update({ channel: moved.slack.channel, ts: moved.slack.ts, ...reassignedDm({ thread: latest, ...peopleNow, inboxUrl }, moved.at) });
+      await threads.writeThread(threadId, (doc) => {
+        const entries = doc.reassigned_from ?? [];
+        if (!entries[i] || entries[i].redrawn) return undefined;
+        return { ...doc, reassigned_from: entries.map((e, j) => (j === i ? { ...e, redrawn: true } : e)) };
+      });
+      updated = true;
     }
     return anyPosted ? 'posted' : updated ? 'updated' : 'skipped';
   };

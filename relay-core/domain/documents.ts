@@ -191,6 +191,14 @@ export interface ThreadDoc {
   completed_at: Date | null;
   declined_at: Date | null;
   cancelled_at: Date | null;
+  /** Set when the handoff expired (domain/timer-schedule.ts); absent on threads older than expiry. */
+  expired_at?: Date | null;
+  /** The timer steps this thread went through (service/handoff-timers.ts); absent until the first one. */
+  timers?: ThreadTimers;
+  /** The handoff a Resend of this expired one created (its metadata carries `resent_from`). */
+  resent_as?: string;
+  /** Earlier recipients of a reassigned handoff, with the DM each was shown (redrawn once to say so). */
+  reassigned_from?: ReassignedFrom[];
   /** The last message's sequence_no; messages are `${thread_id}:${sequence_no}` in `messages`. */
   message_seq: number;
   /** Messages written by each side, for unread counts: `from` by the sender, `to` by the recipient. */
@@ -214,6 +222,50 @@ export interface ThreadDoc {
    * recipient's view). Consumed inside the same versioned write that accepts the thread. Absent on old threads.
    */
   handoff_token?: (HandoffTokenRecord & { nonce: string }) | null;
+}
+
+/** A timer step: `remind-1`, `remind-2`, … (snoozes add more), `escalate`, `stale` (accepted), `expire`. */
+export type TimerStep = `remind-${number}` | 'escalate' | 'stale' | 'expire';
+
+/** Where an escalation went: the recipient's lead, the configured channel, or back to the sender. */
+export interface EscalationTarget {
+  kind: 'lead' | 'channel' | 'sender';
+  /** The lead's or sender's handle. */
+  handle?: string;
+  /** The lead's or sender's Slack user, or the channel id. */
+  slack?: string | null;
+}
+
+export interface ThreadTimers {
+  /** Each step that fired, once, with when. */
+  fired: Partial<Record<TimerStep, Date>>;
+  /** The recipient asked for the next reminder at this time (Snooze); cleared when it fires. */
+  snoozed_until?: Date | null;
+  escalated_to?: EscalationTarget | null;
+  /** Why it expired: its handoff token ran out, or it was pending past expire_after. */
+  expire_reason?: 'token_expired' | 'expire_after';
+  /** The schedule counts from here: the thread's creation, or its last reassignment. */
+  since?: Date;
+}
+
+export interface ReassignedFrom {
+  handle: string;
+  slack: SlackDelivery | null;
+  at: Date;
+  by: string;
+  /** The old DM was redrawn to say it moved. */
+  redrawn?: boolean;
+}
+
+/** The next timer of one open thread (`_id` = thread id): the sweep reads this small collection, never `threads`. */
+export interface TimerDoc {
+  _id: string;
+  step: TimerStep;
+  due_at: Date;
+  /** Bumped whenever the step is armed anew (a moved due time, a job that ran early): part of the job id. */
+  attempt: number;
+  status: ThreadStatus;
+  armed_at: Date;
 }
 
 /** The claim on one version of a teammate's document, as for threads: the first insert of `${handle}:${version}` owns it. */

@@ -40,10 +40,10 @@ export const handleSchema = z
 export const intentSchema = z.enum(['inform', 'ask_question', 'propose_action']);
 export type Intent = z.infer<typeof intentSchema>;
 
-export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled'] as const;
+export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'expired'] as const;
 export const threadStatusSchema = z.enum(THREAD_STATUSES);
 export type ThreadStatus = z.infer<typeof threadStatusSchema>;
-export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled'];
+export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled', 'expired'];
 
 export const surfaceSchema = z.enum(['mcp', 'a2a', 'slack', 'web', 'api']);
 export type Surface = z.infer<typeof surfaceSchema>;
@@ -324,6 +324,11 @@ export const EVENT_TYPES = [
   'thread.declined',
   'thread.completed',
   'thread.cancelled',
+  // Timers (service/handoff-timers.ts): a reminder or nudge went out, the handoff was escalated, reassigned, or expired.
+  'thread.reminded',
+  'thread.escalated',
+  'thread.reassigned',
+  'thread.expired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

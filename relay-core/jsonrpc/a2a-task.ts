@@ -25,6 +25,8 @@ const V1_STATE: Record<ThreadStatus, string> = {
   completed: 'TASK_STATE_COMPLETED',
   declined: 'TASK_STATE_REJECTED',
   cancelled: 'TASK_STATE_CANCELED',
+  // Nobody acted in time (README: lifecycle); A2A has no "expired", and the task ended without being worked.
+  expired: 'TASK_STATE_CANCELED',
 };
 
 const V03_STATE: Record<ThreadStatus, string> = {
@@ -33,6 +35,7 @@ const V03_STATE: Record<ThreadStatus, string> = {
   completed: 'completed',
   declined: 'rejected',
   cancelled: 'canceled',
+  expired: 'canceled',
 };
 
 function outTask(view: ThreadView, historyLength: number | undefined): OutTask {

@@ -69,11 +69,95 @@ const envSchema = z.object({
       }
       return delays as number[];
     }),
+  RELAY_REMIND_AFTER: timerDuration('4h'),
+  RELAY_REMIND_AGAIN: timerDuration('24h'),
+  RELAY_ESCALATE_AFTER: timerDuration('48h'),
+  RELAY_STALE_AFTER: timerDuration('3d'),
+  RELAY_EXPIRE_AFTER: timerDuration('14d'),
+  RELAY_ESCALATE_CHANNEL: z.string().regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (the app must be invited to it)').optional(),
+  RELAY_ESCALATE_INTENTS: z
+    .string()
+    .default('ask_question,propose_action')
+    .transform((value, ctx) => {
+      const intents = value === 'none' ? [] : value.split(',').map((i) => i.trim()).filter(Boolean);
+      const known = ['inform', 'ask_question', 'propose_action'];
+      if (intents.some((i) => !known.includes(i))) {
+        ctx.addIssue({ code: 'custom', message: `must be "none" or a comma-separated subset of ${known.join(',')}` });
+        return z.NEVER;
+      }
+      return [...new Set(intents)] as Array<'inform' | 'ask_question' | 'propose_action'>;
+    }),
+  RELAY_WORKING_HOURS: z
+    .string()
+    .default('09:00-18:00')
+    .transform((value, ctx) => {
+      if (value === 'off') return null;
+      const match = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)$/.exec(value);
+      const start = match ? Number(match[1]) * 60 + Number(match[2]) : NaN;
+      const end = match ? Number(match[3]) * 60 + Number(match[4]) : NaN;
+      if (!match || end > 24 * 60 || start >= end) {
+        ctx.addIssue({ code: 'custom', message: 'must be HH:MM-HH:MM with the start before the end, e.g. 09:00-18:00, or off' });
+        return z.NEVER;
+      }
+      return { startMinute: start, endMinute: end };
+    }),
+  RELAY_WORKING_DAYS: z
+    .string()
+    .default('mon,tue,wed,thu,fri')
+    .transform((value, ctx) => {
+      const days = value.split(',').map((d) => WEEKDAYS.indexOf(d.trim().toLowerCase() as (typeof WEEKDAYS)[number]));
+      if (days.length === 0 || days.some((d) => d < 0)) {
+        ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of ${WEEKDAYS.join(',')}` });
+        return z.NEVER;
+      }
+      return [...new Set(days)].sort();
+    }),
+  RELAY_TIMER_SWEEP_INTERVAL: z
+    .string()
+    .default('1m')
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === null || ms < 100) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 100ms to 24h such as 30s or 1m' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
   RELAY_WEBHOOK_ALLOW_PRIVATE: z
     .enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' })
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
 });
+
+/** Sunday first, as Date#getUTCDay counts. */
+export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+
+const LONG_DURATION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+const MAX_TIMER_MS = 366 * 86_400_000;
+
+/** `30m`, `4h`, `3d`, `2w` → milliseconds (1 minute to a year); null when malformed. */
+export function parseTimerDuration(text: string): number | null {
+  const match = /^(\d{1,6})(m|h|d|w)$/.exec(text);
+  if (!match) return null;
+  const ms = Number(match[1]) * LONG_DURATION_UNITS[match[2]!]!;
+  return ms >= 60_000 && ms <= MAX_TIMER_MS ? ms : null;
+}
+
+/** A timer setting: a duration such as 4h or 3d, or `off` (null: that step never fires). */
+function timerDuration(fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      if (value === 'off') return null;
+      const ms = parseTimerDuration(value);
+      if (ms === null) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (units m, h, d, w), or off' });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
 
 /** Svix's schedule: after the immediate first attempt, retries 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h later. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
@@ -121,6 +205,24 @@ export interface RelayConfig {
   /** How long `start` waits on SIGTERM for running jobs and requests before it exits anyway (status 1). */
   shutdownGraceMs: number;
   webhooks: WebhookConfig;
+  timers: TimerConfig;
+}
+
+/** Reminders, escalation and expiry (README: Reminders, escalation and expiry); a null duration turns its step off. */
+export interface TimerConfig {
+  remindAfterMs: number | null;
+  remindAgainMs: number | null;
+  escalateAfterMs: number | null;
+  staleAfterMs: number | null;
+  expireAfterMs: number | null;
+  /** Where escalations go when the recipient has no lead (else back to the sender). */
+  escalateChannel?: string;
+  /** Intents whose pending handoffs escalate (an inform needs no escalation by default). */
+  escalateIntents: Array<'inform' | 'ask_question' | 'propose_action'>;
+  /** Reminders, nudges and escalations due outside these hours (recipient's Slack time zone) move to the next start; null: any time. */
+  workingHours: { startMinute: number; endMinute: number; days: number[] } | null;
+  /** How often the worker re-checks the `timers` collection for steps due (and re-arms after Redis lost its jobs). */
+  sweepIntervalMs: number;
 }
 
 export interface WebhookConfig {
@@ -174,6 +276,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     ...(e.RELAY_POLICY_FILE ? { policyFile: e.RELAY_POLICY_FILE } : {}),
     logLevel: e.LOG_LEVEL,
     webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },
+    timers: {
+      remindAfterMs: e.RELAY_REMIND_AFTER,
+      remindAgainMs: e.RELAY_REMIND_AGAIN,
+      escalateAfterMs: e.RELAY_ESCALATE_AFTER,
+      staleAfterMs: e.RELAY_STALE_AFTER,
+      expireAfterMs: e.RELAY_EXPIRE_AFTER,
+      ...(e.RELAY_ESCALATE_CHANNEL ? { escalateChannel: e.RELAY_ESCALATE_CHANNEL } : {}),
+      escalateIntents: e.RELAY_ESCALATE_INTENTS,
+      workingHours: e.RELAY_WORKING_HOURS ? { ...e.RELAY_WORKING_HOURS, days: e.RELAY_WORKING_DAYS } : null,
+      sweepIntervalMs: e.RELAY_TIMER_SWEEP_INTERVAL,
+    },
     metricsToken: e.RELAY_METRICS_TOKEN,
     workerLockMs: e.RELAY_WORKER_LOCK_MS,
     shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,

@@ -57,12 +57,17 @@ export async function closeQueues(queues: ProducerQueues): Promise<void> {
   await Promise.all(Object.values(queues).map((q) => q.close()));
 }
 
+/** The `verify` job that arms a thread's next timer after each of its events (queues/bullmq-timer-queue.ts). */
+export const ARM_TIMERS_JOB = 'handoff-timer-arm';
+
 export class BullmqEventPublisher implements EventPublisher {
   private readonly queues: Queue[];
+  private readonly timers: Queue | null;
 
-  constructor(opts: { queues: ProducerQueues; slackEnabled: boolean }) {
+  constructor(opts: { queues: ProducerQueues; slackEnabled: boolean; armTimers?: boolean }) {
     // Webhooks always: the processor finds which participants have endpoints.
     this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
+    this.timers = opts.armTimers ? opts.queues.verify : null;
   }
 
   async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
@@ -72,6 +77,8 @@ export class BullmqEventPublisher implements EventPublisher {
       for (const queue of this.queues) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }
+      // The thread's timers are armed off the request path; the job id makes a re-enqueue once.
+      if (this.timers) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
     }
     await Promise.all(jobs);
   }

@@ -5,9 +5,11 @@ import { acceptanceVerdict, declaredProject, type Verdict } from '../domain/acce
 import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import type { Artifact, NewHandoff, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
+import { TERMINAL_STATUSES as TERMINAL, type Artifact, type NewHandoff, type Surface, type ThreadStatus, type TransitionName } from '../domain/schemas';
 import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
+import { canonicalHash } from '../domain/canonical-json';
+import { boxName } from '../store/mailbox-log';
 import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
 import { deriveHandoffToken, HANDOFF_TOKEN_TTL_MS, mintHandoffToken } from './handoff-tokens';
@@ -305,6 +307,88 @@ export class RelayService {
     if (!after) throw explainFailedTransition(caller, request, rule, before);
     this.log.info({ thread_id: after._id, transition: request.transition, by: caller.handle, via }, 'thread transition');
     return after;
+  }
+
+  // ── follow-ups of the timers (README: Reminders, escalation and expiry) ──────
+
+  /**
+   * The sender hands a pending handoff to another teammate (Reassign): one versioned write changes `to`, re-binds the
+   * handoff token to the new body, starts the timers over, and drops the old recipient's Slack records, so the new
+   * recipient gets the normal DM (with the thread's messages as replies) and the old DM is redrawn to say it moved.
+   */
+  async reassign(caller: AgentDoc, threadId: string, to: string, via: Surface): Promise<ThreadDoc> {
+    const recipient = await this.teammates.get(to);
+    if (!recipient || recipient.status !== 'active') throw new RelayError('recipient_not_found', `No active teammate with handle ${to}`);
+    if (recipient.handle === caller.handle) throw new RelayError('invalid_params', 'You cannot reassign a handoff to yourself');
+    this.teammates.assertNotBlocked(caller, recipient);
+    const now = this.clock.now();
+    const event: OutboxEvent = { id: randomUUID(), type: 'thread.reassigned', at: now, by: caller.handle, via };
+    let before: ThreadDoc | null = null;
+    const after = await this.outbox.recording(threadId, event, async (inOutbox) => {
+      const box = this.store.mailbox ? this.store.mailbox.append(boxName('to', recipient.handle), threadId, now) : Promise.resolve(undefined);
+      const [position] = await Promise.all([box, inOutbox]);
+      const written = await this.store.writeThread(threadId, (doc) => {
+        if (doc.from !== caller.handle || doc.status !== 'pending' || doc.to === recipient.handle) return undefined;
+        const body = { from: doc.from, to: recipient.handle, intent: doc.intent, summary: doc.summary, question: doc.question, proposed_action: doc.proposed_action, artifacts: doc.artifacts, metadata: doc.metadata };
+        const bodyHash = canonicalHash(body);
+        const keep = (key: string) => !key.startsWith('recipient') && key !== 'escalation' && !key.includes(':t:');
+        return {
+          ...doc,
+          to: recipient.handle,
+          team: recipient.team,
+          body_hash: bodyHash,
+          handoff_token: doc.handoff_token
+            ? mintHandoffToken(this.tokenSecret, { id: doc._id, team: recipient.team, bodyHash, projectId: declaredProject(doc.metadata).project_id }, now, this.tokenTtlMs)
+            : doc.handoff_token,
+          updated_at: now,
+          timers: { fired: {}, since: now },
+          status_history: [...doc.status_history, { status: 'pending', by: caller.handle, at: now, via }],
+          ...(position !== undefined && doc.mailbox ? { mailbox: { ...doc.mailbox, to: position } } : {}),
+          slack: null,
+          slack_replies: Object.fromEntries(Object.entries(doc.slack_replies ?? {}).filter(([key]) => keep(key))),
+          slack_pending: Object.fromEntries(Object.entries(doc.slack_pending ?? {}).filter(([key]) => keep(key))),
+          reassigned_from: [...(doc.reassigned_from ?? []), { handle: doc.to, slack: doc.slack, at: now, by: caller.handle }],
+          outbox: [...doc.outbox, event],
+        };
+      });
+      before = written.before;
+      return written.after;
+    });
+    if (after) {
+      this.log.info({ thread_id: threadId, from: (before as ThreadDoc | null)?.to, to: recipient.handle, by: caller.handle, via }, 'handoff reassigned');
+      return after;
+    }
+    const doc = before as ThreadDoc | null;
+    if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
+    if (doc.from !== caller.handle) throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can reassign this handoff`);
+    if (doc.to === recipient.handle) throw new RelayError('invalid_params', `The handoff already goes to ${recipient.handle}`);
+    throw new RelayError(TERMINAL.includes(doc.status) ? 'thread_terminal' : 'invalid_transition', `Only a pending handoff can be reassigned; this one is ${doc.status}`, { status: doc.status });
+  }
+
+  /**
+   * The sender's Resend of an expired handoff: a new handoff with the same body, `metadata.resent_from` naming the
+   * old one, which records `resent_as`. Its idempotency key derives from the old thread, so Resend twice is one new handoff.
+   */
+  async resend(caller: AgentDoc, threadId: string, via: Surface): Promise<CreateResult> {
+    const doc = await this.readThread(caller, threadId);
+    if (doc.from !== caller.handle) throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can resend this handoff`);
+    if (doc.status !== 'expired') throw new RelayError('invalid_transition', `Only an expired handoff can be resent; this one is ${doc.status}`, { status: doc.status });
+    const created = await this.createHandoff(
+      caller,
+      {
+        to: doc.to,
+        intent: doc.intent,
+        summary: doc.summary,
+        ...(doc.question !== null ? { question: doc.question } : {}),
+        artifacts: doc.artifacts,
+        proposed_action: doc.proposed_action,
+        metadata: { ...doc.metadata, resent_from: doc._id },
+        idempotency_key: `resend:${doc._id}`,
+      },
+      via,
+    );
+    await this.store.writeThread(threadId, (d) => (d.resent_as ? undefined : { ...d, resent_as: created.task_id }));
+    return created;
   }
 
   /** Appends a message (message-append.ts); idempotent under the caller's key. */

@@ -97,7 +97,8 @@ export type TransitionView =
   | { thread_id: string; status: 'accepted'; accepted_at: string | null }
   | { thread_id: string; status: 'completed'; completed_at: string | null; completion_artifacts: Artifact[] }
   | { thread_id: string; status: 'declined'; declined_at: string | null }
-  | { thread_id: string; status: 'cancelled'; cancelled_at: string | null };
+  | { thread_id: string; status: 'cancelled'; cancelled_at: string | null }
+  | { thread_id: string; status: 'expired'; expired_at: string | null };
 
 /** An accept the verdict refused: nothing changed, the verdict says why. */
 export type RefusedAccept = { thread_id: string; status: ThreadStatus; accepted_at: null } & Verdict & { accepted: false };
@@ -118,6 +119,8 @@ export function transitionView(doc: ThreadDoc): TransitionView {
       return { thread_id: doc._id, status: doc.status, declined_at: iso(doc.declined_at) };
     case 'cancelled':
       return { thread_id: doc._id, status: doc.status, cancelled_at: iso(doc.cancelled_at) };
+    case 'expired':
+      return { thread_id: doc._id, status: doc.status, expired_at: iso(doc.expired_at ?? null) };
     default:
       return { thread_id: doc._id, status: doc.status };
   }

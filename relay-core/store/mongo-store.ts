@@ -17,6 +17,7 @@ import type {
   ThreadDoc,
   ThreadReadDoc,
   ThreadWriteDoc,
+  TimerDoc,
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
 import { CleanupLedger } from './cleanup-ledger';
@@ -59,6 +60,8 @@ export class MongoStore {
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
   readonly mailboxHeads: Collection<MailboxHeadDoc>;
   readonly meta: Collection<MetaDoc>;
+  /** The next timer of each open thread, by thread id (service/handoff-timers.ts). */
+  readonly timers: Collection<TimerDoc>;
   /** Every thread write and every read of a thread's current version goes through this. */
   readonly writer: VersionedWriter<ThreadDoc>;
   /** The same for teammates' documents. */
@@ -92,6 +95,7 @@ export class MongoStore {
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
     this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
     this.meta = db.collection<MetaDoc>('meta');
+    this.timers = db.collection<TimerDoc>('timers');
     this.outbox = new OutboxLedger(this.outboxEntries);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');

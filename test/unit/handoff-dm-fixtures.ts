@@ -32,6 +32,8 @@ export function historyFor(status: ThreadStatus, from = alice.handle, to = bob.h
       return [sent, { status: 'declined', by: to, at: at(7), via: 'slack' }];
     case 'cancelled':
       return [sent, accepted, { status: 'cancelled', by: from, at: at(30), via: 'api' }];
+    case 'expired':
+      return [sent, { status: 'expired', by: 'relay', at: at(14 * 24 * 60), via: 'api' }];
   }
 }
 

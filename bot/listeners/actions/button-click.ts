@@ -11,7 +11,10 @@ export type ButtonArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & 
 const buttonValueSchema = z.object({ t: z.uuid(), s: threadStatusSchema });
 
 /** Who may press a button: the recipient for transitions, either participant for Reply. */
-export type ClickRule = { who: 'recipient'; verb: string; from: readonly ThreadStatus[] } | { who: 'participant' };
+export type ClickRule =
+  | { who: 'recipient'; verb: string; from: readonly ThreadStatus[] }
+  | { who: 'participant' }
+  | { who: 'sender'; verb: string; from: readonly ThreadStatus[] };
 
 export interface CheckedClick {
   thread: ThreadDoc;
@@ -49,7 +52,8 @@ export function historyLine(thread: ThreadDoc): string {
 // The checks: a value we recognise, a thread that exists, a message that is not an out-of-date copy of the DM, a
 // linked Slack user allowed to act, and a thread still in the status the button showed.
 /** The checks every button runs; null after the refusal was explained. */
-export async function checkClick(relay: RelayService, args: ButtonArgs, rule: ClickRule): Promise<CheckedClick | null> {
+/** `notice`: the button is on a timer notice (a reply under the DM), which is never an out-of-date copy of the DM. */
+export async function checkClick(relay: RelayService, args: ButtonArgs, rule: ClickRule, opts: { notice?: boolean } = {}): Promise<CheckedClick | null> {
   const { body, action } = args;
   const value = buttonValueSchema.safeParse(safeJson(action.value));
   if (!value.success) {
@@ -68,7 +72,7 @@ export async function checkClick(relay: RelayService, args: ButtonArgs, rule: Cl
   const channel = body.channel?.id ?? container?.channel_id;
   const messageTs = body.message?.ts ?? container?.message_ts;
   const inDmChannel = container?.type === 'message' && !container.is_ephemeral && thread.slack !== null && channel === thread.slack.channel;
-  if (inDmChannel && messageTs !== thread.slack!.ts) {
+  if (inDmChannel && !opts.notice && messageTs !== thread.slack!.ts) {
     await explain(args, 'This message is out of date; use the latest message for this handoff. Nothing was changed.');
     return null;
   }
@@ -80,6 +84,10 @@ export async function checkClick(relay: RelayService, args: ButtonArgs, rule: Cl
     await explain(args, `Only the recipient (${thread.to}) can ${rule.verb} this handoff. Nothing was changed.`);
     return null;
   }
+  if (rule.who === 'sender' && thread.from !== actor.handle) {
+    await explain(args, `Only the sender (${thread.from}) can ${rule.verb} this handoff. Nothing was changed.`);
+    return null;
+  }
   if (rule.who === 'participant' && thread.to !== actor.handle && thread.from !== actor.handle) {
     await explain(args, `Only ${thread.from} and ${thread.to} can reply on this handoff. Nothing was changed.`);
     return null;
@@ -88,7 +96,7 @@ export async function checkClick(relay: RelayService, args: ButtonArgs, rule: Cl
     await explain(args, `This handoff ${historyLine(thread)}; the button you pressed was for a ${shownStatus} handoff. Nothing was changed.`);
     return null;
   }
-  const allowed = rule.who === 'recipient' ? rule.from.includes(thread.status) : !TERMINAL_STATUSES.includes(thread.status);
+  const allowed = rule.who === 'participant' ? !TERMINAL_STATUSES.includes(thread.status) : rule.from.includes(thread.status);
   if (!allowed) {
     await explain(args, `This handoff is ${thread.status}; that button does not apply any more. Nothing was changed.`);
     return null;

@@ -6,8 +6,10 @@ import type { HomeDeps } from '../events/app-home';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
+import { TIMER_ACTION_IDS } from '../../blocks/timer-action-ids';
+import { reassignButton, resendButton, snoozeButton, type TimerButtonDeps } from './timer-buttons';
 
-export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps): void {
+export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & TimerButtonDeps): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));
@@ -17,4 +19,10 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
+  // The timer notices (bot/blocks/timer-notices.ts).
+  app.action(TIMER_ACTION_IDS.snooze1h, snoozeButton(deps, TIMER_ACTION_IDS.snooze1h));
+  app.action(TIMER_ACTION_IDS.snoozeTomorrow, snoozeButton(deps, TIMER_ACTION_IDS.snoozeTomorrow));
+  app.action(TIMER_ACTION_IDS.snoozeWeek, snoozeButton(deps, TIMER_ACTION_IDS.snoozeWeek));
+  app.action(TIMER_ACTION_IDS.reassign, reassignButton(deps));
+  app.action(TIMER_ACTION_IDS.resend, resendButton(deps));
 }

@@ -4,10 +4,13 @@ import { NEW_HANDOFF_CALLBACK_ID } from '../../views/new-handoff-modal';
 import { CALLBACK_IDS } from '../../views/transition-modals';
 import { newHandoffSubmitted, type NewHandoffViewDeps } from './new-handoff-view';
 import { transitionSubmission, type TransitionViewsDeps } from './transition-views';
+import { REASSIGN_VIEW } from '../../blocks/timer-action-ids';
+import { reassignSubmitted } from './reassign-view';
 
 export function registerViews(app: App, deps: NewHandoffViewDeps & TransitionViewsDeps): void {
   app.view(NEW_HANDOFF_CALLBACK_ID, newHandoffSubmitted(deps));
   app.view(CALLBACK_IDS.decline, transitionSubmission(deps, 'decline'));
   app.view(CALLBACK_IDS.complete, transitionSubmission(deps, 'complete'));
   app.view(CALLBACK_IDS.reply, transitionSubmission(deps, 'reply'));
+  app.view(REASSIGN_VIEW.callbackId, reassignSubmitted(deps));
 }

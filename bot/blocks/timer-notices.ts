@@ -1,0 +1,140 @@
+// What the timers say in Slack: reminders and the nudge under the recipient's DM, escalations, and expiry notices.
+import type { AgentDoc, EscalationTarget, ThreadDoc, TimerStep } from '../../relay-core/domain/documents';
+import { actions, button, context, section, type SlackBlock, type SlackMessage } from './block-kit';
+import { personMrkdwn } from './handoff-dm';
+import { escapeWithin, inlineCode, link, slackDate, truncate } from './mrkdwn';
+import { TIMER_ACTION_IDS } from './timer-action-ids';
+
+export interface NoticeInput {
+  thread: ThreadDoc;
+  sender: AgentDoc | null;
+  recipient: AgentDoc | null;
+  inboxUrl: string;
+}
+
+/** The value every timer control carries: the same `{ t, s }` as the DM's buttons (checked by button-click.ts). */
+export function controlValue(thread: ThreadDoc): string {
+  return JSON.stringify({ t: thread._id, s: thread.status });
+}
+
+const INTENT_WORDS: Record<ThreadDoc['intent'], string> = {
+  inform: 'shared something with',
+  ask_question: 'asked a question of',
+  propose_action: 'proposed an action to',
+};
+
+function plain(text: string): string {
+  return escapeWithin(text, 300).text;
+}
+
+function gist(thread: ThreadDoc): string {
+  return truncate(thread.summary.replace(/\s+/g, ' ').trim(), 120);
+}
+
+/** remind-1, remind-2, …: a thread reply under the recipient's DM with Snooze. */
+export function reminderNotice(input: NoticeInput, step: TimerStep): SlackMessage {
+  const { thread, sender } = input;
+  const n = Number(step.slice('remind-'.length));
+  const value = controlValue(thread);
+  const again = n > 1 ? ' (again)' : '';
+  const blocks: SlackBlock[] = [
+    section(`:alarm_clock: *Reminder${again}:* ${personMrkdwn(sender, thread.from)} is waiting for you to accept or decline this handoff, sent ${slackDate(thread.created_at)}. Use the buttons on the message above.`),
+    actions([
+      button({ actionId: TIMER_ACTION_IDS.snooze1h, text: 'Snooze 1 hour', value }),
+      button({ actionId: TIMER_ACTION_IDS.snoozeTomorrow, text: 'Tomorrow morning', value }),
+      button({ actionId: TIMER_ACTION_IDS.snoozeWeek, text: 'Next week', value }),
+    ]),
+  ];
+  return { text: plain(`Reminder${again}: a handoff waits for you: ${gist(thread)}`), blocks };
+}
+
+/** stale: the gentler nudge of an accepted handoff that is not completed. */
+export function staleNotice(input: NoticeInput): SlackMessage {
+  const { thread } = input;
+  const since = thread.accepted_at ? slackDate(thread.accepted_at) : 'a while ago';
+  return {
+    text: plain(`A gentle nudge: you accepted a handoff ${thread.accepted_at?.toISOString().slice(0, 10) ?? ''} that is not completed yet`),
+    blocks: [section(`:wave: A gentle nudge: you accepted this handoff ${since}. When it is done, press *Complete* on the message above.`)],
+  };
+}
+
+function targetMrkdwn(target: EscalationTarget): string {
+  if (target.kind === 'channel' && target.slack) return `<#${target.slack}>`;
+  if (target.slack && /^[UW][A-Z0-9]{2,20}$/.test(target.slack)) return `<@${target.slack}>`;
+  return target.handle ? inlineCode(target.handle, 140) : 'the sender';
+}
+
+/** The escalation for the recipient's lead (a DM) or the escalation channel: who waits on whom since when, no content. */
+export function escalationMessage(input: NoticeInput): SlackMessage {
+  const { thread, sender, recipient } = input;
+  const who = `${personMrkdwn(sender, thread.from)} ${INTENT_WORDS[thread.intent]} ${personMrkdwn(recipient, thread.to)}`;
+  return {
+    text: plain(`Escalated: a handoff to ${recipient?.name ?? thread.to} has not been accepted since ${thread.created_at.toISOString().slice(0, 16)}Z`),
+    blocks: [
+      section(`:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}, and it has not been accepted yet.`),
+      context(`Thread ${inlineCode(thread._id, 80)} · ${inlineCode(thread.from, 140)} → ${inlineCode(thread.to, 140)}`),
+    ],
+  };
+}
+
+/** The escalation back to the sender, under their DM, with Reassign while the handoff is still pending. */
+export function escalationSenderNotice(input: NoticeInput): SlackMessage {
+  const { thread, recipient } = input;
+  const blocks: SlackBlock[] = [
+    section(`:rotating_light: ${personMrkdwn(recipient, thread.to)} has not accepted this handoff since ${slackDate(thread.created_at)}. You can hand it to someone else.`),
+  ];
+  if (thread.status === 'pending') blocks.push(actions([button({ actionId: TIMER_ACTION_IDS.reassign, text: 'Reassign', style: 'primary', value: controlValue(thread) })]));
+  return { text: plain(`${recipient?.name ?? thread.to} has not accepted your handoff yet: ${gist(thread)}`), blocks };
+}
+
+const EXPIRY_WHY = {
+  token_expired: 'its handoff token ran out before anyone accepted it',
+  expire_after: 'it waited too long without being accepted',
+} as const;
+
+/** expire: a reply under each DM; the sender's carries Resend. */
+export function expiredNotice(input: NoticeInput, audience: 'recipient' | 'sender', reason: keyof typeof EXPIRY_WHY): SlackMessage {
+  const { thread } = input;
+  const blocks: SlackBlock[] = [section(`:hourglass: *This handoff expired* ${thread.expired_at ? slackDate(thread.expired_at) : ''}: ${EXPIRY_WHY[reason]}.`)];
+  if (audience === 'sender') {
+    blocks.push(
+      actions([
+        button({ actionId: TIMER_ACTION_IDS.resend, text: 'Resend', style: 'primary', value: controlValue(thread) }),
+        button({ actionId: 'handoff_open_inbox', text: 'View in inbox', url: input.inboxUrl }),
+      ]),
+    );
+  } else {
+    blocks.push(context(link(input.inboxUrl, 'View it in the inbox')));
+  }
+  return { text: plain(`A handoff expired: ${gist(thread)}`), blocks };
+}
+
+/** What the timers did, in one line for the sender's DM: "reminded @bob · reminded @bob again · escalated to @lead". */
+export function timerSummaryLine(thread: ThreadDoc, recipient: AgentDoc | null): string | null {
+  const fired = Object.entries(thread.timers?.fired ?? {}).sort(([, a], [, b]) => new Date(a as Date).getTime() - new Date(b as Date).getTime());
+  if (fired.length === 0) return null;
+  const them = personMrkdwn(recipient, thread.to);
+  const words = fired.map(([step]) => {
+    if (step === 'remind-1') return `reminded ${them}`;
+    if (step.startsWith('remind-')) return `reminded ${them} again`;
+    if (step === 'stale') return `nudged ${them}`;
+    if (step === 'escalate') {
+      const target = thread.timers?.escalated_to;
+      return target?.kind === 'sender' ? 'escalated back to you' : `escalated to ${target ? targetMrkdwn(target) : 'a lead'}`;
+    }
+    return 'expired';
+  });
+  return `:alarm_clock: ${words.join(' · ')}`;
+}
+
+/** The old recipient's DM once the sender reassigned the handoff: what it was and where it went, no buttons. */
+export function reassignedDm(input: NoticeInput, movedAt: Date): SlackMessage {
+  const { thread, sender, recipient } = input;
+  return {
+    text: plain(`Reassigned to ${recipient?.name ?? thread.to}: ${gist(thread)}`),
+    blocks: [
+      section(`:arrows_counterclockwise: *Reassigned:* ${personMrkdwn(sender, thread.from)} handed this handoff to ${personMrkdwn(recipient, thread.to)} ${slackDate(movedAt)}. Nothing more to do here.`),
+      context(`Thread ${inlineCode(thread._id, 80)} · ${escapeWithin(gist(thread), 200).text}`),
+    ],
+  };
+}

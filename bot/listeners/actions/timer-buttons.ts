@@ -1,0 +1,61 @@
+// The timer notices' buttons: Snooze (recipient), Reassign (sender, opens a modal) and Resend (sender of an expired handoff).
+import type { Logger } from 'pino';
+import { RelayError } from '../../../relay-core/domain/errors';
+import type { HandoffTimers } from '../../../relay-core/service/handoff-timers';
+import type { RelayService } from '../../../relay-core/service/relay-service';
+import { slackDate } from '../../blocks/mrkdwn';
+import { SNOOZE_BY_ACTION } from '../../blocks/timer-action-ids';
+import { reassignModal } from '../../views/reassign-modal';
+import { checkClick, explain, type ButtonArgs } from './button-click';
+
+export interface TimerButtonDeps {
+  relay: RelayService;
+  timers: HandoffTimers;
+  log: Logger;
+}
+
+/** A refusal of the relay's in the clicker's words; anything else is the relay's problem. */
+async function refused(args: ButtonArgs, error: unknown): Promise<void> {
+  if (!(error instanceof RelayError)) throw error;
+  await explain(args, `${error.message}. Nothing was changed.`);
+}
+
+/** Snooze: the choice is the button's id (1 h, tomorrow morning, next week); the value only names the thread. */
+export function snoozeButton({ relay, timers }: TimerButtonDeps, actionId: keyof typeof SNOOZE_BY_ACTION) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(relay, args, { who: 'recipient', verb: 'snooze the reminders of', from: ['pending'] }, { notice: true });
+    if (!click) return;
+    try {
+      const until = await timers.snooze(click.actor, click.thread._id, SNOOZE_BY_ACTION[actionId]);
+      await explain(args, `Snoozed: the next reminder comes ${slackDate(until)}.`);
+    } catch (error) {
+      await refused(args, error);
+    }
+  };
+}
+
+export function reassignButton({ relay }: TimerButtonDeps) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(relay, args, { who: 'sender', verb: 'reassign', from: ['pending'] }, { notice: true });
+    if (!click) return;
+    const recipient = await relay.teammates.get(click.thread.to);
+    await args.client.views.open({ trigger_id: args.body.trigger_id, view: reassignModal(click.thread, recipient?.name ?? click.thread.to) });
+  };
+}
+
+export function resendButton({ relay, log }: TimerButtonDeps) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(relay, args, { who: 'sender', verb: 'resend', from: ['expired'] }, { notice: true });
+    if (!click) return;
+    try {
+      const created = await relay.resend(click.actor, click.thread._id, 'slack');
+      log.info({ thread_id: click.thread._id, resent_as: created.task_id }, 'expired handoff resent');
+      await explain(args, `Resent to ${created.recipient} as a new handoff (thread ${created.task_id}).`);
+    } catch (error) {
+      await refused(args, error);
+    }
+  };
+}

@@ -1,0 +1,194 @@
+// Handoff timers: arms each open thread's next step as a delayed job, fires it once when due, and sweeps after outages.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock';
+import type { AgentDoc, EscalationTarget, OutboxEvent, ThreadDoc, TimerDoc, TimerStep } from '../domain/documents';
+import { RelayError } from '../domain/errors';
+import type { EventType } from '../domain/schemas';
+import { applyTimerStep, nextTimerStep, RELAY_ACTOR, type DueStep, type TimerSettings } from '../domain/timer-schedule';
+import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
+import { putById, type MongoStore } from '../store/mongo-store';
+import type { Outbox } from './outbox';
+import type { Teammates } from './teammates';
+import type { TimeZones } from './time-zones';
+import type { TimerJob, TimerQueue } from './timer-queue';
+
+// The schedule itself is domain/timer-schedule.ts. Here:
+// - arm(thread): after every event of the thread (a `verify` job the event publisher adds), the next step is
+//   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
+//   id is thread + step + attempt. A final state removes the document.
+// - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
+//   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
+//   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
+// - sweep(): reads only `timers`. A due step whose job is missing (Redis lost it) or delayed is run now; after
+//   Redis came back empty every open timer is armed again.
+
+export interface HandoffTimersDeps {
+  store: MongoStore;
+  teammates: Teammates;
+  queue: TimerQueue;
+  outbox: Outbox;
+  zones: TimeZones;
+  clock: Clock;
+  log: Logger;
+  settings: TimerSettings & { escalateChannel?: string };
+}
+
+export type FireOutcome = 'fired' | 'not_due' | 'superseded' | 'no_timer';
+
+/** The event a step records: a reminder and the accepted nudge are both `thread.reminded`. */
+function eventOf(step: TimerStep): EventType {
+  if (step === 'escalate') return 'thread.escalated';
+  if (step === 'expire') return 'thread.expired';
+  return 'thread.reminded';
+}
+
+/** The recipient's lead, once teammate cards carry one (issue 13's `lead`). */
+function leadOf(recipient: AgentDoc | null): string | null {
+  const lead = (recipient as (AgentDoc & { lead?: unknown }) | null)?.lead;
+  return typeof lead === 'string' && lead ? lead : null;
+}
+
+export class HandoffTimers {
+  constructor(private readonly deps: HandoffTimersDeps) {}
+
+  private async zoneOf(handle: string): Promise<{ zone: string; agent: AgentDoc | null }> {
+    const agent = await this.deps.teammates.get(handle);
+    const zone = agent ? await this.deps.zones.zoneOf(agent).catch(() => null) : null;
+    return { zone: zone && isKnownZone(zone) ? zone : 'UTC', agent };
+  }
+
+  private async next(thread: ThreadDoc): Promise<{ next: DueStep | null; zone: string }> {
+    const { zone } = await this.zoneOf(thread.to);
+    return { next: nextTimerStep(thread, this.deps.settings, zone), zone };
+  }
+
+  /** Arms the thread's next step (or drops its timer when none is left). `force` arms a new attempt even when unchanged. */
+  async arm(threadId: string, opts: { force?: boolean } = {}): Promise<TimerDoc | null> {
+    const { store, queue, clock } = this.deps;
+    const thread = await store.readThread(threadId);
+    const next = thread ? (await this.next(thread)).next : null;
+    if (!thread || !next) {
+      await store.timers.deleteOne({ _id: threadId });
+      return null;
+    }
+    const row = await store.timers.findOne({ _id: threadId });
+    const unchanged = row && row.step === next.step && row.status === thread.status && row.due_at.getTime() === next.due.getTime();
+    let timer: TimerDoc;
+    if (unchanged && !opts.force) {
+      timer = row;
+    } else {
+      timer = { _id: threadId, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status: thread.status, armed_at: clock.now() };
+      await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
+    }
+    await queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - clock.now().getTime()));
+    return timer;
+  }
+
+  /** Runs one timer job: records its step on the thread once, when it is still the next one and due. */
+  async fire(job: TimerJob): Promise<FireOutcome> {
+    const { store, clock, log } = this.deps;
+    const row = await store.timers.findOne({ _id: job.thread_id });
+    if (!row) return 'no_timer';
+    if (row.step !== job.step || row.attempt !== job.attempt) return 'superseded';
+    const thread = await store.readThread(job.thread_id);
+    const { next, zone } = thread ? await this.next(thread) : { next: null, zone: 'UTC' };
+    if (!thread || !next || next.step !== job.step) {
+      await this.arm(job.thread_id);
+      return 'superseded';
+    }
+    const now = clock.now();
+    if (next.due > now) {
+      // Early (the due time moved, or the relay's clock is behind the queue's): armed anew for the new time.
+      await this.arm(job.thread_id, { force: true });
+      return 'not_due';
+    }
+    const escalation = job.step === 'escalate' ? await this.escalationTarget(thread) : null;
+    const event: OutboxEvent = { id: randomUUID(), type: eventOf(job.step), at: now, by: RELAY_ACTOR, via: 'api' };
+    let applied = false;
+    await this.deps.outbox.recording(job.thread_id, event, async (inOutbox) => {
+      await inOutbox;
+      const { after } = await store.writeThread(job.thread_id, (doc) => {
+        applied = false;
+        // The very version written is judged again: a transition or another job in between wins.
+        if (doc.status !== thread.status || doc.timers?.fired?.[job.step]) return undefined;
+        const again = nextTimerStep(doc, this.deps.settings, zone);
+        if (again?.step !== job.step) return undefined;
+        applied = true;
+        const changed = applyTimerStep(doc, job.step, now, escalation, this.deps.settings);
+        return { ...changed, outbox: [...doc.outbox, event] };
+      });
+      return after;
+    });
+    if (!applied) {
+      await this.arm(job.thread_id);
+      return 'superseded';
+    }
+    log.info({ thread_id: job.thread_id, step: job.step, escalated_to: escalation?.kind }, 'handoff timer fired');
+    return 'fired';
+  }
+
+  /** Where an escalation goes: the recipient's lead (linked and active), else the configured channel, else the sender. */
+  private async escalationTarget(thread: ThreadDoc): Promise<EscalationTarget> {
+    const recipient = await this.deps.teammates.get(thread.to);
+    const leadHandle = leadOf(recipient);
+    const lead = leadHandle ? await this.deps.teammates.get(leadHandle) : null;
+    if (lead && lead.status === 'active' && lead.slack_user_id && lead.handle !== thread.to) return { kind: 'lead', handle: lead.handle, slack: lead.slack_user_id };
+    if (this.deps.settings.escalateChannel) return { kind: 'channel', slack: this.deps.settings.escalateChannel };
+    const sender = await this.deps.teammates.get(thread.from);
+    return { kind: 'sender', handle: thread.from, slack: sender?.slack_user_id ?? null };
+  }
+
+  /**
+   * Reads `timers` (never `threads`): every due step runs now (its delayed job promoted, or added again when Redis
+   * lost it); after Redis lost its jobs, every open timer is armed again. Returns how many it ran or re-armed.
+   */
+  async sweep(limit = 10_000): Promise<number> {
+    const { store, queue, clock, log } = this.deps;
+    const lost = await queue.lostJobs();
+    const now = clock.now().getTime();
+    let touched = 0;
+    for (const row of await store.timers.find({}).limit(limit).toArray()) {
+      if (row.due_at.getTime() <= now) {
+        const outcome = await queue.fireNow(jobOf(row));
+        // The job ran and the timer still names it: its run did not get to arm the next step (a crash, Redis down).
+        if (outcome === 'ran') {
+          const rearmed = await this.arm(row._id, { force: true });
+          if (rearmed && rearmed.due_at.getTime() <= now) await queue.fireNow(jobOf(rearmed));
+        }
+        if (outcome !== 'waiting') touched += 1;
+      } else if (lost) {
+        await queue.arm(jobOf(row), row.due_at.getTime() - now);
+        touched += 1;
+      }
+    }
+    if (lost) {
+      await queue.markArmed();
+      log.info({ rearmed: touched }, 'timers armed again after the queue lost its jobs');
+    }
+    return touched;
+  }
+
+  /** The recipient's Snooze: the next reminder moves to the chosen time (in their zone); returns it. */
+  async snooze(caller: AgentDoc, threadId: string, choice: SnoozeChoice): Promise<Date> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const { zone } = await this.zoneOf(caller.handle);
+    const until = snoozedUntil(choice, now, this.deps.settings.workingHours, zone);
+    let refused: RelayError | null = null;
+    await store.writeThread(threadId, (doc) => {
+      refused = null;
+      if (doc.to !== caller.handle) refused = new RelayError('not_authorized_transition', `Only the recipient (${doc.to}) can snooze this handoff's reminders`);
+      else if (doc.status !== 'pending') refused = new RelayError('invalid_transition', `The handoff is ${doc.status}; there are no reminders to snooze`, { status: doc.status });
+      if (refused) return undefined;
+      return { ...doc, timers: { fired: {}, ...doc.timers, snoozed_until: until } };
+    });
+    if (refused) throw refused;
+    await this.arm(threadId).catch((error: Error) => this.deps.log.warn({ thread_id: threadId, err: error.message }, 'snooze not armed yet; the timer sweep will'));
+    return until;
+  }
+}
+
+function jobOf(timer: Pick<TimerDoc, '_id' | 'step' | 'attempt'>): TimerJob {
+  return { thread_id: timer._id, step: timer.step, attempt: timer.attempt };
+}
