@@ -50,6 +50,19 @@ export interface FakeSlackUserProfile {
   real_name?: string;
   name?: string;
   display_name?: string;
+  /** The user's IANA time zone (default Europe/London); users.info answers tz, tz_label and tz_offset (seconds east of UTC, now). */
+  tz?: string;
+}
+
+/** Seconds east of UTC `zone` is at `at`, as Slack's tz_offset. */
+function zoneOffsetSeconds(zone: string, at = new Date()): number {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+      .formatToParts(at)
+      .map((p) => [p.type, Number(p.value)]),
+  );
+  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  return Math.round((wall - Math.floor(at.getTime() / 1000) * 1000) / 1000);
 }
 
 export interface FakeSlack {
@@ -261,6 +274,9 @@ class FakeSlackServer implements FakeSlack {
     const name = profile.name ?? id.toLowerCase();
     const realName = profile.real_name ?? name;
     const displayName = profile.display_name ?? '';
+    const tz = profile.tz ?? 'Europe/London';
+    // An unknown zone is a mistake in the test, not something Slack would answer.
+    const tzOffset = zoneOffsetSeconds(tz);
     this.users.set(id, {
       id,
       team_id: TEAM_ID,
@@ -268,9 +284,9 @@ class FakeSlackServer implements FakeSlack {
       deleted: false,
       color: '9f69e7',
       real_name: realName,
-      tz: 'Europe/London',
-      tz_label: 'Greenwich Mean Time',
-      tz_offset: 0,
+      tz,
+      tz_label: tz === 'Europe/London' ? 'Greenwich Mean Time' : tz,
+      tz_offset: tz === 'Europe/London' ? 0 : tzOffset,
       profile: {
         real_name: realName,
         real_name_normalized: realName,

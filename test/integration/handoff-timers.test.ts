@@ -1,0 +1,336 @@
+// Reminders, escalation and expiry with the relay's clock moved forward (TestClock): each step exactly once, in
+// Slack as the README says, cancelled by any transition; Snooze, Reassign and Resend through signed clicks.
+import type { ThreadDoc } from '../../relay-core/domain/documents';
+import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
+import { TIMER_ACTION_IDS, REASSIGN_VIEW } from '../../bot/blocks/timer-action-ids';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { clickButton, submitViewState } from '../helpers/slack-requests';
+import { sendHandoff } from '../helpers/handoffs';
+import { TestClock } from '../helpers/test-clock';
+import { waitUntil } from '../helpers/wait-until';
+
+const ALICE = 'U0TALICE';
+const BOB = 'U0TBOB';
+const CAROL = 'U0TCAROL';
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+let slack: FakeSlack;
+let relay: TestRelay;
+let aliceKey: string;
+let bobKey: string;
+const clock = new TestClock();
+
+beforeAll(async () => {
+  slack = await startFakeSlack();
+  slack.addUser(ALICE, { real_name: 'Alice' });
+  slack.addUser(BOB, { real_name: 'Bob', tz: 'America/New_York' });
+  slack.addUser(CAROL, { real_name: 'Carol' });
+  relay = await startTestRelay({
+    name: 'handoff_timers',
+    slack,
+    clock,
+    // Working hours are the unit tests' (test/unit/timer-schedule.test.ts); here every step is due on the dot.
+    env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' },
+  });
+  aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice', slack_user_id: ALICE });
+  bobKey = await relay.register({ handle: 'bob@acme', name: 'Bob', slack_user_id: BOB });
+  await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  await slack?.close();
+});
+
+const read = async (id: string): Promise<ThreadDoc> => (await relay.store.readThread(id))!;
+
+/** Moves the relay's clock to `offsetMs` after the thread was created (never backwards). */
+async function at(id: string, offsetMs: number): Promise<void> {
+  const created = (await read(id)).created_at.getTime();
+  const delta = created + offsetMs - clock.now().getTime();
+  if (delta > 0) clock.advance(delta);
+}
+
+/** The posts Slack got for this thread under the post key `kind` (e.g. recipient:t:remind-1), successful only. */
+function posts(id: string, kind: string): FakeSlackCall[] {
+  return slack
+    .callsTo('chat.postMessage')
+    .filter((c) => (c.args.metadata as any)?.event_payload?.thread_id === id && (c.args.metadata as any).event_payload.kind === kind);
+}
+
+async function fired(id: string, step: string): Promise<ThreadDoc> {
+  return waitUntil(async () => {
+    const doc = await read(id);
+    return (doc.timers?.fired as Record<string, Date> | undefined)?.[step] ? doc : undefined;
+  }, `${step} to fire on ${id}`);
+}
+
+async function posted(id: string, kind: string): Promise<FakeSlackCall> {
+  return waitUntil(async () => posts(id, kind)[0], `the ${kind} post of ${id}`);
+}
+
+async function armed(id: string, step: string | null): Promise<void> {
+  await waitUntil(async () => {
+    const row = await relay.store.timers.findOne({ _id: id });
+    return step === null ? !row : row?.step === step;
+  }, `${id}'s timer armed for ${step}`);
+}
+
+async function handoff(summary: string, intent = 'ask_question'): Promise<string> {
+  const extra = intent === 'ask_question' ? { intent, metadata: { question: 'Can you look?' } } : { intent };
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', summary, extra);
+  await waitUntil(async () => ((await read(id)).slack_sender && (await read(id)).slack ? true : undefined), `both DMs of ${id}`);
+  await armed(id, 'remind-1');
+  return id;
+}
+
+function lastText(channel: string, ts: string): string {
+  return JSON.stringify(slack.messages.get(channel)?.find((m) => m.ts === ts)?.blocks ?? []);
+}
+
+let responses = 0;
+
+/** A click on a notice's button (a reply under the DM), as Slack sends it; `responseName` finds the app's answer. */
+function noticeClick(call: FakeSlackCall, user: string, actionId: string, value?: string) {
+  const button = ((call.args.blocks as any[]) ?? []).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e: any) => e.action_id === actionId);
+  if (!button && value === undefined) throw new Error(`no ${actionId} on the notice: ${JSON.stringify(call.args.blocks)}`);
+  const ts = String(call.response.ts);
+  const responseName = `answer-${(responses += 1)}`;
+  return {
+    responseName,
+    user,
+    channel: String(call.response.channel),
+    messageTs: ts,
+    actionId,
+    value: value ?? button.value,
+    responseUrl: slack.responseUrl(responseName),
+    triggerId: slack.triggerId(),
+  };
+}
+
+const eventsUrl = () => `${relay.url}/slack/events`;
+
+test('a pending question is reminded, reminded again, escalated back to the sender and expires, each step exactly once', async () => {
+  const id = await handoff('Does the web client page through users?');
+  const timeline: string[] = [];
+  const note = async (what: string) => {
+    const doc = await read(id);
+    timeline.push(`+${((clock.now().getTime() - doc.created_at.getTime()) / HOUR).toFixed(2)} h  ${what}`);
+  };
+  await note('created (pending), DMs posted to bob and alice');
+
+  await at(id, 4 * HOUR + MINUTE);
+  await fired(id, 'remind-1');
+  const first = await posted(id, 'recipient:t:remind-1');
+  expect(first.args.thread_ts).toBe((await read(id)).slack!.ts);
+  expect(JSON.stringify(first.args.blocks)).toContain('Snooze 1 hour');
+  await note('remind-1: reminder reply under bob’s DM (with Snooze)');
+  await armed(id, 'remind-2');
+
+  await at(id, 28 * HOUR + 2 * MINUTE);
+  await fired(id, 'remind-2');
+  await posted(id, 'recipient:t:remind-2');
+  await note('remind-2: second reminder under bob’s DM');
+  await armed(id, 'escalate');
+
+  await at(id, 48 * HOUR + MINUTE);
+  const escalated = await fired(id, 'escalate');
+  expect(escalated.timers?.escalated_to).toEqual({ kind: 'sender', handle: 'alice@acme', slack: ALICE });
+  const back = await posted(id, 'sender:t:escalate');
+  expect(back.args.thread_ts).toBe(escalated.slack_sender!.ts);
+  expect(JSON.stringify(back.args.blocks)).toContain(TIMER_ACTION_IDS.reassign);
+  // The sender's DM says what happened, redrawn in place.
+  await waitUntil(async () => lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts).includes('escalated back to you') || undefined, 'the sender DM to show the escalation');
+  expect(lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts)).toContain(`reminded <@${BOB}> · reminded <@${BOB}> again · escalated back to you`);
+  await note('escalate: back to alice under her DM, with Reassign; alice’s DM reads "reminded @bob · reminded @bob again · escalated back to you"');
+  await armed(id, 'expire');
+
+  // The handoff token (7 days) runs out before expire_after (14 days).
+  await at(id, 7 * DAY + MINUTE);
+  const expired = await waitUntil(async () => ((await read(id)).status === 'expired' ? read(id) : undefined), 'the thread to expire');
+  expect(expired.timers?.expire_reason).toBe('token_expired');
+  expect(expired.outbox.map((e) => e.type)).toEqual(['thread.created', 'thread.reminded', 'thread.reminded', 'thread.escalated', 'thread.expired']);
+  await posted(id, 'recipient:t:expire');
+  const resendNotice = await posted(id, 'sender:t:expire');
+  expect(JSON.stringify(resendNotice.args.blocks)).toContain(TIMER_ACTION_IDS.resend);
+  await waitUntil(async () => lastText(expired.slack!.channel, expired.slack!.ts).includes('Expired') || undefined, 'the recipient DM redrawn as expired');
+  await waitUntil(async () => lastText(expired.slack_sender!.channel, expired.slack_sender!.ts).includes(TIMER_ACTION_IDS.resend) || undefined, 'the sender DM with Resend');
+  await note('expire: the handoff token ran out; both DMs redrawn as expired, a notice under each, Resend for alice');
+  await armed(id, null);
+
+  // Nothing is left to fire, and an old job run again changes nothing.
+  for (const step of ['remind-1', 'remind-2', 'escalate', 'expire'] as const) {
+    expect(await relay.timers.fire({ thread_id: id, step, attempt: 0 })).toBe('no_timer');
+  }
+  const settled = await read(id);
+  expect(settled.outbox).toHaveLength(expired.outbox.length);
+  expect(settled.timers?.fired).toEqual(expired.timers?.fired);
+  for (const kind of ['recipient:t:remind-1', 'recipient:t:remind-2', 'sender:t:escalate', 'recipient:t:expire', 'sender:t:expire']) {
+    expect(posts(id, kind)).toHaveLength(1);
+  }
+  // A2A and tasks/get read the new final state.
+  const task = await relay.rpc(aliceKey, 'GetTask', { id });
+  expect(task.body.result?.status?.state ?? task.body.result?.task?.status?.state).toBe('TASK_STATE_CANCELED');
+  const wire = await relay.rpc(aliceKey, 'tasks/get', { task_id: id });
+  expect(wire.body.result.status).toBe('expired');
+  console.info(`timeline of handoff ${id} (relay clock):\n${timeline.join('\n')}`);
+});
+
+test('acceptance cancels the timers at any step: after it, only the accepted nudge is armed', async () => {
+  const before = await handoff('accept before any reminder');
+  const afterFirst = await handoff('accept after the first reminder');
+  const afterEscalation = await handoff('accept after the escalation');
+  const accept = async (id: string) => {
+    const { body } = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
+    expect(body.result?.status).toBe('accepted');
+    await armed(id, 'stale');
+  };
+  await accept(before);
+  await at(afterFirst, 4 * HOUR + MINUTE);
+  await fired(afterFirst, 'remind-1');
+  await accept(afterFirst);
+  await at(afterEscalation, 48 * HOUR + MINUTE);
+  await fired(afterEscalation, 'escalate');
+  await accept(afterEscalation);
+
+  // Well past every pending step, the gentler nudge (3 days after acceptance) fires once for each.
+  clock.advance(3 * DAY + HOUR);
+  for (const id of [before, afterFirst, afterEscalation]) {
+    await fired(id, 'stale');
+    const nudge = await posted(id, 'recipient:t:stale');
+    expect(JSON.stringify(nudge.args.blocks)).toContain('gentle nudge');
+    await armed(id, null);
+  }
+  expect(Object.keys((await read(before)).timers!.fired).sort()).toEqual(['stale']);
+  expect(Object.keys((await read(afterFirst)).timers!.fired).sort()).toEqual(['remind-1', 'stale']);
+  expect(Object.keys((await read(afterEscalation)).timers!.fired).sort()).toEqual(['escalate', 'remind-1', 'remind-2', 'stale']);
+  for (const id of [before, afterFirst, afterEscalation]) expect((await read(id)).status).toBe('accepted');
+  expect(posts(afterFirst, 'recipient:t:remind-2')).toHaveLength(0);
+});
+
+test('five runs of the same due step at once record it once', async () => {
+  const id = await handoff('a step raced by five jobs', 'inform');
+  await at(id, 4 * HOUR + MINUTE);
+  const row = (await relay.store.timers.findOne({ _id: id }))!;
+  const outcomes = await Promise.all(Array.from({ length: 5 }, () => relay.timers.fire({ thread_id: id, step: row.step, attempt: row.attempt })));
+  expect(outcomes.filter((o) => o === 'fired').length).toBeLessThanOrEqual(1);
+  const doc = await fired(id, 'remind-1');
+  expect(doc.outbox.filter((e) => e.type === 'thread.reminded')).toHaveLength(1);
+  // An inform has no escalation: after its reminders, expiry is next.
+  await at(id, 28 * HOUR + 2 * MINUTE);
+  await fired(id, 'remind-2');
+  await armed(id, 'expire');
+});
+
+test('Snooze moves the next reminder; bad Snooze, Reassign and Resend clicks are refused and change nothing', async () => {
+  const id = await handoff('snooze me');
+  await at(id, 4 * HOUR + MINUTE);
+  await fired(id, 'remind-1');
+  const reminder = await posted(id, 'recipient:t:remind-1');
+  const outboxLength = (await read(id)).outbox.length;
+
+  // Refused: a value that is not a handoff's, the sender pressing the recipient's Snooze, a Reassign by the recipient.
+  for (const [user, actionId, value] of [
+    [BOB, TIMER_ACTION_IDS.snooze1h, '{"t":"not-a-thread","s":"pending"}'],
+    [BOB, TIMER_ACTION_IDS.snoozeWeek, 'garbage'],
+    [ALICE, TIMER_ACTION_IDS.snooze1h, undefined],
+    [BOB, TIMER_ACTION_IDS.reassign, JSON.stringify({ t: id, s: 'pending' })],
+    [BOB, TIMER_ACTION_IDS.resend, JSON.stringify({ t: id, s: 'expired' })],
+  ] as const) {
+    const click = noticeClick(reminder, user, actionId, value);
+    expect((await clickButton(eventsUrl(), relay.signingSecret, click)).status).toBe(200);
+    const answer = await slack.waitFor('response_url', (c) => c.args.response_url === click.responseName);
+    expect(String(answer.args.text)).toMatch(/nothing was changed/i);
+  }
+  const unchanged = await read(id);
+  expect(unchanged.timers?.snoozed_until ?? null).toBeNull();
+  expect(unchanged.outbox).toHaveLength(outboxLength);
+
+  // Snooze 1 hour: the next reminder comes an hour from now instead of 24 hours after the first.
+  const click = noticeClick(reminder, BOB, TIMER_ACTION_IDS.snooze1h);
+  const snoozedAt = clock.now().getTime();
+  await clickButton(eventsUrl(), relay.signingSecret, click);
+  const answer = await slack.waitFor('response_url', (c) => String(c.args.text).startsWith('Snoozed'));
+  expect(String(answer.args.text)).toContain('the next reminder comes');
+  const snoozed = await waitUntil(async () => (await read(id)).timers?.snoozed_until ?? undefined, 'the snooze recorded');
+  expect(Math.abs(new Date(snoozed).getTime() - (snoozedAt + HOUR))).toBeLessThan(5_000);
+  await waitUntil(async () => {
+    const row = await relay.store.timers.findOne({ _id: id });
+    return row?.step === 'remind-2' && row.due_at.getTime() === new Date(snoozed).getTime() ? row : undefined;
+  }, 'remind-2 armed for the snooze');
+  clock.advance(HOUR + MINUTE);
+  const again = await fired(id, 'remind-2');
+  expect(again.timers?.fired['remind-2']!.getTime()).toBeLessThan(again.created_at.getTime() + 6 * HOUR);
+  expect(again.timers?.snoozed_until).toBeNull();
+
+  // "Tomorrow morning" is 09:00 in Bob's Slack time zone (America/New_York).
+  const second = await posted(id, 'recipient:t:remind-2');
+  await clickButton(eventsUrl(), relay.signingSecret, noticeClick(second, BOB, TIMER_ACTION_IDS.snoozeTomorrow));
+  const tomorrow = await waitUntil(async () => (await read(id)).timers?.snoozed_until ?? undefined, 'the second snooze recorded');
+  const local = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }).format(tomorrow);
+  expect(local).toBe('09:00');
+  expect(new Date(tomorrow).getTime()).toBeGreaterThan(clock.now().getTime());
+  expect(new Date(tomorrow).getTime()).toBeLessThan(clock.now().getTime() + 2 * DAY);
+});
+
+test('Reassign hands an escalated handoff to another teammate: a new DM for them, the old one redrawn, the timers start over', async () => {
+  const id = await handoff('nobody picks this up');
+  await at(id, 48 * HOUR + MINUTE);
+  await fired(id, 'escalate');
+  const back = await posted(id, 'sender:t:escalate');
+  const oldDm = (await read(id)).slack!;
+
+  await clickButton(eventsUrl(), relay.signingSecret, noticeClick(back, ALICE, TIMER_ACTION_IDS.reassign));
+  const opened = await slack.waitFor('views.open', (c) => (c.args.view as any)?.callback_id === REASSIGN_VIEW.callbackId);
+  const view = opened.args.view as any;
+
+  // A person not linked to any teammate is refused on the field.
+  slack.addUser('U0TNOBODY');
+  const refused = await submitViewState(eventsUrl(), relay.signingSecret, {
+    user: ALICE,
+    viewId: String(opened.response.view && (opened.response.view as any).id),
+    callbackId: REASSIGN_VIEW.callbackId,
+    privateMetadata: view.private_metadata,
+    values: { [REASSIGN_VIEW.block]: { [REASSIGN_VIEW.action]: { type: 'users_select', selected_user: 'U0TNOBODY' } } },
+  });
+  expect(refused.text).toContain('not linked');
+  expect((await read(id)).to).toBe('bob@acme');
+
+  const done = await submitViewState(eventsUrl(), relay.signingSecret, {
+    user: ALICE,
+    viewId: String((opened.response.view as any).id),
+    callbackId: REASSIGN_VIEW.callbackId,
+    privateMetadata: view.private_metadata,
+    values: { [REASSIGN_VIEW.block]: { [REASSIGN_VIEW.action]: { type: 'users_select', selected_user: CAROL } } },
+  });
+  expect(done.status).toBe(200);
+  const moved = await waitUntil(async () => ((await read(id)).slack ? read(id) : undefined), 'the new recipient’s DM');
+  expect(moved.to).toBe('carol@acme');
+  expect(moved.slack!.channel).toBe(slack.imChannelId(CAROL));
+  expect(moved.timers).toMatchObject({ fired: {} });
+  await armed(id, 'remind-1');
+  await waitUntil(async () => lastText(oldDm.channel, oldDm.ts).includes('Reassigned') || undefined, 'bob’s old DM redrawn');
+  // Bob is not part of it any more.
+  const bobTries = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
+  expect(bobTries.body.error?.data?.code).toBe('not_a_participant');
+});
+
+test('Resend after expiry creates one new handoff with the same body, linked to the old one', async () => {
+  const id = await handoff('this one expires');
+  await at(id, 7 * DAY + MINUTE);
+  await waitUntil(async () => ((await read(id)).status === 'expired' ? true : undefined), 'expiry');
+  const notice = await posted(id, 'sender:t:expire');
+  const click = noticeClick(notice, ALICE, TIMER_ACTION_IDS.resend);
+  await clickButton(eventsUrl(), relay.signingSecret, click);
+  await slack.waitFor('response_url', (c) => c.args.response_url === click.responseName);
+  await clickButton(eventsUrl(), relay.signingSecret, { ...click, responseUrl: slack.responseUrl('resend-again') });
+  const old = await waitUntil(async () => (await read(id)).resent_as ?? undefined, 'the old thread linked');
+  const fresh = await read(old);
+  expect(fresh).toMatchObject({ status: 'pending', from: 'alice@acme', to: 'bob@acme', summary: 'this one expires', intent: 'ask_question' });
+  expect(fresh.metadata.resent_from).toBe(id);
+  await waitUntil(async () => slack.callsTo('response_url').filter((c) => String(c.args.text).includes(old)).length === 2 || undefined, 'both clicks answered with the same new thread');
+  const { body } = await relay.rpc(aliceKey, 'tasks/list', { filter: { role: 'sender' } });
+  expect(body.result.items.filter((i: any) => i.summary_preview === 'this one expires')).toHaveLength(2);
+});
