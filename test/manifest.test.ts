@@ -9,6 +9,7 @@ import type { App } from '@slack/bolt';
 import { ACTION_IDS } from '../bot/blocks/handoff-dm';
 import { registerListeners, type SlackAppDeps } from '../bot/slack-app';
 import { CALLBACK_IDS } from '../bot/views/transition-modals';
+import { REASSIGN_VIEW, TIMER_ACTION_IDS } from '../bot/blocks/timer-action-ids';
 
 const ROOT = join(__dirname, '..');
 const SCHEMA_DIR = join(__dirname, 'fixtures', 'slack-manifest-schema');
@@ -211,6 +212,9 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
   test('the recorder saw the DM buttons and modals (it is looking at the real registration)', () => {
     expect(registered.actions).toEqual(expect.arrayContaining(Object.values(ACTION_IDS)));
     expect(registered.views).toEqual(expect.arrayContaining(Object.values(CALLBACK_IDS)));
+    // The timer notices' Snooze, Reassign and Resend, and the Reassign modal.
+    expect(registered.actions).toEqual(expect.arrayContaining(Object.values(TIMER_ACTION_IDS)));
+    expect(registered.views).toContain(REASSIGN_VIEW.callbackId);
   });
 
   test('every command registered is declared, and every declared command has a listener', () => {

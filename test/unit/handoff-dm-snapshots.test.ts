@@ -67,6 +67,7 @@ describe('each status, for the recipient and for the sender', () => {
     completed: 'Completed by <@U0BOB> via MCP',
     declined: 'Declined by <@U0BOB> via Slack',
     cancelled: 'Cancelled by <@U0ALICE> via the API',
+    expired: ':hourglass: Expired ·',
   };
   test.each(cases)('%s, %s', (status, audience) => {
     const completion: Artifact[] = [{ type: 'link', url: 'https://github.com/acme/web/pull/7', title: 'web#7' }];
@@ -74,6 +75,17 @@ describe('each status, for the recipient and for the sender', () => {
     expect(preview(m)).toContain(expected[status]);
     expect(preview(m)).toMatchSnapshot();
   });
+});
+
+test('an expired handoff offers its sender Resend, not its recipient', () => {
+  const expired = inStatus(question, 'expired');
+  expect(preview(dm({ thread: expired, audience: 'sender' }))).toContain('[Resend:primary]');
+  expect(preview(dm({ thread: expired, audience: 'recipient' }))).not.toContain('Resend');
+});
+
+test('the sender DM says what the timers did', () => {
+  const m = dm({ thread: question, audience: 'sender', timerLine: ':alarm_clock: reminded <@U0BOB> · escalated back to you' });
+  expect(preview(m)).toContain('(:alarm_clock: reminded <@U0BOB> · escalated back to you)');
 });
 
 test('a notice under the header', () => {
