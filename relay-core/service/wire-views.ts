@@ -31,6 +31,10 @@ export interface ThreadView {
   completed_at: string | null;
   declined_at: string | null;
   cancelled_at: string | null;
+  /** Only on an expired handoff (the timers' final state). */
+  expired_at?: string;
+  /** Only on an expired handoff its sender resent: the new handoff's thread id. */
+  resent_as?: string;
   inbox_url: string;
   /** The recipient's view only: the single-use token that accept_handoff / tasks/update accept may present. */
   handoff_token?: string;
@@ -87,6 +91,8 @@ export function threadView(
     completed_at: iso(doc.completed_at),
     declined_at: iso(doc.declined_at),
     cancelled_at: iso(doc.cancelled_at),
+    ...(doc.expired_at ? { expired_at: doc.expired_at.toISOString() } : {}),
+    ...(doc.resent_as ? { resent_as: doc.resent_as } : {}),
     inbox_url: inboxUrl,
   };
 }

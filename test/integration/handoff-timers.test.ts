@@ -114,25 +114,25 @@ const eventsUrl = () => `${relay.url}/slack/events`;
 
 test('a pending question is reminded, reminded again, escalated back to the sender and expires, each step exactly once', async () => {
   const id = await handoff('Does the web client page through users?');
-  const timeline: string[] = [];
-  const note = async (what: string) => {
-    const doc = await read(id);
-    timeline.push(`+${((clock.now().getTime() - doc.created_at.getTime()) / HOUR).toFixed(2)} h  ${what}`);
+  // What each step did, printed at the end against the times the relay recorded (its injected clock).
+  const said: Record<string, string> = {};
+  const note = async (step: string, what: string) => {
+    said[step] = what;
   };
-  await note('created (pending), DMs posted to bob and alice');
+  await note('created', 'created (ask_question, pending); DMs posted to bob and alice');
 
   await at(id, 4 * HOUR + MINUTE);
   await fired(id, 'remind-1');
   const first = await posted(id, 'recipient:t:remind-1');
   expect(first.args.thread_ts).toBe((await read(id)).slack!.ts);
   expect(JSON.stringify(first.args.blocks)).toContain('Snooze 1 hour');
-  await note('remind-1: reminder reply under bob’s DM (with Snooze)');
+  await note('remind-1', 'remind-1: reminder reply under bob’s DM (with Snooze)');
   await armed(id, 'remind-2');
 
   await at(id, 28 * HOUR + 2 * MINUTE);
   await fired(id, 'remind-2');
   await posted(id, 'recipient:t:remind-2');
-  await note('remind-2: second reminder under bob’s DM');
+  await note('remind-2', 'remind-2: second reminder under bob’s DM');
   await armed(id, 'escalate');
 
   await at(id, 48 * HOUR + MINUTE);
@@ -144,7 +144,7 @@ test('a pending question is reminded, reminded again, escalated back to the send
   // The sender's DM says what happened, redrawn in place.
   await waitUntil(async () => lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts).includes('escalated back to you') || undefined, 'the sender DM to show the escalation');
   expect(lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts)).toContain(`reminded <@${BOB}> · reminded <@${BOB}> again · escalated back to you`);
-  await note('escalate: back to alice under her DM, with Reassign; alice’s DM reads "reminded @bob · reminded @bob again · escalated back to you"');
+  await note('escalate', 'escalate: back to alice under her DM, with Reassign; alice’s DM reads "reminded @bob · reminded @bob again · escalated back to you"');
   await armed(id, 'expire');
 
   // The handoff token (7 days) runs out before expire_after (14 days).
@@ -157,7 +157,7 @@ test('a pending question is reminded, reminded again, escalated back to the send
   expect(JSON.stringify(resendNotice.args.blocks)).toContain(TIMER_ACTION_IDS.resend);
   await waitUntil(async () => lastText(expired.slack!.channel, expired.slack!.ts).includes('Expired') || undefined, 'the recipient DM redrawn as expired');
   await waitUntil(async () => lastText(expired.slack_sender!.channel, expired.slack_sender!.ts).includes(TIMER_ACTION_IDS.resend) || undefined, 'the sender DM with Resend');
-  await note('expire: the handoff token ran out; both DMs redrawn as expired, a notice under each, Resend for alice');
+  await note('expire', 'expire: the handoff token ran out; both DMs redrawn as expired, a notice under each, Resend for alice');
   await armed(id, null);
 
   // Nothing is left to fire, and an old job run again changes nothing.
@@ -175,7 +175,10 @@ test('a pending question is reminded, reminded again, escalated back to the send
   expect(task.body.result?.status?.state ?? task.body.result?.task?.status?.state).toBe('TASK_STATE_CANCELED');
   const wire = await relay.rpc(aliceKey, 'tasks/get', { task_id: id });
   expect(wire.body.result.status).toBe('expired');
-  console.info(`timeline of handoff ${id} (relay clock):\n${timeline.join('\n')}`);
+  const final = await read(id);
+  const stamps: Array<[string, Date]> = [['created', final.created_at], ...Object.entries(final.timers!.fired).map(([step, when]) => [step, new Date(when as Date)] as [string, Date])];
+  const line = ([step, when]: [string, Date]) => `${when.toISOString()}  +${((when.getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${said[step]}`;
+  console.info(`timeline of handoff ${id} (the relay's injected clock):\n${stamps.sort((a, b) => a[1].getTime() - b[1].getTime()).map(line).join('\n')}`);
 });
 
 test('acceptance cancels the timers at any step: after it, only the accepted nudge is armed', async () => {

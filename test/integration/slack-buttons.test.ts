@@ -1,5 +1,6 @@
 // DM buttons through the real Bolt receiver (signed requests), a real relay and the fake Slack: Accept as a
 // `verify` job (verifying → accepted, or the verdict's refusal as a notice), and clicks that must change nothing.
+import { TIMER_ARM_JOB, TIMER_FIRE_JOB } from '../../relay-core/queues/bullmq-timer-queue';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
@@ -31,11 +32,14 @@ afterAll(async () => {
 
 const handoff = (summary: string, metadata?: Record<string, unknown>) => team.handoff(summary, metadata);
 
-/** Until the `verify` queue has nothing waiting, delayed or running: every accept click has been decided. */
+/**
+ * Until the `verify` queue has nothing waiting, delayed or running but the handoffs' timers (delayed for hours, and
+ * their arming after each event): every accept click has been decided.
+ */
 async function verifyQueueDrained(): Promise<void> {
   await waitUntil(async () => {
-    const counts = await verifyQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-    return Object.values(counts).every((n) => n === 0);
+    const jobs = await verifyQueue.getJobs(['waiting', 'active', 'delayed', 'prioritized']);
+    return jobs.every((job) => job && (job.name === TIMER_FIRE_JOB || job.name === TIMER_ARM_JOB));
   }, 'the verify queue to drain');
 }
 

@@ -1,0 +1,82 @@
+// Fault: Redis dies (and comes back empty) while handoffs wait for their reminders. The `timers` collection keeps
+// every armed step, so the timer sweep runs the ones that came due and re-arms the rest: no reminder is lost, none
+// is sent twice — for a handoff armed before the outage and one created during it.
+import type { ThreadDoc } from '../../relay-core/domain/documents';
+import { startRedis } from '../../scripts/local-services/redis';
+import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { sendHandoff } from '../helpers/handoffs';
+import { TestClock } from '../helpers/test-clock';
+import { waitUntil } from '../helpers/wait-until';
+
+const ALICE = 'U0ROALICE';
+const BOB = 'U0ROBOB';
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const clock = new TestClock();
+let slack: FakeSlack;
+let relay: TestRelay;
+let redis: Awaited<ReturnType<typeof startRedis>>;
+let aliceKey: string;
+
+beforeAll(async () => {
+  redis = await startRedis({ log: () => {} });
+  slack = await startFakeSlack();
+  slack.addUser(ALICE);
+  slack.addUser(BOB);
+  relay = await startTestRelay({
+    name: 'timers_redis_outage',
+    slack,
+    clock,
+    env: { REDIS_URL: redis.url, RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' },
+  });
+  aliceKey = await relay.register({ handle: 'alice@acme', slack_user_id: ALICE });
+  await relay.register({ handle: 'bob@acme', slack_user_id: BOB });
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  await slack?.close();
+  await redis?.stop();
+});
+
+const read = async (id: string): Promise<ThreadDoc> => (await relay.store.readThread(id))!;
+
+function posts(id: string, kind: string) {
+  return slack.callsTo('chat.postMessage').filter((c) => (c.args.metadata as any)?.event_payload?.thread_id === id && (c.args.metadata as any).event_payload.kind === kind);
+}
+
+async function reminded(id: string, step: string): Promise<void> {
+  await waitUntil(async () => ((await read(id)).timers?.fired as Record<string, unknown> | undefined)?.[step] && posts(id, `recipient:t:${step}`).length > 0, `${step} of ${id} fired and posted`, 30_000);
+}
+
+test('reminders due during a Redis outage each fire once after Redis comes back empty, for handoffs armed before and created during it', async () => {
+  const question = { intent: 'ask_question', metadata: { question: 'Which client?' } };
+  const before = await sendHandoff(relay, aliceKey, 'bob@acme', 'armed before the outage', question);
+  await waitUntil(async () => (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-1', 'the first handoff armed');
+
+  await redis.kill();
+  const during = await sendHandoff(relay, aliceKey, 'bob@acme', 'created during the outage', question);
+  clock.advance(4 * HOUR + MINUTE);
+  // The sweeps fail while Redis is down (logged); nothing was fired meanwhile.
+  expect((await read(before)).timers?.fired ?? {}).toEqual({});
+
+  redis = await startRedis({ port: redis.port, log: () => {} });
+  await reminded(before, 'remind-1');
+  await reminded(during, 'remind-1');
+
+  // The next step was armed again in the new Redis: the second reminder fires once too.
+  await waitUntil(async () => (await relay.store.timers.findOne({ _id: during }))?.step === 'remind-2' && (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-2', 'both armed for remind-2');
+  clock.advance(24 * HOUR + MINUTE);
+  await reminded(before, 'remind-2');
+  await reminded(during, 'remind-2');
+  await waitUntil(async () => (await relay.store.timers.findOne({ _id: before }))?.step === 'escalate' && (await relay.store.timers.findOne({ _id: during }))?.step === 'escalate', 'both armed for the escalation');
+
+  for (const id of [before, during]) {
+    const doc = await read(id);
+    expect(doc.outbox.filter((e) => e.type === 'thread.reminded')).toHaveLength(2);
+    expect(posts(id, 'recipient:t:remind-1')).toHaveLength(1);
+    expect(posts(id, 'recipient:t:remind-2')).toHaveLength(1);
+    expect(posts(id, 'recipient')).toHaveLength(1);
+  }
+}, 90_000);
