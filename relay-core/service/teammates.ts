@@ -193,7 +193,6 @@ export class Teammates {
     const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
@@ -251,7 +250,6 @@ export class Teammates {
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle }, 'teammate disabled');
     return ownCard(updated);
   }
