@@ -5,7 +5,7 @@ import type { Collection } from 'mongodb';
 import type { AgentDoc, MetaDoc } from '../domain/documents';
 import { putById } from './thread-writes';
 
-export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned'>;
+export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned' | 'lead'>;
 
 const MARKER_ID = 'agents_changed';
 
@@ -64,7 +64,7 @@ export class AgentDirectory {
 
   private async load(): Promise<Loaded> {
     const docs = await this.agents
-      .find({}, { projection: { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, status: 1, 'notification.disabled_at': 1 } })
+      .find({}, { projection: { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, lead: 1, status: 1, 'notification.disabled_at': 1 } })
       .toArray();
     const active = docs.filter((doc) => doc.status === 'active');
     const cards = active
