@@ -22,6 +22,7 @@ import { AgentDirectory } from './agent-directory';
 import { InsertBatcher } from './insert-batcher';
 import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
+import { EventLog } from './event-log';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
@@ -73,6 +74,8 @@ export class MongoStore {
   /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
   readonly mailbox: MailboxLog | null;
   readonly outbox: OutboxLedger;
+  /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
+  readonly eventLog: EventLog;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
@@ -102,6 +105,7 @@ export class MongoStore {
     const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
     this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
+    this.eventLog = new EventLog(db);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
