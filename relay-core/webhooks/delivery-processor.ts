@@ -40,16 +40,18 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
-   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event.
+   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event. A handoff to
+   * a role, skill or owner with several candidates tells each candidate of its thread.created (they may claim it).
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const event = parseJob(eventJobSchema, job);
     // Two small reads per event: most teammates have no endpoint, and this runs for every event.
-    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
+    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, candidates: 1 } });
     if (!thread) return 'skipped';
+    const candidates = event.type === 'thread.created' && (thread.candidates?.length ?? 0) > 1 ? thread.candidates! : [];
     // One `_id` lookup per participant: any other filter reads every agent on FerretDB.
     const owners = await Promise.all(
-      [...new Set([thread.from, thread.to])].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
+      [...new Set([thread.from, thread.to, ...candidates])].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
     );
     for (const agent of owners) {
       if (!agent || agent.status !== 'active' || !agent.notification || agent.notification.disabled_at) continue;
