@@ -25,6 +25,8 @@ const V1_STATE: Record<ThreadStatus, string> = {
   completed: 'TASK_STATE_COMPLETED',
   declined: 'TASK_STATE_REJECTED',
   cancelled: 'TASK_STATE_CANCELED',
+  // A2A has no "unassigned" state: an unclaimed handoff is submitted, and metadata.handoff says who may claim it.
+  unclaimed: 'TASK_STATE_SUBMITTED',
 };
 
 const V03_STATE: Record<ThreadStatus, string> = {
@@ -33,6 +35,7 @@ const V03_STATE: Record<ThreadStatus, string> = {
   completed: 'completed',
   declined: 'rejected',
   cancelled: 'canceled',
+  unclaimed: 'submitted',
 };
 
 function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
@@ -84,6 +87,7 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
         inbox_url: view.inbox_url,
         created_at: view.created_at,
         updated_at: view.updated_at,
+        ...(view.to_target ? { to_target: view.to_target, candidates: view.candidates ?? [], claimed_by: view.claimed_by ?? null } : {}),
       },
     },
   };

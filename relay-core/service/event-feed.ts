@@ -74,12 +74,20 @@ export class EventFeed {
     },
   ) {}
 
-  /** Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. */
+  /**
+   * Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. An
+   * unclaimed handoff's `to` is its target (`role:frontend`), which has no log: its candidates get its thread.created.
+   */
   async record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    const handles = thread.from === thread.to ? [thread.from] : [thread.from, thread.to];
+    const candidates = (thread.candidates?.length ?? 0) > 1 ? thread.candidates! : [];
+    const owed = new Map<string, OutboxEvent[]>();
+    for (const event of events) {
+      const handles = [thread.from, ...(thread.to.includes(':') ? [] : [thread.to]), ...(event.type === 'thread.created' ? candidates : [])];
+      for (const handle of new Set(handles)) owed.set(handle, [...(owed.get(handle) ?? []), event]);
+    }
     await Promise.all(
-      handles.map(async (handle) => {
-        for (const event of events) await this.deps.store.eventLog.record(handle, thread._id, event);
+      [...owed].map(async ([handle, mine]) => {
+        for (const event of mine) await this.deps.store.eventLog.record(handle, thread._id, event);
         this.deps.wakeups.notify(handle);
       }),
     );

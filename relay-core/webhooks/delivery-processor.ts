@@ -48,7 +48,8 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
-   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event.
+   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event. A handoff to
+   * a role, skill or owner with several candidates tells each candidate of its thread.created (they may claim it).
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const taken = parseJob(eventJobSchema, job);
@@ -57,15 +58,18 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     // event logs and finding who has an endpoint (store.withWebhookEndpoint) need no thread or card reads.
     let thread: EventThread | null = from && to ? { _id: event.thread_id, from, to } : null;
     let recorded = outboxEventOf(taken);
-    if (!thread || !recorded) {
-      // A job queued before jobs carried them.
-      const doc = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, outbox: 1 } });
+    // A handoff to a role, skill or owner (a `to` no handle can be): its candidates hear of thread.created.
+    const toTarget = event.type === 'thread.created' && (to ?? ':').includes(':');
+    let candidates: string[] = [];
+    if (!thread || !recorded || toTarget) {
+      const doc = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, outbox: 1, candidates: 1 } });
       if (!doc) return 'skipped';
       thread = doc;
       recorded = doc.outbox.find((e) => e.id === event.event_id) ?? null;
+      if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
     }
     if (recorded) await deps.feed?.record(thread, [recorded]);
-    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to])])) {
+    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates])])) {
       const id = deliveryId(event.event_id, handle);
       await deliveries.open(event, handle, clock.now());
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
