@@ -15,6 +15,7 @@ import { IdempotencyLedger, idempotentId } from './idempotency';
 import { inboxUrl, isGenuineInboxLink } from './inbox-links';
 import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
 import { Outbox } from './outbox';
+import type { EventFeed } from './event-feed';
 import { threadFacts, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
@@ -61,10 +62,13 @@ export interface RelayServiceDeps {
   handoffTokenTtlMs?: number;
   /** The policy enforcement point; without one every call is allowed (tests of other things). */
   policy?: PolicyGate;
+  /** The teammates' event logs (event-feed.ts), for readers that wait on them; absent, nothing can wait. */
+  feed?: EventFeed;
 }
 
 export class RelayService {
   readonly teammates: Teammates;
+  readonly feed?: EventFeed;
   private readonly store: MongoStore;
   private readonly outbox: Outbox;
   private readonly appender: MessageAppender;
@@ -86,6 +90,7 @@ export class RelayService {
     this.log = deps.log;
     this.ledger = new IdempotencyLedger(deps.store);
     this.policy = deps.policy;
+    this.feed = deps.feed;
     this.outbox = new Outbox({ store: deps.store, events: deps.events, clock: this.clock, log: deps.log });
     this.appender = new MessageAppender({
       store: deps.store,
