@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { HOME_REFRESH_JOB, homeRefreshHandler, homeRefresher } from '../bot/home/home-refresh';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -124,7 +125,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
     const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
     if (slackClient) {
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock });
+      const home = homeRefresher({ relay, queue: queues.verify });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
       workers.push(
         startWorker({
           name: 'slack',
@@ -163,6 +165,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
+          // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log }) } : {}),
         }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
