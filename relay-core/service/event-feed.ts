@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import type { OutboxEvent } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { EventLog, LoggedEvent } from '../store/event-log';
-import type { MongoStore } from '../store/mongo-store';
-import type { EventPublisher } from './event-publisher';
+import type { EventPublisher, EventThread } from './event-publisher';
 
 /** Port: tells every relay process that a teammate's log grew (Redis pub/sub); a hint only, never the record. */
 export interface EventWakeups {
@@ -59,8 +58,6 @@ export const CURSOR_PATTERN = /^(0|[1-9][0-9]{0,14})$/;
 
 /** How often a waiting reader re-reads its log when no hint came (Redis down, a hint lost). */
 export const FEED_POLL_MS = 2_000;
-/** Participants of threads seen lately (they never change), so recording usually needs no thread read. */
-const REMEMBERED_THREADS = 10_000;
 
 export function feedEvent(logged: LoggedEvent): FeedEvent {
   const { id, at, ...rest } = logged.event;
@@ -68,23 +65,21 @@ export function feedEvent(logged: LoggedEvent): FeedEvent {
 }
 
 export class EventFeed {
-  private readonly participants = new Map<string, readonly string[]>();
-
   constructor(
     private readonly deps: {
-      store: Pick<MongoStore, 'threads'> & { eventLog: EventLog };
+      store: { eventLog: EventLog };
       wakeups: EventWakeups;
       log: Logger;
       pollMs?: number;
     },
   ) {}
 
-  /** Records `events` of `threadId` into the logs of its sender and recipient; throws when a log write failed. */
-  async record(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
-    const handles = await this.participantsOf(threadId);
+  /** Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. */
+  async record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
+    const handles = thread.from === thread.to ? [thread.from] : [thread.from, thread.to];
     await Promise.all(
       handles.map(async (handle) => {
-        for (const event of events) await this.deps.store.eventLog.record(handle, threadId, event);
+        for (const event of events) await this.deps.store.eventLog.record(handle, thread._id, event);
         this.deps.wakeups.notify(handle);
       }),
     );
@@ -161,17 +156,6 @@ export class EventFeed {
   subscribe(handle: string, wake: () => void): () => void {
     return this.deps.wakeups.subscribe(handle, wake);
   }
-
-  private async participantsOf(threadId: string): Promise<readonly string[]> {
-    const known = this.participants.get(threadId);
-    if (known) return known;
-    const doc = await this.deps.store.threads.findOne({ _id: threadId }, { projection: { from: 1, to: 1 } });
-    if (!doc) throw new Error(`thread ${threadId} not found for its events`);
-    const handles = doc.from === doc.to ? [doc.from] : [doc.from, doc.to];
-    if (this.participants.size >= REMEMBERED_THREADS) this.participants.delete(this.participants.keys().next().value!);
-    this.participants.set(threadId, handles);
-    return handles;
-  }
 }
 
 /** The outbox's publisher with the event logs beside it: both must take the events, or the sweep publishes again. */
@@ -181,9 +165,9 @@ export class LoggingEventPublisher implements EventPublisher {
     private readonly feed: EventFeed,
   ) {}
 
-  async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+  async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     // The log is written even while the queues are down (Redis): readers see the event, the sweep enqueues it later.
-    const [logged, queued] = await Promise.allSettled([this.feed.record(threadId, events), this.inner.publish(threadId, events)]);
+    const [logged, queued] = await Promise.allSettled([this.feed.record(thread, events), this.inner.publish(thread, events)]);
     if (logged.status === 'rejected') throw logged.reason;
     if (queued.status === 'rejected') throw queued.reason;
   }
