@@ -33,7 +33,7 @@ export function agentCard(opts: { publicUrl: string; version: string }): Record<
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ],
     version: opts.version,
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     securitySchemes: {
       bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', ...bearer }, type: 'http', scheme: 'bearer', ...bearer },
     },

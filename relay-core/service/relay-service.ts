@@ -102,6 +102,11 @@ export class RelayService {
     });
   }
 
+  /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
+  get pushConfigs(): MongoStore['pushConfigs'] {
+    return this.store.pushConfigs;
+  }
+
   /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
   get publicUrlBase(): string {
     return this.publicUrl;
