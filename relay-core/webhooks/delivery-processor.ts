@@ -9,7 +9,8 @@ import type { MongoStore } from '../store/mongo-store';
 import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
-import { deliveryId, type WebhookDeliveries } from './deliveries';
+import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
+import { pushDelivery } from './push-delivery';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
@@ -74,11 +75,17 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       await deliveries.open(event, handle, clock.now());
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
     }
+    // A2A push configs of the task: one `_id` read per event (none: an empty read).
+    for (const config of await store.pushConfigs.of(event.thread_id)) {
+      await deliveries.open(event, config.owner, clock.now(), config.id);
+      await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id });
+    }
     return 'fanned_out';
   }
 
   async function deliver(job: Job): Promise<WebhookOutcome> {
     const data = parseJob(deliveryJobSchema, job);
+    if (data.push_config !== undefined) return push(job, data, data.push_config);
     const id = deliveryId(data.event_id, data.handle);
     const doc = await deliveries.get(id);
     // Delivered, dead-lettered or superseded by a re-drive: a re-enqueued job must not send it again.
@@ -136,6 +143,8 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     return fail({ outcome: 'failed', http_status: status, error: why }, why);
   }
 
+  const push = pushDelivery({ relay, store, deliveries, policy: deps.policy, log, clock, timeoutMs: deps.timeoutMs });
+
   return async function processWebhookJob(job: Job): Promise<WebhookOutcome> {
     return job.name === DELIVER_JOB ? deliver(job) : fanOut(job);
   };
@@ -162,7 +171,8 @@ export class WebhookDeadLetters {
     if (doc.status !== 'failed') return null;
     const n = await this.deliveries.reopen(doc, this.clock.now());
     if (n === null) return null;
-    await this.queues.enqueueDelivery(doc._id, { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n });
+    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n };
+    await this.queues.enqueueDelivery(doc._id, doc.push_config === undefined ? data : { ...data, push_config: doc.push_config });
     return { ...doc, status: 'pending', redrives: n };
   }
 
