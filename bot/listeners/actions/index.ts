@@ -2,12 +2,14 @@
 import type { App } from '@slack/bolt';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
+import { DIGEST_ACTION_IDS } from '../../views/daily-digest';
+import { digestButton, type DigestButtonDeps } from './digest-button';
 import type { HomeDeps } from '../events/app-home';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 
-export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps): void {
+export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & DigestButtonDeps): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));
@@ -17,4 +19,6 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
+  app.action(DIGEST_ACTION_IDS.off, digestButton(deps, true));
+  app.action(DIGEST_ACTION_IDS.on, digestButton(deps, false));
 }
