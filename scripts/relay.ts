@@ -26,6 +26,9 @@ import { RelayMetrics } from '../relay-core/ops/metrics';
 import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { OpenEventStreams } from '../relay-core/http/events-route';
+import { EventFeed, LoggingEventPublisher } from '../relay-core/service/event-feed';
+import { RedisWakeups } from '../relay-core/queues/redis-wakeups';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
@@ -86,7 +89,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const queues = producerQueues(producer, config.queuePrefix);
-  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
+  const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: config.queuePrefix });
+  const feed = new EventFeed({ store, wakeups, log });
+  const eventStreams = new OpenEventStreams();
+  // Every event goes into its participants' event logs as it goes on its queues (GET /events reads the logs).
+  const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) }), feed);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
@@ -229,6 +236,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),
       policy: { policies, gate: policyGate, store },
+      events: { feed, streams: eventStreams },
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -266,6 +274,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
+        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart).
+        eventStreams.closeAll();
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
@@ -273,6 +283,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       // What this process noted for clean-up goes on the queue while it is still open.
       await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);
+      await wakeups.close();
       producer.disconnect();
       await store.close();
     },

@@ -12,6 +12,8 @@ export interface AgentDoc {
   repos_owned: string[];
   tools: string[];
   slack_user_id: string | null;
+  /** The teammate's lead (a handle), set with the card; absent or null when none. */
+  lead?: string | null;
   status: 'active' | 'disabled';
   /** Handles this teammate blocks: no new handoff or message between them, in either direction. */
   blocked: string[];

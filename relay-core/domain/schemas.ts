@@ -292,6 +292,8 @@ export const agentCardInputSchema = z
       .string()
       .regex(/^[UW][A-Z0-9]{2,20}$/, 'must be a Slack user id like U0123456')
       .optional(),
+    /** The teammate's lead (a registered teammate's handle): who `recipient_lead` / `sender_lead` approvers resolve to. */
+    lead: handleSchema.optional(),
   })
   .strict();
 export type AgentCardInput = z.infer<typeof agentCardInputSchema>;
@@ -336,6 +338,8 @@ export const cardUpdateSchema = z
     repos_owned: z.array(text(LIMITS.path).min(1)).max(LIMITS.skills).optional(),
     tools: z.array(text(LIMITS.skill).min(1)).max(LIMITS.skills).optional(),
     notification_url: url.nullable().optional(),
+    /** A registered teammate's handle, or null to remove the lead. */
+    lead: handleSchema.nullable().optional(),
   })
   .strict();
 export type CardUpdate = z.infer<typeof cardUpdateSchema>;

@@ -3,7 +3,7 @@ import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
-import type { EventPublisher } from '../service/event-publisher';
+import type { EventPublisher, EventThread } from '../service/event-publisher';
 import { EVENT_TYPES } from '../domain/schemas';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
@@ -16,6 +16,9 @@ export const eventJobSchema = z.object({
   type: z.enum(EVENT_TYPES),
   /** When the event was created (delivery latency is measured from here); absent on jobs queued before it was added. */
   at: z.iso.datetime().optional(),
+  /** The thread's sender and recipient when the event was written; absent on jobs queued before they were added. */
+  from: z.string().min(1).optional(),
+  to: z.string().min(1).optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
@@ -65,10 +68,10 @@ export class BullmqEventPublisher implements EventPublisher {
     this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
   }
 
-  async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+  async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     for (const event of events) {
-      const data: EventJob = { thread_id: threadId, event_id: event.id, type: event.type, at: event.at.toISOString() };
+      const data: EventJob = { thread_id: thread._id, event_id: event.id, type: event.type, at: event.at.toISOString(), from: thread.from, to: thread.to };
       for (const queue of this.queues) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }

@@ -152,7 +152,7 @@ export class RelayService {
       const [mailbox] = await Promise.all([this.store.placeNewThread(doc), inOutbox]);
       if (mailbox) doc.mailbox = mailbox;
       try {
-        await this.store.threads.insertOne(doc);
+        await this.store.inserts.threads.insert(doc);
         return doc;
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;

@@ -17,6 +17,8 @@ export interface PublicCard {
   role: string;
   skills: string[];
   repos_owned: string[];
+  /** The teammate's lead (a handle); present only when set. */
+  lead?: string;
 }
 
 /** What a teammate reads about itself: its card plus settings, never keys or secrets. */
@@ -28,7 +30,14 @@ export interface OwnCard extends PublicCard {
 }
 
 export function publicCard(doc: AgentDoc): PublicCard {
-  return { handle: doc.handle, name: doc.name, role: doc.role, skills: doc.skills, repos_owned: doc.repos_owned };
+  return {
+    handle: doc.handle,
+    name: doc.name,
+    role: doc.role,
+    skills: doc.skills,
+    repos_owned: doc.repos_owned,
+    ...(doc.lead ? { lead: doc.lead } : {}),
+  };
 }
 
 export function ownCard(doc: AgentDoc): OwnCard {
@@ -80,6 +89,7 @@ export class Teammates {
   }
 
   async register(input: AgentCardInput): Promise<{ card: OwnCard; api_key: string }> {
+    if (input.lead !== undefined) await this.assertLead(input.handle, input.lead);
     const now = this.clock.now();
     const doc: AgentDoc = {
       _id: input.handle,
@@ -91,6 +101,7 @@ export class Teammates {
       repos_owned: input.repos_owned,
       tools: input.tools,
       slack_user_id: input.slack_user_id ?? null,
+      ...(input.lead ? { lead: input.lead } : {}),
       status: 'active',
       blocked: [],
       notification: null,
@@ -183,6 +194,10 @@ export class Teammates {
     for (const field of ['name', 'role', 'skills', 'repos_owned', 'tools'] as const) {
       if (update[field] !== undefined) (set as Record<string, unknown>)[field] = update[field];
     }
+    if (update.lead !== undefined) {
+      if (update.lead !== null) await this.assertLead(handle, update.lead);
+      set.lead = update.lead;
+    }
     let secret: string | undefined;
     if (update.notification_url === null) set.notification = null;
     else if (update.notification_url !== undefined && (update.notification_url !== current.notification?.url || current.notification?.disabled_at)) {
@@ -193,13 +208,20 @@ export class Teammates {
     const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
       await this.webhooks.onEndpointSet(handle, now).catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
     }
     return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
+  }
+
+  /** A lead is another registered, active teammate; otherwise invalid_params naming the field and the handle. */
+  private async assertLead(handle: string, lead: string): Promise<void> {
+    if (lead === handle) throw new RelayError('invalid_params', 'body.lead: a teammate cannot be its own lead', { field: 'lead' });
+    const doc = await this.store.agentWriter.read(lead);
+    if (!doc) throw new RelayError('invalid_params', `body.lead: no teammate with handle ${lead} (register the lead first)`, { field: 'lead' });
+    if (doc.status !== 'active') throw new RelayError('invalid_params', `body.lead: ${lead} is disabled`, { field: 'lead' });
   }
 
   /** Drops the cached card of `handle` after a write made elsewhere (the webhook endpoint lifecycle). */
@@ -251,7 +273,6 @@ export class Teammates {
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle }, 'teammate disabled');
     return ownCard(updated);
   }

@@ -5,7 +5,7 @@ import type { Collection } from 'mongodb';
 import type { AgentDoc, MetaDoc } from '../domain/documents';
 import { putById } from './thread-writes';
 
-export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned'>;
+export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned' | 'lead'>;
 
 const MARKER_ID = 'agents_changed';
 
@@ -15,46 +15,63 @@ const MARKER_ID = 'agents_changed';
  * reading the marker. A write the load missed therefore replaced the marker after it was read, and the next call
  * (in any process) sees a different token and reloads.
  */
+interface Loaded {
+  cards: DirectoryCard[];
+  /** Active teammates whose webhook endpoint is set and not disabled. */
+  endpoints: Set<string>;
+}
+
 export class AgentDirectory {
-  private copy: { token: string | null; cards: DirectoryCard[] } | undefined;
+  private copy: { token: string | null; loaded: Loaded } | undefined;
   /** A load in flight, shared only by calls that read the same marker. */
-  private loading: { token: string | null; cards: Promise<DirectoryCard[]> } | undefined;
+  private loading: { token: string | null; loaded: Promise<Loaded> } | undefined;
 
   constructor(
     private readonly agents: Collection<AgentDoc>,
     private readonly meta: Collection<MetaDoc>,
   ) {}
 
-  /** Call after every write that changes a card or whether it is active. */
+  /** Call after every write of a teammate's document (store.writeAgent does) and after registering one. */
   async changed(): Promise<void> {
     await putById(this.meta, MARKER_ID, { value: randomUUID(), at: new Date() });
   }
 
   /** Every active card, sorted by handle. */
   async cards(): Promise<readonly DirectoryCard[]> {
+    return (await this.current()).cards;
+  }
+
+  /** Those of `handles` that have a webhook endpoint to deliver to (one marker read while nothing changed). */
+  async withEndpoint(handles: readonly string[]): Promise<string[]> {
+    const { endpoints } = await this.current();
+    return handles.filter((handle) => endpoints.has(handle));
+  }
+
+  private async current(): Promise<Loaded> {
     const token = ((await this.meta.findOne({ _id: MARKER_ID }))?.value as string | undefined) ?? null;
-    if (this.copy && this.copy.token === token) return this.copy.cards;
+    if (this.copy && this.copy.token === token) return this.copy.loaded;
     if (this.loading?.token !== token) {
-      const loading = { token, cards: this.load() };
+      const loading = { token, loaded: this.load() };
       this.loading = loading;
-      void loading.cards.finally(() => {
+      void loading.loaded.finally(() => {
         if (this.loading === loading) this.loading = undefined;
       }).catch(() => {});
     }
-    const cards = await this.loading.cards;
-    this.copy = { token, cards };
-    return cards;
+    const loaded = await this.loading.loaded;
+    this.copy = { token, loaded };
+    return loaded;
   }
 
-  private async load(): Promise<DirectoryCard[]> {
+  private async load(): Promise<Loaded> {
     const docs = await this.agents
-      .find({}, { projection: { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, status: 1 } })
+      .find({}, { projection: { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, lead: 1, status: 1, 'notification.disabled_at': 1 } })
       .toArray();
-    const cards = docs
-      .filter((doc) => doc.status === 'active')
-      .map(({ status: _s, ...card }) => card as DirectoryCard)
+    const active = docs.filter((doc) => doc.status === 'active');
+    const cards = active
+      .map(({ status: _s, notification: _n, ...card }) => card as DirectoryCard)
       .sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-    return cards;
+    const endpoints = new Set(active.filter((doc) => doc.notification && !doc.notification.disabled_at).map((doc) => doc._id));
+    return { cards, endpoints };
   }
 }
 

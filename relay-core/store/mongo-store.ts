@@ -19,8 +19,10 @@ import type {
   ThreadWriteDoc,
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
+import { InsertBatcher } from './insert-batcher';
 import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
+import { EventLog } from './event-log';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
@@ -59,6 +61,11 @@ export class MongoStore {
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
   readonly mailboxHeads: Collection<MailboxHeadDoc>;
   readonly meta: Collection<MetaDoc>;
+  /** Inserts on the write path of every request, group-committed (insert-batcher.ts). */
+  readonly inserts: {
+    threads: InsertBatcher<ThreadDoc>;
+    messages: InsertBatcher<MessageDoc>;
+  };
   /** Every thread write and every read of a thread's current version goes through this. */
   readonly writer: VersionedWriter<ThreadDoc>;
   /** The same for teammates' documents. */
@@ -67,6 +74,8 @@ export class MongoStore {
   /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
   readonly mailbox: MailboxLog | null;
   readonly outbox: OutboxLedger;
+  /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
+  readonly eventLog: EventLog;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
@@ -92,7 +101,11 @@ export class MongoStore {
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
     this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
     this.meta = db.collection<MetaDoc>('meta');
-    this.outbox = new OutboxLedger(this.outboxEntries);
+    // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
+    const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
+    this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
+    this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
+    this.eventLog = new EventLog(db);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
@@ -106,7 +119,7 @@ export class MongoStore {
       this.lists = new IndexedThreadLists(this.threads);
       this.directory = null;
     } else {
-      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads);
+      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads, new InsertBatcher(this.mailboxEntries, inFlight));
       this.lists = new MailboxThreadLists(this.threads, this.mailbox);
       this.directory = new AgentDirectory(this.agents, this.meta);
     }
@@ -179,8 +192,20 @@ export class MongoStore {
    * The same write for a teammate's document: its endpoint is verified by a worker while its owner may change
    * the card or rotate the secret, and a plain FerretDB update of one would undo the other.
    */
-  writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
-    return this.agentWriter.write(handle, change);
+  async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
+    const written = await this.agentWriter.write(handle, change);
+    if (written.after) await this.directory?.changed();
+    return written;
+  }
+
+  /** Those of `handles` that are active and have a webhook endpoint that is not disabled. */
+  async withWebhookEndpoint(handles: readonly string[]): Promise<string[]> {
+    if (this.directory) return this.directory.withEndpoint(handles);
+    const docs = await this.agents
+      .find({ _id: { $in: [...handles] }, status: 'active', notification: { $ne: null }, 'notification.disabled_at': null }, { projection: { _id: 1 } })
+      .toArray();
+    const found = new Set(docs.map((doc) => doc._id));
+    return handles.filter((handle) => found.has(handle));
   }
 
   /** A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. */

@@ -43,19 +43,19 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
    * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event.
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
-    const event = parseJob(eventJobSchema, job);
-    // Two small reads per event: most teammates have no endpoint, and this runs for every event.
-    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
-    if (!thread) return 'skipped';
-    // One `_id` lookup per participant: any other filter reads every agent on FerretDB.
-    const owners = await Promise.all(
-      [...new Set([thread.from, thread.to])].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
-    );
-    for (const agent of owners) {
-      if (!agent || agent.status !== 'active' || !agent.notification || agent.notification.disabled_at) continue;
-      const id = deliveryId(event.event_id, agent._id);
-      await deliveries.open(event, agent._id, clock.now());
-      await queues.enqueueDelivery(id, { ...event, handle: agent._id, redrive: 0 });
+    const { from: _from, to: _to, ...event } = parseJob(eventJobSchema, job);
+    // This runs for every event and most teammates have no endpoint: the job names the participants, and which
+    // of them have an endpoint is known without reading the thread or the cards (store.withWebhookEndpoint).
+    let parties = _from && _to ? [_from, _to] : null;
+    if (!parties) {
+      const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
+      if (!thread) return 'skipped';
+      parties = [thread.from, thread.to];
+    }
+    for (const handle of await store.withWebhookEndpoint([...new Set(parties)])) {
+      const id = deliveryId(event.event_id, handle);
+      await deliveries.open(event, handle, clock.now());
+      await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
     }
     return 'fanned_out';
   }

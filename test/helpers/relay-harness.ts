@@ -17,7 +17,7 @@ export interface TestRelay extends RunningRelay {
   /** The relay's log lines so far, parsed (only with `captureLogs`, at debug level). */
   logs: Array<Record<string, unknown>>;
   /** Registers a teammate through POST /admin/agents and returns its raw API key. */
-  register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[] }): Promise<string>;
+  register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[]; lead?: string }): Promise<string>;
   /** One JSON-RPC call to /a2a; returns the HTTP status and the parsed body. */
   rpc(apiKey: string | undefined, method: string, params?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** One REST call (JSON body when given, bearer key when given); returns the HTTP status and the parsed body. */
