@@ -8,9 +8,12 @@ import type { SlackConfig } from '../relay-core/ops/config';
 import type { RelayService } from '../relay-core/service/relay-service';
 import type { HandoffTimers } from '../relay-core/service/handoff-timers';
 import type { ClientSetup } from './views/link-modal';
+import type { DigestPrefs } from './digest/digest-prefs';
+import type { Clock } from '../relay-core/domain/clock';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
+import { registerShortcuts } from './listeners/shortcuts';
 import { registerViews } from './listeners/views';
 
 // Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
@@ -31,6 +34,9 @@ export interface SlackAppDeps {
   timers: HandoffTimers;
   /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
   clientSetup: ClientSetup;
+  /** Who turned the daily digest off (bot/digest/); its buttons store the choice here. */
+  digestPrefs?: DigestPrefs;
+  clock?: Clock;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
@@ -39,6 +45,7 @@ export function registerListeners(app: App, deps: SlackAppDeps): void {
   registerViews(app, deps);
   registerCommands(app, deps);
   registerEvents(app, deps);
+  registerShortcuts(app, deps);
 }
 
 export function slackWebClient(config: SlackConfig): WebClient {

@@ -20,6 +20,7 @@ const USAGE = `Usage:
   handoff-relay migrate                    bring the database up to this version's layout (start does it too)
   handoff-relay register --handle NAME@TEAM --name "Display name" --role ROLE
                          [--slack-user U0123456] [--skills a,b] [--repos apps/web/,docs/] [--tools git,npm]
+                         [--lead LEAD@TEAM]
                                            create a teammate; prints its API key once and MCP configuration
   handoff-relay deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all
                                            webhook dead letters: list them, re-drive one, or re-drive all
@@ -111,6 +112,7 @@ async function register(argv: string[]): Promise<void> {
       skills: { type: 'string' },
       repos: { type: 'string' },
       tools: { type: 'string' },
+      lead: { type: 'string' },
     },
     strict: true,
   });
@@ -127,6 +129,7 @@ async function register(argv: string[]): Promise<void> {
     skills: list(values.skills),
     repos_owned: list(values.repos),
     tools: list(values.tools),
+    lead: values.lead,
   };
   let response: Response;
   try {

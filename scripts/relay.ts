@@ -12,6 +12,10 @@ import { timerJobHandlers } from '../relay-core/queues/timer-jobs';
 import { HandoffTimers } from '../relay-core/service/handoff-timers';
 import { Outbox } from '../relay-core/service/outbox';
 import { utcOnly } from '../relay-core/service/time-zones';
+import { HOME_REFRESH_JOB, homeRefreshHandler, homeRefresher } from '../bot/home/home-refresh';
+import { DIGEST_TICK_JOB, digestTickHandler, scheduleDigestTick } from '../bot/digest/daily-digest';
+import { DigestPrefs, type DigestPrefDoc } from '../bot/digest/digest-prefs';
+import { digestPoster, type DigestPostDoc } from '../bot/delivery/digest-post';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -28,6 +32,9 @@ import { RelayMetrics } from '../relay-core/ops/metrics';
 import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { OpenEventStreams } from '../relay-core/http/events-route';
+import { EventFeed, LoggingEventPublisher } from '../relay-core/service/event-feed';
+import { RedisWakeups } from '../relay-core/queues/redis-wakeups';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
@@ -89,7 +96,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const queues = producerQueues(producer, config.queuePrefix);
-  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), armTimers: true });
+  const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: config.queuePrefix });
+  const feed = new EventFeed({ store, wakeups, log });
+  const eventStreams = new OpenEventStreams();
+  // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
+  const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), armTimers: true }), feed);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
@@ -114,7 +125,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
-  const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate });
+  const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate, feed });
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
   const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
   const timers = new HandoffTimers({
@@ -130,13 +141,16 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
+  // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
+  const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   let timerTimer: NodeJS.Timeout | undefined;
   let timerSweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
     if (slackClient) {
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock });
+      const home = homeRefresher({ relay, queue: queues.verify });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
       workers.push(
         startWorker({
           name: 'slack',
@@ -154,7 +168,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ relay, store, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
@@ -177,16 +191,41 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           ...timerJobHandlers(timers),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
+          // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log }) } : {}),
+          // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
+          ...(slackClient && digestPrefs
+            ? {
+                [DIGEST_TICK_JOB]: digestTickHandler({
+                  relay,
+                  client: slackClient,
+                  prefs: digestPrefs,
+                  ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
+                  clock,
+                  log,
+                  at: config.digestAt,
+                }),
+              }
+            : {}),
         }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
       }),
     );
+    // The digest's repeatable tick is (re)configured once Redis takes it: at start, else at the next sweeps.
+    let digestScheduled = !slackClient;
+    const scheduleDigest = async () => {
+      if (digestScheduled) return;
+      await scheduleDigestTick(queues.verify, config.digestAt).then(
+        () => (digestScheduled = true),
+        (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
+      );
+    };
     // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.
     const sweep = () => {
-      sweeping ??= relay
-        .sweepOutbox(sweepIntervalMs)
+      sweeping ??= scheduleDigest()
+        .then(() => relay.sweepOutbox(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
         .finally(() => (sweeping = undefined));
       return sweeping;
@@ -229,6 +268,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),
       policy: { policies, gate: policyGate, store },
+      events: { feed, streams: eventStreams },
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -237,7 +277,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack) {
-      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, timers, team: config.team, clientSetup: mcpClientSnippets });
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets, digestPrefs, clock, timers });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
@@ -268,6 +308,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
+        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart).
+        eventStreams.closeAll();
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
@@ -276,6 +318,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       // What this process noted for clean-up goes on the queue while it is still open.
       await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);
+      await wakeups.close();
       producer.disconnect();
       await store.close();
     },

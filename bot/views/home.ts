@@ -48,6 +48,7 @@ const STATUS: Record<ListItem['status'], string> = {
   declined: ':no_entry_sign: declined',
   cancelled: ':wastebasket: cancelled',
   expired: ':hourglass: expired',
+  unclaimed: ':raised_hand: unclaimed',
 };
 
 function party(p: ListItem['sender']): string {

@@ -64,7 +64,7 @@ export class MessageAppender {
         created_at: now,
       };
       try {
-        await this.deps.store.messages.insertOne(message);
+        await this.deps.store.inserts.messages.insert(message);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         // Someone holds this number. Its writer is counting it right now unless it died: help only a holder that

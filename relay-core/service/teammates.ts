@@ -8,7 +8,8 @@ import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
-import { matchesCardFilter } from '../store/agent-directory';
+import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
+import type { RecipientTarget } from '../domain/schemas';
 
 /** The fields anyone on the relay may read about a teammate. */
 export interface PublicCard {
@@ -17,6 +18,8 @@ export interface PublicCard {
   role: string;
   skills: string[];
   repos_owned: string[];
+  /** The teammate's lead (a handle); present only when set. */
+  lead?: string;
 }
 
 /** What a teammate reads about itself: its card plus settings, never keys or secrets. */
@@ -28,7 +31,14 @@ export interface OwnCard extends PublicCard {
 }
 
 export function publicCard(doc: AgentDoc): PublicCard {
-  return { handle: doc.handle, name: doc.name, role: doc.role, skills: doc.skills, repos_owned: doc.repos_owned };
+  return {
+    handle: doc.handle,
+    name: doc.name,
+    role: doc.role,
+    skills: doc.skills,
+    repos_owned: doc.repos_owned,
+    ...(doc.lead ? { lead: doc.lead } : {}),
+  };
 }
 
 export function ownCard(doc: AgentDoc): OwnCard {
@@ -80,6 +90,7 @@ export class Teammates {
   }
 
   async register(input: AgentCardInput): Promise<{ card: OwnCard; api_key: string }> {
+    if (input.lead !== undefined) await this.assertLead(input.handle, input.lead);
     const now = this.clock.now();
     const doc: AgentDoc = {
       _id: input.handle,
@@ -91,6 +102,7 @@ export class Teammates {
       repos_owned: input.repos_owned,
       tools: input.tools,
       slack_user_id: input.slack_user_id ?? null,
+      ...(input.lead ? { lead: input.lead } : {}),
       status: 'active',
       blocked: [],
       notification: null,
@@ -154,12 +166,7 @@ export class Teammates {
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
     if (this.store.directory) {
-      const cards: PublicCard[] = [];
-      for (const card of await this.store.directory.cards()) {
-        if (cards.length === limit) break;
-        if (matchesCardFilter(card, filter)) cards.push(publicCard(card as AgentDoc));
-      }
-      return cards;
+      return (await this.store.directory.matching(filter, limit)).map((card) => publicCard(card as AgentDoc));
     }
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
@@ -175,6 +182,27 @@ export class Teammates {
     return docs.map(publicCard);
   }
 
+  /**
+   * The active teammates a role, skill or owner target names (domain/recipient-target.ts), sorted by handle: from
+   * the in-memory directory where the server has no usable indexes, else one indexed query (owner: `$in` the path's prefixes).
+   */
+  async candidates(target: RecipientTarget): Promise<AgentDoc[]> {
+    let cards: readonly TargetCard[];
+    if (this.store.directory) {
+      cards = await this.store.directory.cards();
+    } else {
+      const query: Filter<AgentDoc> =
+        target.kind === 'role'
+          ? { status: 'active', role: target.value }
+          : target.kind === 'skill'
+            ? { status: 'active', skills: target.value }
+            : { status: 'active', repos_owned: { $in: ownerPrefixes(target.value) } };
+      cards = await this.store.agents.find(query, { projection: { handle: 1, role: 1, skills: 1, repos_owned: 1 } }).sort({ _id: 1 }).limit(500).toArray();
+    }
+    const docs = await Promise.all(targetCandidates(cards, target).map((card) => this.get(card.handle)));
+    return docs.filter((doc): doc is AgentDoc => doc !== null && doc.status === 'active');
+  }
+
   /** Updates the caller's own card; a new webhook URL gets a new signing secret, returned this once. */
   async updateCard(handle: string, update: CardUpdate): Promise<OwnCard & { notification_secret?: string }> {
     const current = await this.requireActive(handle);
@@ -182,6 +210,10 @@ export class Teammates {
     const set: Partial<AgentDoc> = { updated_at: now };
     for (const field of ['name', 'role', 'skills', 'repos_owned', 'tools'] as const) {
       if (update[field] !== undefined) (set as Record<string, unknown>)[field] = update[field];
+    }
+    if (update.lead !== undefined) {
+      if (update.lead !== null) await this.assertLead(handle, update.lead);
+      set.lead = update.lead;
     }
     let secret: string | undefined;
     if (update.notification_url === null) set.notification = null;
@@ -193,13 +225,20 @@ export class Teammates {
     const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
       await this.webhooks.onEndpointSet(handle, now).catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
     }
     return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
+  }
+
+  /** A lead is another registered, active teammate; otherwise invalid_params naming the field and the handle. */
+  private async assertLead(handle: string, lead: string): Promise<void> {
+    if (lead === handle) throw new RelayError('invalid_params', 'body.lead: a teammate cannot be its own lead', { field: 'lead' });
+    const doc = await this.store.agentWriter.read(lead);
+    if (!doc) throw new RelayError('invalid_params', `body.lead: no teammate with handle ${lead} (register the lead first)`, { field: 'lead' });
+    if (doc.status !== 'active') throw new RelayError('invalid_params', `body.lead: ${lead} is disabled`, { field: 'lead' });
   }
 
   /** Drops the cached card of `handle` after a write made elsewhere (the webhook endpoint lifecycle). */
@@ -251,7 +290,6 @@ export class Teammates {
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle }, 'teammate disabled');
     return ownCard(updated);
   }

@@ -36,6 +36,11 @@ export interface ThreadView {
   /** Only on an expired handoff its sender resent: the new handoff's thread id. */
   resent_as?: string;
   inbox_url: string;
+  /** Handoffs sent to a role, skill or owner: the target, who it named, and who claimed it (absent otherwise). */
+  to_target?: string;
+  candidates?: string[];
+  claimed_by?: string | null;
+  claimed_at?: string | null;
   /** The recipient's view only: the single-use token that accept_handoff / tasks/update accept may present. */
   handoff_token?: string;
   handoff_token_expires_at?: string;
@@ -94,12 +99,15 @@ export function threadView(
     ...(doc.expired_at ? { expired_at: doc.expired_at.toISOString() } : {}),
     ...(doc.resent_as ? { resent_as: doc.resent_as } : {}),
     inbox_url: inboxUrl,
+    ...(doc.to_target
+      ? { to_target: doc.to_target, candidates: doc.candidates ?? [], claimed_by: doc.claimed_by ?? null, claimed_at: iso(doc.claimed_at ?? null) }
+      : {}),
   };
 }
 
 /** The thread after a transition, by the status it reached: that status's timestamp, and what completing handed back. */
 export type TransitionView =
-  | { thread_id: string; status: 'pending' }
+  | { thread_id: string; status: 'pending' | 'unclaimed' }
   | { thread_id: string; status: 'accepted'; accepted_at: string | null }
   | { thread_id: string; status: 'completed'; completed_at: string | null; completion_artifacts: Artifact[] }
   | { thread_id: string; status: 'declined'; declined_at: string | null }

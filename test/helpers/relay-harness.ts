@@ -17,7 +17,7 @@ export interface TestRelay extends RunningRelay {
   /** The relay's log lines so far, parsed (only with `captureLogs`, at debug level). */
   logs: Array<Record<string, unknown>>;
   /** Registers a teammate through POST /admin/agents and returns its raw API key. */
-  register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[] }): Promise<string>;
+  register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[]; lead?: string }): Promise<string>;
   /** One JSON-RPC call to /a2a; returns the HTTP status and the parsed body. */
   rpc(apiKey: string | undefined, method: string, params?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** One REST call (JSON body when given, bearer key when given); returns the HTTP status and the parsed body. */
@@ -44,6 +44,8 @@ export async function startTestRelay(opts: {
     RELAY_ADMIN_KEY: adminKey,
     RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // The daily Slack digest would DM whoever is past 09:30 local at start; tests that want it set it.
+    RELAY_DIGEST_AT: 'off',
     ...(opts.slack ? { SLACK_BOT_TOKEN: opts.slack.token, SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: opts.slack.url } : {}),
     ...opts.env,
   };

@@ -1,15 +1,19 @@
-// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, the claim card and the digest's opt-out, tied to its handler.
 import type { App } from '@slack/bolt';
+import { CLAIM_ACTION_IDS } from '../../blocks/claim-card';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
+import { DIGEST_ACTION_IDS } from '../../views/daily-digest';
+import { digestButton, type DigestButtonDeps } from './digest-button';
 import type { HomeDeps } from '../events/app-home';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
+import { claimButton } from './claim-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 import { TIMER_ACTION_IDS } from '../../blocks/timer-action-ids';
 import { reassignButton, resendButton, snoozeButton, type TimerButtonDeps } from './timer-buttons';
 
-export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & TimerButtonDeps): void {
+export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & DigestButtonDeps & TimerButtonDeps): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));
@@ -19,6 +23,9 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
+  app.action(CLAIM_ACTION_IDS.claim, claimButton(deps));
+  app.action(DIGEST_ACTION_IDS.off, digestButton(deps, true));
+  app.action(DIGEST_ACTION_IDS.on, digestButton(deps, false));
   // The timer notices (bot/blocks/timer-notices.ts).
   app.action(TIMER_ACTION_IDS.snooze1h, snoozeButton(deps, TIMER_ACTION_IDS.snooze1h));
   app.action(TIMER_ACTION_IDS.snoozeTomorrow, snoozeButton(deps, TIMER_ACTION_IDS.snoozeTomorrow));
