@@ -12,6 +12,8 @@ import { waitUntil } from '../helpers/wait-until';
 const ALICE = 'U0TALICE';
 const BOB = 'U0TBOB';
 const CAROL = 'U0TCAROL';
+const DAVE = 'U0TDAVE';
+const ERIN = 'U0TERIN';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -20,6 +22,7 @@ let slack: FakeSlack;
 let relay: TestRelay;
 let aliceKey: string;
 let bobKey: string;
+let erinKey: string;
 const clock = new TestClock();
 
 beforeAll(async () => {
@@ -27,6 +30,8 @@ beforeAll(async () => {
   slack.addUser(ALICE, { real_name: 'Alice' });
   slack.addUser(BOB, { real_name: 'Bob', tz: 'America/New_York' });
   slack.addUser(CAROL, { real_name: 'Carol' });
+  slack.addUser(DAVE, { real_name: 'Dave' });
+  slack.addUser(ERIN, { real_name: 'Erin' });
   relay = await startTestRelay({
     name: 'handoff_timers',
     slack,
@@ -37,6 +42,8 @@ beforeAll(async () => {
   aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice', slack_user_id: ALICE });
   bobKey = await relay.register({ handle: 'bob@acme', name: 'Bob', slack_user_id: BOB });
   await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
+  await relay.register({ handle: 'dave@acme', name: 'Dave', slack_user_id: DAVE });
+  erinKey = await relay.register({ handle: 'erin@acme', name: 'Erin', slack_user_id: ERIN, lead: 'dave@acme' } as Parameters<TestRelay['register']>[0]);
 });
 
 afterAll(async () => {
@@ -78,9 +85,9 @@ async function armed(id: string, step: string | null): Promise<void> {
   }, `${id}'s timer armed for ${step}`);
 }
 
-async function handoff(summary: string, intent = 'ask_question'): Promise<string> {
+async function handoff(summary: string, intent = 'ask_question', to = 'bob@acme'): Promise<string> {
   const extra = intent === 'ask_question' ? { intent, metadata: { question: 'Can you look?' } } : { intent };
-  const id = await sendHandoff(relay, aliceKey, 'bob@acme', summary, extra);
+  const id = await sendHandoff(relay, aliceKey, to, summary, extra);
   await waitUntil(async () => ((await read(id)).slack_sender && (await read(id)).slack ? true : undefined), `both DMs of ${id}`);
   await armed(id, 'remind-1');
   return id;
@@ -336,4 +343,42 @@ test('Resend after expiry creates one new handoff with the same body, linked to 
   await waitUntil(async () => slack.callsTo('response_url').filter((c) => String(c.args.text).includes(old)).length === 2 || undefined, 'both clicks answered with the same new thread');
   const { body } = await relay.rpc(aliceKey, 'tasks/list', { filter: { role: 'sender' } });
   expect(body.result.items.filter((i: any) => i.summary_preview === 'this one expires')).toHaveLength(2);
+});
+
+test('a handoff to someone with a lead is escalated to the lead by DM, then accepted: the timeline', async () => {
+  const id = await handoff('Review the migration before Friday', 'ask_question', 'erin@acme');
+  await at(id, 4 * HOUR + MINUTE);
+  await fired(id, 'remind-1');
+  await armed(id, 'remind-2');
+  await at(id, 28 * HOUR + 2 * MINUTE);
+  await fired(id, 'remind-2');
+  await armed(id, 'escalate');
+  await at(id, 48 * HOUR + MINUTE);
+  const escalated = await fired(id, 'escalate');
+  expect(escalated.timers?.escalated_to).toEqual({ kind: 'lead', handle: 'dave@acme', slack: DAVE });
+  const toLead = await posted(id, 'escalation');
+  expect(toLead.args.channel).toBe(slack.imChannelId(DAVE));
+  expect(toLead.args.thread_ts).toBeUndefined();
+  expect(JSON.stringify(toLead.args.blocks)).toContain('Escalated');
+  // The lead is told who waits on whom since when, not what the handoff says.
+  expect(JSON.stringify(toLead.args.blocks)).not.toContain('migration');
+  const senderDm = escalated.slack_sender!;
+  await waitUntil(async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined, 'the sender DM to name the lead');
+  expect(lastText(senderDm.channel, senderDm.ts)).toContain(`reminded <@${ERIN}> · reminded <@${ERIN}> again · escalated to <@${DAVE}>`);
+
+  clock.advance(2 * HOUR);
+  const { body } = await relay.rpc(erinKey, 'tasks/update', { task_id: id, transition: 'accept' });
+  expect(body.result?.status).toBe('accepted');
+  await armed(id, 'stale');
+  const final = await read(id);
+  expect(posts(id, 'escalation')).toHaveLength(1);
+  const rows: Array<[Date, string]> = [
+    [final.created_at, 'created: alice → erin (ask_question, pending); DMs to erin and alice'],
+    [final.timers!.fired['remind-1']!, 'remind-1: reminder under erin’s DM, with Snooze'],
+    [final.timers!.fired['remind-2']!, 'remind-2: second reminder under erin’s DM'],
+    [final.timers!.fired.escalate!, 'escalate: DM to erin’s lead dave; alice’s DM: "reminded @erin · reminded @erin again · escalated to @dave"'],
+    [final.accepted_at!, 'accepted by erin (tasks/update); the pending timers are gone, the 3-day nudge is armed'],
+  ];
+  const line = ([when, what]: [Date, string]) => `${new Date(when).toISOString()}  +${((new Date(when).getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${what}`;
+  console.info(`timeline of handoff ${id} (the relay's injected clock):\n${rows.map(line).join('\n')}`);
 });
