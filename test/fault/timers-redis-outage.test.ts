@@ -8,6 +8,9 @@ import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { timerJobId } from '../../relay-core/service/timer-queue';
 
 const ALICE = 'U0ROALICE';
 const BOB = 'U0ROBOB';
@@ -18,6 +21,7 @@ let slack: FakeSlack;
 let relay: TestRelay;
 let redis: Awaited<ReturnType<typeof startRedis>>;
 let aliceKey: string;
+let bobKey: string;
 
 beforeAll(async () => {
   redis = await startRedis({ log: () => {} });
@@ -31,7 +35,7 @@ beforeAll(async () => {
     env: { REDIS_URL: redis.url, RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' },
   });
   aliceKey = await relay.register({ handle: 'alice@acme', slack_user_id: ALICE });
-  await relay.register({ handle: 'bob@acme', slack_user_id: BOB });
+  bobKey = await relay.register({ handle: 'bob@acme', slack_user_id: BOB });
 });
 
 afterAll(async () => {
@@ -55,6 +59,12 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
   const before = await sendHandoff(relay, aliceKey, 'bob@acme', 'armed before the outage', question);
   await waitUntil(async () => (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-1', 'the first handoff armed');
 
+  // An accepted one, whose nudge (3 days) is still far off when Redis comes back: it must be armed again there.
+  const accepted = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before the outage');
+  await waitUntil(async () => (await read(accepted)).slack, 'its DM');
+  expect((await relay.rpc(bobKey, 'tasks/update', { task_id: accepted, transition: 'accept' })).body.result?.status).toBe('accepted');
+  await waitUntil(async () => (await relay.store.timers.findOne({ _id: accepted }))?.step === 'stale', 'the nudge armed');
+
   await redis.kill();
   const during = await sendHandoff(relay, aliceKey, 'bob@acme', 'created during the outage', question);
   clock.advance(4 * HOUR + MINUTE);
@@ -64,6 +74,16 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
   redis = await startRedis({ port: redis.port, log: () => {} });
   await reminded(before, 'remind-1');
   await reminded(during, 'remind-1');
+  const nudge = (await relay.store.timers.findOne({ _id: accepted }))!;
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const verify = new Queue('verify', { connection, prefix: relay.config.queuePrefix });
+  try {
+    const job = await waitUntil(async () => verify.getJob(timerJobId({ thread_id: accepted, step: 'stale', attempt: nudge.attempt })), 'the nudge re-armed in the new Redis');
+    expect(await job.getState()).toBe('delayed');
+  } finally {
+    await verify.close();
+    connection.disconnect();
+  }
 
   // The next step was armed again in the new Redis: the second reminder fires once too.
   await waitUntil(async () => (await relay.store.timers.findOne({ _id: during }))?.step === 'remind-2' && (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-2', 'both armed for remind-2');
