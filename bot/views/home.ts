@@ -62,7 +62,7 @@ function button(text: string, actionId: string, value: string, style?: 'primary'
 /** The buttons the DM shows this audience for this state (decline only from pending, no transitions for the sender). */
 function threadButtons(item: ListItem, audience: Audience, inboxUrl: string): Block[] {
   const value = JSON.stringify({ t: item.thread_id, s: item.status });
-  const open = !['completed', 'declined', 'cancelled'].includes(item.status);
+  const open = !['completed', 'declined', 'cancelled', 'expired'].includes(item.status);
   const buttons: Block[] = [];
   if (audience === 'recipient' && item.status === 'pending') {
     buttons.push(button('Accept', ACTION_IDS.accept, value, 'primary'), button('Decline', ACTION_IDS.decline, value));

@@ -20,7 +20,7 @@ export interface OpenedTaskStream {
 
 export type StreamingMethod = (ctx: MethodContext, params: unknown) => Promise<OpenedTaskStream>;
 
-const FINISHED: ReadonlySet<ThreadStatus> = new Set(['completed', 'declined', 'cancelled']);
+const FINISHED: ReadonlySet<ThreadStatus> = new Set(['completed', 'declined', 'cancelled', 'expired']);
 
 /** The state an event put the thread in; events that change no status (messages, later kinds) show the current one. */
 const STATE_OF_EVENT: Record<string, string> = {
@@ -29,8 +29,9 @@ const STATE_OF_EVENT: Record<string, string> = {
   'thread.completed': 'TASK_STATE_COMPLETED',
   'thread.declined': 'TASK_STATE_REJECTED',
   'thread.cancelled': 'TASK_STATE_CANCELED',
+  'thread.expired': 'TASK_STATE_CANCELED',
 };
-const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled']);
+const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled', 'thread.expired']);
 
 function feedOf(ctx: MethodContext): EventFeed {
   if (!ctx.relay.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');

@@ -20,6 +20,7 @@ const STATE_OF_EVENT: Record<string, string> = {
   'thread.completed': V1_STATE.completed,
   'thread.declined': V1_STATE.declined,
   'thread.cancelled': V1_STATE.cancelled,
+  'thread.expired': V1_STATE.expired,
 };
 
 class AttemptFailed extends Error {}
