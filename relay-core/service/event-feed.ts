@@ -138,7 +138,12 @@ export class EventFeed {
 
 }
 
-/** The outbox's publisher with the event logs beside it: both must take the events, or the sweep publishes again. */
+/**
+ * The outbox's publisher with the event logs beside it. The logs are written off the request path, by the worker
+ * that takes each event from its queue (webhooks processor); only when the queues refuse the event (Redis down)
+ * does the publisher write the logs itself, so agents waiting on GET /events still hear of it, and rethrow, so
+ * the sweep enqueues it later (recording it twice is once: event-log.ts).
+ */
 export class LoggingEventPublisher implements EventPublisher {
   constructor(
     private readonly inner: EventPublisher,
@@ -146,9 +151,11 @@ export class LoggingEventPublisher implements EventPublisher {
   ) {}
 
   async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    // The log is written even while the queues are down (Redis): readers see the event, the sweep enqueues it later.
-    const [logged, queued] = await Promise.allSettled([this.feed.record(thread, events), this.inner.publish(thread, events)]);
-    if (logged.status === 'rejected') throw logged.reason;
-    if (queued.status === 'rejected') throw queued.reason;
+    try {
+      await this.inner.publish(thread, events);
+    } catch (error) {
+      await this.feed.record(thread, events).catch(() => {});
+      throw error;
+    }
   }
 }

@@ -105,7 +105,7 @@ export class MongoStore {
     const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
     this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
-    this.eventLog = new EventLog(db);
+    this.eventLog = new EventLog(db, inFlight);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
