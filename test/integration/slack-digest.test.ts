@@ -3,7 +3,7 @@
 // nothing, off with its button, and posted exactly once per person and local day (also across a lost answer).
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DIGEST_TICK_JOB } from '../../bot/digest/daily-digest';
+import { DIGEST_SCHEDULER_ID, DIGEST_TICK_JOB } from '../../bot/digest/daily-digest';
 import { DIGEST_ACTION_IDS } from '../../bot/views/daily-digest';
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import { sendHandoff } from '../helpers/handoffs';
@@ -70,6 +70,11 @@ beforeAll(async () => {
   eventsConnection = connection.duplicate();
   events = new QueueEvents('verify', { connection: eventsConnection, prefix: relay.config.queuePrefix });
   await events.waitUntilReady();
+  // The ticks here are the test's own: stop the relay's schedule, and let its first tick (run at start, with nobody
+  // registered yet) finish before anyone is, so no tick of its own can come between.
+  await waitUntil(async () => (await verify.getJobSchedulers()).some((s) => s.key === DIGEST_SCHEDULER_ID), 'the digest schedule');
+  await verify.removeJobScheduler(DIGEST_SCHEDULER_ID);
+  await waitUntil(async () => (await verify.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).every((j) => j.name !== DIGEST_TICK_JOB), 'the first tick to finish');
   const anaKey = await relay.register({ handle: 'ana@acme', slack_user_id: ANA });
   await relay.register({ handle: 'ben@acme', slack_user_id: BEN });
   await relay.register({ handle: 'olga@acme', slack_user_id: OLGA });
