@@ -2,8 +2,8 @@
 // publishes it, and readers wait on a teammate's log after a cursor, woken by a hint and re-reading as a fallback.
 import type { Logger } from 'pino';
 import type { OutboxEvent } from '../domain/documents';
+import { RelayError } from '../domain/errors';
 import type { EventLog, LoggedEvent } from '../store/event-log';
-import type { MongoStore } from '../store/mongo-store';
 import type { EventPublisher, EventThread } from './event-publisher';
 
 /** Port: tells every relay process that a teammate's log grew (Redis pub/sub); a hint only, never the record. */
@@ -67,22 +67,51 @@ export function feedEvent(logged: LoggedEvent): FeedEvent {
 export class EventFeed {
   constructor(
     private readonly deps: {
-      store: Pick<MongoStore, 'threads'> & { eventLog: EventLog };
+      store: { eventLog: EventLog };
       wakeups: EventWakeups;
       log: Logger;
       pollMs?: number;
     },
   ) {}
 
-  /** Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. */
+  /**
+   * Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. An
+   * unclaimed handoff's `to` is its target (`role:frontend`), which has no log: its candidates get its thread.created.
+   */
   async record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    const handles = thread.from === thread.to ? [thread.from] : [thread.from, thread.to];
+    const candidates = (thread.candidates?.length ?? 0) > 1 ? thread.candidates! : [];
+    const owed = new Map<string, OutboxEvent[]>();
+    for (const event of events) {
+      const handles = [thread.from, ...(thread.to.includes(':') ? [] : [thread.to]), ...(event.type === 'thread.created' ? candidates : [])];
+      for (const handle of new Set(handles)) owed.set(handle, [...(owed.get(handle) ?? []), event]);
+    }
     await Promise.all(
-      handles.map(async (handle) => {
-        for (const event of events) await this.deps.store.eventLog.record(handle, thread._id, event);
+      [...owed].map(async ([handle, mine]) => {
+        for (const event of mine) await this.deps.store.eventLog.record(handle, thread._id, event);
         this.deps.wakeups.notify(handle);
       }),
     );
+  }
+
+  /**
+   * Where a reader of `handle`'s log starts: `since` when it is a cursor of this log, now without one. A malformed
+   * cursor, or one past the end of the log, is invalid_params naming `field`; a database that does not answer is
+   * unavailable.
+   */
+  async start(handle: string, since: string | undefined, field: string): Promise<string> {
+    if (since !== undefined && !CURSOR_PATTERN.test(since)) {
+      throw new RelayError('invalid_params', `${field}: must be a cursor from this relay (a whole number, as an event id or \`cursor\` gave it)`);
+    }
+    let head: string;
+    try {
+      head = await this.head(handle);
+    } catch {
+      throw new RelayError('unavailable', 'The relay cannot read your events right now (its database is unreachable); retry shortly');
+    }
+    if (since !== undefined && Number(since) > Number(head)) {
+      throw new RelayError('invalid_params', `${field}: cursor ${since} is past the end of your events (the latest is ${head}); use a cursor this relay gave you`);
+    }
+    return since ?? head;
   }
 
   /** The cursor of "now" in `handle`'s log. */
@@ -135,7 +164,6 @@ export class EventFeed {
   subscribe(handle: string, wake: () => void): () => void {
     return this.deps.wakeups.subscribe(handle, wake);
   }
-
 }
 
 /**

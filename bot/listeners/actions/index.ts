@@ -1,11 +1,13 @@
-// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, the claim card and the digest's opt-out, tied to its handler.
 import type { App } from '@slack/bolt';
+import { CLAIM_ACTION_IDS } from '../../blocks/claim-card';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
 import { DIGEST_ACTION_IDS } from '../../views/daily-digest';
 import { digestButton, type DigestButtonDeps } from './digest-button';
 import type { HomeDeps } from '../events/app-home';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
+import { claimButton } from './claim-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 
@@ -19,6 +21,7 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
+  app.action(CLAIM_ACTION_IDS.claim, claimButton(deps));
   app.action(DIGEST_ACTION_IDS.off, digestButton(deps, true));
   app.action(DIGEST_ACTION_IDS.on, digestButton(deps, false));
 }
