@@ -61,6 +61,15 @@ describe('one match', () => {
     expect(apps.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'ben@acme' });
   });
 
+  test('a retry under the same key answers the same thread, even after the target has come to name others', async () => {
+    const params = { recipient: 'role:qa', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'qa retry' }] }, metadata: { client_idempotency_key: 'qa-retry-1' } };
+    const first = await relay.rpc(keys['sender@acme'], 'message/send', params);
+    expect(first.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'dee@acme' });
+    keys['eve@acme'] = await relay.register({ handle: 'eve@acme', role: 'qa' });
+    const again = await relay.rpc(keys['sender@acme'], 'message/send', params);
+    expect(again.body.result).toEqual(first.body.result);
+  });
+
   test('the sender is never a candidate: role:backend from the only backend is recipient_not_found', async () => {
     const { body } = await send('role:backend');
     expect(body.error).toMatchObject({ code: -32004, data: { code: 'recipient_not_found' } });
@@ -123,6 +132,9 @@ describe('several: unclaimed until the first claim', () => {
     // Nobody can accept an unclaimed handoff they are not a candidate for, nor decline it.
     expect((await relay.rpc(keys['cy@acme'], 'tasks/update', { task_id: id, transition: 'claim' })).body.error.message).toMatch(/cy@acme is not one of the candidates/);
 
+    const declined = await relay.rpc(keys['ana@acme'], 'tasks/update', { task_id: id, transition: 'decline', reason: 'no' });
+    expect(declined.body.error).toMatchObject({ data: { code: 'invalid_transition' } });
+    expect(declined.body.error.message).toMatch(/unclaimed: claim it first/);
     const claimed = await relay.rpc(keys['ben@acme'], 'tasks/update', { task_id: id, transition: 'claim' });
     expect(claimed.body.result).toMatchObject({ thread_id: id, status: 'pending', recipient: 'ben@acme', claimed_by: 'ben@acme' });
     // The same claimer again: success, nothing changes. Another candidate: refused, saying who has it.
