@@ -306,6 +306,8 @@ export interface WebhookDeliveryDoc {
   attempts: WebhookAttempt[];
   /** How often a person re-drove it; each re-drive runs as job `${_id}.r${redrives}`. */
   redrives: number;
+  /** An A2A push notification config of the task this goes to (its id), instead of `handle`'s card webhook. */
+  push_config?: string;
   created_at: Date;
   updated_at: Date;
 }

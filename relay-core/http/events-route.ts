@@ -77,18 +77,8 @@ export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
       throw new RelayError('invalid_params', 'header.last-event-id: must be a cursor from this relay (an event id of this stream)');
     }
     // A reconnecting EventSource sends Last-Event-ID and the URL it first opened: the header is the newer cursor.
-    const asked = stream && lastEventId !== undefined ? lastEventId.trim() : query.since;
-    let head: string;
-    try {
-      head = await deps.feed.head(agent.handle);
-    } catch {
-      throw new RelayError('unavailable', 'The relay cannot read your events right now (its database is unreachable); retry shortly');
-    }
-    if (asked !== undefined && Number(asked) > Number(head)) {
-      const field = asked === query.since ? 'query.since' : 'header.last-event-id';
-      throw new RelayError('invalid_params', `${field}: cursor ${asked} is past the end of your events (the latest is ${head}); use a cursor this relay gave you`);
-    }
-    const from = asked ?? head;
+    const resume = stream && lastEventId !== undefined;
+    const from = await deps.feed.start(agent.handle, resume ? lastEventId!.trim() : query.since, resume ? 'header.last-event-id' : 'query.since');
     const limit = query.limit ?? PAGE_DEFAULT;
     const signal = deps.streams.track(res);
     if (stream) return streamEvents(req, res, deps, agent.handle, from, limit, signal);

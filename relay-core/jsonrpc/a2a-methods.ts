@@ -63,7 +63,7 @@ interface InMessage {
   metadata?: Record<string, unknown>;
 }
 
-interface SendInput {
+export interface SendInput {
   message: InMessage;
   metadata?: Record<string, unknown>;
   historyLength?: number;
@@ -125,7 +125,7 @@ const v1Part = z
   })
   .passthrough();
 
-const v1SendInput = sendMessageParams({
+export const v1SendInput = sendMessageParams({
   version: '1.0',
   part: v1Part,
   userRole: 'ROLE_USER',
@@ -205,7 +205,7 @@ function splitMetadata(metadata: Record<string, unknown> | undefined): { known: 
   return { known, rest };
 }
 
-async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
+export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
   const { message } = input;
   if (message.taskId !== undefined) {
     throw fieldError(['message', 'taskId'], 'continuing an existing task is not supported by this relay yet; omit it to start a new handoff');
@@ -276,7 +276,7 @@ async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<Thread
 }
 
 // The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's.
-const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
+export const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
 const cancelParams = z
   .object({
     id: taskIdSchema,

@@ -2,8 +2,8 @@
 // publishes it, and readers wait on a teammate's log after a cursor, woken by a hint and re-reading as a fallback.
 import type { Logger } from 'pino';
 import type { OutboxEvent } from '../domain/documents';
+import { RelayError } from '../domain/errors';
 import type { EventLog, LoggedEvent } from '../store/event-log';
-import type { MongoStore } from '../store/mongo-store';
 import type { EventPublisher, EventThread } from './event-publisher';
 
 /** Port: tells every relay process that a teammate's log grew (Redis pub/sub); a hint only, never the record. */
@@ -67,7 +67,7 @@ export function feedEvent(logged: LoggedEvent): FeedEvent {
 export class EventFeed {
   constructor(
     private readonly deps: {
-      store: Pick<MongoStore, 'threads'> & { eventLog: EventLog };
+      store: { eventLog: EventLog };
       wakeups: EventWakeups;
       log: Logger;
       pollMs?: number;
@@ -91,6 +91,27 @@ export class EventFeed {
         this.deps.wakeups.notify(handle);
       }),
     );
+  }
+
+  /**
+   * Where a reader of `handle`'s log starts: `since` when it is a cursor of this log, now without one. A malformed
+   * cursor, or one past the end of the log, is invalid_params naming `field`; a database that does not answer is
+   * unavailable.
+   */
+  async start(handle: string, since: string | undefined, field: string): Promise<string> {
+    if (since !== undefined && !CURSOR_PATTERN.test(since)) {
+      throw new RelayError('invalid_params', `${field}: must be a cursor from this relay (a whole number, as an event id or \`cursor\` gave it)`);
+    }
+    let head: string;
+    try {
+      head = await this.head(handle);
+    } catch {
+      throw new RelayError('unavailable', 'The relay cannot read your events right now (its database is unreachable); retry shortly');
+    }
+    if (since !== undefined && Number(since) > Number(head)) {
+      throw new RelayError('invalid_params', `${field}: cursor ${since} is past the end of your events (the latest is ${head}); use a cursor this relay gave you`);
+    }
+    return since ?? head;
   }
 
   /** The cursor of "now" in `handle`'s log. */
@@ -143,10 +164,14 @@ export class EventFeed {
   subscribe(handle: string, wake: () => void): () => void {
     return this.deps.wakeups.subscribe(handle, wake);
   }
-
 }
 
-/** The outbox's publisher with the event logs beside it: both must take the events, or the sweep publishes again. */
+/**
+ * The outbox's publisher with the event logs beside it. The logs are written off the request path, by the worker
+ * that takes each event from its queue (webhooks processor); only when the queues refuse the event (Redis down)
+ * does the publisher write the logs itself, so agents waiting on GET /events still hear of it, and rethrow, so
+ * the sweep enqueues it later (recording it twice is once: event-log.ts).
+ */
 export class LoggingEventPublisher implements EventPublisher {
   constructor(
     private readonly inner: EventPublisher,
@@ -154,9 +179,11 @@ export class LoggingEventPublisher implements EventPublisher {
   ) {}
 
   async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    // The log is written even while the queues are down (Redis): readers see the event, the sweep enqueues it later.
-    const [logged, queued] = await Promise.allSettled([this.feed.record(thread, events), this.inner.publish(thread, events)]);
-    if (logged.status === 'rejected') throw logged.reason;
-    if (queued.status === 'rejected') throw queued.reason;
+    try {
+      await this.inner.publish(thread, events);
+    } catch (error) {
+      await this.feed.record(thread, events).catch(() => {});
+      throw error;
+    }
   }
 }

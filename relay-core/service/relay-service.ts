@@ -18,6 +18,7 @@ import { MessageAppender, type AppendRequest, type AppendResult } from './messag
 import { Outbox } from './outbox';
 import { ChannelBindings } from './channel-bindings';
 import { routeHandoff } from './handoff-routing';
+import type { EventFeed } from './event-feed';
 import { threadFacts, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
@@ -76,12 +77,15 @@ export interface RelayServiceDeps {
   handoffTokenTtlMs?: number;
   /** The policy enforcement point; without one every call is allowed (tests of other things). */
   policy?: PolicyGate;
+  /** The teammates' event logs (event-feed.ts), for readers that wait on them; absent, nothing can wait. */
+  feed?: EventFeed;
 }
 
 export class RelayService {
   readonly teammates: Teammates;
   /** Where unclaimed handoffs to a role, skill or owner are posted in Slack. */
   readonly channels: ChannelBindings;
+  readonly feed?: EventFeed;
   private readonly store: MongoStore;
   private readonly outbox: Outbox;
   private readonly appender: MessageAppender;
@@ -104,6 +108,7 @@ export class RelayService {
     this.ledger = new IdempotencyLedger(deps.store);
     this.channels = new ChannelBindings(deps.store, this.clock);
     this.policy = deps.policy;
+    this.feed = deps.feed;
     this.outbox = new Outbox({ store: deps.store, events: deps.events, clock: this.clock, log: deps.log });
     this.appender = new MessageAppender({
       store: deps.store,
@@ -113,6 +118,11 @@ export class RelayService {
       log: deps.log,
       readThread: (caller, threadId) => this.readThread(caller, threadId),
     });
+  }
+
+  /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
+  get pushConfigs(): MongoStore['pushConfigs'] {
+    return this.store.pushConfigs;
   }
 
   /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */

@@ -8,7 +8,6 @@ import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
-import { matchesCardFilter } from '../store/agent-directory';
 import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
 import type { RecipientTarget } from '../domain/schemas';
 
@@ -167,12 +166,7 @@ export class Teammates {
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
     if (this.store.directory) {
-      const cards: PublicCard[] = [];
-      for (const card of await this.store.directory.cards()) {
-        if (cards.length === limit) break;
-        if (matchesCardFilter(card, filter)) cards.push(publicCard(card as AgentDoc));
-      }
-      return cards;
+      return (await this.store.directory.matching(filter, limit)).map((card) => publicCard(card as AgentDoc));
     }
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;

@@ -24,6 +24,7 @@ import { InsertBatcher } from './insert-batcher';
 import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
 import { EventLog } from './event-log';
+import { PushConfigStore } from './push-configs';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
@@ -79,6 +80,8 @@ export class MongoStore {
   readonly outbox: OutboxLedger;
   /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
   readonly eventLog: EventLog;
+  /** A2A push notification configs, one document per task. */
+  readonly pushConfigs: PushConfigStore;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
@@ -109,7 +112,8 @@ export class MongoStore {
     const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
     this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
-    this.eventLog = new EventLog(db);
+    this.eventLog = new EventLog(db, inFlight);
+    this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');

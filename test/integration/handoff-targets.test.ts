@@ -4,6 +4,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectMcpHttp, toolErrorText, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { waitUntil } from '../helpers/wait-until';
 
 let relay: TestRelay;
 const keys: Record<string, string> = {};
@@ -154,6 +155,18 @@ describe('several: unclaimed until the first claim', () => {
     ]);
     // The A2A read shows it as submitted, with who may claim it in the metadata.
     expect((await inbox('ana@acme')).map((i) => i.thread_id)).not.toContain(id);
+  });
+
+  test("each candidate's event log gets the unclaimed handoff's thread.created (GET /events)", async () => {
+    const start = (await relay.rest('GET', '/events', keys['dee@acme'])).body.cursor as string;
+    const { body } = await send('skill:react', 'events for candidates');
+    const id = body.result.task_id as string;
+    const events = await waitUntil(async () => {
+      const page = await relay.rest('GET', `/events?since=${start}&wait=5`, keys['dee@acme']);
+      const mine = (page.body.events as Array<{ thread_id: string; type: string }>).filter((e) => e.thread_id === id);
+      return mine.length ? mine : undefined;
+    }, 'the candidate event');
+    expect(events.map((e) => e.type)).toEqual(['thread.created']);
   });
 
   test('20 concurrent claims by three candidates: exactly one owner, every loser told who', async () => {
