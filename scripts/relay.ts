@@ -89,7 +89,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: config.queuePrefix });
   const feed = new EventFeed({ store, wakeups, log });
   const eventStreams = new OpenEventStreams();
-  // Every event goes into its participants' event logs as it goes on its queues (GET /events reads the logs).
+  // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
   const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) }), feed);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   store.cleanup.attach(cleanupScheduler(queues.verify));
@@ -144,7 +144,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ relay, store, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),

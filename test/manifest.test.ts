@@ -72,8 +72,9 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'chat.delete': ['chat:write'],
   'conversations.open': ['im:write'],
   // The slack queue reads its own DMs back (include_all_metadata) to find a post whose answer it lost.
-  'conversations.history': ['im:history'],
-  'conversations.replies': ['im:history'],
+  // In a bound channel (Claim cards) it reads the channel: channels:history (public), groups:history (private).
+  'conversations.history': ['im:history', 'channels:history', 'groups:history'],
+  'conversations.replies': ['im:history', 'channels:history', 'groups:history'],
   'users.info': ['users:read'],
   // A message shortcut's permalink; chat.getPermalink needs no scope.
   'chat.getPermalink': [],
@@ -188,7 +189,7 @@ describe('manifest.yml', () => {
       command: '/handoff',
       url: EVENTS_URL,
       description: 'Hand work to a teammate',
-      usage_hint: '[@someone text] | inbox | link | help',
+      usage_hint: '[@someone or role:x text] | inbox | channel role:x | link | help',
       // `/handoff @someone …` arrives as <@U…>, a user id the command resolves to a teammate.
       should_escape: true,
     });

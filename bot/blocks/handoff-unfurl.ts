@@ -13,6 +13,7 @@ const STATUS: Record<ThreadDoc['status'], string> = {
   completed: ':tada: completed',
   declined: ':no_entry_sign: declined',
   cancelled: ':wastebasket: cancelled',
+  unclaimed: ':raised_hand: unclaimed',
 };
 
 /** The unfurl of any inbox link: that it is a handoff, and where its participants read it. */

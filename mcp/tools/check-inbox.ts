@@ -14,7 +14,11 @@ export const HELD_SECONDS = 50;
 
 export const checkInboxInput = z.object({
   box: z.enum(['received', 'sent']).default('received').describe('received: handoffs sent to you (default); sent: handoffs you sent'),
-  status: z.array(threadStatusSchema).max(5).optional().describe('Only threads in these statuses, e.g. ["pending", "accepted"]'),
+  status: z
+    .array(threadStatusSchema)
+    .max(10)
+    .optional()
+    .describe('Only threads in these statuses, e.g. ["pending", "accepted"]; "unclaimed": sent to a role, skill or owner you match, yours if you claim it (accept_handoff)'),
   limit: z.number().int().min(1).max(LIMITS.pageLimit).optional().describe(`Page size, 1–${LIMITS.pageLimit} (default ${LIMITS.pageDefault})`),
   cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
   wait_seconds: z

@@ -6,7 +6,7 @@ import {
   LIMITS,
   artifactSchema,
   artifactsSchema,
-  handleSchema,
+  recipientSchema,
   intentSchema,
   metadataSchema,
   proposedActionSchema,
@@ -36,7 +36,7 @@ const HANDOFF_KEYS = ['recipient', 'intent', 'question', 'proposed_action', 'art
 const METADATA_KEYS = [...HANDOFF_KEYS, 'client_idempotency_key'] as const;
 
 const handoffFields = z.object({
-  recipient: handleSchema.optional(),
+  recipient: recipientSchema.optional(),
   intent: intentSchema.optional(),
   question: text(LIMITS.question).min(1).optional(),
   proposed_action: proposedActionSchema.optional(),
@@ -241,7 +241,7 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
 
   const recipient = pick(sources, 'recipient');
   if (recipient === undefined) {
-    throw fieldError(['message', 'metadata', 'recipient'], 'required: the handle of the teammate to hand off to (in message metadata or a data part)');
+    throw fieldError(['message', 'metadata', 'recipient'], 'required: the handle of the teammate to hand off to, or role:<role>, skill:<skill>, owner:<path> (in message metadata or a data part)');
   }
   const intent = pick(sources, 'intent');
   if (intent === undefined) {

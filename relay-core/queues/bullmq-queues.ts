@@ -4,7 +4,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
 import type { EventPublisher, EventThread } from '../service/event-publisher';
-import { EVENT_TYPES } from '../domain/schemas';
+import { EVENT_TYPES, surfaceSchema } from '../domain/schemas';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
@@ -19,8 +19,18 @@ export const eventJobSchema = z.object({
   /** The thread's sender and recipient when the event was written; absent on jobs queued before they were added. */
   from: z.string().min(1).optional(),
   to: z.string().min(1).optional(),
+  /** The rest of the outbox event (who, through what, which message), so the event logs need no thread read. */
+  by: z.string().min(1).optional(),
+  via: surfaceSchema.optional(),
+  message_id: z.string().min(1).optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
+
+/** The outbox event an event job carries; null for a job queued before jobs carried it whole. */
+export function outboxEventOf(job: EventJob): OutboxEvent | null {
+  if (!job.by || !job.via || !job.at) return null;
+  return { id: job.event_id, type: job.type, at: new Date(job.at), by: job.by, via: job.via, ...(job.message_id ? { message_id: job.message_id } : {}) };
+}
 
 /** Options of every relay job: `attempts` tries spaced by `backoff`; kept a day once done, a week once failed. */
 export function jobOptions(attempts: number, backoff: NonNullable<JobsOptions['backoff']>): JobsOptions {
@@ -71,7 +81,17 @@ export class BullmqEventPublisher implements EventPublisher {
   async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     for (const event of events) {
-      const data: EventJob = { thread_id: thread._id, event_id: event.id, type: event.type, at: event.at.toISOString(), from: thread.from, to: thread.to };
+      const data: EventJob = {
+        thread_id: thread._id,
+        event_id: event.id,
+        type: event.type,
+        at: event.at.toISOString(),
+        from: thread.from,
+        to: thread.to,
+        by: event.by,
+        via: event.via,
+        ...(event.message_id ? { message_id: event.message_id } : {}),
+      };
       for (const queue of this.queues) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }

@@ -74,12 +74,20 @@ export class EventFeed {
     },
   ) {}
 
-  /** Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. */
+  /**
+   * Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. An
+   * unclaimed handoff's `to` is its target (`role:frontend`), which has no log: its candidates get its thread.created.
+   */
   async record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    const handles = thread.from === thread.to ? [thread.from] : [thread.from, thread.to];
+    const candidates = (thread.candidates?.length ?? 0) > 1 ? thread.candidates! : [];
+    const owed = new Map<string, OutboxEvent[]>();
+    for (const event of events) {
+      const handles = [thread.from, ...(thread.to.includes(':') ? [] : [thread.to]), ...(event.type === 'thread.created' ? candidates : [])];
+      for (const handle of new Set(handles)) owed.set(handle, [...(owed.get(handle) ?? []), event]);
+    }
     await Promise.all(
-      handles.map(async (handle) => {
-        for (const event of events) await this.deps.store.eventLog.record(handle, thread._id, event);
+      [...owed].map(async ([handle, mine]) => {
+        for (const event of mine) await this.deps.store.eventLog.record(handle, thread._id, event);
         this.deps.wakeups.notify(handle);
       }),
     );
@@ -158,7 +166,12 @@ export class EventFeed {
   }
 }
 
-/** The outbox's publisher with the event logs beside it: both must take the events, or the sweep publishes again. */
+/**
+ * The outbox's publisher with the event logs beside it. The logs are written off the request path, by the worker
+ * that takes each event from its queue (webhooks processor); only when the queues refuse the event (Redis down)
+ * does the publisher write the logs itself, so agents waiting on GET /events still hear of it, and rethrow, so
+ * the sweep enqueues it later (recording it twice is once: event-log.ts).
+ */
 export class LoggingEventPublisher implements EventPublisher {
   constructor(
     private readonly inner: EventPublisher,
@@ -166,9 +179,11 @@ export class LoggingEventPublisher implements EventPublisher {
   ) {}
 
   async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    // The log is written even while the queues are down (Redis): readers see the event, the sweep enqueues it later.
-    const [logged, queued] = await Promise.allSettled([this.feed.record(thread, events), this.inner.publish(thread, events)]);
-    if (logged.status === 'rejected') throw logged.reason;
-    if (queued.status === 'rejected') throw queued.reason;
+    try {
+      await this.inner.publish(thread, events);
+    } catch (error) {
+      await this.feed.record(thread, events).catch(() => {});
+      throw error;
+    }
   }
 }

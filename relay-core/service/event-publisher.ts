@@ -6,6 +6,8 @@ export interface EventThread {
   _id: string;
   from: string;
   to: string;
+  /** A handoff to a role, skill or owner: who may claim it (several while it is unclaimed). */
+  candidates?: string[];
 }
 
 export interface EventPublisher {

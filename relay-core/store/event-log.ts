@@ -2,6 +2,7 @@
 // n of `alice@acme`'s log is `_id` `alice@acme:<n>`, so reading after a cursor is `_id` lookups on every server.
 import type { Collection, Db } from 'mongodb';
 import type { OutboxEvent } from '../domain/documents';
+import { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey, putById } from './thread-writes';
 
 /** Entry `seq` of a teammate's log: `_id` `${handle}:${seq}`. */
@@ -12,8 +13,6 @@ export interface EventEntryDoc {
   thread_id: string;
   event: OutboxEvent;
   recorded_at: Date;
-  /** The event's mark points here: readers deliver it without looking at the mark. */
-  confirmed?: boolean;
   /** Another entry holds this event (two recorders raced): readers skip it. */
   dud?: boolean;
 }
@@ -57,7 +56,7 @@ function markId(handle: string, eventId: string): string {
  *
  * Each event is in a log once: after its entry, the recorder inserts the event's mark (`handle|event_id` → seq);
  * the first mark wins. A recorder that loses (the same event recorded twice at once) flags its own entry a dud.
- * An entry is delivered once its mark points at it (the writer then flags it confirmed); an entry without a mark
+ * An entry is delivered once its mark points at it (a reader looks the mark up); an entry without a mark
  * yet holds the reader back (its writer is between the two inserts, or died there, and the outbox sweep records
  * the event again: the new entry gets the mark and this one is skipped).
  */
@@ -67,11 +66,16 @@ export class EventLog {
   readonly heads: Collection<EventHeadDoc>;
   private readonly known = new Map<string, number>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Both participants' entries of an event (and events recorded at once) go in one command, their marks in another. */
+  private readonly entryInserts: InsertBatcher<EventEntryDoc>;
+  private readonly markInserts: InsertBatcher<EventMarkDoc>;
 
-  constructor(db: Db) {
+  constructor(db: Db, inFlight = 1) {
     this.entries = db.collection<EventEntryDoc>('event_log');
     this.marks = db.collection<EventMarkDoc>('event_marks');
     this.heads = db.collection<EventHeadDoc>('event_heads');
+    this.entryInserts = new InsertBatcher(this.entries, inFlight);
+    this.markInserts = new InsertBatcher(this.marks, inFlight);
   }
 
   /** Records `event` of `threadId` in `handle`'s log (once however often it is called) and returns its position. */
@@ -85,16 +89,18 @@ export class EventLog {
     return next;
   }
 
+  /**
+   * Two inserts, no read: an event recorded a second time (a re-run job, the sweep after an outage) finds its mark
+   * taken, flags the new entry a dud and answers the first position.
+   */
   private async recordNow(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
     const id = markId(handle, event.id);
-    const marked = await this.marks.findOne({ _id: id });
-    if (marked) return marked.seq;
     if (!this.known.has(handle)) await this.head(handle);
     let seq: number;
     for (;;) {
       seq = (this.known.get(handle) ?? 0) + 1;
       try {
-        await this.entries.insertOne({ _id: eventEntryId(handle, seq), handle, seq, thread_id: threadId, event, recorded_at: new Date() });
+        await this.entryInserts.insert({ _id: eventEntryId(handle, seq), handle, seq, thread_id: threadId, event, recorded_at: new Date() });
       } catch (error) {
         if (isDuplicateKey(error)) {
           await this.head(handle);
@@ -108,7 +114,7 @@ export class EventLog {
       break;
     }
     try {
-      await this.marks.insertOne({ _id: id, seq });
+      await this.markInserts.insert({ _id: id, seq });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       const winner = await this.marks.findOne({ _id: id });
@@ -116,8 +122,6 @@ export class EventLog {
       if (winner) return winner.seq;
       throw error;
     }
-    // Lets readers skip the mark lookup; a reader that comes first reads the mark instead.
-    void this.entries.updateOne({ _id: eventEntryId(handle, seq) }, { $set: { confirmed: true } }).catch(() => {});
     if (seq % HEAD_EVERY === 0) await putById(this.heads, handle, { n: seq });
     return seq;
   }
@@ -166,7 +170,7 @@ export class EventLog {
 
   /** Whether a reader may pass `doc` (delivering it unless it is a dud); false holds the reader at it. */
   private async deliverable(handle: string, doc: EventEntryDoc): Promise<boolean> {
-    if (doc.confirmed || doc.dud) return true;
+    if (doc.dud) return true;
     const mark = await this.marks.findOne({ _id: markId(handle, doc.event.id) });
     if (!mark) return false;
     if (mark.seq !== doc.seq) doc.dud = true;

@@ -5,6 +5,7 @@ import type {
   AgentDoc,
   AgentWriteDoc,
   ApiKeyDoc,
+  ChannelBindingDoc,
   IdempotencyDoc,
   MailboxEntryDoc,
   MailboxHeadDoc,
@@ -62,6 +63,8 @@ export class MongoStore {
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
   readonly mailboxHeads: Collection<MailboxHeadDoc>;
   readonly meta: Collection<MetaDoc>;
+  /** Role, skill and owner targets bound to Slack channels, by `_id` = the target. */
+  readonly channelBindings: Collection<ChannelBindingDoc>;
   /** Inserts on the write path of every request, group-committed (insert-batcher.ts). */
   readonly inserts: {
     threads: InsertBatcher<ThreadDoc>;
@@ -104,11 +107,12 @@ export class MongoStore {
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
     this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
     this.meta = db.collection<MetaDoc>('meta');
+    this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
     // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
     const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
     this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
-    this.eventLog = new EventLog(db);
+    this.eventLog = new EventLog(db, inFlight);
     this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
@@ -149,6 +153,8 @@ export class MongoStore {
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
+      // Unclaimed handoffs in each candidate's received list.
+      [this.threads, { candidates: 1, created_at: -1, status: 1 }, { name: 'candidates' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
     ];
     if (this.capabilities.indexedQueries) {
@@ -160,7 +166,7 @@ export class MongoStore {
     const unused = new Map<Collection<any>, string[]>([
       [this.agents, ['role', 'skills', 'repos_owned']],
       [this.apiKeys, ['handle']],
-      [this.threads, ['inbox', 'sent', 'outbox_sweep']],
+      [this.threads, ['inbox', 'sent', 'outbox_sweep', 'candidates']],
       [this.messages, ['thread_order']],
       [this.threadWrites, ['age']],
       [this.idempotency, ['age']],
@@ -212,12 +218,23 @@ export class MongoStore {
     return handles.filter((handle) => found.has(handle));
   }
 
-  /** A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. */
-  async placeNewThread(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'>): Promise<ThreadDoc['mailbox']> {
+  /**
+   * A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. An
+   * unclaimed thread goes into each candidate's received box instead of one recipient's.
+   */
+  async placeNewThread(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at' | 'status' | 'candidates'>): Promise<ThreadDoc['mailbox']> {
     if (!this.mailbox) return undefined;
+    const mailbox = this.mailbox;
+    if (doc.status === 'unclaimed') {
+      const [from, ...positions] = await Promise.all([
+        mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
+        ...(doc.candidates ?? []).map((handle) => mailbox.append(boxName('to', handle), doc._id, doc.created_at)),
+      ]);
+      return { to: 0, from: from!, candidates: (doc.candidates ?? []).map((handle, i) => ({ handle, n: positions[i]! })) };
+    }
     const [to, from] = await Promise.all([
-      this.mailbox.append(boxName('to', doc.to), doc._id, doc.created_at),
-      this.mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
+      mailbox.append(boxName('to', doc.to), doc._id, doc.created_at),
+      mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
     ]);
     return { to, from };
   }

@@ -1,9 +1,10 @@
 // The `webhooks` queue's processor: an event job fans out to one `deliver` job per endpoint, which POSTs it.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { eventJobSchema } from '../queues/bullmq-queues';
+import { eventJobSchema, outboxEventOf } from '../queues/bullmq-queues';
+import type { EventThread } from '../service/event-publisher';
 import { parseJob } from '../queues/parse-job';
-import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
+import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
@@ -18,8 +19,15 @@ import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues'
 // endpoint; a deliver job signs and POSTs the event, records the attempt, and fails (to be retried on the
 // schedule) until a 2xx, a 410, or the last attempt (dead letter).
 
+/** Where every event also goes once it is taken from its queue (the per-teammate event logs). */
+export interface EventRecorder {
+  record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void>;
+}
+
 export interface WebhookDeliveryDeps {
   relay: RelayService;
+  /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
+  feed?: EventRecorder;
   store: MongoStore;
   endpoints: Pick<WebhookEndpoints, 'markGone'>;
   deliveries: WebhookDeliveries;
@@ -41,19 +49,28 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
-   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event.
+   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event. A handoff to
+   * a role, skill or owner with several candidates tells each candidate of its thread.created (they may claim it).
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
-    const { from: _from, to: _to, ...event } = parseJob(eventJobSchema, job);
-    // This runs for every event and most teammates have no endpoint: the job names the participants, and which
-    // of them have an endpoint is known without reading the thread or the cards (store.withWebhookEndpoint).
-    let parties = _from && _to ? [_from, _to] : null;
-    if (!parties) {
-      const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
-      if (!thread) return 'skipped';
-      parties = [thread.from, thread.to];
+    const taken = parseJob(eventJobSchema, job);
+    const { from, to, by: _by, via: _via, message_id: _message, ...event } = taken;
+    // This runs for every event: the job carries the participants and the whole event, so recording it in the
+    // event logs and finding who has an endpoint (store.withWebhookEndpoint) need no thread or card reads.
+    let thread: EventThread | null = from && to ? { _id: event.thread_id, from, to } : null;
+    let recorded = outboxEventOf(taken);
+    // A handoff to a role, skill or owner (a `to` no handle can be): its candidates hear of thread.created.
+    const toTarget = event.type === 'thread.created' && (to ?? ':').includes(':');
+    let candidates: string[] = [];
+    if (!thread || !recorded || toTarget) {
+      const doc = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, outbox: 1, candidates: 1 } });
+      if (!doc) return 'skipped';
+      thread = doc;
+      recorded = doc.outbox.find((e) => e.id === event.event_id) ?? null;
+      if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
     }
-    for (const handle of await store.withWebhookEndpoint([...new Set(parties)])) {
+    if (recorded) await deps.feed?.record(thread, [recorded]);
+    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates])])) {
       const id = deliveryId(event.event_id, handle);
       await deliveries.open(event, handle, clock.now());
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });

@@ -5,7 +5,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { WebhookAttempt } from '../domain/documents';
-import type { ThreadStatus } from '../domain/schemas';
+import { A2A_V1_STATE } from '../domain/a2a-states';
 import type { RelayService } from '../service/relay-service';
 import type { MongoStore } from '../store/mongo-store';
 import { pushDeliveryId, type WebhookDeliveries } from './deliveries';
@@ -13,13 +13,7 @@ import { postSigned } from './signed-post';
 import type { TargetPolicy } from './ssrf-guard';
 import type { DeliveryJob } from './webhook-queues';
 
-const V1_STATE: Record<ThreadStatus, string> = {
-  pending: 'TASK_STATE_SUBMITTED',
-  accepted: 'TASK_STATE_WORKING',
-  completed: 'TASK_STATE_COMPLETED',
-  declined: 'TASK_STATE_REJECTED',
-  cancelled: 'TASK_STATE_CANCELED',
-};
+const V1_STATE = A2A_V1_STATE;
 const STATE_OF_EVENT: Record<string, string> = {
   'thread.created': V1_STATE.pending,
   'thread.accepted': V1_STATE.accepted,

@@ -87,8 +87,14 @@ export interface FakeSlack {
   homeViews: Map<string, Record<string, unknown>>;
   /** Adds a user to the workspace; ids look like Slack's (U or W, then capitals and digits). */
   addUser(id: string, profile?: FakeSlackUserProfile): void;
-  /** Adds a public channel the bot is in; `members` limits who may receive ephemerals there (default: anyone). */
-  addChannel(id: string, members?: string[]): void;
+  /**
+   * Adds a channel (C… public, G… private); `members` limits who may receive ephemerals there (default: anyone).
+   * The bot is a member unless `botMember` is false: like Slack, posting, updating or reading history in a channel
+   * the bot is not in is `not_in_channel` (the app has no chat:write.public).
+   */
+  addChannel(id: string, members?: string[], opts?: { botMember?: boolean }): void;
+  /** Invites the bot to a channel, or removes it (`/invite @app`, `/kick @app`). */
+  setBotMember(id: string, member: boolean): void;
   /** A person's message in a known channel (what a message shortcut or a shared link points at); returns its ts. */
   addUserMessage(channel: string, user: string, text: string, opts?: { thread_ts?: string }): string;
   /** A person posts `urls` in `channel`: the message, and what the link_shared event says about it; chat.unfurl accepts only these. */
@@ -125,7 +131,7 @@ export interface FakeSlack {
 }
 
 /** The bot scopes the fake grants: exactly manifest.yml's. */
-export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'links:read', 'links:write'] as const;
+export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write'] as const;
 
 export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
   const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
@@ -138,7 +144,7 @@ export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack
 type Args = Record<string, unknown>;
 type Body = Record<string, unknown>;
 type Handler = (args: Args) => Body;
-type Channel = { kind: 'im'; user: string } | { kind: 'channel'; members?: Set<string> };
+type Channel = { kind: 'im'; user: string } | { kind: 'channel'; members?: Set<string>; botMember: boolean };
 interface StoredView {
   id: string;
   type: 'modal' | 'home';
@@ -327,9 +333,21 @@ class FakeSlackServer implements FakeSlack {
     });
   }
 
-  addChannel(id: string, members?: string[]): void {
+  addChannel(id: string, members?: string[], opts: { botMember?: boolean } = {}): void {
     if (!/^[CG][A-Z0-9]{2,}$/.test(id)) throw new Error(`fake Slack: "${id}" does not look like a channel id (C or G, then A-Z0-9)`);
-    this.channels.set(id, { kind: 'channel', members: members && new Set(members) });
+    this.channels.set(id, { kind: 'channel', members: members && new Set(members), botMember: opts.botMember ?? true });
+  }
+
+  setBotMember(id: string, member: boolean): void {
+    const channel = this.channels.get(id);
+    if (channel?.kind !== 'channel') throw new Error(`fake Slack: no channel ${id} (addChannel first)`);
+    channel.botMember = member;
+  }
+
+  /** Slack's answer to the bot writing or reading a channel it is not in. */
+  private notInChannel(id: string): Body | null {
+    const channel = this.channels.get(id);
+    return channel?.kind === 'channel' && !channel.botMember ? fail('not_in_channel') : null;
   }
 
   addUserMessage(channel: string, user: string, text: string, opts: { thread_ts?: string } = {}): string {
@@ -626,6 +644,8 @@ class FakeSlackServer implements FakeSlack {
       channel = this.openIm(a.channel).id;
     }
     if (!channel) return fail('channel_not_found');
+    const outside = this.notInChannel(channel);
+    if (outside) return outside;
     const problem = this.checkMessageContent(a, true);
     if (problem) return problem;
     const metadata = checkMetadata(a.metadata);
@@ -655,6 +675,8 @@ class FakeSlackServer implements FakeSlack {
   private update(a: Args): Body {
     const channel = this.knownChannel(a.channel);
     if (!channel) return fail('channel_not_found');
+    const outside = this.notInChannel(channel);
+    if (outside) return outside;
     const message = this.messages.get(channel)?.find((m) => m.ts === a.ts);
     if (!message) return fail('message_not_found');
     const problem = this.checkMessageContent(a, true);
@@ -850,7 +872,9 @@ class FakeSlackServer implements FakeSlack {
   private readableChannel(a: Args): { id: string } | { error: Body } {
     const id = this.knownChannel(a.channel);
     if (!id) return { error: fail('channel_not_found') };
-    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : 'channels:history';
+    const outside = this.notInChannel(id);
+    if (outside) return { error: outside };
+    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : id.startsWith('G') ? 'groups:history' : 'channels:history';
     if (!(FAKE_SLACK_SCOPES as readonly string[]).includes(needed)) {
       return { error: { ok: false, error: 'missing_scope', needed, provided: FAKE_SLACK_SCOPES.join(',') } };
     }

@@ -68,7 +68,7 @@ describe('fake Slack: transport and auth', () => {
     const res = await client.auth.test();
     expect(res).toMatchObject({ ok: true, user_id: fake.botUserId, bot_id: fake.botId, team_id: fake.teamId });
     expect(typeof res.url).toBe('string');
-    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'links:read', 'links:write']);
+    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write']);
   });
 
   test('a missing token is not_authed and a wrong one invalid_auth, on every method', async () => {
@@ -514,14 +514,24 @@ describe('fake Slack: message metadata, conversations.history and conversations.
     expect(page2).toMatchObject({ has_more: false, response_metadata: { next_cursor: '' } });
   });
 
-  test('history refuses unknown channels, public channels (no channels:history scope) and bad arguments', async () => {
+  test('history refuses unknown channels, channels the bot is not in, and bad arguments', async () => {
     const channel = await openIm(ALICE);
-    fake.addChannel('C0HISTORY');
+    fake.addChannel('C0OUTSIDE', undefined, { botMember: false });
     await expectSlackError(client.conversations.history({ channel: 'D0NEVEROPENED' }), 'channel_not_found');
-    await expect(client.conversations.history({ channel: 'C0HISTORY' })).rejects.toMatchObject({ data: { error: 'missing_scope', needed: 'channels:history' } });
+    await expectSlackError(client.conversations.history({ channel: 'C0OUTSIDE' }), 'not_in_channel');
     await expectSlackError(client.conversations.history({ channel, oldest: 'yesterday' }), 'invalid_ts_oldest');
     await expectSlackError(client.conversations.history({ channel, cursor: 'garbage' }), 'invalid_cursor');
     await expectSlackError(call('conversations.history', { channel, limit: 'ten' }), 'invalid_limit');
+  });
+
+  test('a channel the bot is not in: postMessage and update are not_in_channel until it is invited', async () => {
+    fake.addChannel('C0TEAMWEB', undefined, { botMember: false });
+    await expectSlackError(client.chat.postMessage({ channel: 'C0TEAMWEB', text: 'hello' }), 'not_in_channel');
+    fake.setBotMember('C0TEAMWEB', true);
+    const posted = await client.chat.postMessage({ channel: 'C0TEAMWEB', text: 'hello' });
+    expect((await client.conversations.history({ channel: 'C0TEAMWEB' })).messages?.map((m) => m.text)).toEqual(['hello']);
+    fake.setBotMember('C0TEAMWEB', false);
+    await expectSlackError(client.chat.update({ channel: 'C0TEAMWEB', ts: posted.ts as string, text: 'edited' }), 'not_in_channel');
   });
 
   test('replies: the parent then its replies in order, from the parent ts or a reply ts, with metadata on request', async () => {

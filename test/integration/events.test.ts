@@ -28,6 +28,14 @@ async function poll(key: string, query: string): Promise<{ status: number; body:
   return { status: response.status, body: await response.json() };
 }
 
+/** The events after `since` once there are `count` of them (the worker records each event as it takes it). */
+async function eventsAfter(key: string, since: string, count: number): Promise<{ status: number; body: any }> {
+  return waitUntil(async () => {
+    const answer = await poll(key, `?since=${since}`);
+    return answer.body.events?.length >= count ? answer : null;
+  }, `${count} events after cursor ${since}`);
+}
+
 async function open(key: string, query = '', headers: Record<string, string> = {}): Promise<SseStream> {
   const stream = await SseStream.open(`${relay.url}/events${query}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
   streams.push(stream);
@@ -51,7 +59,7 @@ test('each participant reads every event of the thread in order, with the outbox
   const id = await wholeHandoff('in order');
 
   for (const [key, name] of [[alice, 'alice'], [bob, 'bob']] as const) {
-    const { status, body } = await poll(key, `?since=${start[name]}`);
+    const { status, body } = await eventsAfter(key, start[name], LIFECYCLE.length);
     expect(status).toBe(200);
     expect(body.events.map((e: any) => e.type)).toEqual(LIFECYCLE);
     expect(body.events.every((e: any) => e.thread_id === id)).toBe(true);
@@ -149,7 +157,9 @@ test('bad cursors and waits are invalid_params (400), naming the field; no key i
 });
 
 test('the same event recorded twice, even by two processes at once, is in the log once', async () => {
+  const bobAt = (await poll(bob, '')).body.cursor;
   const id = await sendHandoff(relay, alice, 'bob@acme', 'twice');
+  await eventsAfter(bob, bobAt, 1);
   const thread = await relay.store.threads.findOne({ _id: id });
   const event = { id: randomUUID(), type: 'thread.message' as const, at: new Date(), by: 'alice@acme', via: 'a2a' as const, message_id: randomUUID() };
   const { cursor } = (await poll(carol, '')).body;
