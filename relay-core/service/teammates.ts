@@ -8,7 +8,6 @@ import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
-import { matchesCardFilter } from '../store/agent-directory';
 import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
 import type { RecipientTarget } from '../domain/schemas';
 
