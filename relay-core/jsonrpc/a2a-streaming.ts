@@ -7,6 +7,8 @@ import type { ThreadStatus } from '../domain/schemas';
 import { FEED_POLL_MS, type EventFeed, type FeedEvent } from '../service/event-feed';
 import { getParams, sendHandoff, v1SendInput } from './a2a-methods';
 import { v1Task } from './a2a-task';
+import { A2A_V1_STATE } from '../domain/a2a-states';
+import type { ThreadView } from '../service/wire-views';
 import type { MethodContext } from './method';
 import { parseParams } from './params';
 
@@ -16,13 +18,22 @@ export interface OpenedTaskStream {
   cursor: string;
   first: Record<string, unknown>;
   finished: boolean;
+  /**
+   * What the first task already shows: its status changes (by time) and messages. The logs are written by the
+   * worker a moment after each write, so an event the task already reflects may still come after the cursor.
+   */
+  shown: { statusAt: Set<string>; messageIds: Set<string> };
+}
+
+function shownIn(view: ThreadView): OpenedTaskStream['shown'] {
+  return { statusAt: new Set(view.status_history.map((h) => h.at)), messageIds: new Set(view.messages.map((m) => m.id)) };
 }
 
 export type StreamingMethod = (ctx: MethodContext, params: unknown) => Promise<OpenedTaskStream>;
 
 const FINISHED: ReadonlySet<ThreadStatus> = new Set(['completed', 'declined', 'cancelled']);
 
-/** The state an event put the thread in; events that change no status (messages, later kinds) show the current one. */
+/** The state an event put the thread in; events that change no status (messages, later kinds) show the one it was in then. */
 const STATE_OF_EVENT: Record<string, string> = {
   'thread.created': 'TASK_STATE_SUBMITTED',
   'thread.accepted': 'TASK_STATE_WORKING',
@@ -31,6 +42,12 @@ const STATE_OF_EVENT: Record<string, string> = {
   'thread.cancelled': 'TASK_STATE_CANCELED',
 };
 const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled']);
+
+/** The task state the thread was in at `at` (its last status change by then; the current one without history). */
+function stateAt(view: ThreadView, at: string): string {
+  const before = view.status_history.filter((h) => h.at <= at);
+  return A2A_V1_STATE[before[before.length - 1]?.status ?? view.status];
+}
 
 function feedOf(ctx: MethodContext): EventFeed {
   if (!ctx.relay.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
@@ -47,7 +64,7 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     // The cursor first: nothing that happens to the new task after it is read back can fall between the two.
     const cursor = await feed.head(ctx.caller.handle);
     const view = await sendHandoff(ctx, input);
-    return { threadId: view.thread_id, cursor, first: { task: v1Task(view, input.historyLength) }, finished: FINISHED.has(view.status) };
+    return { threadId: view.thread_id, cursor, first: { task: v1Task(view, input.historyLength) }, finished: FINISHED.has(view.status), shown: shownIn(view) };
   },
   /** The task as it is now, then its updates; a finished task has none (thread_terminal). */
   async SubscribeToTask(ctx, params) {
@@ -58,9 +75,15 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     if (FINISHED.has(view.status)) {
       throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
     }
-    return { threadId: view.thread_id, cursor, first: { task: v1Task(view) }, finished: false };
+    return { threadId: view.thread_id, cursor, first: { task: v1Task(view) }, finished: false, shown: shownIn(view) };
   },
 };
+
+/** Whether the first task already showed what `event` did (a status change at its time, or its message). */
+function alreadyShown(opened: OpenedTaskStream, event: FeedEvent): boolean {
+  if (typeof event.message_id === 'string') return opened.shown.messageIds.has(event.message_id);
+  return STATE_OF_EVENT[event.type] !== undefined && opened.shown.statusAt.has(event.at);
+}
 
 export function isStreamingMethod(name: string): boolean {
   return Object.hasOwn(A2A_STREAMING_METHODS, name);
@@ -88,7 +111,7 @@ export async function followTask(
     try {
       const page = await feed.wait(ctx.caller.handle, cursor, 100, heartbeatMs, signal);
       cursor = page.cursor;
-      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created');
+      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created' && !alreadyShown(opened, e));
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs && !signal.aborted) {
         await heartbeat();
         lastWrite = Date.now();
@@ -99,9 +122,9 @@ export async function followTask(
       continue;
     }
     for (const event of events) {
-      const task = v1Task(await ctx.relay.threadViewFor(ctx.caller, opened.threadId));
-      const status = task.status as Record<string, unknown>;
-      const state = STATE_OF_EVENT[event.type] ?? status.state;
+      const view = await ctx.relay.threadViewFor(ctx.caller, opened.threadId);
+      const status = v1Task(view).status as Record<string, unknown>;
+      const state = STATE_OF_EVENT[event.type] ?? stateAt(view, event.at);
       await send({
         statusUpdate: {
           taskId: opened.threadId,
