@@ -7,8 +7,6 @@ import type { ThreadStatus } from '../domain/schemas';
 import { FEED_POLL_MS, type EventFeed, type FeedEvent } from '../service/event-feed';
 import { getParams, sendHandoff, v1SendInput } from './a2a-methods';
 import { v1Task } from './a2a-task';
-import { A2A_V1_STATE } from '../domain/a2a-states';
-import type { ThreadView } from '../service/wire-views';
 import type { MethodContext } from './method';
 import { parseParams } from './params';
 
@@ -17,23 +15,18 @@ export interface OpenedTaskStream {
   threadId: string;
   cursor: string;
   first: Record<string, unknown>;
+  /** The task's state in `first`: updates carry it forward from there. */
+  state: string;
+  /** When the thread last changed as of `first`: events up to then are already in it. */
+  asOf: string;
   finished: boolean;
-  /**
-   * What the first task already shows: its status changes (by time) and messages. The logs are written by the
-   * worker a moment after each write, so an event the task already reflects may still come after the cursor.
-   */
-  shown: { statusAt: Set<string>; messageIds: Set<string> };
-}
-
-function shownIn(view: ThreadView): OpenedTaskStream['shown'] {
-  return { statusAt: new Set(view.status_history.map((h) => h.at)), messageIds: new Set(view.messages.map((m) => m.id)) };
 }
 
 export type StreamingMethod = (ctx: MethodContext, params: unknown) => Promise<OpenedTaskStream>;
 
 const FINISHED: ReadonlySet<ThreadStatus> = new Set(['completed', 'declined', 'cancelled']);
 
-/** The state an event put the thread in; events that change no status (messages, later kinds) show the one it was in then. */
+/** The state an event put the thread in; events that change no status (messages, later kinds) show the current one. */
 const STATE_OF_EVENT: Record<string, string> = {
   'thread.created': 'TASK_STATE_SUBMITTED',
   'thread.accepted': 'TASK_STATE_WORKING',
@@ -42,12 +35,6 @@ const STATE_OF_EVENT: Record<string, string> = {
   'thread.cancelled': 'TASK_STATE_CANCELED',
 };
 const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled']);
-
-/** The task state the thread was in at `at` (its last status change by then; the current one without history). */
-function stateAt(view: ThreadView, at: string): string {
-  const before = view.status_history.filter((h) => h.at <= at);
-  return A2A_V1_STATE[before[before.length - 1]?.status ?? view.status];
-}
 
 function feedOf(ctx: MethodContext): EventFeed {
   if (!ctx.relay.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
@@ -64,7 +51,8 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     // The cursor first: nothing that happens to the new task after it is read back can fall between the two.
     const cursor = await feed.head(ctx.caller.handle);
     const view = await sendHandoff(ctx, input);
-    return { threadId: view.thread_id, cursor, first: { task: v1Task(view, input.historyLength) }, finished: FINISHED.has(view.status), shown: shownIn(view) };
+    const task = v1Task(view, input.historyLength);
+    return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: FINISHED.has(view.status) };
   },
   /** The task as it is now, then its updates; a finished task has none (thread_terminal). */
   async SubscribeToTask(ctx, params) {
@@ -75,14 +63,13 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     if (FINISHED.has(view.status)) {
       throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
     }
-    return { threadId: view.thread_id, cursor, first: { task: v1Task(view) }, finished: false, shown: shownIn(view) };
+    const task = v1Task(view);
+    return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: false };
   },
 };
 
-/** Whether the first task already showed what `event` did (a status change at its time, or its message). */
-function alreadyShown(opened: OpenedTaskStream, event: FeedEvent): boolean {
-  if (typeof event.message_id === 'string') return opened.shown.messageIds.has(event.message_id);
-  return STATE_OF_EVENT[event.type] !== undefined && opened.shown.statusAt.has(event.at);
+function stateOf(task: Record<string, unknown>): string {
+  return (task.status as { state: string }).state;
 }
 
 export function isStreamingMethod(name: string): boolean {
@@ -105,13 +92,17 @@ export async function followTask(
 ): Promise<void> {
   const feed = feedOf(ctx);
   let cursor = opened.cursor;
+  // The state each event left the task in, followed from the task the stream opened with: events reach the log a
+  // moment after their write, so the thread read now may already be further along.
+  let state = opened.state;
   let lastWrite = Date.now();
   while (!signal.aborted) {
     let events: FeedEvent[];
     try {
       const page = await feed.wait(ctx.caller.handle, cursor, 100, heartbeatMs, signal);
       cursor = page.cursor;
-      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created' && !alreadyShown(opened, e));
+      // An event may reach the log a moment after the task was read: one the task already shows is left out.
+      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created' && e.at > opened.asOf);
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs && !signal.aborted) {
         await heartbeat();
         lastWrite = Date.now();
@@ -122,14 +113,14 @@ export async function followTask(
       continue;
     }
     for (const event of events) {
-      const view = await ctx.relay.threadViewFor(ctx.caller, opened.threadId);
-      const status = v1Task(view).status as Record<string, unknown>;
-      const state = STATE_OF_EVENT[event.type] ?? stateAt(view, event.at);
+      state = STATE_OF_EVENT[event.type] ?? state;
+      // A finishing event leaves the thread as it stays: its status carries the result or the reason.
+      const status = FINISHING_EVENTS.has(event.type) ? v1Task(await ctx.relay.threadViewFor(ctx.caller, opened.threadId)).status : { state, timestamp: event.at };
       await send({
         statusUpdate: {
           taskId: opened.threadId,
           contextId: opened.threadId,
-          status: state === status.state ? status : { state, timestamp: event.at },
+          status,
           metadata: { handoff_event: { type: event.type, event_id: event.event_id, at: event.at, by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) } },
         },
       });
