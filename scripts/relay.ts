@@ -276,8 +276,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
-        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart).
-        eventStreams.closeAll();
+        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart),
+        // and the keep-alive sockets they leave idle are closed too.
+        await eventStreams.closeAll();
+        server.closeIdleConnections();
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
