@@ -5,8 +5,24 @@ import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../../relay-cor
 
 export type SlackAudience = 'recipient' | 'sender';
 
-/** A Slack post of a thread: an audience's DM (`recipient`, `sender`) or one thread reply under it (`recipient:3`). */
-export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}`;
+/**
+ * A Slack post of a thread: an audience's DM (`recipient`, `sender`), one thread reply under it (`recipient:3`), or
+ * an approver's DM of an approval and its reminders (`approval:<approval id>:<slack user>[:remind<n>]`).
+ */
+export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | ApprovalPostKey;
+export type ApprovalPostKey = `approval:${string}`;
+
+export function approvalDmKey(approvalId: string, slackUser: string): ApprovalPostKey {
+  return `approval:${approvalId}:${slackUser}`;
+}
+
+export function approvalReminderKey(approvalId: string, slackUser: string, n: number): ApprovalPostKey {
+  return `approval:${approvalId}:${slackUser}:remind${n}`;
+}
+
+function isApprovalKey(key: SlackPostKey): key is ApprovalPostKey {
+  return key.startsWith('approval:');
+}
 
 export function replyKey(audience: SlackAudience, sequenceNo: number): SlackPostKey {
   return `${audience}:${sequenceNo}`;
@@ -24,6 +40,7 @@ export function slackDm(doc: ThreadDoc, audience: SlackAudience): SlackDelivery 
 
 /** The recorded ts of a post, or null while it is not recorded. */
 export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
+  if (isApprovalKey(key)) return doc.slack_approvals?.[key]?.ts ?? null;
   const { audience, sequenceNo } = parseKey(key);
   if (sequenceNo === null) return slackDm(doc, audience)?.ts ?? null;
   return doc.slack_replies?.[key] ?? null;
@@ -31,6 +48,7 @@ export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
 
 /** Replies go under a DM strictly in sequence order: reply n may be claimed only once 1..n-1 are recorded. */
 export function earlierRepliesRecorded(doc: ThreadDoc, key: SlackPostKey): boolean {
+  if (isApprovalKey(key)) return true;
   const { audience, sequenceNo } = parseKey(key);
   if (sequenceNo === null) return true;
   for (let n = 1; n < sequenceNo; n += 1) if (!doc.slack_replies?.[replyKey(audience, n)]) return false;
@@ -57,9 +75,10 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
   if (alreadyRecorded && !clearsClaim) return undefined;
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
-    const { audience, sequenceNo } = parseKey(key);
     const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at };
-    if (sequenceNo !== null) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
+    const { audience, sequenceNo } = isApprovalKey(key) ? { audience: null, sequenceNo: null } : parseKey(key);
+    if (isApprovalKey(key)) next = { ...next, slack_approvals: { ...next.slack_approvals, [key]: dm } };
+    else if (sequenceNo !== null) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
     else if (audience === 'recipient') next = { ...next, slack: dm };
     else next = { ...next, slack_sender: dm };
   }

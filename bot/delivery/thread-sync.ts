@@ -5,6 +5,8 @@ import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { RelayService } from '../../relay-core/service/relay-service';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
+import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
+import { approvalSync } from './approval-sync';
 import type { EnsurePosted } from './exactly-once-post';
 import { replyKey, slackDm, type SlackAudience } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
@@ -41,10 +43,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { sender, recipient };
   }
 
-  function audiencesOf({ sender, recipient }: Participants): Audience[] {
+  function audiencesOf(thread: ThreadDoc, { sender, recipient }: Participants): Audience[] {
     const audiences: Audience[] = [];
-    if (recipient?.slack_user_id) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
-    if (sender?.slack_user_id && sender.slack_user_id !== recipient?.slack_user_id) {
+    // A create held for approval (or rejected before approval) is not the recipient's: no DM, nothing under it.
+    if (recipient?.slack_user_id && visibleToRecipient(thread)) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
+    if (sender?.slack_user_id && (sender.slack_user_id !== recipient?.slack_user_id || !visibleToRecipient(thread))) {
       audiences.push({ name: 'sender', slackUser: sender.slack_user_id });
     }
     return audiences;
@@ -86,12 +89,17 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { posted, wrote };
   }
 
+  const syncApprovals = approvalSync({ relay, threads, client, ensurePosted, openIm });
+
   return async function sync(threadId: string, owner: string): Promise<SlackDeliveryOutcome> {
     let latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
     const people = await participants(latest);
-    const audiences = audiencesOf(people);
-    if (audiences.length === 0) return 'skipped';
+    // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
+    const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people) : false;
+    if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
+    const audiences = audiencesOf(latest, people);
+    if (audiences.length === 0) return approvalsChanged ? 'posted' : 'skipped';
     // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
     let wrote = false;
     const reread = async () => (wrote ? threads.readThread(threadId) : latest);

@@ -47,6 +47,8 @@ const STATUS: Record<ListItem['status'], string> = {
   completed: ':tada: completed',
   declined: ':no_entry_sign: declined',
   cancelled: ':wastebasket: cancelled',
+  awaiting_approval: ':raised_hand: awaiting approval',
+  rejected: ':no_entry: rejected',
 };
 
 function party(p: ListItem['sender']): string {

@@ -39,18 +39,22 @@ export const handoffToTeammateInput = z
 
 export const handoffToTeammateOutput = z.object({
   thread_id: z.string(),
-  status: z.literal('pending'),
+  /** awaiting_approval: a policy holds it until a person approves; nothing reaches the recipient before. */
+  status: z.enum(['pending', 'awaiting_approval']),
   recipient: z.string(),
   created_at: z.string(),
   inbox_url: z.string(),
+  approval_id: z.string().optional(),
+  approvers: z.array(z.string()).optional(),
 });
 
 interface CreateAnswer {
   task_id: string;
-  status: { state: 'pending' };
+  status: { state: 'pending' | 'awaiting_approval' };
   created_at: string;
   inbox_url?: string;
   recipient: string;
+  approval?: { approval_id: string; approvers: string[] };
 }
 
 export function registerHandoffToTeammate(server: McpServer, relay: RelayClient): void {
@@ -60,7 +64,9 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       title: 'Hand work to a teammate',
       description:
         'Send a structured handoff (summary, intent, artifacts) to a teammate; it lands in their Slack DM and their agent inbox. ' +
-        'Returns the thread_id to follow it with view_thread. Safe to retry: a retry never creates a second thread.',
+        'Returns the thread_id to follow it with view_thread. Safe to retry: a retry never creates a second thread. ' +
+        'A team policy may hold a handoff for a person to approve: then status is "awaiting_approval" with the approvers; that is normal, ' +
+        'nothing is wrong — it is delivered once approved (check_approval tells where it stands), so do not send it again.',
       inputSchema: handoffToTeammateInput,
       outputSchema: handoffToTeammateOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -84,10 +90,11 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       );
       return toolResult({
         thread_id: answer.task_id,
-        status: 'pending' as const,
+        status: answer.status.state,
         recipient: answer.recipient,
         created_at: answer.created_at,
         inbox_url: answer.inbox_url ?? `/inbox/${answer.task_id}`,
+        ...(answer.approval ? { approval_id: answer.approval.approval_id, approvers: answer.approval.approvers } : {}),
       });
     },
   );

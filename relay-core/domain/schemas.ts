@@ -40,10 +40,10 @@ export const handleSchema = z
 export const intentSchema = z.enum(['inform', 'ask_question', 'propose_action']);
 export type Intent = z.infer<typeof intentSchema>;
 
-export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled'] as const;
+export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'awaiting_approval', 'rejected'] as const;
 export const threadStatusSchema = z.enum(THREAD_STATUSES);
 export type ThreadStatus = z.infer<typeof threadStatusSchema>;
-export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled'];
+export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled', 'rejected'];
 
 export const surfaceSchema = z.enum(['mcp', 'a2a', 'slack', 'web', 'api']);
 export type Surface = z.infer<typeof surfaceSchema>;
@@ -326,6 +326,14 @@ export const EVENT_TYPES = [
   'thread.declined',
   'thread.completed',
   'thread.cancelled',
+  /** A create a policy holds for approval: the sender hears of it; the recipient hears nothing until it is approved. */
+  'thread.awaiting_approval',
+  /** An approver rejected the create: the sender hears why. */
+  'thread.rejected',
+  /** An approval was asked for: its approvers (with an endpoint) hear of it. */
+  'approval.requested',
+  /** An approval of a non-create action was decided (approved and applied, approved and not applicable, rejected, timed out). */
+  'approval.decided',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -25,6 +25,8 @@ const V1_STATE: Record<ThreadStatus, string> = {
   completed: 'TASK_STATE_COMPLETED',
   declined: 'TASK_STATE_REJECTED',
   cancelled: 'TASK_STATE_CANCELED',
+  awaiting_approval: 'TASK_STATE_AUTH_REQUIRED',
+  rejected: 'TASK_STATE_REJECTED',
 };
 
 const V03_STATE: Record<ThreadStatus, string> = {
@@ -33,6 +35,8 @@ const V03_STATE: Record<ThreadStatus, string> = {
   completed: 'completed',
   declined: 'rejected',
   cancelled: 'canceled',
+  awaiting_approval: 'auth-required',
+  rejected: 'rejected',
 };
 
 function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
@@ -57,6 +61,8 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
     statusMessage = { messageId: `${id}:completed`, role: 'agent', parts: [{ text: view.completed_summary }] };
   } else if (view.status === 'declined' && view.decline_reason) {
     statusMessage = { messageId: `${id}:declined`, role: 'agent', parts: [{ text: view.decline_reason }] };
+  } else if (view.status === 'rejected' && view.reject_reason) {
+    statusMessage = { messageId: `${id}:rejected`, role: 'agent', parts: [{ text: view.reject_reason }] };
   }
 
   const resultParts: OutPart[] = [];

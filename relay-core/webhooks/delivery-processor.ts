@@ -45,11 +45,19 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const event = parseJob(eventJobSchema, job);
     // Two small reads per event: most teammates have no endpoint, and this runs for every event.
-    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1 } });
+    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, hidden_from_recipient: 1, approvals: 1 } });
     if (!thread) return 'skipped';
+    // A create held for approval is not the recipient's to hear of; its approvers hear of every approval asked of them.
+    const audience = thread.hidden_from_recipient ? [thread.from] : [thread.from, thread.to];
+    if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested') {
+      for (const approval of thread.approvals ?? []) {
+        if (approval.status !== 'pending') continue;
+        for (const approver of approval.approvers) if (approver.handle) audience.push(approver.handle);
+      }
+    }
     // One `_id` lookup per participant: any other filter reads every agent on FerretDB.
     const owners = await Promise.all(
-      [...new Set([thread.from, thread.to])].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
+      [...new Set(audience)].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
     );
     for (const agent of owners) {
       if (!agent || agent.status !== 'active' || !agent.notification || agent.notification.disabled_at) continue;

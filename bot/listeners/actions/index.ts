@@ -3,7 +3,9 @@ import type { App } from '@slack/bolt';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
 import type { HomeDeps } from '../events/app-home';
+import { APPROVAL_ACTION_IDS } from '../../blocks/approval-dm';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
+import { approveButton, rejectButton } from './approval-buttons';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 
@@ -17,4 +19,6 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
+  app.action(APPROVAL_ACTION_IDS.approve, approveButton(deps));
+  app.action(APPROVAL_ACTION_IDS.reject, rejectButton(deps));
 }
