@@ -10,6 +10,7 @@ import type { ClientSetup } from './views/link-modal';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
+import { registerShortcuts } from './listeners/shortcuts';
 import { registerViews } from './listeners/views';
 
 // Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
@@ -36,6 +37,7 @@ export function registerListeners(app: App, deps: SlackAppDeps): void {
   registerViews(app, deps);
   registerCommands(app, deps);
   registerEvents(app, deps);
+  registerShortcuts(app, deps);
 }
 
 export function slackWebClient(config: SlackConfig): WebClient {

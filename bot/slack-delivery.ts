@@ -26,6 +26,8 @@ export interface SlackDeliveryDeps {
   clock?: Clock;
   /** Override of CLAIM_LEASE_MS (tests). */
   claimLeaseMs?: number;
+  /** Runs after a thread's DMs are in step with it (the live App Home arms its refresh here); a failure is only logged. */
+  afterSync?: (threadId: string) => Promise<void>;
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
@@ -38,6 +40,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     try {
       const outcome = await sync(threadId, String(job.id));
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
+      await deps.afterSync?.(threadId).catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
       return outcome;
     } catch (error) {
       const waitMs = error instanceof WaitAndRetry ? error.ms : rateLimitedMs(error);

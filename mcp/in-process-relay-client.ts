@@ -5,7 +5,7 @@ import type { AgentDoc } from '../relay-core/domain/documents';
 import { ERROR_CODES, RelayError } from '../relay-core/domain/errors';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { RelayService } from '../relay-core/service/relay-service';
-import { keyedCall, RelayCallError, type RelayClient } from './relay-client';
+import { keyedCall, RelayCallError, type EventsPage, type EventsQuery, type RelayClient } from './relay-client';
 
 export class InProcessRelayClient implements RelayClient {
   constructor(
@@ -25,6 +25,19 @@ export class InProcessRelayClient implements RelayClient {
     } catch (error) {
       if (error instanceof RelayError) throw new RelayCallError(error.code, error.numericCode, error.message);
       throw error;
+    }
+  }
+
+  async events(query: EventsQuery): Promise<EventsPage> {
+    const feed = this.deps.relay.feed;
+    if (!feed) throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, 'This relay keeps no event logs');
+    try {
+      const handle = this.deps.caller.handle;
+      const from = await feed.start(handle, query.since, 'since');
+      return await feed.wait(handle, from, query.limit ?? 100, query.wait_seconds * 1000);
+    } catch (error) {
+      if (error instanceof RelayError) throw new RelayCallError(error.code, error.numericCode, error.message);
+      throw new RelayCallError('unavailable', ERROR_CODES.unavailable, 'The relay cannot read your events right now (its database is unreachable); retry shortly');
     }
   }
 }

@@ -3,11 +3,28 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ERROR_CODES } from '../relay-core/domain/errors';
 import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
 
 export interface RelayClient {
   /** One JSON-RPC call; a change is sent under a fresh idempotency key of its own (see `keyedCall`). */
   call<T = unknown>(method: string, params: Record<string, unknown>): Promise<T>;
+  /**
+   * The caller's events after `since` (from now without it), answered at the first one or, after `wait_seconds`,
+   * empty with the same cursor (GET /events as a long poll).
+   */
+  events(query: EventsQuery): Promise<EventsPage>;
+}
+
+export interface EventsQuery {
+  since?: string;
+  wait_seconds: number;
+  limit?: number;
+}
+
+export interface EventsPage {
+  events: Array<{ cursor: string; event_id: string; type: string; thread_id: string; at: string; by?: string; via?: string; [field: string]: unknown }>;
+  cursor: string;
 }
 
 /**
@@ -52,11 +69,15 @@ interface HttpAnswer {
  * millisecond more per call, which is most of what the stdio hop adds to a tool call.
  */
 function post(url: URL, agent: http.Agent, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
+  return send(url, agent, 'POST', { ...headers, 'content-length': String(Buffer.byteLength(body)) }, body, REQUEST_TIMEOUT_MS);
+}
+
+function send(url: URL, agent: http.Agent, method: 'GET' | 'POST', headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<HttpAnswer> {
   const request = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, timeout: REQUEST_TIMEOUT_MS },
+      { method, agent, headers, timeout: timeoutMs },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -71,6 +92,9 @@ function post(url: URL, agent: http.Agent, headers: Record<string, string>, body
     req.end(body);
   });
 }
+
+/** A long poll's answer is due `wait` seconds after it was asked; this much longer is a relay that stopped answering. */
+const LONG_POLL_GRACE_MS = 10_000;
 
 function parseJson(text: string): unknown {
   try {
@@ -124,6 +148,39 @@ export class HttpRelayClient implements RelayClient {
         } else {
           return payload.result as T;
         }
+      } catch (error) {
+        if (error instanceof RelayCallError) throw error;
+        const cause = (error as { code?: string }).code ?? (error as Error).name;
+        transient = new RelayCallError('relay_unreachable', undefined, `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`);
+      }
+      const delay = delays[attempt];
+      if (delay === undefined) throw transient;
+      await sleep(Math.max(delay, retryAfterMs));
+    }
+  }
+
+  async events(query: EventsQuery): Promise<EventsPage> {
+    const deadline = Date.now() + query.wait_seconds * 1000;
+    const delays = this.opts.retryDelaysMs ?? [200, 600, 1500];
+    const headers = { authorization: `Bearer ${this.opts.apiKey}`, accept: 'application/json' };
+    for (let attempt = 0; ; attempt += 1) {
+      // A retry waits only what is left of the time asked for, so the tool answers when the agent expects it.
+      const wait = Math.max(0, Math.floor((deadline - Date.now()) / 1000));
+      const url = new URL(`${this.opts.relayUrl}/events`);
+      if (query.since !== undefined) url.searchParams.set('since', query.since);
+      url.searchParams.set('wait', String(wait));
+      if (query.limit !== undefined) url.searchParams.set('limit', String(query.limit));
+      let transient: RelayCallError;
+      let retryAfterMs = 0;
+      try {
+        const response = await send(url, this.agent, 'GET', headers, undefined, wait * 1000 + LONG_POLL_GRACE_MS);
+        const payload = parseJson(response.text) as (EventsPage & { code?: string; message?: string }) | undefined;
+        if (response.status === 200 && payload && Array.isArray(payload.events)) return { events: payload.events, cursor: payload.cursor };
+        const code = payload?.code ?? 'relay_unavailable';
+        const error = new RelayCallError(code, (ERROR_CODES as Record<string, number>)[code], payload?.message ?? `the relay answered HTTP ${response.status}`);
+        if (response.status < 500) throw error;
+        transient = error;
+        retryAfterMs = Math.min(response.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
       } catch (error) {
         if (error instanceof RelayCallError) throw error;
         const cause = (error as { code?: string }).code ?? (error as Error).name;

@@ -27,7 +27,10 @@ export interface RelayProcessOptions {
 export async function startRelayProcess(opts: RelayProcessOptions): Promise<RelayProcess> {
   const port = await findFreePort();
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
-  const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'cli.js'), 'start'], {
+  // Node flags for the relay, e.g. BENCH_RELAY_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it
+  // during the bench (flags NODE_OPTIONS refuses, like --cpu-prof, go on the command line).
+  const nodeFlags = (process.env.BENCH_RELAY_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -41,8 +44,6 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
       // The limiter still runs (its Redis call is part of every request); only its ceiling is lifted.
       RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
       LOG_LEVEL: 'warn',
-      // e.g. BENCH_RELAY_NODE_OPTIONS=--cpu-prof to profile the relay during the bench.
-      ...(process.env.BENCH_RELAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_RELAY_NODE_OPTIONS } : {}),
       // e.g. BENCH_POLICY_FILE=scripts/bench-policy-50.yaml to measure what evaluating a policy adds.
       ...(process.env.BENCH_POLICY_FILE ? { RELAY_POLICY_FILE: process.env.BENCH_POLICY_FILE } : {}),
       ...opts.env,

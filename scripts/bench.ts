@@ -223,7 +223,7 @@ async function main(): Promise<number> {
         : undefined;
       await benchPaths({
         ...phase,
-        sizes: settings.phases.has('paths') ? settings.sizes : [settings.sizes[0]!, settings.sizes[settings.sizes.length - 1]!],
+        sizes: settings.phases.has('paths') ? settings.sizes : [...new Set([settings.sizes[0]!, settings.sizes[settings.sizes.length - 1]!])],
         concurrencies: settings.concurrencies,
         requests: settings.requests,
         warmup: settings.warmup,

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { HOME_REFRESH_JOB, homeRefreshHandler, homeRefresher } from '../bot/home/home-refresh';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -22,6 +23,9 @@ import { RelayMetrics } from '../relay-core/ops/metrics';
 import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { OpenEventStreams } from '../relay-core/http/events-route';
+import { EventFeed, LoggingEventPublisher } from '../relay-core/service/event-feed';
+import { RedisWakeups } from '../relay-core/queues/redis-wakeups';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
@@ -83,7 +87,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const queues = producerQueues(producer, config.queuePrefix);
-  const publisher = new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) });
+  const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: config.queuePrefix });
+  const feed = new EventFeed({ store, wakeups, log });
+  const eventStreams = new OpenEventStreams();
+  // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
+  const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack) }), feed);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
@@ -118,6 +126,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     tokenSecret: config.keyPepper,
     policy: policyGate,
     approvalTimers: verifyJobs,
+    feed,
   });
 
   const roles = new Set(config.roles);
@@ -128,7 +137,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // One Web API client for the two Slack jobs (DM delivery and the Accept verdict).
     const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
     if (slackClient) {
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock });
+      const home = homeRefresher({ relay, queue: queues.verify });
+      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
       workers.push(
         startWorker({
           name: 'slack',
@@ -146,7 +156,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ relay, store, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
@@ -169,6 +179,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           [APPROVAL_TIMER_JOB]: (job) => relay.approvals.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
+          // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log }) } : {}),
         }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
@@ -213,6 +225,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       metricsToken: config.metricsToken,
       apiRoutes: roles.has('api'),
       policy: { policies, gate: policyGate, store },
+      events: { feed, streams: eventStreams },
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -250,6 +263,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
+        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart).
+        eventStreams.closeAll();
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));
@@ -257,6 +272,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       // What this process noted for clean-up goes on the queue while it is still open.
       await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);
+      await wakeups.close();
       producer.disconnect();
       await store.close();
     },

@@ -9,6 +9,7 @@ import type { App } from '@slack/bolt';
 import { ACTION_IDS } from '../bot/blocks/handoff-dm';
 import { registerListeners, type SlackAppDeps } from '../bot/slack-app';
 import { CALLBACK_IDS } from '../bot/views/transition-modals';
+import { MESSAGE_SHORTCUT_CALLBACK_ID } from '../bot/views/new-handoff-modal';
 
 const ROOT = join(__dirname, '..');
 const SCHEMA_DIR = join(__dirname, 'fixtures', 'slack-manifest-schema');
@@ -71,9 +72,13 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'chat.delete': ['chat:write'],
   'conversations.open': ['im:write'],
   // The slack queue reads its own DMs back (include_all_metadata) to find a post whose answer it lost.
-  'conversations.history': ['im:history'],
-  'conversations.replies': ['im:history'],
+  // In a bound channel (Claim cards) it reads the channel: channels:history (public), groups:history (private).
+  'conversations.history': ['im:history', 'channels:history', 'groups:history'],
+  'conversations.replies': ['im:history', 'channels:history', 'groups:history'],
   'users.info': ['users:read'],
+  // A message shortcut's permalink; chat.getPermalink needs no scope.
+  'chat.getPermalink': [],
+  'chat.unfurl': ['links:write'],
   'views.open': [],
   'views.update': [],
   'views.push': [],
@@ -83,6 +88,7 @@ const METHOD_SCOPES: Record<string, string[]> = {
 /** Bot scopes each event subscription needs. */
 const EVENT_SCOPES: Record<string, string[]> = {
   app_home_opened: [],
+  link_shared: ['links:read'],
   app_uninstalled: [],
   tokens_revoked: [],
   'message.im': ['im:history'],
@@ -183,7 +189,7 @@ describe('manifest.yml', () => {
       command: '/handoff',
       url: EVENTS_URL,
       description: 'Hand work to a teammate',
-      usage_hint: '[@someone text] | inbox | link | help',
+      usage_hint: '[@someone or role:x text] | inbox | channel role:x | link | help',
       // `/handoff @someone …` arrives as <@U…>, a user id the command resolves to a teammate.
       should_escape: true,
     });
@@ -231,8 +237,22 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
     expect(manifest.features.app_home.home_tab_enabled).toBe(registered.events.includes('app_home_opened'));
   });
 
-  test('every global shortcut registered is declared, and the other way round', () => {
+  test('every shortcut registered is declared, and the other way round', () => {
     expect(declaredShortcuts).toEqual(unique(registered.shortcuts));
+  });
+
+  test('"Hand off this message" is a message shortcut with the callback id the modal builder exports', () => {
+    expect(manifest.features.shortcuts).toContainEqual({
+      name: 'Hand off this message',
+      type: 'message',
+      callback_id: MESSAGE_SHORTCUT_CALLBACK_ID,
+      description: expect.any(String),
+    });
+  });
+
+  test('inbox links unfurl: link_shared is handled, and unfurl_domains is the relay host the request URLs use', () => {
+    expect(registered.events).toContain('link_shared');
+    expect(manifest.features.unfurl_domains).toEqual([new URL(EVENTS_URL).host]);
   });
 
   test('the bot scopes are exactly the ones the code’s Web API calls, commands and events need', () => {

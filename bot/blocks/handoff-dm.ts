@@ -88,6 +88,7 @@ const STATUS_VERB: Record<ThreadStatus, { emoji: string; verb: string }> = {
   completed: { emoji: ':tada:', verb: 'Completed' },
   declined: { emoji: ':no_entry_sign:', verb: 'Declined' },
   cancelled: { emoji: ':wastebasket:', verb: 'Cancelled' },
+  unclaimed: { emoji: ':outbox_tray:', verb: 'Sent' },
   awaiting_approval: { emoji: ':raised_hand:', verb: 'Held for approval' },
   rejected: { emoji: ':no_entry:', verb: 'Rejected' },
 };
@@ -161,6 +162,7 @@ function headline(input: DmInput, audience: DmAudience): string {
     completed: 'Completed',
     declined: 'Declined',
     cancelled: 'Cancelled',
+    unclaimed: `Waiting for someone (${thread.to_target ?? thread.to}) to claim it`,
     awaiting_approval: 'Waiting for approval',
     rejected: 'Rejected by an approver',
   };
@@ -182,6 +184,7 @@ function historyLines(input: DmInput): string[] {
   if (history[history.length - 1].status !== thread.status) {
     const at = {
       pending: thread.created_at,
+      unclaimed: thread.created_at,
       accepted: thread.accepted_at,
       completed: thread.completed_at,
       declined: thread.declined_at,
@@ -194,7 +197,9 @@ function historyLines(input: DmInput): string[] {
   const actor = (by: string) =>
     by === thread.to ? personMrkdwn(recipient, thread.to) : by === thread.from ? personMrkdwn(sender, thread.from) : inlineCode(by, 140);
   return history.slice(-CAP.history).map((change) => {
-    const { emoji, verb } = STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) };
+    // A handoff to a role, skill or owner becomes pending when a candidate claims it.
+    const claimed = change.status === 'pending' && change.by !== thread.from && change.by === thread.claimed_by;
+    const { emoji, verb } = claimed ? { emoji: ':raised_hand:', verb: 'Claimed' } : STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) };
     const via = change.via ? ` via ${surfaceName(change.via)}` : '';
     return `${emoji} ${verb} by ${actor(change.by)}${via} · ${slackDate(new Date(change.at))}`;
   });
@@ -305,7 +310,8 @@ function fallbackText(input: DmInput, audience: DmAudience): string {
     const base = `${nameOf(sender, thread.from)} (${thread.from}) ${verb}: ${summary}`;
     text = thread.status === 'pending' ? base : `${state} · ${base}`;
   } else {
-    text = `Your handoff to ${nameOf(recipient, thread.to)}: ${thread.status === 'pending' ? 'waiting to be accepted' : state.toLowerCase()} · ${summary}`;
+    const waiting = thread.status === 'pending' ? 'waiting to be accepted' : thread.status === 'unclaimed' ? 'waiting to be claimed' : state.toLowerCase();
+    text = `Your handoff to ${nameOf(recipient, thread.to)}: ${waiting} · ${summary}`;
   }
   return escapeWithin(text, FALLBACK_MAX).text;
 }

@@ -7,9 +7,10 @@ export type SlackAudience = 'recipient' | 'sender';
 
 /**
  * A Slack post of a thread: an audience's DM (`recipient`, `sender`), one thread reply under it (`recipient:3`), or
+ * a claim card of an unclaimed handoff (`claim:channel` in the bound channel, `claim:U0123` in a candidate's DM), or
  * an approver's DM of an approval and its reminders (`approval:<approval id>:<slack user>[:remind<n>]`).
  */
-export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | ApprovalPostKey;
+export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | `claim:${string}` | ApprovalPostKey;
 export type ApprovalPostKey = `approval:${string}`;
 
 export function approvalDmKey(approvalId: string, slackUser: string): ApprovalPostKey {
@@ -22,6 +23,22 @@ export function approvalReminderKey(approvalId: string, slackUser: string, n: nu
 
 function isApprovalKey(key: SlackPostKey): key is ApprovalPostKey {
   return key.startsWith('approval:');
+}
+
+/** Where a claim card goes: the bound channel, or one candidate's DM (by Slack user id). */
+export type ClaimCopy = 'channel' | string;
+
+export function claimKey(copy: ClaimCopy): SlackPostKey {
+  return `claim:${copy}`;
+}
+
+function claimCopyOf(key: SlackPostKey): ClaimCopy | null {
+  return key.startsWith('claim:') ? key.slice('claim:'.length) : null;
+}
+
+/** The claim cards posted for a thread, by copy. */
+export function claimPosts(doc: ThreadDoc): Array<[ClaimCopy, SlackDelivery]> {
+  return Object.entries(doc.slack_claims ?? {});
 }
 
 export function replyKey(audience: SlackAudience, sequenceNo: number): SlackPostKey {
@@ -41,6 +58,8 @@ export function slackDm(doc: ThreadDoc, audience: SlackAudience): SlackDelivery 
 /** The recorded ts of a post, or null while it is not recorded. */
 export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
   if (isApprovalKey(key)) return doc.slack_approvals?.[key]?.ts ?? null;
+  const copy = claimCopyOf(key);
+  if (copy !== null) return doc.slack_claims?.[copy]?.ts ?? null;
   const { audience, sequenceNo } = parseKey(key);
   if (sequenceNo === null) return slackDm(doc, audience)?.ts ?? null;
   return doc.slack_replies?.[key] ?? null;
@@ -49,6 +68,7 @@ export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
 /** Replies go under a DM strictly in sequence order: reply n may be claimed only once 1..n-1 are recorded. */
 export function earlierRepliesRecorded(doc: ThreadDoc, key: SlackPostKey): boolean {
   if (isApprovalKey(key)) return true;
+  if (claimCopyOf(key) !== null) return true;
   const { audience, sequenceNo } = parseKey(key);
   if (sequenceNo === null) return true;
   for (let n = 1; n < sequenceNo; n += 1) if (!doc.slack_replies?.[replyKey(audience, n)]) return false;
@@ -76,8 +96,10 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
     const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at };
+    const copy = claimCopyOf(key);
     const { audience, sequenceNo } = isApprovalKey(key) ? { audience: null, sequenceNo: null } : parseKey(key);
     if (isApprovalKey(key)) next = { ...next, slack_approvals: { ...next.slack_approvals, [key]: dm } };
+    else if (copy !== null) next = { ...next, slack_claims: { ...next.slack_claims, [copy]: dm } };
     else if (sequenceNo !== null) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
     else if (audience === 'recipient') next = { ...next, slack: dm };
     else next = { ...next, slack_sender: dm };

@@ -3,15 +3,20 @@ import type { WebClient } from '@slack/web-api';
 import type { AgentDoc, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { RelayService } from '../../relay-core/service/relay-service';
+import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
 import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
 import { approvalSync } from './approval-sync';
-import type { EnsurePosted } from './exactly-once-post';
-import { replyKey, slackDm, type SlackAudience } from './slack-posts';
+import type { EnsurePosted, PostTarget } from './exactly-once-post';
+import { slackErrorCode } from './slack-errors';
+import { claimKey, claimPosts, replyKey, slackDm, type ClaimCopy, type SlackAudience } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
+
+/** Slack's answers when the app cannot post in a bound channel any more. */
+const CHANNEL_GONE = new Set(['not_in_channel', 'channel_not_found', 'is_archived']);
 
 export interface ThreadSyncDeps {
   relay: RelayService;
@@ -91,15 +96,80 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
 
   const syncApprovals = approvalSync({ relay, threads, client, ensurePosted, openIm });
 
+  /** Each linked candidate's DM copy of the Claim card (by Slack user id). */
+  async function candidateCopies(thread: ThreadDoc): Promise<Array<{ copy: ClaimCopy; target: PostTarget }>> {
+    const candidates = await Promise.all((thread.candidates ?? []).map((handle) => relay.teammates.get(handle)));
+    return candidates
+      .map((c) => c?.slack_user_id)
+      .filter((user): user is string => Boolean(user))
+      .map((user) => ({ copy: user, target: { channel: () => openIm(user), thread_ts: null } }));
+  }
+
+  async function renderClaimCard(thread: ThreadDoc): Promise<SlackMessage> {
+    const handles = [...new Set([thread.from, ...(thread.candidates ?? [])])];
+    const cards = new Map(await Promise.all(handles.map(async (h) => [h, await relay.teammates.get(h)] as const)));
+    return claimCard({ thread, sender: cards.get(thread.from) ?? null, claimer: thread.claimed_by ? (cards.get(thread.claimed_by) ?? null) : null, candidates: cards });
+  }
+
+  /**
+   * The Claim cards: each copy posted exactly once while the handoff is unclaimed, then every recorded copy redrawn
+   * from the current thread (claimed by whom and when, or cancelled) until it stops changing under this job.
+   */
+  async function syncClaimCards(thread: ThreadDoc, owner: string): Promise<{ posted: boolean; updated: boolean }> {
+    const fresh = new Map<ClaimCopy, number>();
+    let posted = false;
+    let updated = false;
+    let latest: ThreadDoc | null = thread;
+    const post = async (copy: ClaimCopy, target: PostTarget) => {
+      const result = await ensurePosted(thread._id, claimKey(copy), owner, target, renderClaimCard, thread);
+      if (result.posted) {
+        fresh.set(copy, result.thread.outbox.length);
+        posted = true;
+      }
+    };
+    if (thread.status === 'unclaimed' && (thread.candidates?.length ?? 0) > 1) {
+      // The channel bound to the target, or else each candidate's DM; a channel the app can no longer post in
+      // (removed, archived) falls back to the DMs, so the candidates still hear of it.
+      const binding = await relay.channels.get(thread.to_target!);
+      let inChannel = false;
+      if (binding) {
+        try {
+          await post('channel', { channel: async () => binding.channel, thread_ts: null });
+          inChannel = true;
+        } catch (error) {
+          if (!CHANNEL_GONE.has(slackErrorCode(error) ?? '')) throw error;
+        }
+      }
+      if (!inChannel) for (const { copy, target } of await candidateCopies(thread)) await post(copy, target);
+      latest = await threads.readThread(thread._id);
+    }
+    for (let round = 0; round < 5 && latest; round += 1) {
+      const seen = latest.outbox.length;
+      const stale = claimPosts(latest).filter(([copy]) => fresh.get(copy) !== seen);
+      if (stale.length === 0) break;
+      const message = await renderClaimCard(latest);
+      for (const [copy, post] of stale) {
+        await client.chat.update({ channel: post.channel, ts: post.ts, ...message });
+        fresh.set(copy, seen);
+      }
+      updated = true;
+      latest = await threads.readThread(thread._id);
+    }
+    return { posted, updated };
+  }
+
   return async function sync(threadId: string, owner: string): Promise<SlackDeliveryOutcome> {
     let latest = await threads.readThread(threadId);
+    if (!latest) return 'skipped';
+    const cards = latest.to_target ? await syncClaimCards(latest, owner) : { posted: false, updated: false };
+    if (cards.posted || cards.updated) latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
     const people = await participants(latest);
     // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
     const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people) : false;
     if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
     const audiences = audiencesOf(latest, people);
-    if (audiences.length === 0) return approvalsChanged ? 'posted' : 'skipped';
+    if (audiences.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
     // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
     let wrote = false;
     const reread = async () => (wrote ? threads.readThread(threadId) : latest);
@@ -145,6 +215,6 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       }
       updated = wrote = true;
     }
-    return anyPosted ? 'posted' : updated ? 'updated' : 'skipped';
+    return anyPosted || cards.posted ? 'posted' : updated || cards.updated ? 'updated' : 'skipped';
   };
 }

@@ -47,6 +47,7 @@ const STATUS: Record<ListItem['status'], string> = {
   completed: ':tada: completed',
   declined: ':no_entry_sign: declined',
   cancelled: ':wastebasket: cancelled',
+  unclaimed: ':raised_hand: unclaimed',
   awaiting_approval: ':raised_hand: awaiting approval',
   rejected: ':no_entry: rejected',
 };

@@ -10,6 +10,10 @@ import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
 type ModalView = types.ModalView;
 
 export const NEW_HANDOFF_CALLBACK_ID = 'handoff_new_modal';
+/** The message shortcut *Hand off this message* (manifest `features.shortcuts`, type `message`) opens this modal prefilled. */
+export const MESSAGE_SHORTCUT_CALLBACK_ID = 'handoff_from_message';
+/** What Slack lets an input start with (plain_text_input initial_value). */
+const INITIAL_VALUE_MAX = 3000;
 
 /** block_id = the field; each input's action_id is the same string (unique per block is all Slack needs). */
 export const NEW_HANDOFF_FIELDS = {
@@ -44,12 +48,32 @@ function input(field: Field, label: string, element: Record<string, unknown>, op
   };
 }
 
-function textInput(multiline: boolean, placeholder?: string) {
-  return { type: 'plain_text_input', multiline, ...(placeholder ? { placeholder: plain(placeholder) } : {}) };
+function textInput(multiline: boolean, placeholder?: string, initial?: string) {
+  return {
+    type: 'plain_text_input',
+    multiline,
+    ...(placeholder ? { placeholder: plain(placeholder) } : {}),
+    ...(initial ? { initial_value: cutInitial(initial) } : {}),
+  };
+}
+
+/** Longer text is cut on a whole line where it can be, with an ellipsis (the permalink artifact keeps the whole message). */
+function cutInitial(text: string): string {
+  if (text.length <= INITIAL_VALUE_MAX) return text;
+  const room = text.slice(0, INITIAL_VALUE_MAX - 1);
+  const lineEnd = room.lastIndexOf('\n');
+  return `${lineEnd > INITIAL_VALUE_MAX / 2 ? room.slice(0, lineEnd) : room}…`;
+}
+
+/** What the modal starts with (the message shortcut: the message's text and its permalink). */
+export interface NewHandoffPrefill {
+  summary?: string;
+  links?: string[];
 }
 
 /** The modal `/handoff` opens. `privateMetadata` travels back with the submission untouched. */
-export function newHandoffModal(opts: { privateMetadata?: string } = {}): ModalView {
+export function newHandoffModal(opts: { privateMetadata?: string; prefill?: NewHandoffPrefill } = {}): ModalView {
+  const prefill = opts.prefill ?? {};
   const intentOptions = (Object.keys(INTENT_OPTIONS) as Intent[]).map((value) => ({ text: plain(INTENT_OPTIONS[value]), value }));
   return {
     type: 'modal',
@@ -63,7 +87,7 @@ export function newHandoffModal(opts: { privateMetadata?: string } = {}): ModalV
         hint: 'They need a handoff-relay teammate linked to their Slack account.',
       }),
       input(F.intent, 'Intent', { type: 'static_select', options: intentOptions, initial_option: intentOptions[0] }),
-      input(F.summary, 'Summary', textInput(true, 'What they need to know or do'), { hint: `At most ${LIMITS.summary} characters.` }),
+      input(F.summary, 'Summary', textInput(true, 'What they need to know or do', prefill.summary), { hint: `At most ${LIMITS.summary} characters.` }),
       input(F.question, 'Question', textInput(true), { optional: true, hint: 'Required for "Ask a question"; leave empty otherwise.' }),
       input(F.description, 'Proposed action', textInput(true, 'What should be done'), {
         optional: true,
@@ -71,7 +95,7 @@ export function newHandoffModal(opts: { privateMetadata?: string } = {}): ModalV
       }),
       input(F.files, 'Target files', textInput(true, 'src/api/users.ts'), { optional: true, hint: 'One path per line.' }),
       input(F.rationale, 'Rationale', textInput(true), { optional: true, hint: 'Why the action is needed.' }),
-      input(F.links, 'Links', textInput(true, 'https://…'), { optional: true, hint: 'One http(s) URL per line; each becomes a link artifact.' }),
+      input(F.links, 'Links', textInput(true, 'https://…', prefill.links?.join('\n')), { optional: true, hint: 'One http(s) URL per line; each becomes a link artifact.' }),
     ],
   } as unknown as ModalView;
 }

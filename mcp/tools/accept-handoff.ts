@@ -6,7 +6,7 @@ import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
 export const acceptHandoffInput = z.object({
-  thread_id: z.uuid().describe('A pending handoff you received (see check_inbox)'),
+  thread_id: z.uuid().describe('A pending handoff you received, or an unclaimed one you are a candidate for (see check_inbox)'),
   goal_token: verdictInputSchema.shape.goal_token.describe('The handoff_token from view_thread: single use, bound to this handoff'),
   presented_body: verdictInputSchema.shape.presented_body.describe('The handoff body you were given; its canonical SHA-256 must match the stored body hash'),
   project_id: verdictInputSchema.shape.project_id.describe('Your project id; must match the project the handoff declared'),
@@ -47,7 +47,8 @@ export function registerAcceptHandoff(server: McpServer, relay: RelayClient): vo
       title: 'Accept a handoff',
       description:
         'Accept a pending handoff you received: it moves to "accepted" and the sender sees that you took it on. ' +
-        'Recipient only. Finish it later with complete_handoff. Runs the acceptance verdict first: every input besides thread_id is optional ' +
+        'Recipient only; on an "unclaimed" handoff (sent to a role, skill or owner) that lists you as a candidate, this claims it first ' +
+        '(the first claim wins; you become the recipient) and then accepts it. Finish it later with complete_handoff. Runs the acceptance verdict first: every input besides thread_id is optional ' +
         'and gates one check (token, project identity, capability, tool-manifest drift, board revision); when a check fails nothing changes ' +
         'and the answer has accepted:false with the result code and reasons.',
       inputSchema: acceptHandoffInput,

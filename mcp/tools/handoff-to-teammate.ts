@@ -4,7 +4,7 @@ import { z } from 'zod';
 import {
   LIMITS,
   artifactSchema,
-  handleSchema,
+  recipientSchema,
   intentSchema,
   metadataSchema,
   proposedActionSchema,
@@ -15,7 +15,11 @@ import { toolResult } from './tool-result';
 
 export const handoffToTeammateInput = z
   .object({
-    to: handleSchema.describe('Teammate handle in name@team format, e.g. frank@acme (see list_teammates)'),
+    to: recipientSchema.describe(
+      'Who gets it: a teammate handle (name@team, e.g. frank@acme; see list_teammates), or, when you know the kind of owner but not the person, ' +
+        'role:<role> (role:frontend), skill:<skill> (skill:react) or owner:<path> (owner:apps/web/: whoever owns the longest prefix of that path). ' +
+        'A target that names one teammate goes to them; several make the handoff "unclaimed" until one of them claims it; none is recipient_not_found listing the roles that exist.',
+    ),
     intent: intentSchema.describe('inform: share context; ask_question: expect a reply (set question); propose_action: ask their agent to act (set proposed_action)'),
     summary: z.string().min(1).max(LIMITS.summary).describe('A 1–2 paragraph human-readable summary of what you are handing off'),
     artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link (other types and extra fields are kept as data)'),
@@ -39,9 +43,11 @@ export const handoffToTeammateInput = z
 
 export const handoffToTeammateOutput = z.object({
   thread_id: z.string(),
-  /** awaiting_approval: a policy holds it until a person approves; nothing reaches the recipient before. */
-  status: z.enum(['pending', 'awaiting_approval']),
+  /** unclaimed: a role/skill/owner target named several teammates; the first to claim it becomes the recipient.
+   *  awaiting_approval: a policy holds it until a person approves; nothing reaches the recipient before. */
+  status: z.enum(['pending', 'unclaimed', 'awaiting_approval']),
   recipient: z.string(),
+  candidates: z.array(z.string()).optional(),
   created_at: z.string(),
   inbox_url: z.string(),
   approval_id: z.string().optional(),
@@ -50,10 +56,11 @@ export const handoffToTeammateOutput = z.object({
 
 interface CreateAnswer {
   task_id: string;
-  status: { state: 'pending' | 'awaiting_approval' };
+  status: { state: 'pending' | 'unclaimed' | 'awaiting_approval' };
   created_at: string;
   inbox_url?: string;
   recipient: string;
+  candidates?: string[];
   approval?: { approval_id: string; approvers: string[] };
 }
 
@@ -64,6 +71,8 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       title: 'Hand work to a teammate',
       description:
         'Send a structured handoff (summary, intent, artifacts) to a teammate; it lands in their Slack DM and their agent inbox. ' +
+        'Use a handle when you know the person; use role:, skill: or owner:<path> when you only know what kind of owner the work needs ' +
+        '(e.g. owner:apps/web/ for a change under apps/web): with several matches it goes to their team channel or their DMs as "unclaimed" and the first to claim it owns it. ' +
         'Returns the thread_id to follow it with view_thread. Safe to retry: a retry never creates a second thread. ' +
         'A team policy may hold a handoff for a person to approve: then status is "awaiting_approval" with the approvers; that is normal, ' +
         'nothing is wrong — it is delivered once approved (check_approval tells where it stands), so do not send it again.',
@@ -92,6 +101,7 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
         thread_id: answer.task_id,
         status: answer.status.state,
         recipient: answer.recipient,
+        ...(answer.candidates ? { candidates: answer.candidates } : {}),
         created_at: answer.created_at,
         inbox_url: answer.inbox_url ?? `/inbox/${answer.task_id}`,
         ...(answer.approval ? { approval_id: answer.approval.approval_id, approvers: answer.approval.approvers } : {}),

@@ -46,6 +46,8 @@ export function registerListTeammates(server: McpServer, relay: RelayClient): vo
       title: 'List teammates',
       description:
         'Find registered teammates by role, skill or owned repository path; pass a returned handle as `to` of handoff_to_teammate. ' +
+        'When any of several would do, pass role:<role>, skill:<skill> or owner:<path> as `to` instead (e.g. role:frontend, owner:apps/web/): ' +
+        'one match gets it directly, several see it "unclaimed" and the first to claim it owns it. ' +
         PROVENANCE_NOTE,
       inputSchema: listTeammatesInput,
       outputSchema: listTeammatesOutput,

@@ -203,8 +203,19 @@ export interface ThreadDoc {
   outbox_dirty?: boolean;
   /** Previous layout only: how many of `outbox`'s events the old sweep had seen on their queues. */
   outbox_enqueued?: number;
-  /** Where this thread sits in the mailbox logs (servers without usable indexes; see store/mailbox-log.ts). */
-  mailbox?: { to: number; from: number };
+  /**
+   * Where this thread sits in the mailbox logs (servers without usable indexes; see store/mailbox-log.ts). An
+   * unclaimed thread sits in each candidate's received box (`candidates`, until the claim); `to` is then 0.
+   */
+  mailbox?: { to: number; from: number; candidates?: Array<{ handle: string; n: number }> };
+  /** Sent to a role, skill or owner (`role:frontend`): the target as given (absent on handoffs to a handle). */
+  to_target?: string | null;
+  /** The teammates the target named (several: the thread was `unclaimed` until one claimed it). */
+  candidates?: string[];
+  claimed_by?: string | null;
+  claimed_at?: Date | null;
+  /** Claim cards of an unclaimed thread: `channel` (the bound channel's card) or a candidate's Slack user id → its post. */
+  slack_claims?: Record<string, SlackDelivery>;
   slack: SlackDelivery | null;
   /** The sender's DM for this handoff, when the sender is linked to Slack (absent on old threads). */
   slack_sender?: SlackDelivery | null;
@@ -283,6 +294,16 @@ export interface MailboxHeadDoc {
   n: number;
 }
 
+/** A role, skill or owner target bound to a Slack channel: unclaimed handoffs to it are posted there (`_id` is the target). */
+export interface ChannelBindingDoc {
+  _id: string;
+  /** The same as `_id`, for readers that do not know the convention. */
+  target: string;
+  channel: string;
+  bound_by: string;
+  at: Date;
+}
+
 /** Small named values of the store: the schema version, the agents change marker. */
 export interface MetaDoc {
   _id: string;
@@ -310,6 +331,8 @@ export interface WebhookDeliveryDoc {
   attempts: WebhookAttempt[];
   /** How often a person re-drove it; each re-drive runs as job `${_id}.r${redrives}`. */
   redrives: number;
+  /** An A2A push notification config of the task this goes to (its id), instead of `handle`'s card webhook. */
+  push_config?: string;
   created_at: Date;
   updated_at: Date;
 }

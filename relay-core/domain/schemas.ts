@@ -37,10 +37,54 @@ export const handleSchema = z
   .max(LIMITS.handle)
   .regex(HANDLE_PATTERN, 'must be a handle like name@team (letters, digits, ".", "_", "-")');
 
+// ── recipients: a handle, or a target resolved against the agent cards (domain/recipient-target.ts) ──────────
+
+export type TargetKind = 'role' | 'skill' | 'owner';
+export type Recipient = { kind: 'handle'; handle: string } | { kind: TargetKind; value: string; label: string };
+export type RecipientTarget = Extract<Recipient, { kind: TargetKind }>;
+
+export const TARGET_FORMS = 'a handle like name@team, or role:<role>, skill:<skill> or owner:<path> (e.g. role:frontend, skill:react, owner:apps/web/)';
+const TARGET = /^(role|skill|owner):(.*)$/s;
+
+/** An owned path as compared: no leading "./" or "/" (so "./apps/web/" and "apps/web/" are one owner). */
+export function normalizePath(path: string): string {
+  return path.replace(/^(\.\/|\/)+/, '');
+}
+
+/** The recipient a `to` / `recipient` string names, or why it names none. */
+export function parseRecipient(raw: string): Recipient | { error: string } {
+  if (raw.length <= LIMITS.handle && HANDLE_PATTERN.test(raw)) return { kind: 'handle', handle: raw };
+  const match = TARGET.exec(raw);
+  if (!match) return { error: `must be ${TARGET_FORMS}` };
+  const kind = match[1] as TargetKind;
+  const value = kind === 'owner' ? normalizePath(match[2]!.trim()) : match[2]!.trim();
+  const max = { role: LIMITS.role, skill: LIMITS.skill, owner: LIMITS.path }[kind];
+  if (value === '') return { error: `${kind}: needs a value after "${kind}:" (${TARGET_FORMS})` };
+  if (value.length > max) return { error: `${kind}: must be at most ${max} characters after "${kind}:"` };
+  if ([...value].some((ch) => ch.charCodeAt(0) < 0x20)) return { error: `${kind}: must not contain control characters` };
+  if (kind !== 'owner' && /\s/.test(value)) return { error: `${kind}: must be one word (got "${value.slice(0, 50)}")` };
+  return { kind, value, label: `${kind}:${value}` };
+}
+
+/** `to` of a new handoff: a handle or a target, checked once at the edge and stored in one spelling. */
+export const recipientSchema = z
+  .string()
+  .max(LIMITS.path + 10, `must be ${TARGET_FORMS}`)
+  .transform((raw, ctx) => {
+    const parsed = parseRecipient(raw);
+    if ('error' in parsed) {
+      ctx.addIssue({ code: 'custom', message: parsed.error });
+      return z.NEVER;
+    }
+    return parsed.kind === 'handle' ? parsed.handle : parsed.label;
+  });
+
 export const intentSchema = z.enum(['inform', 'ask_question', 'propose_action']);
 export type Intent = z.infer<typeof intentSchema>;
 
-export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'awaiting_approval', 'rejected'] as const;
+/** `unclaimed`: sent to a role, skill or owner with several candidates, until one of them claims it (then `pending`).
+ * `awaiting_approval`: a create a policy holds until people approve it (then `pending`; or `rejected`, final). */
+export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'unclaimed', 'awaiting_approval', 'rejected'] as const;
 export const threadStatusSchema = z.enum(THREAD_STATUSES);
 export type ThreadStatus = z.infer<typeof threadStatusSchema>;
 export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled', 'rejected'];
@@ -269,7 +313,7 @@ export type ProposedAction = z.infer<typeof proposedActionSchema>;
 
 /** A new handoff as the service takes it, whatever surface it came from. */
 export const newHandoffSchema = z.object({
-  to: handleSchema,
+  to: recipientSchema,
   intent: intentSchema,
   summary: text(LIMITS.summary).min(1, 'must not be empty'),
   question: text(LIMITS.question).min(1).optional(),
@@ -326,6 +370,7 @@ export const EVENT_TYPES = [
   'thread.declined',
   'thread.completed',
   'thread.cancelled',
+  'thread.claimed',
   /** A create a policy holds for approval: the sender hears of it; the recipient hears nothing until it is approved. */
   'thread.awaiting_approval',
   /** An approver rejected the create: the sender hears why. */

@@ -16,7 +16,7 @@ export const TRANSITIONS: Record<TransitionName, TransitionRule> = {
   accept: { from: ['pending'], to: 'accepted', actor: 'to', event: 'thread.accepted', stamp: 'accepted_at' },
   complete: { from: ['accepted'], to: 'completed', actor: 'to', event: 'thread.completed', stamp: 'completed_at' },
   decline: { from: ['pending'], to: 'declined', actor: 'to', event: 'thread.declined', stamp: 'declined_at' },
-  cancel: { from: ['pending', 'accepted', 'awaiting_approval'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
+  cancel: { from: ['pending', 'accepted', 'unclaimed', 'awaiting_approval'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
 };
 
 /** A field of a new handoff that its intent does not allow (or requires and lacks), with the one wording every surface shows. */

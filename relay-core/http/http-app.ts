@@ -21,6 +21,8 @@ import { mountApprovalRoutes } from './approval-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
+import type { EventFeed } from '../service/event-feed';
+import { mountEventsRoute, type OpenEventStreams } from './events-route';
 
 // Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
@@ -42,6 +44,8 @@ export interface HttpAppDeps {
   apiRoutes?: boolean;
   /** The policy for the admin routes (/admin/policy…). */
   policy?: Omit<PolicyAdminDeps, 'requireAdmin' | 'teammates' | 'store'> & { store: PolicyAdminDeps['store'] };
+  /** GET /events: the teammates' event logs, and this process's open streams (ended on shutdown). */
+  events?: { feed: EventFeed; streams: OpenEventStreams };
 }
 
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
@@ -79,7 +83,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   const authenticate = teammateAuth(relay.teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate }));
+  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate, streams: deps.events?.streams }));
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);
@@ -153,6 +157,8 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     const agent = await authenticate(req);
     res.json({ blocked: await relay.teammates.unblock(agent.handle, handleParam(req)) });
   });
+
+  if (deps.events) mountEventsRoute(app, { ...deps.events, authenticate, log });
 
   app.get('/agents', async (req, res) => {
     await authenticate(req);

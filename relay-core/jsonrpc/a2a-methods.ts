@@ -6,7 +6,7 @@ import {
   LIMITS,
   artifactSchema,
   artifactsSchema,
-  handleSchema,
+  recipientSchema,
   intentSchema,
   metadataSchema,
   proposedActionSchema,
@@ -36,7 +36,7 @@ const HANDOFF_KEYS = ['recipient', 'intent', 'question', 'proposed_action', 'art
 const METADATA_KEYS = [...HANDOFF_KEYS, 'client_idempotency_key'] as const;
 
 const handoffFields = z.object({
-  recipient: handleSchema.optional(),
+  recipient: recipientSchema.optional(),
   intent: intentSchema.optional(),
   question: text(LIMITS.question).min(1).optional(),
   proposed_action: proposedActionSchema.optional(),
@@ -63,7 +63,7 @@ interface InMessage {
   metadata?: Record<string, unknown>;
 }
 
-interface SendInput {
+export interface SendInput {
   message: InMessage;
   metadata?: Record<string, unknown>;
   historyLength?: number;
@@ -125,7 +125,7 @@ const v1Part = z
   })
   .passthrough();
 
-const v1SendInput = sendMessageParams({
+export const v1SendInput = sendMessageParams({
   version: '1.0',
   part: v1Part,
   userRole: 'ROLE_USER',
@@ -205,7 +205,7 @@ function splitMetadata(metadata: Record<string, unknown> | undefined): { known: 
   return { known, rest };
 }
 
-async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
+export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
   const { message } = input;
   if (message.taskId !== undefined) {
     throw fieldError(['message', 'taskId'], 'continuing an existing task is not supported by this relay yet; omit it to start a new handoff');
@@ -241,7 +241,7 @@ async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<Thread
 
   const recipient = pick(sources, 'recipient');
   if (recipient === undefined) {
-    throw fieldError(['message', 'metadata', 'recipient'], 'required: the handle of the teammate to hand off to (in message metadata or a data part)');
+    throw fieldError(['message', 'metadata', 'recipient'], 'required: the handle of the teammate to hand off to, or role:<role>, skill:<skill>, owner:<path> (in message metadata or a data part)');
   }
   const intent = pick(sources, 'intent');
   if (intent === undefined) {
@@ -276,7 +276,7 @@ async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<Thread
 }
 
 // The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's.
-const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
+export const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
 const cancelParams = z
   .object({
     id: taskIdSchema,

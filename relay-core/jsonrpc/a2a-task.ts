@@ -1,4 +1,5 @@
 // A handoff read back as an A2A Task, spelled for v1.0 (proto JSON) or v0.3 (`kind`-tagged); the README's A2A section maps the fields.
+import { A2A_V03_STATE, A2A_V1_STATE } from '../domain/a2a-states';
 import type { ThreadStatus } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
 
@@ -19,25 +20,8 @@ interface OutTask {
   metadata: Record<string, unknown>;
 }
 
-const V1_STATE: Record<ThreadStatus, string> = {
-  pending: 'TASK_STATE_SUBMITTED',
-  accepted: 'TASK_STATE_WORKING',
-  completed: 'TASK_STATE_COMPLETED',
-  declined: 'TASK_STATE_REJECTED',
-  cancelled: 'TASK_STATE_CANCELED',
-  awaiting_approval: 'TASK_STATE_AUTH_REQUIRED',
-  rejected: 'TASK_STATE_REJECTED',
-};
-
-const V03_STATE: Record<ThreadStatus, string> = {
-  pending: 'submitted',
-  accepted: 'working',
-  completed: 'completed',
-  declined: 'rejected',
-  cancelled: 'canceled',
-  awaiting_approval: 'auth-required',
-  rejected: 'rejected',
-};
+const V1_STATE = A2A_V1_STATE;
+const V03_STATE = A2A_V03_STATE;
 
 function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
   const id = view.thread_id;
@@ -90,6 +74,7 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
         inbox_url: view.inbox_url,
         created_at: view.created_at,
         updated_at: view.updated_at,
+        ...(view.to_target ? { to_target: view.to_target, candidates: view.candidates ?? [], claimed_by: view.claimed_by ?? null } : {}),
       },
     },
   };

@@ -7,7 +7,7 @@ const SKILL_DESCRIPTION = [
   'artifacts? [{ type: "file_diff" | "file_ref" | "test_command" | "api_contract" | "link", … }] };',
   'messageId is the idempotency key.',
   'The task stays submitted until the recipient accepts (working), completes (completed) or declines (rejected);',
-  'the sender may cancel it. Poll GetTask (tasks/get in v0.3); contextId is the thread id.',
+  'the sender may cancel it. Poll GetTask (tasks/get in v0.3), or follow it with SubscribeToTask / SendStreamingMessage (A2A 1.0, SSE); contextId is the thread id.',
 ].join(' ');
 
 /**
@@ -33,7 +33,7 @@ export function agentCard(opts: { publicUrl: string; version: string }): Record<
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ],
     version: opts.version,
-    capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     securitySchemes: {
       bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', ...bearer }, type: 'http', scheme: 'bearer', ...bearer },
     },

@@ -1,5 +1,6 @@
 // Method dispatch for POST /a2a: which handler a method name (and, for the shared names, the params' shape) selects.
 import { A2A_STANDARD_METHODS, A2A_V03_METHODS } from './a2a-methods';
+import { A2A_PUSH_METHODS } from './a2a-push';
 import type { Method } from './method';
 import { assertCleanParams } from './params-hygiene';
 import { WIRE_METHODS } from './wire-methods';
@@ -46,5 +47,6 @@ export function resolveMethod(name: string, params: unknown): Method | undefined
 function findMethod(name: string, params: unknown): Method | undefined {
   if (legacyA2A(name, params) && Object.hasOwn(A2A_V03_METHODS, name)) return A2A_V03_METHODS[name];
   if (Object.hasOwn(A2A_STANDARD_METHODS, name)) return A2A_STANDARD_METHODS[name];
+  if (Object.hasOwn(A2A_PUSH_METHODS, name)) return A2A_PUSH_METHODS[name];
   return Object.hasOwn(WIRE_METHODS, name) ? WIRE_METHODS[name] : undefined;
 }

@@ -1,5 +1,5 @@
 // POST /a2a: authenticates the caller, checks the JSON-RPC envelope, and runs the method dispatch.ts picks.
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
@@ -9,12 +9,16 @@ import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
 import { resolveMethod } from './dispatch';
 import { failureAnswer } from './failure-answer';
-import { MUTATING_METHODS, SESSION_ID_PATTERN } from './method';
+import { MUTATING_METHODS, SESSION_ID_PATTERN, type MethodContext } from './method';
+import { A2A_STREAMING_METHODS, followTask, isStreamingMethod } from './a2a-streaming';
+import { assertCleanParams } from './params-hygiene';
 
 export interface JsonRpcEndpointDeps {
   relay: RelayService;
   rateLimiter: RateLimiter;
   log: Logger;
+  /** The open streams of this process (SendStreamingMessage, SubscribeToTask), ended on shutdown. */
+  streams?: { track(res: Response): AbortSignal };
   /** The teammate the request authenticates as (throws unauthenticated). */
   authenticate(req: Request): Promise<AgentDoc>;
 }
@@ -50,6 +54,7 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
     if (envelope.id !== undefined && envelope.id !== null && typeof envelope.id !== 'string' && typeof envelope.id !== 'number') {
       return send(200, jsonRpcError(null, new RelayError('invalid_request', 'The JSON-RPC id must be a string, a number or null'), reqId));
     }
+    if (isStreamingMethod(envelope.method)) return streamMethod(deps, req, res, caller, envelope, fail);
     const method = resolveMethod(envelope.method, envelope.params);
     if (!method) {
       return send(200, jsonRpcError(id, new RelayError('method_not_found', `Unknown method ${envelope.method}`), reqId));
@@ -72,4 +77,59 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
       return fail(error, envelope.method);
     }
   };
+}
+
+/** Heartbeat comments on an A2A stream with nothing to say for this long. */
+const STREAM_HEARTBEAT_MS = 15_000;
+
+/**
+ * A streaming method: errors before the stream opens are ordinary JSON-RPC answers; then Server-Sent Events, each a
+ * JSON-RPC response with the request's id whose result is one StreamResponse, until the task is finished.
+ */
+async function streamMethod(
+  deps: JsonRpcEndpointDeps,
+  req: Request,
+  res: Response,
+  caller: AgentDoc,
+  envelope: { method?: unknown; params?: unknown; id?: unknown },
+  fail: (error: unknown, method?: unknown) => unknown,
+): Promise<unknown> {
+  const name = envelope.method as string;
+  const id = (envelope.id as string | number | null | undefined) ?? null;
+  const ctx: MethodContext = { caller, relay: deps.relay, idempotencyKey: req.get('idempotency-key') || undefined, via: 'a2a', sessionId: undefined };
+  let opened;
+  try {
+    if (envelope.params !== undefined && (envelope.params === null || typeof envelope.params !== 'object' || Array.isArray(envelope.params))) {
+      throw new RelayError('invalid_params', 'params must be an object');
+    }
+    assertCleanParams(envelope.params);
+    const sessionId = req.get('x-relay-session') || undefined;
+    if (sessionId !== undefined && !SESSION_ID_PATTERN.test(sessionId)) {
+      throw new RelayError('invalid_params', 'X-Relay-Session: must be 1–128 letters, digits, ".", "_", ":" or "-"');
+    }
+    ctx.sessionId = sessionId;
+    if (MUTATING_METHODS.has(name)) await deps.rateLimiter.consume(caller.handle);
+    opened = await A2A_STREAMING_METHODS[name]!(ctx, envelope.params ?? {});
+  } catch (error) {
+    return fail(error, name);
+  }
+  const controller = new AbortController();
+  const signal = deps.streams ? deps.streams.track(res) : controller.signal;
+  res.on('close', () => controller.abort());
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+  const write = async (chunk: string) => {
+    if (!res.write(chunk)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  };
+  const send = (result: Record<string, unknown>) => write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
+  try {
+    await send(opened.first);
+    if (!opened.finished) await followTask(ctx, opened, send, () => write(': heartbeat\n\n'), signal, deps.log, STREAM_HEARTBEAT_MS);
+  } catch (error) {
+    deps.log.warn({ err: (error as Error).message, method: name }, 'task stream ended by an error');
+    const answer = failureAnswer(error);
+    await write(`data: ${JSON.stringify(jsonRpcError(id, answer.error, requestId(res)))}\n\n`).catch(() => {});
+  } finally {
+    res.end();
+  }
+  return undefined;
 }

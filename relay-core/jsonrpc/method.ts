@@ -19,4 +19,4 @@ export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export type Method = (ctx: MethodContext, params: unknown) => Promise<unknown>;
 
 /** Mutating methods: rate limited per API key, and sent by clients under an idempotency key. */
-export const MUTATING_METHODS: ReadonlySet<string> = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask']);
+export const MUTATING_METHODS: ReadonlySet<string> = new Set(['message/send', 'tasks/update', 'tasks/cancel', 'SendMessage', 'CancelTask', 'SendStreamingMessage', 'CreateTaskPushNotificationConfig', 'DeleteTaskPushNotificationConfig']);

@@ -4,7 +4,7 @@ import { RelayError } from '../domain/errors';
 import {
   LIMITS,
   artifactsSchema,
-  handleSchema,
+  recipientSchema,
   intentSchema,
   isWellFormedText,
   metadataSchema,
@@ -36,7 +36,7 @@ const idempotencyMetadata = z.object({
 const sendNewSchema = z
   .object({
     task_id: z.null().optional(),
-    recipient: handleSchema,
+    recipient: recipientSchema,
     intent: intentSchema,
     message: messageSchema,
     artifacts: artifactsSchema.default([]),
@@ -85,7 +85,8 @@ const transitionMetadata = metadataSchema.pipe(idempotencyMetadata.pick({ client
 const updateSchema = z
   .object({
     task_id: taskIdSchema,
-    transition: z.enum(['accept', 'complete', 'decline']),
+    /** claim: a candidate takes an unclaimed handoff (it becomes pending, with the claimer as recipient). */
+    transition: z.enum(['accept', 'complete', 'decline', 'claim']),
     result_summary: text(LIMITS.summary).min(1).optional(),
     artifacts: artifactsSchema.optional(),
     reason: text(LIMITS.reason).min(1).optional(),
@@ -174,10 +175,12 @@ async function tasksList(ctx: MethodContext, params: unknown): Promise<unknown> 
 async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(updateSchema, params);
   if (p.verdict && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.verdict: only allowed with transition "accept"');
+  if (p.transition === 'claim') return ctx.relay.claim(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
+  const transition = p.transition;
   const verdict = p.verdict ? { ...p.verdict, ...(p.verdict.session_id === undefined && p.session_id !== undefined ? { session_id: p.session_id } : {}) } : undefined;
   return ctx.relay.transition(
     ctx.caller,
-    { thread_id: p.task_id, transition: p.transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
+    { thread_id: p.task_id, transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
     ctx.via,
     idempotencyKey(ctx, p.metadata?.client_idempotency_key),
     ctx.sessionId,

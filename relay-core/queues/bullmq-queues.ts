@@ -3,8 +3,8 @@ import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
-import type { EventPublisher } from '../service/event-publisher';
-import { EVENT_TYPES } from '../domain/schemas';
+import type { EventPublisher, EventThread } from '../service/event-publisher';
+import { EVENT_TYPES, surfaceSchema } from '../domain/schemas';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
@@ -16,8 +16,21 @@ export const eventJobSchema = z.object({
   type: z.enum(EVENT_TYPES),
   /** When the event was created (delivery latency is measured from here); absent on jobs queued before it was added. */
   at: z.iso.datetime().optional(),
+  /** The thread's sender and recipient when the event was written; absent on jobs queued before they were added. */
+  from: z.string().min(1).optional(),
+  to: z.string().min(1).optional(),
+  /** The rest of the outbox event (who, through what, which message), so the event logs need no thread read. */
+  by: z.string().min(1).optional(),
+  via: surfaceSchema.optional(),
+  message_id: z.string().min(1).optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
+
+/** The outbox event an event job carries; null for a job queued before jobs carried it whole. */
+export function outboxEventOf(job: EventJob): OutboxEvent | null {
+  if (!job.by || !job.via || !job.at) return null;
+  return { id: job.event_id, type: job.type, at: new Date(job.at), by: job.by, via: job.via, ...(job.message_id ? { message_id: job.message_id } : {}) };
+}
 
 /** Options of every relay job: `attempts` tries spaced by `backoff`; kept a day once done, a week once failed. */
 export function jobOptions(attempts: number, backoff: NonNullable<JobsOptions['backoff']>): JobsOptions {
@@ -65,10 +78,20 @@ export class BullmqEventPublisher implements EventPublisher {
     this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
   }
 
-  async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+  async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     for (const event of events) {
-      const data: EventJob = { thread_id: threadId, event_id: event.id, type: event.type, at: event.at.toISOString() };
+      const data: EventJob = {
+        thread_id: thread._id,
+        event_id: event.id,
+        type: event.type,
+        at: event.at.toISOString(),
+        from: thread.from,
+        to: thread.to,
+        by: event.by,
+        via: event.via,
+        ...(event.message_id ? { message_id: event.message_id } : {}),
+      };
       for (const queue of this.queues) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }

@@ -1,6 +1,15 @@
 // Port: hands a thread's outbox events to the delivery queues (the relay never delivers inline).
 import type { OutboxEvent } from '../domain/documents';
 
+/** The thread the events are of: its participants travel with each job, so a processor that only routes need not read it. */
+export interface EventThread {
+  _id: string;
+  from: string;
+  to: string;
+  /** A handoff to a role, skill or owner: who may claim it (several while it is unclaimed). */
+  candidates?: string[];
+}
+
 export interface EventPublisher {
-  publish(threadId: string, events: readonly OutboxEvent[]): Promise<void>;
+  publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void>;
 }

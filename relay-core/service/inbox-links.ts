@@ -21,3 +21,28 @@ export function inboxUrl(publicUrl: string, secret: string, threadId: string, vi
 export function isGenuineInboxLink(secret: string, threadId: string, viewer: string, sig: string): boolean {
   return constantTimeEqual(sig, signature(secret, threadId, viewer));
 }
+
+/** What an inbox link names: its thread, and the viewer it is signed for (with the signature it carries). */
+export interface InboxLinkTarget {
+  threadId: string;
+  viewer: string | null;
+  signature: string | null;
+}
+
+const THREAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The thread an inbox URL of this relay points at, or null for any other URL (another host, path or a malformed id). */
+export function parseInboxUrl(publicUrl: string, url: string): InboxLinkTarget | null {
+  let parsed: URL;
+  let base: URL;
+  try {
+    parsed = new URL(url);
+    base = new URL(`${publicUrl}/`);
+  } catch {
+    return null;
+  }
+  if (parsed.origin !== base.origin || !parsed.pathname.startsWith(`${base.pathname}inbox/`)) return null;
+  const threadId = parsed.pathname.slice(`${base.pathname}inbox/`.length).replace(/\/+$/, '');
+  if (!THREAD_ID.test(threadId)) return null;
+  return { threadId: threadId.toLowerCase(), viewer: parsed.searchParams.get('as'), signature: parsed.searchParams.get('sig') };
+}

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { OutboxEvent } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
-import type { EventPublisher } from './event-publisher';
+import type { EventPublisher, EventThread } from './event-publisher';
 
 export interface OutboxDeps {
   store: MongoStore;
@@ -25,7 +25,7 @@ export class Outbox {
    * and awaits it before it writes the thread (so work that comes first, like a create's mailbox places, overlaps
    * it). A write that did not happen (null) takes its entry back. The event goes on its queues right after.
    */
-  async recording<T>(threadId: string, event: OutboxEvent, write: (inOutbox: Promise<unknown>) => Promise<T | null>): Promise<T | null> {
+  async recording<T extends EventThread>(threadId: string, event: OutboxEvent, write: (inOutbox: Promise<unknown>) => Promise<T | null>): Promise<T | null> {
     const entry = this.deps.store.outbox.pending(threadId, event);
     let written: T | null = null;
     try {
@@ -35,7 +35,7 @@ export class Outbox {
       const mine = await entry.catch(() => false);
       if (written === null && mine) await this.deps.store.outbox.abandoned(event.id).catch(() => {});
     }
-    if (written !== null) await this.publish(threadId, [event]);
+    if (written !== null) await this.publish(written, [event]);
     return written;
   }
 
@@ -43,12 +43,12 @@ export class Outbox {
    * Puts events on their queues right after the write that recorded them. A failure is not the caller's:
    * the events stay in the outbox and the sweep enqueues them (job ids are event ids, so twice is once).
    */
-  private async publish(threadId: string, events: readonly OutboxEvent[]): Promise<void> {
+  private async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     try {
-      await this.deps.events.publish(threadId, events);
+      await this.deps.events.publish(thread, events);
       this.deps.store.outbox.enqueued(events.map((e) => e.id));
     } catch (error) {
-      this.deps.log.warn({ thread_id: threadId, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
+      this.deps.log.warn({ thread_id: thread._id, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
     }
   }
 
@@ -68,7 +68,7 @@ export class Outbox {
       if (age < settleMs) continue;
       const thread = await store.readThread(entry.thread_id);
       if (thread?.outbox.some((e) => e.id === entry._id)) {
-        await this.deps.events.publish(entry.thread_id, [entry.event]);
+        await this.deps.events.publish(thread, [entry.event]);
         await store.outbox.remove([entry._id]);
         enqueued += 1;
       } else if (age > settleMs + UNWRITTEN_EVENT_MS) {

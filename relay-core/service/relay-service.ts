@@ -5,7 +5,8 @@ import { acceptanceVerdict, declaredProject, type Verdict } from '../domain/acce
 import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import type { Artifact, NewHandoff, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
+import { claimedThread, explainFailedClaim, isCandidate, isRepeatedClaim, unclaimedThread } from '../domain/claim';
+import type { Artifact, NewHandoff, RecipientTarget, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
 import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
@@ -16,9 +17,12 @@ import { inboxUrl, isGenuineInboxLink } from './inbox-links';
 import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
 import { Outbox } from './outbox';
 import { Approvals, type ApplyApproved } from './approvals';
-import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { JobQueue } from '../queues/bullmq-queues';
 import { describeApprovers } from '../domain/approval';
+import { ChannelBindings } from './channel-bindings';
+import { routeHandoff } from './handoff-routing';
+import type { EventFeed } from './event-feed';
+import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
 import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
@@ -27,13 +31,27 @@ import { messageView, threadView, transitionView, type ThreadView, type Transiti
 
 export interface CreateResult {
   task_id: string;
-  /** `awaiting_approval` when a policy holds the create until people approve it (nothing is delivered until then). */
-  status: { state: 'pending' | 'awaiting_approval' };
+  /**
+   * unclaimed: sent to a role, skill or owner that named several teammates; the first to claim it becomes the recipient.
+   * awaiting_approval: a policy holds the create until people approve it (nothing is delivered until then).
+   */
+  status: { state: 'pending' | 'unclaimed' | 'awaiting_approval' };
   created_at: string;
   inbox_url: string;
+  /** The recipient's handle, or the target (`role:frontend`) while unclaimed. */
   recipient: string;
   /** For a held create: the approval and who must approve it. */
   approval?: { approval_id: string; approvers: string[]; quorum: number; rule_id: string };
+  /** Unclaimed only: who may claim it. */
+  candidates?: string[];
+}
+
+export interface ClaimResult {
+  thread_id: string;
+  status: ThreadStatus;
+  recipient: string;
+  claimed_by: string;
+  claimed_at: string | null;
 }
 
 export interface TransitionRequest {
@@ -69,10 +87,15 @@ export interface RelayServiceDeps {
   policy?: PolicyGate;
   /** Where approval reminders and timeouts wait (the `verify` queue); without it only the sweep fires them. */
   approvalTimers?: JobQueue;
+  /** The teammates' event logs (event-feed.ts), for readers that wait on them; absent, nothing can wait. */
+  feed?: EventFeed;
 }
 
 export class RelayService {
   readonly teammates: Teammates;
+  /** Where unclaimed handoffs to a role, skill or owner are posted in Slack. */
+  readonly channels: ChannelBindings;
+  readonly feed?: EventFeed;
   private readonly store: MongoStore;
   private readonly outbox: Outbox;
   private readonly appender: MessageAppender;
@@ -95,7 +118,9 @@ export class RelayService {
     this.publicUrl = deps.publicUrl;
     this.log = deps.log;
     this.ledger = new IdempotencyLedger(deps.store);
+    this.channels = new ChannelBindings(deps.store, this.clock);
     this.policy = deps.policy;
+    this.feed = deps.feed;
     this.outbox = new Outbox({ store: deps.store, events: deps.events, clock: this.clock, log: deps.log });
     this.appender = new MessageAppender({
       store: deps.store,
@@ -107,6 +132,11 @@ export class RelayService {
     });
     this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
     this.approvals.setApplier(this.applyApprovedTransition);
+  }
+
+  /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
+  get pushConfigs(): MongoStore['pushConfigs'] {
+    return this.store.pushConfigs;
   }
 
   /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
@@ -133,18 +163,22 @@ export class RelayService {
   async createHandoff(sender: AgentDoc, input: NewHandoff, via: Surface, sessionId?: string): Promise<CreateResult> {
     const [problem] = intentProblems(input);
     if (problem) throw new RelayError('invalid_intent_payload', problem.message);
-    const recipient = await this.teammates.get(input.to);
-    if (!recipient || recipient.status !== 'active') {
-      throw new RelayError('recipient_not_found', `No active teammate with handle ${input.to}; call list_teammates to find the right handle`);
-    }
-    this.teammates.assertNotBlocked(sender, recipient);
+    const route = await routeHandoff(this.teammates, sender, input.to);
+    // Several candidates: the thread waits unclaimed; the policy sees the target as the recipient (its role or skill).
+    const recipient = 'recipient' in route ? route.recipient : targetParty(route.target, sender);
 
     // With a key the id derives from sender + key, so a duplicate is a duplicate-key insert, never a second thread.
     const threadId = input.idempotency_key ? idempotentId(sender.handle, 'create', input.idempotency_key) : randomUUID();
     const now = this.clock.now();
-    const doc = newPendingThread({ id: threadId, sender, recipient, input, via, now, eventId: randomUUID() }, (bodyHash) =>
+    const pending = newPendingThread({ id: threadId, sender, recipient, input, via, now, eventId: randomUUID() }, (bodyHash) =>
       mintHandoffToken(this.tokenSecret, { id: threadId, team: recipient.team, bodyHash, projectId: declaredProject(input.metadata).project_id }, now, this.tokenTtlMs),
     );
+    const doc =
+      'candidates' in route
+        ? unclaimedThread(pending, route.target, route.candidates.map((c) => c.handle))
+        : route.target
+          ? { ...pending, to_target: route.target.label, candidates: [route.recipient.handle] }
+          : pending;
     const bodyHash = doc.request_hash;
     let earlier: ThreadDoc | null = null;
     const isReplay = async () => Boolean(input.idempotency_key && (earlier = await this.store.readThread(threadId)));
@@ -163,6 +197,12 @@ export class RelayService {
     let held: Awaited<ReturnType<Approvals['holdCreate']>> | undefined;
     if (policy && isHeld(policy)) {
       const { hold, ...stamp } = policy;
+      if (doc.status === 'unclaimed') {
+        throw new RelayError('policy_denied', `Policy rule ${hold.id} holds this handoff for approval, and a handoff to ${doc.to} (several candidates) cannot wait for approval yet; send it to one teammate's handle`, {
+          rule_id: hold.id,
+          policy_version: stamp.policy_version,
+        });
+      }
       // An approver that does not resolve refuses the create here, before anything is stored.
       held = await this.approvals.holdCreate(doc, hold, stamp, sender, recipient, via);
     } else if (policy) {
@@ -172,7 +212,7 @@ export class RelayService {
       const [mailbox] = await Promise.all([this.store.placeNewThread(doc), inOutbox]);
       if (mailbox) doc.mailbox = mailbox;
       try {
-        await this.store.threads.insertOne(doc);
+        await this.store.inserts.threads.insert(doc);
         return doc;
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
@@ -181,8 +221,60 @@ export class RelayService {
     });
     if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     if (held) await this.approvals.opened(threadId, held);
-    this.log.info({ thread_id: threadId, from: sender.handle, to: recipient.handle, via, ...(held ? { approval_id: held.id } : {}) }, held ? 'handoff held for approval' : 'handoff created');
+    this.log.info(
+      { thread_id: threadId, from: sender.handle, to: doc.to, candidates: doc.status === 'unclaimed' ? doc.candidates : undefined, via, ...(held ? { approval_id: held.id } : {}) },
+      held ? 'handoff held for approval' : 'handoff created',
+    );
     return this.createResult(doc);
+  }
+
+  // ── claim ───────────────────────────────────────────────────────────────────
+
+  /**
+   * A candidate takes an unclaimed handoff: the first claim wins (one versioned write), the claimer becomes the
+   * recipient (pending, with a handoff token) and thread.claimed goes out. The claimer asking again answers success;
+   * anyone else, or a claim after a cancel, is refused and changes nothing.
+   */
+  async claim(caller: AgentDoc, threadId: string, via: Surface, sessionId?: string): Promise<ClaimResult> {
+    const current = await this.store.readThread(threadId);
+    if (current && isRepeatedClaim(caller, current)) return claimResult(current);
+    if (!current || !isCandidate(caller.handle, current)) throw explainFailedClaim(caller, threadId, current);
+    const policy = await this.claimPolicy(caller, current, via, sessionId);
+    const now = this.clock.now();
+    const event: OutboxEvent = { id: randomUUID(), type: 'thread.claimed', at: now, by: caller.handle, via };
+    let before: ThreadDoc | null = null;
+    const after = await this.outbox.recording(threadId, event, async (inOutbox) => {
+      await inOutbox;
+      const written = await this.store.writeThread(threadId, (doc) => {
+        const token = mintHandoffToken(this.tokenSecret, { id: doc._id, team: caller.team, bodyHash: doc.body_hash, projectId: declaredProject(doc.metadata).project_id }, now, this.tokenTtlMs);
+        return claimedThread(doc, { claimer: caller, now, via, event, token, ...(policy ? { policy } : {}) });
+      });
+      before = written.before;
+      return written.after;
+    });
+    if (!after) {
+      const seen = before as ThreadDoc | null;
+      if (seen && isRepeatedClaim(caller, seen)) return claimResult(seen);
+      throw explainFailedClaim(caller, threadId, seen);
+    }
+    this.log.info({ thread_id: threadId, claimed_by: caller.handle, via }, 'handoff claimed');
+    return claimResult(after);
+  }
+
+  /** The policy as if the handoff had been sent to the claimer directly: a rule that denies that pair denies the claim. */
+  private async claimPolicy(caller: AgentDoc, doc: ThreadDoc, via: Surface, sessionId?: string): Promise<PolicyStamp | undefined> {
+    if (!this.policy) return undefined;
+    const sender = await this.teammates.get(doc.from);
+    if (!sender) return undefined;
+    const decision = await this.policy.explain({ action: 'handoff.create', via, actor: sender, sender, recipient: caller, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
+    if (decision.effect === 'deny') {
+      throw new RelayError('policy_denied', `Policy rule ${decision.rule_id ?? 'default'} denies handoffs from ${doc.from} to ${caller.handle}: ${decision.reason}`, {
+        rule_id: decision.rule_id,
+        policy_version: decision.policy_version,
+        reason: decision.reason,
+      });
+    }
+    return { rule_id: decision.rule_id, effect: decision.effect, policy_version: decision.policy_version };
   }
 
   // ── read ────────────────────────────────────────────────────────────────────
@@ -195,9 +287,10 @@ export class RelayService {
     return doc;
   }
 
-  /** The whole thread for a participant; reading it marks the other side's messages as read. */
+  /** The whole thread for a participant (or a candidate of an unclaimed one); reading it marks the other side's messages as read. */
   async threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
-    const doc = await this.readThread(caller, threadId);
+    const unclaimed = await this.store.readThread(threadId);
+    const doc = unclaimed && isCandidate(caller.handle, unclaimed) ? unclaimed : await this.readThread(caller, threadId);
     const view: ThreadView = await this.view(doc, caller.handle);
     if (doc.to === caller.handle && doc.handoff_token) {
       view.handoff_token = deriveHandoffToken(this.tokenSecret, doc._id, doc.handoff_token.nonce);
@@ -231,6 +324,13 @@ export class RelayService {
   async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
+      // An agent accepting an unclaimed handoff it is a candidate for claims it first (accept_handoff, tasks/update).
+      if (request.transition === 'accept' && request.expected_status === undefined) {
+        const current = await this.store.readThread(request.thread_id);
+        if (current && isCandidate(caller.handle, current)) await this.claim(caller, request.thread_id, via, sessionId);
+        // A candidate who lost the claim hears who has it, not that they are no participant.
+        else if (current?.claimed_by && current.claimed_by !== caller.handle && current.candidates?.includes(caller.handle)) throw explainFailedClaim(caller, request.thread_id, current);
+      }
       const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId, { ...body });
       let refused: (Verdict & { accepted: false }) | undefined;
       let passed: (Verdict & { accepted: true }) | undefined;
@@ -419,10 +519,11 @@ export class RelayService {
     return {
       task_id: doc._id,
       // A replay answers what the create answered: held when it was held, whatever happened since.
-      status: { state: held ? 'awaiting_approval' : 'pending' },
+      status: { state: held ? 'awaiting_approval' : doc.status === 'unclaimed' ? 'unclaimed' : 'pending' },
       created_at: doc.created_at.toISOString(),
       inbox_url: this.inboxUrl(doc._id, doc.from),
       recipient: doc.to,
+      ...(doc.status === 'unclaimed' ? { candidates: doc.candidates ?? [] } : {}),
       ...(held ? { approval: { approval_id: held.id, approvers: describeApprovers(held.approvers.filter((a) => a.step === 0)).split(', '), quorum: held.quorum, rule_id: held.rule_id } } : {}),
     };
   }
@@ -430,4 +531,24 @@ export class RelayService {
 
 function isHeld(stamp: PolicyStamp | HeldStamp): stamp is HeldStamp {
   return 'hold' in stamp;
+}
+
+function claimResult(doc: ThreadDoc): ClaimResult {
+  return { thread_id: doc._id, status: doc.status, recipient: doc.to, claimed_by: doc.claimed_by!, claimed_at: doc.claimed_at?.toISOString() ?? null };
+}
+
+/** The target standing in for the recipient in the policy's facts while no one has claimed the handoff. */
+function targetParty(target: RecipientTarget, sender: AgentDoc): AgentDoc {
+  return {
+    ...sender,
+    _id: target.label,
+    handle: target.label,
+    name: target.label,
+    role: target.kind === 'role' ? target.value : '',
+    skills: target.kind === 'skill' ? [target.value] : [],
+    repos_owned: target.kind === 'owner' ? [target.value] : [],
+    slack_user_id: null,
+    blocked: [],
+    notification: null,
+  };
 }

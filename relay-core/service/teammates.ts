@@ -8,7 +8,8 @@ import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
-import { matchesCardFilter } from '../store/agent-directory';
+import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
+import type { RecipientTarget } from '../domain/schemas';
 
 /** The fields anyone on the relay may read about a teammate. */
 export interface PublicCard {
@@ -165,12 +166,7 @@ export class Teammates {
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
     if (this.store.directory) {
-      const cards: PublicCard[] = [];
-      for (const card of await this.store.directory.cards()) {
-        if (cards.length === limit) break;
-        if (matchesCardFilter(card, filter)) cards.push(publicCard(card as AgentDoc));
-      }
-      return cards;
+      return (await this.store.directory.matching(filter, limit)).map((card) => publicCard(card as AgentDoc));
     }
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
@@ -184,6 +180,27 @@ export class Teammates {
       .limit(limit)
       .toArray();
     return docs.map(publicCard);
+  }
+
+  /**
+   * The active teammates a role, skill or owner target names (domain/recipient-target.ts), sorted by handle: from
+   * the in-memory directory where the server has no usable indexes, else one indexed query (owner: `$in` the path's prefixes).
+   */
+  async candidates(target: RecipientTarget): Promise<AgentDoc[]> {
+    let cards: readonly TargetCard[];
+    if (this.store.directory) {
+      cards = await this.store.directory.cards();
+    } else {
+      const query: Filter<AgentDoc> =
+        target.kind === 'role'
+          ? { status: 'active', role: target.value }
+          : target.kind === 'skill'
+            ? { status: 'active', skills: target.value }
+            : { status: 'active', repos_owned: { $in: ownerPrefixes(target.value) } };
+      cards = await this.store.agents.find(query, { projection: { handle: 1, role: 1, skills: 1, repos_owned: 1 } }).sort({ _id: 1 }).limit(500).toArray();
+    }
+    const docs = await Promise.all(targetCandidates(cards, target).map((card) => this.get(card.handle)));
+    return docs.filter((doc): doc is AgentDoc => doc !== null && doc.status === 'active');
   }
 
   /** Updates the caller's own card; a new webhook URL gets a new signing secret, returned this once. */
@@ -208,7 +225,6 @@ export class Teammates {
     const updated = (await this.store.writeAgent(handle, (doc) => ({ ...doc, ...set }))).after;
     if (!updated) throw new RelayError('unauthenticated', 'This teammate no longer exists');
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
@@ -274,7 +290,6 @@ export class Teammates {
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
-    await this.store.directory?.changed();
     this.log.info({ handle }, 'teammate disabled');
     return ownCard(updated);
   }

@@ -33,6 +33,11 @@ export interface ThreadView {
   declined_at: string | null;
   cancelled_at: string | null;
   inbox_url: string;
+  /** Handoffs sent to a role, skill or owner: the target, who it named, and who claimed it (absent otherwise). */
+  to_target?: string;
+  candidates?: string[];
+  claimed_by?: string | null;
+  claimed_at?: string | null;
   /** The recipient's view only: the single-use token that accept_handoff / tasks/update accept may present. */
   handoff_token?: string;
   handoff_token_expires_at?: string;
@@ -139,6 +144,9 @@ export function threadView(
     declined_at: iso(doc.declined_at),
     cancelled_at: iso(doc.cancelled_at),
     inbox_url: inboxUrl,
+    ...(doc.to_target
+      ? { to_target: doc.to_target, candidates: doc.candidates ?? [], claimed_by: doc.claimed_by ?? null, claimed_at: iso(doc.claimed_at ?? null) }
+      : {}),
     ...(doc.status === 'rejected' ? { reject_reason: doc.reject_reason ?? null } : {}),
     ...(doc.approvals?.length ? { approvals: doc.approvals.map((a) => approvalView(doc._id, a)) } : {}),
   };
@@ -146,7 +154,7 @@ export function threadView(
 
 /** The thread after a transition, by the status it reached: that status's timestamp, and what completing handed back. */
 export type TransitionView =
-  | { thread_id: string; status: 'pending' }
+  | { thread_id: string; status: 'pending' | 'unclaimed' }
   | { thread_id: string; status: 'accepted'; accepted_at: string | null }
   | { thread_id: string; status: 'completed'; completed_at: string | null; completion_artifacts: Artifact[] }
   | { thread_id: string; status: 'declined'; declined_at: string | null }

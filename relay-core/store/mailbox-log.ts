@@ -2,6 +2,7 @@
 // thread: entry n of box `to:alice@acme` is `_id` `to:alice@acme#<n>`, so a page is a handful of `_id` lookups.
 import type { Collection } from 'mongodb';
 import type { MailboxEntryDoc, MailboxHeadDoc } from '../domain/documents';
+import type { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey, putById } from './thread-writes';
 
 export type Party = 'to' | 'from';
@@ -34,6 +35,7 @@ export class MailboxLog {
   constructor(
     private readonly entries: Collection<MailboxEntryDoc>,
     private readonly heads: Collection<MailboxHeadDoc>,
+    private readonly inserts: InsertBatcher<MailboxEntryDoc>,
   ) {}
 
   /** Appends `threadId` to `box` and returns its position. */
@@ -43,7 +45,7 @@ export class MailboxLog {
       const position = (this.known.get(box) ?? 0) + 1;
       this.remember(box, position);
       try {
-        await this.entries.insertOne({ _id: entryId(box, position), thread_id: threadId, created_at: createdAt });
+        await this.inserts.insert({ _id: entryId(box, position), thread_id: threadId, created_at: createdAt });
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         await this.head(box);

@@ -6,6 +6,7 @@ import type {
   AgentWriteDoc,
   ApiKeyDoc,
   ApprovalIndexDoc,
+  ChannelBindingDoc,
   IdempotencyDoc,
   MailboxEntryDoc,
   MailboxHeadDoc,
@@ -20,8 +21,11 @@ import type {
   ThreadWriteDoc,
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
+import { InsertBatcher } from './insert-batcher';
 import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
+import { EventLog } from './event-log';
+import { PushConfigStore } from './push-configs';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
@@ -62,6 +66,13 @@ export class MongoStore {
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
   readonly mailboxHeads: Collection<MailboxHeadDoc>;
   readonly meta: Collection<MetaDoc>;
+  /** Role, skill and owner targets bound to Slack channels, by `_id` = the target. */
+  readonly channelBindings: Collection<ChannelBindingDoc>;
+  /** Inserts on the write path of every request, group-committed (insert-batcher.ts). */
+  readonly inserts: {
+    threads: InsertBatcher<ThreadDoc>;
+    messages: InsertBatcher<MessageDoc>;
+  };
   /** Every thread write and every read of a thread's current version goes through this. */
   readonly writer: VersionedWriter<ThreadDoc>;
   /** The same for teammates' documents. */
@@ -70,6 +81,10 @@ export class MongoStore {
   /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
   readonly mailbox: MailboxLog | null;
   readonly outbox: OutboxLedger;
+  /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
+  readonly eventLog: EventLog;
+  /** A2A push notification configs, one document per task. */
+  readonly pushConfigs: PushConfigStore;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
@@ -96,7 +111,13 @@ export class MongoStore {
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
     this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
     this.meta = db.collection<MetaDoc>('meta');
-    this.outbox = new OutboxLedger(this.outboxEntries);
+    this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
+    // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
+    const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
+    this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
+    this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
+    this.eventLog = new EventLog(db, inFlight);
+    this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
@@ -110,7 +131,7 @@ export class MongoStore {
       this.lists = new IndexedThreadLists(this.threads);
       this.directory = null;
     } else {
-      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads);
+      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads, new InsertBatcher(this.mailboxEntries, inFlight));
       this.lists = new MailboxThreadLists(this.threads, this.mailbox);
       this.directory = new AgentDirectory(this.agents, this.meta);
     }
@@ -136,6 +157,8 @@ export class MongoStore {
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
+      // Unclaimed handoffs in each candidate's received list.
+      [this.threads, { candidates: 1, created_at: -1, status: 1 }, { name: 'candidates' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
     ];
     if (this.capabilities.indexedQueries) {
@@ -147,7 +170,7 @@ export class MongoStore {
     const unused = new Map<Collection<any>, string[]>([
       [this.agents, ['role', 'skills', 'repos_owned']],
       [this.apiKeys, ['handle']],
-      [this.threads, ['inbox', 'sent', 'outbox_sweep']],
+      [this.threads, ['inbox', 'sent', 'outbox_sweep', 'candidates']],
       [this.messages, ['thread_order']],
       [this.threadWrites, ['age']],
       [this.idempotency, ['age']],
@@ -183,16 +206,39 @@ export class MongoStore {
    * The same write for a teammate's document: its endpoint is verified by a worker while its owner may change
    * the card or rotate the secret, and a plain FerretDB update of one would undo the other.
    */
-  writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
-    return this.agentWriter.write(handle, change);
+  async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
+    const written = await this.agentWriter.write(handle, change);
+    if (written.after) await this.directory?.changed();
+    return written;
   }
 
-  /** A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. */
-  async placeNewThread(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'>): Promise<ThreadDoc['mailbox']> {
+  /** Those of `handles` that are active and have a webhook endpoint that is not disabled. */
+  async withWebhookEndpoint(handles: readonly string[]): Promise<string[]> {
+    if (this.directory) return this.directory.withEndpoint(handles);
+    const docs = await this.agents
+      .find({ _id: { $in: [...handles] }, status: 'active', notification: { $ne: null }, 'notification.disabled_at': null }, { projection: { _id: 1 } })
+      .toArray();
+    const found = new Set(docs.map((doc) => doc._id));
+    return handles.filter((handle) => found.has(handle));
+  }
+
+  /**
+   * A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. An
+   * unclaimed thread goes into each candidate's received box instead of one recipient's.
+   */
+  async placeNewThread(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at' | 'status' | 'candidates'>): Promise<ThreadDoc['mailbox']> {
     if (!this.mailbox) return undefined;
+    const mailbox = this.mailbox;
+    if (doc.status === 'unclaimed') {
+      const [from, ...positions] = await Promise.all([
+        mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
+        ...(doc.candidates ?? []).map((handle) => mailbox.append(boxName('to', handle), doc._id, doc.created_at)),
+      ]);
+      return { to: 0, from: from!, candidates: (doc.candidates ?? []).map((handle, i) => ({ handle, n: positions[i]! })) };
+    }
     const [to, from] = await Promise.all([
-      this.mailbox.append(boxName('to', doc.to), doc._id, doc.created_at),
-      this.mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
+      mailbox.append(boxName('to', doc.to), doc._id, doc.created_at),
+      mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
     ]);
     return { to, from };
   }

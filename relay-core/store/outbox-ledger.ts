@@ -2,6 +2,7 @@
 // write that records the event and removed once the event is on its queues. The sweep reads only this collection.
 import type { Collection } from 'mongodb';
 import type { OutboxEntryDoc, OutboxEvent } from '../domain/documents';
+import type { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey } from './thread-writes';
 
 /** Removals of enqueued entries are batched: one delete per this interval instead of one per event. */
@@ -12,7 +13,10 @@ export class OutboxLedger {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly entries: Collection<OutboxEntryDoc>) {}
+  constructor(
+    private readonly entries: Collection<OutboxEntryDoc>,
+    private readonly inserts: InsertBatcher<OutboxEntryDoc>,
+  ) {}
 
   /**
    * Records that `event` of `threadId` is about to be written; the sweep enqueues it if nobody else does. False
@@ -20,7 +24,7 @@ export class OutboxLedger {
    */
   async pending(threadId: string, event: OutboxEvent): Promise<boolean> {
     try {
-      await this.entries.insertOne({ _id: event.id, thread_id: threadId, event, at: new Date() });
+      await this.inserts.insert({ _id: event.id, thread_id: threadId, event, at: new Date() });
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;

@@ -19,6 +19,12 @@ export type ListedThread = Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | '
 
 export const LISTED_FIELDS = { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1, mailbox: 1, hidden_from_recipient: 1 } as const;
 
+/** True when the entry at `position` of `handle`'s `party` box is where the thread sits now (a candidate's, while unclaimed). */
+function sitsAt(doc: ListedThread & Pick<ThreadDoc, 'mailbox'>, party: Party, handle: string, position: number): boolean {
+  if (doc[party] === handle && doc.mailbox?.[party] === position) return true;
+  return party === 'to' && doc.status === 'unclaimed' && (doc.mailbox?.candidates ?? []).some((c) => c.handle === handle && c.n === position);
+}
+
 /** Port: one page of a mailbox, newest first; walking the cursors returns every matching thread exactly once. */
 export interface ThreadLists {
   page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }>;
@@ -45,7 +51,10 @@ export class IndexedThreadLists implements ThreadLists {
   constructor(private readonly threads: Collection<ThreadDoc>) {}
 
   async page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }> {
-    const filter: Filter<ThreadDoc> = { [query.party]: query.handle };
+    // The received list also holds the unclaimed handoffs the caller is a candidate for.
+    const party: Filter<ThreadDoc> =
+      query.party === 'to' ? { $or: [{ to: query.handle }, { candidates: query.handle, status: 'unclaimed' }] } : { from: query.handle };
+    const filter: Filter<ThreadDoc> = { $and: [party] };
     if (query.statuses?.length) filter.status = { $in: [...query.statuses] };
     const createdAt: Record<string, Date> = {};
     if (query.since) createdAt.$gte = query.since;
@@ -54,7 +63,7 @@ export class IndexedThreadLists implements ThreadLists {
       if (typeof ms !== 'number' || !Number.isFinite(new Date(ms).getTime()) || typeof id !== 'string' || id.length > 64) throw badCursor();
       const after = new Date(ms);
       createdAt.$lte = after;
-      filter.$or = [{ created_at: { $lt: after } }, { created_at: after, _id: { $lt: id } }];
+      filter.$and!.push({ $or: [{ created_at: { $lt: after } }, { created_at: after, _id: { $lt: id } }] });
     }
     if (Object.keys(createdAt).length) filter.created_at = createdAt;
     const docs = await this.threads
@@ -114,7 +123,7 @@ export class MailboxThreadLists implements ThreadLists {
           break walk;
         }
         const doc = docs[i] as (ListedThread & Pick<ThreadDoc, 'mailbox'>) | null;
-        if (!doc || doc.mailbox?.[query.party] !== below || (statuses && !statuses.has(doc.status))) continue;
+        if (!doc || !sitsAt(doc, query.party, query.handle, below) || (statuses && !statuses.has(doc.status))) continue;
         if (found.length === query.limit) {
           // One more match exists: the page ends above it.
           nextCursor = encode(['m', below + 1]);

@@ -15,11 +15,11 @@ const listQuery = z
   })
   .strict();
 
-/** `${event uuid}.${handle}`: what GET /admin/deliveries lists as `id`. */
+/** `${event uuid}.${handle}`, or `${event uuid}.push.${config id}` for an A2A push: what GET /admin/deliveries lists as `id`. */
 const deliveryIdSchema = z
   .string()
   .max(200)
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9._-]+@[A-Za-z0-9._-]+$/i, 'must be a delivery id as listed by GET /admin/deliveries (<event id>.<handle>)');
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.([A-Za-z0-9._-]+@[A-Za-z0-9._-]+|push\.[A-Za-z0-9_-]{1,64})$/i, 'must be a delivery id as listed by GET /admin/deliveries (<event id>.<handle> or <event id>.push.<config id>)');
 
 export function mountWebhookAdminRoutes(app: express.Express, deps: { deadLetters: WebhookDeadLetters; requireAdmin(req: Request): void }): void {
   const { deadLetters, requireAdmin } = deps;

@@ -11,6 +11,11 @@ export function deliveryId(eventId: string, handle: string): string {
   return `${eventId}.${handle}`;
 }
 
+/** An A2A push delivery's id: the event and the task's config (`webhook-id` too; config ids have no `.` or `:`). */
+export function pushDeliveryId(eventId: string, configId: string): string {
+  return `${eventId}.push.${configId}`;
+}
+
 /** What the admin API shows of a delivery: no URL, no secret, no payload. */
 export interface DeliveryView {
   id: string;
@@ -53,10 +58,11 @@ export class WebhookDeliveries {
   }
 
   /** Records that the event is owed to `handle`; a second call (a re-run fan-out) changes nothing. */
-  async open(event: { event_id: string; type: EventType; thread_id: string }, handle: string, now: Date): Promise<void> {
+  async open(event: { event_id: string; type: EventType; thread_id: string }, handle: string, now: Date, pushConfig?: string): Promise<void> {
     try {
       await this.collection.insertOne({
-        _id: deliveryId(event.event_id, handle),
+        _id: pushConfig === undefined ? deliveryId(event.event_id, handle) : pushDeliveryId(event.event_id, pushConfig),
+        ...(pushConfig === undefined ? {} : { push_config: pushConfig }),
         event_id: event.event_id,
         event_type: event.type,
         thread_id: event.thread_id,

@@ -1,14 +1,16 @@
 // The `webhooks` queue's processor: an event job fans out to one `deliver` job per endpoint, which POSTs it.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { eventJobSchema } from '../queues/bullmq-queues';
+import { eventJobSchema, outboxEventOf } from '../queues/bullmq-queues';
+import type { EventThread } from '../service/event-publisher';
 import { parseJob } from '../queues/parse-job';
-import { signingSecrets, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
+import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { RelayService } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
-import { deliveryId, type WebhookDeliveries } from './deliveries';
+import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
+import { pushDelivery } from './push-delivery';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
@@ -17,8 +19,15 @@ import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues'
 // endpoint; a deliver job signs and POSTs the event, records the attempt, and fails (to be retried on the
 // schedule) until a 2xx, a 410, or the last attempt (dead letter).
 
+/** Where every event also goes once it is taken from its queue (the per-teammate event logs). */
+export interface EventRecorder {
+  record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void>;
+}
+
 export interface WebhookDeliveryDeps {
   relay: RelayService;
+  /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
+  feed?: EventRecorder;
   store: MongoStore;
   endpoints: Pick<WebhookEndpoints, 'markGone'>;
   deliveries: WebhookDeliveries;
@@ -28,6 +37,9 @@ export interface WebhookDeliveryDeps {
   clock?: Clock;
   timeoutMs?: number;
 }
+
+/** Events whose audience depends on the thread's approvals (a held create's recipient hears none of them). */
+const APPROVAL_EVENTS: ReadonlySet<string> = new Set(['thread.awaiting_approval', 'thread.rejected', 'thread.cancelled', 'approval.requested', 'approval.decided']);
 
 export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 
@@ -40,36 +52,54 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
-   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event.
+   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event. A handoff to
+   * a role, skill or owner with several candidates tells each candidate of its thread.created (they may claim it).
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
-    const event = parseJob(eventJobSchema, job);
-    // Two small reads per event: most teammates have no endpoint, and this runs for every event.
-    const thread = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, hidden_from_recipient: 1, approvals: 1 } });
-    if (!thread) return 'skipped';
-    // A create held for approval is not the recipient's to hear of; its approvers hear of every approval asked of them.
-    const audience = thread.hidden_from_recipient ? [thread.from] : [thread.from, thread.to];
-    if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested') {
-      for (const approval of thread.approvals ?? []) {
-        if (approval.status !== 'pending') continue;
-        for (const approver of approval.approvers) if (approver.handle) audience.push(approver.handle);
+    const taken = parseJob(eventJobSchema, job);
+    const { from, to, by: _by, via: _via, message_id: _message, ...event } = taken;
+    // This runs for every event: the job carries the participants and the whole event, so recording it in the
+    // event logs and finding who has an endpoint (store.withWebhookEndpoint) need no thread or card reads.
+    let thread: EventThread | null = from && to ? { _id: event.thread_id, from, to } : null;
+    let recorded = outboxEventOf(taken);
+    // A handoff to a role, skill or owner (a `to` no handle can be): its candidates hear of thread.created.
+    const toTarget = event.type === 'thread.created' && (to ?? ':').includes(':');
+    let candidates: string[] = [];
+    // Events of a create held for approval (and of approvals) depend on the thread: its recipient may not hear of
+    // it yet, and the approvers asked hear of it. Only these events read the thread for that.
+    const approvalEvent = APPROVAL_EVENTS.has(event.type);
+    let approvers: string[] = [];
+    if (!thread || !recorded || toTarget || approvalEvent) {
+      const doc = await store.threads.findOne(
+        { _id: event.thread_id },
+        { projection: { from: 1, to: 1, outbox: 1, candidates: 1, hidden_from_recipient: 1, approvals: 1 } },
+      );
+      if (!doc) return 'skipped';
+      // A held create's recipient is left out: the sender stands in for them.
+      thread = doc.hidden_from_recipient ? { _id: doc._id, from: doc.from, to: doc.from } : doc;
+      recorded = doc.outbox.find((e) => e.id === event.event_id) ?? null;
+      if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
+      if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested') {
+        approvers = (doc.approvals ?? []).filter((a) => a.status === 'pending').flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
       }
     }
-    // One `_id` lookup per participant: any other filter reads every agent on FerretDB.
-    const owners = await Promise.all(
-      [...new Set(audience)].map((handle) => store.agents.findOne({ _id: handle }, { projection: { _id: 1, status: 1, notification: 1 } })),
-    );
-    for (const agent of owners) {
-      if (!agent || agent.status !== 'active' || !agent.notification || agent.notification.disabled_at) continue;
-      const id = deliveryId(event.event_id, agent._id);
-      await deliveries.open(event, agent._id, clock.now());
-      await queues.enqueueDelivery(id, { ...event, handle: agent._id, redrive: 0 });
+    if (recorded) await deps.feed?.record(thread, [recorded]);
+    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
+      const id = deliveryId(event.event_id, handle);
+      await deliveries.open(event, handle, clock.now());
+      await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
+    }
+    // A2A push configs of the task: one `_id` read per event (none: an empty read).
+    for (const config of await store.pushConfigs.of(event.thread_id)) {
+      await deliveries.open(event, config.owner, clock.now(), config.id);
+      await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id });
     }
     return 'fanned_out';
   }
 
   async function deliver(job: Job): Promise<WebhookOutcome> {
     const data = parseJob(deliveryJobSchema, job);
+    if (data.push_config !== undefined) return push(job, data, data.push_config);
     const id = deliveryId(data.event_id, data.handle);
     const doc = await deliveries.get(id);
     // Delivered, dead-lettered or superseded by a re-drive: a re-enqueued job must not send it again.
@@ -127,6 +157,8 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     return fail({ outcome: 'failed', http_status: status, error: why }, why);
   }
 
+  const push = pushDelivery({ relay, store, deliveries, policy: deps.policy, log, clock, timeoutMs: deps.timeoutMs });
+
   return async function processWebhookJob(job: Job): Promise<WebhookOutcome> {
     return job.name === DELIVER_JOB ? deliver(job) : fanOut(job);
   };
@@ -153,7 +185,8 @@ export class WebhookDeadLetters {
     if (doc.status !== 'failed') return null;
     const n = await this.deliveries.reopen(doc, this.clock.now());
     if (n === null) return null;
-    await this.queues.enqueueDelivery(doc._id, { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n });
+    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n };
+    await this.queues.enqueueDelivery(doc._id, doc.push_config === undefined ? data : { ...data, push_config: doc.push_config });
     return { ...doc, status: 'pending', redrives: n };
   }
 

@@ -20,6 +20,8 @@ export interface SignedPost {
   policy: TargetPolicy;
   timeoutMs?: number;
   now?: Date;
+  /** More headers (an A2A push's notification token and Authorization); never the signature ones. */
+  headers?: Record<string, string>;
 }
 
 export interface PostResult {
@@ -47,6 +49,7 @@ export async function postSigned(request: SignedPost): Promise<PostResult> {
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'handoff-relay-webhooks/0.1',
+    ...request.headers,
     ...signatureHeaders(request.secrets, request.id, request.now ?? new Date(), request.body),
   };
   const transport = url.protocol === 'https:' ? https : http;

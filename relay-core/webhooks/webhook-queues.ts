@@ -17,6 +17,8 @@ export const deliveryJobSchema = z.object({
   type: z.enum(EVENT_TYPES),
   handle: z.string().min(3).max(128),
   redrive: z.number().int().min(0),
+  /** An A2A push notification config of the task (webhooks/push-delivery.ts) instead of the teammate's card webhook. */
+  push_config: z.string().min(1).max(64).optional(),
 });
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
 

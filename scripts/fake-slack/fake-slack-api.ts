@@ -28,6 +28,18 @@ export interface FakeSlackMessage {
   updated: number;
   /** Message metadata as posted ({event_type, event_payload}); returned only to include_all_metadata reads. */
   metadata?: FakeSlackMetadata;
+  /** Who wrote it: a person's message added with addUserMessage (absent: the bot posted it). */
+  user?: string;
+}
+
+/** Links a person shared in a message, as the link_shared event carries them (see shareLinks). */
+export interface FakeSlackSharedLinks {
+  channel: string;
+  user: string;
+  message_ts: string;
+  unfurl_id: string;
+  source: 'conversations_history';
+  links: Array<{ domain: string; url: string }>;
 }
 
 export interface FakeSlackAck {
@@ -50,6 +62,8 @@ export interface FakeSlackUserProfile {
   real_name?: string;
   name?: string;
   display_name?: string;
+  /** IANA time zone users.info reports (default Europe/London); tz_offset and tz_label follow it. */
+  tz?: string;
 }
 
 export interface FakeSlack {
@@ -73,8 +87,20 @@ export interface FakeSlack {
   homeViews: Map<string, Record<string, unknown>>;
   /** Adds a user to the workspace; ids look like Slack's (U or W, then capitals and digits). */
   addUser(id: string, profile?: FakeSlackUserProfile): void;
-  /** Adds a public channel the bot is in; `members` limits who may receive ephemerals there (default: anyone). */
-  addChannel(id: string, members?: string[]): void;
+  /**
+   * Adds a channel (C… public, G… private); `members` limits who may receive ephemerals there (default: anyone).
+   * The bot is a member unless `botMember` is false: like Slack, posting, updating or reading history in a channel
+   * the bot is not in is `not_in_channel` (the app has no chat:write.public).
+   */
+  addChannel(id: string, members?: string[], opts?: { botMember?: boolean }): void;
+  /** Invites the bot to a channel, or removes it (`/invite @app`, `/kick @app`). */
+  setBotMember(id: string, member: boolean): void;
+  /** A person's message in a known channel (what a message shortcut or a shared link points at); returns its ts. */
+  addUserMessage(channel: string, user: string, text: string, opts?: { thread_ts?: string }): string;
+  /** A person posts `urls` in `channel`: the message, and what the link_shared event says about it; chat.unfurl accepts only these. */
+  shareLinks(channel: string, user: string, urls: string[]): FakeSlackSharedLinks;
+  /** Unfurls accepted by chat.unfurl, by `channel:message_ts`, then by URL (the last one given for each URL). */
+  unfurls: Map<string, Map<string, Record<string, unknown>>>;
   /** The IM channel id conversations.open returns for userId (stable, `D` + the user id's suffix); does not open it. */
   imChannelId(userId: string): string;
   /** A response_url a slash command or action payload can carry; POSTs to it are recorded as method "response_url". */
@@ -105,7 +131,7 @@ export interface FakeSlack {
 }
 
 /** The bot scopes the fake grants: exactly manifest.yml's. */
-export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history'] as const;
+export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write'] as const;
 
 export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
   const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
@@ -118,7 +144,7 @@ export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack
 type Args = Record<string, unknown>;
 type Body = Record<string, unknown>;
 type Handler = (args: Args) => Body;
-type Channel = { kind: 'im'; user: string } | { kind: 'channel'; members?: Set<string> };
+type Channel = { kind: 'im'; user: string } | { kind: 'channel'; members?: Set<string>; botMember: boolean };
 interface StoredView {
   id: string;
   type: 'modal' | 'home';
@@ -134,7 +160,21 @@ interface Waiter {
 }
 
 /** Form fields that hold JSON: @slack/web-api JSON.stringifies every non-primitive argument. */
-const JSON_FIELDS = ['blocks', 'attachments', 'view', 'metadata'];
+const JSON_FIELDS = ['blocks', 'attachments', 'view', 'metadata', 'unfurls'];
+
+/** A time zone's current UTC offset (seconds) and a label, as users.info reports them. */
+function zoneNow(tz: string): { offsetSeconds: number; label: string } {
+  let name: string;
+  try {
+    name = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  } catch {
+    throw new Error(`fake Slack: "${tz}" is not an IANA time zone`);
+  }
+  const m = /GMT(?:([+-])(\d{2}):(\d{2}))?/.exec(name);
+  const offsetSeconds = m?.[1] ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 3600 + Number(m[3]) * 60) : 0;
+  const label = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'long' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ?? tz;
+  return { offsetSeconds, label };
+}
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
 const MESSAGE_TEXT_LIMIT = 40000;
 const TEAM_ID = 'T0FAKETEAM';
@@ -168,6 +208,9 @@ class FakeSlackServer implements FakeSlack {
   readonly calls: FakeSlackCall[] = [];
   readonly messages = new Map<string, FakeSlackMessage[]>();
   readonly homeViews = new Map<string, Body>();
+  readonly unfurls = new Map<string, Map<string, Body>>();
+  /** Shared links chat.unfurl may unfurl: `channel:message_ts` and unfurl_id → the URLs shared there. */
+  private readonly shared = new Map<string, { key: string; urls: Set<string> }>();
 
   private readonly server = createServer((req, res) => {
     this.handle(req, res).catch((err: Error) => {
@@ -200,6 +243,8 @@ class FakeSlackServer implements FakeSlack {
     'chat.update': (a) => this.update(a),
     'chat.postEphemeral': (a) => this.postEphemeral(a),
     'users.info': (a) => this.usersInfo(a),
+    'chat.getPermalink': (a) => this.getPermalink(a),
+    'chat.unfurl': (a) => this.unfurl(a),
     'views.open': (a) => this.viewsOpen(a),
     'views.update': (a) => this.viewsUpdate(a),
     'views.publish': (a) => this.viewsPublish(a),
@@ -261,6 +306,8 @@ class FakeSlackServer implements FakeSlack {
     const name = profile.name ?? id.toLowerCase();
     const realName = profile.real_name ?? name;
     const displayName = profile.display_name ?? '';
+    const tz = profile.tz ?? 'Europe/London';
+    const { offsetSeconds, label } = zoneNow(tz);
     this.users.set(id, {
       id,
       team_id: TEAM_ID,
@@ -268,9 +315,9 @@ class FakeSlackServer implements FakeSlack {
       deleted: false,
       color: '9f69e7',
       real_name: realName,
-      tz: 'Europe/London',
-      tz_label: 'Greenwich Mean Time',
-      tz_offset: 0,
+      tz,
+      tz_label: label,
+      tz_offset: offsetSeconds,
       profile: {
         real_name: realName,
         real_name_normalized: realName,
@@ -286,9 +333,41 @@ class FakeSlackServer implements FakeSlack {
     });
   }
 
-  addChannel(id: string, members?: string[]): void {
+  addChannel(id: string, members?: string[], opts: { botMember?: boolean } = {}): void {
     if (!/^[CG][A-Z0-9]{2,}$/.test(id)) throw new Error(`fake Slack: "${id}" does not look like a channel id (C or G, then A-Z0-9)`);
-    this.channels.set(id, { kind: 'channel', members: members && new Set(members) });
+    this.channels.set(id, { kind: 'channel', members: members && new Set(members), botMember: opts.botMember ?? true });
+  }
+
+  setBotMember(id: string, member: boolean): void {
+    const channel = this.channels.get(id);
+    if (channel?.kind !== 'channel') throw new Error(`fake Slack: no channel ${id} (addChannel first)`);
+    channel.botMember = member;
+  }
+
+  /** Slack's answer to the bot writing or reading a channel it is not in. */
+  private notInChannel(id: string): Body | null {
+    const channel = this.channels.get(id);
+    return channel?.kind === 'channel' && !channel.botMember ? fail('not_in_channel') : null;
+  }
+
+  addUserMessage(channel: string, user: string, text: string, opts: { thread_ts?: string } = {}): string {
+    if (!this.channels.has(channel)) throw new Error(`fake Slack: no channel ${channel}; addChannel it first`);
+    if (!this.users.has(user)) throw new Error(`fake Slack: no user ${user}; addUser it first`);
+    const list = this.messages.get(channel) ?? [];
+    if (opts.thread_ts && !list.some((m) => m.ts === opts.thread_ts)) throw new Error(`fake Slack: no message ${opts.thread_ts} in ${channel}`);
+    const message: FakeSlackMessage = { ts: this.nextTs(), text, blocks: [], updated: 0, user, ...(opts.thread_ts ? { thread_ts: opts.thread_ts } : {}) };
+    list.push(message);
+    this.messages.set(channel, list);
+    return message.ts;
+  }
+
+  shareLinks(channel: string, user: string, urls: string[]): FakeSlackSharedLinks {
+    const messageTs = this.addUserMessage(channel, user, urls.map((u) => `<${u}>`).join(' '));
+    const unfurlId = `${messageTs}.${randomUUID().slice(0, 8)}`;
+    const entry = { key: `${channel}:${messageTs}`, urls: new Set(urls) };
+    this.shared.set(entry.key, entry);
+    this.shared.set(unfurlId, entry);
+    return { channel, user, message_ts: messageTs, unfurl_id: unfurlId, source: 'conversations_history', links: urls.map((url) => ({ domain: new URL(url).hostname, url })) };
   }
 
   imChannelId(userId: string): string {
@@ -330,6 +409,7 @@ class FakeSlackServer implements FakeSlack {
     this.calls.length = 0;
     this.messages.clear();
     this.homeViews.clear();
+    this.unfurls.clear();
     this.views.clear();
     this.failures.clear();
     this.drops.clear();
@@ -510,15 +590,13 @@ class FakeSlackServer implements FakeSlack {
     return {
       type: 'message',
       text: m.text,
-      user: BOT_USER_ID,
-      bot_id: BOT_ID,
-      app_id: APP_ID,
+      ...(m.user ? { user: m.user } : { user: BOT_USER_ID, bot_id: BOT_ID, app_id: APP_ID }),
       team: TEAM_ID,
       ts: m.ts,
       ...(m.blocks.length ? { blocks: m.blocks } : {}),
       ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: BOT_USER_ID } : {}),
       ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
-      bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID },
+      ...(m.user ? {} : { bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID } }),
     };
   }
 
@@ -566,6 +644,8 @@ class FakeSlackServer implements FakeSlack {
       channel = this.openIm(a.channel).id;
     }
     if (!channel) return fail('channel_not_found');
+    const outside = this.notInChannel(channel);
+    if (outside) return outside;
     const problem = this.checkMessageContent(a, true);
     if (problem) return problem;
     const metadata = checkMetadata(a.metadata);
@@ -595,6 +675,8 @@ class FakeSlackServer implements FakeSlack {
   private update(a: Args): Body {
     const channel = this.knownChannel(a.channel);
     if (!channel) return fail('channel_not_found');
+    const outside = this.notInChannel(channel);
+    if (outside) return outside;
     const message = this.messages.get(channel)?.find((m) => m.ts === a.ts);
     if (!message) return fail('message_not_found');
     const problem = this.checkMessageContent(a, true);
@@ -624,6 +706,62 @@ class FakeSlackServer implements FakeSlack {
   private usersInfo(a: Args): Body {
     const user = typeof a.user === 'string' ? this.users.get(a.user) : undefined;
     return user ? { ok: true, user } : fail('user_not_found');
+  }
+
+  /** A message's permalink (no scope needed): the channel must be known and hold a message with that ts. */
+  private getPermalink(a: Args): Body {
+    const channel = this.knownChannel(a.channel);
+    if (!channel) return fail('channel_not_found');
+    if (!present(a.message_ts)) return fail('invalid_arguments', '[ERROR] missing required field: message_ts');
+    const message = this.messages.get(channel)?.find((m) => m.ts === a.message_ts);
+    if (!message) return fail('message_not_found');
+    const base = `https://handoff-relay-test.slack.com/archives/${channel}/p${message.ts.replace('.', '')}`;
+    return { ok: true, channel, permalink: message.thread_ts ? `${base}?thread_ts=${message.thread_ts}&cid=${channel}` : base };
+  }
+
+  /**
+   * chat.unfurl (links:write): `unfurls` a JSON object of shared URL → { blocks } (or attachment fields), for a message
+   * named by channel + ts or by unfurl_id + source. Only URLs shareLinks shared in that message may be unfurled.
+   */
+  private unfurl(a: Args): Body {
+    let entry: { key: string; urls: Set<string> } | undefined;
+    if (present(a.unfurl_id) || present(a.source)) {
+      if (!present(a.unfurl_id) || !present(a.source)) return fail('invalid_arguments', '[ERROR] unfurl_id and source go together');
+      entry = this.shared.get(String(a.unfurl_id));
+      if (!entry) return fail('cannot_unfurl_message');
+    } else {
+      if (!present(a.channel)) return fail('missing_channel');
+      if (!present(a.ts)) return fail('missing_ts');
+      if (!this.knownChannel(a.channel)) return fail('channel_not_found');
+      entry = this.shared.get(`${String(a.channel)}:${String(a.ts)}`);
+      if (!entry) return fail('cannot_unfurl_message');
+    }
+    if (!present(a.unfurls)) return fail('missing_unfurls');
+    let unfurls: unknown = a.unfurls;
+    if (typeof unfurls === 'string') {
+      try {
+        unfurls = JSON.parse(unfurls);
+      } catch {
+        return fail('invalid_unfurls_format', '[ERROR] unfurls must be a JSON object');
+      }
+    }
+    if (typeof unfurls !== 'object' || unfurls === null || Array.isArray(unfurls) || Object.keys(unfurls).length === 0) {
+      return fail('invalid_unfurls_format', '[ERROR] unfurls must be a non-empty JSON object of URL → unfurl');
+    }
+    for (const [url, value] of Object.entries(unfurls as Record<string, unknown>)) {
+      if (!entry.urls.has(url)) return fail('cannot_unfurl_url', `[ERROR] ${url} was not shared in this message`);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('invalid_unfurls_format', `[ERROR] the unfurl of ${url} must be an object`);
+      const blocks = (value as Body).blocks;
+      if (blocks === undefined && !present((value as Body).text)) return fail('invalid_unfurls_format', `[ERROR] the unfurl of ${url} has neither blocks nor text`);
+      if (blocks !== undefined) {
+        const problem = findBlockProblem(blocks, 'message', '/unfurls');
+        if (problem) return problemBody(problem);
+      }
+    }
+    const stored = this.unfurls.get(entry.key) ?? new Map<string, Body>();
+    for (const [url, value] of Object.entries(unfurls as Record<string, Body>)) stored.set(url, value);
+    this.unfurls.set(entry.key, stored);
+    return { ok: true };
   }
 
   private parseView(a: Args, kind: 'modal' | 'home'): { view: Body } | { error: Body } {
@@ -734,7 +872,9 @@ class FakeSlackServer implements FakeSlack {
   private readableChannel(a: Args): { id: string } | { error: Body } {
     const id = this.knownChannel(a.channel);
     if (!id) return { error: fail('channel_not_found') };
-    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : 'channels:history';
+    const outside = this.notInChannel(id);
+    if (outside) return { error: outside };
+    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : id.startsWith('G') ? 'groups:history' : 'channels:history';
     if (!(FAKE_SLACK_SCOPES as readonly string[]).includes(needed)) {
       return { error: { ok: false, error: 'missing_scope', needed, provided: FAKE_SLACK_SCOPES.join(',') } };
     }

@@ -50,8 +50,11 @@ beforeAll(async () => {
   mcp = new Client({ name: 'e2e-agent', version: '1.0.0' });
   await mcp.connect(
     new StdioClientTransport({
-      command: 'npx',
-      args: ['handoff-mcp'],
+      // What `register` prints for MCP clients. (`npx handoff-mcp` works too, but npm installs this package into
+      // its npx cache and rebuilds it on first use per checkout, and concurrent first uses can leave that cache
+      // half-written: not what a test of the relay should hang on.)
+      command: process.execPath,
+      args: [join(ROOT, 'dist/mcp/stdio.js')],
       cwd: ROOT,
       env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/root', RELAY_URL: relay.url, RELAY_API_KEY: sender.apiKey },
       stderr: 'pipe',

@@ -68,7 +68,7 @@ describe('fake Slack: transport and auth', () => {
     const res = await client.auth.test();
     expect(res).toMatchObject({ ok: true, user_id: fake.botUserId, bot_id: fake.botId, team_id: fake.teamId });
     expect(typeof res.url).toBe('string');
-    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read', 'im:history']);
+    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write']);
   });
 
   test('a missing token is not_authed and a wrong one invalid_auth, on every method', async () => {
@@ -514,14 +514,24 @@ describe('fake Slack: message metadata, conversations.history and conversations.
     expect(page2).toMatchObject({ has_more: false, response_metadata: { next_cursor: '' } });
   });
 
-  test('history refuses unknown channels, public channels (no channels:history scope) and bad arguments', async () => {
+  test('history refuses unknown channels, channels the bot is not in, and bad arguments', async () => {
     const channel = await openIm(ALICE);
-    fake.addChannel('C0HISTORY');
+    fake.addChannel('C0OUTSIDE', undefined, { botMember: false });
     await expectSlackError(client.conversations.history({ channel: 'D0NEVEROPENED' }), 'channel_not_found');
-    await expect(client.conversations.history({ channel: 'C0HISTORY' })).rejects.toMatchObject({ data: { error: 'missing_scope', needed: 'channels:history' } });
+    await expectSlackError(client.conversations.history({ channel: 'C0OUTSIDE' }), 'not_in_channel');
     await expectSlackError(client.conversations.history({ channel, oldest: 'yesterday' }), 'invalid_ts_oldest');
     await expectSlackError(client.conversations.history({ channel, cursor: 'garbage' }), 'invalid_cursor');
     await expectSlackError(call('conversations.history', { channel, limit: 'ten' }), 'invalid_limit');
+  });
+
+  test('a channel the bot is not in: postMessage and update are not_in_channel until it is invited', async () => {
+    fake.addChannel('C0TEAMWEB', undefined, { botMember: false });
+    await expectSlackError(client.chat.postMessage({ channel: 'C0TEAMWEB', text: 'hello' }), 'not_in_channel');
+    fake.setBotMember('C0TEAMWEB', true);
+    const posted = await client.chat.postMessage({ channel: 'C0TEAMWEB', text: 'hello' });
+    expect((await client.conversations.history({ channel: 'C0TEAMWEB' })).messages?.map((m) => m.text)).toEqual(['hello']);
+    fake.setBotMember('C0TEAMWEB', false);
+    await expectSlackError(client.chat.update({ channel: 'C0TEAMWEB', ts: posted.ts as string, text: 'edited' }), 'not_in_channel');
   });
 
   test('replies: the parent then its replies in order, from the parent ts or a reply ts, with metadata on request', async () => {
@@ -580,6 +590,49 @@ describe('fake Slack: Socket Mode', () => {
 });
 
 // --- end slack-delivery additions ---------------------------------------------------------------
+
+describe('fake Slack: permalinks, unfurls and time zones (slacklive)', () => {
+  test('chat.getPermalink names a message of a known channel, with its thread for a reply', async () => {
+    fake.addChannel('C0LINKS');
+    const ts = fake.addUserMessage('C0LINKS', ALICE, 'hello');
+    const reply = fake.addUserMessage('C0LINKS', BOB, 'hi', { thread_ts: ts });
+    await expect(call('chat.getPermalink', { channel: 'C0LINKS', message_ts: ts })).resolves.toMatchObject({
+      permalink: `https://handoff-relay-test.slack.com/archives/C0LINKS/p${ts.replace('.', '')}`,
+    });
+    await expect(call('chat.getPermalink', { channel: 'C0LINKS', message_ts: reply })).resolves.toMatchObject({
+      permalink: expect.stringContaining(`?thread_ts=${ts}&cid=C0LINKS`),
+    });
+    await expectSlackError(call('chat.getPermalink', { channel: 'C0NOPE', message_ts: ts }), 'channel_not_found');
+    await expectSlackError(call('chat.getPermalink', { channel: 'C0LINKS', message_ts: '1.000001' }), 'message_not_found');
+    await expectSlackError(call('chat.getPermalink', { channel: 'C0LINKS' }), 'invalid_arguments');
+  });
+
+  test('chat.unfurl unfurls only links shared in that message, by channel + ts or unfurl_id + source, with valid blocks', async () => {
+    fake.addChannel('C0UNFURL');
+    const shared = fake.shareLinks('C0UNFURL', ALICE, ['https://relay.test/inbox/1']);
+    const good = { 'https://relay.test/inbox/1': { blocks: [section('a handoff')] } };
+    await expect(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: good })).resolves.toMatchObject({ ok: true });
+    await expect(call('chat.unfurl', { unfurl_id: shared.unfurl_id, source: shared.source, unfurls: good })).resolves.toMatchObject({ ok: true });
+    expect(fake.unfurls.get(`C0UNFURL:${shared.message_ts}`)?.get('https://relay.test/inbox/1')).toEqual(good['https://relay.test/inbox/1']);
+    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: { 'https://other.test/': { blocks: [] } } }), 'cannot_unfurl_url');
+    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts }), 'missing_unfurls');
+    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: '[1]' }), 'invalid_unfurls_format');
+    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: '1.000001', unfurls: good }), 'cannot_unfurl_message');
+    await expectSlackError(call('chat.unfurl', { ts: shared.message_ts, unfurls: good }), 'missing_channel');
+    await expectSlackError(call('chat.unfurl', { unfurl_id: shared.unfurl_id, unfurls: good }), 'invalid_arguments');
+    await expectSlackError(
+      call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: { 'https://relay.test/inbox/1': { blocks: [section(text(3001))] } } }),
+      'invalid_blocks',
+    );
+  });
+
+  test('users.info reports the time zone a user was added with, and its current offset', async () => {
+    fake.addUser('U0TOKYO', { tz: 'Asia/Tokyo' });
+    const res = (await client.users.info({ user: 'U0TOKYO' })) as { user: { tz: string; tz_offset: number } };
+    expect(res.user).toMatchObject({ tz: 'Asia/Tokyo', tz_offset: 9 * 3600 });
+    expect(() => fake.addUser('U0NOWHERE', { tz: 'Mars/Olympus' })).toThrow(/not an IANA time zone/);
+  });
+});
 
 describe('checkBlocks', () => {
   test('accepts valid blocks and an empty list', () => {

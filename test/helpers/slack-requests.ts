@@ -237,3 +237,41 @@ export async function postSignedEvent(
   const response = await fetch(eventsUrl, { method: 'POST', headers, body });
   return { status: response.status, text: await response.text() };
 }
+
+// --- message shortcuts (slacklive) ---
+
+export interface MessageShortcutRequest {
+  user: string;
+  channel: string;
+  /** The message the shortcut was used on, as Slack includes it (ts, text, its author). */
+  message: { ts: string; text: string; user: string };
+  callbackId: string;
+  /** A trigger_id from the fake Slack (fake.triggerId()): the shortcut opens a modal with it. */
+  triggerId: string;
+  responseUrl: string;
+  teamId?: string;
+}
+
+/** A message_action payload as Slack sends it when someone picks a message shortcut from a message's menu. */
+export function messageShortcutPayload(s: MessageShortcutRequest): Record<string, unknown> {
+  const teamId = s.teamId ?? 'T0FAKE';
+  return {
+    type: 'message_action',
+    token: 'legacy-verification-token',
+    action_ts: (Date.now() / 1000).toFixed(6),
+    team: { id: teamId, domain: 'acme' },
+    user: { id: s.user, username: s.user.toLowerCase(), name: s.user.toLowerCase(), team_id: teamId },
+    channel: { id: s.channel, name: 'general' },
+    is_enterprise_install: false,
+    enterprise: null,
+    callback_id: s.callbackId,
+    trigger_id: s.triggerId,
+    response_url: s.responseUrl,
+    message_ts: s.message.ts,
+    message: { type: 'message', user: s.message.user, ts: s.message.ts, text: s.message.text, team: teamId, blocks: [] },
+  };
+}
+
+export function sendMessageShortcut(eventsUrl: string, secret: string, s: MessageShortcutRequest, opts?: SignedPostOptions) {
+  return postSignedForm(eventsUrl, secret, { payload: JSON.stringify(messageShortcutPayload(s)) }, opts);
+}

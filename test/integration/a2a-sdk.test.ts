@@ -366,7 +366,7 @@ describe('GET /.well-known/agent-card.json', () => {
       { url: `${relay.url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
     ]);
     expect(card).toMatchObject({ name: 'handoff-relay', version: '0.1.0' });
-    expect(card.capabilities).toMatchObject({ streaming: false, pushNotifications: false });
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(card.securitySchemes.bearer?.scheme).toMatchObject({ $case: 'httpAuthSecurityScheme', value: { scheme: 'Bearer' } });
     expect(card.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
     expect(card.defaultInputModes).toEqual(['text/plain', 'application/json']);

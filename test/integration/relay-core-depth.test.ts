@@ -178,6 +178,18 @@ describe('teammates', () => {
     expect(await list('a.ps/')).toEqual([]); // regex characters are literal
   });
 
+  test('agents/list combines role, skill and repo, lists each teammate once, by handle', async () => {
+    await relay.register({ handle: 'zed@acme', name: 'Zed', role: 'frontend', skills: ['react', 'css'], repos_owned: ['apps/admin/', 'apps/web/src/'] });
+    await relay.register({ handle: 'abe@acme', name: 'Abe', role: 'backend', skills: ['react'], repos_owned: ['apps/web/src/'] });
+    const list = async (params: Record<string, string>) => (await relay.rpc(carol, 'agents/list', params)).body.result.teammates.map((t: any) => t.handle);
+    expect(await list({ repo: 'apps/' })).toEqual(['abe@acme', 'bob@acme', 'zed@acme']);
+    expect(await list({ repo: 'apps/web/src/' })).toEqual(['abe@acme', 'bob@acme', 'zed@acme']);
+    expect(await list({ repo: 'apps/', role: 'frontend' })).toEqual(['bob@acme', 'zed@acme']);
+    expect(await list({ skill: 'react' })).toEqual(['abe@acme', 'zed@acme']);
+    expect(await list({ skill: 'react', role: 'frontend', repo: 'apps/admin/' })).toEqual(['zed@acme']);
+    expect(await list({ skill: 'css', repo: 'services/' })).toEqual([]);
+  });
+
   test('a card update returns the webhook secret once; no later read shows it', async () => {
     const frank = await relay.register({ handle: 'frank@acme', name: 'Frank' });
     const put = await rest('PUT', '/agents/me/card', frank, { role: 'mobile', skills: ['swift'], tools: ['xcodebuild'], notification_url: 'https://hooks.example.com/frank' });

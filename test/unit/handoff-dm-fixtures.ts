@@ -26,6 +26,8 @@ export function historyFor(status: ThreadStatus, from = alice.handle, to = bob.h
   switch (status) {
     case 'pending':
       return [sent];
+    case 'unclaimed':
+      return [{ ...sent, status: 'unclaimed' }];
     case 'accepted':
       return [sent, accepted];
     case 'completed':

@@ -67,6 +67,7 @@ describe('each status, for the recipient and for the sender', () => {
     completed: 'Completed by <@U0BOB> via MCP',
     declined: 'Declined by <@U0BOB> via Slack',
     cancelled: 'Cancelled by <@U0ALICE> via the API',
+    unclaimed: 'Sent by <@U0ALICE> via MCP',
     awaiting_approval: 'Held for approval by <@U0ALICE> via MCP',
     rejected: 'Rejected by `U0LEAD` via Slack',
   };

@@ -1,11 +1,13 @@
-// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, and the claim card, tied to its handler.
 import type { App } from '@slack/bolt';
+import { CLAIM_ACTION_IDS } from '../../blocks/claim-card';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
 import type { HomeDeps } from '../events/app-home';
 import { APPROVAL_ACTION_IDS } from '../../blocks/approval-dm';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
 import { approveButton, rejectButton } from './approval-buttons';
+import { claimButton } from './claim-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 
@@ -21,4 +23,5 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
   app.action(APPROVAL_ACTION_IDS.approve, approveButton(deps));
   app.action(APPROVAL_ACTION_IDS.reject, rejectButton(deps));
+  app.action(CLAIM_ACTION_IDS.claim, claimButton(deps));
 }

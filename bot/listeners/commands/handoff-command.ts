@@ -6,11 +6,12 @@ import type { RelayService } from '../../../relay-core/service/relay-service';
 import { newHandoffSchema } from '../../../relay-core/domain/schemas';
 import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
 import type { CommandArgs, CommandDeps } from './command-args';
+import { channelCommand } from './channel-command';
 import { linkCommand } from './link-command';
 import { openNewHandoffModal } from './new-handoff-command';
 import { parseHandoffCommand, type Recipient } from './parse-command';
 
-// Subcommands: none (new-handoff modal), `@someone text` (quick inform), inbox, link, help.
+// Subcommands: none (new-handoff modal), `@someone text` / `role:x text` (quick inform), inbox, link, channel, help.
 
 export const HANDOFF_COMMAND = '/handoff';
 
@@ -18,6 +19,8 @@ export const HANDOFF_HELP =
   '*handoff-relay* — hand work to a teammate (and their agent)\n' +
   '• `/handoff` — open a form: recipient, intent (inform, ask a question, propose an action), summary, links.\n' +
   '• `/handoff @someone what to hand over` — send a quick _inform_ handoff (also `/handoff name@team …`).\n' +
+  '• `/handoff role:frontend …` (or `skill:react`, `owner:apps/web/`) — hand it to whoever fits: one match gets it, several can *Claim* it.\n' +
+  '• `/handoff channel role:frontend` — run in a channel: handoffs to that target land there with *Claim* (`channel unbind …`, `channel list`).\n' +
   '• `/handoff inbox` — your pending and accepted handoffs, with their buttons.\n' +
   '• `/handoff link [handle]` — link your Slack account to a new teammate and get its API key and MCP configuration, once.\n' +
   '• `/handoff help` — this help.\n' +
@@ -55,6 +58,8 @@ export function handoffCommand(deps: CommandDeps) {
         return inbox(deps.relay, caller, respond);
       case 'send':
         return quickSend(deps.relay, caller, parsed.to, parsed.text, command.trigger_id, say);
+      case 'channel':
+        return channelCommand(deps, args, caller, parsed, say);
     }
   };
 }
@@ -88,11 +93,12 @@ async function quickSend(
   const input = newHandoffSchema.safeParse({ to: handle, intent: 'inform', summary, idempotency_key: `slack-command:${triggerId}` });
   if (!input.success) {
     const issue = input.error.issues[0]!;
-    return void (await say(`Nothing was sent: ${issue.path[0] === 'to' ? 'the handle' : 'the text'} ${issue.message}.`));
+    return void (await say(`Nothing was sent: ${issue.path[0] === 'to' ? 'the recipient' : 'the text'} ${issue.message}.`));
   }
   try {
     const created = await relay.createHandoff(caller, input.data, 'slack');
-    await say(`:outbox_tray: Sent to \`${created.recipient}\` as an _inform_ handoff. <${created.inbox_url}|View it in the inbox>`);
+    const to = created.status.state === 'unclaimed' ? `\`${created.recipient}\` (unclaimed: ${created.candidates?.length} teammates can claim it)` : `\`${created.recipient}\``;
+    await say(`:outbox_tray: Sent to ${to} as an _inform_ handoff. <${created.inbox_url}|View it in the inbox>`);
   } catch (error) {
     if (error instanceof RelayError) return void (await say(`Nothing was sent: ${error.message}.`));
     throw error;

@@ -1,6 +1,7 @@
 // What `/handoff <text>` asks for, read from the command text alone (pure; the handlers do the work).
 import { HANDLE_PATTERN } from '../../../relay-core/domain/schemas';
 
+/** A Slack user, or a handle or role:/skill:/owner: target as typed (`handle` holds either). */
 export type Recipient = { slackUser: string } | { handle: string };
 
 export type HandoffCommand =
@@ -8,6 +9,8 @@ export type HandoffCommand =
   | { kind: 'help' }
   | { kind: 'inbox' }
   | { kind: 'link'; handle?: string }
+  /** `channel <target>` binds, `channel unbind <target>` unbinds, `channel list` lists; bare `channel` explains. */
+  | { kind: 'channel'; action: 'bind' | 'unbind' | 'list' | 'usage'; target?: string }
   | { kind: 'send'; to: Recipient; text: string }
   /** `@name` as plain text: Slack did not escape the mention, so there is no user id to resolve. */
   | { kind: 'unresolved_mention'; name: string }
@@ -15,6 +18,7 @@ export type HandoffCommand =
 
 /** `<@U123>` or `<@U123|name>`: a mention as Slack sends it when the command escapes channels, users and links. */
 const ESCAPED_MENTION = /^<@([UW][A-Z0-9]{2,})(?:\|[^>]*)?>$/;
+const TARGET_PREFIX = /^(role|skill|owner):/i;
 
 export function parseHandoffCommand(raw: string): HandoffCommand {
   const text = raw.trim();
@@ -28,7 +32,16 @@ export function parseHandoffCommand(raw: string): HandoffCommand {
       return { kind: 'inbox' };
     case 'link':
       return rest.length ? { kind: 'link', handle: rest[0] } : { kind: 'link' };
+    case 'channel': {
+      const [verb = '', target] = rest;
+      if (verb === '') return { kind: 'channel', action: 'usage' };
+      if (verb.toLowerCase() === 'list') return { kind: 'channel', action: 'list' };
+      if (verb.toLowerCase() === 'unbind') return target ? { kind: 'channel', action: 'unbind', target } : { kind: 'channel', action: 'usage' };
+      return { kind: 'channel', action: 'bind', target: verb };
+    }
   }
+  // role:, skill: and owner: targets (checked by the handoff schema, which says what a malformed one lacks).
+  if (TARGET_PREFIX.test(first)) return { kind: 'send', to: { handle: first }, text: slackTextToPlain(tail) };
   const mention = ESCAPED_MENTION.exec(first);
   if (mention) return { kind: 'send', to: { slackUser: mention[1]! }, text: slackTextToPlain(tail) };
   const handle = first.replace(/^@/, '');

@@ -1,0 +1,61 @@
+// The live App Home: after the `slack` queue has synced a thread's DMs, each linked participant's Home tab is
+// re-published by one debounced job per Slack user on the `verify` queue, so a burst of changes publishes once.
+import type { Job, Queue } from 'bullmq';
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { parseJob } from '../../relay-core/queues/parse-job';
+import type { RelayService } from '../../relay-core/service/relay-service';
+import { publishHome } from '../listeners/events/app-home';
+
+// Why a deduplication id and not a fixed job id: BullMQ ignores an add whose job id exists in any state, so a
+// change arriving while the refresh runs (or within the day a completed job is kept) would never be drawn. The
+// deduplication id `home.<user>` (deterministic per Slack user) coalesces adds while the job waits (`reschedule`
+// moves it to `delay` after the latest change: a debounce), and one added while it runs is kept and runs after it
+// (`keepLastIfActive`), so the last publish always starts after the last change.
+
+export const HOME_REFRESH_JOB = 'slack-home-refresh';
+/** Quiet time after the latest change before the tab is drawn. */
+export const HOME_REFRESH_DELAY_MS = 1_500;
+
+const homeRefreshJobSchema = z.object({ slack_user: z.string().regex(/^[UW][A-Z0-9]+$/) });
+
+export interface HomeRefresher {
+  /** Arms one refresh for each linked participant of the thread (no-op for teammates without a Slack user). */
+  armForThread(threadId: string): Promise<void>;
+}
+
+export function homeRefresher(deps: { relay: RelayService; queue: Queue; delayMs?: number }): HomeRefresher {
+  const { relay, queue } = deps;
+  const delay = deps.delayMs ?? HOME_REFRESH_DELAY_MS;
+  return {
+    async armForThread(threadId) {
+      const thread = await relay.threadById(threadId);
+      if (!thread) return;
+      const people = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
+      const users = new Set(people.map((p) => p?.slack_user_id).filter((u): u is string => Boolean(u)));
+      await Promise.all(
+        [...users].map((user) =>
+          queue.add(HOME_REFRESH_JOB, { slack_user: user }, {
+            delay,
+            deduplication: { id: `home.${user}`, keepLastIfActive: true, reschedule: true },
+            attempts: 3,
+            backoff: { type: 'exponential', delay: 1_000 },
+            removeOnComplete: true,
+            removeOnFail: { age: 24 * 3600 },
+          }),
+        ),
+      );
+    },
+  };
+}
+
+/** The job: publish the user's Home tab at its first page, as it is now. */
+export function homeRefreshHandler(deps: { relay: RelayService; client: WebClient; log: Logger }) {
+  return async function refreshHome(job: Job): Promise<{ published: string }> {
+    const { slack_user: user } = parseJob(homeRefreshJobSchema, job);
+    await publishHome(deps.relay, deps.client, user);
+    deps.log.debug({ slack_user: user }, 'home tab re-published');
+    return { published: user };
+  };
+}

@@ -1,0 +1,118 @@
+// A2A v1.0 streaming on POST /a2a: SendStreamingMessage and SubscribeToTask answer Server-Sent Events, each a JSON-RPC
+// response whose result is a StreamResponse: the Task first, then a statusUpdate for every event of the thread (read
+// from the caller's event log after the cursor taken before the task was read), until the task is finished.
+import type { Logger } from 'pino';
+import { RelayError } from '../domain/errors';
+import type { ThreadStatus } from '../domain/schemas';
+import { FEED_POLL_MS, type EventFeed, type FeedEvent } from '../service/event-feed';
+import { getParams, sendHandoff, v1SendInput } from './a2a-methods';
+import { v1Task } from './a2a-task';
+import type { MethodContext } from './method';
+import { parseParams } from './params';
+
+/** A stream opened: what to send first, and where in the caller's event log to follow the thread from. */
+export interface OpenedTaskStream {
+  threadId: string;
+  cursor: string;
+  first: Record<string, unknown>;
+  finished: boolean;
+}
+
+export type StreamingMethod = (ctx: MethodContext, params: unknown) => Promise<OpenedTaskStream>;
+
+const FINISHED: ReadonlySet<ThreadStatus> = new Set(['completed', 'declined', 'cancelled']);
+
+/** The state an event put the thread in; events that change no status (messages, later kinds) show the current one. */
+const STATE_OF_EVENT: Record<string, string> = {
+  'thread.created': 'TASK_STATE_SUBMITTED',
+  'thread.accepted': 'TASK_STATE_WORKING',
+  'thread.completed': 'TASK_STATE_COMPLETED',
+  'thread.declined': 'TASK_STATE_REJECTED',
+  'thread.cancelled': 'TASK_STATE_CANCELED',
+};
+const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled']);
+
+function feedOf(ctx: MethodContext): EventFeed {
+  if (!ctx.relay.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
+  return ctx.relay.feed;
+}
+
+const subscribeParams = getParams.omit({ historyLength: true }).strict();
+
+export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
+  /** SendMessage, then the task's updates as they happen. */
+  async SendStreamingMessage(ctx, params) {
+    const feed = feedOf(ctx);
+    const input = v1SendInput(params);
+    // The cursor first: nothing that happens to the new task after it is read back can fall between the two.
+    const cursor = await feed.head(ctx.caller.handle);
+    const view = await sendHandoff(ctx, input);
+    return { threadId: view.thread_id, cursor, first: { task: v1Task(view, input.historyLength) }, finished: FINISHED.has(view.status) };
+  },
+  /** The task as it is now, then its updates; a finished task has none (thread_terminal). */
+  async SubscribeToTask(ctx, params) {
+    const feed = feedOf(ctx);
+    const p = parseParams(subscribeParams, params);
+    const cursor = await feed.head(ctx.caller.handle);
+    const view = await ctx.relay.threadViewFor(ctx.caller, p.id);
+    if (FINISHED.has(view.status)) {
+      throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
+    }
+    return { threadId: view.thread_id, cursor, first: { task: v1Task(view) }, finished: false };
+  },
+};
+
+export function isStreamingMethod(name: string): boolean {
+  return Object.hasOwn(A2A_STREAMING_METHODS, name);
+}
+
+/**
+ * Sends `{ statusUpdate }` for each event of the stream's thread after its cursor (the thread.created a
+ * SendStreamingMessage already answered with its task is left out) and returns once the task is finished or
+ * `signal` aborts. `heartbeat` is called when nothing happened for a while (the caller writes an SSE comment).
+ */
+export async function followTask(
+  ctx: MethodContext,
+  opened: OpenedTaskStream,
+  send: (result: Record<string, unknown>) => Promise<void>,
+  heartbeat: () => Promise<void>,
+  signal: AbortSignal,
+  log: Logger,
+  heartbeatMs: number,
+): Promise<void> {
+  const feed = feedOf(ctx);
+  let cursor = opened.cursor;
+  let lastWrite = Date.now();
+  while (!signal.aborted) {
+    let events: FeedEvent[];
+    try {
+      const page = await feed.wait(ctx.caller.handle, cursor, 100, heartbeatMs, signal);
+      cursor = page.cursor;
+      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created');
+      if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs && !signal.aborted) {
+        await heartbeat();
+        lastWrite = Date.now();
+      }
+    } catch (error) {
+      log.warn({ thread_id: opened.threadId, err: (error as Error).message }, 'task stream read failed; retrying');
+      await new Promise((resolve) => setTimeout(resolve, FEED_POLL_MS));
+      continue;
+    }
+    for (const event of events) {
+      const task = v1Task(await ctx.relay.threadViewFor(ctx.caller, opened.threadId));
+      const status = task.status as Record<string, unknown>;
+      const state = STATE_OF_EVENT[event.type] ?? status.state;
+      await send({
+        statusUpdate: {
+          taskId: opened.threadId,
+          contextId: opened.threadId,
+          status: state === status.state ? status : { state, timestamp: event.at },
+          metadata: { handoff_event: { type: event.type, event_id: event.event_id, at: event.at, by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) } },
+        },
+      });
+      lastWrite = Date.now();
+      if (FINISHING_EVENTS.has(event.type)) return;
+    }
+  }
+}
+

@@ -1,0 +1,66 @@
+// A2A push notification configs: one `_id`-addressed document per task (the thread id) holding every participant's
+// configs, changed only through a versioned write, so a fan-out reads one document per event.
+import { randomBytes } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWriter } from './thread-writes';
+
+export interface PushConfigEntry {
+  /** Unique within the task: the client's `id`, or one the relay made. */
+  id: string;
+  /** The participant who made it; only they read, list, delete it, and it is delivered only their events. */
+  owner: string;
+  url: string;
+  /** Sent back as `X-A2A-Notification-Token` on every call (the client's own check). */
+  token?: string;
+  /** Sent as `Authorization: <scheme> <credentials>` when given. */
+  authentication?: { scheme: string; credentials?: string };
+  /** The Standard Webhooks secret (`whsec_…`) the calls for this config are signed with; shown once at creation. */
+  secret: string;
+  created_at: Date;
+}
+
+export interface PushConfigsDoc {
+  _id: string;
+  version?: number;
+  configs: PushConfigEntry[];
+}
+
+interface PushConfigWriteDoc {
+  _id: string;
+  task_id: string;
+  version: number;
+  doc: PushConfigsDoc;
+  at: Date;
+}
+
+export function newPushSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+export class PushConfigStore {
+  readonly docs: Collection<PushConfigsDoc>;
+  private readonly writer: VersionedWriter<PushConfigsDoc>;
+
+  constructor(db: Db, atomicConditionalWrites: boolean) {
+    this.docs = db.collection<PushConfigsDoc>('push_configs');
+    this.writer = atomicConditionalWrites
+      ? new ConditionalWriter(this.docs, 'push notification config')
+      : new ClaimedWriter(this.docs, db.collection<PushConfigWriteDoc>('push_config_writes'), (next) => ({ task_id: next._id, version: next.version! }), 'push notification config');
+  }
+
+  /** The configs of a task (none: an empty list). */
+  async of(taskId: string): Promise<PushConfigEntry[]> {
+    return (await this.writer.read(taskId))?.configs ?? [];
+  }
+
+  /** Applies `change` to the task's configs in one versioned write; the configs after it. */
+  async change(taskId: string, change: Change<PushConfigsDoc>): Promise<PushConfigEntry[]> {
+    try {
+      await this.docs.insertOne({ _id: taskId, configs: [] });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    const { before, after } = await this.writer.write(taskId, change);
+    return (after ?? before)?.configs ?? [];
+  }
+}

@@ -1,0 +1,96 @@
+// One A2A push notification: a later event of a task POSTed to a config a participant registered on it
+// (jsonrpc/a2a-push.ts), as a StreamResponse `{ statusUpdate }`, signed with the config's own secret (Standard
+// Webhooks headers) and carrying its token, through the SSRF guard; retried and dead-lettered like card webhooks.
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock';
+import type { WebhookAttempt } from '../domain/documents';
+import { A2A_V1_STATE } from '../domain/a2a-states';
+import type { RelayService } from '../service/relay-service';
+import type { MongoStore } from '../store/mongo-store';
+import { pushDeliveryId, type WebhookDeliveries } from './deliveries';
+import { postSigned } from './signed-post';
+import type { TargetPolicy } from './ssrf-guard';
+import type { DeliveryJob } from './webhook-queues';
+
+const V1_STATE = A2A_V1_STATE;
+const STATE_OF_EVENT: Record<string, string> = {
+  'thread.created': V1_STATE.pending,
+  'thread.accepted': V1_STATE.accepted,
+  'thread.completed': V1_STATE.completed,
+  'thread.declined': V1_STATE.declined,
+  'thread.cancelled': V1_STATE.cancelled,
+};
+
+class AttemptFailed extends Error {}
+
+export interface PushDeliveryDeps {
+  relay: RelayService;
+  store: MongoStore;
+  deliveries: WebhookDeliveries;
+  policy: TargetPolicy;
+  log: Logger;
+  clock: Clock;
+  timeoutMs?: number;
+}
+
+export function pushDelivery(deps: PushDeliveryDeps) {
+  const { relay, store, deliveries, log, clock } = deps;
+  return async function deliverPush(job: Job, data: DeliveryJob, configId: string): Promise<'delivered' | 'gone' | 'skipped'> {
+    const id = pushDeliveryId(data.event_id, configId);
+    const doc = await deliveries.get(id);
+    if (!doc || doc.status !== 'pending' || doc.redrives !== data.redrive) return 'skipped';
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const fail = async (attempt: Omit<WebhookAttempt, 'at'>, message: string): Promise<never> => {
+      await deliveries.record(id, { at: clock.now(), ...attempt }, lastAttempt ? 'failed' : 'pending');
+      if (lastAttempt) log.warn({ delivery_id: id, handle: data.handle, event: data.type, error: attempt.error }, 'push notification failed for good; in the dead-letter list');
+      throw new AttemptFailed(message);
+    };
+
+    const config = (await store.pushConfigs.of(data.thread_id)).find((c) => c.id === configId);
+    if (!config) {
+      await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the push notification config was deleted' }, 'skipped');
+      return 'skipped';
+    }
+    const thread = await relay.threadById(data.thread_id);
+    const event = thread?.outbox.find((e) => e.id === data.event_id);
+    if (!thread || !event) {
+      await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');
+      throw new UnrecoverableError(`push delivery ${id}: thread or event missing`);
+    }
+    const state = STATE_OF_EVENT[event.type] ?? V1_STATE[thread.status];
+    const body = JSON.stringify({
+      statusUpdate: {
+        taskId: thread._id,
+        contextId: thread._id,
+        status: { state, timestamp: event.at.toISOString() },
+        metadata: {
+          handoff_event: { type: event.type, event_id: event.id, at: event.at.toISOString(), by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) },
+          handoff: { thread_id: thread._id, status: thread.status },
+        },
+      },
+    });
+    const headers: Record<string, string> = {};
+    if (config.token) headers['x-a2a-notification-token'] = config.token;
+    if (config.authentication?.credentials) headers.authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
+
+    let status: number;
+    try {
+      ({ status } = await postSigned({ url: config.url, secrets: [config.secret], id, body, policy: deps.policy, timeoutMs: deps.timeoutMs, headers }));
+    } catch (error) {
+      return fail({ outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) }, (error as Error).message);
+    }
+    if (status >= 200 && status < 300) {
+      await deliveries.record(id, { at: clock.now(), outcome: 'delivered', http_status: status, error: null }, 'delivered');
+      return 'delivered';
+    }
+    if (status === 410) {
+      // The receiver is gone: the config goes, so no later event is sent to it either.
+      await store.pushConfigs.change(data.thread_id, (d) => (d.configs.some((c) => c.id === configId) ? { ...d, configs: d.configs.filter((c) => c.id !== configId) } : undefined));
+      await deliveries.record(id, { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the receiver answered 410 Gone; the push notification config is deleted' }, 'gone');
+      return 'gone';
+    }
+    const why = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    return fail({ outcome: 'failed', http_status: status, error: why }, why);
+  };
+}
