@@ -8,7 +8,7 @@ import { sendHandoff, text } from '../helpers/handoffs';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { dmBlocks, dmText, explanations, openModal, press, submit, threadDoc, waitForExplanation } from '../helpers/slack-dm';
-import type { ButtonClick } from '../helpers/slack-requests';
+import { sendSlashCommand, type ButtonClick } from '../helpers/slack-requests';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -167,6 +167,17 @@ describe('a create held for approval', () => {
     const task = await relay.rpc(keys.sender, 'GetTask', { id: threadId });
     const state = task.body.result?.status?.state;
     expect(['TASK_STATE_AUTH_REQUIRED', 'auth-required']).toContain(state);
+  });
+
+  test('the same rule holds a create from Slack (/handoff), and says so to the sender', async () => {
+    const name = 'approvals-slash';
+    const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user: U.sender, text: 'recipient@acme rotate the prod keys', responseUrl: slack.responseUrl(name), triggerId: slack.triggerId() });
+    expect(answer.status).toBe(200);
+    const reply = await slack.waitFor('response_url', (c) => c.args.response_url === name);
+    expect(String(reply.args.text)).toMatch(/^:raised_hand: Your handoff to `recipient@acme` is waiting for approval by `lead@acme` \(policy rule `to-recipient-needs-lead`\)/);
+    const doc = (await relay.store.threads.find({ from: 'sender@acme', summary: 'rotate the prod keys' }).toArray())[0]!;
+    expect(doc).toMatchObject({ status: 'awaiting_approval', hidden_from_recipient: true });
+    expect(doc.status_history[0]).toMatchObject({ via: 'slack', policy: { rule_id: 'to-recipient-needs-lead', effect: 'require_approval' } });
   });
 
   test('Reject asks for a reason in a modal; the sender is told why and the recipient never sees it', async () => {
