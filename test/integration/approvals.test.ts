@@ -2,6 +2,9 @@
 // a held create from MCP to the approver's DM and on to the recipient's DM; Reject with a reason; quorum; 20
 // concurrent clicks; cancel before approval; remind → escalate → timeout; a held accept applied once as its actor;
 // and the refusals (non-approver, forged values, an approval that is not yours, approvers that do not exist).
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { sendHandoff, text } from '../helpers/handoffs';
@@ -365,6 +368,41 @@ describe('a held accept (not a create)', () => {
     expect((await thread(id)).status).toBe('cancelled');
     const checked = await relay.rpc(keys.ops, 'approvals/get', { approval_id: approvalId });
     expect(checked.body.result.approvals[0]).toMatchObject({ status: 'approved', outcome: { applied: false } });
+  });
+});
+
+describe('the built CLI', () => {
+  const run = promisify(execFile);
+  const cli = (...args: string[]) =>
+    run('node', [join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js'), 'approvals', ...args], { env: { PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey } }).then(
+      ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  test('approvals list | approve ID --as | reject ID --as --reason, and the refusals in words', async () => {
+    const a = await held('recipient@acme', 'From the CLI, approved');
+    const b = await held('recipient@acme', 'From the CLI, rejected');
+    const listed = await cli('list', '--status', 'pending');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${a.approvalId}  pending  handoff.create by sender@acme  approvers: lead@acme (0/1)`);
+    expect(listed.stdout).toContain(b.approvalId);
+
+    const notYours = await cli('approve', a.approvalId, '--as', 'boss@acme');
+    expect(notYours).toMatchObject({ code: 1, stderr: `handoff-relay: the relay refused: boss@acme is not an approver of ${a.approvalId} (approvers: lead@acme). Nothing was changed.\n` });
+    const noAs = await cli('approve', a.approvalId);
+    expect(noAs.stderr).toContain('approvals approve needs --as WHO');
+    const noReason = await cli('reject', b.approvalId, '--as', 'lead@acme');
+    expect(noReason.stderr).toContain('approvals reject needs --reason TEXT');
+    expect((await thread(a.threadId)).status).toBe('awaiting_approval');
+
+    const approved = await cli('approve', a.approvalId, '--as', 'lead@acme');
+    expect(approved.stdout).toBe(`Approved: the handoff from sender@acme is delivered to recipient@acme.\n${a.approvalId}: approved\n`);
+    const rejected = await cli('reject', b.approvalId, '--as', U.lead, '--reason', 'Wrong team');
+    expect(rejected.stdout).toBe(`Rejected: sender@acme is told why; nothing is delivered to recipient@acme.\n${b.approvalId}: rejected\n`);
+    expect((await thread(a.threadId)).status).toBe('pending');
+    expect(await thread(b.threadId)).toMatchObject({ status: 'rejected', reject_reason: 'Wrong team' });
+    const after = await cli('list', '--approver', 'lead@acme');
+    expect(after.stdout).toContain(`${b.approvalId}  rejected  handoff.create by sender@acme  approvers: lead@acme (0/1)  Wrong team`);
   });
 });
 
