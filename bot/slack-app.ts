@@ -7,6 +7,8 @@ import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
 import type { RelayService } from '../relay-core/service/relay-service';
 import type { ClientSetup } from './views/link-modal';
+import type { DigestPrefs } from './digest/digest-prefs';
+import type { Clock } from '../relay-core/domain/clock';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
@@ -29,6 +31,9 @@ export interface SlackAppDeps {
   team?: string;
   /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
   clientSetup: ClientSetup;
+  /** Who turned the daily digest off (bot/digest/); its buttons store the choice here. */
+  digestPrefs?: DigestPrefs;
+  clock?: Clock;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */

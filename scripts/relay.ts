@@ -7,6 +7,9 @@ import { createSlackApp, slackWebClient } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
 import { HOME_REFRESH_JOB, homeRefreshHandler, homeRefresher } from '../bot/home/home-refresh';
+import { DIGEST_TICK_JOB, digestTickHandler, scheduleDigestTick } from '../bot/digest/daily-digest';
+import { DigestPrefs, type DigestPrefDoc } from '../bot/digest/digest-prefs';
+import { digestPoster, type DigestPostDoc } from '../bot/delivery/digest-post';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -131,6 +134,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
+  // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
+  const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
@@ -181,16 +186,39 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
           ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log }) } : {}),
+          // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
+          ...(slackClient && digestPrefs
+            ? {
+                [DIGEST_TICK_JOB]: digestTickHandler({
+                  relay,
+                  client: slackClient,
+                  prefs: digestPrefs,
+                  ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
+                  clock,
+                  log,
+                  at: config.digestAt,
+                }),
+              }
+            : {}),
         }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
       }),
     );
+    // The digest's repeatable tick is (re)configured once Redis takes it: at start, else at the next sweeps.
+    let digestScheduled = !slackClient;
+    const scheduleDigest = async () => {
+      if (digestScheduled) return;
+      await scheduleDigestTick(queues.verify, config.digestAt).then(
+        () => (digestScheduled = true),
+        (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
+      );
+    };
     // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.
     const sweep = () => {
-      sweeping ??= relay
-        .sweepOutbox(sweepIntervalMs)
+      sweeping ??= scheduleDigest()
+        .then(() => relay.sweepOutbox(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
         // Pending approvals: re-arm lost timers, fire what is overdue.
         .then(() => relay.approvals.sweep())
@@ -234,7 +262,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack) {
-      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets });
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets, digestPrefs, clock });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {

@@ -57,6 +57,18 @@ const envSchema = z.object({
   RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   RELAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  RELAY_DIGEST_AT: z
+    .string()
+    .default('09:30')
+    .transform((value, ctx): DigestTime | null => {
+      if (value.toLowerCase() === 'off') return null;
+      const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
+      if (!match) {
+        ctx.addIssue({ code: 'custom', message: 'must be a local time HH:MM (00:00–23:59), or off' });
+        return z.NEVER;
+      }
+      return { hour: Number(match[1]), minute: Number(match[2]) };
+    }),
   RELAY_WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .optional()
@@ -86,6 +98,12 @@ export function parseDuration(text: string): number | null {
   if (!match) return null;
   const ms = Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!;
   return ms <= 86_400_000 ? ms : null;
+}
+
+/** The local time of day the daily digest goes out (in each person's Slack time zone). */
+export interface DigestTime {
+  hour: number;
+  minute: number;
 }
 
 export interface SlackConfig {
@@ -121,6 +139,8 @@ export interface RelayConfig {
   /** How long `start` waits on SIGTERM for running jobs and requests before it exits anyway (status 1). */
   shutdownGraceMs: number;
   webhooks: WebhookConfig;
+  /** RELAY_DIGEST_AT: when the daily Slack digest goes out, local to each person; null = off for everyone. */
+  digestAt: DigestTime | null;
 }
 
 export interface WebhookConfig {
@@ -177,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     metricsToken: e.RELAY_METRICS_TOKEN,
     workerLockMs: e.RELAY_WORKER_LOCK_MS,
     shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,
+    digestAt: e.RELAY_DIGEST_AT,
   };
 }
 

@@ -32,6 +32,7 @@ beforeAll(async () => {
     SLACK_BOT_TOKEN: slack.token,
     SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
     SLACK_API_URL: proxy.url,
+    RELAY_DIGEST_AT: 'off', // no daily digest DMs in this test's Slack
   });
 });
 

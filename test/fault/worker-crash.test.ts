@@ -96,6 +96,7 @@ function startWorkerProcess(env: Record<string, string> = {}): Promise<RelayProc
     SLACK_BOT_TOKEN: slack.token,
     SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
     SLACK_API_URL: proxy.url,
+    RELAY_DIGEST_AT: 'off', // no daily digest DMs in this test's Slack
     // A dead worker's jobs are taken up again a few seconds later, not after BullMQ's default 30 s. Not 1 s: on a
     // loaded machine a live worker then misses lock renewals, and its jobs stall without any crash.
     RELAY_WORKER_LOCK_MS: '4000',

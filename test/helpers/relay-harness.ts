@@ -44,6 +44,8 @@ export async function startTestRelay(opts: {
     RELAY_ADMIN_KEY: adminKey,
     RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // The daily Slack digest would DM whoever is past 09:30 local at start; tests that want it set it.
+    RELAY_DIGEST_AT: 'off',
     ...(opts.slack ? { SLACK_BOT_TOKEN: opts.slack.token, SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: opts.slack.url } : {}),
     ...opts.env,
   };

@@ -46,6 +46,8 @@ export interface ButtonClick {
   actionTs?: string;
   /** Where the button was: a DM message (default), an ephemeral message, or the Home tab. */
   surface?: 'message' | 'ephemeral' | 'home';
+  /** The block the button sits in (default: the DM's `handoff_actions`). */
+  blockId?: string;
 }
 
 /** A block_actions payload as Slack sends it for a button in a bot DM. */
@@ -75,7 +77,7 @@ export function blockActionPayload(click: ButtonClick): Record<string, unknown> 
       {
         type: 'button',
         action_id: click.actionId,
-        block_id: 'handoff_actions',
+        block_id: click.blockId ?? 'handoff_actions',
         text: { type: 'plain_text', text: 'button' },
         value: click.value,
         action_ts: click.actionTs ?? (Date.now() / 1000).toFixed(6),

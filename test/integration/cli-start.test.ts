@@ -85,6 +85,7 @@ describe('bad settings stop start-up with one line naming the variable', () => {
     [{ SLACK_APP_TOKEN: 'xapp-1-A1-1-abc' }, /^handoff-relay: SLACK_BOT_TOKEN: must be set when SLACK_APP_TOKEN is/],
     [{ SLACK_APP_TOKEN: 'xoxb-1', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_APP_TOKEN: must be an app-level token starting with xapp-/],
     [{ SLACK_API_URL: 'not a url', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_API_URL: /],
+    [{ RELAY_DIGEST_AT: '9:30' }, /^handoff-relay: RELAY_DIGEST_AT: must be a local time HH:MM \(00:00–23:59\), or off \(got "9:30"\)/],
   ])('%j', async (env, line) => {
     const failure = await run('node', [CLI, 'start'], { env: bareEnv(env) }).then(
       () => {

@@ -41,6 +41,7 @@ beforeAll(async () => {
     SLACK_BOT_TOKEN: slack.token,
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.url,
+    RELAY_DIGEST_AT: 'off', // no daily digest DMs in this test's Slack
     RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
     RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms',
   });

@@ -5,6 +5,7 @@ import type { AgentDoc, ThreadDoc } from '../../../relay-core/domain/documents';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { TERMINAL_STATUSES, threadStatusSchema, type ThreadStatus } from '../../../relay-core/domain/schemas';
 import { safeJson } from '../safe-json';
+import { BLOCK_IDS } from '../../blocks/handoff-dm';
 
 export type ButtonArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs;
 
@@ -62,12 +63,14 @@ export async function checkClick(relay: RelayService, args: ButtonArgs, rule: Cl
     await explain(args, 'This handoff no longer exists; nothing was changed.');
     return null;
   }
-  // Only a copy of the DM in the DM's own channel can be out of date; Home-tab and ephemeral clicks are not.
+  // Only a copy of the DM in the DM's own channel can be out of date; Home-tab and ephemeral clicks are not, nor the
+  // digest's buttons, which share the DM's channel but not its actions block (theirs are `thread_<id>`).
   // (A click can beat the worker's record of the DM it just posted: with no record there is nothing to compare.)
   const container = body.container as { type?: string; channel_id?: string; message_ts?: string; is_ephemeral?: boolean } | undefined;
   const channel = body.channel?.id ?? container?.channel_id;
   const messageTs = body.message?.ts ?? container?.message_ts;
-  const inDmChannel = container?.type === 'message' && !container.is_ephemeral && thread.slack !== null && channel === thread.slack.channel;
+  const onDmButtons = (action as { block_id?: string }).block_id === BLOCK_IDS.actions;
+  const inDmChannel = onDmButtons && container?.type === 'message' && !container.is_ephemeral && thread.slack !== null && channel === thread.slack.channel;
   if (inDmChannel && messageTs !== thread.slack!.ts) {
     await explain(args, 'This message is out of date; use the latest message for this handoff. Nothing was changed.');
     return null;

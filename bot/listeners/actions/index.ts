@@ -1,8 +1,10 @@
-// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, and the claim card, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, the claim card and the digest's opt-out, tied to its handler.
 import type { App } from '@slack/bolt';
 import { CLAIM_ACTION_IDS } from '../../blocks/claim-card';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
 import { HOME_ACTION_IDS } from '../../views/home';
+import { DIGEST_ACTION_IDS } from '../../views/daily-digest';
+import { digestButton, type DigestButtonDeps } from './digest-button';
 import type { HomeDeps } from '../events/app-home';
 import { APPROVAL_ACTION_IDS } from '../../blocks/approval-dm';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
@@ -11,7 +13,7 @@ import { claimButton } from './claim-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 
-export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps): void {
+export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & DigestButtonDeps): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));
@@ -24,4 +26,6 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
   app.action(APPROVAL_ACTION_IDS.approve, approveButton(deps));
   app.action(APPROVAL_ACTION_IDS.reject, rejectButton(deps));
   app.action(CLAIM_ACTION_IDS.claim, claimButton(deps));
+  app.action(DIGEST_ACTION_IDS.off, digestButton(deps, true));
+  app.action(DIGEST_ACTION_IDS.on, digestButton(deps, false));
 }

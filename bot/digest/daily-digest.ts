@@ -1,0 +1,119 @@
+// The daily digest's tick: a repeatable `verify` job that finds whose local digest hour has come and posts each
+// due digest exactly once per person and local day (delivery/digest-post.ts).
+import type { Job, Queue } from 'bullmq';
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { Clock } from '../../relay-core/domain/clock';
+import type { AgentDoc } from '../../relay-core/domain/documents';
+import type { DigestTime } from '../../relay-core/ops/config';
+import { TtlCache } from '../../relay-core/ops/ttl-cache';
+import type { ListItem } from '../../relay-core/service/wire-views';
+import type { RelayService } from '../../relay-core/service/relay-service';
+import type { EnsureDigestPosted } from '../delivery/digest-post';
+import { slackErrorCode } from '../delivery/slack-errors';
+import { dailyDigest } from '../views/daily-digest';
+import type { DigestPrefs } from './digest-prefs';
+import { digestDueDay } from './local-time';
+
+// Who is due is decided from the relay's clock (injected: tests move it) and each person's Slack time zone
+// (users.info, cached for hours). The lists come from the mailbox lists (relay.listThreads), never a scan.
+
+export const DIGEST_TICK_JOB = 'slack-digest-tick';
+const SCHEDULER_ID = 'slack-digest';
+/** How often the tick runs: a digest goes out within this long after the local hour. */
+export const DIGEST_TICK_MS = 15 * 60_000;
+const TZ_CACHE_MS = 6 * 3600_000;
+/** The most items read per list: the message shows the oldest that fit, and counts the rest. */
+const LIST_CAP = 500;
+
+export interface DigestDeps {
+  relay: RelayService;
+  client: WebClient;
+  prefs: DigestPrefs;
+  ensurePosted: EnsureDigestPosted;
+  clock: Clock;
+  log: Logger;
+  /** RELAY_DIGEST_AT; null: the tick does nothing. */
+  at: DigestTime | null;
+}
+
+/** Starts (or, with the digest off, removes) the repeatable tick on the `verify` queue. */
+export async function scheduleDigestTick(queue: Queue, at: DigestTime | null, everyMs = DIGEST_TICK_MS): Promise<void> {
+  if (!at) {
+    await queue.removeJobScheduler(SCHEDULER_ID);
+    return;
+  }
+  await queue.upsertJobScheduler(SCHEDULER_ID, { every: everyMs }, { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } });
+}
+
+export function digestTickHandler(deps: DigestDeps) {
+  const { relay, client, prefs, ensurePosted, clock, log } = deps;
+  const zones = new TtlCache<string, string>(TZ_CACHE_MS);
+
+  async function zoneOf(slackUser: string): Promise<string | null> {
+    const cached = zones.get(slackUser);
+    if (cached) return cached;
+    try {
+      const tz = (await client.users.info({ user: slackUser })).user?.tz;
+      if (!tz) return null;
+      zones.set(slackUser, tz);
+      return tz;
+    } catch (error) {
+      log.warn({ slack_user: slackUser, err: slackErrorCode(error) ?? (error as Error).message }, 'digest: no time zone for this Slack user');
+      return null;
+    }
+  }
+
+  /** Every pending and accepted thread on one side, oldest first (pages of the mailbox list, newest first). */
+  async function open(teammate: AgentDoc, role: 'recipient' | 'sender'): Promise<ListItem[]> {
+    const items: ListItem[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await relay.listThreads(teammate, { role, status: ['pending', 'accepted'], limit: 100, cursor });
+      items.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor && items.length < LIST_CAP);
+    return items.reverse();
+  }
+
+  async function digestFor(teammate: AgentDoc, slackUser: string, day: string): Promise<string> {
+    return ensurePosted(
+      `digest:${teammate.handle}:${day}`,
+      async () => {
+        const opened = await client.conversations.open({ users: slackUser });
+        if (!opened.channel?.id) throw new Error('conversations.open returned no channel');
+        return opened.channel.id;
+      },
+      async () => {
+        // Asked again right before posting: a click on "turn off" since the tick began wins.
+        if (await prefs.isOff(teammate.handle)) return null;
+        const [waiting, sent] = await Promise.all([open(teammate, 'recipient'), open(teammate, 'sender')]);
+        return dailyDigest({ handle: teammate.handle, waiting, sent, inboxUrl: (id) => relay.inboxUrl(id, teammate.handle) });
+      },
+    );
+  }
+
+  return async function digestTick(_job: Job): Promise<{ due: number; outcomes: Record<string, string> }> {
+    const outcomes: Record<string, string> = {};
+    if (!deps.at) return { due: 0, outcomes };
+    const now = clock.now();
+    let due = 0;
+    for (const card of await relay.teammates.list({})) {
+      const teammate = await relay.teammates.get(card.handle);
+      if (!teammate?.slack_user_id || teammate.status !== 'active') continue;
+      const tz = await zoneOf(teammate.slack_user_id);
+      const day = tz ? digestDueDay(now, tz, deps.at) : null;
+      if (!day || (await prefs.isOff(teammate.handle))) continue;
+      due += 1;
+      try {
+        outcomes[teammate.handle] = await digestFor(teammate, teammate.slack_user_id, day);
+      } catch (error) {
+        // One person's failure is not everyone's: the next tick tries again (the ledger keeps it to one post).
+        outcomes[teammate.handle] = 'failed';
+        log.warn({ handle: teammate.handle, day, err: slackErrorCode(error) ?? (error as Error).message }, 'digest not posted; the next tick retries');
+      }
+    }
+    log.debug({ due, outcomes }, 'digest tick done');
+    return { due, outcomes };
+  };
+}

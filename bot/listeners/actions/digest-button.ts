@@ -1,0 +1,32 @@
+// The digest's "Turn off the daily digest" / "Turn it back on": ack, store the choice for the clicker's teammate, and say so.
+import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import type { Clock } from '../../../relay-core/domain/clock';
+import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { DigestPrefs } from '../../digest/digest-prefs';
+import { digestSettingMessage } from '../../views/daily-digest';
+import { NOT_LINKED } from '../commands/handoff-command';
+import { explain } from './button-click';
+
+export interface DigestButtonDeps {
+  relay: RelayService;
+  /** Absent where the digest is not wired (then the button explains that). */
+  digestPrefs?: DigestPrefs;
+  clock?: Clock;
+}
+
+/** The clicker decides for their own teammate only: the button carries nothing that says whose digest it is. */
+export function digestButton(deps: DigestButtonDeps, off: boolean) {
+  return async (args: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> => {
+    await args.ack();
+    const teammate = await deps.relay.teammates.bySlackUser(args.body.user.id);
+    if (!teammate) return explain(args, NOT_LINKED);
+    if (!deps.digestPrefs) return explain(args, 'The daily digest is not available on this relay; nothing was changed.');
+    await deps.digestPrefs.set(teammate.handle, off, (deps.clock ?? { now: () => new Date() }).now());
+    const message = digestSettingMessage(off);
+    if (args.body.response_url) {
+      await args.respond({ response_type: 'ephemeral', replace_original: false, ...message });
+      return;
+    }
+    await explain(args, message.text);
+  };
+}
