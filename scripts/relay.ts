@@ -36,6 +36,7 @@ import { migrateStore } from '../relay-core/store/migrate';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
+import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
@@ -118,7 +119,18 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
-  const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate, feed });
+  const relay = new RelayService({
+    store,
+    teammates,
+    events: publisher,
+    clock,
+    publicUrl: config.publicUrl,
+    log,
+    tokenSecret: config.keyPepper,
+    policy: policyGate,
+    approvalTimers: verifyJobs,
+    feed,
+  });
 
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
@@ -170,6 +182,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
             clock,
           }),
           [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
+          // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
+          [APPROVAL_TIMER_JOB]: (job) => relay.approvals.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
@@ -208,6 +222,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       sweeping ??= scheduleDigest()
         .then(() => relay.sweepOutbox(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
+        // Pending approvals: re-arm lost timers, fire what is overdue.
+        .then(() => relay.approvals.sweep())
+        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'approval sweep failed'))
         .finally(() => (sweeping = undefined));
       return sweeping;
     };

@@ -14,6 +14,8 @@ const STATUS: Record<ThreadDoc['status'], string> = {
   declined: ':no_entry_sign: declined',
   cancelled: ':wastebasket: cancelled',
   unclaimed: ':raised_hand: unclaimed',
+  awaiting_approval: ':raised_hand: awaiting approval',
+  rejected: ':no_entry: rejected',
 };
 
 /** The unfurl of any inbox link: that it is a handoff, and where its participants read it. */

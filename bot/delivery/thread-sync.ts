@@ -6,6 +6,8 @@ import type { RelayService } from '../../relay-core/service/relay-service';
 import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
+import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
+import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
 import { claimKey, claimPosts, replyKey, slackDm, type ClaimCopy, type SlackAudience } from './slack-posts';
@@ -46,10 +48,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { sender, recipient };
   }
 
-  function audiencesOf({ sender, recipient }: Participants): Audience[] {
+  function audiencesOf(thread: ThreadDoc, { sender, recipient }: Participants): Audience[] {
     const audiences: Audience[] = [];
-    if (recipient?.slack_user_id) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
-    if (sender?.slack_user_id && sender.slack_user_id !== recipient?.slack_user_id) {
+    // A create held for approval (or rejected before approval) is not the recipient's: no DM, nothing under it.
+    if (recipient?.slack_user_id && visibleToRecipient(thread)) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
+    if (sender?.slack_user_id && (sender.slack_user_id !== recipient?.slack_user_id || !visibleToRecipient(thread))) {
       audiences.push({ name: 'sender', slackUser: sender.slack_user_id });
     }
     return audiences;
@@ -90,6 +93,8 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     }
     return { posted, wrote };
   }
+
+  const syncApprovals = approvalSync({ relay, threads, client, ensurePosted, openIm });
 
   /** Each linked candidate's DM copy of the Claim card (by Slack user id). */
   async function candidateCopies(thread: ThreadDoc): Promise<Array<{ copy: ClaimCopy; target: PostTarget }>> {
@@ -160,8 +165,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     if (cards.posted || cards.updated) latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
     const people = await participants(latest);
-    const audiences = audiencesOf(people);
-    if (audiences.length === 0) return cards.posted ? 'posted' : cards.updated ? 'updated' : 'skipped';
+    // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
+    const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people) : false;
+    if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
+    const audiences = audiencesOf(latest, people);
+    if (audiences.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
     // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
     let wrote = false;
     const reread = async () => (wrote ? threads.readThread(threadId) : latest);

@@ -48,6 +48,8 @@ const STATUS: Record<ListItem['status'], string> = {
   declined: ':no_entry_sign: declined',
   cancelled: ':wastebasket: cancelled',
   unclaimed: ':raised_hand: unclaimed',
+  awaiting_approval: ':raised_hand: awaiting approval',
+  rejected: ':no_entry: rejected',
 };
 
 function party(p: ListItem['sender']): string {

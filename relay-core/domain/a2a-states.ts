@@ -9,6 +9,9 @@ export const A2A_V1_STATE: Record<ThreadStatus, string> = {
   cancelled: 'TASK_STATE_CANCELED',
   // A2A has no "unassigned" state: an unclaimed handoff is submitted, and metadata.handoff says who may claim it.
   unclaimed: 'TASK_STATE_SUBMITTED',
+  // A create held for approval waits for a person's authorisation; a rejected one is refused for good.
+  awaiting_approval: 'TASK_STATE_AUTH_REQUIRED',
+  rejected: 'TASK_STATE_REJECTED',
 };
 
 export const A2A_V03_STATE: Record<ThreadStatus, string> = {
@@ -18,4 +21,6 @@ export const A2A_V03_STATE: Record<ThreadStatus, string> = {
   declined: 'rejected',
   cancelled: 'canceled',
   unclaimed: 'submitted',
+  awaiting_approval: 'auth-required',
+  rejected: 'rejected',
 };

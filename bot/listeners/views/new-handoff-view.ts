@@ -52,8 +52,9 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
     deps.log.info({ thread_id: created.task_id, from: caller.handle, to }, 'handoff sent from the Slack modal');
     await client.chat.postMessage({
       channel: body.user.id,
-      text:
-        created.status.state === 'unclaimed'
+      text: created.approval
+        ? `:raised_hand: Your handoff to \`${created.recipient}\` is waiting for approval by ${created.approval.approvers.map((a) => `\`${a}\``).join(', ')} (policy rule \`${created.approval.rule_id}\`); it is delivered once approved. <${created.inbox_url}|View it in the inbox>`
+        : created.status.state === 'unclaimed'
           ? `:outbox_tray: Your handoff to \`${created.recipient}\` was sent (${checked.handoff.intent}); ${created.candidates?.length} teammates can claim it. <${created.inbox_url}|View it in the inbox>`
           : `:outbox_tray: Your handoff to \`${created.recipient}\` was sent (${checked.handoff.intent}). <${created.inbox_url}|View it in the inbox>`,
     });
