@@ -51,7 +51,7 @@ export class RelayCallError extends Error {
   }
 }
 
-const READ_ONLY = new Set(['tasks/get', 'tasks/list', 'agents/list']);
+const READ_ONLY = new Set(['tasks/get', 'tasks/list', 'agents/list', 'approvals/get']);
 
 const REQUEST_TIMEOUT_MS = 15_000;
 /** The longest a relay's Retry-After is honoured before a retry (the tool call is waiting on it). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
-// `deliveries`, `policy`.
+// `deliveries`, `policy`, `approvals`.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
@@ -14,6 +14,7 @@ import { startRelay } from './relay';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
 import { POLICY_USAGE, policyCommand } from './policy-command';
+import { APPROVALS_USAGE, approvalsCommand } from './approvals-command';
 
 const USAGE = `Usage:
   handoff-relay start                      run the relay (every role unless RELAY_ROLES says otherwise)
@@ -25,6 +26,7 @@ const USAGE = `Usage:
   handoff-relay deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all
                                            webhook dead letters: list them, re-drive one, or re-drive all
 ${POLICY_USAGE}
+${APPROVALS_USAGE}
 Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, SLACK_*, RELAY_URL, …)`;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -241,6 +243,8 @@ async function main(): Promise<void> {
       return deliveries(rest);
     case 'policy':
       return policyCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
+    case 'approvals':
+      return approvalsCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
     case undefined:
     case 'help':
     case '--help':

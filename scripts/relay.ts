@@ -42,6 +42,7 @@ import { migrateStore } from '../relay-core/store/migrate';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
+import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
@@ -125,7 +126,18 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
-  const relay = new RelayService({ store, teammates, events: publisher, clock, publicUrl: config.publicUrl, log, tokenSecret: config.keyPepper, policy: policyGate, feed });
+  const relay = new RelayService({
+    store,
+    teammates,
+    events: publisher,
+    clock,
+    publicUrl: config.publicUrl,
+    log,
+    tokenSecret: config.keyPepper,
+    policy: policyGate,
+    approvalTimers: verifyJobs,
+    feed,
+  });
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
   const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
   const timers = new HandoffTimers({
@@ -143,6 +155,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const workers: RunningWorker[] = [];
   // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
   const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
+  const digestAt = config.digestAt ? `${String(config.digestAt.hour).padStart(2, '0')}:${String(config.digestAt.minute).padStart(2, '0')}` : null;
+  const homeDigest = digestPrefs && digestAt ? { prefs: digestPrefs, at: digestAt } : undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   let timerTimer: NodeJS.Timeout | undefined;
@@ -189,10 +203,12 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
           // Reminders, escalation and expiry (service/handoff-timers.ts).
           ...timerJobHandlers(timers),
+          // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
+          [APPROVAL_TIMER_JOB]: (job) => relay.approvals.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log }) } : {}),
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log, digest: homeDigest }) } : {}),
           // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
           ...(slackClient && digestPrefs
             ? {
@@ -227,6 +243,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       sweeping ??= scheduleDigest()
         .then(() => relay.sweepOutbox(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
+        // Pending approvals: re-arm lost timers, fire what is overdue.
+        .then(() => relay.approvals.sweep())
+        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'approval sweep failed'))
         .finally(() => (sweeping = undefined));
       return sweeping;
     };
@@ -277,7 +296,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack) {
-      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets, digestPrefs, clock, timers });
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
@@ -308,8 +327,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
-        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart).
-        eventStreams.closeAll();
+        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart),
+        // and the keep-alive sockets they leave idle are closed too.
+        await eventStreams.closeAll();
+        server.closeIdleConnections();
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));

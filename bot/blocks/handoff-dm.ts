@@ -93,6 +93,8 @@ const STATUS_VERB: Record<ThreadStatus, { emoji: string; verb: string }> = {
   cancelled: { emoji: ':wastebasket:', verb: 'Cancelled' },
   expired: { emoji: ':hourglass:', verb: 'Expired' },
   unclaimed: { emoji: ':outbox_tray:', verb: 'Sent' },
+  awaiting_approval: { emoji: ':raised_hand:', verb: 'Held for approval' },
+  rejected: { emoji: ':no_entry:', verb: 'Rejected' },
 };
 
 const SURFACE_NAME: Record<string, string> = {
@@ -169,7 +171,14 @@ function headline(input: DmInput, audience: DmAudience): string {
     cancelled: 'Cancelled',
     expired: audience === 'recipient' ? 'Expired — nobody acted on it in time' : 'Expired — nobody acted on it in time; you can resend it',
     unclaimed: `Waiting for someone (${thread.to_target ?? thread.to}) to claim it`,
+    awaiting_approval: 'Waiting for approval',
+    rejected: 'Rejected by an approver',
   };
+  if (thread.status === 'awaiting_approval') {
+    const pending = thread.approvals?.find((a) => a.action === 'handoff.create' && a.status === 'pending');
+    const who = pending ? [...new Map(pending.approvers.map((a) => [a.label, approverMrkdwn(a)])).values()].join(', ') : '';
+    return `*Status: Waiting for approval${who ? ` by ${who}` : ''}*`;
+  }
   return `*Status: ${escapeMrkdwn(line[thread.status])}*`;
 }
 
@@ -181,7 +190,17 @@ function historyLines(input: DmInput): string[] {
     : [{ status: 'pending', by: thread.from, at: thread.created_at }];
   // A thread written before status_history was complete still shows its current state, from its timestamps.
   if (history[history.length - 1].status !== thread.status) {
-    const at = { pending: thread.created_at, unclaimed: thread.created_at, accepted: thread.accepted_at, completed: thread.completed_at, declined: thread.declined_at, cancelled: thread.cancelled_at, expired: thread.expired_at ?? null }[thread.status];
+    const at = {
+      pending: thread.created_at,
+      unclaimed: thread.created_at,
+      accepted: thread.accepted_at,
+      completed: thread.completed_at,
+      declined: thread.declined_at,
+      cancelled: thread.cancelled_at,
+      awaiting_approval: thread.created_at,
+      rejected: thread.rejected_at ?? null,
+      expired: thread.expired_at ?? null,
+    }[thread.status];
     history.push({ status: thread.status, by: thread.status === 'cancelled' ? thread.from : thread.to, at: at ?? thread.updated_at });
   }
   const actor = (by: string) =>
@@ -209,6 +228,10 @@ function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
     const { text, cut } = quote(thread.decline_reason, CAP.reason);
     blocks.push(section(`*Why it was declined*\n${text}${readMore(cut, inboxUrl, 'reason')}`));
   }
+  if (thread.status === 'rejected' && thread.reject_reason) {
+    const { text, cut } = quote(thread.reject_reason, CAP.reason);
+    blocks.push(section(`*Why it was rejected*\n${text}${readMore(cut, inboxUrl, 'reason')}`));
+  }
   if (thread.status === 'cancelled' && thread.cancel_reason) {
     const { text, cut } = quote(thread.cancel_reason, CAP.reason);
     blocks.push(section(`*Why it was cancelled*\n${text}${readMore(cut, inboxUrl, 'reason')}`));
@@ -224,6 +247,17 @@ function headerText(input: DmInput, audience: DmAudience): string {
   const room = SLACK_LIMITS.headerText - prefix.length - handle.length - 4;
   const name = agent?.name && room >= 8 ? `${truncate(agent.name.replace(/\s+/g, ' '), room)} (${handle})` : handle;
   return plainSafe(`${prefix} ${name}`);
+}
+
+/** An approver as mrkdwn: a Slack mention when there is a Slack user, else the handle in code. */
+export function approverMrkdwn(approver: { label: string; slack_user_id: string | null }): string {
+  if (approver.slack_user_id && SLACK_USER_ID.test(approver.slack_user_id)) return `<@${approver.slack_user_id}>`;
+  return inlineCode(approver.label, 140);
+}
+
+/** The handoff's header and content (summary, question, proposed action) as `audience` reads it, without state or buttons. */
+export function handoffContentBlocks(input: DmInput, audience: DmAudience = 'recipient'): SlackBlock[] {
+  return contentBlocks(input, audience);
 }
 
 function contentBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {

@@ -15,6 +15,8 @@ const STATUS: Record<ThreadDoc['status'], string> = {
   cancelled: ':wastebasket: cancelled',
   unclaimed: ':raised_hand: unclaimed',
   expired: ':hourglass: expired',
+  awaiting_approval: ':raised_hand: awaiting approval',
+  rejected: ':no_entry: rejected',
 };
 
 /** The unfurl of any inbox link: that it is a handoff, and where its participants read it. */

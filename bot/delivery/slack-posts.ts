@@ -7,11 +7,25 @@ export type SlackAudience = 'recipient' | 'sender';
 
 /**
  * A Slack post of a thread: an audience's DM (`recipient`, `sender`), one thread reply under it (`recipient:3`), a
- * claim card of an unclaimed handoff (`claim:channel` in the bound channel, `claim:U0123` in a candidate's DM), a
- * timer notice under a DM (`recipient:t:remind-1`), or an escalation posted elsewhere (`escalation`). Notices and the
- * escalation are recorded in `slack_replies` by their key, like replies, and are not ordered among the replies.
+ * claim card of an unclaimed handoff (`claim:channel` in the bound channel, `claim:U0123` in a candidate's DM), an
+ * approver's DM of an approval and its reminders (`approval:<approval id>:<slack user>[:remind<n>]`), a timer notice
+ * under a DM (`recipient:t:remind-1`), or an escalation posted elsewhere (`escalation`). Notices and the escalation
+ * are recorded in `slack_replies` by their key, like replies, and are not ordered among the replies.
  */
-export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | `claim:${string}` | `${SlackAudience}:t:${string}` | 'escalation';
+export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | `claim:${string}` | ApprovalPostKey | `${SlackAudience}:t:${string}` | 'escalation';
+export type ApprovalPostKey = `approval:${string}`;
+
+export function approvalDmKey(approvalId: string, slackUser: string): ApprovalPostKey {
+  return `approval:${approvalId}:${slackUser}`;
+}
+
+export function approvalReminderKey(approvalId: string, slackUser: string, n: number): ApprovalPostKey {
+  return `approval:${approvalId}:${slackUser}:remind${n}`;
+}
+
+function isApprovalKey(key: SlackPostKey): key is ApprovalPostKey {
+  return key.startsWith('approval:');
+}
 
 /** Where a claim card goes: the bound channel, or one candidate's DM (by Slack user id). */
 export type ClaimCopy = 'channel' | string;
@@ -51,6 +65,7 @@ export function slackDm(doc: ThreadDoc, audience: SlackAudience): SlackDelivery 
 
 /** The recorded ts of a post, or null while it is not recorded. */
 export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
+  if (isApprovalKey(key)) return doc.slack_approvals?.[key]?.ts ?? null;
   const copy = claimCopyOf(key);
   if (copy !== null) return doc.slack_claims?.[copy]?.ts ?? null;
   const { audience, sequenceNo, notice } = parseKey(key);
@@ -61,6 +76,7 @@ export function recordedTs(doc: ThreadDoc, key: SlackPostKey): string | null {
 
 /** Replies go under a DM strictly in sequence order: reply n may be claimed only once 1..n-1 are recorded. */
 export function earlierRepliesRecorded(doc: ThreadDoc, key: SlackPostKey): boolean {
+  if (isApprovalKey(key)) return true;
   if (claimCopyOf(key) !== null) return true;
   const { audience, sequenceNo, notice } = parseKey(key);
   if (sequenceNo === null || notice) return true;
@@ -88,10 +104,11 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
   if (alreadyRecorded && !clearsClaim) return undefined;
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
-    const { audience, sequenceNo, notice } = parseKey(key);
     const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at };
     const copy = claimCopyOf(key);
-    if (copy !== null) next = { ...next, slack_claims: { ...next.slack_claims, [copy]: dm } };
+    const { audience, sequenceNo, notice } = isApprovalKey(key) ? { audience: null, sequenceNo: null, notice: false } : parseKey(key);
+    if (isApprovalKey(key)) next = { ...next, slack_approvals: { ...next.slack_approvals, [key]: dm } };
+    else if (copy !== null) next = { ...next, slack_claims: { ...next.slack_claims, [copy]: dm } };
     else if (sequenceNo !== null || notice) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
     else if (audience === 'recipient') next = { ...next, slack: dm };
     else next = { ...next, slack_sender: dm };

@@ -7,6 +7,8 @@ import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
 import { escalationMessage, escalationSenderNotice, expiredNotice, reassignedDm, reminderNotice, staleNotice, timerSummaryLine } from '../blocks/timer-notices';
+import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
+import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
 import { claimKey, claimPosts, noticeKey, replyKey, slackDm, type ClaimCopy, type SlackAudience, type SlackPostKey } from './slack-posts';
@@ -47,10 +49,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { sender, recipient };
   }
 
-  function audiencesOf({ sender, recipient }: Participants): Audience[] {
+  function audiencesOf(thread: ThreadDoc, { sender, recipient }: Participants): Audience[] {
     const audiences: Audience[] = [];
-    if (recipient?.slack_user_id) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
-    if (sender?.slack_user_id && sender.slack_user_id !== recipient?.slack_user_id) {
+    // A create held for approval (or rejected before approval) is not the recipient's: no DM, nothing under it.
+    if (recipient?.slack_user_id && visibleToRecipient(thread)) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
+    if (sender?.slack_user_id && (sender.slack_user_id !== recipient?.slack_user_id || !visibleToRecipient(thread))) {
       audiences.push({ name: 'sender', slackUser: sender.slack_user_id });
     }
     return audiences;
@@ -146,6 +149,8 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { posted, wrote };
   }
 
+  const syncApprovals = approvalSync({ relay, threads, client, ensurePosted, openIm });
+
   /** Each linked candidate's DM copy of the Claim card (by Slack user id). */
   async function candidateCopies(thread: ThreadDoc): Promise<Array<{ copy: ClaimCopy; target: PostTarget }>> {
     const candidates = await Promise.all((thread.candidates ?? []).map((handle) => relay.teammates.get(handle)));
@@ -215,8 +220,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     if (cards.posted || cards.updated) latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
     const people = await participants(latest);
-    const audiences = audiencesOf(people);
-    if (audiences.length === 0) return cards.posted ? 'posted' : cards.updated ? 'updated' : 'skipped';
+    // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
+    const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people) : false;
+    if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
+    const audiences = audiencesOf(latest, people);
+    if (audiences.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
     // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
     let wrote = false;
     const reread = async () => (wrote ? threads.readThread(threadId) : latest);

@@ -43,21 +43,25 @@ export const handoffToTeammateInput = z
 
 export const handoffToTeammateOutput = z.object({
   thread_id: z.string(),
-  /** unclaimed: a role/skill/owner target named several teammates; the first to claim it becomes the recipient. */
-  status: z.enum(['pending', 'unclaimed']),
+  /** unclaimed: a role/skill/owner target named several teammates; the first to claim it becomes the recipient.
+   *  awaiting_approval: a policy holds it until a person approves; nothing reaches the recipient before. */
+  status: z.enum(['pending', 'unclaimed', 'awaiting_approval']),
   recipient: z.string(),
   candidates: z.array(z.string()).optional(),
   created_at: z.string(),
   inbox_url: z.string(),
+  approval_id: z.string().optional(),
+  approvers: z.array(z.string()).optional(),
 });
 
 interface CreateAnswer {
   task_id: string;
-  status: { state: 'pending' | 'unclaimed' };
+  status: { state: 'pending' | 'unclaimed' | 'awaiting_approval' };
   created_at: string;
   inbox_url?: string;
   recipient: string;
   candidates?: string[];
+  approval?: { approval_id: string; approvers: string[] };
 }
 
 export function registerHandoffToTeammate(server: McpServer, relay: RelayClient): void {
@@ -69,7 +73,9 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
         'Send a structured handoff (summary, intent, artifacts) to a teammate; it lands in their Slack DM and their agent inbox. ' +
         'Use a handle when you know the person; use role:, skill: or owner:<path> when you only know what kind of owner the work needs ' +
         '(e.g. owner:apps/web/ for a change under apps/web): with several matches it goes to their team channel or their DMs as "unclaimed" and the first to claim it owns it. ' +
-        'Returns the thread_id to follow it with view_thread. Safe to retry: a retry never creates a second thread.',
+        'Returns the thread_id to follow it with view_thread. Safe to retry: a retry never creates a second thread. ' +
+        'A team policy may hold a handoff for a person to approve: then status is "awaiting_approval" with the approvers; that is normal, ' +
+        'nothing is wrong — it is delivered once approved (check_approval tells where it stands), so do not send it again.',
       inputSchema: handoffToTeammateInput,
       outputSchema: handoffToTeammateOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -98,6 +104,7 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
         ...(answer.candidates ? { candidates: answer.candidates } : {}),
         created_at: answer.created_at,
         inbox_url: answer.inbox_url ?? `/inbox/${answer.task_id}`,
+        ...(answer.approval ? { approval_id: answer.approval.approval_id, approvers: answer.approval.approvers } : {}),
       });
     },
   );

@@ -2,6 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RelayClient } from '../relay-client';
 import { registerAcceptHandoff } from './accept-handoff';
+import { registerCheckApproval } from './check-approval';
 import { registerCheckInbox } from './check-inbox';
 import { registerCompleteHandoff } from './complete-handoff';
 import { registerDeclineHandoff } from './decline-handoff';
@@ -21,4 +22,5 @@ export function registerTools(server: McpServer, relay: RelayClient): void {
   registerCompleteHandoff(server, relay);
   registerDeclineHandoff(server, relay);
   registerDraftProposedAction(server, relay);
+  registerCheckApproval(server, relay);
 }

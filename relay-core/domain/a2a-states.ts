@@ -11,6 +11,9 @@ export const A2A_V1_STATE: Record<ThreadStatus, string> = {
   unclaimed: 'TASK_STATE_SUBMITTED',
   // Nobody acted in time (README: Lifecycle); A2A has no "expired", and the task ended without being worked.
   expired: 'TASK_STATE_CANCELED',
+  // A create held for approval waits for a person's authorisation; a rejected one is refused for good.
+  awaiting_approval: 'TASK_STATE_AUTH_REQUIRED',
+  rejected: 'TASK_STATE_REJECTED',
 };
 
 export const A2A_V03_STATE: Record<ThreadStatus, string> = {
@@ -21,4 +24,6 @@ export const A2A_V03_STATE: Record<ThreadStatus, string> = {
   cancelled: 'canceled',
   unclaimed: 'submitted',
   expired: 'canceled',
+  awaiting_approval: 'auth-required',
+  rejected: 'rejected',
 };

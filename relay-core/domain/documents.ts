@@ -1,5 +1,6 @@
 // The shapes stored in MongoDB: agents, api_keys, slack_links, threads.
 import type { HandoffTokenRecord } from './acceptance-verdict';
+import type { ApprovalRecord } from './approval';
 import type { Artifact, EventType, Intent, ProposedAction, Surface, ThreadStatus } from './schemas';
 
 export interface AgentDoc {
@@ -235,6 +236,30 @@ export interface ThreadDoc {
    * recipient's view). Consumed inside the same versioned write that accepts the thread. Absent on old threads.
    */
   handoff_token?: (HandoffTokenRecord & { nonce: string }) | null;
+  /**
+   * True while the recipient must not see the thread: a create held for approval (and one rejected or cancelled
+   * before it was approved). Lists, reads, Slack and webhooks leave the recipient out while it is set.
+   */
+  hidden_from_recipient?: boolean;
+  /** Why an approver rejected the create (status `rejected`). */
+  reject_reason?: string | null;
+  rejected_at?: Date | null;
+  /** Approvals asked for on this thread (domain/approval.ts), oldest first; decided in the thread's own writes. */
+  approvals?: ApprovalRecord[];
+  /** Approvers' Slack DMs: `approval:${approval_id}:${slack_user}` → the DM. */
+  slack_approvals?: Record<string, SlackDelivery>;
+}
+
+/** The admin listing of approvals (`_id` is the approval id); the thread's own record is the truth, this only finds it. */
+export interface ApprovalIndexDoc {
+  _id: string;
+  thread_id: string;
+  status: ApprovalRecord['status'];
+  action: string;
+  actor: string;
+  approvers: string[];
+  created_at: Date;
+  deadline: Date;
 }
 
 /** A timer step: `remind-1`, `remind-2`, … (snoozes add more), `escalate`, `stale` (accepted), `expire`. */

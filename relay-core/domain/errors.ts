@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   not_found: -32015,
   unavailable: -32016,
   policy_denied: -32020,
+  approval_pending: -32021,
   internal: -32099,
 } as const;
 
@@ -50,6 +51,7 @@ export const HTTP_STATUS: Record<ErrorSymbol, number> = {
   not_found: 404,
   unavailable: 503,
   policy_denied: 403,
+  approval_pending: 409,
   internal: 500,
 };
 

@@ -83,11 +83,12 @@ export const intentSchema = z.enum(['inform', 'ask_question', 'propose_action'])
 export type Intent = z.infer<typeof intentSchema>;
 
 /** `unclaimed`: sent to a role, skill or owner with several candidates, until one of them claims it (then `pending`).
+ * `awaiting_approval`: a create a policy holds until people approve it (then `pending`; or `rejected`, final).
  * `expired`: nobody acted in time (service/handoff-timers.ts), a final state. */
-export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'unclaimed', 'expired'] as const;
+export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'unclaimed', 'awaiting_approval', 'rejected', 'expired'] as const;
 export const threadStatusSchema = z.enum(THREAD_STATUSES);
 export type ThreadStatus = z.infer<typeof threadStatusSchema>;
-export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled', 'expired'];
+export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled', 'rejected', 'expired'];
 
 export const surfaceSchema = z.enum(['mcp', 'a2a', 'slack', 'web', 'api']);
 export type Surface = z.infer<typeof surfaceSchema>;
@@ -376,6 +377,14 @@ export const EVENT_TYPES = [
   'thread.escalated',
   'thread.reassigned',
   'thread.expired',
+  /** A create a policy holds for approval: the sender hears of it; the recipient hears nothing until it is approved. */
+  'thread.awaiting_approval',
+  /** An approver rejected the create: the sender hears why. */
+  'thread.rejected',
+  /** An approval was asked for: its approvers (with an endpoint) hear of it. */
+  'approval.requested',
+  /** An approval of a non-create action was decided (approved and applied, approved and not applicable, rejected, timed out). */
+  'approval.decided',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -16,7 +16,7 @@ export const TRANSITIONS: Record<TransitionName, TransitionRule> = {
   accept: { from: ['pending'], to: 'accepted', actor: 'to', event: 'thread.accepted', stamp: 'accepted_at' },
   complete: { from: ['accepted'], to: 'completed', actor: 'to', event: 'thread.completed', stamp: 'completed_at' },
   decline: { from: ['pending'], to: 'declined', actor: 'to', event: 'thread.declined', stamp: 'declined_at' },
-  cancel: { from: ['pending', 'accepted', 'unclaimed'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
+  cancel: { from: ['pending', 'accepted', 'unclaimed', 'awaiting_approval'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
 };
 
 /** A field of a new handoff that its intent does not allow (or requires and lacks), with the one wording every surface shows. */
@@ -95,6 +95,20 @@ export function assertParticipant(caller: AgentDoc, doc: ThreadDoc): void {
   if (doc.from !== caller.handle && doc.to !== caller.handle) {
     throw new RelayError('not_a_participant', `${caller.handle} is not a participant of thread ${doc._id}`);
   }
+  // A handoff held for approval does not exist for its recipient yet (nor does one rejected before it was approved).
+  if (doc.hidden_from_recipient && doc.to === caller.handle && doc.from !== caller.handle) {
+    throw new RelayError('thread_not_found', `No thread ${doc._id}`);
+  }
+}
+
+/** Whether the recipient may see the thread (Slack, webhooks, lists, reads). */
+export function visibleToRecipient(doc: Pick<ThreadDoc, 'hidden_from_recipient'>): boolean {
+  return !doc.hidden_from_recipient;
+}
+
+/** The thread's state version: its number of status changes. Approvals bind to it (Slack bookkeeping writes do not change it). */
+export function stateVersion(doc: Pick<ThreadDoc, 'status_history'>): number {
+  return doc.status_history.length;
 }
 
 /**

@@ -17,6 +17,7 @@ import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from 
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import { mountPolicyAdminRoutes, type PolicyAdminDeps } from './policy-admin-routes';
+import { mountApprovalRoutes } from './approval-routes';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
@@ -120,6 +121,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
   if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates: relay.teammates, requireAdmin });
+  mountApprovalRoutes(app, { relay, requireAdmin, authenticate });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));

@@ -71,7 +71,7 @@ export function mountPolicyAdminRoutes(app: express.Express, deps: PolicyAdminDe
 
   app.put('/admin/policy', json, yaml, async (req, res) => {
     requireAdmin(req);
-    const policy = await policies.apply(source(req), 'admin-api');
+    const policy = await policies.apply(source(req), 'admin-api', 'policy', { checkApprovers: true });
     res.json({ version: policy.version, rules: policy.rules.length });
   });
 

@@ -45,6 +45,8 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
     statusMessage = { messageId: `${id}:completed`, role: 'agent', parts: [{ text: view.completed_summary }] };
   } else if (view.status === 'declined' && view.decline_reason) {
     statusMessage = { messageId: `${id}:declined`, role: 'agent', parts: [{ text: view.decline_reason }] };
+  } else if (view.status === 'rejected' && view.reject_reason) {
+    statusMessage = { messageId: `${id}:rejected`, role: 'agent', parts: [{ text: view.reject_reason }] };
   }
 
   const resultParts: OutPart[] = [];

@@ -198,6 +198,22 @@ async function tasksCancel(ctx: MethodContext, params: unknown): Promise<unknown
   );
 }
 
+const approvalGetSchema = z
+  .object({
+    approval_id: z.string().regex(/^[0-9a-f-]{36}_a\d{1,4}$/, 'must be an approval id (as approval_pending or the create answered it)').optional(),
+    task_id: taskIdSchema.optional(),
+  })
+  .strict()
+  .refine((p) => (p.approval_id === undefined) !== (p.task_id === undefined), 'give exactly one of approval_id or task_id');
+
+/** Where approvals stand: one by id (its actor, the thread's sender or an approver), or every one of a thread. */
+async function approvalsGet(ctx: MethodContext, params: unknown): Promise<unknown> {
+  const p = parseParams(approvalGetSchema, params);
+  if (p.approval_id) return { approvals: [await ctx.relay.approvals.viewFor(ctx.caller, p.approval_id)] };
+  const thread = await ctx.relay.readThread(ctx.caller, p.task_id!);
+  return { approvals: await ctx.relay.approvals.forThread(ctx.caller, thread) };
+}
+
 async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(agentsListSchema, params);
   return { teammates: await ctx.relay.teammates.list(p) };
@@ -210,4 +226,5 @@ export const WIRE_METHODS: Record<string, Method> = {
   'tasks/update': tasksUpdate,
   'tasks/cancel': tasksCancel,
   'agents/list': agentsList,
+  'approvals/get': approvalsGet,
 };

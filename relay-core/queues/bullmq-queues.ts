@@ -109,7 +109,8 @@ export class BullmqEventPublisher implements EventPublisher {
 
 /** Port: named jobs on one queue (the `verify` queue), de-duplicated by their job id. */
 export interface JobQueue {
-  add(name: string, data: Record<string, unknown>, jobId: string): Promise<void>;
+  /** `delayMs`: the job waits in the delayed set that long first (a timer). */
+  add(name: string, data: Record<string, unknown>, jobId: string, delayMs?: number): Promise<void>;
 }
 
 export class BullmqJobQueue implements JobQueue {
@@ -118,8 +119,8 @@ export class BullmqJobQueue implements JobQueue {
     private readonly jobOptions: JobsOptions,
   ) {}
 
-  async add(name: string, data: Record<string, unknown>, jobId: string): Promise<void> {
-    await this.queue.add(name, data, { ...this.jobOptions, jobId });
+  async add(name: string, data: Record<string, unknown>, jobId: string, delayMs?: number): Promise<void> {
+    await this.queue.add(name, data, { ...this.jobOptions, jobId, ...(delayMs ? { delay: delayMs } : {}) });
   }
 }
 

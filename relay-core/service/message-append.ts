@@ -97,7 +97,7 @@ export class MessageAppender {
         alreadyRecorded = true;
         return undefined;
       }
-      if (TERMINAL_STATUSES.includes(doc.status)) return undefined;
+      if (TERMINAL_STATUSES.includes(doc.status) || doc.hidden_from_recipient) return undefined;
       const side = message.from === doc.from ? 'from' : 'to';
       return {
         ...doc,
@@ -117,6 +117,10 @@ export class MessageAppender {
   private async assertOpenBetween(caller: AgentDoc, thread: ThreadDoc): Promise<void> {
     if (TERMINAL_STATUSES.includes(thread.status)) {
       throw new RelayError('thread_terminal', `The handoff is ${thread.status}; no more messages can be added`, { status: thread.status });
+    }
+    // Its recipient cannot see a held create yet, so nothing can be said to them in it.
+    if (thread.hidden_from_recipient) {
+      throw new RelayError('invalid_transition', `The handoff is ${thread.status}: messages can be added once it is approved`, { status: thread.status });
     }
     const other = await this.deps.teammates.get(thread.from === caller.handle ? thread.to : thread.from);
     if (other) this.deps.teammates.assertNotBlocked(caller, other);

@@ -5,7 +5,7 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc, PolicyAuditDoc, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { decide, type PartyFacts, type PolicyDecision, type PolicyRequest } from '../domain/policy-decision';
-import { defaultPolicy, parsePolicy, type Policy, type PolicyAction } from '../domain/policy';
+import { defaultPolicy, parsePolicy, type Policy, type PolicyAction, type PolicyRule } from '../domain/policy';
 import type { Artifact, Intent, Surface } from '../domain/schemas';
 import type { PolicyLimiter } from '../ops/rate-limiter';
 import type { MongoStore } from '../store/mongo-store';
@@ -35,14 +35,49 @@ export class PolicyStore {
     return policy;
   }
 
-  /** Validates and stores a policy; a bad one throws invalid_params naming line and field, and the old one stays. */
-  async apply(source: string, by: string, fileName = 'policy'): Promise<Policy> {
+  /**
+   * Validates and stores a policy; a bad one throws invalid_params naming line and field, and the old one stays.
+   * With `checkApprovers` (the admin API) every approver a rule names by handle or `role:` must exist now.
+   */
+  async apply(source: string, by: string, fileName = 'policy', opts: { checkApprovers?: boolean } = {}): Promise<Policy> {
     const policy = parsePolicyOrRefuse(source, fileName);
+    if (opts.checkApprovers) await this.checkApprovers(policy, fileName);
     // Two processes starting with the same RELAY_POLICY_FILE both upsert: the loser of the insert race replaces.
     await putById(this.store.policies, CURRENT, { source, version: policy.version, applied_at: this.clock.now(), applied_by: by });
     this.cached = { policy, readAt: Date.now() };
     return policy;
   }
+
+  private async checkApprovers(policy: Policy, fileName: string): Promise<void> {
+    const problem = await firstMissingApprover(this.store, policy, fileName);
+    if (problem) throw problem;
+  }
+}
+
+export interface ApproverProblemSource {
+  agents: MongoStore['agents'];
+  agentWriter: MongoStore['agentWriter'];
+}
+
+/** The first approver (or escalate_to entry) of a require_approval rule that names nobody: invalid_params naming it. */
+async function firstMissingApprover(store: ApproverProblemSource, policy: Policy, fileName: string): Promise<RelayError | null> {
+  for (const [i, rule] of policy.rules.entries()) {
+    if (rule.effect !== 'require_approval') continue;
+    for (const [list, names] of [['approvers', rule.approvers], ['escalate_to', rule.escalate_to ?? []]] as const) {
+      for (const [j, name] of names.entries()) {
+        const field = `rules[${i}].${list}[${j}]`;
+        if (name.startsWith('role:')) {
+          const role = name.slice(5);
+          const member = await store.agents.findOne({ role, status: 'active' }, { projection: { _id: 1 } });
+          if (!member) return new RelayError('invalid_params', `${fileName}: ${field}: ${name} names no active teammate (nobody has role "${role}")`, { field });
+        } else if (name.includes('@')) {
+          const agent = await store.agentWriter.read(name);
+          if (!agent || agent.status !== 'active') return new RelayError('invalid_params', `${fileName}: ${field}: no active teammate with handle ${name}`, { field });
+        }
+      }
+    }
+  }
+  return null;
 }
 
 export function parsePolicyOrRefuse(source: string, fileName: string): Policy {
@@ -55,6 +90,12 @@ export function parsePolicyOrRefuse(source: string, fileName: string): Policy {
     }
     throw error;
   }
+}
+
+/** A require_approval decision: the stamp, and the rule whose approvers must approve (the service holds the call). */
+export interface HeldStamp extends PolicyStamp {
+  effect: 'require_approval';
+  hold: Extract<PolicyRule, { effect: 'require_approval' }>;
 }
 
 /** What the caller asks to do, as the service knows it before writing. */
@@ -87,9 +128,9 @@ export class PolicyGate {
 
   /**
    * The decision for one call, enforced: deny and an exhausted rate limit throw (and are audited); otherwise the
-   * stamp to record on the write. A require_approval rule refuses for now with where approval would come from.
+   * stamp to record on the write. A require_approval rule answers a HeldStamp: the service holds the call for approval.
    */
-  async check(request: GateRequest, isReplay?: () => Promise<boolean>): Promise<PolicyStamp | 'replay'> {
+  async check(request: GateRequest, isReplay?: () => Promise<boolean>): Promise<PolicyStamp | HeldStamp | 'replay'> {
     const policy = await this.deps.policies.current();
     const decision = decide(policy, this.facts(request));
     const stamp: PolicyStamp = { rule_id: decision.rule_id, effect: decision.effect, policy_version: decision.policy_version };
@@ -115,14 +156,8 @@ export class PolicyGate {
       }
       return stamp;
     }
-    const approvers = decision.rule?.effect === 'require_approval' ? decision.rule.approvers : [];
-    const reason = `needs approval by ${approvers.join(', ')}, and approvals are not available on this relay yet`;
-    await this.audit(request, decision, 'denied', reason);
-    throw new RelayError('policy_denied', `Policy rule ${decision.rule_id} holds ${request.action}: ${reason}`, {
-      rule_id: decision.rule_id,
-      policy_version: decision.policy_version,
-      approvers,
-    });
+    if (decision.rule?.effect !== 'require_approval') throw new Error(`policy decision ${decision.effect} without its rule`);
+    return { ...stamp, effect: 'require_approval', hold: decision.rule };
   }
 
   /** The decision a call would get, enforcing nothing (`policy test`, the admin API); the policy in force by default. */

@@ -18,10 +18,13 @@ import { IdempotencyLedger, idempotentId } from './idempotency';
 import { inboxUrl, isGenuineInboxLink } from './inbox-links';
 import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
 import { Outbox } from './outbox';
+import { Approvals, type ApplyApproved } from './approvals';
+import type { JobQueue } from '../queues/bullmq-queues';
+import { describeApprovers } from '../domain/approval';
 import { ChannelBindings } from './channel-bindings';
 import { routeHandoff } from './handoff-routing';
 import type { EventFeed } from './event-feed';
-import { threadFacts, type PolicyGate } from './policy-gate';
+import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
 import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
@@ -30,12 +33,17 @@ import { messageView, threadView, transitionView, type ThreadView, type Transiti
 
 export interface CreateResult {
   task_id: string;
-  /** unclaimed: sent to a role, skill or owner that named several teammates; the first to claim it becomes the recipient. */
-  status: { state: 'pending' | 'unclaimed' };
+  /**
+   * unclaimed: sent to a role, skill or owner that named several teammates; the first to claim it becomes the recipient.
+   * awaiting_approval: a policy holds the create until people approve it (nothing is delivered until then).
+   */
+  status: { state: 'pending' | 'unclaimed' | 'awaiting_approval' };
   created_at: string;
   inbox_url: string;
   /** The recipient's handle, or the target (`role:frontend`) while unclaimed. */
   recipient: string;
+  /** For a held create: the approval and who must approve it. */
+  approval?: { approval_id: string; approvers: string[]; quorum: number; rule_id: string };
   /** Unclaimed only: who may claim it. */
   candidates?: string[];
 }
@@ -79,6 +87,8 @@ export interface RelayServiceDeps {
   handoffTokenTtlMs?: number;
   /** The policy enforcement point; without one every call is allowed (tests of other things). */
   policy?: PolicyGate;
+  /** Where approval reminders and timeouts wait (the `verify` queue); without it only the sweep fires them. */
+  approvalTimers?: JobQueue;
   /** The teammates' event logs (event-feed.ts), for readers that wait on them; absent, nothing can wait. */
   feed?: EventFeed;
 }
@@ -98,6 +108,8 @@ export class RelayService {
   private readonly tokenSecret: string;
   private readonly tokenTtlMs: number;
   private readonly policy?: PolicyGate;
+  /** Calls a policy holds for people to approve (approvals.ts). */
+  readonly approvals: Approvals;
 
   constructor(deps: RelayServiceDeps) {
     this.tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
@@ -120,6 +132,8 @@ export class RelayService {
       log: deps.log,
       readThread: (caller, threadId) => this.readThread(caller, threadId),
     });
+    this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
+    this.approvals.setApplier(this.applyApprovedTransition);
   }
 
   /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
@@ -142,6 +156,7 @@ export class RelayService {
     if (!isGenuineInboxLink(this.tokenSecret, threadId, viewer, signature)) return null;
     const doc = await this.store.readThread(threadId);
     if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;
+    if (doc.hidden_from_recipient && doc.from !== viewer) return null;
     return { view: await this.view(doc, viewer), viewer };
   }
 
@@ -160,11 +175,13 @@ export class RelayService {
     const pending = newPendingThread({ id: threadId, sender, recipient, input, via, now, eventId: randomUUID() }, (bodyHash) =>
       mintHandoffToken(this.tokenSecret, { id: threadId, team: recipient.team, bodyHash, projectId: declaredProject(input.metadata).project_id }, now, this.tokenTtlMs),
     );
+    // A retry under the same key must match what the sender said (the target), whoever the target names by then.
+    const asSent = (target: RecipientTarget) => newPendingThread({ id: threadId, sender, recipient: targetParty(target, sender), input, via, now, eventId: '' }, () => null).request_hash;
     const doc =
       'candidates' in route
         ? unclaimedThread(pending, route.target, route.candidates.map((c) => c.handle))
         : route.target
-          ? { ...pending, to_target: route.target.label, candidates: [route.recipient.handle] }
+          ? { ...pending, to_target: route.target.label, candidates: [route.recipient.handle], request_hash: asSent(route.target) }
           : pending;
     const bodyHash = doc.request_hash;
     let earlier: ThreadDoc | null = null;
@@ -181,7 +198,20 @@ export class RelayService {
       session_id: sessionId,
     }, isReplay);
     if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
-    if (policy) doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
+    let held: Awaited<ReturnType<Approvals['holdCreate']>> | undefined;
+    if (policy && isHeld(policy)) {
+      const { hold, ...stamp } = policy;
+      if (doc.status === 'unclaimed') {
+        throw new RelayError('policy_denied', `Policy rule ${hold.id} holds this handoff for approval, and a handoff to ${doc.to} (several candidates) cannot wait for approval yet; send it to one teammate's handle`, {
+          rule_id: hold.id,
+          policy_version: stamp.policy_version,
+        });
+      }
+      // An approver that does not resolve refuses the create here, before anything is stored.
+      held = await this.approvals.holdCreate(doc, hold, stamp, sender, recipient, via);
+    } else if (policy) {
+      doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
+    }
     const created = await this.outbox.recording(threadId, doc.outbox[0]!, async (inOutbox) => {
       const [mailbox] = await Promise.all([this.store.placeNewThread(doc), inOutbox]);
       if (mailbox) doc.mailbox = mailbox;
@@ -194,7 +224,11 @@ export class RelayService {
       }
     });
     if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
-    this.log.info({ thread_id: threadId, from: sender.handle, to: doc.to, candidates: doc.status === 'unclaimed' ? doc.candidates : undefined, via }, 'handoff created');
+    if (held) await this.approvals.opened(threadId, held);
+    this.log.info(
+      { thread_id: threadId, from: sender.handle, to: doc.to, candidates: doc.status === 'unclaimed' ? doc.candidates : undefined, via, ...(held ? { approval_id: held.id } : {}) },
+      held ? 'handoff held for approval' : 'handoff created',
+    );
     return this.createResult(doc);
   }
 
@@ -294,38 +328,53 @@ export class RelayService {
   async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
-      // An agent accepting an unclaimed handoff it is a candidate for claims it first (accept_handoff, tasks/update).
-      if (request.transition === 'accept' && request.expected_status === undefined) {
+      try {
+        return await this.transitionOnce(caller, request, via, sessionId);
+      } catch (error) {
+        // Only a refusal as no participant costs a second read: it may be a candidate of an unclaimed handoff.
+        if (!(error instanceof RelayError) || error.code !== 'not_a_participant') throw error;
         const current = await this.store.readThread(request.thread_id);
-        if (current && isCandidate(caller.handle, current)) await this.claim(caller, request.thread_id, via, sessionId);
+        if (current && isCandidate(caller.handle, current)) {
+          // An agent accepting an unclaimed handoff it is a candidate for claims it first (accept_handoff, tasks/update).
+          if (request.transition !== 'accept' || request.expected_status !== undefined) {
+            throw new RelayError('invalid_transition', `This handoff to ${current.to_target} is unclaimed: claim it first (tasks/update "claim", or accept_handoff, which claims and accepts)`, { status: current.status });
+          }
+          await this.claim(caller, request.thread_id, via, sessionId);
+          return this.transitionOnce(caller, request, via, sessionId);
+        }
         // A candidate who lost the claim hears who has it, not that they are no participant.
-        else if (current?.claimed_by && current.claimed_by !== caller.handle && current.candidates?.includes(caller.handle)) throw explainFailedClaim(caller, request.thread_id, current);
+        if (current?.claimed_by && current.claimed_by !== caller.handle && current.candidates?.includes(caller.handle)) throw explainFailedClaim(caller, request.thread_id, current);
+        throw error;
       }
-      const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId);
-      let refused: (Verdict & { accepted: false }) | undefined;
-      let passed: (Verdict & { accepted: true }) | undefined;
-      const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
-        // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
-        passed = undefined;
-        refused = undefined;
-        const verdict = acceptanceVerdict(this.verdictInput(doc, request, via), {
-          thread: doc,
-          token: doc.handoff_token ?? null,
-          recipient_tools: caller.tools ?? [],
-          now,
-        }, caller.team);
-        if (verdict.accepted) passed = { ...verdict, accepted: true };
-        else refused = { ...verdict, accepted: false };
-        return verdict.accepted;
-      });
-      if (refused) {
-        const current = after ?? (await this.threadById(request.thread_id));
-        return { thread_id: request.thread_id, status: current?.status ?? 'pending', accepted_at: null, ...refused };
-      }
-      const view = transitionView(after!);
-      // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
-      return passed && request.verdict ? { ...view, ...passed } : view;
     });
+  }
+
+  private async transitionOnce(caller: AgentDoc, request: TransitionRequest, via: Surface, sessionId?: string): Promise<TransitionAnswer> {
+    const { expected_status: _shown, ...body } = request;
+    const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId, { ...body });
+    let refused: (Verdict & { accepted: false }) | undefined;
+    let passed: (Verdict & { accepted: true }) | undefined;
+    const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
+      // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
+      passed = undefined;
+      refused = undefined;
+      const verdict = acceptanceVerdict(this.verdictInput(doc, request, via), {
+        thread: doc,
+        token: doc.handoff_token ?? null,
+        recipient_tools: caller.tools ?? [],
+        now,
+      }, caller.team);
+      if (verdict.accepted) passed = { ...verdict, accepted: true };
+      else refused = { ...verdict, accepted: false };
+      return verdict.accepted;
+    });
+    if (refused) {
+      const current = after ?? (await this.threadById(request.thread_id));
+      return { thread_id: request.thread_id, status: current?.status ?? 'pending', accepted_at: null, ...refused };
+    }
+    const view = transitionView(after!);
+    // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
+    return passed && request.verdict ? { ...view, ...passed } : view;
   }
 
   /**
@@ -370,20 +419,8 @@ export class RelayService {
       }
       if (!rule.from.includes(doc.status)) return undefined;
       if (request.expected_status && doc.status !== request.expected_status) return undefined;
-      return {
-        ...doc,
-        ...(request.transition === 'accept' && doc.handoff_token ? { handoff_token: { ...doc.handoff_token, consumed_at: now } } : {}),
-        status: rule.to,
-        updated_at: now,
-        [rule.stamp]: now,
-        ...(request.transition === 'complete'
-          ? { completed_summary: request.result_summary ?? null, completion_artifacts: request.artifacts ?? [] }
-          : {}),
-        ...(request.transition === 'decline' ? { decline_reason: request.reason ?? null } : {}),
-        ...(request.transition === 'cancel' ? { cancel_reason: request.reason ?? null } : {}),
-        status_history: [...doc.status_history, { status: rule.to, by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
-        outbox: [...doc.outbox, event],
-      };
+      if (doc.hidden_from_recipient && rule.actor === 'to') return undefined;
+      return this.transitioned(doc, request, rule, caller, via, policy, event, now);
       });
       before = written.before;
       return written.after;
@@ -485,7 +522,7 @@ export class RelayService {
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, async () => {
       // A draft for a proposed action (draft_proposed_action marks it) is its own action, so a rule can hold drafts apart.
       const action = request.payload?.kind === 'draft' ? 'draft.attach' : 'message.append';
-      await this.policyFor(caller, request.thread_id, action, via, sessionId);
+      await this.policyFor(caller, request.thread_id, action, via, sessionId, null);
       return this.appender.append(caller, request, via);
     });
   }
@@ -502,27 +539,99 @@ export class RelayService {
     return this.createResult(original);
   }
 
-  /** The policy's stamp for a change to an existing thread; none when the thread is not the caller's to change. */
-  private async policyFor(caller: AgentDoc, threadId: string, action: Parameters<PolicyGate['check']>[0]['action'], via: Surface, sessionId?: string): Promise<PolicyStamp | undefined> {
+  /**
+   * The policy's stamp for a change to an existing thread; none when the thread is not the caller's to change.
+   * A call a rule holds for approval (`args`: the transition asked for) is recorded as an approval request and
+   * answered approval_pending: nothing else changes until it is approved.
+   */
+  private async policyFor(
+    caller: AgentDoc,
+    threadId: string,
+    action: Parameters<PolicyGate['check']>[0]['action'],
+    via: Surface,
+    sessionId: string | undefined,
+    args: Record<string, unknown> | null,
+  ): Promise<PolicyStamp | undefined> {
     if (!this.policy) return undefined;
     const doc = await this.store.readThread(threadId);
     if (!doc || (doc.from !== caller.handle && doc.to !== caller.handle)) return undefined;
+    if (doc.hidden_from_recipient && doc.to === caller.handle && doc.from !== caller.handle) return undefined;
     const [sender, recipient] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to)]);
     if (!sender || !recipient) return undefined;
     const stamp = await this.policy.check({ action, via, actor: caller, sender, recipient, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
-    return stamp === 'replay' ? undefined : stamp;
+    if (stamp === 'replay') return undefined;
+    if (!isHeld(stamp)) return stamp;
+    const { hold: rule, ...plain } = stamp;
+    if (!args) {
+      throw new RelayError('policy_denied', `Policy rule ${rule.id} holds ${action} for approval by ${rule.approvers.join(', ')}, and only handoff creates and transitions can wait for approval; ask an admin to allow, deny or rate-limit ${action} instead`, {
+        rule_id: rule.id,
+        policy_version: plain.policy_version,
+      });
+    }
+    return this.approvals.request(caller, doc, { action, args, via, rule, stamp: plain, sender, recipient });
+  }
+
+  /**
+   * An approved transition, applied to `doc` as the actor who asked for it: the same checks and the same change as
+   * when it is asked for directly (the acceptance verdict included), or why it no longer applies.
+   */
+  private readonly applyApprovedTransition: ApplyApproved = (doc, record, actor, emit, now) => {
+    const request = record.args as unknown as TransitionRequest;
+    const rule = TRANSITIONS[request.transition];
+    if (!rule) return { refusal: `${record.action} is not a transition` };
+    if (doc[rule.actor] !== actor.handle) return { refusal: `${actor.handle} can no longer ${request.transition} this handoff` };
+    if (!rule.from.includes(doc.status)) return { refusal: `the handoff is ${doc.status} now` };
+    if (request.transition === 'accept') {
+      const verdict = acceptanceVerdict(this.verdictInput(doc, request, record.via), { thread: doc, token: doc.handoff_token ?? null, recipient_tools: actor.tools ?? [], now }, actor.team);
+      if (!verdict.accepted) return { refusal: `the acceptance checks refused it (${verdict.result}: ${verdict.reasons.join('; ')})` };
+    }
+    const event = emit(rule.event);
+    const policy: PolicyStamp = { rule_id: record.rule_id, effect: 'require_approval', policy_version: record.policy_version };
+    return { next: this.transitioned(doc, request, rule, actor, record.via, policy, event, now), type: rule.event };
+  };
+
+  /** The thread after `request`'s transition by `caller` (its preconditions already checked). */
+  private transitioned(
+    doc: ThreadDoc,
+    request: TransitionRequest,
+    rule: (typeof TRANSITIONS)[TransitionName],
+    caller: AgentDoc,
+    via: Surface,
+    policy: PolicyStamp | undefined,
+    event: OutboxEvent,
+    now: Date,
+  ): ThreadDoc {
+    return {
+      ...doc,
+      ...(request.transition === 'accept' && doc.handoff_token ? { handoff_token: { ...doc.handoff_token, consumed_at: now } } : {}),
+      status: rule.to,
+      updated_at: now,
+      [rule.stamp]: now,
+      ...(request.transition === 'complete' ? { completed_summary: request.result_summary ?? null, completion_artifacts: request.artifacts ?? [] } : {}),
+      ...(request.transition === 'decline' ? { decline_reason: request.reason ?? null } : {}),
+      ...(request.transition === 'cancel' ? { cancel_reason: request.reason ?? null } : {}),
+      status_history: [...doc.status_history, { status: rule.to, by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
+      outbox: [...doc.outbox, event],
+    };
   }
 
   private createResult(doc: ThreadDoc): CreateResult {
+    const held = doc.approvals?.find((a) => a.action === 'handoff.create');
     return {
       task_id: doc._id,
-      status: { state: doc.status === 'unclaimed' ? 'unclaimed' : 'pending' },
+      // A replay answers what the create answered: held when it was held, whatever happened since.
+      status: { state: held ? 'awaiting_approval' : doc.status === 'unclaimed' ? 'unclaimed' : 'pending' },
       created_at: doc.created_at.toISOString(),
       inbox_url: this.inboxUrl(doc._id, doc.from),
       recipient: doc.to,
       ...(doc.status === 'unclaimed' ? { candidates: doc.candidates ?? [] } : {}),
+      ...(held ? { approval: { approval_id: held.id, approvers: describeApprovers(held.approvers.filter((a) => a.step === 0)).split(', '), quorum: held.quorum, rule_id: held.rule_id } } : {}),
     };
   }
+}
+
+function isHeld(stamp: PolicyStamp | HeldStamp): stamp is HeldStamp {
+  return 'hold' in stamp;
 }
 
 function claimResult(doc: ThreadDoc): ClaimResult {

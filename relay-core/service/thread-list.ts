@@ -22,7 +22,7 @@ export interface ThreadPage {
 /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
 export async function listThreads(deps: { store: MongoStore; teammates: Teammates }, caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
   const party = request.role === 'recipient' ? 'to' : 'from';
-  const { threads: page, next_cursor } = await deps.store.lists.page({
+  const { threads: listed, next_cursor } = await deps.store.lists.page({
     party,
     handle: caller.handle,
     limit: request.limit,
@@ -30,6 +30,8 @@ export async function listThreads(deps: { store: MongoStore; teammates: Teammate
     ...(request.since ? { since: request.since } : {}),
     ...(request.cursor ? { cursor: request.cursor } : {}),
   });
+  // A create held for approval (or rejected before it was approved) is not in its recipient's inbox.
+  const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;
   const other = party === 'to' ? 'from' : 'to';
   // What the caller has seen matters only where the other side wrote something; each read is one `_id` lookup.
   const seen = new Map(

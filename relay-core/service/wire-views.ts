@@ -1,5 +1,6 @@
 // What a participant reads back: the thread in the wire shape (snake_case, ISO 8601 timestamps; the README describes it).
 import type { Verdict } from '../domain/acceptance-verdict';
+import { describeApprovers, type ApprovalRecord } from '../domain/approval';
 import type { AgentDoc, MessageDoc, ThreadDoc } from '../domain/documents';
 import type { Artifact, ProposedAction, Surface, ThreadStatus } from '../domain/schemas';
 
@@ -44,6 +45,56 @@ export interface ThreadView {
   /** The recipient's view only: the single-use token that accept_handoff / tasks/update accept may present. */
   handoff_token?: string;
   handoff_token_expires_at?: string;
+  /** Present once an approver rejected the create (status `rejected`). */
+  reject_reason?: string | null;
+  /** Approvals asked for on this thread; present only when there are any. */
+  approvals?: ApprovalView[];
+}
+
+/** An approval as its actor, the thread's participants and its approvers read it. */
+export interface ApprovalView {
+  approval_id: string;
+  thread_id: string;
+  action: string;
+  actor: string;
+  status: ApprovalRecord['status'];
+  /** Who may approve, as the policy resolved them (handles, or Slack user ids). */
+  approvers: string[];
+  quorum: number;
+  approved_by: string[];
+  rule_id: string;
+  policy_version: string;
+  reason: string | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  outcome: { applied: boolean; message: string } | null;
+  created_at: string;
+  deadline: string;
+  on_timeout: 'deny' | 'escalate';
+  history: Array<{ at: string; what: string; by?: string; note?: string }>;
+}
+
+export function approvalView(threadId: string, record: ApprovalRecord): ApprovalView {
+  return {
+    approval_id: record.id,
+    thread_id: threadId,
+    action: record.action,
+    actor: record.actor,
+    status: record.status,
+    approvers: describeApprovers(record.approvers).split(', '),
+    quorum: record.quorum,
+    approved_by: record.approvals.map((v) => v.by),
+    rule_id: record.rule_id,
+    policy_version: record.policy_version,
+    reason: record.reason,
+    decided_by: record.decided_by,
+    decided_at: record.decided_at ? record.decided_at.toISOString() : null,
+    outcome: record.outcome,
+    created_at: record.created_at.toISOString(),
+    deadline: record.deadline.toISOString(),
+    on_timeout: record.on_timeout,
+    history: record.history.map((h) => ({ at: h.at.toISOString(), what: h.what, ...(h.by ? { by: h.by } : {}), ...(h.note ? { note: h.note } : {}) })),
+  };
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -102,6 +153,8 @@ export function threadView(
     ...(doc.to_target
       ? { to_target: doc.to_target, candidates: doc.candidates ?? [], claimed_by: doc.claimed_by ?? null, claimed_at: iso(doc.claimed_at ?? null) }
       : {}),
+    ...(doc.status === 'rejected' ? { reject_reason: doc.reject_reason ?? null } : {}),
+    ...(doc.approvals?.length ? { approvals: doc.approvals.map((a) => approvalView(doc._id, a)) } : {}),
   };
 }
 
@@ -112,6 +165,8 @@ export type TransitionView =
   | { thread_id: string; status: 'completed'; completed_at: string | null; completion_artifacts: Artifact[] }
   | { thread_id: string; status: 'declined'; declined_at: string | null }
   | { thread_id: string; status: 'cancelled'; cancelled_at: string | null }
+  | { thread_id: string; status: 'awaiting_approval' }
+  | { thread_id: string; status: 'rejected' }
   | { thread_id: string; status: 'expired'; expired_at: string | null };
 
 /** An accept the verdict refused: nothing changed, the verdict says why. */

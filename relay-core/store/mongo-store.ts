@@ -5,6 +5,7 @@ import type {
   AgentDoc,
   AgentWriteDoc,
   ApiKeyDoc,
+  ApprovalIndexDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
   MailboxEntryDoc,
@@ -59,6 +60,8 @@ export class MongoStore {
   readonly threadReads: Collection<ThreadReadDoc>;
   readonly policies: Collection<PolicyDoc>;
   readonly policyAudit: Collection<PolicyAuditDoc>;
+  /** The approvals listing (approval id → thread); each thread holds its approvals' truth. */
+  readonly approvals: Collection<ApprovalIndexDoc>;
   readonly idempotency: Collection<IdempotencyDoc>;
   readonly outboxEntries: Collection<OutboxEntryDoc>;
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
@@ -105,6 +108,7 @@ export class MongoStore {
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
+    this.approvals = db.collection<ApprovalIndexDoc>('approvals');
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
     this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');

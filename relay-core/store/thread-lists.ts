@@ -15,9 +15,9 @@ export interface ListQuery {
   cursor?: string;
 }
 
-export type ListedThread = Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'message_counts' | 'created_at' | 'updated_at'>;
+export type ListedThread = Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'message_counts' | 'created_at' | 'updated_at' | 'hidden_from_recipient'>;
 
-export const LISTED_FIELDS = { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1, mailbox: 1 } as const;
+export const LISTED_FIELDS = { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1, mailbox: 1, hidden_from_recipient: 1 } as const;
 
 /** True when the entry at `position` of `handle`'s `party` box is where the thread sits now (a candidate's, while unclaimed). */
 function sitsAt(doc: ListedThread & Pick<ThreadDoc, 'mailbox'>, party: Party, handle: string, position: number): boolean {

@@ -38,6 +38,9 @@ export interface WebhookDeliveryDeps {
   timeoutMs?: number;
 }
 
+/** Events whose audience depends on the thread's approvals (a held create's recipient hears none of them). */
+const APPROVAL_EVENTS: ReadonlySet<string> = new Set(['thread.awaiting_approval', 'thread.rejected', 'thread.cancelled', 'approval.requested', 'approval.decided']);
+
 export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 
 /** Outcome of one attempt the processor records before the job's own success or failure. */
@@ -62,15 +65,26 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     // A handoff to a role, skill or owner (a `to` no handle can be): its candidates hear of thread.created.
     const toTarget = event.type === 'thread.created' && (to ?? ':').includes(':');
     let candidates: string[] = [];
-    if (!thread || !recorded || toTarget) {
-      const doc = await store.threads.findOne({ _id: event.thread_id }, { projection: { from: 1, to: 1, outbox: 1, candidates: 1 } });
+    // Events of a create held for approval (and of approvals) depend on the thread: its recipient may not hear of
+    // it yet, and the approvers asked hear of it. Only these events read the thread for that.
+    const approvalEvent = APPROVAL_EVENTS.has(event.type);
+    let approvers: string[] = [];
+    if (!thread || !recorded || toTarget || approvalEvent) {
+      const doc = await store.threads.findOne(
+        { _id: event.thread_id },
+        { projection: { from: 1, to: 1, outbox: 1, candidates: 1, hidden_from_recipient: 1, approvals: 1 } },
+      );
       if (!doc) return 'skipped';
-      thread = doc;
+      // A held create's recipient is left out: the sender stands in for them.
+      thread = doc.hidden_from_recipient ? { _id: doc._id, from: doc.from, to: doc.from } : doc;
       recorded = doc.outbox.find((e) => e.id === event.event_id) ?? null;
       if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
+      if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested') {
+        approvers = (doc.approvals ?? []).filter((a) => a.status === 'pending').flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
+      }
     }
     if (recorded) await deps.feed?.record(thread, [recorded]);
-    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates])])) {
+    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
       const id = deliveryId(event.event_id, handle);
       await deliveries.open(event, handle, clock.now());
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });

@@ -1,6 +1,7 @@
-// The nine tools every MCP transport of the relay must offer, as the tests expect them (sorted).
+// The ten tools every MCP transport of the relay must offer, as the tests expect them (sorted).
 export const MCP_TOOL_NAMES = [
   'accept_handoff',
+  'check_approval',
   'check_inbox',
   'complete_handoff',
   'decline_handoff',

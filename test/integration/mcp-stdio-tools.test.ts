@@ -34,7 +34,7 @@ afterAll(async () => {
   await relay?.stop();
 });
 
-test('the stdio server offers all nine tools', async () => {
+test('the stdio server offers all ten tools', async () => {
   const names = (await sender.listTools()).tools.map((t) => t.name).sort();
   expect(names).toEqual([...MCP_TOOL_NAMES]);
 });

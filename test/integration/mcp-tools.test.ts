@@ -42,7 +42,7 @@ afterAll(async () => {
   await relay?.stop();
 });
 
-test('lists all nine tools, each with input and output schemas and annotations', async () => {
+test('lists all ten tools, each with input and output schemas and annotations', async () => {
   const { tools } = await recipient.listTools();
   expect(tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES]);
   for (const tool of tools) {

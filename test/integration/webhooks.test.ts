@@ -213,3 +213,37 @@ describe('admin delivery routes refuse bad input', () => {
     expect((await rest('GET', `/admin/deliveries/${id}`, relay.adminKey)).body.status).toBe('delivered');
   });
 });
+
+describe('webhooks of approvals', () => {
+  test('a held create goes to the sender and the approver, never the recipient, until approved; approval.requested reaches the approver', async () => {
+    const [leadHook, senderHook, recipientHook] = [await receiver(), await receiver(), await receiver()];
+    const lead = await teammateWithHook('wlead@acme', leadHook);
+    const sender = await teammateWithHook('wsender@acme', senderHook);
+    const recipient = await teammateWithHook('wrecipient@acme', recipientHook);
+    expect((await rest('PUT', '/agents/me/card', recipient.key, { lead: 'wlead@acme' })).status).toBe(200);
+    for (const t of [lead, sender, recipient]) await waitUntil(verified(t.key), 'endpoint verified');
+    const policy = `rules:
+  - { id: held-creates, match: { action: handoff.create, recipient: { handle: wrecipient@acme } }, effect: require_approval, approvers: [recipient_lead] }
+  - { id: held-accepts, match: { action: handoff.accept, recipient: { handle: wrecipient@acme } }, effect: require_approval, approvers: [recipient_lead] }
+`;
+    expect((await rest('PUT', '/admin/policy', relay.adminKey, { source: policy })).status).toBe(200);
+    const created = await call(sender.key, 'message/send', { recipient: 'wrecipient@acme', intent: 'inform', message: text('held') });
+    const types = (hook: WebhookReceiver) => hook.events().map((r) => r.json?.type);
+    await waitUntil(async () => (types(leadHook).includes('thread.awaiting_approval') && types(senderHook).includes('thread.awaiting_approval')) || undefined, 'approver and sender told');
+    verifyWebhook(lead.secret, leadHook.events().find((r) => r.json?.type === 'thread.awaiting_approval')!);
+    expect(leadHook.events().find((r) => r.json?.type === 'thread.awaiting_approval')!.json!.data).toMatchObject({ thread_id: created.task_id, summary: 'held', status: 'awaiting_approval' });
+
+    const approved = await rest('POST', `/approvals/${created.approval.approval_id}/approve`, lead.key, {});
+    expect(approved.status).toBe(200);
+    await waitUntil(async () => types(recipientHook).includes('thread.created') || undefined, 'the recipient told once approved');
+    expect(types(recipientHook)).toEqual(['thread.created']);
+
+    const asked = await relay.rpc(recipient.key, 'tasks/update', { task_id: created.task_id, transition: 'accept' });
+    expect(asked.body.error).toMatchObject({ code: -32021 });
+    await waitUntil(async () => types(leadHook).includes('approval.requested') || undefined, 'the approver asked about the accept');
+    // The actor (a participant) hears that its accept waits, as its call was answered.
+    await waitUntil(async () => types(recipientHook).includes('approval.requested') || undefined, 'the actor told');
+    expect(types(recipientHook)).toEqual(['thread.created', 'approval.requested']);
+    expect((await rest('PUT', '/admin/policy', relay.adminKey, { source: 'rules: []\n' })).status).toBe(200);
+  });
+});

@@ -20,6 +20,8 @@ export const bob = agent('bob@acme', 'Bob', 'U0BOB');
 /** The history a thread in `status` has: sent over MCP, acted on from Slack / MCP / the API. */
 export function historyFor(status: ThreadStatus, from = alice.handle, to = bob.handle): StatusChange[] {
   const sent: StatusChange = { status: 'pending', by: from, at: T0, via: 'mcp' };
+  if (status === 'awaiting_approval') return [{ ...sent, status }];
+  if (status === 'rejected') return [{ ...sent, status: 'awaiting_approval' }, { status, by: 'U0LEAD', at: at(5), via: 'slack' }];
   const accepted: StatusChange = { status: 'accepted', by: to, at: at(5), via: 'slack' };
   switch (status) {
     case 'pending':

@@ -69,6 +69,8 @@ describe('each status, for the recipient and for the sender', () => {
     cancelled: 'Cancelled by <@U0ALICE> via the API',
     expired: ':hourglass: Expired ·',
     unclaimed: 'Sent by <@U0ALICE> via MCP',
+    awaiting_approval: 'Held for approval by <@U0ALICE> via MCP',
+    rejected: 'Rejected by `U0LEAD` via Slack',
   };
   test.each(cases)('%s, %s', (status, audience) => {
     const completion: Artifact[] = [{ type: 'link', url: 'https://github.com/acme/web/pull/7', title: 'web#7' }];

@@ -6,7 +6,9 @@ import { HOME_ACTION_IDS } from '../../views/home';
 import { DIGEST_ACTION_IDS } from '../../views/daily-digest';
 import { digestButton, type DigestButtonDeps } from './digest-button';
 import type { HomeDeps } from '../events/app-home';
+import { APPROVAL_ACTION_IDS } from '../../blocks/approval-dm';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
+import { approveButton, rejectButton } from './approval-buttons';
 import { claimButton } from './claim-button';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
@@ -23,6 +25,8 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
+  app.action(APPROVAL_ACTION_IDS.approve, approveButton(deps));
+  app.action(APPROVAL_ACTION_IDS.reject, rejectButton(deps));
   app.action(CLAIM_ACTION_IDS.claim, claimButton(deps));
   app.action(DIGEST_ACTION_IDS.off, digestButton(deps, true));
   app.action(DIGEST_ACTION_IDS.on, digestButton(deps, false));

@@ -98,6 +98,11 @@ async function quickSend(
   try {
     const created = await relay.createHandoff(caller, input.data, 'slack');
     const to = created.status.state === 'unclaimed' ? `\`${created.recipient}\` (unclaimed: ${created.candidates?.length} teammates can claim it)` : `\`${created.recipient}\``;
+    if (created.approval) {
+      const approvers = created.approval.approvers.map((a) => `\`${a}\``).join(', ');
+      await say(`:raised_hand: Your handoff to ${to} is waiting for approval by ${approvers} (policy rule \`${created.approval.rule_id}\`); it is delivered once approved. <${created.inbox_url}|View it in the inbox>`);
+      return;
+    }
     await say(`:outbox_tray: Sent to ${to} as an _inform_ handoff. <${created.inbox_url}|View it in the inbox>`);
   } catch (error) {
     if (error instanceof RelayError) return void (await say(`Nothing was sent: ${error.message}.`));

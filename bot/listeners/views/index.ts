@@ -2,6 +2,8 @@
 import type { App } from '@slack/bolt';
 import { NEW_HANDOFF_CALLBACK_ID } from '../../views/new-handoff-modal';
 import { CALLBACK_IDS } from '../../views/transition-modals';
+import { APPROVAL_REJECT_CALLBACK_ID } from '../../views/approval-reject-modal';
+import { approvalRejectSubmitted } from './approval-reject-view';
 import { newHandoffSubmitted, type NewHandoffViewDeps } from './new-handoff-view';
 import { transitionSubmission, type TransitionViewsDeps } from './transition-views';
 import { REASSIGN_VIEW } from '../../blocks/timer-action-ids';
@@ -13,4 +15,5 @@ export function registerViews(app: App, deps: NewHandoffViewDeps & TransitionVie
   app.view(CALLBACK_IDS.complete, transitionSubmission(deps, 'complete'));
   app.view(CALLBACK_IDS.reply, transitionSubmission(deps, 'reply'));
   app.view(REASSIGN_VIEW.callbackId, reassignSubmitted(deps));
+  app.view(APPROVAL_REJECT_CALLBACK_ID, approvalRejectSubmitted(deps));
 }

@@ -1,0 +1,129 @@
+// An approver's DM: exactly what they approve (the handoff as its recipient would see it, or the held call and its
+// arguments), where the approval stands, and Approve / Reject while it is open. Pure; redrawn on every change.
+import { approvalsCount, type ApprovalRecord, type ApproverRef } from '../../relay-core/domain/approval';
+import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
+import { stateVersion } from '../../relay-core/domain/thread-lifecycle';
+import { artifactBlocks } from './artifacts';
+import { actions, button, codeBlock, context, divider, header, section, type SlackBlock, type SlackMessage } from './block-kit';
+import { approverMrkdwn, handoffContentBlocks } from './handoff-dm';
+import { escapeLine, escapeWithin, inlineCode, plainSafe, slackDate, truncate } from './mrkdwn';
+
+export const APPROVAL_ACTION_IDS = {
+  approve: 'approval_approve',
+  reject: 'approval_reject',
+} as const;
+
+export const APPROVAL_BLOCK_IDS = {
+  status: 'approval_status',
+  actions: 'approval_actions',
+} as const;
+
+/** What an Approve / Reject button carries: the approval and the start of its binding (what the DM showed). */
+export function approvalButtonValue(record: Pick<ApprovalRecord, 'id' | 'binding'>): string {
+  return JSON.stringify({ a: record.id, b: record.binding.slice(0, 16) });
+}
+
+export interface ApprovalDmInput {
+  thread: ThreadDoc;
+  record: ApprovalRecord;
+  sender: AgentDoc | null;
+  recipient: AgentDoc | null;
+  inboxUrl: string;
+}
+
+const ARGS_MAX = 1_500;
+
+/** Whether the call can still be approved: the approval is open and the thread is where it was when asked. */
+export function stillApplicable(thread: ThreadDoc, record: ApprovalRecord): boolean {
+  if (record.status !== 'pending') return false;
+  if (record.action === 'handoff.create') return thread.status === 'awaiting_approval';
+  return stateVersion(thread) === record.state_version;
+}
+
+function who(record: ApprovalRecord, label: string | null): string {
+  if (!label) return 'someone';
+  if (label === 'policy') return 'the policy';
+  const ref = record.approvers.find((a) => a.label === label);
+  return ref ? approverMrkdwn(ref) : inlineCode(label, 140);
+}
+
+/** The call's arguments as shown: the secret a caller may present (a handoff token) is never shown. */
+export function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
+  const { verdict, ...rest } = args as { verdict?: Record<string, unknown> } & Record<string, unknown>;
+  if (!verdict) return rest;
+  const { goal_token: token, ...checks } = verdict;
+  return { ...rest, verdict: { ...checks, ...(token ? { goal_token: '(presented)' } : {}) } };
+}
+
+function statusLine(input: ApprovalDmInput): string {
+  const { thread, record } = input;
+  const approvers = [...new Map(record.approvers.map((a: ApproverRef) => [a.label, approverMrkdwn(a)])).values()].join(', ');
+  const when = (d: Date | null) => (d ? ` · ${slackDate(d)}` : '');
+  const outcome = record.outcome ? `\n_${escapeLine(record.outcome.message, 300)}_` : '';
+  switch (record.status) {
+    case 'approved':
+      return `:white_check_mark: *Approved by ${who(record, record.decided_by)}${when(record.decided_at)}*${outcome}`;
+    case 'rejected': {
+      const reason = escapeWithin(record.reason ?? '', 800).text;
+      return `:no_entry: *Rejected by ${who(record, record.decided_by)}${when(record.decided_at)}*\n>${reason.replace(/\n/g, '\n>')}${outcome}`;
+    }
+    case 'timed_out':
+      return `:hourglass: *Timed out${when(record.decided_at)}: denied*\n_${escapeLine(record.reason ?? '', 300)}_${outcome}`;
+    default:
+      if (!stillApplicable(thread, record)) return `:wastebasket: *Nothing to approve any more: the handoff is ${thread.status} now.*`;
+      return [
+        `*Waiting for approval* · ${approvalsCount(record)} of ${record.quorum} approved · approvers: ${approvers}`,
+        ...record.approvals.map((v) => `:white_check_mark: ${who(record, v.by)}${when(v.at)}`),
+        `Decide by ${slackDate(record.deadline)}${record.on_timeout === 'escalate' && record.step === 0 ? ' (then it is escalated)' : ' (then it is denied)'}.`,
+      ].join('\n');
+  }
+}
+
+export function approvalDm(input: ApprovalDmInput): SlackMessage {
+  const { thread, record, sender, recipient, inboxUrl } = input;
+  const blocks: SlackBlock[] = [];
+  const isCreate = record.action === 'handoff.create';
+  blocks.push(header(plainSafe(truncate(isCreate ? `Approve a handoff to ${thread.to}?` : `Approve ${record.action} by ${record.actor}?`, 140))));
+  blocks.push(
+    context(
+      `Policy rule ${inlineCode(record.rule_id, 70)} asks you to approve this${record.quorum > 1 ? ` (${record.quorum} approvals needed)` : ''} · approval ${inlineCode(record.id, 60)}`,
+    ),
+  );
+  if (!isCreate) {
+    const args = codeBlock(truncate(JSON.stringify(shownArgs(record.args), null, 2), ARGS_MAX));
+    blocks.push(section(`*${escapeLine(record.actor, 140)} asks to ${escapeLine(record.action, 40)}* (via ${escapeLine(record.via, 10)}) with:\n${args}`));
+    blocks.push(context('The handoff it acts on, as its recipient sees it:'));
+  } else {
+    blocks.push(context(`The handoff exactly as ${inlineCode(thread.to, 140)} will see it once approved:`));
+  }
+  const content = handoffContentBlocks({ thread, sender, recipient, inboxUrl, audience: 'recipient' }).slice(1);
+  blocks.push(...content);
+  const fill = artifactBlocks(thread.artifacts, inboxUrl, 6_000, 20);
+  blocks.push(...fill.blocks);
+  if (fill.shown < thread.artifacts.length) blocks.push(context(`+${thread.artifacts.length - fill.shown} more artifacts (shown to the recipient in full)`));
+  blocks.push(divider(), section(statusLine(input), APPROVAL_BLOCK_IDS.status));
+  if (stillApplicable(thread, record)) {
+    const value = approvalButtonValue(record);
+    blocks.push(
+      actions(
+        [
+          button({ actionId: APPROVAL_ACTION_IDS.approve, text: 'Approve', style: 'primary', value }),
+          // Reject opens a modal asking for the reason, which is its own confirmation.
+          button({ actionId: APPROVAL_ACTION_IDS.reject, text: 'Reject', style: 'danger', value }),
+        ],
+        APPROVAL_BLOCK_IDS.actions,
+      ),
+    );
+  }
+  const state = record.status === 'pending' ? 'needs your approval' : record.status.replace('_', ' ');
+  const text = isCreate
+    ? `Handoff from ${thread.from} to ${thread.to} ${state}: ${truncate(thread.summary.replace(/\s+/g, ' '), 150)}`
+    : `${record.action} by ${record.actor} ${state}`;
+  return { text: escapeWithin(text, 300).text, blocks };
+}
+
+/** The reminder posted under an approver's DM. */
+export function approvalReminder(record: ApprovalRecord): SlackMessage {
+  const text = `Reminder: approval ${record.id} (${record.action} by ${record.actor}) still waits for you; decide by ${slackDate(record.deadline)}.`;
+  return { text: escapeWithin(text, 300).text, blocks: [section(`:bell: ${escapeWithin(text, 600).text}`)] };
+}

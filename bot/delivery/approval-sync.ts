@@ -1,0 +1,69 @@
+// The `slack` processor's work for a thread's approvals: each approver's DM (posted exactly once), a reminder
+// under it for each reminder the approval recorded, and every approver's DM redrawn as the approval stands now.
+import type { WebClient } from '@slack/web-api';
+import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
+import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
+import type { RelayService } from '../../relay-core/service/relay-service';
+import { approvalDm, approvalReminder } from '../blocks/approval-dm';
+import type { EnsurePosted } from './exactly-once-post';
+import { approvalDmKey, approvalReminderKey } from './slack-posts';
+
+export interface ApprovalSyncDeps {
+  relay: RelayService;
+  threads: ThreadWriter;
+  client: WebClient;
+  ensurePosted: EnsurePosted;
+  openIm: (slackUser: string) => Promise<string>;
+}
+
+/** Returns whether it posted or redrew anything. */
+export function approvalSync({ relay, threads, client, ensurePosted, openIm }: ApprovalSyncDeps) {
+  return async function syncApprovals(threadId: string, owner: string, people: { sender: AgentDoc | null; recipient: AgentDoc | null }): Promise<boolean> {
+    let thread = await threads.readThread(threadId);
+    if (!thread?.approvals?.length) return false;
+    const inboxUrl = relay.inboxUrl(threadId);
+    const render = (record: NonNullable<ThreadDoc['approvals']>[number]) => async (t: ThreadDoc) =>
+      approvalDm({ thread: t, record: t.approvals?.find((a) => a.id === record.id) ?? record, ...people, inboxUrl });
+    const justPosted = new Set<string>();
+    let changed = false;
+    for (const record of thread.approvals) {
+      for (const approver of record.approvers) {
+        if (!approver.slack_user_id) continue;
+        const user = approver.slack_user_id;
+        const key = approvalDmKey(record.id, user);
+        // A DM is asked for only while the approval is open; a decided one still gets its DMs redrawn below.
+        if (record.status === 'pending' && !thread.slack_approvals?.[key]) {
+          const posted = await ensurePosted(threadId, key, owner, { channel: () => openIm(user), thread_ts: null }, render(record));
+          if (posted.posted) {
+            justPosted.add(key);
+            changed = true;
+          }
+          thread = posted.thread;
+        }
+        const reminders = record.history.filter((h) => h.what === 'reminded').length;
+        const dm = (await threads.readThread(threadId))?.slack_approvals?.[key];
+        if (record.status === 'pending' && dm) {
+          for (let n = 1; n <= reminders; n += 1) {
+            const reminder = approvalReminderKey(record.id, user, n);
+            const result = await ensurePosted(threadId, reminder, owner, { channel: async () => dm.channel, thread_ts: dm.ts }, async () => approvalReminder(record));
+            if (result.posted) changed = true;
+          }
+        }
+      }
+    }
+    // Redraw every approver's DM from the thread as it is now (decided, a vote in, the handoff cancelled …).
+    const latest = await threads.readThread(threadId);
+    if (!latest) return changed;
+    for (const record of latest.approvals ?? []) {
+      for (const approver of record.approvers) {
+        if (!approver.slack_user_id) continue;
+        const key = approvalDmKey(record.id, approver.slack_user_id);
+        const dm = latest.slack_approvals?.[key];
+        if (!dm || justPosted.has(key)) continue;
+        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...approvalDm({ thread: latest, record, ...people, inboxUrl }) });
+        changed = true;
+      }
+    }
+    return changed;
+  };
+}
