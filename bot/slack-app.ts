@@ -7,7 +7,7 @@ import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
 import type { RelayService } from '../relay-core/service/relay-service';
 import type { ClientSetup } from './views/link-modal';
-import type { DigestPrefs } from './digest/digest-prefs';
+import type { HomeDigest } from './listeners/events/app-home';
 import type { Clock } from '../relay-core/domain/clock';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
@@ -31,8 +31,8 @@ export interface SlackAppDeps {
   team?: string;
   /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
   clientSetup: ClientSetup;
-  /** Who turned the daily digest off (bot/digest/); its buttons store the choice here. */
-  digestPrefs?: DigestPrefs;
+  /** The daily digest's opt-outs and hour (bot/digest/), when it is on: its buttons and the Home tab use them. */
+  digest?: HomeDigest;
   clock?: Clock;
 }
 

@@ -54,6 +54,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       SLACK_BOT_TOKEN: slack.token,
       SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
       SLACK_API_URL: slack.url,
+      RELAY_DIGEST_AT: 'off', // a digest tick would add DMs the bench does not count
       RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
       // e.g. `--heap-prof` or `--require ./probe.js` to see where the relay's memory goes.
       ...(process.env.BENCH_SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SOAK_NODE_OPTIONS } : {}),

@@ -12,11 +12,13 @@
 //   the largest size, with the relay's and FerretDB's CPU during the run and in the 10 s after it.
 // - mcp (bench-mcp.ts): the real stdio MCP server: ready time and sequential handoff_to_teammate calls.
 // - delivery (bench-delivery.ts): handoffs at a steady rate → DM at a fake Slack and → webhook, vs bare BullMQ.
+// - events (bench-events.ts): event latency, outbox event → GET /events SSE, one relay process and two (pub/sub);
+//   BENCH_EVENT_COUNT handoffs per set-up (default 300).
 // - soak (bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): RSS over 10 minutes.
 //
 // Environment: BENCH_SIZES (default 1000,10000,100000) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
 // BENCH_REQUESTS per measurement (default 2000) after BENCH_WARMUP (200); BENCH_CONCURRENCY for the paths (default
-// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, soak) runs those phases;
+// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, soak) runs those phases;
 // BENCH_RELAY_NODE_OPTIONS (e.g. --cpu-prof) goes to the relay processes. MONGODB_URL uses that server; REDIS_URL
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
@@ -32,6 +34,7 @@ import { Redis } from 'ioredis';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { benchCreateAt } from './bench-create';
 import { benchDelivery } from './bench-delivery';
+import { benchEvents } from './bench-events';
 import { BenchHttpClient } from './bench-http';
 import { benchMcp } from './bench-mcp';
 import { benchPaths, handoffParams, register, startServedRelay } from './bench-paths';
@@ -47,10 +50,10 @@ const benchStart = performance.now();
 const progress = (line: string) => process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'soak'] as const;
+const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'events', 'soak'] as const;
 type Phase = (typeof PHASES)[number];
 /** Run when BENCH_ONLY is unset; the soak takes ten minutes and runs only when asked for. */
-const DEFAULT_PHASES: Phase[] = ['create', 'paths', 'mcp', 'delivery'];
+const DEFAULT_PHASES: Phase[] = ['create', 'paths', 'mcp', 'delivery', 'events'];
 
 interface Settings {
   phases: Set<Phase>;
@@ -65,6 +68,7 @@ interface Settings {
   soakSeconds: number;
   soakSampleSeconds: number;
   soakRate: number;
+  eventCount: number;
 }
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {
@@ -96,6 +100,7 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     soakSeconds: positive('BENCH_SOAK_SECONDS', 600),
     soakSampleSeconds: positive('BENCH_SOAK_SAMPLE_SECONDS', 30),
     soakRate: positive('BENCH_SOAK_RATE', 1),
+    eventCount: Math.round(positive('BENCH_EVENT_COUNT', 300)),
     mongodbUrl: env.MONGODB_URL || undefined,
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
@@ -234,6 +239,9 @@ async function main(): Promise<number> {
     if (settings.phases.has('mcp')) await mcpPhase(servers);
     if (settings.phases.has('delivery')) {
       await benchDelivery({ mongodbUrl: servers.mongodbUrl, redisUrl: servers.redisUrl, runId: servers.runId, rate: settings.deliveryRate, count: settings.deliveryCount, progress, out });
+    }
+    if (settings.phases.has('events')) {
+      await benchEvents({ ...phase, concurrencies: [1], requests: 0, warmup: 20, count: settings.eventCount });
     }
     if (settings.phases.has('soak')) {
       await benchSoak({

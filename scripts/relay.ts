@@ -136,6 +136,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const workers: RunningWorker[] = [];
   // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
   const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
+  const digestAt = config.digestAt ? `${String(config.digestAt.hour).padStart(2, '0')}:${String(config.digestAt.minute).padStart(2, '0')}` : null;
+  const homeDigest = digestPrefs && digestAt ? { prefs: digestPrefs, at: digestAt } : undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
@@ -185,7 +187,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log }) } : {}),
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log, digest: homeDigest }) } : {}),
           // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
           ...(slackClient && digestPrefs
             ? {
@@ -262,7 +264,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack) {
-      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets, digestPrefs, clock });
+      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
@@ -291,8 +293,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
-        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart).
-        eventStreams.closeAll();
+        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart),
+        // and the keep-alive sockets they leave idle are closed too.
+        await eventStreams.closeAll();
+        server.closeIdleConnections();
         await closed;
       }
       await Promise.all(workers.map((w) => w.close()));

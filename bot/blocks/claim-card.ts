@@ -61,6 +61,6 @@ export function claimCard(input: ClaimCardInput): SlackMessage {
   }
   blocks.push(context(`Candidates: ${names.join(', ') || 'none'} · sent ${slackDate(thread.created_at)} · thread ${inlineCode(thread._id, 80)}`));
   const state = thread.claimed_by ? `claimed by ${input.claimer?.name ?? thread.claimed_by}` : thread.status === 'unclaimed' ? 'unclaimed' : thread.status;
-  const text = escapeWithin(truncate(`Handoff for ${target} (${state}) from ${sender?.name ?? thread.from}: ${thread.summary.replace(/\s+/g, ' ')}`, 300), 600).text;
+  const text = escapeWithin(truncate(`Handoff for ${target} (${state}) from ${sender?.name ?? thread.from}: ${thread.summary.replace(/\s+/g, ' ')}`, 600), 300).text;
   return { text, blocks };
 }

@@ -19,7 +19,8 @@ import { digestDueDay } from './local-time';
 // (users.info, cached for hours). The lists come from the mailbox lists (relay.listThreads), never a scan.
 
 export const DIGEST_TICK_JOB = 'slack-digest-tick';
-const SCHEDULER_ID = 'slack-digest';
+/** The job scheduler that adds the tick (BullMQ runs an `every` scheduler once at once, then every interval). */
+export const DIGEST_SCHEDULER_ID = 'slack-digest';
 /** How often the tick runs: a digest goes out within this long after the local hour. */
 export const DIGEST_TICK_MS = 15 * 60_000;
 const TZ_CACHE_MS = 6 * 3600_000;
@@ -40,10 +41,10 @@ export interface DigestDeps {
 /** Starts (or, with the digest off, removes) the repeatable tick on the `verify` queue. */
 export async function scheduleDigestTick(queue: Queue, at: DigestTime | null, everyMs = DIGEST_TICK_MS): Promise<void> {
   if (!at) {
-    await queue.removeJobScheduler(SCHEDULER_ID);
+    await queue.removeJobScheduler(DIGEST_SCHEDULER_ID);
     return;
   }
-  await queue.upsertJobScheduler(SCHEDULER_ID, { every: everyMs }, { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } });
+  await queue.upsertJobScheduler(DIGEST_SCHEDULER_ID, { every: everyMs }, { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } });
 }
 
 export function digestTickHandler(deps: DigestDeps) {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { parseJob } from '../../relay-core/queues/parse-job';
 import type { RelayService } from '../../relay-core/service/relay-service';
-import { publishHome } from '../listeners/events/app-home';
+import { publishHome, type HomeDigest } from '../listeners/events/app-home';
 
 // Why a deduplication id and not a fixed job id: BullMQ ignores an add whose job id exists in any state, so a
 // change arriving while the refresh runs (or within the day a completed job is kept) would never be drawn. The
@@ -51,10 +51,10 @@ export function homeRefresher(deps: { relay: RelayService; queue: Queue; delayMs
 }
 
 /** The job: publish the user's Home tab at its first page, as it is now. */
-export function homeRefreshHandler(deps: { relay: RelayService; client: WebClient; log: Logger }) {
+export function homeRefreshHandler(deps: { relay: RelayService; client: WebClient; log: Logger; digest?: HomeDigest }) {
   return async function refreshHome(job: Job): Promise<{ published: string }> {
     const { slack_user: user } = parseJob(homeRefreshJobSchema, job);
-    await publishHome(deps.relay, deps.client, user);
+    await publishHome(deps.relay, deps.client, user, {}, deps.digest);
     deps.log.debug({ slack_user: user }, 'home tab re-published');
     return { published: user };
   };

@@ -1,13 +1,13 @@
 // The daily digest DM: what waits on the person (oldest first, with the DM's buttons) and what they wait on (pure).
 import type { ListItem } from '../../relay-core/service/wire-views';
-import { threadItemBlocks } from './home';
+import { DIGEST_ACTION_IDS, DIGEST_BLOCK_IDS, threadItemBlocks } from './home';
 import { actions, button, context, divider, escapeMrkdwn, header, section, textLength, type SlackBlock, type SlackMessage } from '../blocks/block-kit';
 
 // Within Slack's message limits: 50 blocks and about 12k characters of text (the same margin as `/handoff inbox`).
 
-/** The digest's own buttons; the thread buttons are the DM's (ACTION_IDS), whose block ids are `thread_<id>`. */
-export const DIGEST_ACTION_IDS = { off: 'handoff_digest_off', on: 'handoff_digest_on' } as const;
-export const DIGEST_BLOCK_IDS = { settings: 'digest_settings' } as const;
+// The digest's own buttons (DIGEST_ACTION_IDS) are shared with the Home tab's digest setting; the thread buttons are
+// the DM's (ACTION_IDS), whose block ids are `thread_<id>`.
+export { DIGEST_ACTION_IDS, DIGEST_BLOCK_IDS };
 
 /** Items shown per list: 2 blocks each, 12 + 8 items stay under 50 blocks with the headers. */
 export const DIGEST_WAITING_MAX = 12;

@@ -94,7 +94,13 @@ export interface HomeInput {
   sent: ThreadPage;
   page: HomePage;
   inboxUrl: (threadId: string) => string;
+  /** The daily digest's setting for this person, with its on/off button (absent: the digest is off on this relay). */
+  digest?: { off: boolean; at: string };
 }
+
+/** The digest's own buttons (the digest message carries the "off" one too: views/daily-digest.ts). */
+export const DIGEST_ACTION_IDS = { off: 'handoff_digest_off', on: 'handoff_digest_on' } as const;
+export const DIGEST_BLOCK_IDS = { settings: 'digest_settings' } as const;
 
 function pageButton(text: string, page: HomePage, blockId: string): Block {
   return { type: 'actions', block_id: blockId, elements: [button(text, HOME_ACTION_IDS.page, JSON.stringify(page))] };
@@ -116,6 +122,18 @@ export function homeView(input: HomeInput): HomeView {
   for (const item of sent.items.slice(0, HOME_PAGE_SIZE)) blocks.push(...threadItemBlocks(item, 'sender', input.inboxUrl(item.thread_id)));
   if (sent.next_cursor) blocks.push(pageButton('Show older sent', { ...page, s: sent.next_cursor }, 'home_more_sent'));
   if (page.w || page.s) blocks.push(pageButton('Back to newest', {}, 'home_newest'));
+  if (input.digest) {
+    const { off, at } = input.digest;
+    blocks.push(
+      { type: 'divider' },
+      section(off ? `:no_bell: Daily digest: *off*.` : `:bell: Daily digest: *on*, weekdays at ${escapeMrkdwn(at)} your time.`),
+      {
+        type: 'actions',
+        block_id: DIGEST_BLOCK_IDS.settings,
+        elements: [off ? button('Turn on the daily digest', DIGEST_ACTION_IDS.on, 'on') : button('Turn off the daily digest', DIGEST_ACTION_IDS.off, 'off')],
+      },
+    );
+  }
   return { type: 'home', callback_id: 'handoff_home', blocks } as unknown as HomeView;
 }
 

@@ -18,6 +18,8 @@ const INITIAL_VALUE_MAX = 3000;
 /** block_id = the field; each input's action_id is the same string (unique per block is all Slack needs). */
 export const NEW_HANDOFF_FIELDS = {
   recipient: 'recipient',
+  /** Instead of a person: role:<role>, skill:<skill> or owner:<path> (several matches can claim it). */
+  target: 'recipient_target',
   intent: 'intent',
   summary: 'summary',
   question: 'question',
@@ -84,7 +86,12 @@ export function newHandoffModal(opts: { privateMetadata?: string; prefill?: NewH
     private_metadata: opts.privateMetadata ?? '',
     blocks: [
       input(F.recipient, 'To', { type: 'users_select', placeholder: plain('Who takes it over?') }, {
-        hint: 'They need a handoff-relay teammate linked to their Slack account.',
+        optional: true,
+        hint: 'They need a handoff-relay teammate linked to their Slack account. Or leave this empty and name a role, skill or owner below.',
+      }),
+      input(F.target, 'Or to whoever fits', textInput(false, 'role:frontend · skill:react · owner:apps/web/'), {
+        optional: true,
+        hint: 'One match gets it directly; several get a Claim button (in the channel bound with /handoff channel, or in their DMs) and the first to claim it owns it.',
       }),
       input(F.intent, 'Intent', { type: 'static_select', options: intentOptions, initial_option: intentOptions[0] }),
       input(F.summary, 'Summary', textInput(true, 'What they need to know or do', prefill.summary), { hint: `At most ${LIMITS.summary} characters.` }),
@@ -108,6 +115,7 @@ const stateSchema = z.object({
   [F.intent]: z.object({
     [F.intent]: z.object({ type: z.literal('static_select'), selected_option: z.object({ value: z.string() }).nullish() }),
   }),
+  [F.target]: z.object({ [F.target]: textValue }).optional(),
   [F.summary]: z.object({ [F.summary]: textValue }),
   [F.question]: z.object({ [F.question]: textValue }).optional(),
   [F.description]: z.object({ [F.description]: textValue }).optional(),
@@ -119,6 +127,8 @@ const stateSchema = z.object({
 /** The form as typed: trimmed, empty fields absent. */
 export interface NewHandoffForm {
   recipientSlackUser: string | null;
+  /** role:…, skill:… or owner:… as typed (instead of a person). */
+  target?: string;
   intent: string | null;
   summary: string;
   question?: string;
@@ -143,6 +153,7 @@ export function readNewHandoffState(values: unknown): NewHandoffForm | null {
     (field?.value ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
   return {
     recipientSlackUser: s[F.recipient][F.recipient].selected_user ?? null,
+    target: text(s[F.target]?.[F.target]),
     intent: s[F.intent][F.intent].selected_option?.value ?? null,
     summary: text(s[F.summary][F.summary]) ?? '',
     question: text(s[F.question]?.[F.question]),

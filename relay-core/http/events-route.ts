@@ -34,11 +34,15 @@ const eventsQuery = z
 
 /** The open streams and polls of this process, so a shutdown can end them instead of waiting for their clients. */
 export class OpenEventStreams {
-  private readonly open = new Set<AbortController>();
+  private readonly open = new Map<AbortController, Promise<void>>();
 
   track(res: Response): AbortSignal {
     const controller = new AbortController();
-    this.open.add(controller);
+    const ended = new Promise<void>((resolve) => {
+      res.once('finish', resolve);
+      res.once('close', resolve);
+    });
+    this.open.set(controller, ended);
     res.on('close', () => {
       controller.abort();
       this.open.delete(controller);
@@ -46,9 +50,14 @@ export class OpenEventStreams {
     return controller.signal;
   }
 
-  closeAll(): void {
-    for (const controller of this.open) controller.abort();
+  /** Ends every stream and poll; resolves once their answers are sent (at most `withinMs`), so their sockets are idle. */
+  async closeAll(withinMs = 2_000): Promise<void> {
+    const ended = [...this.open.values()];
+    for (const controller of this.open.keys()) controller.abort();
     this.open.clear();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(ended), new Promise((resolve) => (timer = setTimeout(resolve, withinMs)))]);
+    clearTimeout(timer);
   }
 }
 

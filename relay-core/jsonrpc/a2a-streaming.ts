@@ -15,6 +15,10 @@ export interface OpenedTaskStream {
   threadId: string;
   cursor: string;
   first: Record<string, unknown>;
+  /** The task's state in `first`: updates carry it forward from there. */
+  state: string;
+  /** When the thread last changed as of `first`: events up to then are already in it. */
+  asOf: string;
   finished: boolean;
 }
 
@@ -47,7 +51,8 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     // The cursor first: nothing that happens to the new task after it is read back can fall between the two.
     const cursor = await feed.head(ctx.caller.handle);
     const view = await sendHandoff(ctx, input);
-    return { threadId: view.thread_id, cursor, first: { task: v1Task(view, input.historyLength) }, finished: FINISHED.has(view.status) };
+    const task = v1Task(view, input.historyLength);
+    return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: FINISHED.has(view.status) };
   },
   /** The task as it is now, then its updates; a finished task has none (thread_terminal). */
   async SubscribeToTask(ctx, params) {
@@ -58,9 +63,14 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     if (FINISHED.has(view.status)) {
       throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
     }
-    return { threadId: view.thread_id, cursor, first: { task: v1Task(view) }, finished: false };
+    const task = v1Task(view);
+    return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: false };
   },
 };
+
+function stateOf(task: Record<string, unknown>): string {
+  return (task.status as { state: string }).state;
+}
 
 export function isStreamingMethod(name: string): boolean {
   return Object.hasOwn(A2A_STREAMING_METHODS, name);
@@ -82,13 +92,17 @@ export async function followTask(
 ): Promise<void> {
   const feed = feedOf(ctx);
   let cursor = opened.cursor;
+  // The state each event left the task in, followed from the task the stream opened with: events reach the log a
+  // moment after their write, so the thread read now may already be further along.
+  let state = opened.state;
   let lastWrite = Date.now();
   while (!signal.aborted) {
     let events: FeedEvent[];
     try {
       const page = await feed.wait(ctx.caller.handle, cursor, 100, heartbeatMs, signal);
       cursor = page.cursor;
-      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created');
+      // An event may reach the log a moment after the task was read: one the task already shows is left out.
+      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created' && e.at > opened.asOf);
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs && !signal.aborted) {
         await heartbeat();
         lastWrite = Date.now();
@@ -99,14 +113,14 @@ export async function followTask(
       continue;
     }
     for (const event of events) {
-      const task = v1Task(await ctx.relay.threadViewFor(ctx.caller, opened.threadId));
-      const status = task.status as Record<string, unknown>;
-      const state = STATE_OF_EVENT[event.type] ?? status.state;
+      state = STATE_OF_EVENT[event.type] ?? state;
+      // A finishing event leaves the thread as it stays: its status carries the result or the reason.
+      const status = FINISHING_EVENTS.has(event.type) ? v1Task(await ctx.relay.threadViewFor(ctx.caller, opened.threadId)).status : { state, timestamp: event.at };
       await send({
         statusUpdate: {
           taskId: opened.threadId,
           contextId: opened.threadId,
-          status: state === status.state ? status : { state, timestamp: event.at },
+          status,
           metadata: { handoff_event: { type: event.type, event_id: event.event_id, at: event.at, by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) } },
         },
       });

@@ -173,11 +173,13 @@ export class RelayService {
     const pending = newPendingThread({ id: threadId, sender, recipient, input, via, now, eventId: randomUUID() }, (bodyHash) =>
       mintHandoffToken(this.tokenSecret, { id: threadId, team: recipient.team, bodyHash, projectId: declaredProject(input.metadata).project_id }, now, this.tokenTtlMs),
     );
+    // A retry under the same key must match what the sender said (the target), whoever the target names by then.
+    const asSent = (target: RecipientTarget) => newPendingThread({ id: threadId, sender, recipient: targetParty(target, sender), input, via, now, eventId: '' }, () => null).request_hash;
     const doc =
       'candidates' in route
         ? unclaimedThread(pending, route.target, route.candidates.map((c) => c.handle))
         : route.target
-          ? { ...pending, to_target: route.target.label, candidates: [route.recipient.handle] }
+          ? { ...pending, to_target: route.target.label, candidates: [route.recipient.handle], request_hash: asSent(route.target) }
           : pending;
     const bodyHash = doc.request_hash;
     let earlier: ThreadDoc | null = null;
@@ -324,38 +326,53 @@ export class RelayService {
   async transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'transition', ...body }, async () => {
-      // An agent accepting an unclaimed handoff it is a candidate for claims it first (accept_handoff, tasks/update).
-      if (request.transition === 'accept' && request.expected_status === undefined) {
+      try {
+        return await this.transitionOnce(caller, request, via, sessionId);
+      } catch (error) {
+        // Only a refusal as no participant costs a second read: it may be a candidate of an unclaimed handoff.
+        if (!(error instanceof RelayError) || error.code !== 'not_a_participant') throw error;
         const current = await this.store.readThread(request.thread_id);
-        if (current && isCandidate(caller.handle, current)) await this.claim(caller, request.thread_id, via, sessionId);
+        if (current && isCandidate(caller.handle, current)) {
+          // An agent accepting an unclaimed handoff it is a candidate for claims it first (accept_handoff, tasks/update).
+          if (request.transition !== 'accept' || request.expected_status !== undefined) {
+            throw new RelayError('invalid_transition', `This handoff to ${current.to_target} is unclaimed: claim it first (tasks/update "claim", or accept_handoff, which claims and accepts)`, { status: current.status });
+          }
+          await this.claim(caller, request.thread_id, via, sessionId);
+          return this.transitionOnce(caller, request, via, sessionId);
+        }
         // A candidate who lost the claim hears who has it, not that they are no participant.
-        else if (current?.claimed_by && current.claimed_by !== caller.handle && current.candidates?.includes(caller.handle)) throw explainFailedClaim(caller, request.thread_id, current);
+        if (current?.claimed_by && current.claimed_by !== caller.handle && current.candidates?.includes(caller.handle)) throw explainFailedClaim(caller, request.thread_id, current);
+        throw error;
       }
-      const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId, { ...body });
-      let refused: (Verdict & { accepted: false }) | undefined;
-      let passed: (Verdict & { accepted: true }) | undefined;
-      const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
-        // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
-        passed = undefined;
-        refused = undefined;
-        const verdict = acceptanceVerdict(this.verdictInput(doc, request, via), {
-          thread: doc,
-          token: doc.handoff_token ?? null,
-          recipient_tools: caller.tools ?? [],
-          now,
-        }, caller.team);
-        if (verdict.accepted) passed = { ...verdict, accepted: true };
-        else refused = { ...verdict, accepted: false };
-        return verdict.accepted;
-      });
-      if (refused) {
-        const current = after ?? (await this.threadById(request.thread_id));
-        return { thread_id: request.thread_id, status: current?.status ?? 'pending', accepted_at: null, ...refused };
-      }
-      const view = transitionView(after!);
-      // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
-      return passed && request.verdict ? { ...view, ...passed } : view;
     });
+  }
+
+  private async transitionOnce(caller: AgentDoc, request: TransitionRequest, via: Surface, sessionId?: string): Promise<TransitionAnswer> {
+    const { expected_status: _shown, ...body } = request;
+    const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId, { ...body });
+    let refused: (Verdict & { accepted: false }) | undefined;
+    let passed: (Verdict & { accepted: true }) | undefined;
+    const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
+      // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
+      passed = undefined;
+      refused = undefined;
+      const verdict = acceptanceVerdict(this.verdictInput(doc, request, via), {
+        thread: doc,
+        token: doc.handoff_token ?? null,
+        recipient_tools: caller.tools ?? [],
+        now,
+      }, caller.team);
+      if (verdict.accepted) passed = { ...verdict, accepted: true };
+      else refused = { ...verdict, accepted: false };
+      return verdict.accepted;
+    });
+    if (refused) {
+      const current = after ?? (await this.threadById(request.thread_id));
+      return { thread_id: request.thread_id, status: current?.status ?? 'pending', accepted_at: null, ...refused };
+    }
+    const view = transitionView(after!);
+    // Old callers (no verdict inputs) keep the plain answer; callers who asked for checks get the verdict alongside.
+    return passed && request.verdict ? { ...view, ...passed } : view;
   }
 
   /**

@@ -174,3 +174,18 @@ test('the same event recorded twice, even by two processes at once, is in the lo
   await Promise.all(thread!.outbox.map((e) => one.record('bob@acme', id, e)));
   expect((await poll(bob, `?since=${before}`)).body.events).toEqual([]);
 });
+
+test('stopping the relay ends its open streams and long polls instead of waiting for their clients', async () => {
+  const other = await startTestRelay({ name: 'events_stop' });
+  const key = await other.register({ handle: 'dave@acme' });
+  const stream = await SseStream.open(`${other.url}/events`, { headers: { authorization: `Bearer ${key}` } });
+  await waitUntil(async () => stream.events.length > 0, 'the ready event');
+  const poll = fetch(`${other.url}/events?wait=60`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const stopped = Date.now();
+  await other.stop();
+  // Well under Node's 5 s keep-alive timeout, which is what a stop would wait if the streams' sockets stayed open.
+  expect(Date.now() - stopped).toBeLessThan(4_000);
+  await stream.waitEnded();
+  expect(await poll).toEqual({ status: 200, body: { events: [], cursor: '0' } });
+});

@@ -4,6 +4,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectMcpHttp, toolErrorText, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { waitUntil } from '../helpers/wait-until';
 
 let relay: TestRelay;
 const keys: Record<string, string> = {};
@@ -59,6 +60,15 @@ describe('one match', () => {
     expect(mobile.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'dee@acme' });
     const apps = await send('owner:apps/desktop/');
     expect(apps.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'ben@acme' });
+  });
+
+  test('a retry under the same key answers the same thread, even after the target has come to name others', async () => {
+    const params = { recipient: 'role:qa', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'qa retry' }] }, metadata: { client_idempotency_key: 'qa-retry-1' } };
+    const first = await relay.rpc(keys['sender@acme'], 'message/send', params);
+    expect(first.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'dee@acme' });
+    keys['eve@acme'] = await relay.register({ handle: 'eve@acme', role: 'qa' });
+    const again = await relay.rpc(keys['sender@acme'], 'message/send', params);
+    expect(again.body.result).toEqual(first.body.result);
   });
 
   test('the sender is never a candidate: role:backend from the only backend is recipient_not_found', async () => {
@@ -123,6 +133,9 @@ describe('several: unclaimed until the first claim', () => {
     // Nobody can accept an unclaimed handoff they are not a candidate for, nor decline it.
     expect((await relay.rpc(keys['cy@acme'], 'tasks/update', { task_id: id, transition: 'claim' })).body.error.message).toMatch(/cy@acme is not one of the candidates/);
 
+    const declined = await relay.rpc(keys['ana@acme'], 'tasks/update', { task_id: id, transition: 'decline', reason: 'no' });
+    expect(declined.body.error).toMatchObject({ data: { code: 'invalid_transition' } });
+    expect(declined.body.error.message).toMatch(/unclaimed: claim it first/);
     const claimed = await relay.rpc(keys['ben@acme'], 'tasks/update', { task_id: id, transition: 'claim' });
     expect(claimed.body.result).toMatchObject({ thread_id: id, status: 'pending', recipient: 'ben@acme', claimed_by: 'ben@acme' });
     // The same claimer again: success, nothing changes. Another candidate: refused, saying who has it.
@@ -142,6 +155,18 @@ describe('several: unclaimed until the first claim', () => {
     ]);
     // The A2A read shows it as submitted, with who may claim it in the metadata.
     expect((await inbox('ana@acme')).map((i) => i.thread_id)).not.toContain(id);
+  });
+
+  test("each candidate's event log gets the unclaimed handoff's thread.created (GET /events)", async () => {
+    const start = (await relay.rest('GET', '/events', keys['dee@acme'])).body.cursor as string;
+    const { body } = await send('skill:react', 'events for candidates');
+    const id = body.result.task_id as string;
+    const events = await waitUntil(async () => {
+      const page = await relay.rest('GET', `/events?since=${start}&wait=5`, keys['dee@acme']);
+      const mine = (page.body.events as Array<{ thread_id: string; type: string }>).filter((e) => e.thread_id === id);
+      return mine.length ? mine : undefined;
+    }, 'the candidate event');
+    expect(events.map((e) => e.type)).toEqual(['thread.created']);
   });
 
   test('20 concurrent claims by three candidates: exactly one owner, every loser told who', async () => {

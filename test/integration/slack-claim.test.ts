@@ -8,7 +8,7 @@ import { sendHandoff } from '../helpers/handoffs';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { dmText, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
-import { sendSlashCommand, type ButtonClick } from '../helpers/slack-requests';
+import { sendSlashCommand, submitViewState, type ButtonClick } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const SENDER = 'U0SENDER';
@@ -141,7 +141,7 @@ describe('none', () => {
     expect(answer.text).toMatch(/^Nothing was sent: No active teammate matches role:security; roles that exist: backend, design, frontend/);
   });
 
-  test('/handoff team:web … is a malformed target: the forms are explained', async () => {
+  test('/handoff role: … is a malformed target: what it lacks is explained', async () => {
     const answer = await command(SENDER, 'role: please review');
     expect(answer.text).toMatch(/Nothing was sent: the recipient role: needs a value after "role:"/);
   });
@@ -237,6 +237,39 @@ describe('channel bindings', () => {
     expect(after).toMatchObject({ status: 'unclaimed', to: 'role:frontend', claimed_by: null });
     expect(after.status_history).toHaveLength(1);
     expect(after.outbox.map((e) => e.type)).toEqual(['thread.created']);
+  });
+});
+
+describe('the new-handoff modal', () => {
+  const text = (value?: string) => ({ type: 'plain_text_input', value: value ?? null });
+  async function submit(form: { to?: string | null; target?: string; summary: string }) {
+    const values = {
+      recipient: { recipient: { type: 'users_select', selected_user: form.to ?? null } },
+      recipient_target: { recipient_target: text(form.target) },
+      intent: { intent: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' } } },
+      summary: { summary: text(form.summary) },
+    };
+    const answer = await submitViewState(`${relay.url}/slack/events`, relay.signingSecret, { user: SENDER, viewId: `V0CLAIM${++seq}`, callbackId: 'handoff_new_modal', values });
+    expect(answer.status).toBe(200);
+    return answer.text ? (JSON.parse(answer.text) as { response_action?: string; errors?: Record<string, string> }) : {};
+  }
+
+  test('offers a target field; a target sends to whoever fits, the sender is told how many can claim it', async () => {
+    const triggerId = slack.triggerId();
+    await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user: SENDER, text: '', responseUrl: slack.responseUrl('modal'), triggerId });
+    const open = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
+    expect(JSON.stringify(open.args.view)).toContain('role:frontend · skill:react · owner:apps/web/');
+    expect(await submit({ target: 'skill:react', summary: 'from the modal' })).toEqual({});
+    const dm = await slack.waitFor('chat.postMessage', (c) => c.args.channel === SENDER && String(c.args.text).includes('skill:react'));
+    expect(dm.args.text).toMatch(/3 teammates can claim it/);
+  });
+
+  test('a person and a target, neither, or a malformed target: the problem on its field, nothing sent', async () => {
+    expect(await submit({ to: ANA, target: 'role:frontend', summary: 'both' })).toMatchObject({ errors: { recipient_target: expect.stringMatching(/not both/) } });
+    expect(await submit({ summary: 'neither' })).toMatchObject({ errors: { recipient: expect.stringMatching(/or name a role, skill or owner/) } });
+    expect(await submit({ target: 'squad:web', summary: 'bad' })).toMatchObject({ errors: { recipient_target: expect.stringMatching(/role:<role>, skill:<skill> or owner:<path>/) } });
+    expect(await submit({ target: 'role:security', summary: 'nobody' })).toMatchObject({ errors: { recipient_target: expect.stringMatching(/roles that exist: backend, design, frontend/) } });
+    expect(await relay.store.threads.countDocuments({ summary: { $in: ['both', 'neither', 'bad', 'nobody'] } })).toBe(0);
   });
 });
 

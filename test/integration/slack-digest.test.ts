@@ -3,7 +3,7 @@
 // nothing, off with its button, and posted exactly once per person and local day (also across a lost answer).
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DIGEST_TICK_JOB } from '../../bot/digest/daily-digest';
+import { DIGEST_SCHEDULER_ID, DIGEST_TICK_JOB } from '../../bot/digest/daily-digest';
 import { DIGEST_ACTION_IDS } from '../../bot/views/daily-digest';
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import { sendHandoff } from '../helpers/handoffs';
@@ -70,6 +70,11 @@ beforeAll(async () => {
   eventsConnection = connection.duplicate();
   events = new QueueEvents('verify', { connection: eventsConnection, prefix: relay.config.queuePrefix });
   await events.waitUntilReady();
+  // The ticks here are the test's own: stop the relay's schedule, and let its first tick (run at start, with nobody
+  // registered yet) finish before anyone is, so no tick of its own can come between.
+  await waitUntil(async () => (await verify.getJobSchedulers()).some((s) => s.key === DIGEST_SCHEDULER_ID), 'the digest schedule');
+  await verify.removeJobScheduler(DIGEST_SCHEDULER_ID);
+  await waitUntil(async () => (await verify.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).every((j) => j.name !== DIGEST_TICK_JOB), 'the first tick to finish');
   const anaKey = await relay.register({ handle: 'ana@acme', slack_user_id: ANA });
   await relay.register({ handle: 'ben@acme', slack_user_id: BEN });
   await relay.register({ handle: 'olga@acme', slack_user_id: OLGA });
@@ -150,6 +155,9 @@ test('Olga turns the digest off with its button; it is stored for her teammate a
   const told = await slack.waitFor('response_url', (c) => c.args.response_url === 'olga-off');
   expect(told.args.text).toBe('The daily digest is off for you.');
   expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'olga@acme' as any })).toMatchObject({ off: true });
+  // Her Home tab is drawn again with the setting, and the button to turn it back on.
+  await waitUntil(async () => JSON.stringify(slack.homeViews.get(OLGA)?.blocks ?? []).includes(DIGEST_ACTION_IDS.on), 'her Home tab to show the setting');
+  expect(JSON.stringify(slack.homeViews.get(OLGA)!.blocks)).toContain('Daily digest: *off*');
 });
 
 test('at 09:45 in New York Ben gets his (two waiting on him, oldest first); Ana none again', async () => {
@@ -183,4 +191,20 @@ test('no digest on a weekend', async () => {
   const before = digests().length;
   expect((await tick()).due).toBe(0);
   expect(digests()).toHaveLength(before);
+});
+
+test('the Home tab shows the setting with its hour, and turns the digest back on (for the clicker only)', async () => {
+  const home = await clickButton(`${relay.url}/slack/events`, relay.signingSecret, {
+    surface: 'home',
+    user: OLGA,
+    channel: '',
+    messageTs: '',
+    actionId: DIGEST_ACTION_IDS.on,
+    blockId: 'digest_settings',
+    value: 'on',
+  });
+  expect(home.status).toBe(200);
+  await waitUntil(async () => JSON.stringify(slack.homeViews.get(OLGA)?.blocks ?? []).includes('weekdays at 09:30 your time'), 'the Home tab to say on');
+  expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'olga@acme' as any })).toMatchObject({ off: false });
+  expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'ana@acme' as any })).toBeNull();
 });

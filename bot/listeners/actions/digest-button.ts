@@ -2,15 +2,15 @@
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import type { Clock } from '../../../relay-core/domain/clock';
 import type { RelayService } from '../../../relay-core/service/relay-service';
-import type { DigestPrefs } from '../../digest/digest-prefs';
+import { publishHome, type HomeDigest } from '../events/app-home';
 import { digestSettingMessage } from '../../views/daily-digest';
 import { NOT_LINKED } from '../commands/handoff-command';
 import { explain } from './button-click';
 
 export interface DigestButtonDeps {
   relay: RelayService;
-  /** Absent where the digest is not wired (then the button explains that). */
-  digestPrefs?: DigestPrefs;
+  /** Absent where the digest is off on this relay (then the button explains that). */
+  digest?: HomeDigest;
   clock?: Clock;
 }
 
@@ -20,13 +20,10 @@ export function digestButton(deps: DigestButtonDeps, off: boolean) {
     await args.ack();
     const teammate = await deps.relay.teammates.bySlackUser(args.body.user.id);
     if (!teammate) return explain(args, NOT_LINKED);
-    if (!deps.digestPrefs) return explain(args, 'The daily digest is not available on this relay; nothing was changed.');
-    await deps.digestPrefs.set(teammate.handle, off, (deps.clock ?? { now: () => new Date() }).now());
-    const message = digestSettingMessage(off);
-    if (args.body.response_url) {
-      await args.respond({ response_type: 'ephemeral', replace_original: false, ...message });
-      return;
-    }
-    await explain(args, message.text);
+    if (!deps.digest) return explain(args, 'The daily digest is off on this relay (RELAY_DIGEST_AT=off); nothing was changed.');
+    await deps.digest.prefs.set(teammate.handle, off, (deps.clock ?? { now: () => new Date() }).now());
+    // The Home tab shows the setting: draw it again either way; a click on the digest message is also answered there.
+    await publishHome(deps.relay, args.client, args.body.user.id, {}, deps.digest);
+    if (args.body.response_url) await args.respond({ response_type: 'ephemeral', replace_original: false, ...digestSettingMessage(off) });
   };
 }

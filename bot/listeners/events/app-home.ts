@@ -4,16 +4,25 @@ import type { WebClient } from '@slack/web-api';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import { HOME_PAGE_SIZE, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
+import type { DigestPrefs } from '../../digest/digest-prefs';
 
 // An unlinked user gets a tab explaining `/handoff link`. The paging buttons (listeners/actions/home-page-button.ts)
 // publish through the same function.
 
 export interface HomeDeps {
   relay: RelayService;
+  /** The daily digest's opt-outs and hour, when the digest is on for this relay: the tab shows the setting and its button. */
+  digest?: HomeDigest;
+}
+
+export interface HomeDigest {
+  prefs: DigestPrefs;
+  /** RELAY_DIGEST_AT as shown, e.g. 09:30. */
+  at: string;
 }
 
 /** Renders and publishes the Home tab of one Slack user at one page. */
-export async function publishHome(relay: RelayService, client: WebClient, slackUser: string, page: HomePage = {}): Promise<void> {
+export async function publishHome(relay: RelayService, client: WebClient, slackUser: string, page: HomePage = {}, digest?: HomeDigest): Promise<void> {
   const caller = await relay.teammates.bySlackUser(slackUser);
   if (!caller) {
     await client.views.publish({ user_id: slackUser, view: unlinkedHomeView() });
@@ -31,14 +40,15 @@ export async function publishHome(relay: RelayService, client: WebClient, slackU
     [waiting, sent] = await Promise.all([list('recipient'), list('sender')]);
     page = {};
   }
-  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
+  const digestSetting = digest ? { off: await digest.prefs.isOff(caller.handle), at: digest.at } : undefined;
+  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle), digest: digestSetting });
   await client.views.publish({ user_id: slackUser, view });
 }
 
-export function appHomeOpened({ relay }: HomeDeps) {
+export function appHomeOpened({ relay, digest }: HomeDeps) {
   return async ({ event, client }: SlackEventMiddlewareArgs<'app_home_opened'> & AllMiddlewareArgs): Promise<void> => {
     // The event also fires for the Messages tab, which this app does not draw.
     if (event.tab !== 'home') return;
-    await publishHome(relay, client, event.user);
+    await publishHome(relay, client, event.user, {}, digest);
   };
 }

@@ -26,11 +26,17 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
     const form = readNewHandoffState(view.state.values);
     if (!form) return fail({ [F.summary]: 'This form is from an older version of handoff-relay; close it and run /handoff again.' });
 
-    if (!form.recipientSlackUser) return fail({ [F.recipient]: 'Choose who takes the handoff over.' });
-    const recipient = await relay.teammates.bySlackUser(form.recipientSlackUser);
-    const checked = newHandoffFromForm(form, recipient?.handle ?? 'unlinked@slack', `slack-view:${view.id}`);
+    if (form.recipientSlackUser && form.target) return fail({ [F.target]: 'Choose a person or name a role, skill or owner, not both.' });
+    if (!form.recipientSlackUser && !form.target) return fail({ [F.recipient]: 'Choose who takes the handoff over (or name a role, skill or owner below).' });
+    const recipient = form.recipientSlackUser ? await relay.teammates.bySlackUser(form.recipientSlackUser) : null;
+    const checked = newHandoffFromForm(form, form.target ?? recipient?.handle ?? 'unlinked@slack', `slack-view:${view.id}`);
     const errors: FieldErrors = 'errors' in checked ? { ...checked.errors } : {};
-    if (!recipient) errors[F.recipient] = 'This person has no handoff-relay teammate linked to their Slack account; they can run /handoff link.';
+    // A malformed target is the target field's problem.
+    if (form.target && errors[F.recipient]) {
+      errors[F.target] = `Must be role:<role>, skill:<skill> or owner:<path>: ${errors[F.recipient]}`;
+      delete errors[F.recipient];
+    }
+    if (form.recipientSlackUser && !recipient) errors[F.recipient] = 'This person has no handoff-relay teammate linked to their Slack account; they can run /handoff link.';
     if (Object.keys(errors).length || !('handoff' in checked)) return fail(errors);
     const to = checked.handoff.to;
 
@@ -39,7 +45,7 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
       created = await relay.createHandoff(caller, checked.handoff, 'slack');
     } catch (error) {
       if (!(error instanceof RelayError)) throw error;
-      const field = error.code === 'recipient_not_found' || error.code === 'teammate_blocked' ? F.recipient : F.summary;
+      const field = error.code === 'recipient_not_found' || error.code === 'teammate_blocked' ? (form.target ? F.target : F.recipient) : F.summary;
       return fail({ [field]: `${error.message}.` });
     }
     await ack();
@@ -48,7 +54,9 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
       channel: body.user.id,
       text: created.approval
         ? `:raised_hand: Your handoff to \`${created.recipient}\` is waiting for approval by ${created.approval.approvers.map((a) => `\`${a}\``).join(', ')} (policy rule \`${created.approval.rule_id}\`); it is delivered once approved. <${created.inbox_url}|View it in the inbox>`
-        : `:outbox_tray: Your handoff to \`${created.recipient}\` was sent (${checked.handoff.intent}). <${created.inbox_url}|View it in the inbox>`,
+        : created.status.state === 'unclaimed'
+          ? `:outbox_tray: Your handoff to \`${created.recipient}\` was sent (${checked.handoff.intent}); ${created.candidates?.length} teammates can claim it. <${created.inbox_url}|View it in the inbox>`
+          : `:outbox_tray: Your handoff to \`${created.recipient}\` was sent (${checked.handoff.intent}). <${created.inbox_url}|View it in the inbox>`,
     });
   };
 }
