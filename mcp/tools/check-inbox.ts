@@ -1,7 +1,7 @@
 // check_inbox: list the handoffs you received (or sent), newest first, with unread counts; it changes nothing.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { LIMITS, threadStatusSchema } from '../../relay-core/domain/schemas';
+import { LIMITS, THREAD_STATUSES, threadStatusSchema } from '../../relay-core/domain/schemas';
 import { PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import type { EventsPage, RelayClient } from '../relay-client';
 import { CURSOR_PATTERN } from '../../relay-core/service/event-feed';
@@ -16,7 +16,7 @@ export const checkInboxInput = z.object({
   box: z.enum(['received', 'sent']).default('received').describe('received: handoffs sent to you (default); sent: handoffs you sent'),
   status: z
     .array(threadStatusSchema)
-    .max(10)
+    .max(THREAD_STATUSES.length)
     .optional()
     .describe('Only threads in these statuses, e.g. ["pending", "accepted"]; "unclaimed": sent to a role, skill or owner you match, yours if you claim it (accept_handoff)'),
   limit: z.number().int().min(1).max(LIMITS.pageLimit).optional().describe(`Page size, 1–${LIMITS.pageLimit} (default ${LIMITS.pageDefault})`),

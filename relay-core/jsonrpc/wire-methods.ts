@@ -10,6 +10,7 @@ import {
   metadataSchema,
   proposedActionSchema,
   text,
+  THREAD_STATUSES,
   threadStatusSchema,
 } from '../domain/schemas';
 import { verdictInputSchema } from '../domain/verdict-input';
@@ -64,7 +65,7 @@ const listSchema = z
     filter: z
       .object({
         role: z.enum(['recipient', 'sender']).default('recipient'),
-        status: z.array(threadStatusSchema).max(5).optional(),
+        status: z.array(threadStatusSchema).max(THREAD_STATUSES.length).optional(),
         since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
       })
       .strict()

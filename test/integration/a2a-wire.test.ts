@@ -1,4 +1,5 @@
 // POST /a2a on a real relay (FerretDB + Redis): message/send, tasks/get, tasks/update, agents/list and their errors.
+import { THREAD_STATUSES } from '../../relay-core/domain/schemas';
 import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let relay: TestRelay;
@@ -250,4 +251,12 @@ describe('POST /admin/agents', () => {
     expect(sameSlack.status).toBe(409);
     expect(await relay.store.agents.countDocuments({ _id: 'dave2@acme' })).toBe(0);
   });
+});
+
+test('tasks/list takes any set of statuses, every one of them at once included', async () => {
+  const all = await relay.rpc(bob, 'tasks/list', { filter: { status: [...THREAD_STATUSES] } });
+  expect(all.body.error).toBeUndefined();
+  const pending = await relay.rpc(bob, 'tasks/list', { filter: { status: ['pending'] } });
+  const ids = (r: typeof all) => r.body.result.tasks?.map((t: any) => t.task_id) ?? r.body.result.items?.map((t: any) => t.thread_id);
+  expect(ids(all)).toEqual(expect.arrayContaining(ids(pending)));
 });
