@@ -60,9 +60,15 @@ test('an api-only relay stores the handoff and leaves its Slack job waiting; a w
 test('a worker-only relay serves health and metrics, and no API', async () => {
   expect((await fetch(`${worker!.url}/healthz`)).status).toBe(200);
   expect((await fetch(`${worker!.url}/readyz`)).status).toBe(200);
-  const metrics = await fetch(`${worker!.url}/metrics`, { headers: { authorization: `Bearer ${worker!.adminKey}` } });
-  expect(metrics.status).toBe(200);
-  expect(await metrics.text()).toMatch(/^relay_jobs_completed_total\{queue="slack"\} [1-9]/m);
+  // The DM's job counts as completed once the processor returns, which is a moment after the DM is recorded on the
+  // thread (what the test above waited for): wait for the counter rather than read it once.
+  const completed = await waitUntil(async () => {
+    const metrics = await fetch(`${worker!.url}/metrics`, { headers: { authorization: `Bearer ${worker!.adminKey}` } });
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    return /^relay_jobs_completed_total\{queue="slack"\} [1-9]/m.test(text) ? text : null;
+  }, 'the slack job counted as completed in /metrics');
+  expect(completed).toMatch(/^relay_jobs_completed_total\{queue="slack"\} [1-9]/m);
   for (const [method, path] of [['POST', '/a2a'], ['POST', '/mcp'], ['POST', '/admin/agents'], ['GET', '/agents/me'], ['GET', '/admin/queues'], ['POST', '/slack/events']]) {
     const response = await fetch(`${worker!.url}${path}`, { method, headers: { authorization: `Bearer ${worker!.adminKey}` } });
     expect([path, response.status]).toEqual([path, 404]);
