@@ -92,6 +92,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
   await migrateStore(store, (line) => log.info(line));
+  const database = await store.identity();
   const producer = redisConnection(config.redisUrl, 'producer');
   producer.on('error', () => {
     // ioredis reconnects by itself; a failed publish is swept later.
@@ -101,7 +102,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const feed = new EventFeed({ store, wakeups, log });
   const eventStreams = new OpenEventStreams();
   // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
-  const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), armTimers: true }), feed);
+  const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }), feed);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
@@ -182,7 +183,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, store, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ relay, database, store, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),

@@ -23,6 +23,8 @@ export const eventJobSchema = z.object({
   by: z.string().min(1).optional(),
   via: surfaceSchema.optional(),
   message_id: z.string().min(1).optional(),
+  /** The database the event was written to (MongoStore.identity); absent on jobs queued before it was added. */
+  db: z.string().min(1).optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
@@ -77,7 +79,11 @@ export class BullmqEventPublisher implements EventPublisher {
   private readonly queues: Queue[];
   private readonly timers: Queue | null;
 
-  constructor(opts: { queues: ProducerQueues; slackEnabled: boolean; armTimers?: boolean }) {
+  private readonly database: string;
+
+  /** `database`: MongoStore.identity, stamped on every event job. */
+  constructor(opts: { queues: ProducerQueues; slackEnabled: boolean; database: string; armTimers?: boolean }) {
+    this.database = opts.database;
     // Webhooks always: the processor finds which participants have endpoints.
     this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
     this.timers = opts.armTimers ? opts.queues.verify : null;
@@ -96,6 +102,7 @@ export class BullmqEventPublisher implements EventPublisher {
         by: event.by,
         via: event.via,
         ...(event.message_id ? { message_id: event.message_id } : {}),
+        db: this.database,
       };
       for (const queue of this.queues) {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));

@@ -1,5 +1,6 @@
 // MongoDB adapter: typed collections, indexes, and the access paths picked by the server's capabilities at connect
 // time: MongoDB's atomic conditional writes and indexes, or on FerretDB paths that are all `_id` lookups.
+import { randomUUID } from 'node:crypto';
 import { MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification } from 'mongodb';
 import type {
   AgentDoc,
@@ -29,7 +30,7 @@ import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
-import { ClaimedWriter, ConditionalWriter, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
+import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
@@ -42,6 +43,9 @@ export interface ServerCapabilities {
   /** Filters other than `{ _id }` and sorts are served by indexes (FerretDB on SQLite reads the whole collection). */
   indexedQueries: boolean;
 }
+
+/** The `meta` document holding the database's own id (MongoStore.identity). */
+const IDENTITY_ID = 'identity';
 
 export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
   const info = await db.admin().command({ buildInfo: 1 });
@@ -190,6 +194,23 @@ export class MongoStore {
 
   async ping(): Promise<void> {
     await this.db.command({ ping: 1 });
+  }
+
+  /**
+   * This database's own id, made on its first start: jobs carry it, so a worker never acts on jobs Redis still
+   * holds for another database under the same queue prefix (a deleted `.data`, a restored backup).
+   */
+  async identity(): Promise<string> {
+    const read = async () => (await this.meta.findOne({ _id: IDENTITY_ID }))?.value as string | undefined;
+    const known = await read();
+    if (known) return known;
+    try {
+      await this.meta.insertOne({ _id: IDENTITY_ID, value: randomUUID(), at: new Date() });
+    } catch (error) {
+      // Another process of this relay made it first: its id is the one.
+      if (!isDuplicateKey(error)) throw error;
+    }
+    return (await read())!;
   }
 
   /** The thread's current version (on FerretDB, past any claim its cached document lags behind). */

@@ -26,6 +26,8 @@ export interface EventRecorder {
 
 export interface WebhookDeliveryDeps {
   relay: RelayService;
+  /** This relay's database (MongoStore.identity): an event job stamped with another one is left alone. */
+  database?: string;
   /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
   feed?: EventRecorder;
   store: MongoStore;
@@ -49,6 +51,7 @@ class AttemptFailed extends Error {}
 export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   const { relay, store, deliveries, queues, log } = deps;
   const clock = deps.clock ?? systemClock;
+  const foreign = new Set<string>();
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
@@ -57,7 +60,16 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const taken = parseJob(eventJobSchema, job);
-    const { from, to, by: _by, via: _via, message_id: _message, ...event } = taken;
+    const { from, to, by: _by, via: _via, message_id: _message, db, ...event } = taken;
+    // Written to another database (Redis kept it across a new `.data`, or two relays share a queue prefix): none of
+    // its threads are here, and recording it would show this database's teammates events that never happened.
+    if (db && deps.database && db !== deps.database) {
+      if (!foreign.has(db)) {
+        foreign.add(db);
+        log.warn({ job_id: job.id, database: db }, 'skipping event jobs written to another database under this queue prefix (set RELAY_QUEUE_PREFIX to give each database its own)');
+      }
+      return 'skipped';
+    }
     // This runs for every event: the job carries the participants and the whole event, so recording it in the
     // event logs and finding who has an endpoint (store.withWebhookEndpoint) need no thread or card reads.
     let thread: EventThread | null = from && to ? { _id: event.thread_id, from, to } : null;
