@@ -9,6 +9,10 @@ export type Party = 'to' | 'from';
 
 /** The head document is rewritten every HEAD_EVERY appends; a reader probes the few entries above it. */
 const HEAD_EVERY = 8;
+/** Entries per bulk insert: FerretDB's default insert batch (its `--test-batch-size`, 100). */
+const CHUNK = 100;
+/** Tries of one chunk against writers that keep taking the positions above the head. */
+const CHUNK_ATTEMPTS = 10;
 /** Boxes whose last position this process remembers, so an append usually needs no read first. */
 const REMEMBERED_BOXES = 10_000;
 
@@ -76,26 +80,34 @@ export class MailboxLog {
   }
 
   /**
-   * Bulk append for the migration: entries at consecutive positions after the box's head, returned in order. The
-   * head this process last saw is trusted (one insert per box and batch); when another writer took a position
-   * meanwhile, the head is read again and the batch goes above it (entries inserted before the collision stay
-   * unreferenced, and lists skip them).
+   * Bulk append for the migration: entries after the box's head, returned in order, CHUNK at a time. The head this
+   * process last saw is trusted; when another writer took a position meanwhile, the head is read again and the chunk
+   * goes above it. A chunk is at most one FerretDB insert batch: FerretDB 1.24 goes on with an ordered insert's later
+   * batches after a duplicate, which would leave a run of empty positions that the head's probes stop at. Within a
+   * chunk, what landed before the duplicate is contiguous; it stays unreferenced, and lists skip it.
    */
   async appendMany(box: string, items: ReadonlyArray<{ thread_id: string; created_at: Date }>): Promise<number[]> {
-    for (let attempt = 0; ; attempt += 1) {
-      const first = (attempt === 0 && this.known.has(box) ? this.known.get(box)! : await this.head(box)) + 1;
-      const docs = items.map((item, i) => ({ _id: entryId(box, first + i), ...item }));
-      try {
-        await this.entries.insertMany(docs, { ordered: true });
-      } catch (error) {
-        if (attempt < 3 && isDuplicateKey(error)) continue;
-        throw error;
+    const positions: number[] = [];
+    for (let start = 0; start < items.length; start += CHUNK) {
+      const chunk = items.slice(start, start + CHUNK);
+      for (let attempt = 0; ; attempt += 1) {
+        const first = (attempt === 0 && this.known.has(box) ? this.known.get(box)! : await this.head(box)) + 1;
+        try {
+          await this.entries.insertMany(
+            chunk.map((item, i) => ({ _id: entryId(box, first + i), ...item })),
+            { ordered: true },
+          );
+        } catch (error) {
+          if (attempt < CHUNK_ATTEMPTS && isDuplicateKey(error)) continue;
+          throw error;
+        }
+        this.remember(box, first + chunk.length - 1);
+        positions.push(...chunk.map((_, i) => first + i));
+        break;
       }
-      const last = first + items.length - 1;
-      this.remember(box, last);
-      await putById(this.heads, box, { n: last });
-      return docs.map((_, i) => first + i);
     }
+    if (positions.length > 0) await putById(this.heads, box, { n: positions[positions.length - 1]! });
+    return positions;
   }
 
   private remember(box: string, position: number): void {
