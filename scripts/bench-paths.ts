@@ -9,7 +9,7 @@ import type { MongoStore } from '../relay-core/store/mongo-store';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
-import { cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
+import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
 import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, seed, seededAgent, seededThread, seedThreads } from './bench-seed';
 
 /** What every phase that starts relay processes on the run's database gets. */
@@ -23,6 +23,8 @@ export interface ServedPhase extends PhaseOutput {
   /** The relay processes' key pepper, the same for all so keys stay valid across them. */
   keyPepper: string;
   ferretPid: number | null;
+  /** FerretDB's metrics, for commands per request (null on MONGODB_URL). */
+  ferretMetricsUrl: string | null;
   concurrencies: number[];
   requests: number;
   warmup: number;
@@ -45,6 +47,10 @@ export interface PathsOptions extends ServedPhase {
 export interface PathFigures extends Figures {
   serverCpuMsPerRequest: number;
   cpuAfterMs: number;
+  /** FerretDB commands per request during the measurement (the relay's background work included), when known. */
+  commandsPerRequest?: number;
+  /** The same by command, and finds by collection: `insert 3.0, find:threads 1.0, …`. */
+  commandMix?: string;
 }
 
 export interface Teammate {
@@ -87,14 +93,25 @@ export function handoffParams(recipient: string, idempotencyKey: string) {
 }
 
 /** Runs `fn` `count` times at `concurrency` after a warm-up, with the CPU of `pids` during it and in the second after. */
-export async function measureServed(pids: number[], concurrency: number, warmup: number, count: number, fn: (i: number) => Promise<void>): Promise<PathFigures> {
+export async function measureServed(
+  pids: number[],
+  concurrency: number,
+  warmup: number,
+  count: number,
+  fn: (i: number) => Promise<void>,
+  metricsUrl: string | null = null,
+): Promise<PathFigures> {
   await measure(concurrency, warmup, (i) => fn(count + i));
   const meter = await cpuMeter(pids);
+  const commands = metricsUrl ? await commandMeter(metricsUrl) : null;
   const sample = await measure(concurrency, count, fn);
   const during = await meter.read();
+  const counted = await commands?.read();
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const after = (await meter.read()) - during;
-  return { ...summarize(sample), serverCpuMsPerRequest: during / sample.latenciesMs.length, cpuAfterMs: after };
+  const n = sample.latenciesMs.length;
+  const mix = counted?.byKind.map(([kind, k]) => `${kind} ${(k / n).toFixed(1)}`).join(', ');
+  return { ...summarize(sample), serverCpuMsPerRequest: during / n, cpuAfterMs: after, ...(counted ? { commandsPerRequest: counted.total / n, commandMix: mix } : {}) };
 }
 
 interface PathRow {
@@ -133,7 +150,8 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       rows.set(key, row);
       opts.progress(
         `  ${name} c=${concurrency} at ${size.toLocaleString('en')}: ${figures.reqPerSec.toFixed(0)} req/s, p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms, ` +
-          `relay+FerretDB ${figures.serverCpuMsPerRequest.toFixed(1)} ms CPU/req, ${figures.cpuAfterMs.toFixed(0)} ms CPU in the second after`,
+          `relay+FerretDB ${figures.serverCpuMsPerRequest.toFixed(1)} ms CPU/req, ${figures.cpuAfterMs.toFixed(0)} ms CPU in the second after` +
+          (figures.commandMix !== undefined ? `; FerretDB commands/req ${figures.commandsPerRequest!.toFixed(1)} (${figures.commandMix})` : ''),
       );
     };
     const epoch = Date.now() - 400 * 24 * 3600 * 1000;
@@ -164,7 +182,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       const call = (who: Teammate, method: string, params: unknown) => async () => void (await client.call(who.apiKey, method, params));
       for (const c of opts.concurrencies) {
         const n = opts.requests;
-        const run = (fn: (i: number) => Promise<void>) => measureServed(pids(), c, opts.warmup, n, fn);
+        const run = (fn: (i: number) => Promise<void>) => measureServed(pids(), c, opts.warmup, n, fn, opts.ferretMetricsUrl);
         record('create message/send', c, size, await run(async () => void (await client.call(sender.apiKey, 'message/send', handoffParams(other.handle, `${opts.runId}-p${sequence++}`)))));
         record('tasks/get (20 messages)', c, size, await run(call(reader, 'tasks/get', { task_id: conversation })));
         record('tasks/list first page', c, size, await run(call(reader, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 20 } })));
@@ -273,7 +291,7 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
   const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
   opts.out('');
   opts.out(`Hot paths by history size (relay as its own process, every role; p50 / p99 ms, req/s, relay+FerretDB CPU ms per request; ratio = ${k(largest)} vs ${k(smallest)}, cost = 1/throughput)`);
-  const header = ['path', 'c', ...sizes.map((s) => `${k(s)} p50/p99 ms`), ...sizes.map((s) => `${k(s)} req/s`), ...sizes.map((s) => `${k(s)} cpu/req`), 'cost ratio', 'p50 ratio', 'target ≤1.5×'];
+  const header = ['path', 'c', ...sizes.map((s) => `${k(s)} p50/p99 ms`), ...sizes.map((s) => `${k(s)} req/s`), ...sizes.map((s) => `${k(s)} cpu/req`), ...sizes.map((s) => `${k(s)} cmds/req`), 'cost ratio', 'p50 ratio', 'target ≤1.5×'];
   const lines = rows.map((row) => {
     const small = row.bySize.get(smallest);
     const big = row.bySize.get(largest);
@@ -287,6 +305,7 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
       ...sizes.map((s) => (row.bySize.get(s) ? `${row.bySize.get(s)!.p50.toFixed(1)} / ${row.bySize.get(s)!.p99.toFixed(1)}` : '-')),
       ...sizes.map((s) => (row.bySize.get(s) && !delivery ? row.bySize.get(s)!.reqPerSec.toFixed(0) : '-')),
       ...sizes.map((s) => (row.bySize.get(s) ? row.bySize.get(s)!.serverCpuMsPerRequest.toFixed(1) : '-')),
+      ...sizes.map((s) => row.bySize.get(s)?.commandsPerRequest?.toFixed(1) ?? '-'),
       delivery ? '-' : `${cost.toFixed(2)}×`,
       `${p50.toFixed(2)}×${delivery ? ` (p99 ${(big!.p99 / small!.p99).toFixed(2)}×)` : ''}`,
       met ? 'PASS' : 'MISS',

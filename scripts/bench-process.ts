@@ -104,6 +104,42 @@ export async function cpuMeter(pids: readonly number[]): Promise<{ read(): Promi
   return { read: async () => (await total()) - start };
 }
 
+/** FerretDB's commands by name, and its find cursors by collection (`find:threads`), from its Prometheus metrics. */
+async function ferretCounts(metricsUrl: string): Promise<Map<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const counts = new Map<string, number>();
+  const add = (key: string, value: number) => counts.set(key, (counts.get(key) ?? 0) + value);
+  for (const line of text.split('\n')) {
+    const request = /^ferretdb_client_requests_total\{command="(\w+)",opcode="OP_MSG"\} (\d+)/.exec(line);
+    if (request) add(request[1]!, Number(request[2]));
+    const cursor = /^ferretdb_cursors_created_total\{collection="([^"]+)",/.exec(line);
+    if (cursor) add(`find:${cursor[1]}`, Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+export interface CommandCounts {
+  /** Every command but the driver's own (hello, endSessions, ping). */
+  total: number;
+  /** Commands by name, and finds by collection (`find:threads`), most first. */
+  byKind: Array<[string, number]>;
+}
+
+const DRIVER_COMMANDS = new Set(['hello', 'isMaster', 'ismaster', 'endSessions', 'ping', 'buildInfo', 'getParameter', 'unknown']);
+
+/** FerretDB's command counts between `start()` and each `read()`; counts do not depend on the machine's load. */
+export async function commandMeter(metricsUrl: string): Promise<{ read(): Promise<CommandCounts> }> {
+  const start = await ferretCounts(metricsUrl);
+  return {
+    read: async () => {
+      const now = await ferretCounts(metricsUrl);
+      const byKind = [...now].map(([key, n]): [string, number] => [key, n - (start.get(key) ?? 0)]).filter(([, n]) => n > 0);
+      const total = byKind.filter(([key]) => !key.startsWith('find:') && !DRIVER_COMMANDS.has(key)).reduce((sum, [, n]) => sum + n, 0);
+      return { total, byKind: byKind.filter(([key]) => !DRIVER_COMMANDS.has(key)).sort((a, b) => b[1] - a[1]) };
+    },
+  };
+}
+
 export async function readRssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   return Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0) / 1024;

@@ -42,6 +42,7 @@ import { ferretDbPid } from './bench-process';
 import { benchSoak } from './bench-soak';
 import { ensureFerretDbBinary } from './local-services/ferretdb-build';
 import { startFerretDb } from './local-services/ferretdb';
+import { findFreePort } from './local-services/ports';
 import { ensureRedis } from './local-services/redis';
 
 const CREATE_CONCURRENCY = [1, 8, 32];
@@ -135,6 +136,7 @@ interface Servers {
   mongodbUrl: string;
   redisUrl: string;
   ferretPid: number | null;
+  ferretMetricsUrl: string | null;
   /** The database name and the BullMQ prefix of this run. */
   runId: string;
   keyPepper: string;
@@ -145,11 +147,13 @@ async function startServers(settings: Settings, cleanup: Cleanup): Promise<Serve
   const runId = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   let mongodbUrl = settings.mongodbUrl;
   let ferretPid: number | null = null;
+  let ferretMetricsUrl: string | null = null;
   if (!mongodbUrl) {
     const tempDir = await fs.mkdtemp(path.join(os.tmpdir(), 'handoff-bench-'));
     cleanup.add(`remove ${tempDir}`, () => fs.rm(tempDir, { recursive: true, force: true }));
     progress(`FerretDB binary: ${await ensureFerretDbBinary(progress)}; starting it on SQLite under ${tempDir}…`);
-    const ferret = await startFerretDb({ dataDir: path.join(tempDir, 'ferretdb'), log: progress });
+    const ferret = await startFerretDb({ dataDir: path.join(tempDir, 'ferretdb'), debugPort: await findFreePort(), log: progress });
+    ferretMetricsUrl = ferret.metricsUrl;
     cleanup.add('stop FerretDB', () => ferret.stop());
     mongodbUrl = ferret.url;
     ferretPid = await ferretDbPid(ferret.port);
@@ -162,7 +166,7 @@ async function startServers(settings: Settings, cleanup: Cleanup): Promise<Serve
   const store = await MongoStore.connect(mongodbUrl, runId);
   cleanup.add('close the bench store connection', () => store.close());
   if (settings.mongodbUrl) cleanup.add(`drop database ${runId}`, () => store.db.dropDatabase());
-  return { mongodbUrl, redisUrl: settings.redisUrl, ferretPid, runId, keyPepper: randomBytes(32).toString('hex'), store };
+  return { mongodbUrl, redisUrl: settings.redisUrl, ferretPid, ferretMetricsUrl, runId, keyPepper: randomBytes(32).toString('hex'), store };
 }
 
 async function deleteRedisKeys(url: string, prefix: string): Promise<void> {

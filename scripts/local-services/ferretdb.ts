@@ -15,25 +15,29 @@ const FERRETDB_READY_TIMEOUT_MS = 20_000;
 export interface RunningFerretDb {
   url: string;
   port: number;
+  /** Its Prometheus metrics (`/debug/metrics`), when started with `debugPort`. */
+  metricsUrl: string | null;
   dataDir: string;
   stop(): Promise<void>;
 }
 
-export async function startFerretDb(opts: { dataDir: string; port?: number; log: Log }): Promise<RunningFerretDb> {
+/** `debugPort`: serve FerretDB's debug HTTP listener (metrics) there; off by default. */
+export async function startFerretDb(opts: { dataDir: string; port?: number; debugPort?: number; log: Log }): Promise<RunningFerretDb> {
   const bin = await ensureFerretDbBinary(opts.log);
   const dataDir = path.resolve(opts.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
-  return onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port));
+  return onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port, opts.debugPort));
 }
 
-async function startFerretDbOnce(bin: string, dataDir: string, port: number): Promise<RunningFerretDb> {
+async function startFerretDbOnce(bin: string, dataDir: string, port: number, debugPort?: number): Promise<RunningFerretDb> {
   const logFile = path.join(dataDir, 'ferretdb.log');
   const args = [
     '--handler=sqlite',
     `--sqlite-url=${pathToFileURL(dataDir + path.sep).href}`,
     `--state-dir=${dataDir}`,
     `--listen-addr=127.0.0.1:${port}`,
-    '--debug-addr=-', // no HTTP debug listener (it defaults to a fixed 127.0.0.1:8088)
+    // No HTTP debug listener unless asked for (it defaults to a fixed 127.0.0.1:8088).
+    debugPort ? `--debug-addr=127.0.0.1:${debugPort}` : '--debug-addr=-',
     '--telemetry=disable',
   ];
   const logFd = openSync(logFile, 'a');
@@ -55,7 +59,7 @@ async function startFerretDbOnce(bin: string, dataDir: string, port: number): Pr
     await proc.stop();
     throw err;
   }
-  return { url, port, dataDir, stop: proc.stop };
+  return { url, port, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, stop: proc.stop };
 }
 
 /** The parent's environment without FERRETDB_* variables, which would add listeners or setup. */
