@@ -36,6 +36,10 @@ function statusLine({ thread, claimer, sender }: ClaimCardInput): string {
     return `:raised_hand: *Claimed by ${personMrkdwn(claimer, thread.claimed_by)}* · ${slackTime(thread.claimed_at ?? thread.updated_at)}`;
   }
   if (thread.status === 'unclaimed') return ':hourglass_flowing_sand: *Unclaimed* — the first to press Claim takes it on';
+  if (thread.status === 'expired') return `:hourglass: *Expired* before anyone claimed it · ${slackTime(thread.expired_at ?? thread.updated_at)}`;
+  if (thread.to !== (thread.to_target ?? thread.to)) {
+    return `:arrows_counterclockwise: *Handed to ${inlineCode(thread.to, 140)} by ${personMrkdwn(sender, thread.from)}* before anyone claimed it · ${slackTime(thread.updated_at)}`;
+  }
   return `:wastebasket: *${escapeLine(thread.status.replace(/^./, (c) => c.toUpperCase()), 20)} by ${personMrkdwn(sender, thread.from)}* before anyone claimed it · ${slackTime(thread.updated_at)}`;
 }
 

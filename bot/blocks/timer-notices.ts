@@ -48,6 +48,23 @@ export function reminderNotice(input: NoticeInput, step: TimerStep): SlackMessag
   return { text: plain(`Reminder${again}: a handoff waits for you: ${gist(thread)}`), blocks };
 }
 
+/** True while a handoff to a role, skill or owner target was never claimed (nor reassigned to one teammate). */
+export function neverClaimed(thread: ThreadDoc): boolean {
+  return Boolean(thread.to_target) && (thread.candidates?.length ?? 0) > 1 && !thread.claimed_by && thread.to === thread.to_target;
+}
+
+/** remind-1, remind-2, … of an unclaimed handoff: a reply under its Claim card (the bound channel's, or each candidate's DM copy). */
+export function unclaimedReminderNotice(input: NoticeInput, step: TimerStep): SlackMessage {
+  const { thread, sender } = input;
+  const again = Number(step.slice('remind-'.length)) > 1 ? ' (again)' : '';
+  return {
+    text: plain(`Reminder${again}: nobody has claimed this handoff for ${thread.to_target ?? thread.to} yet: ${gist(thread)}`),
+    blocks: [
+      section(`:alarm_clock: *Reminder${again}:* nobody has claimed this handoff for ${inlineCode(thread.to_target ?? thread.to, 200)} since ${personMrkdwn(sender, thread.from)} sent it ${slackDate(thread.created_at)}. Press *Claim* on the message above to take it on.`),
+    ],
+  };
+}
+
 /** stale: the gentler nudge of an accepted handoff that is not completed. */
 export function staleNotice(input: NoticeInput): SlackMessage {
   const { thread } = input;
@@ -67,11 +84,12 @@ function targetMrkdwn(target: EscalationTarget): string {
 /** The escalation for the recipient's lead (a DM) or the escalation channel: who waits on whom since when, no content. */
 export function escalationMessage(input: NoticeInput): SlackMessage {
   const { thread, sender, recipient } = input;
-  const who = `${personMrkdwn(sender, thread.from)} ${INTENT_WORDS[thread.intent]} ${personMrkdwn(recipient, thread.to)}`;
+  const who = `${personMrkdwn(sender, thread.from)} ${INTENT_WORDS[thread.intent]} ${neverClaimed(thread) ? inlineCode(thread.to, 200) : personMrkdwn(recipient, thread.to)}`;
+  const verb = neverClaimed(thread) ? 'claimed' : 'accepted';
   return {
-    text: plain(`Escalated: a handoff to ${recipient?.name ?? thread.to} has not been accepted since ${thread.created_at.toISOString().slice(0, 16)}Z`),
+    text: plain(`Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} since ${thread.created_at.toISOString().slice(0, 16)}Z`),
     blocks: [
-      section(`:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}, and it has not been accepted yet.`),
+      section(`:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}, and it has not been ${verb} yet.`),
       context(`Thread ${inlineCode(thread._id, 80)} · ${inlineCode(thread.from, 140)} → ${inlineCode(thread.to, 140)}`),
     ],
   };
@@ -80,22 +98,25 @@ export function escalationMessage(input: NoticeInput): SlackMessage {
 /** The escalation back to the sender, under their DM, with Reassign while the handoff is still pending. */
 export function escalationSenderNotice(input: NoticeInput): SlackMessage {
   const { thread, recipient } = input;
-  const blocks: SlackBlock[] = [
-    section(`:rotating_light: ${personMrkdwn(recipient, thread.to)} has not accepted this handoff since ${slackDate(thread.created_at)}. You can hand it to someone else.`),
-  ];
-  if (thread.status === 'pending') blocks.push(actions([button({ actionId: TIMER_ACTION_IDS.reassign, text: 'Reassign', style: 'primary', value: controlValue(thread) })]));
-  return { text: plain(`${recipient?.name ?? thread.to} has not accepted your handoff yet: ${gist(thread)}`), blocks };
+  const unclaimed = neverClaimed(thread);
+  const who = unclaimed ? `Nobody (${inlineCode(thread.to, 200)}) has claimed` : `${personMrkdwn(recipient, thread.to)} has not accepted`;
+  const blocks: SlackBlock[] = [section(`:rotating_light: ${who} this handoff since ${slackDate(thread.created_at)}. You can hand it to someone else.`)];
+  if (thread.status === 'pending' || thread.status === 'unclaimed') blocks.push(actions([button({ actionId: TIMER_ACTION_IDS.reassign, text: 'Reassign', style: 'primary', value: controlValue(thread) })]));
+  const text = unclaimed ? `Nobody (${thread.to}) has claimed your handoff yet: ${gist(thread)}` : `${recipient?.name ?? thread.to} has not accepted your handoff yet: ${gist(thread)}`;
+  return { text: plain(text), blocks };
 }
 
 const EXPIRY_WHY = {
   token_expired: 'its handoff token ran out before anyone accepted it',
   expire_after: 'it waited too long without being accepted',
+  never_claimed: 'it waited too long without anyone claiming it',
 } as const;
 
 /** expire: a reply under each DM; the sender's carries Resend. */
-export function expiredNotice(input: NoticeInput, audience: 'recipient' | 'sender', reason: keyof typeof EXPIRY_WHY): SlackMessage {
+export function expiredNotice(input: NoticeInput, audience: 'recipient' | 'sender', reason: 'token_expired' | 'expire_after'): SlackMessage {
   const { thread } = input;
-  const blocks: SlackBlock[] = [section(`:hourglass: *This handoff expired* ${thread.expired_at ? slackDate(thread.expired_at) : ''}: ${EXPIRY_WHY[reason]}.`)];
+  const why = EXPIRY_WHY[neverClaimed(thread) ? 'never_claimed' : reason];
+  const blocks: SlackBlock[] = [section(`:hourglass: *This handoff expired* ${thread.expired_at ? slackDate(thread.expired_at) : ''}: ${why}.`)];
   if (audience === 'sender') {
     blocks.push(
       actions([
@@ -109,22 +130,33 @@ export function expiredNotice(input: NoticeInput, audience: 'recipient' | 'sende
   return { text: plain(`A handoff expired: ${gist(thread)}`), blocks };
 }
 
-/** What the timers did, in one line for the sender's DM: "reminded @bob · reminded @bob again · escalated to @lead". */
+type FiredSteps = Partial<Record<TimerStep, Date>>;
+
+function inOrder(fired: FiredSteps | undefined): string[] {
+  return Object.entries(fired ?? {})
+    .sort(([, a], [, b]) => new Date(a as Date).getTime() - new Date(b as Date).getTime())
+    .map(([step]) => step);
+}
+
+function stepWords(step: string, them: string, target: EscalationTarget | null | undefined): string {
+  if (step === 'remind-1') return `reminded ${them}`;
+  if (step.startsWith('remind-')) return `reminded ${them} again`;
+  if (step === 'stale') return `nudged ${them}`;
+  if (step === 'escalate') return target?.kind === 'sender' ? 'escalated back to you' : `escalated to ${target ? targetMrkdwn(target) : 'a lead'}`;
+  return 'expired';
+}
+
+/**
+ * What the timers did, in one line for the sender's DM: "reminded @bob · reminded @bob again · escalated to @lead";
+ * for a claimed handoff what happened while it waited unclaimed comes first ("reminded the candidates · claimed by @ana · …").
+ */
 export function timerSummaryLine(thread: ThreadDoc, recipient: AgentDoc | null): string | null {
-  const fired = Object.entries(thread.timers?.fired ?? {}).sort(([, a], [, b]) => new Date(a as Date).getTime() - new Date(b as Date).getTime());
-  if (fired.length === 0) return null;
-  const them = personMrkdwn(recipient, thread.to);
-  const words = fired.map(([step]) => {
-    if (step === 'remind-1') return `reminded ${them}`;
-    if (step.startsWith('remind-')) return `reminded ${them} again`;
-    if (step === 'stale') return `nudged ${them}`;
-    if (step === 'escalate') {
-      const target = thread.timers?.escalated_to;
-      return target?.kind === 'sender' ? 'escalated back to you' : `escalated to ${target ? targetMrkdwn(target) : 'a lead'}`;
-    }
-    return 'expired';
-  });
-  return `:alarm_clock: ${words.join(' · ')}`;
+  const before = inOrder(thread.timers?.unclaimed_fired);
+  const words = before.map((step) => (step === 'escalate' ? 'escalated' : stepWords(step, 'the candidates', null)));
+  if (before.length > 0 && thread.claimed_by) words.push(`claimed by ${personMrkdwn(recipient, thread.claimed_by)}`);
+  const them = neverClaimed(thread) ? 'the candidates' : personMrkdwn(recipient, thread.to);
+  words.push(...inOrder(thread.timers?.fired).map((step) => stepWords(step, them, thread.timers?.escalated_to)));
+  return words.length > 0 ? `:alarm_clock: ${words.join(' · ')}` : null;
 }
 
 /** The old recipient's DM once the sender reassigned the handoff: what it was and where it went, no buttons. */

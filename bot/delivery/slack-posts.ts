@@ -9,10 +9,24 @@ export type SlackAudience = 'recipient' | 'sender';
  * A Slack post of a thread: an audience's DM (`recipient`, `sender`), one thread reply under it (`recipient:3`), a
  * claim card of an unclaimed handoff (`claim:channel` in the bound channel, `claim:U0123` in a candidate's DM), an
  * approver's DM of an approval and its reminders (`approval:<approval id>:<slack user>[:remind<n>]`), a timer notice
- * under a DM (`recipient:t:remind-1`), or an escalation posted elsewhere (`escalation`). Notices and the escalation
+ * under a DM (`recipient:t:remind-1`), an escalation posted elsewhere (`escalation`), or a timer notice of an
+ * unclaimed handoff (`unclaimed:t:remind-1:channel`, `unclaimed:t:escalate:sender`). Notices and the escalation
  * are recorded in `slack_replies` by their key, like replies, and are not ordered among the replies.
  */
-export type SlackPostKey = SlackAudience | `${SlackAudience}:${number}` | `claim:${string}` | ApprovalPostKey | `${SlackAudience}:t:${string}` | 'escalation';
+export type SlackPostKey =
+  | SlackAudience
+  | `${SlackAudience}:${number}`
+  | `claim:${string}`
+  | ApprovalPostKey
+  | `${SlackAudience}:t:${string}`
+  | 'escalation'
+  | UnclaimedNoticeKey;
+/** A timer notice of an unclaimed handoff: `unclaimed:t:<step>:<where>` (a Claim card copy, `sender`, `escalation`). */
+export type UnclaimedNoticeKey = `unclaimed:t:${string}`;
+
+export function unclaimedNoticeKey(step: string, where: ClaimCopy | 'sender' | 'escalation'): UnclaimedNoticeKey {
+  return `unclaimed:t:${step}:${where}`;
+}
 export type ApprovalPostKey = `approval:${string}`;
 
 export function approvalDmKey(approvalId: string, slackUser: string): ApprovalPostKey {

@@ -6,12 +6,12 @@ import type { RelayService } from '../../relay-core/service/relay-service';
 import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
-import { escalationMessage, escalationSenderNotice, expiredNotice, reassignedDm, reminderNotice, staleNotice, timerSummaryLine } from '../blocks/timer-notices';
+import { escalationMessage, escalationSenderNotice, expiredNotice, reassignedDm, reminderNotice, staleNotice, timerSummaryLine, unclaimedReminderNotice } from '../blocks/timer-notices';
 import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
 import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
-import { claimKey, claimPosts, noticeKey, replyKey, slackDm, type ClaimCopy, type SlackAudience, type SlackPostKey } from './slack-posts';
+import { claimKey, claimPosts, noticeKey, replyKey, slackDm, unclaimedNoticeKey, type ClaimCopy, type SlackAudience, type SlackPostKey } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
@@ -82,14 +82,16 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
         notices.push({ key: noticeKey('recipient', step), target: 'recipient', render: (t) => reminderNotice(input(t, 'recipient'), step as `remind-${number}`) });
       } else if (step === 'stale' && thread.status === 'accepted' && linked.has('recipient')) {
         notices.push({ key: noticeKey('recipient', step), target: 'recipient', render: (t) => staleNotice(input(t, 'recipient')) });
-      } else if (step === 'escalate' && thread.status === 'pending') {
+      } else if (step === 'escalate' && (thread.status === 'pending' || thread.status === 'unclaimed')) {
+        // An unclaimed handoff's escalation has keys of its own: the claimer's chain may escalate again later.
+        const unclaimed = thread.status === 'unclaimed';
         const to = thread.timers?.escalated_to;
         if (to?.kind === 'sender' && linked.has('sender')) {
-          notices.push({ key: noticeKey('sender', step), target: 'sender', render: (t) => escalationSenderNotice(input(t, 'sender')) });
+          notices.push({ key: unclaimed ? unclaimedNoticeKey(step, 'sender') : noticeKey('sender', step), target: 'sender', render: (t) => escalationSenderNotice(input(t, 'sender')) });
         } else if ((to?.kind === 'lead' || to?.kind === 'channel') && to.slack) {
           const where = to.slack;
           const channel = to.kind === 'lead' ? () => openIm(where) : async () => where;
-          notices.push({ key: 'escalation', target: { channel, thread_ts: null }, render: (t) => escalationMessage(input(t, 'sender')) });
+          notices.push({ key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation', target: { channel, thread_ts: null }, render: (t) => escalationMessage(input(t, 'sender')) });
         }
       } else if (step === 'expire' && thread.status === 'expired') {
         const reason = thread.timers?.expire_reason ?? 'expire_after';
@@ -167,6 +169,27 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
   }
 
   /**
+   * An unclaimed handoff's reminders: a reply under each Claim card posted (the bound channel's, or each candidate's
+   * DM copy), each exactly once, only while nobody has claimed it. True when one was posted.
+   */
+  async function postUnclaimedReminders(thread: ThreadDoc, owner: string): Promise<boolean> {
+    const steps = Object.keys(thread.timers?.fired ?? {}).filter((step) => step.startsWith('remind-')) as Array<`remind-${number}`>;
+    if (thread.status !== 'unclaimed' || steps.length === 0) return false;
+    const sender = await relay.teammates.get(thread.from);
+    let posted = false;
+    for (const step of steps) {
+      for (const [copy, card] of claimPosts(thread)) {
+        const key = unclaimedNoticeKey(step, copy);
+        if (thread.slack_replies?.[key]) continue;
+        const render = async (t: ThreadDoc) => unclaimedReminderNotice({ thread: t, sender, recipient: null, inboxUrl: relay.inboxUrl(t._id) }, step);
+        const result = await ensurePosted(thread._id, key, owner, { channel: async () => card.channel, thread_ts: card.ts }, render, thread);
+        if (result.posted) posted = true;
+      }
+    }
+    return posted;
+  }
+
+  /**
    * The Claim cards: each copy posted exactly once while the handoff is unclaimed, then every recorded copy redrawn
    * from the current thread (claimed by whom and when, or cancelled) until it stops changing under this job.
    */
@@ -196,6 +219,8 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
         }
       }
       if (!inChannel) for (const { copy, target } of await candidateCopies(thread)) await post(copy, target);
+      latest = await threads.readThread(thread._id);
+      if (latest && (await postUnclaimedReminders(latest, owner))) posted = true;
       latest = await threads.readThread(thread._id);
     }
     for (let round = 0; round < 5 && latest; round += 1) {

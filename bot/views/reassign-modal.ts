@@ -18,7 +18,7 @@ export function reassignModal(thread: ThreadDoc, recipientName: string) {
     blocks: [
       {
         type: 'section',
-        text: { type: 'mrkdwn', text: escapeWithin(`${truncate(recipientName, 60)} has not accepted: "${truncate(thread.summary.replace(/\s+/g, ' '), 200)}". Who should take it over?`, 2000).text },
+        text: { type: 'mrkdwn', text: escapeWithin(`${thread.status === 'unclaimed' ? `Nobody (${truncate(recipientName, 60)}) has claimed` : `${truncate(recipientName, 60)} has not accepted`}: "${truncate(thread.summary.replace(/\s+/g, ' '), 200)}". Who should take it over?`, 2000).text },
       },
       {
         type: 'input',

@@ -44,6 +44,8 @@ export function claimedThread(
     claimed_at: now,
     updated_at: now,
     handoff_token: token,
+    // The unclaimed chain ends here; the claimer's pending chain counts from the claim.
+    timers: { fired: {}, since: now, ...(doc.timers && Object.keys(doc.timers.fired ?? {}).length > 0 ? { unclaimed_fired: doc.timers.fired } : {}) },
     status_history: [...doc.status_history, { status: 'pending', by: claimer.handle, at: now, via, ...(policy ? { policy } : {}) }],
     outbox: [...doc.outbox, event],
     ...(doc.mailbox ? { mailbox: { to: position, from: doc.mailbox.from } } : {}),

@@ -282,8 +282,10 @@ export interface ThreadTimers {
   escalated_to?: EscalationTarget | null;
   /** Why it expired: its handoff token ran out, or it was pending past expire_after. */
   expire_reason?: 'token_expired' | 'expire_after';
-  /** The schedule counts from here: the thread's creation, or its last reassignment. */
+  /** The schedule counts from here: the thread's creation, its claim, or its last reassignment. */
   since?: Date;
+  /** The steps that fired while the handoff waited unclaimed, kept when a claim started the schedule over. */
+  unclaimed_fired?: Partial<Record<TimerStep, Date>>;
 }
 
 export interface ReassignedFrom {

@@ -7,6 +7,8 @@ import { nextWorkingTime, type WorkingHours } from './working-hours';
 // time chosen), escalate after escalate_after (intents that escalate), expire after expire_after or when its
 // handoff token expires, whichever is first. An accepted one: one gentler nudge (`stale`) after stale_after.
 // Reminders, nudges and escalations move into the recipient's working hours; expiry does not wait for them.
+// An unclaimed handoff (a role, skill or owner target with several candidates) runs the same pending chain (no
+// handoff token yet, so only expire_after expires it); a claim starts it over for the claimer (claim.ts).
 
 export interface TimerSettings {
   remindAfterMs: number | null;
@@ -49,7 +51,7 @@ export function nextTimerStep(thread: ThreadDoc, settings: TimerSettings, zone: 
     if (settings.staleAfterMs !== null && !fired.stale && thread.accepted_at) {
       candidates.push({ step: 'stale', due: working(later(thread.accepted_at, settings.staleAfterMs)) });
     }
-  } else if (thread.status === 'pending') {
+  } else if (thread.status === 'pending' || thread.status === 'unclaimed') {
     const reminders = firedReminders(thread);
     const last = reminders[reminders.length - 1];
     const step = `remind-${reminders.length + 1}` as TimerStep;

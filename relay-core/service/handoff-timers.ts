@@ -59,7 +59,8 @@ export class HandoffTimers {
   }
 
   private async next(thread: ThreadDoc): Promise<{ next: DueStep | null; zone: string }> {
-    const { zone } = await this.zoneOf(thread.to);
+    // An unclaimed handoff has no recipient yet: its steps keep the first candidate's working hours.
+    const { zone } = await this.zoneOf(thread.status === 'unclaimed' ? (thread.candidates?.[0] ?? thread.from) : thread.to);
     return { next: nextTimerStep(thread, this.deps.settings, zone), zone };
   }
 
@@ -128,9 +129,12 @@ export class HandoffTimers {
     return 'fired';
   }
 
-  /** Where an escalation goes: the recipient's lead (linked and active), else the configured channel, else the sender. */
+  /**
+   * Where an escalation goes: the recipient's lead (linked and active), else the configured channel, else the
+   * sender. An unclaimed handoff has no recipient (so no lead): the configured channel, else the sender (Reassign).
+   */
   private async escalationTarget(thread: ThreadDoc): Promise<EscalationTarget> {
-    const recipient = await this.deps.teammates.get(thread.to);
+    const recipient = thread.status === 'unclaimed' ? null : await this.deps.teammates.get(thread.to);
     const leadHandle = leadOf(recipient);
     const lead = leadHandle ? await this.deps.teammates.get(leadHandle) : null;
     if (lead && lead.status === 'active' && lead.slack_user_id && lead.handle !== thread.to) return { kind: 'lead', handle: lead.handle, slack: lead.slack_user_id };

@@ -454,7 +454,8 @@ export class RelayService {
       const box = this.store.mailbox ? this.store.mailbox.append(boxName('to', recipient.handle), threadId, now) : Promise.resolve(undefined);
       const [position] = await Promise.all([box, inOutbox]);
       const written = await this.store.writeThread(threadId, (doc) => {
-        if (doc.from !== caller.handle || doc.status !== 'pending' || doc.to === recipient.handle) return undefined;
+        // An unclaimed handoff nobody claimed can be handed to one teammate too (its escalation offers Reassign).
+        if (doc.from !== caller.handle || (doc.status !== 'pending' && doc.status !== 'unclaimed') || doc.to === recipient.handle) return undefined;
         const body = { from: doc.from, to: recipient.handle, intent: doc.intent, summary: doc.summary, question: doc.question, proposed_action: doc.proposed_action, artifacts: doc.artifacts, metadata: doc.metadata };
         const bodyHash = canonicalHash(body);
         const keep = (key: string) => !key.startsWith('recipient') && key !== 'escalation' && !key.includes(':t:');
@@ -463,7 +464,8 @@ export class RelayService {
           to: recipient.handle,
           team: recipient.team,
           body_hash: bodyHash,
-          handoff_token: doc.handoff_token
+          status: 'pending',
+          handoff_token: doc.handoff_token || doc.status === 'unclaimed'
             ? mintHandoffToken(this.tokenSecret, { id: doc._id, team: recipient.team, bodyHash, projectId: declaredProject(doc.metadata).project_id }, now, this.tokenTtlMs)
             : doc.handoff_token,
           updated_at: now,
@@ -488,7 +490,7 @@ export class RelayService {
     if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
     if (doc.from !== caller.handle) throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can reassign this handoff`);
     if (doc.to === recipient.handle) throw new RelayError('invalid_params', `The handoff already goes to ${recipient.handle}`);
-    throw new RelayError(TERMINAL.includes(doc.status) ? 'thread_terminal' : 'invalid_transition', `Only a pending handoff can be reassigned; this one is ${doc.status}`, { status: doc.status });
+    throw new RelayError(TERMINAL.includes(doc.status) ? 'thread_terminal' : 'invalid_transition', `Only a pending or unclaimed handoff can be reassigned; this one is ${doc.status}`, { status: doc.status });
   }
 
   /**

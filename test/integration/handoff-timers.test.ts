@@ -1,12 +1,12 @@
 // Reminders, escalation and expiry with the relay's clock moved forward (TestClock): each step exactly once, in
 // Slack as the README says, cancelled by any transition; Snooze, Reassign and Resend through signed clicks.
-import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import { TIMER_ACTION_IDS, REASSIGN_VIEW } from '../../bot/blocks/timer-action-ids';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton, submitViewState } from '../helpers/slack-requests';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
+import { timerSteps } from '../helpers/timer-steps';
 import { waitUntil } from '../helpers/wait-until';
 
 const ALICE = 'U0TALICE';
@@ -51,39 +51,7 @@ afterAll(async () => {
   await slack?.close();
 });
 
-const read = async (id: string): Promise<ThreadDoc> => (await relay.store.readThread(id))!;
-
-/** Moves the relay's clock to `offsetMs` after the thread was created (never backwards). */
-async function at(id: string, offsetMs: number): Promise<void> {
-  const created = (await read(id)).created_at.getTime();
-  const delta = created + offsetMs - clock.now().getTime();
-  if (delta > 0) clock.advance(delta);
-}
-
-/** The posts Slack got for this thread under the post key `kind` (e.g. recipient:t:remind-1), successful only. */
-function posts(id: string, kind: string): FakeSlackCall[] {
-  return slack
-    .callsTo('chat.postMessage')
-    .filter((c) => (c.args.metadata as any)?.event_payload?.thread_id === id && (c.args.metadata as any).event_payload.kind === kind);
-}
-
-async function fired(id: string, step: string): Promise<ThreadDoc> {
-  return waitUntil(async () => {
-    const doc = await read(id);
-    return (doc.timers?.fired as Record<string, Date> | undefined)?.[step] ? doc : undefined;
-  }, `${step} to fire on ${id}`);
-}
-
-async function posted(id: string, kind: string): Promise<FakeSlackCall> {
-  return waitUntil(async () => posts(id, kind)[0], `the ${kind} post of ${id}`);
-}
-
-async function armed(id: string, step: string | null): Promise<void> {
-  await waitUntil(async () => {
-    const row = await relay.store.timers.findOne({ _id: id });
-    return step === null ? !row : row?.step === step;
-  }, `${id}'s timer armed for ${step}`);
-}
+const { read, at, posts, posted, fired, armed } = timerSteps(() => ({ relay, slack }), clock);
 
 async function handoff(summary: string, intent = 'ask_question', to = 'bob@acme'): Promise<string> {
   const extra = intent === 'ask_question' ? { intent, metadata: { question: 'Can you look?' } } : { intent };

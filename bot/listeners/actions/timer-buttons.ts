@@ -38,9 +38,9 @@ export function snoozeButton({ relay, timers }: TimerButtonDeps, actionId: keyof
 export function reassignButton({ relay }: TimerButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'sender', verb: 'reassign', from: ['pending'] }, { notice: true });
+    const click = await checkClick(relay, args, { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] }, { notice: true });
     if (!click) return;
-    const recipient = await relay.teammates.get(click.thread.to);
+    const recipient = click.thread.status === 'unclaimed' ? null : await relay.teammates.get(click.thread.to);
     await args.client.views.open({ trigger_id: args.body.trigger_id, view: reassignModal(click.thread, recipient?.name ?? click.thread.to) });
   };
 }
