@@ -138,6 +138,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     policy: policyGate,
     approvalTimers: verifyJobs,
     feed,
+    runs: config.runs,
   });
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
   const slackClient = config.slack ? slackWebClient(config.slack) : undefined;

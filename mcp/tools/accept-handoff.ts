@@ -18,6 +18,10 @@ export const acceptHandoffInput = z.object({
   expected_board_revision: verdictInputSchema.shape.expected_board_revision.describe('sha256 of the canonical JSON of live_items sorted by id'),
   session_id: verdictInputSchema.shape.session_id.describe('Your session id (informational)'),
   delivery_source: verdictInputSchema.shape.delivery_source.describe('How the handoff reached you (echoed in the verdict)'),
+  run: z
+    .boolean()
+    .optional()
+    .describe('Also hand it to your own agent runner (`handoff-relay agent`): once accepted, a run is queued and your runner picks it up; its progress shows in Slack'),
 });
 
 const check = z.record(z.string(), z.unknown());
@@ -36,6 +40,7 @@ export const acceptHandoffOutput = z.object({
   board_check: check.optional(),
   is_trusted_channel: z.literal(false).optional(),
   delivery_source: z.string().optional(),
+  run: z.object({ run_id: z.string(), status: z.string() }).passthrough().optional(),
 });
 
 type Answer = z.infer<typeof acceptHandoffOutput>;
@@ -50,12 +55,12 @@ export function registerAcceptHandoff(server: McpServer, relay: RelayClient): vo
         'Recipient only; on an "unclaimed" handoff (sent to a role, skill or owner) that lists you as a candidate, this claims it first ' +
         '(the first claim wins; you become the recipient) and then accepts it. Finish it later with complete_handoff. Runs the acceptance verdict first: every input besides thread_id is optional ' +
         'and gates one check (token, project identity, capability, tool-manifest drift, board revision); when a check fails nothing changes ' +
-        'and the answer has accepted:false with the result code and reasons.',
+        'and the answer has accepted:false with the result code and reasons. With run: true an accepted handoff is also queued for your own agent runner (handoff-relay agent); the answer carries the run.',
       inputSchema: acceptHandoffInput,
       outputSchema: acceptHandoffOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
-    async ({ thread_id, ...inputs }) => {
+    async ({ thread_id, run, ...inputs }) => {
       const verdict = Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined));
       const answer = await relay.call<Answer>(
         'tasks/update',
@@ -63,9 +68,10 @@ export function registerAcceptHandoff(server: McpServer, relay: RelayClient): vo
           task_id: thread_id,
           transition: 'accept',
           ...(Object.keys(verdict).length ? { verdict } : {}),
+          ...(run ? { run: true } : {}),
         },
       );
-      const base = { accepted: answer.accepted ?? true, thread_id: answer.thread_id, status: answer.status, accepted_at: answer.accepted_at ?? null };
+      const base = { accepted: answer.accepted ?? true, thread_id: answer.thread_id, status: answer.status, accepted_at: answer.accepted_at ?? null, ...(answer.run ? { run: answer.run } : {}) };
       // Without verdict inputs an accept answers as it always did; otherwise (or when refused) the verdict comes alongside.
       if (answer.result === undefined) return toolResult(base);
       return toolResult({

@@ -1,6 +1,7 @@
 // The shapes stored in MongoDB: agents, api_keys, slack_links, threads.
 import type { HandoffTokenRecord } from './acceptance-verdict';
 import type { ApprovalRecord } from './approval';
+import type { RunStatus, ThreadRun } from './run';
 import type { Artifact, EventType, Intent, ProposedAction, Surface, ThreadStatus } from './schemas';
 
 export interface AgentDoc {
@@ -66,6 +67,9 @@ export interface OutboxEvent {
   via: Surface;
   /** For thread.message: which message. */
   message_id?: string;
+  /** For run.* events: which run, and its status after the event. */
+  run_id?: string;
+  run_status?: RunStatus;
 }
 
 export interface MessageDoc {
@@ -248,6 +252,8 @@ export interface ThreadDoc {
   approvals?: ApprovalRecord[];
   /** Approvers' Slack DMs: `approval:${approval_id}:${slack_user}` → the DM. */
   slack_approvals?: Record<string, SlackDelivery>;
+  /** The handoff's latest run by the recipient's agent (service/handoff-runs.ts); absent until one is asked for. */
+  run?: ThreadRun | null;
 }
 
 /** The admin listing of approvals (`_id` is the approval id); the thread's own record is the truth, this only finds it. */

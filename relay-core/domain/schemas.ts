@@ -385,6 +385,11 @@ export const EVENT_TYPES = [
   'approval.requested',
   /** An approval of a non-create action was decided (approved and applied, approved and not applicable, rejected, timed out). */
   'approval.decided',
+  // Runs by the recipient's agent (service/handoff-runs.ts): asked for, taken by a runner, asked to stop, ended.
+  'run.queued',
+  'run.started',
+  'run.stopping',
+  'run.finished',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

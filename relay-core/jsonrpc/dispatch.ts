@@ -3,6 +3,7 @@ import { A2A_STANDARD_METHODS, A2A_V03_METHODS } from './a2a-methods';
 import { A2A_PUSH_METHODS } from './a2a-push';
 import type { Method } from './method';
 import { assertCleanParams } from './params-hygiene';
+import { RUN_METHODS } from './run-methods';
 import { WIRE_METHODS } from './wire-methods';
 
 
@@ -48,5 +49,6 @@ function findMethod(name: string, params: unknown): Method | undefined {
   if (legacyA2A(name, params) && Object.hasOwn(A2A_V03_METHODS, name)) return A2A_V03_METHODS[name];
   if (Object.hasOwn(A2A_STANDARD_METHODS, name)) return A2A_STANDARD_METHODS[name];
   if (Object.hasOwn(A2A_PUSH_METHODS, name)) return A2A_PUSH_METHODS[name];
+  if (Object.hasOwn(RUN_METHODS, name)) return RUN_METHODS[name];
   return Object.hasOwn(WIRE_METHODS, name) ? WIRE_METHODS[name] : undefined;
 }

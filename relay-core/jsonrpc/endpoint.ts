@@ -9,7 +9,7 @@ import type { RateLimiter } from '../ops/rate-limiter';
 import type { RelayService } from '../service/relay-service';
 import { resolveMethod } from './dispatch';
 import { failureAnswer } from './failure-answer';
-import { MUTATING_METHODS, SESSION_ID_PATTERN, type MethodContext } from './method';
+import { MUTATING_METHODS, SESSION_ID_PATTERN, WAITING_METHODS, type MethodContext } from './method';
 import { A2A_STREAMING_METHODS, followTask, isStreamingMethod } from './a2a-streaming';
 import { assertCleanParams } from './params-hygiene';
 
@@ -71,7 +71,8 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
       if (sessionId !== undefined && !SESSION_ID_PATTERN.test(sessionId)) {
         throw new RelayError('invalid_params', 'X-Relay-Session: must be 1–128 letters, digits, ".", "_", ":" or "-"');
       }
-      const result = await method({ caller, relay, idempotencyKey, via, sessionId }, envelope.params);
+      const signal = WAITING_METHODS.has(envelope.method) ? deps.streams?.track(res) : undefined;
+      const result = await method({ caller, relay, idempotencyKey, via, sessionId, ...(signal ? { signal } : {}) }, envelope.params);
       return send(200, { jsonrpc: '2.0', id: id ?? null, result });
     } catch (error) {
       return fail(error, envelope.method);

@@ -93,6 +93,8 @@ const updateSchema = z
     reason: text(LIMITS.reason).min(1).optional(),
     session_id: text(200).optional(),
     verdict: verdictInputSchema.strict().optional(),
+    /** accept only: also hand the handoff to the recipient's agent (runs/request), README "Hand it to my agent". */
+    run: z.boolean().optional(),
     metadata: transitionMetadata.optional(),
   })
   .strict();
@@ -176,16 +178,20 @@ async function tasksList(ctx: MethodContext, params: unknown): Promise<unknown> 
 async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(updateSchema, params);
   if (p.verdict && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.verdict: only allowed with transition "accept"');
+  if (p.run !== undefined && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.run: only allowed with transition "accept"');
   if (p.transition === 'claim') return ctx.relay.claim(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
   const transition = p.transition;
   const verdict = p.verdict ? { ...p.verdict, ...(p.verdict.session_id === undefined && p.session_id !== undefined ? { session_id: p.session_id } : {}) } : undefined;
-  return ctx.relay.transition(
+  const answer = await ctx.relay.transition(
     ctx.caller,
     { thread_id: p.task_id, transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
     ctx.via,
     idempotencyKey(ctx, p.metadata?.client_idempotency_key),
     ctx.sessionId,
   );
+  // The accept went through (not refused by the verdict): now the run. Asking again answers the run already queued.
+  if (!p.run || ('accepted' in answer && answer.accepted === false)) return answer;
+  return { ...answer, run: await ctx.relay.runs.request(ctx.caller, p.task_id, ctx.via, ctx.sessionId) };
 }
 
 async function tasksCancel(ctx: MethodContext, params: unknown): Promise<unknown> {

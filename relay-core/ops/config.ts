@@ -135,11 +135,28 @@ const envSchema = z.object({
       }
       return ms;
     }),
+  RELAY_RUN_LEASE: runDuration('60s', 1_000),
+  RELAY_RUN_PROGRESS_INTERVAL: runDuration('3s', 0),
   RELAY_WEBHOOK_ALLOW_PRIVATE: z
     .enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' })
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
 });
+
+/** A run setting: a duration such as 500ms, 3s or 2m, at least `minMs` and at most an hour. */
+function runDuration(fallback: string, minMs: number) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === null || ms < minMs || ms > 3_600_000) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration from ${minMs}ms to 1h such as 500ms, 3s or 2m` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
 
 /** Sunday first, as Date#getUTCDay counts. */
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -226,6 +243,8 @@ export interface RelayConfig {
   /** RELAY_DIGEST_AT: when the daily Slack digest goes out, local to each person; null = off for everyone. */
   digestAt: DigestTime | null;
   timers: TimerConfig;
+  /** Handoff runs (README "Hand it to my agent"): how long a runner's lease lasts, the least time between progress batches. */
+  runs: { leaseMs: number; progressIntervalMs: number };
 }
 
 /** Reminders, escalation and expiry (README: Reminders, escalation and expiry); a null duration turns its step off. */
@@ -311,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     workerLockMs: e.RELAY_WORKER_LOCK_MS,
     shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,
     digestAt: e.RELAY_DIGEST_AT,
+    runs: { leaseMs: e.RELAY_RUN_LEASE, progressIntervalMs: e.RELAY_RUN_PROGRESS_INTERVAL },
   };
 }
 

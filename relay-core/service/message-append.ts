@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
+import { lastLine } from '../domain/run';
 import { TERMINAL_STATUSES, type Artifact, type Surface } from '../domain/schemas';
 import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { Outbox } from './outbox';
@@ -99,8 +100,11 @@ export class MessageAppender {
       }
       if (TERMINAL_STATUSES.includes(doc.status) || doc.hidden_from_recipient) return undefined;
       const side = message.from === doc.from ? 'from' : 'to';
+      // A run's progress batch (handoff-runs.ts) also moves the run's one-line status the DMs show.
+      const progressOf = message.payload.kind === 'run_progress' && doc.run?.id === message.payload.run_id ? doc.run : null;
       return {
         ...doc,
+        ...(progressOf ? { run: { ...progressOf, last_update_at: message.created_at, last_line: lastLine(message.body) ?? progressOf.last_line } } : {}),
         message_seq: message.sequence_no,
         message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
         updated_at: message.created_at,

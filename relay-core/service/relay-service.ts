@@ -24,6 +24,7 @@ import { describeApprovers } from '../domain/approval';
 import { ChannelBindings } from './channel-bindings';
 import { routeHandoff } from './handoff-routing';
 import type { EventFeed } from './event-feed';
+import { DEFAULT_RUN_SETTINGS, HandoffRuns, type RunSettings } from './handoff-runs';
 import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
@@ -91,6 +92,8 @@ export interface RelayServiceDeps {
   approvalTimers?: JobQueue;
   /** The teammates' event logs (event-feed.ts), for readers that wait on them; absent, nothing can wait. */
   feed?: EventFeed;
+  /** Lease and progress limits of handoff runs (handoff-runs.ts); defaults otherwise. */
+  runs?: Partial<RunSettings>;
 }
 
 export class RelayService {
@@ -110,6 +113,8 @@ export class RelayService {
   private readonly policy?: PolicyGate;
   /** Calls a policy holds for people to approve (approvals.ts). */
   readonly approvals: Approvals;
+  /** Runs of accepted handoffs by the recipients' own agents (handoff-runs.ts). */
+  readonly runs: HandoffRuns;
 
   constructor(deps: RelayServiceDeps) {
     this.tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
@@ -134,6 +139,21 @@ export class RelayService {
     });
     this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
     this.approvals.setApplier(this.applyApprovedTransition);
+    const feed = deps.feed;
+    this.runs = new HandoffRuns({
+      store: deps.store,
+      outbox: this.outbox,
+      clock: this.clock,
+      log: deps.log,
+      settings: { ...DEFAULT_RUN_SETTINGS, ...deps.runs },
+      // A require_approval rule cannot hold a run (args null): it answers policy_denied, saying so.
+      gate: async (caller, threadId, via, sessionId) => {
+        await this.policyFor(caller, threadId, 'handoff.run', via, sessionId, null);
+      },
+      complete: (caller, request, via, key) => this.transition(caller, request, via, key),
+      append: (caller, request, via, key) => this.appendMessage(caller, request, via, key),
+      ...(feed ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) } : {}),
+    });
   }
 
   /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
@@ -630,6 +650,21 @@ export class RelayService {
       ...(held ? { approval: { approval_id: held.id, approvers: describeApprovers(held.approvers.filter((a) => a.step === 0)).split(', '), quorum: held.quorum, rule_id: held.rule_id } } : {}),
     };
   }
+}
+
+/** Resolves after `ms`, or as soon as a hint says `handle`'s event log grew, or `signal` aborts. */
+function waitForHint(feed: EventFeed, handle: string, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      unsubscribe();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = feed.subscribe(handle, done);
+    signal?.addEventListener('abort', done);
+  });
 }
 
 function isHeld(stamp: PolicyStamp | HeldStamp): stamp is HeldStamp {

@@ -28,6 +28,7 @@ import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
+import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
@@ -92,6 +93,8 @@ export class MongoStore {
   readonly eventLog: EventLog;
   /** A2A push notification configs, one document per task. */
   readonly pushConfigs: PushConfigStore;
+  /** Handoff runs by the recipients' agents and each teammate's open runs (service/handoff-runs.ts). */
+  readonly runs: RunStore;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
@@ -126,6 +129,7 @@ export class MongoStore {
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
     this.eventLog = new EventLog(db, inFlight);
     this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites);
+    this.runs = new RunStore(db, capabilities.atomicConditionalWrites);
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');

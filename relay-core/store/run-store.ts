@@ -1,0 +1,90 @@
+// Runs and each teammate's open runs, `_id`-addressed on every server and changed only through the versioned write
+// of thread-writes.ts (one conditional replace on MongoDB, claims on FerretDB), as threads and push configs are.
+import type { Collection, Db } from 'mongodb';
+import type { RunDoc } from '../domain/run';
+import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
+
+/** A teammate's runs that are queued or running (`_id` = handle), oldest first: what a runner's claim looks through. */
+export interface RunBoxDoc {
+  _id: string;
+  version?: number;
+  open: string[];
+}
+
+interface ClaimDoc<T> {
+  _id: string;
+  of: string;
+  version: number;
+  doc: T;
+  at: Date;
+}
+
+/** More open runs than this for one teammate is refused (a runner works a few at a time; a queue this long is a loop). */
+export const MAX_OPEN_RUNS = 50;
+
+export class RunStore {
+  readonly runs: Collection<RunDoc>;
+  readonly boxes: Collection<RunBoxDoc>;
+  private readonly runWriter: VersionedWriter<RunDoc>;
+  private readonly boxWriter: VersionedWriter<RunBoxDoc>;
+
+  constructor(db: Db, atomicConditionalWrites: boolean) {
+    this.runs = db.collection<RunDoc>('runs');
+    this.boxes = db.collection<RunBoxDoc>('run_boxes');
+    const claimFields = (next: { _id: string; version?: number }) => ({ of: next._id, version: next.version! });
+    if (atomicConditionalWrites) {
+      this.runWriter = new ConditionalWriter(this.runs, 'run');
+      this.boxWriter = new ConditionalWriter(this.boxes, 'run queue');
+    } else {
+      this.runWriter = new ClaimedWriter(this.runs, db.collection<ClaimDoc<RunDoc>>('run_writes'), claimFields, 'run');
+      this.boxWriter = new ClaimedWriter(this.boxes, db.collection<ClaimDoc<RunBoxDoc>>('run_box_writes'), claimFields, 'run queue');
+    }
+  }
+
+  read(runId: string): Promise<RunDoc | null> {
+    return this.runWriter.read(runId);
+  }
+
+  /** Inserts a new run; false when its id is taken. */
+  async insert(run: RunDoc): Promise<boolean> {
+    try {
+      await this.runs.insertOne(run);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  write(runId: string, change: Change<RunDoc>): Promise<VersionedWrite<RunDoc>> {
+    return this.runWriter.write(runId, change);
+  }
+
+  /** The ids of `handle`'s open runs, oldest first. */
+  async openRuns(handle: string): Promise<string[]> {
+    return (await this.boxWriter.read(handle))?.open ?? [];
+  }
+
+  /** Adds a run to its teammate's open runs (once); false when the box is full. */
+  async open(handle: string, runId: string): Promise<boolean> {
+    try {
+      await this.boxes.insertOne({ _id: handle, open: [] });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    const { before, after } = await this.boxWriter.write(handle, (box) => {
+      if (box.open.includes(runId) || box.open.length >= MAX_OPEN_RUNS) return undefined;
+      return { ...box, open: [...box.open, runId] };
+    });
+    return after !== null || Boolean(before?.open.includes(runId));
+  }
+
+  /** Takes finished (or vanished) runs out of the teammate's open runs. */
+  async close(handle: string, runIds: readonly string[]): Promise<void> {
+    if (runIds.length === 0) return;
+    await this.boxWriter.write(handle, (box) => {
+      const open = box.open.filter((id) => !runIds.includes(id));
+      return open.length === box.open.length ? undefined : { ...box, open };
+    });
+  }
+}
