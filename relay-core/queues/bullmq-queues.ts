@@ -4,7 +4,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
 import type { EventPublisher, EventThread } from '../service/event-publisher';
-import { EVENT_TYPES, surfaceSchema } from '../domain/schemas';
+import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
@@ -75,6 +75,13 @@ export async function closeQueues(queues: ProducerQueues): Promise<void> {
 /** The `verify` job that arms a thread's next timer after each of its events (queues/bullmq-timer-queue.ts). */
 export const ARM_TIMERS_JOB = 'handoff-timer-arm';
 
+/**
+ * Events that change nothing a thread's next timer step depends on (its status, its timer record, when it was
+ * created, accepted or last reminded: domain/timer-schedule.ts), so arming after them would only re-arm the same
+ * step: a message (the append path's third of its background reads).
+ */
+const KEEPS_TIMERS: ReadonlySet<EventType> = new Set(['thread.message']);
+
 export class BullmqEventPublisher implements EventPublisher {
   private readonly queues: Queue[];
   private readonly timers: Queue | null;
@@ -108,7 +115,7 @@ export class BullmqEventPublisher implements EventPublisher {
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }
       // The thread's timers are armed off the request path; the job id makes a re-enqueue once.
-      if (this.timers) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
+      if (this.timers && !KEEPS_TIMERS.has(event.type)) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
     }
     await Promise.all(jobs);
   }
