@@ -10,6 +10,7 @@ import { TERMINAL_STATUSES, type Artifact, type Surface } from '../domain/schema
 import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
+import { KeyedQueue } from '../store/keyed-queue';
 
 /** A claimed number still uncounted after this long is taken to be orphaned by a writer that died. */
 const ORPHAN_AFTER_MS = 1_000;
@@ -44,9 +45,16 @@ export interface MessageAppenderDeps {
  * back; if a writer died in between, the next append rolls its message forward.
  */
 export class MessageAppender {
+  /** This process's appends to one thread take their turns, so only other processes' appends contend for a number. */
+  private readonly turns = new KeyedQueue();
+
   constructor(private readonly deps: MessageAppenderDeps) {}
 
-  async append(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
+  append(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
+    return this.turns.run(request.thread_id, () => this.appendInTurn(caller, request, via));
+  }
+
+  private async appendInTurn(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
     const deadline = Date.now() + 5_000;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const thread = await this.deps.readThread(caller, request.thread_id);

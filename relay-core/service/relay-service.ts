@@ -13,6 +13,7 @@ import { canonicalHash } from '../domain/canonical-json';
 import { boxName } from '../store/mailbox-log';
 import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
+import { TtlCache } from '../ops/ttl-cache';
 import { deriveHandoffToken, HANDOFF_TOKEN_TTL_MS, mintHandoffToken } from './handoff-tokens';
 import { IdempotencyLedger, idempotentId } from './idempotency';
 import { inboxUrl, isGenuineInboxLink } from './inbox-links';
@@ -111,6 +112,11 @@ export class RelayService {
   private readonly tokenSecret: string;
   private readonly tokenTtlMs: number;
   private readonly policy?: PolicyGate;
+  /**
+   * The read markers this process wrote lately (`thread:viewer` → messages seen): a re-read with nothing new writes
+   * none. Short-lived, so a marker another process wrote over with an older count heals within a minute.
+   */
+  private readonly readMarks = new TtlCache<string, number>(60_000);
   /** Calls a policy holds for people to approve (approvals.ts). */
   readonly approvals: Approvals;
   /** Runs of accepted handoffs by the recipients' own agents (handoff-runs.ts). */
@@ -313,8 +319,9 @@ export class RelayService {
 
   /** The whole thread for a participant (or a candidate of an unclaimed one); reading it marks the other side's messages as read. */
   async threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
-    const unclaimed = await this.store.readThread(threadId);
-    const doc = unclaimed && isCandidate(caller.handle, unclaimed) ? unclaimed : await this.readThread(caller, threadId);
+    const doc = await this.store.readThread(threadId);
+    if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
+    if (!isCandidate(caller.handle, doc)) assertParticipant(caller, doc);
     const view: ThreadView = await this.view(doc, caller.handle);
     if (doc.to === caller.handle && doc.handoff_token) {
       view.handoff_token = deriveHandoffToken(this.tokenSecret, doc._id, doc.handoff_token.nonce);
@@ -322,8 +329,12 @@ export class RelayService {
     }
     const seen = doc.message_counts[doc.from === caller.handle ? 'to' : 'from'];
     const readId = `${threadId}:${caller.handle}`;
-    await putById(this.store.threadReads, readId, { seen, at: this.clock.now() });
-    this.store.cleanup.note('thread_reads', readId);
+    // Message counts only grow, so a marker this process wrote with the same count is still the newest one.
+    if (this.readMarks.get(readId) !== seen) {
+      await putById(this.store.threadReads, readId, { seen, at: this.clock.now() });
+      this.store.cleanup.note('thread_reads', readId);
+      this.readMarks.set(readId, seen);
+    }
     return view;
   }
 

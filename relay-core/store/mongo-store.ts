@@ -24,6 +24,7 @@ import type {
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
 import { InsertBatcher } from './insert-batcher';
+import { KeyedQueue } from './keyed-queue';
 import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
 import { EventLog } from './event-log';
@@ -99,6 +100,7 @@ export class MongoStore {
   readonly directory: AgentDirectory | null;
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
   readonly cleanup = new CleanupLedger();
+  private readonly threadWriteQueue = new KeyedQueue();
 
   private constructor(
     private readonly client: MongoClient,
@@ -228,7 +230,8 @@ export class MongoStore {
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    */
   writeThread(id: string, change: Change<ThreadDoc>): Promise<ThreadWrite> {
-    return this.writer.write(id, change);
+    // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
+    return this.threadWriteQueue.run(id, () => this.writer.write(id, change));
   }
 
   /**
