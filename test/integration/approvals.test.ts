@@ -487,7 +487,8 @@ describe('a held create to a role with several candidates', () => {
     for (const key of [keys.dba1, keys.dba2]) {
       expect((await relay.rpc(key, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id)).not.toContain(threadId);
       expect((await relay.rpc(key, 'tasks/update', { task_id: threadId, transition: 'claim' })).body.error).toMatchObject({ code: -32006 });
-      expect((await relay.rpc(key, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32006 });
+      // A candidate is no participant of it yet (as for any thread not theirs): nothing of it is shown.
+      expect((await relay.rpc(key, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32005 });
     }
     expect((await thread(threadId)).slack_claims ?? {}).toEqual({});
 
