@@ -1,6 +1,6 @@
 // An approver's DM: exactly what they approve (the handoff as its recipient would see it, or the held call and its
 // arguments), where the approval stands, and Approve / Reject while it is open. Pure; redrawn on every change.
-import { approvalsCount, type ApprovalRecord, type ApproverRef } from '../../relay-core/domain/approval';
+import { ADMIN_ON_BEHALF, approvalsCount, type ApprovalRecord, type ApproverRef } from '../../relay-core/domain/approval';
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import { stateVersion } from '../../relay-core/domain/thread-lifecycle';
 import { artifactBlocks } from './artifacts';
@@ -47,6 +47,12 @@ function who(record: ApprovalRecord, label: string | null): string {
   return ref ? approverMrkdwn(ref) : inlineCode(label, 140);
 }
 
+/** Whether the vote that decided the approval was cast by the admin key on the approver's behalf. */
+function byAdmin(record: ApprovalRecord): boolean {
+  const decisive = [...record.history].reverse().find((h) => h.what === 'approved_by' || h.what === 'rejected_by');
+  return decisive?.note === ADMIN_ON_BEHALF || Boolean(decisive?.note?.endsWith(`(${ADMIN_ON_BEHALF})`));
+}
+
 /** The call's arguments as shown: the secret a caller may present (a handoff token) is never shown. */
 export function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
   const { verdict, ...rest } = args as { verdict?: Record<string, unknown> } & Record<string, unknown>;
@@ -62,18 +68,18 @@ function statusLine(input: ApprovalDmInput): string {
   const outcome = record.outcome ? `\n_${escapeLine(record.outcome.message, 300)}_` : '';
   switch (record.status) {
     case 'approved':
-      return `:white_check_mark: *Approved by ${who(record, record.decided_by)}${when(record.decided_at)}*${outcome}`;
+      return `:white_check_mark: *Approved by ${who(record, record.decided_by)}${when(record.decided_at)}*${byAdmin(record) ? ' (by the admin key on their behalf)' : ''}${outcome}`;
     case 'rejected': {
       const reason = escapeWithin(record.reason ?? '', 800).text;
-      return `:no_entry: *Rejected by ${who(record, record.decided_by)}${when(record.decided_at)}*\n>${reason.replace(/\n/g, '\n>')}${outcome}`;
+      return `:no_entry: *Rejected by ${who(record, record.decided_by)}${when(record.decided_at)}*${byAdmin(record) ? ' (by the admin key on their behalf)' : ''}\n>${reason.replace(/\n/g, '\n>')}${outcome}`;
     }
     case 'timed_out':
       return `:hourglass: *Timed out${when(record.decided_at)}: denied*\n_${escapeLine(record.reason ?? '', 300)}_${outcome}`;
     default:
       if (!stillApplicable(thread, record)) return `:wastebasket: *Nothing to approve any more: the handoff is ${thread.status} now.*`;
       return [
-        `*Waiting for approval* · ${approvalsCount(record)} of ${record.quorum} approved · approvers: ${approvers}`,
-        ...record.approvals.map((v) => `:white_check_mark: ${who(record, v.by)}${when(v.at)}`),
+        `*Waiting for approval* · ${approvalsCount(record)} of ${record.quorum} approved${record.approvals.length ? `: ${[...new Set(record.approvals.map((v) => who(record, v.by)))].join(', ')}` : ''} · approvers: ${approvers}`,
+        ...record.approvals.map((v) => `:white_check_mark: ${who(record, v.by)}${when(v.at)}${v.admin ? ' (by the admin key on their behalf)' : ''}`),
         `Decide by ${slackDate(record.deadline)}${record.on_timeout === 'escalate' && record.step === 0 ? ' (then it is escalated)' : ' (then it is denied)'}.`,
       ].join('\n');
   }

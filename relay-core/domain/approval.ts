@@ -22,6 +22,8 @@ export interface ApprovalVote {
   by: string;
   at: Date;
   via: Surface;
+  /** Cast with the admin key on the approver's behalf (`approvals approve ID --as WHO`), not by the approver. */
+  admin?: true;
 }
 
 /** What happened to an approval, in order: asked, each vote, each reminder and escalation, the outcome. */
@@ -98,7 +100,12 @@ export interface Voter {
   slack_user_id: string | null;
   /** How the vote is recorded: `@U0…` for a Slack click, the handle otherwise. */
   label: string;
+  /** The admin key acts for this approver: the vote and its history entry say so. */
+  admin?: boolean;
 }
+
+/** The history note of a vote the admin key cast on an approver's behalf. */
+export const ADMIN_ON_BEHALF = 'by the admin key on their behalf';
 
 /** The approver entries this voter is (by handle or by Slack user), among those asked so far. */
 export function approverEntries(record: ApprovalRecord, voter: Voter): ApproverRef[] {
@@ -145,12 +152,17 @@ export function castVote(record: ApprovalRecord, voter: Voter, decision: 'approv
   if (decision === 'reject') {
     const text = (reason ?? '').trim();
     if (!text) return { kind: 'refused', why: 'no_reason', message: 'A rejection needs a reason. Nothing was changed.' };
+    const note = voter.admin ? `${text} (${ADMIN_ON_BEHALF})` : text;
     return {
       kind: 'rejected',
-      record: { ...record, status: 'rejected', reason: text, decided_by: me, decided_at: at, remind_at: null, history: [...record.history, { at, what: 'rejected_by', by: me, note: text }] },
+      record: { ...record, status: 'rejected', reason: text, decided_by: me, decided_at: at, remind_at: null, history: [...record.history, { at, what: 'rejected_by', by: me, note }] },
     };
   }
-  const voted: ApprovalRecord = { ...record, approvals: [...record.approvals, { by: me, at, via }], history: [...record.history, { at, what: 'approved_by', by: me }] };
+  const voted: ApprovalRecord = {
+    ...record,
+    approvals: [...record.approvals, { by: me, at, via, ...(voter.admin ? { admin: true as const } : {}) }],
+    history: [...record.history, { at, what: 'approved_by', by: me, ...(voter.admin ? { note: ADMIN_ON_BEHALF } : {}) }],
+  };
   if (approvalsCount(voted) < record.quorum) return { kind: 'recorded', record: voted };
   return { kind: 'approved', record: { ...voted, status: 'approved', decided_by: me, decided_at: at, remind_at: null } };
 }

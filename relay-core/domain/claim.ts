@@ -60,6 +60,8 @@ export function isRepeatedClaim(caller: AgentDoc, doc: ThreadDoc): boolean {
 /** Why a claim wrote nothing, judged on the thread as last read (null: it does not exist). */
 export function explainFailedClaim(caller: AgentDoc, threadId: string, doc: ThreadDoc | null): RelayError {
   if (!doc) return new RelayError('thread_not_found', `No thread ${threadId}`);
+  // A create held for approval does not exist for its candidates yet.
+  if (doc.hidden_from_recipient && doc.from !== caller.handle) return new RelayError('thread_not_found', `No thread ${threadId}`);
   if (!doc.to_target || !doc.candidates || (doc.candidates.length < 2 && !doc.claimed_by && doc.status !== 'unclaimed')) {
     return new RelayError('invalid_transition', `This handoff was sent to ${doc.to}; there is nothing to claim`, { status: doc.status });
   }

@@ -141,7 +141,8 @@ export interface PolicyAuditDoc {
   rule_id: string | null;
   effect: PolicyStamp['effect'];
   policy_version: string;
-  outcome: 'denied' | 'rate_limited';
+  /** admin_on_behalf: the admin key decided an approval as one of its approvers (`approvals approve ID --as WHO`). */
+  outcome: 'denied' | 'rate_limited' | 'admin_on_behalf';
   reason: string;
 }
 
@@ -266,6 +267,13 @@ export interface ApprovalIndexDoc {
   approvers: string[];
   created_at: Date;
   deadline: Date;
+}
+
+/** An approval still open (store/approval-ledger.ts): the sweep's and the pending listing's only read. */
+export interface ApprovalOpenDoc {
+  _id: string;
+  thread_id: string;
+  created_at: Date;
 }
 
 /** A timer step: `remind-1`, `remind-2`, … (snoozes add more), `escalate`, `stale` (accepted), `expire`. */

@@ -383,6 +383,8 @@ export const EVENT_TYPES = [
   'thread.rejected',
   /** An approval was asked for: its approvers (with an endpoint) hear of it. */
   'approval.requested',
+  /** One approver's vote counted toward a quorum that is not reached yet: every approver's DM shows it. */
+  'approval.voted',
   /** An approval of a non-create action was decided (approved and applied, approved and not applicable, rejected, timed out). */
   'approval.decided',
   // Runs by the recipient's agent (service/handoff-runs.ts): asked for, taken by a runner, asked to stop, ended.

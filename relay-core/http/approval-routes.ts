@@ -1,5 +1,6 @@
-// Approvals over REST: the admin listing and decisions on an approver's behalf (the CLI), and an approver's own
-// decisions with their API key. A refused decision changes nothing and answers why.
+// Approvals over REST: the admin listing and decisions on an approver's behalf (the CLI; each recorded as the admin
+// key's, in the approval's history and the policy audit), and an approver's own decisions with their API key. A
+// refused decision changes nothing and answers why.
 import express, { type Request } from 'express';
 import { z } from 'zod';
 import { APPROVAL_ID_PATTERN, type Voter } from '../domain/approval';
@@ -67,14 +68,14 @@ export function mountApprovalRoutes(app: express.Express, deps: ApprovalRouteDep
     requireAdmin(req);
     const id = approvalIdParam(req);
     const b = parse(adminApprove, req.body, 'body');
-    res.json(answered(await relay.approvals.decide(id, await relay.approvals.voterFor(b.as), 'approve', 'api')));
+    res.json(answered(await relay.approvals.decide(id, { ...(await relay.approvals.voterFor(b.as)), admin: true }, 'approve', 'api')));
   });
 
   app.post('/admin/approvals/:id/reject', json, async (req, res) => {
     requireAdmin(req);
     const id = approvalIdParam(req);
     const b = parse(adminReject, req.body, 'body');
-    res.json(answered(await relay.approvals.decide(id, await relay.approvals.voterFor(b.as), 'reject', 'api', b.reason)));
+    res.json(answered(await relay.approvals.decide(id, { ...(await relay.approvals.voterFor(b.as)), admin: true }, 'reject', 'api', b.reason)));
   });
 
   const self = (agent: AgentDoc): Voter => ({ handle: agent.handle, slack_user_id: agent.slack_user_id, label: agent.handle });

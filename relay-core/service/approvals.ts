@@ -18,7 +18,7 @@ import {
   type Voter,
 } from '../domain/approval';
 import type { Clock } from '../domain/clock';
-import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
+import type { AgentDoc, OutboxEvent, PolicyAuditDoc, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { PolicyAction, PolicyRule } from '../domain/policy';
 import type { EventType, Surface } from '../domain/schemas';
@@ -45,6 +45,24 @@ export type ApplyApproved = (
   emit: (type: EventType) => OutboxEvent,
   now: Date,
 ) => { next: ThreadDoc; type: EventType } | { refusal: string };
+
+/** How the relay service applies approved calls; it owns the transitions, the appends and the policy. */
+export interface ApprovalAppliers {
+  /** An approved transition, in the thread write that records the approval. */
+  transition: ApplyApproved;
+  /**
+   * An approved message.append or draft.attach, appended as its actor through the normal append: exactly once
+   * per approval however often it is asked (the approval id is its idempotency key). What was appended, or why not.
+   */
+  message: (doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc) => Promise<{ message: string } | { refusal: string }>;
+  /** The policy in force now, asked about the approved call: why it no longer lets it through (a rule now denies it), or null. */
+  recheck: (doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc) => Promise<string | null>;
+}
+
+/** The held calls applied after their approval by an append, not in the approval's own thread write. */
+export function isMessageAction(action: PolicyAction): boolean {
+  return action === 'message.append' || action === 'draft.attach';
+}
 
 export interface ApprovalsDeps {
   store: MongoStore;
@@ -77,13 +95,13 @@ export function approvalPending(record: ApprovalRecord): RelayError {
 }
 
 export class Approvals {
-  private applyApproved?: ApplyApproved;
+  private appliers?: ApprovalAppliers;
 
   constructor(private readonly deps: ApprovalsDeps) {}
 
-  /** The relay service hands in how an approved transition is applied (it owns the transition rules). */
-  setApplier(apply: ApplyApproved): void {
-    this.applyApproved = apply;
+  /** The relay service hands in how approved calls are applied and re-checked (it owns the transitions and the policy). */
+  setAppliers(appliers: ApprovalAppliers): void {
+    this.appliers = appliers;
   }
 
   /**
@@ -174,8 +192,9 @@ export class Approvals {
     return record;
   }
 
-  /** After the held thread (or a new approval request) is stored: the listing entry and the timers. */
+  /** After the held thread (or a new approval request) is stored: the open entry the sweep reads, the listing entry and the timers. */
   async opened(threadId: string, record: ApprovalRecord): Promise<void> {
+    await this.deps.store.openApprovals.open(record.id, threadId, record.created_at);
     await this.index(threadId, record);
     await this.arm(record);
   }
@@ -251,7 +270,11 @@ export class Approvals {
 
   /** The approvals listing, newest first (the admin API and CLI). */
   async list(filter: { status?: ApprovalRecord['status']; approver?: string }, limit = 200): Promise<ApprovalView[]> {
-    const entries = await this.deps.store.approvals.find(filter.status ? { status: filter.status } : {}).toArray();
+    // The pending ones come from the open approvals (approval-ledger.ts), never from a scan of every approval.
+    const entries: Array<{ _id: string; created_at: Date }> =
+      filter.status === 'pending'
+        ? await this.deps.store.openApprovals.list(OPEN_READ_LIMIT)
+        : await this.deps.store.approvals.find(filter.status ? { status: filter.status } : {}).toArray();
     entries.sort((a, b) => b.created_at.getTime() - a.created_at.getTime());
     const views: ApprovalView[] = [];
     for (const entry of entries) {
@@ -283,7 +306,10 @@ export class Approvals {
         const asActor = type !== 'thread.rejected' && type !== 'approval.decided';
         return { id: eventId, type, at: this.deps.clock.now(), by: asActor ? record.actor : voter.label, via: asActor ? record.via : via };
       };
-      const planned = this.vote(seen, record, voter, decision, via, this.deps.clock.now(), reason, actor, emit).event;
+      // A vote that reaches the quorum asks the policy in force again first: one changed to deny since applies nothing.
+      const reaches = castVote(record, voter, decision, this.deps.clock.now(), via, reason).kind === 'approved';
+      const refusal = reaches && actor && this.appliers && !isMessageAction(record.action) ? await this.appliers.recheck(seen, record, actor) : null;
+      const planned = this.vote(seen, record, voter, decision, via, this.deps.clock.now(), reason, actor, emit, refusal).event;
       const event = planned ? emit(planned) : null;
       let result: Planned | undefined;
       let drifted = false;
@@ -291,7 +317,7 @@ export class Approvals {
         this.deps.store.writeThread(threadId, (current) => {
           const currentRecord = current.approvals?.find((a) => a.id === id);
           if (!currentRecord) return undefined;
-          result = this.vote(current, currentRecord, voter, decision, via, this.deps.clock.now(), reason, actor, emit);
+          result = this.vote(current, currentRecord, voter, decision, via, this.deps.clock.now(), reason, actor, emit, refusal);
           drifted = (result.event ?? null) !== (event?.type ?? null);
           return drifted ? undefined : result.next;
         });
@@ -302,8 +328,15 @@ export class Approvals {
         return { approval: approvalView(threadId, result.record ?? record), message: result.message, changed: false, ...(result.refusal ? { refusal: result.refusal } : {}) };
       }
       await this.index(threadId, result.record);
-      this.deps.log.info({ thread_id: threadId, approval_id: id, by: voter.label, decision, status: result.record.status }, 'approval vote');
-      return { approval: approvalView(threadId, result.record), message: result.message, changed: true };
+      this.deps.log.info({ thread_id: threadId, approval_id: id, by: voter.label, decision, status: result.record.status, ...(voter.admin ? { admin_on_behalf: true } : {}) }, 'approval vote');
+      if (voter.admin) await this.auditAdmin(threadId, result.record, voter, decision);
+      let final = result.record;
+      let message = result.message;
+      if (final.status === 'approved' && isMessageAction(final.action) && !final.outcome) {
+        final = await this.finishHeld(threadId, id);
+        message = final.outcome?.applied ? `Approved: ${final.outcome.message}.` : `Approval ${id} is approved, but ${final.outcome?.message ?? 'it is still being applied'}.`;
+      }
+      return { approval: approvalView(threadId, final), message: voter.admin ? `${message} (Recorded as decided by the admin key on behalf of ${voter.label}.)` : message, changed: true };
     }
     throw new RelayError('state_changed', `Approval ${id} is changing too fast right now; try again`);
   }
@@ -318,18 +351,28 @@ export class Approvals {
     reason: string | undefined,
     actor: AgentDoc | null,
     emit: (type: EventType) => OutboxEvent,
+    refusal: string | null,
   ): Planned {
     const vote = castVote(record, voter, decision, now, via, reason);
     if (vote.kind === 'refused') return { message: vote.message, refusal: vote.why };
     if (vote.kind === 'recorded') {
       const left = record.quorum - approvalsCount(vote.record);
-      return { record: vote.record, next: withRecord(thread, vote.record), message: `Your approval of ${record.id} is recorded; it needs ${left} more.` };
+      // The other approvers' DMs are redrawn to show the vote (approval.voted).
+      return {
+        record: vote.record,
+        event: 'approval.voted',
+        next: { ...withRecord(thread, vote.record), outbox: [...thread.outbox, emit('approval.voted')] },
+        message: `Your approval of ${record.id} is recorded; it needs ${left} more.`,
+      };
     }
-    return this.conclude(thread, vote.record, now, actor, emit);
+    return this.conclude(thread, vote.record, now, actor, emit, refusal);
   }
 
-  /** An approval that was just approved, rejected or timed out: the thread as it follows from it, and its event. */
-  private conclude(thread: ThreadDoc, record: ApprovalRecord, now: Date, actor: AgentDoc | null, emit: (type: EventType) => OutboxEvent): Planned {
+  /**
+   * An approval that was just approved, rejected or timed out: the thread as it follows from it, and its event.
+   * `refusal`: why the policy in force now refuses the approved call (then nothing is applied).
+   */
+  private conclude(thread: ThreadDoc, record: ApprovalRecord, now: Date, actor: AgentDoc | null, emit: (type: EventType) => OutboxEvent, refusal: string | null = null): Planned {
     const withEvent = (doc: ThreadDoc, type: EventType): ThreadDoc => ({ ...doc, outbox: [...doc.outbox, emit(type)] });
     const stamp: PolicyStamp = { rule_id: record.rule_id, effect: 'require_approval', policy_version: record.policy_version };
     const notApplied = (why: string): Planned => {
@@ -343,28 +386,38 @@ export class Approvals {
     };
     if (record.action === 'handoff.create') {
       if (thread.status !== 'awaiting_approval') return notApplied(`the handoff is ${thread.status} now`);
-      if (record.status === 'approved') {
-        const done = finished(record, now, true, 'the handoff was delivered to its recipient');
+      if (record.status === 'approved' && !refusal) {
+        // A handoff to a role, skill or owner with several candidates opens unclaimed: its Claim cards go out as usual.
+        const unclaimed = Boolean(thread.to_target && thread.to === thread.to_target);
+        const done = finished(record, now, true, unclaimed ? `the handoff was opened to its candidates (${thread.to})` : 'the handoff was delivered to its recipient');
+        const status = unclaimed ? 'unclaimed' : 'pending';
         const next: ThreadDoc = {
           ...withRecord(thread, done),
-          status: 'pending',
+          status,
           hidden_from_recipient: false,
           updated_at: now,
-          status_history: [...thread.status_history, { status: 'pending', by: record.actor, at: now, via: record.via, policy: stamp }],
+          status_history: [...thread.status_history, { status, by: record.actor, at: now, via: record.via, policy: stamp }],
         };
-        return { record: done, event: 'thread.created', next: withEvent(next, 'thread.created'), message: `Approved: the handoff from ${thread.from} is delivered to ${thread.to}.` };
+        const message = unclaimed
+          ? `Approved: the handoff from ${thread.from} is open to ${thread.to} (${(thread.candidates ?? []).join(', ')}); the first to claim it gets it.`
+          : `Approved: the handoff from ${thread.from} is delivered to ${thread.to}.`;
+        return { record: done, event: 'thread.created', next: withEvent(next, 'thread.created'), message };
       }
-      const why = record.reason ?? 'rejected';
-      const by = record.decided_by ?? 'policy';
+      const decided = refusal ? finished(record, now, false, `nothing was applied: ${refusal}`) : record;
+      const why = refusal ?? record.reason ?? 'rejected';
+      const by = refusal ? 'policy' : (record.decided_by ?? 'policy');
       const next: ThreadDoc = {
-        ...withRecord(thread, record),
+        ...withRecord(thread, decided),
         status: 'rejected',
         reject_reason: why,
         rejected_at: now,
         updated_at: now,
         status_history: [...thread.status_history, { status: 'rejected', by, at: now, via: emit('thread.rejected').via, policy: stamp }],
       };
-      return { record, event: 'thread.rejected', next: withEvent(next, 'thread.rejected'), message: `Rejected: ${thread.from} is told why; nothing is delivered to ${thread.to}.` };
+      const message = refusal
+        ? `Approval ${record.id} is approved, but ${decided.outcome!.message}; ${thread.from} is told why and nothing is delivered to ${thread.to}.`
+        : `Rejected: ${thread.from} is told why; nothing is delivered to ${thread.to}.`;
+      return { record: decided, event: 'thread.rejected', next: withEvent(next, 'thread.rejected'), message };
     }
     if (record.status !== 'approved') {
       const verb = record.status === 'rejected' ? 'Rejected' : 'Timed out';
@@ -372,11 +425,72 @@ export class Approvals {
     }
     if (stateVersion(thread) !== record.state_version) return notApplied(`the thread changed since it was asked (it is ${thread.status} now)`);
     if (!actor || actor.status !== 'active') return notApplied(`${record.actor} is no longer an active teammate`);
-    if (!this.applyApproved) return notApplied('this relay cannot apply it');
+    if (!this.appliers) return notApplied('this relay cannot apply it');
+    if (refusal) return notApplied(refusal);
+    // An approved append is applied right after this write (finishHeld): the record waits for its outcome meanwhile.
+    if (isMessageAction(record.action)) return { record, next: withRecord(thread, record), message: `Approved: ${record.action} is being applied as ${record.actor}.` };
     const done = finished(record, now, true, `${record.action} was applied as ${record.actor}`);
-    const applied = this.applyApproved(withRecord(thread, done), done, actor, emit, now);
+    const applied = this.appliers.transition(withRecord(thread, done), done, actor, emit, now);
     if ('refusal' in applied) return notApplied(applied.refusal);
     return { record: done, event: applied.type, next: applied.next, message: `Approved: ${done.outcome!.message}.` };
+  }
+
+  /**
+   * Applies an approved message.append or draft.attach: the policy in force is asked again, then the message is
+   * appended as its actor through the normal append (exactly once: the approval id is its idempotency key), and the
+   * outcome is recorded on the approval with approval.decided, once. Safe to run any number of times and from any
+   * process (a decision, the sweep after a crash between the decision and the append).
+   */
+  async finishHeld(threadId: string, id: string): Promise<ApprovalRecord> {
+    const { thread, record } = await this.get(id);
+    if (record.status !== 'approved' || record.outcome || !isMessageAction(record.action)) return record;
+    const actor = await this.deps.teammates.get(record.actor);
+    let outcome: { applied: boolean; message: string };
+    if (stateVersion(thread) !== record.state_version) outcome = { applied: false, message: `nothing was applied: the thread changed since it was asked (it is ${thread.status} now)` };
+    else if (!actor || actor.status !== 'active') outcome = { applied: false, message: `nothing was applied: ${record.actor} is no longer an active teammate` };
+    else if (!this.appliers) outcome = { applied: false, message: 'nothing was applied: this relay cannot apply it' };
+    else {
+      const refusal = await this.appliers.recheck(thread, record, actor);
+      const applied = refusal ? { refusal } : await this.appliers.message(thread, record, actor);
+      outcome = 'refusal' in applied ? { applied: false, message: `nothing was applied: ${applied.refusal}` } : { applied: true, message: applied.message };
+    }
+    const event: OutboxEvent = { id: randomUUID(), type: 'approval.decided', at: this.deps.clock.now(), by: record.actor, via: record.via };
+    const written = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
+      await inOutbox;
+      const result = await this.deps.store.writeThread(threadId, (current) => {
+        const rec = current.approvals?.find((a) => a.id === id);
+        if (!rec || rec.status !== 'approved' || rec.outcome) return undefined;
+        return { ...withRecord(current, finished(rec, this.deps.clock.now(), outcome.applied, outcome.message)), outbox: [...current.outbox, event] };
+      });
+      return result.after;
+    });
+    const latest = written?.approvals?.find((a) => a.id === id) ?? (await this.get(id)).record;
+    await this.index(threadId, latest);
+    this.deps.log.info({ thread_id: threadId, approval_id: id, action: record.action, applied: latest.outcome?.applied }, 'approved call finished');
+    return latest;
+  }
+
+  /** A decision the admin key made on an approver's behalf, in the policy audit (GET /admin/policy/audit). */
+  private async auditAdmin(threadId: string, record: ApprovalRecord, voter: Voter, decision: 'approve' | 'reject'): Promise<void> {
+    const at = this.deps.clock.now();
+    const thread = await this.deps.store.readThread(threadId);
+    const doc: PolicyAuditDoc = {
+      _id: `${at.toISOString()}_${randomUUID()}`,
+      at,
+      action: record.action,
+      actor: 'admin',
+      sender: thread?.from ?? '',
+      recipient: thread?.to ?? '',
+      via: 'api',
+      thread_id: threadId,
+      session_id: null,
+      rule_id: record.rule_id,
+      effect: 'require_approval',
+      policy_version: record.policy_version,
+      outcome: 'admin_on_behalf',
+      reason: `the admin key ${decision === 'approve' ? 'approved' : 'rejected'} ${record.id} on behalf of approver ${voter.label}`,
+    };
+    await this.deps.store.policyAudit.insertOne(doc).catch((error: Error) => this.deps.log.warn({ approval_id: record.id, err: error.message }, 'admin decision not audited'));
   }
 
   // ── timers ─────────────────────────────────────────────────────────────────
@@ -476,13 +590,27 @@ export class Approvals {
     });
   }
 
-  /** Re-arms the timers of every pending approval (a lost delayed job, Redis flushed) and fires what is overdue. */
+  /**
+   * Re-arms the timers of every pending approval (a lost delayed job, Redis flushed), fires what is overdue, and
+   * finishes an approved append a crash left unapplied. It reads the open approvals only (approval-ledger.ts): its
+   * reads grow with the approvals still open, not with every approval ever decided.
+   */
   async sweep(limit = 500): Promise<number> {
-    const pending = await this.deps.store.approvals.find({ status: 'pending' }).limit(limit).toArray();
+    const open = await this.deps.store.openApprovals.list(limit);
     let fired = 0;
-    for (const entry of pending) {
-      const found = await this.get(entry._id).catch(() => null);
-      if (!found) continue;
+    for (const entry of open) {
+      const found = await this.get(entry._id).catch((error: unknown) => {
+        if (error instanceof RelayError && error.code === 'not_found') return null;
+        throw error;
+      });
+      if (!found) {
+        await this.deps.store.openApprovals.close(entry._id);
+        continue;
+      }
+      if (found.record.status === 'approved' && isMessageAction(found.record.action) && !found.record.outcome) {
+        await this.finishHeld(found.thread._id, entry._id);
+        continue;
+      }
       if (found.record.status !== 'pending') {
         await this.index(found.thread._id, found.record);
         continue;
@@ -506,6 +634,8 @@ export class Approvals {
       created_at: record.created_at,
       deadline: record.deadline,
     }).catch((error: Error) => this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval listing not updated'));
+    // Decided and done: off the open approvals (a failure leaves it there; the next sweep closes it).
+    if (!isOpen(record)) await this.deps.store.openApprovals.close(record.id).catch(() => {});
   }
 }
 
@@ -515,6 +645,14 @@ interface Planned {
   next?: ThreadDoc;
   event?: EventType;
   message: string;
+}
+
+/** The open approvals a pending listing reads at most. */
+const OPEN_READ_LIMIT = 5_000;
+
+/** Still the sweep's to look at: pending, or approved and its append not applied yet. */
+function isOpen(record: ApprovalRecord): boolean {
+  return record.status === 'pending' || (record.status === 'approved' && isMessageAction(record.action) && !record.outcome);
 }
 
 function withRecord(thread: ThreadDoc, record: ApprovalRecord): ThreadDoc {

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { claimedThread, explainFailedClaim, isCandidate, isRepeatedClaim, unclaimedThread } from '../domain/claim';
-import { TERMINAL_STATUSES as TERMINAL, type Artifact, type NewHandoff, type RecipientTarget, type Surface, type ThreadStatus, type TransitionName } from '../domain/schemas';
+import { parseRecipient, TERMINAL_STATUSES as TERMINAL, type Artifact, type NewHandoff, type RecipientTarget, type Surface, type ThreadStatus, type TransitionName } from '../domain/schemas';
 import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { canonicalHash } from '../domain/canonical-json';
@@ -19,7 +19,7 @@ import { IdempotencyLedger, idempotentId } from './idempotency';
 import { inboxUrl, isGenuineInboxLink } from './inbox-links';
 import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
 import { Outbox } from './outbox';
-import { Approvals, type ApplyApproved } from './approvals';
+import { Approvals, type ApplyApproved, type ApprovalAppliers } from './approvals';
 import type { JobQueue } from '../queues/bullmq-queues';
 import { describeApprovers } from '../domain/approval';
 import { ChannelBindings } from './channel-bindings';
@@ -144,7 +144,7 @@ export class RelayService {
       readThread: (caller, threadId) => this.readThread(caller, threadId),
     });
     this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
-    this.approvals.setApplier(this.applyApprovedTransition);
+    this.approvals.setAppliers({ transition: this.applyApprovedTransition, message: this.applyApprovedMessage, recheck: this.recheckApproved });
     const feed = deps.feed;
     this.runs = new HandoffRuns({
       store: deps.store,
@@ -225,21 +225,18 @@ export class RelayService {
     }, isReplay);
     if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
     let held: Awaited<ReturnType<Approvals['holdCreate']>> | undefined;
+    // A held handoff to several candidates keeps its places in their received boxes (hidden until it is approved).
+    const placed = { ...doc };
     if (policy && isHeld(policy)) {
       const { hold, ...stamp } = policy;
-      if (doc.status === 'unclaimed') {
-        throw new RelayError('policy_denied', `Policy rule ${hold.id} holds this handoff for approval, and a handoff to ${doc.to} (several candidates) cannot wait for approval yet; send it to one teammate's handle`, {
-          rule_id: hold.id,
-          policy_version: stamp.policy_version,
-        });
-      }
-      // An approver that does not resolve refuses the create here, before anything is stored.
+      // An approver that does not resolve refuses the create here, before anything is stored. Approved, a handoff
+      // to a role, skill or owner with several candidates opens unclaimed (approvals.ts).
       held = await this.approvals.holdCreate(doc, hold, stamp, sender, recipient, via);
     } else if (policy) {
       doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     }
     const created = await this.outbox.recording(threadId, doc.outbox[0]!, async (inOutbox) => {
-      const [mailbox] = await Promise.all([this.store.placeNewThread(doc), inOutbox]);
+      const [mailbox] = await Promise.all([this.store.placeNewThread(placed), inOutbox]);
       if (mailbox) doc.mailbox = mailbox;
       try {
         await this.store.inserts.threads.insert(doc);
@@ -555,7 +552,8 @@ export class RelayService {
     return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, async () => {
       // A draft for a proposed action (draft_proposed_action marks it) is its own action, so a rule can hold drafts apart.
       const action = request.payload?.kind === 'draft' ? 'draft.attach' : 'message.append';
-      await this.policyFor(caller, request.thread_id, action, via, sessionId, null);
+      // A held append answers approval_pending; approved, it is appended as the caller (applyApprovedMessage).
+      await this.policyFor(caller, request.thread_id, action, via, sessionId, { ...request });
       return this.appender.append(caller, request, via);
     });
   }
@@ -595,14 +593,42 @@ export class RelayService {
     if (stamp === 'replay') return undefined;
     if (!isHeld(stamp)) return stamp;
     const { hold: rule, ...plain } = stamp;
+    // A call with no arguments to apply later (null) cannot wait: it is refused, saying so.
     if (!args) {
-      throw new RelayError('policy_denied', `Policy rule ${rule.id} holds ${action} for approval by ${rule.approvers.join(', ')}, and only handoff creates and transitions can wait for approval; ask an admin to allow, deny or rate-limit ${action} instead`, {
+      throw new RelayError('policy_denied', `Policy rule ${rule.id} holds ${action} for approval by ${rule.approvers.join(', ')}, and only handoff creates, transitions, messages and drafts can wait for approval; ask an admin to allow, deny or rate-limit ${action} instead`, {
         rule_id: rule.id,
         policy_version: plain.policy_version,
       });
     }
     return this.approvals.request(caller, doc, { action, args, via, rule, stamp: plain, sender, recipient });
   }
+
+  /**
+   * An approved message.append or draft.attach, appended as its actor by the normal append; the approval id is the
+   * idempotency key, so however many processes finish the approval the message is appended once.
+   */
+  private readonly applyApprovedMessage: ApprovalAppliers['message'] = async (_doc, record, actor) => {
+    const request = record.args as unknown as AppendRequest;
+    try {
+      const done = await this.ledger.run(actor.handle, `approval:${record.id}`, { method: 'append', ...request }, () => this.appender.append(actor, request, record.via));
+      return { message: `${record.action} was applied as ${actor.handle} (message ${done.sequence_no})` };
+    } catch (error) {
+      if (error instanceof RelayError && error.code !== 'internal' && error.code !== 'state_changed' && error.code !== 'unavailable') return { refusal: error.message };
+      throw error;
+    }
+  };
+
+  /** The policy in force now, asked about an approved call as it was asked: a rule that denies it now refuses it. */
+  private readonly recheckApproved: ApprovalAppliers['recheck'] = async (doc, record, actor) => {
+    if (!this.policy) return null;
+    const target = doc.to_target && doc.to === doc.to_target ? parseRecipient(doc.to_target) : null;
+    const [sender, recipient] = await Promise.all([this.teammates.get(doc.from), target ? null : this.teammates.get(doc.to)]);
+    const to = recipient ?? (target && 'label' in target && sender ? targetParty(target, sender) : null);
+    if (!sender || !to) return `${!sender ? doc.from : doc.to} is no longer a teammate`;
+    const decision = await this.policy.explain({ action: record.action, via: record.via, actor, sender, recipient: to, ...threadFacts(doc), thread_id: doc._id });
+    if (decision.effect !== 'deny') return null;
+    return `the policy changed since it was asked: rule ${decision.rule_id ?? 'default'} (policy ${decision.policy_version}) now denies ${record.action}: ${decision.reason}`;
+  };
 
   /**
    * An approved transition, applied to `doc` as the actor who asked for it: the same checks and the same change as
@@ -697,6 +723,8 @@ function targetParty(target: RecipientTarget, sender: AgentDoc): AgentDoc {
     skills: target.kind === 'skill' ? [target.value] : [],
     repos_owned: target.kind === 'owner' ? [target.value] : [],
     slack_user_id: null,
+    // A target has no lead: recipient_lead names nobody (the sender's lead is not the target's).
+    lead: null,
     blocked: [],
     notification: null,
   };

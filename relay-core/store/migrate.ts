@@ -10,6 +10,8 @@ export const SCHEMA_VERSION = 2;
 const MARKER_ID = 'schema';
 /** Set once every thread is in its mailboxes: a database written on MongoDB (no mailboxes) and then served by FerretDB still needs step 2. */
 const MAILBOXES_ID = 'mailboxes_placed';
+/** Set once the pending approvals of an earlier layout are in the open approvals the sweep reads (approval-ledger.ts). */
+const OPEN_APPROVALS_ID = 'open_approvals_placed';
 const BATCH = 1_000;
 const WRITERS = 8;
 
@@ -25,8 +27,9 @@ export async function schemaVersion(store: MongoStore): Promise<number> {
  */
 export async function migrateStore(store: MongoStore, progress: (line: string) => void): Promise<number> {
   const placed = !store.mailbox || (await store.meta.findOne({ _id: MAILBOXES_ID })) !== null;
+  const opened = (await store.meta.findOne({ _id: OPEN_APPROVALS_ID })) !== null;
   const current = await schemaVersion(store);
-  if (current >= SCHEMA_VERSION && placed) return 0;
+  if (current >= SCHEMA_VERSION && placed && opened) return 0;
   let touched = 0;
 
   // Step 1: events the previous sweep had not yet seen on their queues become outbox entries.
@@ -56,6 +59,14 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
       progress(`migrate: ${(start + batch.length).toLocaleString('en')} of ${unplaced.length.toLocaleString('en')} threads placed in their mailboxes`);
     }
     await putById(store.meta, MAILBOXES_ID, { value: true, at: new Date() });
+  }
+
+  // Step 3: approvals still pending from before the open-approvals ledger get their entry in it.
+  if (!opened) {
+    const pending = await store.approvals.find({ status: 'pending' }, { projection: { _id: 1, thread_id: 1, created_at: 1 } }).toArray();
+    await inParallel(pending, (doc) => store.openApprovals.open(doc._id, doc.thread_id, doc.created_at));
+    if (pending.length > 0) progress(`migrate: ${pending.length.toLocaleString('en')} pending approvals in the open approvals`);
+    await putById(store.meta, OPEN_APPROVALS_ID, { value: true, at: new Date() });
   }
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });

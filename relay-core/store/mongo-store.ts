@@ -1,12 +1,13 @@
 // MongoDB adapter: typed collections, indexes, and the access paths picked by the server's capabilities at connect
 // time: MongoDB's atomic conditional writes and indexes, or on FerretDB paths that are all `_id` lookups.
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification } from 'mongodb';
+import { MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification, type MongoClientOptions } from 'mongodb';
 import type {
   AgentDoc,
   AgentWriteDoc,
   ApiKeyDoc,
   ApprovalIndexDoc,
+  ApprovalOpenDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
   MailboxEntryDoc,
@@ -23,6 +24,7 @@ import type {
   TimerDoc,
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
+import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
 import { CleanupLedger } from './cleanup-ledger';
@@ -68,6 +70,8 @@ export class MongoStore {
   readonly policyAudit: Collection<PolicyAuditDoc>;
   /** The approvals listing (approval id → thread); each thread holds its approvals' truth. */
   readonly approvals: Collection<ApprovalIndexDoc>;
+  /** The approvals still open, by approval id (approval-ledger.ts): what the approval sweep reads. */
+  readonly openApprovals: OpenApprovals;
   readonly idempotency: Collection<IdempotencyDoc>;
   readonly outboxEntries: Collection<OutboxEntryDoc>;
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
@@ -118,6 +122,7 @@ export class MongoStore {
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.approvals = db.collection<ApprovalIndexDoc>('approvals');
+    this.openApprovals = new OpenApprovals(db.collection<ApprovalOpenDoc>('approvals_open'));
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
     this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
@@ -151,8 +156,9 @@ export class MongoStore {
     }
   }
 
-  static async connect(url: string, dbName?: string): Promise<MongoStore> {
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20 });
+  /** `options` adds to the client's (a test turns on command monitoring to count what a path reads). */
+  static async connect(url: string, dbName?: string, options: MongoClientOptions = {}): Promise<MongoStore> {
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20, ...options });
     await client.connect();
     const db = client.db(dbName);
     return new MongoStore(client, db, await detectCapabilities(db));

@@ -41,7 +41,7 @@ export interface WebhookDeliveryDeps {
 }
 
 /** Events whose audience depends on the thread's approvals (a held create's recipient hears none of them). */
-const APPROVAL_EVENTS: ReadonlySet<string> = new Set(['thread.awaiting_approval', 'thread.rejected', 'thread.cancelled', 'approval.requested', 'approval.decided']);
+const APPROVAL_EVENTS: ReadonlySet<string> = new Set(['thread.awaiting_approval', 'thread.rejected', 'thread.cancelled', 'approval.requested', 'approval.voted', 'approval.decided']);
 
 export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 
@@ -91,7 +91,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       thread = doc.hidden_from_recipient ? { _id: doc._id, from: doc.from, to: doc.from } : doc;
       recorded = doc.outbox.find((e) => e.id === event.event_id) ?? null;
       if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
-      if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested') {
+      if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested' || event.type === 'approval.voted') {
         approvers = (doc.approvals ?? []).filter((a) => a.status === 'pending').flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
       }
     }

@@ -15,7 +15,7 @@ import { sendSlashCommand, type ButtonClick } from '../helpers/slack-requests';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
 
-const U = { sender: 'U0SENDER', recipient: 'U0RECIP', lead: 'U0LEAD', sre1: 'U0SREONE', sre2: 'U0SRETWO', boss: 'U0BOSS', stranger: 'U0STRANGER', ops: 'U0OPS' };
+const U = { sender: 'U0SENDER', recipient: 'U0RECIP', lead: 'U0LEAD', sre1: 'U0SREONE', sre2: 'U0SRETWO', boss: 'U0BOSS', stranger: 'U0STRANGER', ops: 'U0OPS', dba1: 'U0DBAONE', dba2: 'U0DBATWO' };
 
 const POLICY = `
 rules:
@@ -44,6 +44,14 @@ rules:
     match: { action: handoff.create, recipient: { handle: nolead@acme } }
     effect: require_approval
     approvers: [recipient_lead]
+  - id: memo-words-need-lead
+    match: { action: [message.append, draft.attach], recipient: { handle: memo@acme } }
+    effect: require_approval
+    approvers: [lead@acme]
+  - id: dba-work-needs-lead
+    match: { action: handoff.create, recipient: { role: dba } }
+    effect: require_approval
+    approvers: [lead@acme]
 `;
 
 let slack: FakeSlack;
@@ -65,6 +73,9 @@ beforeAll(async () => {
   keys.prod = await relay.register({ handle: 'prod@acme' });
   keys.timers = await relay.register({ handle: 'timers@acme' });
   keys.nolead = await relay.register({ handle: 'nolead@acme' });
+  keys.memo = await relay.register({ handle: 'memo@acme' });
+  keys.dba1 = await relay.register({ handle: 'dba1@acme', role: 'dba', slack_user_id: U.dba1 });
+  keys.dba2 = await relay.register({ handle: 'dba2@acme', role: 'dba', slack_user_id: U.dba2 });
   const applied = await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: POLICY });
   expect(applied.status).toBe(200);
 });
@@ -215,6 +226,12 @@ describe('a create held for approval', () => {
     await press(relay, first);
     expect(await waitForExplanation(slack, first.responseUrl!, /recorded/)).toBe(`Your approval of ${approvalId} is recorded; it needs 1 more.`);
     expect((await thread(threadId)).status).toBe('awaiting_approval');
+    // The other approver's DM (and the voter's own) is redrawn to show the vote so far.
+    for (const dm of [two, one]) {
+      await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`1 of 2 approved: <@${U.sre1}>`) || undefined, 'the DMs to show the partial vote');
+    }
+    expect(dmText(slack, two.channel, two.ts)).toContain('approval_approve');
+    expect((await thread(threadId)).outbox.filter((e) => e.type === 'approval.voted')).toHaveLength(1);
     const twice = click(one, U.sre1, 'approval_approve');
     await press(relay, twice);
     expect(await waitForExplanation(slack, twice.responseUrl!, /Nothing was changed/)).toMatch(/^You already approved this request/);
@@ -254,7 +271,7 @@ describe('a create held for approval', () => {
     expect(await waitForExplanation(slack, stale.responseUrl!, /Nothing was changed/)).toBe('There is nothing to approve any more: the handoff is cancelled now. Nothing was changed.');
     const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, { as: 'lead@acme' });
     expect(viaApi.status).toBe(200);
-    expect(viaApi.body.message).toBe(`Approval ${approvalId} is approved, but nothing was applied: the handoff is cancelled now.`);
+    expect(viaApi.body.message).toBe(`Approval ${approvalId} is approved, but nothing was applied: the handoff is cancelled now. (Recorded as decided by the admin key on behalf of lead@acme.)`);
     const doc = await thread(threadId);
     expect(doc.status).toBe('cancelled');
     expect(doc.slack).toBeNull();
@@ -364,10 +381,128 @@ describe('a held accept (not a create)', () => {
     const approvalId = asked.body.error.data.details.approval_id as string;
     await relay.rpc(keys.sender, 'tasks/cancel', { task_id: id });
     const answer = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, { as: U.lead });
-    expect(answer.body.message).toBe(`Approval ${approvalId} is approved, but nothing was applied: the thread changed since it was asked (it is cancelled now).`);
+    expect(answer.body.message).toBe(`Approval ${approvalId} is approved, but nothing was applied: the thread changed since it was asked (it is cancelled now). (Recorded as decided by the admin key on behalf of lead@acme.)`);
     expect((await thread(id)).status).toBe('cancelled');
     const checked = await relay.rpc(keys.ops, 'approvals/get', { approval_id: approvalId });
     expect(checked.body.result.approvals[0]).toMatchObject({ status: 'approved', outcome: { applied: false } });
+  });
+});
+
+describe('held appends and drafts (message.append, draft.attach)', () => {
+  test('a held message answers approval_pending and adds nothing; approved, it is appended once, as its author', async () => {
+    const id = await sendHandoff(relay, keys.sender, 'memo@acme', 'memo thread');
+    const ask = () => relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('The rollout moves to Thursday') });
+    const first = await ask();
+    expect(first.body.error).toMatchObject({ code: -32021, data: { details: { approvers: ['lead@acme'], rule_id: 'memo-words-need-lead' } } });
+    const approvalId = first.body.error.data.details.approval_id as string;
+    expect((await ask()).body.error.data.details.approval_id).toBe(approvalId);
+    expect(await thread(id)).toMatchObject({ message_seq: 0, approvals: [{ id: approvalId, action: 'message.append', actor: 'sender@acme', status: 'pending' }] });
+    expect(await relay.store.messages.countDocuments({ thread_id: id })).toBe(0);
+
+    const dm = await approverDm(approvalId, U.lead);
+    expect(dmText(slack, dm.channel, dm.ts)).toContain('The rollout moves to Thursday');
+    // Twenty approvals at once (the approver's own key) append it once.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {})));
+    expect(answers.filter((a) => a.status === 200).map((a) => a.body.message)).toEqual([`Approved: message.append was applied as sender@acme (message 1).`]);
+    const doc = await thread(id);
+    expect(doc.message_seq).toBe(1);
+    expect(doc.outbox.filter((e) => e.type === 'thread.message')).toHaveLength(1);
+    expect(doc.approvals![0]).toMatchObject({ status: 'approved', outcome: { applied: true, message: 'message.append was applied as sender@acme (message 1)' } });
+    const messages = (await relay.rpc(keys.memo, 'tasks/get', { task_id: id })).body.result.messages;
+    expect(messages).toEqual([expect.objectContaining({ from: 'sender@acme', body: 'The rollout moves to Thursday', sequence_no: 1 })]);
+    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`Approved by <@${U.lead}>`) || undefined, 'the approver DM redrawn');
+    expect(await relay.store.openApprovals.list(1000)).not.toContainEqual(expect.objectContaining({ _id: approvalId }));
+  });
+
+  test('a held draft (draft.attach) is applied the same way; rejected, nothing is added', async () => {
+    const id = await sendHandoff(relay, keys.sender, 'memo@acme', 'draft thread', {
+      intent: 'propose_action',
+      proposed_action: { description: 'Bump the pool', target_files: ['db/pool.ts'], rationale: 'peaks' },
+    });
+    const draft = (body: string) => relay.rpc(keys.memo, 'message/send', { task_id: id, message: text(body), payload: { kind: 'draft' } });
+    const held = await draft('diff --git a/db/pool.ts');
+    expect(held.body.error).toMatchObject({ code: -32021, data: { details: { rule_id: 'memo-words-need-lead' } } });
+    const approvalId = held.body.error.data.details.approval_id as string;
+    expect((await thread(id)).approvals![0]).toMatchObject({ action: 'draft.attach', actor: 'memo@acme' });
+    const approved = await relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {});
+    expect(approved.body.message).toBe('Approved: draft.attach was applied as memo@acme (message 1).');
+    const rejectedAsk = await draft('second draft');
+    const second = rejectedAsk.body.error.data.details.approval_id as string;
+    expect(second).not.toBe(approvalId);
+    const rejected = await relay.rest('POST', `/approvals/${second}/reject`, keys.lead, { reason: 'One draft is enough' });
+    expect(rejected.body).toMatchObject({ changed: true, approval: { status: 'rejected' } });
+    const doc = await thread(id);
+    expect(doc.message_seq).toBe(1);
+    expect(await relay.store.messages.findOne({ _id: `${id}:1` })).toMatchObject({ from: 'memo@acme', payload: { kind: 'draft' } });
+  });
+});
+
+describe('the policy is asked again when an approved call is applied', () => {
+  const denying = (rule: string) => `rules:\n${rule}${POLICY.replace(/^\nrules:\n/, '')}`;
+  afterEach(async () => {
+    expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: POLICY })).status).toBe(200);
+  });
+
+  test('a held message approved after the policy changed to deny is not applied, and says why', async () => {
+    const id = await sendHandoff(relay, keys.sender, 'memo@acme', 'memo, then policy change');
+    const asked = await relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('Ship it tonight') });
+    const approvalId = asked.body.error.data.details.approval_id as string;
+    const changed = denying('  - { id: memo-frozen, match: { action: message.append, recipient: { handle: memo@acme } }, effect: deny, reason: memo is frozen }\n');
+    expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: changed })).status).toBe(200);
+    const answer = await relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {});
+    expect(answer.body.message).toMatch(new RegExp(`^Approval ${approvalId} is approved, but nothing was applied: the policy changed since it was asked: rule memo-frozen \\(policy [0-9a-f]+\\) now denies message.append: memo is frozen\\.$`));
+    const doc = await thread(id);
+    expect(doc.message_seq).toBe(0);
+    expect(doc.approvals![0]).toMatchObject({ status: 'approved', outcome: { applied: false } });
+    expect(doc.outbox.filter((e) => e.type === 'approval.decided')).toHaveLength(1);
+    const dm = await approverDm(approvalId, U.lead);
+    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('memo is frozen') || undefined, 'the approver DM to say why nothing was applied');
+  });
+
+  test('a held create approved after the policy changed to deny is rejected: the sender is told, nothing is delivered', async () => {
+    const { threadId, approvalId } = await held('recipient@acme', 'Create, then policy change');
+    const changed = denying('  - { id: recipient-away, match: { action: handoff.create, recipient: { handle: recipient@acme } }, effect: deny, reason: recipient is away }\n');
+    expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: changed })).status).toBe(200);
+    const answer = await relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {});
+    expect(answer.body.message).toMatch(/is approved, but nothing was applied: the policy changed since it was asked: rule recipient-away .* now denies handoff\.create: recipient is away; sender@acme is told why and nothing is delivered to recipient@acme\.$/);
+    const doc = await thread(threadId);
+    expect(doc).toMatchObject({ status: 'rejected', hidden_from_recipient: true, slack: null });
+    expect(doc.reject_reason).toMatch(/rule recipient-away .* now denies handoff\.create: recipient is away$/);
+    const senderDm = await waitUntil(async () => {
+      const d = (await thread(threadId)).slack_sender;
+      return d && dmText(slack, d.channel, d.ts).includes('recipient is away') ? d : undefined;
+    }, 'the sender told why');
+    expect(senderDm).toBeDefined();
+    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32006 });
+  });
+});
+
+describe('a held create to a role with several candidates', () => {
+  test('held unseen by the candidates; approved, it opens unclaimed with Claim cards, and a candidate claims it', async () => {
+    const { body } = await relay.rpc(keys.sender, 'message/send', { recipient: 'role:dba', intent: 'inform', message: text('Vacuum the orders table') });
+    expect(body.result).toMatchObject({ status: { state: 'awaiting_approval' }, recipient: 'role:dba', approval: { approvers: ['lead@acme'], rule_id: 'dba-work-needs-lead' } });
+    const threadId = body.result.task_id as string;
+    const approvalId = body.result.approval.approval_id as string;
+    expect(await thread(threadId)).toMatchObject({ status: 'awaiting_approval', hidden_from_recipient: true, to: 'role:dba', candidates: ['dba1@acme', 'dba2@acme'] });
+    for (const key of [keys.dba1, keys.dba2]) {
+      expect((await relay.rpc(key, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id)).not.toContain(threadId);
+      expect((await relay.rpc(key, 'tasks/update', { task_id: threadId, transition: 'claim' })).body.error).toMatchObject({ code: -32006 });
+      // A candidate is no participant of it yet (as for any thread not theirs): nothing of it is shown.
+      expect((await relay.rpc(key, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32005 });
+    }
+    expect((await thread(threadId)).slack_claims ?? {}).toEqual({});
+
+    const approve = click(await approverDm(approvalId, U.lead), U.lead, 'approval_approve');
+    await press(relay, approve);
+    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe('Approved: the handoff from sender@acme is open to role:dba (dba1@acme, dba2@acme); the first to claim it gets it.');
+    const open = await thread(threadId);
+    expect(open).toMatchObject({ status: 'unclaimed', hidden_from_recipient: false });
+    expect(open.status_history.map((h) => h.status)).toEqual(['awaiting_approval', 'unclaimed']);
+    await waitUntil(async () => ((await thread(threadId)).slack_claims?.[U.dba1] && (await thread(threadId)).slack_claims?.[U.dba2]) || undefined, 'the Claim cards in both DMs');
+    expect((await relay.rpc(keys.dba1, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id)).toContain(threadId);
+    const claimed = await relay.rpc(keys.dba2, 'tasks/update', { task_id: threadId, transition: 'claim' });
+    expect(claimed.body.error).toBeUndefined();
+    expect(await thread(threadId)).toMatchObject({ status: 'pending', to: 'dba2@acme', claimed_by: 'dba2@acme' });
   });
 });
 
@@ -396,9 +531,19 @@ describe('the built CLI', () => {
     expect((await thread(a.threadId)).status).toBe('awaiting_approval');
 
     const approved = await cli('approve', a.approvalId, '--as', 'lead@acme');
-    expect(approved.stdout).toBe(`Approved: the handoff from sender@acme is delivered to recipient@acme.\n${a.approvalId}: approved\n`);
+    expect(approved.stdout).toBe(`Approved: the handoff from sender@acme is delivered to recipient@acme. (Recorded as decided by the admin key on behalf of lead@acme.)\n${a.approvalId}: approved\n`);
+    // The admin key acting for an approver says so: in the vote, the approval's history, and the policy audit.
+    const decided = (await thread(a.threadId)).approvals![0]!;
+    expect(decided.approvals).toEqual([expect.objectContaining({ by: 'lead@acme', via: 'api', admin: true })]);
+    expect(decided.history).toContainEqual(expect.objectContaining({ what: 'approved_by', by: 'lead@acme', note: 'by the admin key on their behalf' }));
+    const audit = await relay.rest('GET', '/admin/policy/audit', relay.adminKey);
+    expect(audit.body.refusals).toContainEqual(
+      expect.objectContaining({ outcome: 'admin_on_behalf', actor: 'admin', thread_id: a.threadId, reason: `the admin key approved ${a.approvalId} on behalf of approver lead@acme` }),
+    );
+    const leadDm = await approverDm(a.approvalId, U.lead);
+    await waitUntil(async () => dmText(slack, leadDm.channel, leadDm.ts).includes('(by the admin key on their behalf)') || undefined, 'the approver DM to say the admin key decided');
     const rejected = await cli('reject', b.approvalId, '--as', U.lead, '--reason', 'Wrong team');
-    expect(rejected.stdout).toBe(`Rejected: sender@acme is told why; nothing is delivered to recipient@acme.\n${b.approvalId}: rejected\n`);
+    expect(rejected.stdout).toBe(`Rejected: sender@acme is told why; nothing is delivered to recipient@acme. (Recorded as decided by the admin key on behalf of lead@acme.)\n${b.approvalId}: rejected\n`);
     expect((await thread(a.threadId)).status).toBe('pending');
     expect(await thread(b.threadId)).toMatchObject({ status: 'rejected', reject_reason: 'Wrong team' });
     const after = await cli('list', '--approver', 'lead@acme');
