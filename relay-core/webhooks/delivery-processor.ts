@@ -101,8 +101,10 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       await deliveries.open(event, handle, clock.now());
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
     }
-    // A2A push configs of the task: one `_id` read per event (none: an empty read).
-    for (const config of await store.pushConfigs.of(event.thread_id)) {
+    // A2A push configs of the task: one `_id` read per event (none: an empty read). A task has none at its creation:
+    // a config is made for a task that exists, and tells of what happens after.
+    const configs = event.type === 'thread.created' ? [] : await store.pushConfigs.of(event.thread_id);
+    for (const config of configs) {
       await deliveries.open(event, config.owner, clock.now(), config.id);
       await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id });
     }
