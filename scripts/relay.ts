@@ -254,7 +254,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
-    // The timer sweep reads only the small `timers` collection: due steps Redis lost, and a re-arm after it restarted empty.
+    // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
       timerSweeping ??= timers
         .sweep()

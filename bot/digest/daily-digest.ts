@@ -65,12 +65,12 @@ export function digestTickHandler(deps: DigestDeps) {
     }
   }
 
-  /** Every pending and accepted thread on one side, oldest first (pages of the mailbox list, newest first). */
+  /** Every unclaimed (as a candidate), pending and accepted thread on one side, oldest first (pages of the mailbox list, newest first). */
   async function open(teammate: AgentDoc, role: 'recipient' | 'sender'): Promise<ListItem[]> {
     const items: ListItem[] = [];
     let cursor: string | undefined;
     do {
-      const page = await relay.listThreads(teammate, { role, status: ['pending', 'accepted'], limit: 100, cursor });
+      const page = await relay.listThreads(teammate, { role, status: ['unclaimed', 'pending', 'accepted'], limit: 100, cursor });
       items.push(...page.items);
       cursor = page.next_cursor ?? undefined;
     } while (cursor && items.length < LIST_CAP);

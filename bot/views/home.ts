@@ -3,6 +3,7 @@ import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import type { ListItem } from '../../relay-core/service/wire-views';
 import { ACTION_IDS } from '../blocks/handoff-dm';
+import { CLAIM_ACTION_IDS, claimButtonValue } from '../blocks/claim-card';
 import { escapeMrkdwn, textLength, truncate } from '../blocks/block-kit';
 
 // The builders carry the DM's Accept / Decline / Complete / Reply buttons (ACTION_IDS, value {"t","s"}), within Slack's limits.
@@ -66,6 +67,12 @@ function threadButtons(item: ListItem, audience: Audience, inboxUrl: string): Bl
   const value = JSON.stringify({ t: item.thread_id, s: item.status });
   const open = !['completed', 'declined', 'cancelled', 'expired'].includes(item.status);
   const buttons: Block[] = [];
+  // An unclaimed handoff in a candidate's list: Claim, handled as the Claim card's (the first claim wins).
+  if (audience === 'recipient' && item.status === 'unclaimed') {
+    buttons.push(button('Claim', CLAIM_ACTION_IDS.claim, claimButtonValue({ _id: item.thread_id }), 'primary'));
+    buttons.push({ type: 'button', action_id: ACTION_IDS.openInbox, text: plain('View in inbox'), url: inboxUrl });
+    return buttons;
+  }
   if (audience === 'recipient' && item.status === 'pending') {
     buttons.push(button('Accept', ACTION_IDS.accept, value, 'primary'), button('Decline', ACTION_IDS.decline, value));
   }
@@ -155,15 +162,15 @@ export function unlinkedHomeView(): HomeView {
   } as unknown as HomeView;
 }
 
-/** `/handoff inbox`: the caller's pending and accepted handoffs, ephemeral, with the DM's buttons. */
+/** `/handoff inbox`: the caller's unclaimed (as a candidate), pending and accepted handoffs, ephemeral, with the DM's buttons (Claim for unclaimed). */
 export function inboxMessage(input: { handle: string; page: ThreadPage; inboxUrl: (threadId: string) => string }) {
   const { items } = input.page;
   const blocks: Block[] = [header('Your handoff inbox')];
   if (items.length === 0) {
-    blocks.push(section(`Nothing is waiting for \`${escapeMrkdwn(input.handle)}\`: no pending or accepted handoffs.`));
+    blocks.push(section(`Nothing is waiting for \`${escapeMrkdwn(input.handle)}\`: no unclaimed, pending or accepted handoffs.`));
     return { text: 'Your handoff inbox is empty.', blocks };
   }
-  blocks.push(context(`Pending and accepted handoffs for \`${escapeMrkdwn(input.handle)}\`, newest first.`));
+  blocks.push(context(`Unclaimed (you are a candidate), pending and accepted handoffs for \`${escapeMrkdwn(input.handle)}\`, newest first.`));
   let budget = INBOX_TEXT_BUDGET - textLength(blocks);
   let shown = 0;
   for (const item of items.slice(0, INBOX_PAGE_SIZE)) {
@@ -177,6 +184,6 @@ export function inboxMessage(input: { handle: string; page: ThreadPage; inboxUrl
   if (shown < items.length || input.page.next_cursor) {
     blocks.push(context('More are waiting: open the *Home* tab of handoff-relay to page through all of them.'));
   }
-  const text = `Your handoff inbox: ${shown}${shown < items.length || input.page.next_cursor ? '+' : ''} pending or accepted handoff(s).`;
+  const text = `Your handoff inbox: ${shown}${shown < items.length || input.page.next_cursor ? '+' : ''} unclaimed, pending or accepted handoff(s).`;
   return { text, blocks };
 }

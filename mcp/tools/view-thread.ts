@@ -52,6 +52,12 @@ export const viewThreadOutput = z.object({
   completed_at: z.string().nullable(),
   declined_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
+  /** Only on an expired handoff. */
+  expired_at: z.string().optional(),
+  /** Only on an expired handoff its sender resent: the new handoff's thread id. */
+  resent_as: z.string().optional(),
+  /** Only on a handoff made by Resend: the expired one it repeats (its metadata.resent_from). */
+  resent_from: z.string().optional(),
   inbox_url: z.string(),
 });
 
@@ -79,8 +85,12 @@ interface RelayThread {
   completed_at: string | null;
   declined_at: string | null;
   cancelled_at: string | null;
+  expired_at?: string;
+  resent_as?: string;
   inbox_url: string;
 }
+
+const threadId = z.uuid();
 
 /** A party's name and role are card fields that teammate wrote about themself. */
 export function markParty(marks: ProvenanceMarks, p: Party): Party {
@@ -135,6 +145,9 @@ export function markThread(marks: ProvenanceMarks, t: RelayThread): z.infer<type
     completed_at: t.completed_at,
     declined_at: t.declined_at,
     cancelled_at: t.cancelled_at,
+    ...(t.expired_at ? { expired_at: t.expired_at } : {}),
+    ...(t.resent_as ? { resent_as: t.resent_as } : {}),
+    ...(threadId.safeParse(t.metadata?.resent_from).success ? { resent_from: t.metadata.resent_from as string } : {}),
     inbox_url: t.inbox_url,
   };
 }

@@ -8,6 +8,7 @@ import type { EventType } from '../domain/schemas';
 import { applyTimerStep, nextTimerStep, RELAY_ACTOR, type DueStep, type TimerSettings } from '../domain/timer-schedule';
 import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
 import { putById, type MongoStore } from '../store/mongo-store';
+import { timerDueFor, type TimerDue } from '../store/timer-due';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import type { TimeZones } from './time-zones';
@@ -20,8 +21,9 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
 //   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
-// - sweep(): reads only `timers`. A due step whose job is missing (Redis lost it) or delayed is run now; after
-//   Redis came back empty every open timer is armed again.
+// - sweep(): finds the due timers through store/timer-due.ts (never by reading `timers` whole, never `threads`). A
+//   due step whose job is missing (Redis lost it) or delayed is run now; after Redis came back empty every open
+//   timer is read and armed again.
 
 export interface HandoffTimersDeps {
   store: MongoStore;
@@ -50,7 +52,11 @@ function leadOf(recipient: AgentDoc | null): string | null {
 }
 
 export class HandoffTimers {
-  constructor(private readonly deps: HandoffTimersDeps) {}
+  private readonly dueTimers: TimerDue;
+
+  constructor(private readonly deps: HandoffTimersDeps) {
+    this.dueTimers = timerDueFor(deps.store);
+  }
 
   private async zoneOf(handle: string): Promise<{ zone: string; agent: AgentDoc | null }> {
     const agent = await this.deps.teammates.get(handle);
@@ -81,6 +87,7 @@ export class HandoffTimers {
     } else {
       timer = { _id: threadId, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status: thread.status, armed_at: clock.now() };
       await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
+      await this.dueTimers.note(threadId, timer.due_at, timer.armed_at);
     }
     await queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - clock.now().getTime()));
     return timer;
@@ -144,33 +151,55 @@ export class HandoffTimers {
   }
 
   /**
-   * Reads `timers` (never `threads`): every due step runs now (its delayed job promoted, or added again when Redis
-   * lost it); after Redis lost its jobs, every open timer is armed again. Returns how many it ran or re-armed.
+   * Every due step runs now (its delayed job promoted, or added again when Redis lost it), found through the due
+   * structure (store/timer-due.ts: `_id`-addressed minute buckets on FerretDB, the `due_at` index on MongoDB), so a
+   * sweep with nothing due reads a handful of documents however many threads are open. Only after Redis lost its
+   * jobs does it read every open timer, to arm each one again. Returns how many it ran or re-armed.
    */
-  async sweep(limit = 10_000): Promise<number> {
+  async sweep(): Promise<number> {
     const { store, queue, clock, log } = this.deps;
     const lost = await queue.lostJobs();
-    const now = clock.now().getTime();
+    const now = clock.now();
     let touched = 0;
-    for (const row of await store.timers.find({}).limit(limit).toArray()) {
-      if (row.due_at.getTime() <= now) {
-        const outcome = await queue.fireNow(jobOf(row));
-        // The job ran and the timer still names it: its run did not get to arm the next step (a crash, Redis down).
-        if (outcome === 'ran') {
-          const rearmed = await this.arm(row._id, { force: true });
-          if (rearmed && rearmed.due_at.getTime() <= now) await queue.fireNow(jobOf(rearmed));
+    const seen = new Set<string>();
+    if (lost) {
+      for await (const row of store.timers.find({})) {
+        seen.add(row._id);
+        if (row.due_at <= now) touched += await this.runDue(row, now);
+        else {
+          await queue.arm(jobOf(row), row.due_at.getTime() - now.getTime());
+          touched += 1;
         }
-        if (outcome !== 'waiting') touched += 1;
-      } else if (lost) {
-        await queue.arm(jobOf(row), row.due_at.getTime() - now);
-        touched += 1;
       }
     }
+    const due = await this.dueTimers.due(now);
+    for (const id of due.ids) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const row = await store.timers.findOne({ _id: id });
+      if (row && row.due_at <= now) touched += await this.runDue(row, now);
+    }
+    await due.done();
     if (lost) {
       await queue.markArmed();
       log.info({ rearmed: touched }, 'timers armed again after the queue lost its jobs');
     }
     return touched;
+  }
+
+  /** A due row's job made to run now; 1 when the sweep did something for it. */
+  private async runDue(row: TimerDoc, now: Date): Promise<number> {
+    const { queue } = this.deps;
+    const outcome = await queue.fireNow(jobOf(row));
+    // The job ran and the timer still names it: its run did not get to arm the next step (a crash, Redis down).
+    if (outcome === 'ran') {
+      const rearmed = await this.arm(row._id, { force: true });
+      if (rearmed && rearmed.due_at <= now) await queue.fireNow(jobOf(rearmed));
+    } else {
+      // Not run yet: looked at again by the next sweeps until its run moves the timer on.
+      await this.dueTimers.note(row._id, row.due_at, now);
+    }
+    return outcome === 'waiting' ? 0 : 1;
   }
 
   /** The recipient's Snooze: the next reminder moves to the chosen time (in their zone); returns it. */

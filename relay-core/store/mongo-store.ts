@@ -180,6 +180,8 @@ export class MongoStore {
       // Unclaimed handoffs in each candidate's received list.
       [this.threads, { candidates: 1, created_at: -1, status: 1 }, { name: 'candidates' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
+      // The timer sweep's due rows (store/timer-due.ts; FerretDB keeps minute buckets instead).
+      [this.timers, { due_at: 1 }, { name: 'due' }],
     ];
     if (this.capabilities.indexedQueries) {
       for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
@@ -192,6 +194,7 @@ export class MongoStore {
       [this.apiKeys, ['handle']],
       [this.threads, ['inbox', 'sent', 'outbox_sweep', 'candidates']],
       [this.messages, ['thread_order']],
+      [this.timers, ['due']],
       [this.threadWrites, ['age']],
       [this.idempotency, ['age']],
     ]);

@@ -7,6 +7,7 @@ import { clickButton, submitViewState } from '../helpers/slack-requests';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { timerSteps } from '../helpers/timer-steps';
+import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { waitUntil } from '../helpers/wait-until';
 
 const ALICE = 'U0TALICE';
@@ -311,6 +312,20 @@ test('Resend after expiry creates one new handoff with the same body, linked to 
   await waitUntil(async () => slack.callsTo('response_url').filter((c) => String(c.args.text).includes(old)).length === 2 || undefined, 'both clicks answered with the same new thread');
   const { body } = await relay.rpc(aliceKey, 'tasks/list', { filter: { role: 'sender' } });
   expect(body.result.items.filter((i: any) => i.summary_preview === 'this one expires')).toHaveLength(2);
+
+  // view_thread over MCP says the same as tasks/get: when it expired, what it was resent as, and where a resend came from.
+  const mcp = await connectMcpHttp(relay.url, aliceKey, 'timers-view-thread');
+  try {
+    const expiredView = toolOk(await mcp.callTool({ name: 'view_thread', arguments: { thread_id: id } }));
+    const wire = (await relay.rpc(aliceKey, 'tasks/get', { task_id: id })).body.result;
+    expect(expiredView).toMatchObject({ status: 'expired', expired_at: wire.expired_at, resent_as: old });
+    expect(expiredView.resent_from).toBeUndefined();
+    const resentView = toolOk(await mcp.callTool({ name: 'view_thread', arguments: { thread_id: old } }));
+    expect(resentView).toMatchObject({ status: 'pending', resent_from: id });
+    expect(resentView.expired_at).toBeUndefined();
+  } finally {
+    await mcp.close();
+  }
 });
 
 test('a handoff to someone with a lead is escalated to the lead by DM, then accepted: the timeline', async () => {

@@ -8,7 +8,7 @@ import { sendHandoff } from '../helpers/handoffs';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { dmText, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
-import { sendSlashCommand, submitViewState, type ButtonClick } from '../helpers/slack-requests';
+import { postSignedEvent, sendSlashCommand, submitViewState, type ButtonClick } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const SENDER = 'U0SENDER';
@@ -237,6 +237,53 @@ describe('channel bindings', () => {
     expect(after).toMatchObject({ status: 'unclaimed', to: 'role:frontend', claimed_by: null });
     expect(after.status_history).toHaveLength(1);
     expect(after.outbox.map((e) => e.type)).toEqual(['thread.created']);
+  });
+});
+
+describe('Claim from /handoff inbox and the Home tab', () => {
+  /** The Claim button of this thread's row in a list (inbox, Home): its block and value. */
+  const claimIn = (blocks: any[], id: string) => blocks.find((b) => b.block_id === `thread_${id}`)?.elements?.find((e: any) => e.action_id === 'handoff_claim');
+
+  test('/handoff inbox lists an unclaimed handoff with Claim for each candidate; a click claims it, a late one is explained', async () => {
+    const id = await sendHandoff(relay, keys.sender!, 'skill:react', 'claim me from the inbox');
+    await cardsOf(id, [ANA, BEN, CY]);
+    const [anaInbox, benInbox] = [await command(ANA, 'inbox', slack.imChannelId(ANA)), await command(BEN, 'inbox', slack.imChannelId(BEN))];
+    const anaClaim = claimIn(anaInbox.blocks as any[], id);
+    expect(anaClaim).toBeDefined();
+    expect(JSON.parse(anaClaim.value)).toEqual({ t: id, s: 'unclaimed' });
+    const benClaim = claimIn(benInbox.blocks as any[], id);
+    // The sender's inbox (received) does not list it.
+    expect(claimIn((await command(SENDER, 'inbox', slack.imChannelId(SENDER))).blocks as any[], id)).toBeUndefined();
+
+    const click: ButtonClick = { user: ANA, channel: slack.imChannelId(ANA), messageTs: '1700000003.000001', actionId: 'handoff_claim', value: anaClaim.value, surface: 'ephemeral', blockId: `thread_${id}`, responseUrl: slack.responseUrl(`inbox-claim-${++seq}`) };
+    await press(relay, click);
+    await waitForExplanation(slack, click.responseUrl!, /You claimed this handoff/);
+    await until(id, (d) => d.claimed_by === 'ana@acme' && d.slack !== null, 'Ana’s claim and DM');
+    const late: ButtonClick = { ...click, user: BEN, channel: slack.imChannelId(BEN), value: benClaim.value, responseUrl: slack.responseUrl(`inbox-claim-${++seq}`) };
+    await press(relay, late);
+    await waitForExplanation(slack, late.responseUrl!, /Already claimed by ana@acme .*Nothing was changed/);
+    // Claimed, it is an ordinary pending handoff in Ana's inbox (Accept), and gone from Ben's.
+    const after = await command(ANA, 'inbox', slack.imChannelId(ANA));
+    const row = (after.blocks as any[]).find((b) => b.block_id === `thread_${id}`);
+    expect(row.elements.map((e: any) => e.action_id)).toContain('handoff_accept');
+    expect((await command(BEN, 'inbox', slack.imChannelId(BEN))).blocks as any[]).not.toContainEqual(expect.objectContaining({ block_id: `thread_${id}` }));
+  });
+
+  test('the Home tab shows Claim to a candidate; a click after someone else claimed it is explained in a modal', async () => {
+    const id = await sendHandoff(relay, keys.sender!, 'skill:react', 'claim me from Home');
+    await cardsOf(id, [ANA, BEN, CY]);
+    const before = slack.callsTo('views.publish').length;
+    await postSignedEvent(`${relay.url}/slack/events`, relay.signingSecret, { type: 'app_home_opened', user: BEN, channel: slack.imChannelId(BEN), tab: 'home' });
+    const home = await slack.waitFor('views.publish', (c) => c.args.user_id === BEN && slack.callsTo('views.publish').indexOf(c) >= before && JSON.stringify(c.args.view).includes(id));
+    const claim = claimIn((home.args.view as any).blocks, id);
+    expect(claim).toBeDefined();
+
+    expect((await relay.rpc(keys.cy!, 'tasks/update', { task_id: id, transition: 'claim' })).body.result).toMatchObject({ claimed_by: 'cy@acme' });
+    const triggerId = slack.triggerId();
+    await press(relay, { user: BEN, channel: slack.imChannelId(BEN), messageTs: '', actionId: 'handoff_claim', value: claim.value, surface: 'home', blockId: `thread_${id}`, triggerId });
+    const modal = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
+    expect(JSON.stringify(modal.args.view)).toMatch(/Already claimed by cy@acme .*Nothing was changed/);
+    expect(await threadDoc(relay, id)).toMatchObject({ claimed_by: 'cy@acme', to: 'cy@acme' });
   });
 });
 

@@ -72,6 +72,15 @@ describe('dailyDigest', () => {
     expect(message.text).toBe('Daily handoff digest: 40 waiting on you, 30 you are waiting on.');
   });
 
+  test('an unclaimed handoff the person is a candidate for carries Claim (the Claim card’s action), not Accept or Reply', () => {
+    const unclaimed = item(1, { status: 'unclaimed' });
+    const message = dailyDigest({ handle: 'ana@acme', waiting: [unclaimed], sent: [], inboxUrl })!;
+    const row = message.blocks.find((b) => b.block_id === `thread_${unclaimed.thread_id}`) as any;
+    const ids = row.elements.map((e: any) => e.action_id);
+    expect(ids).toEqual(['handoff_claim', 'handoff_open_inbox']);
+    expect(JSON.parse(row.elements[0].value)).toEqual({ t: unclaimed.thread_id, s: 'unclaimed' });
+  });
+
   test('teammate text is escaped: a summary cannot ping the channel', () => {
     const message = dailyDigest({ handle: 'ana@acme', waiting: [item(1, { summary_preview: '<!channel> look <https://evil.example|here>' })], sent: [], inboxUrl })!;
     expect(JSON.stringify(message.blocks)).not.toContain('<!channel>');

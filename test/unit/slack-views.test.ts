@@ -78,7 +78,7 @@ describe('/handoff inbox message', () => {
     const message = inboxMessage({ handle: 'bob@acme', page: page(INBOX_PAGE_SIZE, 'accepted'), inboxUrl });
     const problem = findBlockProblem(message.blocks, 'message');
     if (problem) throw new Error(formatProblem(problem));
-    expect(message.text).toMatch(/\+ pending or accepted/);
+    expect(message.text).toMatch(/\+ unclaimed, pending or accepted/);
     expect(JSON.stringify(message.blocks)).toContain('More are waiting');
   });
 

@@ -21,7 +21,7 @@ export const HANDOFF_HELP =
   '• `/handoff @someone what to hand over` — send a quick _inform_ handoff (also `/handoff name@team …`).\n' +
   '• `/handoff role:frontend …` (or `skill:react`, `owner:apps/web/`) — hand it to whoever fits: one match gets it, several can *Claim* it.\n' +
   '• `/handoff channel role:frontend` — run in a channel: handoffs to that target land there with *Claim* (`channel unbind …`, `channel list`).\n' +
-  '• `/handoff inbox` — your pending and accepted handoffs, with their buttons.\n' +
+  '• `/handoff inbox` — your pending and accepted handoffs, with their buttons (and Claim on unclaimed ones you are a candidate for).\n' +
   '• `/handoff link [handle]` — link your Slack account to a new teammate and get its API key and MCP configuration, once.\n' +
   '• `/handoff help` — this help.\n' +
   'The *Home* tab of handoff-relay lists what waits for you and what you sent.';
@@ -65,7 +65,7 @@ export function handoffCommand(deps: CommandDeps) {
 }
 
 async function inbox(relay: RelayService, caller: AgentDoc, respond: RespondFn): Promise<void> {
-  const page = await relay.listThreads(caller, { role: 'recipient', status: ['pending', 'accepted'], limit: INBOX_PAGE_SIZE });
+  const page = await relay.listThreads(caller, { role: 'recipient', status: ['unclaimed', 'pending', 'accepted'], limit: INBOX_PAGE_SIZE });
   const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
   await respond({ response_type: 'ephemeral', replace_original: false, ...message });
 }

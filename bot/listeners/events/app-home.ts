@@ -29,7 +29,7 @@ export async function publishHome(relay: RelayService, client: WebClient, slackU
     return;
   }
   const list = (role: 'recipient' | 'sender', cursor?: string) =>
-    relay.listThreads(caller, { role, status: role === 'recipient' ? ['pending', 'accepted'] : undefined, limit: HOME_PAGE_SIZE, cursor });
+    relay.listThreads(caller, { role, status: role === 'recipient' ? ['unclaimed', 'pending', 'accepted'] : undefined, limit: HOME_PAGE_SIZE, cursor });
   let waiting;
   let sent;
   try {

@@ -1,0 +1,163 @@
+// Which handoff timers have come due, found without reading the `timers` collection: on FerretDB a ledger of
+// minute buckets addressed by `_id` (entries as in mailbox-log.ts), on MongoDB one indexed query on `due_at`.
+import type { Collection } from 'mongodb';
+import type { MailboxEntryDoc, MailboxHeadDoc, MetaDoc, TimerDoc } from '../domain/documents';
+import { InsertBatcher } from './insert-batcher';
+import { entryId, MailboxLog } from './mailbox-log';
+import type { MongoStore } from './mongo-store';
+import { isDuplicateKey, putById } from './thread-writes';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+/** At most this many due timers are handed out by one sweep (the rest come at the next one). */
+const TAKE_AT_MOST = 10_000;
+/** Marks this process remembers having written (a mark is written once; remembering saves the insert). */
+const REMEMBERED_MARKS = 10_000;
+/** The `meta` document holding the first minute the next sweep reads. */
+export const TIMER_DUE_CURSOR = 'timers_due_cursor';
+
+/** Port used by service/handoff-timers.ts. */
+export interface TimerDue {
+  /** The thread's timer is (re)armed for `dueAt`; `now` is the relay's clock. */
+  note(threadId: string, dueAt: Date, now: Date): Promise<void>;
+  /** Thread ids whose timers may be due at `now` (some may have moved on since: the caller re-reads each row). */
+  due(now: Date): Promise<{ ids: string[]; done: () => Promise<void> }>;
+}
+
+/** MongoDB: the `due` index on `timers.due_at` serves the due rows; nothing else is kept. */
+export class IndexedTimerDue implements TimerDue {
+  constructor(private readonly timers: Collection<TimerDoc>) {}
+
+  async note(): Promise<void> {}
+
+  async due(now: Date): Promise<{ ids: string[]; done: () => Promise<void> }> {
+    const rows = await this.timers.find({ due_at: { $lte: now } }, { projection: { _id: 1 } }).limit(TAKE_AT_MOST).toArray();
+    return { ids: rows.map((row) => row._id), done: async () => {} };
+  }
+}
+
+interface MarkDoc {
+  _id: string;
+}
+
+function minuteOf(at: Date | number): number {
+  return Math.floor(new Date(at).getTime() / MINUTE_MS) * MINUTE_MS;
+}
+
+function hourOf(minute: number): number {
+  return Math.floor(minute / HOUR_MS) * HOUR_MS;
+}
+
+const hourMark = (hour: number) => `h:${new Date(hour).toISOString().slice(0, 13)}`;
+const minuteMark = (minute: number) => `m:${new Date(minute).toISOString().slice(0, 16)}`;
+const bucketBox = (minute: number) => `due:${new Date(minute).toISOString().slice(0, 16)}`;
+
+/**
+ * FerretDB: a timer armed for minute M is an entry of the bucket `due:<M>` (`_id` `due:<M>#<n>`, positions dense
+ * from 1 as in a mailbox log), and the minute and its hour are marked (`m:<M>`, `h:<hour>`, each written once).
+ * A sweep reads the cursor (the first minute not yet cleared), each hour's mark from there to now, the marks of the
+ * minutes of a marked hour, and the entries of a marked minute: with nothing due, three or four `_id` reads, however
+ * many timers are open. Minutes before the current one are deleted once handed out, and the cursor moves on; an
+ * entry is always noted at least one minute ahead of `now`, so a sweep never clears a minute still written to.
+ */
+export class BucketTimerDue implements TimerDue {
+  private readonly log: MailboxLog;
+  private readonly marked = new Set<string>();
+  private readonly noted = new Set<string>();
+
+  constructor(
+    private readonly entries: Collection<MailboxEntryDoc>,
+    private readonly heads: Collection<MailboxHeadDoc>,
+    private readonly marks: Collection<MarkDoc>,
+    private readonly meta: Collection<MetaDoc>,
+    /** Read once, when no cursor exists yet (a new store, or one from before this ledger): every open timer. */
+    private readonly timers: Collection<TimerDoc>,
+  ) {
+    this.log = new MailboxLog(entries, heads, new InsertBatcher(entries, 1));
+  }
+
+  async note(threadId: string, dueAt: Date, now: Date): Promise<void> {
+    const minute = Math.max(minuteOf(dueAt), minuteOf(now) + MINUTE_MS);
+    // The thread is in that minute's bucket already (noted again by a sweep while its job waits): once is enough.
+    const key = `${threadId}@${minute}`;
+    if (this.noted.has(key)) return;
+    await Promise.all([this.mark(hourMark(hourOf(minute))), this.mark(minuteMark(minute))]);
+    await this.log.append(bucketBox(minute), threadId, dueAt);
+    if (this.noted.size >= REMEMBERED_MARKS) this.noted.clear();
+    this.noted.add(key);
+  }
+
+  async due(now: Date): Promise<{ ids: string[]; done: () => Promise<void> }> {
+    const current = minuteOf(now);
+    const cursor = await this.meta.findOne({ _id: TIMER_DUE_CURSOR });
+    if (!cursor) return this.start(now);
+    const from = Math.min(Number(cursor.value), current);
+    const ids: string[] = [];
+    const cleared: Array<() => Promise<void>> = [];
+    for (let hour = hourOf(from); hour <= current && ids.length < TAKE_AT_MOST; hour += HOUR_MS) {
+      if (!(await this.marks.findOne({ _id: hourMark(hour) }))) continue;
+      const minutes: number[] = [];
+      for (let m = Math.max(hour, from); m < hour + HOUR_MS && m <= current; m += MINUTE_MS) minutes.push(m);
+      const present = await Promise.all(minutes.map((m) => this.marks.findOne({ _id: minuteMark(m) })));
+      for (const [i, minute] of minutes.entries()) {
+        if (!present[i]) continue;
+        const box = bucketBox(minute);
+        const head = await this.log.head(box);
+        const positions = Array.from({ length: head }, (_, k) => k + 1);
+        for (const entry of await this.log.at(box, positions)) if (entry) ids.push(entry.thread_id);
+        if (minute < current) cleared.push(() => this.clear(minute, positions));
+      }
+      if (hour + HOUR_MS <= current) cleared.push(() => this.drop(hourMark(hour)));
+    }
+    // Up to the current minute (read again next time: it may still get entries due later in it).
+    const next = ids.length < TAKE_AT_MOST ? current : from;
+    return {
+      ids: [...new Set(ids)],
+      done: async () => {
+        for (const clear of cleared) await clear();
+        await putById(this.meta, TIMER_DUE_CURSOR, { value: next, at: now });
+      },
+    };
+  }
+
+  /** No cursor yet: every open timer is noted once (their rows are read this one time), then the cursor is set. */
+  private async start(now: Date): Promise<{ ids: string[]; done: () => Promise<void> }> {
+    const ids: string[] = [];
+    for await (const row of this.timers.find({}, { projection: { _id: 1, due_at: 1 } })) {
+      await this.note(row._id, row.due_at, now);
+      if (row.due_at <= now) ids.push(row._id);
+    }
+    return { ids, done: () => putById(this.meta, TIMER_DUE_CURSOR, { value: minuteOf(now), at: now }) };
+  }
+
+  private async mark(id: string): Promise<void> {
+    if (this.marked.has(id)) return;
+    try {
+      await this.marks.insertOne({ _id: id });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    if (this.marked.size >= REMEMBERED_MARKS) this.marked.clear();
+    this.marked.add(id);
+  }
+
+  private async drop(id: string): Promise<void> {
+    await this.marks.deleteOne({ _id: id });
+    this.marked.delete(id);
+  }
+
+  /** A past minute handed out: its entries, its head hint and its mark go. */
+  private async clear(minute: number, positions: number[]): Promise<void> {
+    const box = bucketBox(minute);
+    for (const p of positions) await this.entries.deleteOne({ _id: entryId(box, p) });
+    await this.heads.deleteOne({ _id: box });
+    await this.drop(minuteMark(minute));
+  }
+}
+
+/** The due structure the store's server calls for. */
+export function timerDueFor(store: MongoStore): TimerDue {
+  if (store.capabilities.indexedQueries) return new IndexedTimerDue(store.timers);
+  const db = store.db;
+  return new BucketTimerDue(db.collection('timer_due'), db.collection('timer_due_heads'), db.collection<MarkDoc>('timer_due_marks'), store.meta, store.timers);
+}

@@ -1,0 +1,111 @@
+// What the timer sweep reads, counted on the driver's command monitoring: with nothing due, a handful of `_id`
+// reads on FerretDB however many handoffs are open (never the `timers` collection, never `threads`); once steps
+// are due it reads those and runs each; a later sweep with nothing due is back to a handful.
+import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { sendHandoff } from '../helpers/handoffs';
+import { TestClock } from '../helpers/test-clock';
+import { testMongoUrl } from '../helpers/test-env';
+import { waitUntil } from '../helpers/wait-until';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const clock = new TestClock();
+let relay: TestRelay;
+let aliceKey: string;
+
+beforeAll(async () => {
+  const url = new URL(testMongoUrl());
+  url.searchParams.set('monitorCommands', 'true');
+  // The worker's own sweeps stay out of the way (one at start); the test runs each sweep itself.
+  relay = await startTestRelay({ name: 'timers_sweep_cost', clock, env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '24h', RELAY_WORKING_HOURS: 'off' } });
+  aliceKey = await relay.register({ handle: 'alice@acme' });
+  await relay.register({ handle: 'bob@acme' });
+});
+
+afterAll(async () => {
+  await relay?.stop();
+});
+
+interface Reads {
+  /** find / getMore / aggregate / count commands, by collection. */
+  commands: Record<string, number>;
+  /** Documents those commands returned, by collection. */
+  documents: Record<string, number>;
+  /** The filters `timers` was read with. */
+  timerFilters: unknown[];
+}
+
+/** Runs `work` and counts every read command the store's client sends meanwhile. */
+async function reads<T>(work: () => Promise<T>): Promise<{ result: T; reads: Reads }> {
+  const client = relay.store.db.client;
+  const counted: Reads = { commands: {}, documents: {}, timerFilters: [] };
+  const collectionOf = new Map<number, string>();
+  const started = (event: CommandStartedEvent) => {
+    if (!['find', 'getMore', 'aggregate', 'count'].includes(event.commandName)) return;
+    const name = String(event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName]);
+    collectionOf.set(event.requestId, name);
+    counted.commands[name] = (counted.commands[name] ?? 0) + 1;
+    if (name === 'timers') counted.timerFilters.push(event.command.filter);
+  };
+  const succeeded = (event: CommandSucceededEvent) => {
+    const name = collectionOf.get(event.requestId);
+    if (!name) return;
+    const cursor = (event.reply as { cursor?: { firstBatch?: unknown[]; nextBatch?: unknown[] } }).cursor;
+    counted.documents[name] = (counted.documents[name] ?? 0) + (cursor?.firstBatch?.length ?? cursor?.nextBatch?.length ?? 0);
+  };
+  client.on('commandStarted', started);
+  client.on('commandSucceeded', succeeded);
+  try {
+    return { result: await work(), reads: counted };
+  } finally {
+    client.off('commandStarted', started);
+    client.off('commandSucceeded', succeeded);
+  }
+}
+
+const total = (byCollection: Record<string, number>) => Object.values(byCollection).reduce((a, b) => a + b, 0);
+
+async function openHandoffs(n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i += 1) ids.push(await sendHandoff(relay, aliceKey, 'bob@acme', `open handoff ${i}`));
+  await waitUntil(async () => ((await Promise.all(ids.map((id) => relay.store.timers.findOne({ _id: id })))).every((row) => row?.step === 'remind-1') ? true : undefined), `${n} timers armed`);
+  return ids;
+}
+
+test('a sweep with nothing due reads the same handful of documents with 3 or 43 open handoffs, and never `timers` or `threads`', async () => {
+  expect(relay.store.capabilities.kind).toBe('ferretdb');
+  const few = await openHandoffs(3);
+  await relay.timers.sweep();
+  const small = await reads(() => relay.timers.sweep());
+  expect(small.result).toBe(0);
+
+  const many = [...few, ...(await openHandoffs(40))];
+  const large = await reads(() => relay.timers.sweep());
+  expect(large.result).toBe(0);
+  console.info(`sweep reads with nothing due: 3 open → ${JSON.stringify(small.reads.documents)} in ${JSON.stringify(small.reads.commands)}; 43 open → ${JSON.stringify(large.reads.documents)} in ${JSON.stringify(large.reads.commands)}`);
+  for (const { reads: r } of [small, large]) {
+    expect(r.commands.timers ?? 0).toBe(0);
+    expect(r.commands.threads ?? 0).toBe(0);
+    expect(total(r.documents)).toBeLessThanOrEqual(4);
+    expect(total(r.commands)).toBeLessThanOrEqual(6);
+  }
+
+  // Four hours on, all 43 first reminders are due: the sweep reads those rows and runs each; `timers` is only ever
+  // read by `_id` (by the sweep, and by the jobs it promoted, which run meanwhile).
+  clock.advance(4 * HOUR + MINUTE);
+  const due = await reads(() => relay.timers.sweep());
+  expect(due.result).toBe(many.length);
+  expect(due.reads.timerFilters.length).toBeGreaterThanOrEqual(many.length);
+  expect(due.reads.timerFilters.every((filter) => JSON.stringify(Object.keys(filter as object)) === '["_id"]')).toBe(true);
+  await waitUntil(async () => ((await Promise.all(many.map((id) => relay.store.timers.findOne({ _id: id })))).every((row) => row?.step === 'remind-2') ? true : undefined), 'every handoff reminded and armed for remind-2');
+  for (const id of many) expect(Object.keys((await relay.store.readThread(id))!.timers!.fired)).toEqual(['remind-1']);
+
+  // Nothing due again: back to a handful, and the minutes it handed out are gone.
+  await relay.timers.sweep();
+  const after = await reads(() => relay.timers.sweep());
+  expect(after.result).toBe(0);
+  expect(after.reads.commands.timers ?? 0).toBe(0);
+  expect(total(after.reads.documents)).toBeLessThanOrEqual(4);
+  expect(total(after.reads.commands)).toBeLessThanOrEqual(6);
+});
