@@ -293,6 +293,12 @@ export class RelayService {
     if (!this.policy) return undefined;
     const sender = await this.teammates.get(doc.from);
     if (!sender) return undefined;
+    return this.asIfSent(sender, caller, doc, via, sessionId);
+  }
+
+  /** The policy's `handoff.create` for this thread sent from `sender` to `caller` (a claim, a Reassign): a deny refuses with policy_denied. */
+  private async asIfSent(sender: AgentDoc, caller: AgentDoc, doc: ThreadDoc, via: Surface, sessionId?: string): Promise<PolicyStamp | undefined> {
+    if (!this.policy) return undefined;
     const decision = await this.policy.explain({ action: 'handoff.create', via, actor: sender, sender, recipient: caller, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
     if (decision.effect === 'deny') {
       throw new RelayError('policy_denied', `Policy rule ${decision.rule_id ?? 'default'} denies handoffs from ${doc.from} to ${caller.handle}: ${decision.reason}`, {
@@ -475,6 +481,9 @@ export class RelayService {
     if (!recipient || recipient.status !== 'active') throw new RelayError('recipient_not_found', `No active teammate with handle ${to}`);
     if (recipient.handle === caller.handle) throw new RelayError('invalid_params', 'You cannot reassign a handoff to yourself');
     this.teammates.assertNotBlocked(caller, recipient);
+    // Reassign is a create to the new recipient as far as the policy goes: a rule denying that pair refuses it.
+    const current = this.policy ? await this.store.readThread(threadId) : null;
+    const policy = current && current.from === caller.handle ? await this.asIfSent(caller, recipient, current, via) : undefined;
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.reassigned', at: now, by: caller.handle, via };
     let before: ThreadDoc | null = null;
@@ -498,7 +507,7 @@ export class RelayService {
             : doc.handoff_token,
           updated_at: now,
           timers: { fired: {}, since: now },
-          status_history: [...doc.status_history, { status: 'pending', by: caller.handle, at: now, via }],
+          status_history: [...doc.status_history, { status: 'pending', by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
           ...(position !== undefined && doc.mailbox ? { mailbox: { ...doc.mailbox, to: position } } : {}),
           slack: null,
           slack_replies: Object.fromEntries(Object.entries(doc.slack_replies ?? {}).filter(([key]) => keep(key))),

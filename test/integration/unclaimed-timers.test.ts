@@ -17,6 +17,7 @@ const ANA = 'U0UTANA';
 const BEN = 'U0UTBEN';
 const CY = 'U0UTCY';
 const DEE = 'U0UTDEE';
+const QUINN = 'U0UTQUINN';
 const WEB_CHANNEL = 'C0UTWEB';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -30,7 +31,7 @@ let seq = 0;
 
 beforeAll(async () => {
   slack = await startFakeSlack();
-  for (const user of [SENDER, ANA, BEN, CY, DEE]) slack.addUser(user);
+  for (const user of [SENDER, ANA, BEN, CY, DEE, QUINN]) slack.addUser(user);
   slack.addChannel(WEB_CHANNEL);
   relay = await startTestRelay({ name: 'unclaimed_timers', slack, clock, env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' } });
   keys.sender = await relay.register({ handle: 'sender@acme', name: 'Sam', role: 'backend', slack_user_id: SENDER });
@@ -38,6 +39,7 @@ beforeAll(async () => {
   keys.ben = await relay.register({ handle: 'ben@acme', name: 'Ben', role: 'frontend', slack_user_id: BEN });
   keys.cy = await relay.register({ handle: 'cy@acme', name: 'Cy', role: 'design', slack_user_id: CY });
   keys.dee = await relay.register({ handle: 'dee@acme', name: 'Dee', role: 'design', slack_user_id: DEE });
+  await relay.register({ handle: 'quinn@acme', name: 'Quinn', role: 'qa', slack_user_id: QUINN });
   const name = `bind-${++seq}`;
   await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user: ANA, text: 'channel role:frontend', channel: WEB_CHANNEL, responseUrl: slack.responseUrl(name), triggerId: slack.triggerId() });
   expect(String((await slack.waitFor('response_url', (c) => c.args.response_url === name)).args.text)).toMatch(/Bound `role:frontend`/);
@@ -183,6 +185,18 @@ test('Reassign from the unclaimed escalation hands it to one teammate: pending w
   const opened = await slack.waitFor('views.open', (c) => c.args.trigger_id === reassign.triggerId);
   const view = opened.args.view as any;
   expect(JSON.stringify(view.blocks)).toContain('Nobody (role:design) has claimed');
+  // Reassign passes the policy as a create to the new recipient would: a rule denying handoffs to QA refuses it.
+  const policy = 'rules:\n  - id: no-handoffs-to-qa\n    match: { action: handoff.create, recipient: { role: qa } }\n    effect: deny\n    reason: QA takes work from the board\n';
+  expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: policy })).status).toBe(200);
+  const denied = await submitViewState(`${relay.url}/slack/events`, relay.signingSecret, {
+    user: SENDER,
+    viewId: String((opened.response.view as any).id),
+    callbackId: REASSIGN_VIEW.callbackId,
+    privateMetadata: view.private_metadata,
+    values: { [REASSIGN_VIEW.block]: { [REASSIGN_VIEW.action]: { type: 'users_select', selected_user: QUINN } } },
+  });
+  expect(denied.text).toMatch(/Policy rule no-handoffs-to-qa denies handoffs from sender@acme to quinn@acme.*Nothing was changed/);
+  expect(await read(id)).toMatchObject({ status: 'unclaimed', to: 'role:design' });
   const done = await submitViewState(`${relay.url}/slack/events`, relay.signingSecret, {
     user: SENDER,
     viewId: String((opened.response.view as any).id),
@@ -193,6 +207,7 @@ test('Reassign from the unclaimed escalation hands it to one teammate: pending w
   expect(done.status).toBe(200);
   const moved = await waitUntil(async () => ((await read(id)).slack ? read(id) : undefined), 'Dee’s DM');
   expect(moved).toMatchObject({ status: 'pending', to: 'dee@acme', claimed_by: null });
+  expect(moved.status_history.at(-1)?.policy).toMatchObject({ effect: 'allow' });
   expect(moved.handoff_token).toBeTruthy();
   expect(moved.timers).toMatchObject({ fired: {} });
   await armed(id, 'remind-1');
