@@ -9,6 +9,10 @@ import { waitUntil } from './wait-until';
 export interface HomeJobsProbe {
   /** Resolves once every DM job has finished and no Home refresh is waiting, delayed or running. */
   settled(): Promise<void>;
+  /** Stops the `verify` workers taking jobs (Home refreshes wait, however long a burst takes) until `resume`. */
+  pause(): Promise<void>;
+  /** Once every DM job has finished (so every refresh owed is armed), lets the `verify` workers go on. */
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,6 +28,13 @@ export function homeJobsProbe(relay: TestRelay): HomeJobsProbe {
         const open = await verify.getJobs(['waiting', 'delayed', 'active', 'prioritized']);
         return open.every((j) => j.name !== HOME_REFRESH_JOB) || undefined;
       }, 'the Home refreshes to finish');
+    },
+    async pause() {
+      await verify.pause();
+    },
+    async resume() {
+      await slack.settled();
+      await verify.resume();
     },
     async close() {
       await slack.close();
