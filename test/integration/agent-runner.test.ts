@@ -9,20 +9,15 @@ import { join } from 'node:path';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff } from '../helpers/handoffs';
 import { waitUntil } from '../helpers/wait-until';
+import { CLI, startAgentProcess, stopAgentProcess, type AgentProcess } from '../helpers/agent-process';
 
-const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
-const FAKE_AGENT = join(__dirname, '..', 'fixtures', 'fake-agent.js');
 
 let relay: TestRelay;
 let alice: string;
 let root: string;
 const runners: ChildProcess[] = [];
 
-interface Runner {
-  child: ChildProcess;
-  output: () => string;
-  workdir: string;
-}
+type Runner = AgentProcess;
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'agent_runner', env: { RELAY_RUN_LEASE: '1500ms', RELAY_RUN_PROGRESS_INTERVAL: '200ms' } });
@@ -40,29 +35,13 @@ async function teammate(handle: string): Promise<string> {
   return relay.register({ handle });
 }
 
-/** Writes a config and starts `handoff-relay agent` with it for `key`; the fake agent works in a fresh folder. */
 async function startRunner(key: string, name: string, extra: Record<string, unknown> = {}): Promise<Runner> {
-  const workdir = await mkdtemp(join(root, `${name}-`));
-  const config = join(workdir, '..', `${name}-${Date.now()}.json`);
-  await writeFile(config, JSON.stringify({ command: [process.execPath, FAKE_AGENT], default_workdir: workdir, runner_name: name, kill_grace: '500ms', ...extra }));
-  const child = spawn(process.execPath, [CLI, 'agent', '--config', config], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, RELAY_URL: relay.url, RELAY_API_KEY: key, SECRET_OF_RUNNER: 'do-not-leak' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  runners.push(child);
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  await waitUntil(async () => output.includes('works runs for this teammate'), `runner ${name} to start; output:\n${output}`);
-  return { child, output: () => output, workdir };
+  const runner = await startAgentProcess({ relayUrl: relay.url, key, root, name, extra });
+  runners.push(runner.child);
+  return runner;
 }
 
-async function stopRunner(runner: Runner): Promise<void> {
-  if (runner.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => runner.child.once('exit', resolve));
-  runner.child.kill('SIGTERM');
-  await exited;
-}
+const stopRunner = stopAgentProcess;
 
 async function ok(key: string, method: string, params: unknown): Promise<any> {
   const { body } = await relay.rpc(key, method, params);
