@@ -24,6 +24,8 @@ export const slackAcceptJobSchema = z
     shown_status: threadStatusSchema,
     /** Where to explain a doubled click to the person who made it (absent for Home-tab clicks). */
     response_url: z.url({ protocol: /^https?$/ }).optional(),
+    /** Hand to my agent: once accepted, also queue a run for the recipient's runner. */
+    run: z.boolean().optional(),
   })
   .strict();
 export type SlackAcceptJob = z.infer<typeof slackAcceptJobSchema>;
@@ -76,6 +78,19 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
     return 'refused';
   }
 
+  /** The run after the accept; a refusal (policy) leaves the handoff accepted and says why on the DM. */
+  async function handToAgent(actor: Parameters<RelayService['runs']['request']>[0], data: SlackAcceptJob): Promise<void> {
+    try {
+      await relay.runs.request(actor, data.thread_id, 'slack');
+    } catch (error) {
+      if (!(error instanceof RelayError)) throw error;
+      const thread = await relay.threadById(data.thread_id);
+      const notice = `Accepted, but not handed to your agent: ${error.message}.`;
+      const shown = thread ? await redrawDm(deps, thread, notice) : false;
+      if (!shown) await tellClicker(data.response_url, notice);
+    }
+  }
+
   return async function verifySlackAccept(job: Job): Promise<VerifyAcceptOutcome> {
     const data = parseJob(slackAcceptJobSchema, job);
     try {
@@ -90,6 +105,10 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
         const last = thread?.status_history[thread.status_history.length - 1];
         if (thread && thread.status === 'accepted' && last?.by === actor.handle) {
           // A second click (or a re-run) after the first accept: show the accepted DM, tell the clicker.
+          if (data.run) {
+            await handToAgent(actor, data);
+            return 'unchanged';
+          }
           await redrawDm(deps, thread);
           await tellClicker(data.response_url, 'You already accepted this handoff; nothing was changed.');
           return 'unchanged';
@@ -100,6 +119,7 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
         log.info({ thread_id: data.thread_id, result: answer.result }, 'slack accept refused by the acceptance verdict');
         return await refuse(data, `Not accepted (${answer.result}): ${answer.reasons.join('; ')}.`);
       }
+      if (data.run) await handToAgent(actor, data);
       return 'accepted';
     } catch (error) {
       if (error instanceof UnrecoverableError || job.attemptsMade + 1 < (job.opts.attempts ?? 1)) throw error;

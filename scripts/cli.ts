@@ -15,6 +15,7 @@ import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
 import { POLICY_USAGE, policyCommand } from './policy-command';
 import { APPROVALS_USAGE, approvalsCommand } from './approvals-command';
+import { AGENT_USAGE, agentCommand } from './agent/agent-command';
 
 const USAGE = `Usage:
   handoff-relay start                      run the relay (every role unless RELAY_ROLES says otherwise)
@@ -27,6 +28,7 @@ const USAGE = `Usage:
                                            webhook dead letters: list them, re-drive one, or re-drive all
 ${POLICY_USAGE}
 ${APPROVALS_USAGE}
+${AGENT_USAGE}
 Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, SLACK_*, RELAY_URL, …)`;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -245,6 +247,8 @@ async function main(): Promise<void> {
       return policyCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
     case 'approvals':
       return approvalsCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
+    case 'agent':
+      return agentCommand(rest, { env: process.env, say, fail: (message) => new UsageError(message) });
     case undefined:
     case 'help':
     case '--help':

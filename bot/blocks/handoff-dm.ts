@@ -1,6 +1,7 @@
 // A handoff's DM, for its recipient or its sender: a pure function of the thread, rendered anew on every change.
 import type { AgentDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
 import type { Intent, ThreadStatus } from '../../relay-core/domain/schemas';
+import { isFinishedRun } from '../../relay-core/domain/run';
 import { artifactBlocks } from './artifacts';
 import {
   actions,
@@ -29,6 +30,10 @@ export const ACTION_IDS = {
   complete: 'handoff_complete',
   reply: 'handoff_reply',
   openInbox: 'handoff_open_inbox',
+  /** Hand to my agent: accept if pending, then queue a run for the recipient's runner (README "Hand it to my agent"). */
+  handToAgent: 'handoff_run_agent',
+  /** Stop the recipient's agent: its runner ends the agent's process group. */
+  stopAgent: 'handoff_stop_agent',
 } as const;
 
 /** Block ids the DM carries (the status section and the buttons), for listeners that look them up. */
@@ -146,6 +151,13 @@ function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
     // Decline opens a modal asking for the reason, which is its own confirmation.
     elements.push(button({ actionId: ACTION_IDS.decline, text: 'Decline', value }));
   }
+  const runActive = Boolean(thread.run && !isFinishedRun(thread.run.status));
+  if (audience === 'recipient' && (thread.status === 'pending' || thread.status === 'accepted') && !runActive) {
+    elements.push(button({ actionId: ACTION_IDS.handToAgent, text: 'Hand to my agent', value }));
+  }
+  if (audience === 'recipient' && thread.status === 'accepted' && runActive && !thread.run?.stop_requested) {
+    elements.push(button({ actionId: ACTION_IDS.stopAgent, text: 'Stop', style: 'danger', value }));
+  }
   if (audience === 'recipient' && thread.status === 'accepted') {
     elements.push(button({ actionId: ACTION_IDS.complete, text: 'Complete', style: 'primary', value }));
   }
@@ -216,9 +228,32 @@ function historyLines(input: DmInput): string[] {
   });
 }
 
+/** "Running on @bob's agent · started 10:05 · last update 10:07: running tests…", or how the latest run ended. */
+function runLine(input: DmInput): string | null {
+  const { thread, recipient } = input;
+  const run = thread.run;
+  if (!run) return null;
+  const agent = `${personMrkdwn(recipient, thread.to)}'s agent${run.runner ? ` (${escapeLine(run.runner, 60)})` : ''}`;
+  const update = run.last_update_at ? ` · last update ${slackDate(new Date(run.last_update_at))}${run.last_line ? `: ${escapeLine(run.last_line, 200)}` : ''}` : '';
+  switch (run.status) {
+    case 'queued':
+      return `:robot_face: Handed to ${personMrkdwn(recipient, thread.to)}'s agent · waiting for a runner${run.stop_requested ? ' · stopping…' : ''}`;
+    case 'running':
+      return `:robot_face: Running on ${agent} · started ${slackDate(new Date(run.started_at ?? run.queued_at))}${update}${run.stop_requested ? ' · stopping…' : ''}`;
+    case 'succeeded':
+      return `:robot_face: ${agent} finished · ${slackDate(new Date(run.finished_at ?? run.queued_at))}`;
+    case 'failed':
+      return `:warning: ${agent} failed · ${slackDate(new Date(run.finished_at ?? run.queued_at))} (see the thread)`;
+    case 'stopped':
+      return `:octagonal_sign: ${agent} was stopped · ${slackDate(new Date(run.finished_at ?? run.queued_at))}`;
+  }
+}
+
 function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   const { thread, inboxUrl } = input;
   const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), BLOCK_IDS.status)];
+  const run = runLine(input);
+  if (run) blocks.push(context(run));
   if (input.timerLine) blocks.push(context(input.timerLine));
   if (thread.status === 'completed' && thread.completed_summary) {
     const { text, cut } = escapeWithin(thread.completed_summary, CAP.result);

@@ -46,6 +46,8 @@ export interface RunDoc {
   /** Progress batches recorded (each a thread message), the last one's time and line. */
   progress: { seq: number; at: Date | null; last_line: string | null; dropped: number };
   result: RunResult | null;
+  /** When what the end owes the handoff (its completion, or the failure message) was in; null until then. */
+  reported_at?: Date | null;
   updated_at: Date;
 }
 

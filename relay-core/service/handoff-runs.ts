@@ -55,6 +55,8 @@ export interface RunView {
   stop_requested: boolean;
   progress: { batches: number; last_line: string | null; last_update_at: string | null; dropped: number };
   result: { reason: RunEndReason; exit_code: number | null; report: string | null } | null;
+  /** The end is reported on the handoff (completed with the report, or the failure posted). */
+  reported: boolean;
 }
 
 export interface ClaimedRunView extends RunView {
@@ -333,6 +335,7 @@ export class HandoffRuns {
     const run = after ?? (repeated ? before : null);
     if (!run) throw leaseRefusal(caller, request.run_id, request.lease_id, before);
     await this.ended(caller, run, via);
+    run.reported_at ??= this.deps.clock.now();
     if (after) this.deps.log.info({ run_id: run._id, thread_id: run.thread_id, status: run.status, reason: request.reason, exit_code: request.exit_code }, 'run finished');
     return runView(run);
   }
@@ -354,6 +357,8 @@ export class HandoffRuns {
       this.deps.log.info({ run_id: run._id, thread_id: run.thread_id, err: error.message }, 'run ended after its handoff did');
     }
     await this.deps.store.runs.close(run.handle, [run._id]);
+    const now = this.deps.clock.now();
+    await this.deps.store.runs.write(run._id, (r) => (r.reported_at ? undefined : { ...r, reported_at: now }));
   }
 
   /** Copies the run onto its thread with an outbox event (Slack redraws the DMs, agents hear it on GET /events); once per change. */
@@ -422,5 +427,6 @@ export function runView(run: RunDoc): RunView {
     stop_requested: run.stop_requested_at !== null,
     progress: { batches: run.progress.seq, last_line: run.progress.last_line, last_update_at: iso(run.progress.at), dropped: run.progress.dropped },
     result: run.result,
+    reported: Boolean(run.reported_at),
   };
 }

@@ -18,10 +18,10 @@ export interface SlackTeam {
   close(): Promise<void>;
 }
 
-export async function startSlackTeam(name: string, opts: { captureLogs?: boolean } = {}): Promise<SlackTeam> {
+export async function startSlackTeam(name: string, opts: { captureLogs?: boolean; env?: Record<string, string> } = {}): Promise<SlackTeam> {
   const slack = await startFakeSlack();
   for (const user of [RECIPIENT, SENDER, STRANGER]) slack.addUser(user);
-  const relay = await startTestRelay({ name, slack, captureLogs: opts.captureLogs });
+  const relay = await startTestRelay({ name, slack, captureLogs: opts.captureLogs, ...(opts.env ? { env: opts.env } : {}) });
   const senderKey = await relay.register({ handle: 'sender@acme', slack_user_id: SENDER });
   const recipientKey = await relay.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
   return {

@@ -107,9 +107,14 @@ test('every status shows who acted, from where and when, with the result or the 
 
 test('buttons follow the status and the audience; the inbox is always one click away', () => {
   const ids = (t = thread(), audience?: 'recipient' | 'sender') => buttons(render(t, { audience })).map((b: any) => b.action_id);
-  const { accept, decline, complete, reply, openInbox } = ACTION_IDS;
-  expect(ids()).toEqual([accept, decline, reply, openInbox]);
-  expect(ids(inStatus(thread(), 'accepted'))).toEqual([complete, reply, openInbox]);
+  const { accept, decline, complete, reply, openInbox, handToAgent, stopAgent } = ACTION_IDS;
+  expect(ids()).toEqual([accept, decline, handToAgent, reply, openInbox]);
+  expect(ids(inStatus(thread(), 'accepted'))).toEqual([handToAgent, complete, reply, openInbox]);
+  // While the recipient's agent has it: Stop instead of Hand to my agent (and nothing to stop once a stop was asked).
+  const run = { id: 'r1', status: 'running' as const, runner: 'laptop', queued_at: new Date(), started_at: new Date(), last_update_at: null, last_line: null, stop_requested: false, finished_at: null };
+  expect(ids({ ...inStatus(thread(), 'accepted'), run })).toEqual([stopAgent, complete, reply, openInbox]);
+  expect(ids({ ...inStatus(thread(), 'accepted'), run: { ...run, stop_requested: true } })).toEqual([complete, reply, openInbox]);
+  expect(ids({ ...inStatus(thread(), 'accepted'), run }, 'sender')).toEqual([reply, openInbox]);
   for (const status of ['completed', 'declined', 'cancelled'] as const) {
     expect(ids(inStatus(thread(), status))).toEqual([openInbox]);
     expect(ids(inStatus(thread(), status), 'sender')).toEqual([openInbox]);
@@ -118,9 +123,9 @@ test('buttons follow the status and the audience; the inbox is always one click 
   expect(ids(inStatus(thread(), 'accepted'), 'sender')).toEqual([reply, openInbox]);
 
   const all = buttons(render());
-  expect(all.map((b: any) => b.text.text)).toEqual(['Accept', 'Decline', 'Reply', 'View in inbox']);
-  for (const b of all.slice(0, 3)) expect(JSON.parse(b.value)).toEqual({ t: THREAD_ID, s: 'pending' });
-  expect(all[3].url).toBe(INBOX);
+  expect(all.map((b: any) => b.text.text)).toEqual(['Accept', 'Decline', 'Hand to my agent', 'Reply', 'View in inbox']);
+  for (const b of all.slice(0, 4)) expect(JSON.parse(b.value)).toEqual({ t: THREAD_ID, s: 'pending' });
+  expect(all[4].url).toBe(INBOX);
   expect(JSON.parse(buttons(render(inStatus(thread(), 'accepted')))[0].value)).toEqual({ t: THREAD_ID, s: 'accepted' });
 });
 

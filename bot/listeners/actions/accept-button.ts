@@ -4,7 +4,7 @@ import type { RelayService } from '../../../relay-core/service/relay-service';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { redrawDm, SLACK_ACCEPT_JOB, slackAcceptJobId, VERIFYING_NOTICE, type SlackAcceptJob } from '../../verify-accept';
-import { checkClick, explain, type ButtonArgs } from './button-click';
+import { checkClick, explain, type ButtonArgs, type CheckedClick } from './button-click';
 
 // The acceptance verdict runs in that job (bot/verify-accept.ts), not within Slack's 3 seconds.
 
@@ -14,25 +14,31 @@ export interface AcceptButtonDeps {
   log: Logger;
 }
 
-export function acceptButton({ relay, verifyJobs, log }: AcceptButtonDeps) {
+export function acceptButton(deps: AcceptButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'recipient', verb: 'accept', from: ['pending'] });
+    const click = await checkClick(deps.relay, args, { who: 'recipient', verb: 'accept', from: ['pending'] });
     if (!click) return;
-    const dm = { relay, client: args.client as WebClient };
-    await redrawDm(dm, click.thread, VERIFYING_NOTICE).catch((error: Error) => log.warn({ thread_id: click.thread._id, err: error.message }, 'could not show the verifying notice'));
-    const job: SlackAcceptJob = {
-      thread_id: click.thread._id,
-      slack_user: args.body.user.id,
-      shown_status: click.shownStatus,
-      ...(args.body.response_url ? { response_url: args.body.response_url } : {}),
-    };
-    try {
-      await verifyJobs.add(SLACK_ACCEPT_JOB, job, slackAcceptJobId(click.thread._id, args.action.action_ts));
-    } catch (error) {
-      log.warn({ thread_id: click.thread._id, err: (error as Error).message }, 'could not enqueue the slack accept');
-      await redrawDm(dm, click.thread).catch(() => undefined);
-      await explain(args, 'handoff-relay could not start verifying your acceptance right now; press Accept again in a moment. Nothing was changed.');
-    }
+    await enqueueSlackAccept(deps, args, click, { button: 'Accept' });
   };
+}
+
+/** Shows "Verifying acceptance…" and enqueues the accept job (`run`: Hand to my agent queues a run after it). */
+export async function enqueueSlackAccept({ relay, verifyJobs, log }: AcceptButtonDeps, args: ButtonArgs, click: CheckedClick, opts: { button: string; run?: boolean }): Promise<void> {
+  const dm = { relay, client: args.client as WebClient };
+  await redrawDm(dm, click.thread, VERIFYING_NOTICE).catch((error: Error) => log.warn({ thread_id: click.thread._id, err: error.message }, 'could not show the verifying notice'));
+  const job: SlackAcceptJob = {
+    thread_id: click.thread._id,
+    slack_user: args.body.user.id,
+    shown_status: click.shownStatus,
+    ...(opts.run ? { run: true } : {}),
+    ...(args.body.response_url ? { response_url: args.body.response_url } : {}),
+  };
+  try {
+    await verifyJobs.add(SLACK_ACCEPT_JOB, job, slackAcceptJobId(click.thread._id, args.action.action_ts));
+  } catch (error) {
+    log.warn({ thread_id: click.thread._id, err: (error as Error).message }, 'could not enqueue the slack accept');
+    await redrawDm(dm, click.thread).catch(() => undefined);
+    await explain(args, `handoff-relay could not start verifying your acceptance right now; press ${opts.button} again in a moment. Nothing was changed.`);
+  }
 }

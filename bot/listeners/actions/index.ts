@@ -10,6 +10,7 @@ import { APPROVAL_ACTION_IDS } from '../../blocks/approval-dm';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
 import { approveButton, rejectButton } from './approval-buttons';
 import { claimButton } from './claim-button';
+import { handToAgentButton, stopAgentButton } from './run-buttons';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 import { TIMER_ACTION_IDS } from '../../blocks/timer-action-ids';
@@ -20,6 +21,9 @@ export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDe
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));
   app.action(ACTION_IDS.reply, modalButton(deps, 'reply'));
+  // The recipient's own agent (README "Hand it to my agent").
+  app.action(ACTION_IDS.handToAgent, handToAgentButton(deps));
+  app.action(ACTION_IDS.stopAgent, stopAgentButton(deps));
   // The inbox button is a link; Slack still sends an action, which only needs an ack.
   app.action(ACTION_IDS.openInbox, async ({ ack }) => {
     await ack();

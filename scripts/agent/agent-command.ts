@@ -1,0 +1,48 @@
+// `handoff-relay agent [--config FILE]` and `handoff-relay agent stop RUN_ID`: the command line of the runner.
+import { parseArgs } from 'node:util';
+import { loadClientConfig } from '../../relay-core/ops/config';
+import { AgentConfigError, loadAgentConfig } from './agent-config';
+import { startAgentRunner, stopRun } from './agent-runner';
+
+export const AGENT_USAGE = `  handoff-relay agent [--config handoff-agent.yaml]
+                                           run handoffs handed to your agent (RELAY_URL, RELAY_API_KEY; README "Hand it to my agent")
+  handoff-relay agent stop RUN_ID          stop a run: its runner ends the agent's process group`;
+
+export interface AgentCommandDeps {
+  env: NodeJS.ProcessEnv;
+  say: (line: string) => void;
+  fail: (message: string) => Error;
+}
+
+export async function agentCommand(argv: string[], { env, say, fail }: AgentCommandDeps): Promise<void> {
+  const client = loadClientConfig(env);
+  if (!client.apiKey) throw fail('RELAY_API_KEY: must be set to your API key (the runner acts as you)');
+  const apiKey = client.apiKey;
+  if (argv[0] === 'stop') {
+    const runId = argv[1];
+    if (!runId || argv.length > 2) throw fail('usage: handoff-relay agent stop RUN_ID');
+    const run = await stopRun({ relayUrl: client.relayUrl, apiKey, runId, log: say });
+    process.stdout.write(`Run ${runId}: ${run.status}${run.status === 'running' ? ' (stop asked; its runner ends the agent within a few seconds)' : ''}\n`);
+    return;
+  }
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' } }, strict: true });
+  const file = values.config ?? 'handoff-agent.yaml';
+  let config;
+  try {
+    config = await loadAgentConfig(file);
+  } catch (error) {
+    if (error instanceof AgentConfigError) throw fail(error.message);
+    throw error;
+  }
+  const runner = startAgentRunner({ relayUrl: client.relayUrl, apiKey, config, env, log: say });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: ending running agents and finishing their runs…`);
+    void runner.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  await runner.done;
+}
