@@ -27,7 +27,7 @@ import { AgentDirectory } from './agent-directory';
 import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
-import { CleanupLedger } from './cleanup-ledger';
+import { CleanupLedger, type ClaimKind } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
@@ -135,8 +135,8 @@ export class MongoStore {
     this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
     this.eventLog = new EventLog(db, inFlight);
-    this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites);
-    this.runs = new RunStore(db, capabilities.atomicConditionalWrites);
+    this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites, (claimId) => this.cleanup.note('push_config_writes', claimId));
+    this.runs = new RunStore(db, capabilities.atomicConditionalWrites, (kind, claimId) => this.cleanup.note(kind, claimId));
     if (capabilities.atomicConditionalWrites) {
       this.writer = new ConditionalWriter(this.threads, 'thread');
       this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
@@ -226,6 +226,19 @@ export class MongoStore {
       if (!isDuplicateKey(error)) throw error;
     }
     return (await read())!;
+  }
+
+  /** Each kind of claim's collection, and the current version of the document a claim of it is for (the clean-up). */
+  claimsOf(kind: ClaimKind): { claims: Collection<{ _id: string; at: Date }>; current(id: string): Promise<{ version?: number } | null> } {
+    const claims = this.db.collection<{ _id: string; at: Date }>(kind);
+    const readers: Record<ClaimKind, (id: string) => Promise<{ version?: number } | null>> = {
+      thread_writes: (id) => this.writer.read(id),
+      agent_writes: (id) => this.agentWriter.read(id),
+      run_writes: (id) => this.runs.runWriter.read(id),
+      run_box_writes: (id) => this.runs.boxWriter.read(id),
+      push_config_writes: (id) => this.pushConfigs.writer.read(id),
+    };
+    return { claims, current: readers[kind] };
   }
 
   /** The thread's current version (on FerretDB, past any claim its cached document lags behind). */

@@ -39,13 +39,14 @@ export function newPushSecret(): string {
 
 export class PushConfigStore {
   readonly docs: Collection<PushConfigsDoc>;
-  private readonly writer: VersionedWriter<PushConfigsDoc>;
+  readonly writer: VersionedWriter<PushConfigsDoc>;
 
-  constructor(db: Db, atomicConditionalWrites: boolean) {
+  /** `noted`: each claim a FerretDB write leaves, for the age-based clean-up. */
+  constructor(db: Db, atomicConditionalWrites: boolean, noted: (claimId: string) => void = () => {}) {
     this.docs = db.collection<PushConfigsDoc>('push_configs');
     this.writer = atomicConditionalWrites
       ? new ConditionalWriter(this.docs, 'push notification config')
-      : new ClaimedWriter(this.docs, db.collection<PushConfigWriteDoc>('push_config_writes'), (next) => ({ task_id: next._id, version: next.version! }), 'push notification config');
+      : new ClaimedWriter(this.docs, db.collection<PushConfigWriteDoc>('push_config_writes'), (next) => ({ task_id: next._id, version: next.version! }), 'push notification config', noted);
   }
 
   /** The configs of a task (none: an empty list). */

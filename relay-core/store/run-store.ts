@@ -25,10 +25,11 @@ export const MAX_OPEN_RUNS = 50;
 export class RunStore {
   readonly runs: Collection<RunDoc>;
   readonly boxes: Collection<RunBoxDoc>;
-  private readonly runWriter: VersionedWriter<RunDoc>;
-  private readonly boxWriter: VersionedWriter<RunBoxDoc>;
+  readonly runWriter: VersionedWriter<RunDoc>;
+  readonly boxWriter: VersionedWriter<RunBoxDoc>;
 
-  constructor(db: Db, atomicConditionalWrites: boolean) {
+  /** `noted`: each claim a FerretDB write leaves, for the age-based clean-up. */
+  constructor(db: Db, atomicConditionalWrites: boolean, noted: (kind: 'run_writes' | 'run_box_writes', claimId: string) => void = () => {}) {
     this.runs = db.collection<RunDoc>('runs');
     this.boxes = db.collection<RunBoxDoc>('run_boxes');
     const claimFields = (next: { _id: string; version?: number }) => ({ of: next._id, version: next.version! });
@@ -36,8 +37,8 @@ export class RunStore {
       this.runWriter = new ConditionalWriter(this.runs, 'run');
       this.boxWriter = new ConditionalWriter(this.boxes, 'run queue');
     } else {
-      this.runWriter = new ClaimedWriter(this.runs, db.collection<ClaimDoc<RunDoc>>('run_writes'), claimFields, 'run');
-      this.boxWriter = new ClaimedWriter(this.boxes, db.collection<ClaimDoc<RunBoxDoc>>('run_box_writes'), claimFields, 'run queue');
+      this.runWriter = new ClaimedWriter(this.runs, db.collection<ClaimDoc<RunDoc>>('run_writes'), claimFields, 'run', (id) => noted('run_writes', id));
+      this.boxWriter = new ClaimedWriter(this.boxes, db.collection<ClaimDoc<RunBoxDoc>>('run_box_writes'), claimFields, 'run queue', (id) => noted('run_box_writes', id));
     }
   }
 

@@ -68,14 +68,24 @@ describe('scheduling', () => {
     const { body } = await relay.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'x' }] } });
     const threadId = body.result.task_id as string;
     await relay.rpc(bob, 'tasks/get', { task_id: threadId });
-    await relay.rpc(bob, 'tasks/update', { task_id: threadId, transition: 'accept', metadata: { client_idempotency_key: 'accept-once' } });
+    const accepted = await relay.rpc(bob, 'tasks/update', { task_id: threadId, transition: 'accept', run: true, metadata: { client_idempotency_key: 'accept-once' } });
+    expect(accepted.body.result.status).toBe('accepted');
+    // Stopping the queued run writes its record (a versioned write, through a claim on FerretDB).
+    const runId = (await relay.store.threads.findOne({ _id: threadId }))!.run!.id;
+    expect((await relay.rpc(bob, 'runs/stop', { run_id: runId })).body.result.status).toBe('stopped');
     await relay.store.cleanup.flush();
 
     const jobs = (await verify.getJobs(['delayed'])).filter((j) => j.name === 'store-cleanup');
     const byKind = new Map(jobs.map((j) => [j.data.kind as string, { ids: j.data.ids as string[], due: j.timestamp + (j.opts.delay ?? 0) }]));
     expect(byKind.get('thread_reads')?.ids).toContain(`${threadId}:bob@acme`);
     expect(byKind.get('thread_reads')!.due).toBeGreaterThan(Date.now() + KEEP_MS.thread_reads - 60_000);
-    if (relay.store.writer.strategy === 'claims') expect(byKind.get('thread_writes')?.ids).toContain(claimId(threadId, 2));
-    expect(byKind.get('idempotency')?.ids).toHaveLength(1);
+    if (relay.store.writer.strategy === 'claims') {
+      expect(byKind.get('thread_writes')?.ids).toContain(claimId(threadId, 2));
+      // The run the accept queued: its record and bob's queue of runs were written through claims too.
+      expect(byKind.get('run_writes')?.ids).toContain(claimId(runId, 2));
+      expect(byKind.get('run_box_writes')?.ids.some((id) => id.startsWith('bob@acme:'))).toBe(true);
+    }
+    // The accept's key, and the stop's (mutating run calls are recorded under a key of their own).
+    expect(byKind.get('idempotency')?.ids).toHaveLength(2);
   });
 });
