@@ -15,11 +15,12 @@
 // - events (bench-events.ts): event latency, outbox event → GET /events SSE, one relay process and two (pub/sub);
 //   BENCH_EVENT_COUNT handoffs per set-up (default 300).
 // - policy (bench-policy.ts): one create's policy decision against a 50-rule policy vs the default, in this process.
+// - runs (bench-runs.ts): a run's heartbeat and progress batch (the agent runner's calls) vs tasks/get.
 // - soak (bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): RSS over 10 minutes.
 //
 // Environment: BENCH_SIZES (default 1000,10000,100000) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
 // BENCH_REQUESTS per measurement (default 2000) after BENCH_WARMUP (200); BENCH_CONCURRENCY for the paths (default
-// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, soak) runs those phases;
+// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, runs, soak) runs those phases;
 // BENCH_RELAY_NODE_OPTIONS (e.g. --cpu-prof) goes to the relay processes. MONGODB_URL uses that server; REDIS_URL
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
@@ -39,6 +40,7 @@ import { benchEvents } from './bench-events';
 import { BenchHttpClient } from './bench-http';
 import { benchMcp } from './bench-mcp';
 import { benchPolicy } from './bench-policy';
+import { benchRuns } from './bench-runs';
 import { benchPaths, handoffParams, register, startServedRelay } from './bench-paths';
 import { ferretDbPid } from './bench-process';
 import { benchSoak } from './bench-soak';
@@ -53,10 +55,10 @@ const benchStart = performance.now();
 const progress = (line: string) => process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'events', 'policy', 'soak'] as const;
+const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'events', 'policy', 'runs', 'soak'] as const;
 type Phase = (typeof PHASES)[number];
 /** Run when BENCH_ONLY is unset; the soak takes ten minutes and runs only when asked for. */
-const DEFAULT_PHASES: Phase[] = ['create', 'paths', 'mcp', 'delivery', 'events', 'policy'];
+const DEFAULT_PHASES: Phase[] = ['create', 'paths', 'mcp', 'delivery', 'events', 'policy', 'runs'];
 
 interface Settings {
   phases: Set<Phase>;
@@ -247,6 +249,7 @@ async function main(): Promise<number> {
       await benchDelivery({ mongodbUrl: servers.mongodbUrl, redisUrl: servers.redisUrl, runId: servers.runId, rate: settings.deliveryRate, count: settings.deliveryCount, progress, out });
     }
     if (settings.phases.has('policy')) await benchPolicy({ progress, out });
+    if (settings.phases.has('runs')) await benchRuns({ ...phase, concurrencies: [1], requests: Math.min(settings.requests, 500), warmup: 20 });
     if (settings.phases.has('events')) {
       await benchEvents({ ...phase, concurrencies: [1], requests: 0, warmup: 20, count: settings.eventCount });
     }
