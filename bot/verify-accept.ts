@@ -49,7 +49,16 @@ export async function redrawDm({ relay, client }: DmDeps, thread: ThreadDoc, not
   return true;
 }
 
-export type VerifyAcceptOutcome = 'accepted' | 'refused' | 'unchanged';
+/** `held`: a policy holds the accept for a person's approval; it is applied once approved. */
+export type VerifyAcceptOutcome = 'accepted' | 'refused' | 'held' | 'unchanged';
+
+/** What the person who pressed Accept reads when a policy holds it: who must approve, and that nothing is owed. */
+function heldNotice(details: unknown): string {
+  const held = details as { approvers?: string[]; quorum?: number; rule_id?: string } | undefined;
+  const who = held?.approvers?.join(', ') || 'an approver';
+  const quorum = held?.quorum && held.quorum > 1 ? ` (${held.quorum} of them)` : '';
+  return `Waiting for approval: policy rule ${held?.rule_id ?? ''} holds your Accept until ${who} approve${quorum}. It is applied as yours then; nothing to do meanwhile.`;
+}
 
 export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
   const { relay, log } = deps;
@@ -71,11 +80,11 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
   }
 
   /** A refusal goes on the DM where the Accept was pressed; without a recorded DM, to the clicker alone. */
-  async function refuse(job: SlackAcceptJob, notice: string): Promise<'refused'> {
+  async function refuse<O extends 'refused' | 'held'>(job: SlackAcceptJob, notice: string, outcome: O = 'refused' as O): Promise<O> {
     const thread = await relay.threadById(job.thread_id);
     const shown = thread ? await redrawDm(deps, thread, notice) : false;
     if (!shown) await tellClicker(job.response_url, `${notice} Nothing was changed.`);
-    return 'refused';
+    return outcome;
   }
 
   /** The run after the accept; a refusal (policy) leaves the handoff accepted and says why on the DM. */
@@ -113,6 +122,7 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
           await tellClicker(data.response_url, 'You already accepted this handoff; nothing was changed.');
           return 'unchanged';
         }
+        if (error.code === 'approval_pending') return await refuse(data, heldNotice(error.details), 'held');
         return await refuse(data, `Not accepted: ${error.message}.`);
       }
       if (answer.accepted === false) {

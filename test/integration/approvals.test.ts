@@ -375,6 +375,22 @@ describe('a held accept (not a create)', () => {
     expect((await thread(id)).status_history).toHaveLength(2);
   });
 
+  test('Accept pressed in Slack on a held change: the DM says who must approve, not that it was refused', async () => {
+    const id = await proposal('infra change from Slack');
+    const { slack: dm } = await waitUntil(async () => {
+      const doc = await threadDoc(relay, id);
+      return doc.slack ? doc : undefined;
+    }, "ops's DM");
+    const accept = (dmBlocks(slack, dm!.channel, dm!.ts) as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
+    expect((await press(relay, { user: U.ops, channel: dm!.channel, messageTs: dm!.ts, actionId: 'handoff_accept', value: accept.value, responseUrl: slack.responseUrl(`held-${id}`) })).status).toBe(200);
+    await waitUntil(async () => dmText(slack, dm!.channel, dm!.ts).includes('Waiting for approval') || undefined, 'the DM to say it waits');
+    expect(dmText(slack, dm!.channel, dm!.ts)).toContain('holds your Accept until lead@acme approve. It is applied as yours then');
+    expect(dmText(slack, dm!.channel, dm!.ts)).not.toContain('Not accepted');
+    const doc = await thread(id);
+    expect(doc.status).toBe('pending');
+    await approverDm(doc.approvals![0]!.id, U.lead);
+  });
+
   test('approved after the sender cancelled: nothing is applied, and the approval says so', async () => {
     const id = await proposal('cancelled infra change');
     const asked = await relay.rpc(keys.ops, 'tasks/update', { task_id: id, transition: 'accept' });
