@@ -38,7 +38,8 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
     const { thread_id: threadId, type } = parseJob(eventJobSchema, job);
     try {
-      const outcome = await sync(threadId, String(job.id));
+      // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
+      const outcome = await sync(threadId, String(job.id), job.attemptsMade > 0 || job.stalledCounter > 0);
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
       await deps.afterSync?.(threadId).catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
       return outcome;

@@ -27,6 +27,7 @@ import {
   VERIFY_JOB_OPTIONS,
   type RunningWorker,
 } from '../relay-core/queues/bullmq-queues';
+import { keepSyncLaneMoving } from '../relay-core/queues/slack-lanes';
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
 import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
@@ -167,16 +168,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     if (slackClient) {
       const home = homeRefresher({ relay, queue: queues.verify });
       const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
-      workers.push(
-        startWorker({
-          name: 'slack',
-          redisUrl: config.redisUrl,
-          prefix: config.queuePrefix,
-          processor,
-          lockMs: config.workerLockMs,
-          onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
-        }),
-      );
+      const slackWorker = startWorker({
+        name: 'slack',
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        processor,
+        lockMs: config.workerLockMs,
+        onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
+      });
+      // First deliveries before syncs and redraws, with a share for the syncs (queues/slack-lanes.ts).
+      keepSyncLaneMoving(slackWorker.worker, queues.slack, log);
+      workers.push(slackWorker);
     }
     const webhookSettings = { backoffStrategy: webhookBackoffStrategy(config.webhooks.retryScheduleMs) };
     workers.push(

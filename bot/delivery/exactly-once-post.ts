@@ -9,7 +9,7 @@ import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { SlackMessage } from '../blocks/handoff-dm';
 import { definitelyNotPosted } from './slack-errors';
 import { SlackPostLedger } from './slack-post-ledger';
-import { recordedTs, type SlackPostKey } from './slack-posts';
+import { messageDigest, recordedTs, type SlackPostKey } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 
 // Slack has no idempotency key, and a worker can die (or lose Slack's answer) after chat.postMessage and before
@@ -138,7 +138,7 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         throw error;
       }
       if (!posted.ts) throw new Error('chat.postMessage returned no ts');
-      await ledger.record(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker });
+      await ledger.record(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker, shown: messageDigest(message) });
       log.info({ thread_id: threadId, post: key, channel: claim.channel, ts: posted.ts }, 'slack message posted');
       return { ts: posted.ts, posted: true, wrote: true, thread };
     }

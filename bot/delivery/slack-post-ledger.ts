@@ -57,8 +57,8 @@ export class SlackPostLedger {
     return after !== null;
   }
 
-  /** Records a posted message (the first record wins) and clears the claim with the same marker. */
-  async record(threadId: string, key: SlackPostKey, post: { channel: string; ts: string; marker?: string }): Promise<boolean> {
+  /** Records a posted message (the first record wins; `shown`: its messageDigest) and clears the claim with the same marker. */
+  async record(threadId: string, key: SlackPostKey, post: { channel: string; ts: string; marker?: string; shown?: string }): Promise<boolean> {
     const at = this.clock.now();
     const { after } = await this.threads.writeThread(threadId, (doc) => withRecord(doc, key, post, at));
     return after !== null;

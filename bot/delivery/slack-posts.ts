@@ -1,5 +1,7 @@
 // What the `slack` queue has posted for a thread, and what it has claimed but not recorded: pure rules over ThreadDoc.
+import { createHash } from 'node:crypto';
 import type { SlackDelivery, SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
+import type { SlackMessage } from '../blocks/block-kit';
 
 // slack-post-ledger.ts applies them inside versioned thread writes (exactly-once posting).
 
@@ -110,15 +112,33 @@ export function withoutClaim(doc: ThreadDoc, key: SlackPostKey, lease: string): 
   return { ...doc, slack_pending: rest };
 }
 
+/** What a post shows, in 22 characters: what its delivery record keeps as `shown`. */
+export function messageDigest(message: SlackMessage): string {
+  return createHash('sha256').update(JSON.stringify([message.text, message.blocks])).digest('base64url').slice(0, 22);
+}
+
+/** The thread with `shown` on these Claim card copies (only where the copy is still the post that was drawn). */
+export function withClaimsShown(doc: ThreadDoc, drawn: ReadonlyArray<[ClaimCopy, SlackDelivery]>, shown: string): ThreadDoc | undefined {
+  const claims = { ...doc.slack_claims };
+  let changed = false;
+  for (const [copy, post] of drawn) {
+    const now = claims[copy];
+    if (!now || now.ts !== post.ts || now.shown === shown) continue;
+    claims[copy] = { ...now, shown };
+    changed = true;
+  }
+  return changed ? { ...doc, slack_claims: claims } : undefined;
+}
+
 /** The thread with the post recorded (first record wins) and any claim carrying the same marker cleared. */
-export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: string; ts: string; marker?: string }, at: Date): ThreadDoc | undefined {
+export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: string; ts: string; marker?: string; shown?: string }, at: Date): ThreadDoc | undefined {
   const pending = doc.slack_pending?.[key];
   const clearsClaim = pending !== undefined && (post.marker === undefined || pending.marker === post.marker);
   const alreadyRecorded = recordedTs(doc, key) !== null;
   if (alreadyRecorded && !clearsClaim) return undefined;
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
-    const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at };
+    const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at, ...(post.shown ? { shown: post.shown } : {}) };
     const copy = claimCopyOf(key);
     const { audience, sequenceNo, notice } = isApprovalKey(key) ? { audience: null, sequenceNo: null, notice: false } : parseKey(key);
     if (isApprovalKey(key)) next = { ...next, slack_approvals: { ...next.slack_approvals, [key]: dm } };

@@ -11,7 +11,19 @@ import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
 import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
-import { claimKey, claimPosts, noticeKey, replyKey, slackDm, unclaimedNoticeKey, type ClaimCopy, type SlackAudience, type SlackPostKey } from './slack-posts';
+import {
+  claimKey,
+  claimPosts,
+  messageDigest,
+  noticeKey,
+  replyKey,
+  slackDm,
+  unclaimedNoticeKey,
+  withClaimsShown,
+  type ClaimCopy,
+  type SlackAudience,
+  type SlackPostKey,
+} from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
@@ -191,19 +203,18 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
 
   /**
    * The Claim cards: each copy posted exactly once while the handoff is unclaimed, then every recorded copy redrawn
-   * from the current thread (claimed by whom and when, or cancelled) until it stops changing under this job.
+   * from the current thread (claimed by whom and when, or cancelled) until it stops changing under this job. A copy
+   * is redrawn only when the card differs from what it shows: its record's `shown` digest, or what this job drew
+   * on it (a job that drew an older state sees the difference when it re-reads, and draws again). `redrawAll`
+   * ignores the records: an earlier attempt may have died between a redraw and its re-check.
    */
-  async function syncClaimCards(thread: ThreadDoc, owner: string): Promise<{ posted: boolean; updated: boolean }> {
-    const fresh = new Map<ClaimCopy, number>();
+  async function syncClaimCards(thread: ThreadDoc, owner: string, redrawAll: boolean): Promise<{ posted: boolean; updated: boolean }> {
     let posted = false;
     let updated = false;
     let latest: ThreadDoc | null = thread;
     const post = async (copy: ClaimCopy, target: PostTarget) => {
       const result = await ensurePosted(thread._id, claimKey(copy), owner, target, renderClaimCard, thread);
-      if (result.posted) {
-        fresh.set(copy, result.thread.outbox.length);
-        posted = true;
-      }
+      if (result.posted) posted = true;
     };
     if (thread.status === 'unclaimed' && (thread.candidates?.length ?? 0) > 1) {
       // The channel bound to the target, or else each candidate's DM; a channel the app can no longer post in
@@ -223,25 +234,29 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       if (latest && (await postUnclaimedReminders(latest, owner))) posted = true;
       latest = await threads.readThread(thread._id);
     }
-    for (let round = 0; round < 5 && latest; round += 1) {
-      const seen = latest.outbox.length;
-      const stale = claimPosts(latest).filter(([copy]) => fresh.get(copy) !== seen);
-      if (stale.length === 0) break;
+    const drawn = new Map<ClaimCopy, string>();
+    for (let round = 0; round < 5 && latest && claimPosts(latest).length > 0; round += 1) {
       const message = await renderClaimCard(latest);
-      for (const [copy, post] of stale) {
-        await client.chat.update({ channel: post.channel, ts: post.ts, ...message });
-        fresh.set(copy, seen);
+      const digest = messageDigest(message);
+      const shows = (copy: ClaimCopy, card: SlackDelivery) => drawn.get(copy) ?? (redrawAll ? undefined : card.shown);
+      const stale = claimPosts(latest).filter(([copy, card]) => shows(copy, card) !== digest);
+      if (stale.length === 0) break;
+      for (const [copy, card] of stale) {
+        await client.chat.update({ channel: card.channel, ts: card.ts, ...message });
+        drawn.set(copy, digest);
       }
+      await threads.writeThread(thread._id, (doc) => withClaimsShown(doc, stale, digest));
       updated = true;
       latest = await threads.readThread(thread._id);
     }
     return { posted, updated };
   }
 
-  return async function sync(threadId: string, owner: string): Promise<SlackDeliveryOutcome> {
+  /** `redrawAll`: redraw what the records say is current too (a retried or stalled job). */
+  return async function sync(threadId: string, owner: string, redrawAll = false): Promise<SlackDeliveryOutcome> {
     let latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
-    const cards = latest.to_target ? await syncClaimCards(latest, owner) : { posted: false, updated: false };
+    const cards = latest.to_target ? await syncClaimCards(latest, owner, redrawAll) : { posted: false, updated: false };
     if (cards.posted || cards.updated) latest = await threads.readThread(threadId);
     if (!latest) return 'skipped';
     const people = await participants(latest);

@@ -150,6 +150,11 @@ export interface SlackDelivery {
   channel: string;
   ts: string;
   posted_at: Date;
+  /**
+   * A digest of what the relay last drew on it (bot/delivery/slack-posts.ts messageDigest), so a sync redraws it
+   * only when that changes; absent when unknown (found by its marker, or recorded before digests): redrawn.
+   */
+  shown?: string;
 }
 
 /**

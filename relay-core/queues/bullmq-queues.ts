@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
 import type { EventPublisher, EventThread } from '../service/event-publisher';
 import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
+import { slackJobPriority } from './slack-lanes';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
@@ -84,6 +85,7 @@ const KEEPS_TIMERS: ReadonlySet<EventType> = new Set(['thread.message']);
 
 export class BullmqEventPublisher implements EventPublisher {
   private readonly queues: Queue[];
+  private readonly slack: Queue | null;
   private readonly timers: Queue | null;
 
   private readonly database: string;
@@ -93,6 +95,7 @@ export class BullmqEventPublisher implements EventPublisher {
     this.database = opts.database;
     // Webhooks always: the processor finds which participants have endpoints.
     this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
+    this.slack = opts.slackEnabled ? opts.queues.slack : null;
     this.timers = opts.armTimers ? opts.queues.verify : null;
   }
 
@@ -112,7 +115,9 @@ export class BullmqEventPublisher implements EventPublisher {
         db: this.database,
       };
       for (const queue of this.queues) {
-        jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
+        // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.
+        const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
+        jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }));
       }
       // The thread's timers are armed off the request path; the job id makes a re-enqueue once.
       if (this.timers && !KEEPS_TIMERS.has(event.type)) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function jobEventIds(): Promise<string[]> {
-  const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed']);
+  const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed']);
   return jobs.map((j) => j.id!).sort();
 }
 

@@ -1,6 +1,6 @@
 // The pure rules behind exactly-once Slack posting: what is recorded, what may be claimed, which DM a message is.
 import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
-import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord } from '../../bot/delivery/slack-posts';
+import { earlierRepliesRecorded, messageDigest, recordedTs, withClaim, withClaimsShown, withoutClaim, withRecord } from '../../bot/delivery/slack-posts';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const thread = (over: Partial<ThreadDoc> = {}) => ({ _id: 't', slack: null, ...over }) as ThreadDoc;
@@ -51,4 +51,18 @@ test('reply n may be claimed only once replies 1..n-1 under the same DM are reco
   expect(earlierRepliesRecorded(doc, 'recipient:3')).toBe(false);
   expect(earlierRepliesRecorded(doc, 'sender:3')).toBe(true);
   expect(earlierRepliesRecorded(doc, 'recipient')).toBe(true);
+});
+
+test('a Claim card copy records what it shows: from its post, then from each redraw of that same post only', () => {
+  const card = { text: 'Handoff for role:web', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'Unclaimed' } }] };
+  const shown = messageDigest(card);
+  expect(shown).toMatch(/^[\w-]{22}$/);
+  expect(messageDigest({ ...card, text: 'Handoff for role:web (claimed)' })).not.toBe(shown);
+  const posted = withRecord(thread(), 'claim:U1', { channel: 'D1', ts: '1.1', shown }, at)!;
+  expect(posted.slack_claims).toEqual({ U1: { channel: 'D1', ts: '1.1', posted_at: at, shown } });
+  const drawn = Object.entries(posted.slack_claims!);
+  expect(withClaimsShown(posted, drawn, shown)).toBeUndefined();
+  expect(withClaimsShown(posted, drawn, 'redrawn')!.slack_claims!.U1!.shown).toBe('redrawn');
+  // A record that is not the post drawn (another ts) is left as it is.
+  expect(withClaimsShown(posted, [['U1', { channel: 'D1', ts: '9.9', posted_at: at }]], 'redrawn')).toBeUndefined();
 });
