@@ -83,6 +83,8 @@ export interface MessageDoc {
   artifacts: Artifact[];
   via: Surface;
   created_at: Date;
+  /** The idempotency ledger id of the keyed append that wrote it (how a retaken key finds a dead owner's message). */
+  idempotency_id?: string;
 }
 
 /** What a participant has seen of the other side's messages (for unread counts). */

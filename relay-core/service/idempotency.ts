@@ -18,14 +18,25 @@ export function idempotentId(caller: string, scope: string, key: string): string
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/**
+ * What the operation is told of its turn: the key's ledger id, and whether it took the key over from an owner that
+ * died mid-way (its writes may be partly or wholly in place, so an operation that is not naturally repeatable,
+ * like an append, looks for them first).
+ */
+export interface LedgerTurn {
+  id: string;
+  retaken: boolean;
+}
+
 export class IdempotencyLedger {
   constructor(private readonly store: MongoStore) {}
 
-  async run<T>(caller: string, key: string | undefined, body: unknown, operation: () => Promise<T>): Promise<T> {
-    if (key === undefined) return operation();
+  async run<T>(caller: string, key: string | undefined, body: unknown, operation: (turn: LedgerTurn | null) => Promise<T>): Promise<T> {
+    if (key === undefined) return operation(null);
     const id = idempotentId(caller, 'mutation', key);
     const requestHash = canonicalHash(body);
     const deadline = Date.now() + WAIT_MS;
+    let retaken = false;
     for (let attempt = 0; ; attempt += 1) {
       try {
         await this.store.idempotency.insertOne({ _id: id, request_hash: requestHash, state: 'running', created_at: new Date() });
@@ -39,6 +50,8 @@ export class IdempotencyLedger {
         }
         if (existing.state === 'done') return replay<T>(existing);
         if (Date.now() - existing.created_at.getTime() > ABANDONED_MS) {
+          // Whoever ends up owning the key after this, a dead owner's writes may be in place.
+          retaken = true;
           await this.store.idempotency.deleteOne({ _id: id, state: 'running', created_at: existing.created_at });
         } else if (Date.now() > deadline) {
           throw new RelayError('state_changed', 'The same request is still running; retry in a moment');
@@ -47,7 +60,7 @@ export class IdempotencyLedger {
         }
         continue;
       }
-      return this.own(id, operation);
+      return this.own(id, () => operation({ id, retaken }));
     }
   }
 

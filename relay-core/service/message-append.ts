@@ -8,6 +8,7 @@ import { RelayError } from '../domain/errors';
 import { lastLine } from '../domain/run';
 import { TERMINAL_STATUSES, type Artifact, type Surface } from '../domain/schemas';
 import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import type { LedgerTurn } from './idempotency';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import { KeyedQueue } from '../store/keyed-queue';
@@ -50,11 +51,22 @@ export class MessageAppender {
 
   constructor(private readonly deps: MessageAppenderDeps) {}
 
-  append(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
-    return this.turns.run(request.thread_id, () => this.appendInTurn(caller, request, via));
+  /**
+   * `turn`: the idempotency ledger's turn of a keyed append. The message records its id; a turn retaken from an
+   * owner that died answers that owner's message when it got as far as storing it (counting it if it was not yet).
+   */
+  append(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null = null): Promise<AppendResult> {
+    return this.turns.run(request.thread_id, () => this.appendInTurn(caller, request, via, turn));
   }
 
-  private async appendInTurn(caller: AgentDoc, request: AppendRequest, via: Surface): Promise<AppendResult> {
+  private async appendInTurn(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null): Promise<AppendResult> {
+    if (turn?.retaken) {
+      const earlier = await this.deps.store.messages.findOne({ thread_id: request.thread_id, idempotency_id: turn.id });
+      if (earlier && (await this.recordMessage(request.thread_id, earlier))) {
+        this.deps.log.info({ thread_id: earlier.thread_id, sequence_no: earlier.sequence_no, from: caller.handle, via }, 'message of a retaken idempotency key was appended already');
+        return { thread_id: earlier.thread_id, message_id: earlier.id, sequence_no: earlier.sequence_no, created_at: earlier.created_at.toISOString() };
+      }
+    }
     const deadline = Date.now() + 5_000;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const thread = await this.deps.readThread(caller, request.thread_id);
@@ -71,6 +83,7 @@ export class MessageAppender {
         artifacts: request.artifacts,
         via,
         created_at: now,
+        ...(turn ? { idempotency_id: turn.id } : {}),
       };
       try {
         await this.deps.store.inserts.messages.insert(message);

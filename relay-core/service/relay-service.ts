@@ -558,12 +558,12 @@ export class RelayService {
 
   /** Appends a message (message-append.ts); idempotent under the caller's key. */
   async appendMessage(caller: AgentDoc, request: AppendRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<AppendResult> {
-    return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, async () => {
+    return this.ledger.run(caller.handle, idempotencyKey, { method: 'append', ...request }, async (turn) => {
       // A draft for a proposed action (draft_proposed_action marks it) is its own action, so a rule can hold drafts apart.
       const action = request.payload?.kind === 'draft' ? 'draft.attach' : 'message.append';
       // A held append answers approval_pending; approved, it is appended as the caller (applyApprovedMessage).
       await this.policyFor(caller, request.thread_id, action, via, sessionId, { ...request });
-      return this.appender.append(caller, request, via);
+      return this.appender.append(caller, request, via, turn);
     });
   }
 
@@ -619,7 +619,7 @@ export class RelayService {
   private readonly applyApprovedMessage: ApprovalAppliers['message'] = async (_doc, record, actor) => {
     const request = record.args as unknown as AppendRequest;
     try {
-      const done = await this.ledger.run(actor.handle, `approval:${record.id}`, { method: 'append', ...request }, () => this.appender.append(actor, request, record.via));
+      const done = await this.ledger.run(actor.handle, `approval:${record.id}`, { method: 'append', ...request }, (turn) => this.appender.append(actor, request, record.via, turn));
       return { message: `${record.action} was applied as ${actor.handle} (message ${done.sequence_no})` };
     } catch (error) {
       if (error instanceof RelayError && error.code !== 'internal' && error.code !== 'state_changed' && error.code !== 'unavailable') return { refusal: error.message };

@@ -104,7 +104,7 @@ function party(handle: string, agent: AgentDoc | null): PartyView {
 }
 
 /** A stored message as the wire shows it: the document without its storage keys, the time as ISO text. */
-export type MessageView = Omit<MessageDoc, '_id' | 'thread_id' | 'created_at'> & { created_at: string };
+export type MessageView = Omit<MessageDoc, '_id' | 'thread_id' | 'created_at' | 'idempotency_id'> & { created_at: string };
 
 export function messageView(doc: MessageDoc): MessageView {
   return {

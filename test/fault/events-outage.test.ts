@@ -6,9 +6,9 @@ import { MongoClient } from 'mongodb';
 import { startRedis } from '../../scripts/local-services/redis';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 import { queuePrefix } from '../helpers/queue-keys';
-import { SseStream, type SseEvent } from '../helpers/sse-client';
+import { ResumingSseReader } from '../helpers/sse-client';
 import { waitUntil } from '../helpers/wait-until';
-import { killRelayProcess, startRelayProcess, type RelayProcess } from './relay-process';
+import { killRelayProcess, postJson, startRelayProcess, type RelayProcess } from './relay-process';
 
 const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
 const db = uniqueName('events_outage');
@@ -39,66 +39,9 @@ afterAll(async () => {
   await mongo?.close();
 });
 
-/** Reads GET /events as a browser's EventSource would: on any end or refusal it reconnects with Last-Event-ID. */
-class ResumingReader {
-  readonly events: SseEvent[] = [];
-  reconnects = 0;
-  private stopped = false;
-  private current: SseStream | undefined;
-  private lastId: string | undefined;
+let reader: ResumingSseReader | undefined;
 
-  constructor(
-    private readonly url: () => string,
-    private readonly key: string,
-    private readonly since: string,
-  ) {
-    void this.run();
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.current?.close();
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        const stream = await SseStream.open(`${this.url()}/events?since=${this.since}`, {
-          headers: { authorization: `Bearer ${this.key}`, ...(this.lastId ? { 'last-event-id': this.lastId } : {}) },
-        });
-        this.current = stream;
-        let seen = 0;
-        while (!stream.ended && !this.stopped) {
-          for (const event of stream.events.slice(seen)) {
-            if (event.id !== undefined) this.lastId = event.id;
-            if (event.event !== 'ready') this.events.push(event);
-          }
-          seen = stream.events.length;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        for (const event of stream.events.slice(seen)) {
-          if (event.id !== undefined) this.lastId = event.id;
-          if (event.event !== 'ready') this.events.push(event);
-        }
-      } catch {
-        // The relay is down: try again.
-      }
-      this.reconnects += 1;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
-
-let reader: ResumingReader | undefined;
-
-async function call(path: string, key: string, body: unknown): Promise<any> {
-  const response = await fetch(`${relay!.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return response.json();
-}
+const call = (path: string, key: string, body: unknown) => postJson(relay!.url, path, key, body);
 
 const send = (key: string, summary: string) =>
   call('/a2a', key, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } } });
@@ -106,7 +49,7 @@ const send = (key: string, summary: string) =>
 test('Redis stopped and the relay killed mid-burst and restarted: the stream reader gets every event once, in order', async () => {
   const alice = (await call('/admin/agents', adminKey, { handle: 'alice@acme', name: 'A', role: 'engineer' })).api_key as string;
   const bob = (await call('/admin/agents', adminKey, { handle: 'bob@acme', name: 'B', role: 'engineer' })).api_key as string;
-  reader = new ResumingReader(() => relay!.url, bob, '0');
+  reader = new ResumingSseReader(() => relay!.url, bob, '0');
 
   const before = await Promise.all([1, 2, 3].map((i) => send(alice, `before ${i}`)));
   expect(before.every((a) => a.result?.status.state === 'pending')).toBe(true);

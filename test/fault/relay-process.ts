@@ -16,8 +16,9 @@ export interface RelayProcess {
   exited: Promise<number | null>;
 }
 
-export async function startRelayProcess(env: Record<string, string>): Promise<RelayProcess> {
-  const port = await findFreePort();
+/** `port`: listen there (a relay started again where its clients know it); a free port otherwise. */
+export async function startRelayProcess(env: Record<string, string>, opts: { port?: number } = {}): Promise<RelayProcess> {
+  const port = opts.port ?? (await findFreePort());
   const child = spawn(process.execPath, [CLI, 'start'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,4 +45,14 @@ export async function killRelayProcess(relay: RelayProcess | undefined): Promise
   if (!relay || relay.child.exitCode !== null || relay.child.signalCode !== null) return;
   relay.child.kill('SIGKILL');
   await relay.exited;
+}
+
+/** POSTs `body` as JSON to `path` of the relay at `url` with `key`, and answers the parsed reply. */
+export async function postJson(url: string, path: string, key: string, body: unknown): Promise<any> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return response.json();
 }

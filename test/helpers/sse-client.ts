@@ -99,3 +99,53 @@ export class SseStream {
     }
   }
 }
+
+/** Reads GET /events as a browser's EventSource would: on any end or refusal it reconnects with Last-Event-ID. */
+export class ResumingSseReader {
+  readonly events: SseEvent[] = [];
+  reconnects = 0;
+  private stopped = false;
+  private current: SseStream | undefined;
+  private lastId: string | undefined;
+
+  constructor(
+    private readonly url: () => string,
+    private readonly key: string,
+    private readonly since: string,
+  ) {
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.current?.close();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const stream = await SseStream.open(`${this.url()}/events?since=${this.since}`, {
+          headers: { authorization: `Bearer ${this.key}`, ...(this.lastId ? { 'last-event-id': this.lastId } : {}) },
+        });
+        this.current = stream;
+        let seen = 0;
+        while (!stream.ended && !this.stopped) {
+          for (const event of stream.events.slice(seen)) {
+            if (event.id !== undefined) this.lastId = event.id;
+            if (event.event !== 'ready') this.events.push(event);
+          }
+          seen = stream.events.length;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        for (const event of stream.events.slice(seen)) {
+          if (event.id !== undefined) this.lastId = event.id;
+          if (event.event !== 'ready') this.events.push(event);
+        }
+      } catch {
+        // The relay is down: try again.
+      }
+      this.reconnects += 1;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}

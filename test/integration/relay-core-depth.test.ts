@@ -57,6 +57,23 @@ describe('messages in a thread', () => {
     expect(doc!.outbox.filter((e) => e.type === 'thread.message')).toHaveLength(1);
   });
 
+  test('a keyed append whose relay died after the write, before it recorded the outcome, is one message when retried', async () => {
+    const id = await handoff(alice);
+    const params = { task_id: id, message: text('progress: tests pass'), metadata: { client_idempotency_key: 'died-after-write' } };
+    const first = (await relay.rpc(bob, 'message/send', params)).body.result;
+    expect(first.sequence_no).toBe(1);
+    // What a process killed between the thread write and the ledger's outcome leaves: the key's record still
+    // running, older than the ledger's wait for a live owner, so a retry takes the key over.
+    const record = await relay.store.idempotency.findOne({ 'result.message_id': first.message_id });
+    expect(record?.state).toBe('done');
+    await relay.store.idempotency.updateOne({ _id: record!._id }, { $set: { state: 'running', created_at: new Date(Date.now() - 60_000) }, $unset: { result: '' } });
+    const retried = (await relay.rpc(bob, 'message/send', params)).body;
+    expect(retried.result).toEqual(first);
+    const thread = (await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result;
+    expect(thread.messages.map((m: any) => m.body)).toEqual(['progress: tests pass']);
+    expect((await relay.store.threads.findOne({ _id: id }))!.outbox.filter((e) => e.type === 'thread.message')).toHaveLength(1);
+  });
+
   test('only participants append, and not once the thread is finished', async () => {
     const id = await handoff(alice);
     expect((await relay.rpc(carol, 'message/send', { task_id: id, message: text('hi') })).body.error.code).toBe(-32005);
