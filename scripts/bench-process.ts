@@ -110,7 +110,8 @@ async function ferretCounts(metricsUrl: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   const add = (key: string, value: number) => counts.set(key, (counts.get(key) ?? 0) + value);
   for (const line of text.split('\n')) {
-    const request = /^ferretdb_client_requests_total\{command="(\w+)",opcode="OP_MSG"\} (\d+)/.exec(line);
+    // Values past a million come as 1.234567e+06.
+    const request = /^ferretdb_client_requests_total\{command="(\w+)",opcode="OP_MSG"\} (\S+)/.exec(line);
     if (request) add(request[1]!, Number(request[2]));
     const cursor = /^ferretdb_cursors_created_total\{collection="([^"]+)",/.exec(line);
     if (cursor) add(`find:${cursor[1]}`, Number(line.slice(line.lastIndexOf(' ') + 1)));
