@@ -1,7 +1,8 @@
 // The `slack` queue's lanes (relay-core/queues/slack-lanes.ts) on a real relay, real Redis/BullMQ and the fake Slack:
 // a new handoff's first DMs are posted before a backlog of DM syncs drains, and the syncs are still served while
 // more first deliveries wait than the worker can take. The queue is paused (BullMQ's own pause, as when the worker
-// is down) while the backlog is built; the assertions are on the order of the calls the fake Slack got.
+// is down) while the backlog is built; the assertions are on the order of the calls the fake Slack got. The
+// backlogs are a few hundred calls: each test gets three minutes on a loaded box (60 s was not enough there).
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
@@ -84,50 +85,50 @@ async function accept(ids: string[]): Promise<void> {
 }
 
 test('a new handoff’s first DMs are posted before a backlog of a few hundred DM syncs drains', async () => {
-  const backlog = await delivered(100, 'backlog');
+  const backlog = await delivered(50, 'backlog');
   const start = slack.calls.length;
   await queue.pause();
-  // Two syncs per thread (an accept, then a message from the sender): 200 jobs, each redrawing both DMs.
+  // Two syncs per thread (an accept, then a message from the sender): 100 jobs, each redrawing both DMs.
   await accept(backlog.map((t) => t._id));
   for (let i = 0; i < backlog.length; i += 8) {
     await Promise.all(backlog.slice(i, i + 8).map((t) => relay.rpc(senderKey, 'message/send', { task_id: t._id, message: { parts: [{ type: 'text', text: 'one more thing' }] } })));
   }
   const [fresh] = await send(1, 'the new one');
-  expect(await queue.getPrioritizedCount()).toBe(200);
+  expect(await queue.getPrioritizedCount()).toBe(100);
   await queue.resume();
   await probe.settled(120_000);
 
   const redraws = positions('chat.update', redrawsOf(backlog)).filter((i) => i >= start);
   // Every sync ran: at least one redraw of each DM per job (a job can redraw again when the thread moved meanwhile).
-  expect(redraws.length).toBeGreaterThanOrEqual(400);
+  expect(redraws.length).toBeGreaterThanOrEqual(200);
   for (const kind of ['recipient', 'sender']) {
     const [posted] = positions('chat.postMessage', postOf(fresh!, kind));
     expect(posted).toBeDefined();
-    // FIFO would post it after all of them; ahead of it are at most the syncs the worker took beside it.
+    // FIFO would post it after all of them; ahead of it are at most the syncs the worker (8 at a time) took beside it.
     const before = redraws.filter((i) => i < posted!).length;
     expect(before).toBeLessThan(redraws.length / 10);
   }
-});
+}, 180_000);
 
 test('DM syncs are still served while more first deliveries wait than the worker can take', async () => {
-  const backlog = await delivered(30, 'starve');
+  const backlog = await delivered(20, 'starve');
   const start = slack.calls.length;
   await queue.pause();
   await accept(backlog.map((t) => t._id));
-  // 60 first deliveries queued behind those 30 syncs: a stream the worker cannot keep up with.
-  const stream = await send(60, 'stream');
+  // 40 first deliveries queued behind those 20 syncs: a stream the worker cannot keep up with.
+  const stream = await send(40, 'stream');
   await queue.resume();
   await probe.settled(120_000);
 
   const firstPosts = stream.map((id) => positions('chat.postMessage', postOf(id, 'recipient'))[0]!).sort((a, b) => a - b);
-  expect(firstPosts).toHaveLength(60);
+  expect(firstPosts).toHaveLength(40);
   const redraws = positions('chat.update', redrawsOf(backlog)).filter((i) => i >= start);
-  expect(redraws.length).toBeGreaterThanOrEqual(60);
-  // By the time half the stream was posted (30 first deliveries taken, the rest still queued), strict priority
+  expect(redraws.length).toBeGreaterThanOrEqual(40);
+  // By the time half the stream was posted (20 first deliveries taken, the rest still queued), strict priority
   // would have served no sync at all; one in every FIRST_PER_SYNC + 1 jobs is a sync.
-  const halfway = firstPosts[29]!;
+  const halfway = firstPosts[19]!;
   const syncedByThen = new Set(
     slack.calls.flatMap((call, i) => (i >= start && i < halfway && call.method === 'chat.update' && redrawsOf(backlog)(call) ? [String(call.args.ts)] : [])),
   );
-  expect(syncedByThen.size).toBeGreaterThanOrEqual(Math.floor(30 / FIRST_PER_SYNC / 2));
-});
+  expect(syncedByThen.size).toBeGreaterThanOrEqual(Math.floor(20 / FIRST_PER_SYNC / 2));
+}, 180_000);
