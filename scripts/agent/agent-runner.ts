@@ -53,23 +53,33 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
   /** Auto-run: new handoffs to this teammate that a rule matches are accepted with run: true (the relay's policy still applies). */
   async function autoRun(): Promise<void> {
     const relay = new HttpRelayClient({ relayUrl: opts.relayUrl, apiKey: opts.apiKey, retryDelaysMs: [500, 1_000, 2_000, 3_000] });
+    const consider = async (threadId: string): Promise<void> => {
+      const thread = await relay.call<{ status: string; intent: string; sender: { handle: string }; recipient: { handle: string } }>('tasks/get', { task_id: threadId });
+      if (thread.status !== 'pending' || thread.sender.handle === thread.recipient.handle) return;
+      const rule = config.auto_run.find((r) => (r.from === undefined || r.from === thread.sender.handle) && (r.intent === undefined || r.intent === thread.intent));
+      if (!rule) return;
+      try {
+        await relay.call('tasks/update', { task_id: threadId, transition: 'accept', run: true });
+        log(`auto-run: accepted handoff ${threadId} from ${thread.sender.handle} (${thread.intent}) and queued a run`);
+      } catch (error) {
+        log(`auto-run: handoff ${threadId} not accepted (${(error as Error).message})`);
+      }
+    };
     let cursor: string | undefined;
     while (!stopping) {
       try {
-        const page = await relay.events({ ...(cursor !== undefined ? { since: cursor } : {}), wait_seconds: 20 });
+        if (cursor === undefined) {
+          // Where the event log is now, then what already waits: nothing that arrives in between (or while this
+          // runner was down) is missed; a handoff seen twice is accepted once (the second accept is refused).
+          cursor = (await relay.events({ wait_seconds: 0 })).cursor;
+          const waiting = await relay.call<{ items: Array<{ thread_id: string }> }>('tasks/list', { filter: { role: 'recipient', status: ['pending'] }, page: { limit: 50 } });
+          for (const item of waiting.items) await consider(item.thread_id);
+          log('auto-run: following new handoffs');
+        }
+        const page = await relay.events({ since: cursor, wait_seconds: 20 });
         cursor = page.cursor;
         for (const event of page.events) {
-          if (event.type !== 'thread.created' && event.type !== 'thread.claimed') continue;
-          const thread = await relay.call<{ status: string; intent: string; sender: { handle: string }; recipient: { handle: string } }>('tasks/get', { task_id: event.thread_id });
-          if (thread.status !== 'pending' || thread.sender.handle === thread.recipient.handle) continue;
-          const rule = config.auto_run.find((r) => (r.from === undefined || r.from === thread.sender.handle) && (r.intent === undefined || r.intent === thread.intent));
-          if (!rule) continue;
-          try {
-            await relay.call('tasks/update', { task_id: event.thread_id, transition: 'accept', run: true });
-            log(`auto-run: accepted handoff ${event.thread_id} from ${thread.sender.handle} (${thread.intent}) and queued a run`);
-          } catch (error) {
-            log(`auto-run: handoff ${event.thread_id} not accepted (${(error as Error).message})`);
-          }
+          if (event.type === 'thread.created' || event.type === 'thread.claimed') await consider(event.thread_id);
         }
       } catch (error) {
         log(`auto-run: ${(error as Error).message}`);

@@ -166,6 +166,29 @@ describe('one runner of bob', () => {
   });
 });
 
+test('auto-run rules accept and run what they match (one waiting before the runner started too), and leave the rest pending', async () => {
+  const fay = await teammate('fay@acme');
+  const carol = await teammate('carol-auto@acme');
+  // Waiting before the runner starts: a runner started in the morning picks up what matched overnight.
+  const early = await sendHandoff(relay, alice, 'fay@acme', 'overnight mode:succeed');
+  const runner = await startRunner(fay, 'fay-laptop', { auto_run: [{ from: 'alice@acme', intent: 'inform' }] });
+  try {
+    await waitUntil(async () => runner.output().includes('auto-run: following new handoffs'), 'auto-run to follow new handoffs');
+    const otherSender = await sendHandoff(relay, carol, 'fay@acme', 'from carol mode:succeed');
+    const question = await sendHandoff(relay, alice, 'fay@acme', 'a question mode:succeed', { intent: 'ask_question', metadata: { question: 'Which one?' } });
+    const matching = await sendHandoff(relay, alice, 'fay@acme', 'auto mode:succeed');
+    for (const id of [early, matching]) {
+      await waitUntil(async () => ((await ok(alice, 'tasks/get', { task_id: id })).status === 'completed' ? true : null), `${id} run to completion`);
+      expect((await ok(alice, 'tasks/get', { task_id: id })).completed_summary).toBe('All green: fixed the flaky test.');
+    }
+    // The runner took the events in order: by the time the last one ran it had passed the other two, and left them.
+    for (const id of [otherSender, question]) expect((await ok(fay, 'tasks/get', { task_id: id })).status).toBe('pending');
+    expect(runner.output().match(/auto-run: accepted handoff/g)).toHaveLength(2);
+  } finally {
+    await stopRunner(runner);
+  }
+});
+
 test('a time limit ends the agent and fails the run, leaving the handoff accepted', async () => {
   const dave = await teammate('dave@acme');
   const runner = await startRunner(dave, 'dave-box', { time_limit: '1500ms' });
