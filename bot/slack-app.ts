@@ -10,6 +10,7 @@ import type { HandoffTimers } from '../relay-core/service/handoff-timers';
 import type { ClientSetup } from './views/link-modal';
 import type { HomeDigest } from './listeners/events/app-home';
 import type { Clock } from '../relay-core/domain/clock';
+import type { ThreadWriter } from '../relay-core/domain/thread-writer';
 import { registerActions } from './listeners/actions';
 import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
@@ -28,6 +29,8 @@ export interface SlackAppDeps {
   log: Logger;
   /** The `verify` queue: Slack Accept runs there (bot/verify-accept.ts). */
   verifyJobs: JobQueue;
+  /** Thread writes of the Slack surface's own records (what a DM redrawn by a listener shows). */
+  threads: ThreadWriter;
   /** RELAY_TEAM: the team a teammate created with `/handoff link` joins. */
   team?: string;
   /** Snooze moves a handoff's next reminder (relay-core/service/handoff-timers.ts). */

@@ -4,11 +4,13 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ThreadDoc } from '../relay-core/domain/documents';
+import type { ThreadWriter } from '../relay-core/domain/thread-writer';
 import { RelayError } from '../relay-core/domain/errors';
 import { parseJob } from '../relay-core/queues/parse-job';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { threadStatusSchema } from '../relay-core/domain/schemas';
 import { handoffDm } from './blocks/handoff-dm';
+import { messageDigest, withShown } from './delivery/slack-posts';
 
 // The button only acks, shows "Verifying acceptance…" and enqueues `slack-accept`. The verdict is the same pure
 // function MCP accept_handoff runs. On success the `slack` queue redraws the DM as accepted; on a refusal this
@@ -38,14 +40,18 @@ export function slackAcceptJobId(threadId: string, actionTs: string): string {
 export interface DmDeps {
   relay: RelayService;
   client: WebClient;
+  /** Where the DM's record notes what it shows now (`shown`), so the next sync redraws it (without the notice). */
+  threads: ThreadWriter;
 }
 
 /** Redraws the thread's recorded DM from its current state, with an optional notice under the header. */
-export async function redrawDm({ relay, client }: DmDeps, thread: ThreadDoc, notice?: string): Promise<boolean> {
-  if (!thread.slack) return false;
+export async function redrawDm({ relay, client, threads }: DmDeps, thread: ThreadDoc, notice?: string): Promise<boolean> {
+  const dm = thread.slack;
+  if (!dm) return false;
   const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
   const message = handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, thread.to), ...(notice ? { notice } : {}) });
-  await client.chat.update({ channel: thread.slack.channel, ts: thread.slack.ts, ...message });
+  await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
+  await threads.writeThread(thread._id, (doc) => withShown(doc, [{ key: 'recipient', ts: dm.ts, shown: messageDigest(message) }]));
   return true;
 }
 

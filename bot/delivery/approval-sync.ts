@@ -1,12 +1,13 @@
 // The `slack` processor's work for a thread's approvals: each approver's DM (posted exactly once), a reminder
-// under it for each reminder the approval recorded, and every approver's DM redrawn as the approval stands now.
+// under it for each reminder the approval recorded, and each approver's DM redrawn when the approval as it stands
+// now draws differently from what the DM shows (its record's `shown` digest).
 import type { WebClient } from '@slack/web-api';
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { RelayService } from '../../relay-core/service/relay-service';
 import { approvalDm, approvalReminder } from '../blocks/approval-dm';
 import type { EnsurePosted } from './exactly-once-post';
-import { approvalDmKey, approvalReminderKey } from './slack-posts';
+import { approvalDmKey, approvalReminderKey, messageDigest, withShown, type Redrawn } from './slack-posts';
 
 export interface ApprovalSyncDeps {
   relay: RelayService;
@@ -16,9 +17,9 @@ export interface ApprovalSyncDeps {
   openIm: (slackUser: string) => Promise<string>;
 }
 
-/** Returns whether it posted or redrew anything. */
+/** Returns whether it posted or redrew anything. `redrawAll`: redraw DMs the records say are current too (a retried job). */
 export function approvalSync({ relay, threads, client, ensurePosted, openIm }: ApprovalSyncDeps) {
-  return async function syncApprovals(threadId: string, owner: string, people: { sender: AgentDoc | null; recipient: AgentDoc | null }): Promise<boolean> {
+  return async function syncApprovals(threadId: string, owner: string, people: { sender: AgentDoc | null; recipient: AgentDoc | null }, redrawAll = false): Promise<boolean> {
     let thread = await threads.readThread(threadId);
     if (!thread?.approvals?.length) return false;
     const inboxUrl = relay.inboxUrl(threadId);
@@ -51,18 +52,27 @@ export function approvalSync({ relay, threads, client, ensurePosted, openIm }: A
         }
       }
     }
-    // Redraw every approver's DM from the thread as it is now (decided, a vote in, the handoff cancelled …).
+    // Redraw each approver's DM that shows something else than the approval now (decided, a vote in, the handoff
+    // cancelled …); one posted by this job shows what it was posted with. Recorded unless someone drew it since.
     const latest = await threads.readThread(threadId);
     if (!latest) return changed;
+    const redrawn: Redrawn[] = [];
     for (const record of latest.approvals ?? []) {
       for (const approver of record.approvers) {
         if (!approver.slack_user_id) continue;
         const key = approvalDmKey(record.id, approver.slack_user_id);
         const dm = latest.slack_approvals?.[key];
-        if (!dm || justPosted.has(key)) continue;
-        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...approvalDm({ thread: latest, record, ...people, inboxUrl }) });
-        changed = true;
+        if (!dm) continue;
+        const message = approvalDm({ thread: latest, record, ...people, inboxUrl });
+        const shown = messageDigest(message);
+        if ((redrawAll && !justPosted.has(key) ? undefined : dm.shown) === shown) continue;
+        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
+        redrawn.push({ key, ts: dm.ts, shown, was: { shown: dm.shown } });
       }
+    }
+    if (redrawn.length > 0) {
+      await threads.writeThread(threadId, (doc) => withShown(doc, redrawn));
+      changed = true;
     }
     return changed;
   };

@@ -119,15 +119,56 @@ export function messageDigest(message: SlackMessage): string {
 
 /** The thread with `shown` on these Claim card copies (only where the copy is still the post that was drawn). */
 export function withClaimsShown(doc: ThreadDoc, drawn: ReadonlyArray<[ClaimCopy, SlackDelivery]>, shown: string): ThreadDoc | undefined {
-  const claims = { ...doc.slack_claims };
-  let changed = false;
-  for (const [copy, post] of drawn) {
-    const now = claims[copy];
-    if (!now || now.ts !== post.ts || now.shown === shown) continue;
-    claims[copy] = { ...now, shown };
-    changed = true;
+  return withShown(doc, drawn.map(([copy, post]) => ({ key: claimKey(copy), ts: post.ts, shown })));
+}
+
+/** A post drawn again (chat.update): its key, the ts drawn on, and its digest; `was`: what its record said when read. */
+export interface Redrawn {
+  key: SlackPostKey;
+  ts: string;
+  shown: string;
+  /** Present for a sync's redraw: `shown` is recorded only while the record still says this (nobody drew it since). */
+  was?: { shown: string | undefined };
+}
+
+/** A DM, an approver's DM or a Claim card copy has a delivery record; a reply or notice has only its ts. */
+function hasDelivery(key: SlackPostKey): boolean {
+  if (isApprovalKey(key) || claimCopyOf(key) !== null) return true;
+  const { sequenceNo, notice } = parseKey(key);
+  return sequenceNo === null && !notice;
+}
+
+/** The delivery record of a DM, an approver's DM or a Claim card copy; null for replies and notices. */
+function deliveryOf(doc: ThreadDoc, key: SlackPostKey): SlackDelivery | null {
+  if (!hasDelivery(key)) return null;
+  if (isApprovalKey(key)) return doc.slack_approvals?.[key] ?? null;
+  const copy = claimCopyOf(key);
+  if (copy !== null) return doc.slack_claims?.[copy] ?? null;
+  return slackDm(doc, parseKey(key).audience);
+}
+
+/** The thread with this delivery record for a DM, an approver's DM or a Claim card copy. */
+function withDelivery(doc: ThreadDoc, key: SlackPostKey, dm: SlackDelivery): ThreadDoc {
+  if (isApprovalKey(key)) return { ...doc, slack_approvals: { ...doc.slack_approvals, [key]: dm } };
+  const copy = claimCopyOf(key);
+  if (copy !== null) return { ...doc, slack_claims: { ...doc.slack_claims, [copy]: dm } };
+  return parseKey(key).audience === 'recipient' ? { ...doc, slack: dm } : { ...doc, slack_sender: dm };
+}
+
+/**
+ * The thread with `shown` recorded on these redrawn posts, each only where the record is still the post drawn on
+ * and, for a sync's redraw (`was`), still says what the sync read before drawing: whoever drew it since (another
+ * job, a button's notice) recorded their own, and the next sync compares with that (at worst one redraw more).
+ */
+export function withShown(doc: ThreadDoc, redrawn: readonly Redrawn[]): ThreadDoc | undefined {
+  let next = doc;
+  for (const post of redrawn) {
+    const now = deliveryOf(next, post.key);
+    if (!now || now.ts !== post.ts || now.shown === post.shown) continue;
+    if (post.was && now.shown !== post.was.shown) continue;
+    next = withDelivery(next, post.key, { ...now, shown: post.shown });
   }
-  return changed ? { ...doc, slack_claims: claims } : undefined;
+  return next === doc ? undefined : next;
 }
 
 /** The thread with the post recorded (first record wins) and any claim carrying the same marker cleared. */
@@ -139,13 +180,7 @@ export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: s
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
     const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at, ...(post.shown ? { shown: post.shown } : {}) };
-    const copy = claimCopyOf(key);
-    const { audience, sequenceNo, notice } = isApprovalKey(key) ? { audience: null, sequenceNo: null, notice: false } : parseKey(key);
-    if (isApprovalKey(key)) next = { ...next, slack_approvals: { ...next.slack_approvals, [key]: dm } };
-    else if (copy !== null) next = { ...next, slack_claims: { ...next.slack_claims, [copy]: dm } };
-    else if (sequenceNo !== null || notice) next = { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
-    else if (audience === 'recipient') next = { ...next, slack: dm };
-    else next = { ...next, slack_sender: dm };
+    next = hasDelivery(key) ? withDelivery(next, key, dm) : { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
   }
   if (clearsClaim) {
     const { [key]: _cleared, ...rest } = next.slack_pending ?? {};

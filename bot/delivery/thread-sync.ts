@@ -20,7 +20,9 @@ import {
   slackDm,
   unclaimedNoticeKey,
   withClaimsShown,
+  withShown,
   type ClaimCopy,
+  type Redrawn,
   type SlackAudience,
   type SlackPostKey,
 } from './slack-posts';
@@ -261,7 +263,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     if (!latest) return 'skipped';
     const people = await participants(latest);
     // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
-    const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people) : false;
+    const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people, redrawAll) : false;
     if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
     const audiences = audiencesOf(latest, people);
     if (audiences.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
@@ -269,16 +271,12 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     let wrote = false;
     const reread = async () => (wrote ? threads.readThread(threadId) : latest);
 
-    // 1. The DMs. `fresh` remembers which state (outbox length) each DM shows, so it is not redrawn for nothing.
-    const fresh = new Map<SlackAudience, number>();
+    // 1. The DMs, each recorded with a digest of what it shows (`shown`), so it is redrawn only when that changes.
     let anyPosted = false;
     for (const audience of audiences) {
       const target = { channel: () => openIm(audience.slackUser), thread_ts: null };
       const result = await ensurePosted(threadId, audience.name, owner, target, async (t) => renderDm(t, people, audience.name), latest);
-      if (result.posted) {
-        fresh.set(audience.name, result.thread.outbox.length);
-        anyPosted = true;
-      }
+      if (result.posted) anyPosted = true;
       if (result.wrote) wrote = true;
     }
 
@@ -302,21 +300,32 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       if (notices.wrote) wrote = true;
     }
 
-    // 3. Redraw each DM from the current thread, and again while the thread changes under us: after an
-    // update this job re-reads, so a slower job that drew an older state is always followed by a newer one.
+    // 3. Redraw each DM whose rendering from the current thread differs from what it shows (its record's `shown`,
+    // or what this job drew on it), and again while the thread changes under us: after an update this job
+    // re-reads, so a slower job that drew an older state is always followed by a newer one. Each redraw is
+    // recorded in the thread's versioned write (withShown), unless someone drew the DM since this job read it.
     let updated = false;
+    const drawn = new Map<SlackAudience, string>();
+    let peopleNow = people;
     for (let round = 0; round < 5; round += 1) {
       latest = await reread();
       if (!latest) break;
-      const seen = latest.outbox.length;
-      const stale = audiences.filter((a) => slackDm(latest!, a.name) && fresh.get(a.name) !== seen);
-      if (stale.length === 0) break;
-      const peopleNow = await participants(latest);
-      for (const audience of stale) {
-        const dm = slackDm(latest, audience.name)!;
-        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...renderDm(latest, peopleNow, audience.name) });
-        fresh.set(audience.name, seen);
+      if (round > 0) peopleNow = await participants(latest);
+      const stale: Array<{ audience: SlackAudience; dm: SlackDelivery; redrawn: Redrawn; message: SlackMessage }> = [];
+      for (const audience of audiences) {
+        const dm = slackDm(latest, audience.name);
+        if (!dm) continue;
+        const message = renderDm(latest, peopleNow, audience.name);
+        const digest = messageDigest(message);
+        if ((drawn.get(audience.name) ?? (redrawAll ? undefined : dm.shown)) === digest) continue;
+        stale.push({ audience: audience.name, dm, message, redrawn: { key: audience.name, ts: dm.ts, shown: digest, was: { shown: dm.shown } } });
       }
+      if (stale.length === 0) break;
+      for (const { audience, dm, message, redrawn } of stale) {
+        await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
+        drawn.set(audience, redrawn.shown);
+      }
+      await threads.writeThread(threadId, (doc) => withShown(doc, stale.map((s) => s.redrawn)));
       updated = wrote = true;
     }
     // 4. A reassigned handoff's earlier recipients: each old DM is redrawn once to say where it went.

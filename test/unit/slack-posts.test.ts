@@ -1,6 +1,6 @@
 // The pure rules behind exactly-once Slack posting: what is recorded, what may be claimed, which DM a message is.
 import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
-import { earlierRepliesRecorded, messageDigest, recordedTs, withClaim, withClaimsShown, withoutClaim, withRecord } from '../../bot/delivery/slack-posts';
+import { earlierRepliesRecorded, messageDigest, recordedTs, withClaim, withClaimsShown, withoutClaim, withRecord, withShown } from '../../bot/delivery/slack-posts';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const thread = (over: Partial<ThreadDoc> = {}) => ({ _id: 't', slack: null, ...over }) as ThreadDoc;
@@ -65,4 +65,22 @@ test('a Claim card copy records what it shows: from its post, then from each red
   expect(withClaimsShown(posted, drawn, 'redrawn')!.slack_claims!.U1!.shown).toBe('redrawn');
   // A record that is not the post drawn (another ts) is left as it is.
   expect(withClaimsShown(posted, [['U1', { channel: 'D1', ts: '9.9', posted_at: at }]], 'redrawn')).toBeUndefined();
+});
+
+test('a DM or approver’s DM records a redraw only while it is that post and nobody drew it since the sync read it', () => {
+  const posted = withRecord(withRecord(thread(), 'recipient', { channel: 'D1', ts: '1.1', shown: 'posted' }, at)!, 'approval:t_a1:U9', { channel: 'D9', ts: '9.1', shown: 'asked' }, at)!;
+  const redrawn = withShown(posted, [
+    { key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'posted' } },
+    { key: 'approval:t_a1:U9', ts: '9.1', shown: 'voted', was: { shown: 'asked' } },
+  ])!;
+  expect(redrawn.slack).toEqual({ channel: 'D1', ts: '1.1', posted_at: at, shown: 'accepted' });
+  expect(redrawn.slack_approvals!['approval:t_a1:U9']!.shown).toBe('voted');
+  // Someone drew it since (a button's notice recorded 'verifying'): the sync's record gives way; an unconditional one does not.
+  const noticed = withShown(posted, [{ key: 'recipient', ts: '1.1', shown: 'verifying' }])!;
+  expect(withShown(noticed, [{ key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'posted' } }])).toBeUndefined();
+  expect(withShown(noticed, [{ key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'verifying' } }])!.slack!.shown).toBe('accepted');
+  // Another post under the key (a new DM), the same digest, or a key without a record (a reply): nothing to write.
+  expect(withShown(posted, [{ key: 'recipient', ts: '7.7', shown: 'accepted' }])).toBeUndefined();
+  expect(withShown(posted, [{ key: 'recipient', ts: '1.1', shown: 'posted' }])).toBeUndefined();
+  expect(withShown(posted, [{ key: 'sender', ts: '1.1', shown: 'x' }, { key: 'recipient:1', ts: '1.1', shown: 'x' }])).toBeUndefined();
 });

@@ -2,6 +2,7 @@
 import type { JobQueue } from '../../../relay-core/queues/bullmq-queues';
 import type { RelayService } from '../../../relay-core/service/relay-service';
 import type { WebClient } from '@slack/web-api';
+import type { ThreadWriter } from '../../../relay-core/domain/thread-writer';
 import type { Logger } from 'pino';
 import { redrawDm, SLACK_ACCEPT_JOB, slackAcceptJobId, VERIFYING_NOTICE, type SlackAcceptJob } from '../../verify-accept';
 import { checkClick, explain, type ButtonArgs, type CheckedClick } from './button-click';
@@ -12,6 +13,8 @@ export interface AcceptButtonDeps {
   relay: RelayService;
   verifyJobs: JobQueue;
   log: Logger;
+  /** Where a redrawn DM's record notes what it shows (bot/verify-accept.ts redrawDm). */
+  threads: ThreadWriter;
 }
 
 export function acceptButton(deps: AcceptButtonDeps) {
@@ -24,8 +27,8 @@ export function acceptButton(deps: AcceptButtonDeps) {
 }
 
 /** Shows "Verifying acceptance…" and enqueues the accept job (`run`: Hand to my agent queues a run after it). */
-export async function enqueueSlackAccept({ relay, verifyJobs, log }: AcceptButtonDeps, args: ButtonArgs, click: CheckedClick, opts: { button: string; run?: boolean }): Promise<void> {
-  const dm = { relay, client: args.client as WebClient };
+export async function enqueueSlackAccept({ relay, verifyJobs, log, threads }: AcceptButtonDeps, args: ButtonArgs, click: CheckedClick, opts: { button: string; run?: boolean }): Promise<void> {
+  const dm = { relay, client: args.client as WebClient, threads };
   await redrawDm(dm, click.thread, VERIFYING_NOTICE).catch((error: Error) => log.warn({ thread_id: click.thread._id, err: error.message }, 'could not show the verifying notice'));
   const job: SlackAcceptJob = {
     thread_id: click.thread._id,
