@@ -40,6 +40,9 @@ const REPORT_MAX = 8_000;
 
 type EndCause = 'stopped' | 'time_limit' | 'shutdown' | 'lost' | null;
 
+/** The group leader every agent is started through (agent-watchdog.ts, compiled beside this file). */
+const WATCHDOG = join(__dirname, 'agent-watchdog.js');
+
 /** Sends `signal` to the agent's whole process group (it was spawned detached, so its pid is the group id). */
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
@@ -137,7 +140,8 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
       log,
     });
     // The handoff's text reaches the agent only inside the file: argv holds the runner's own words and the path.
-    const spawned = spawn(argv[0]!, argv.slice(1), { cwd: workdir, env, detached: true, shell: false, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Through the watchdog (the group's leader), which ends the group if this runner dies without a word.
+    const spawned = spawn(process.execPath, [WATCHDOG, String(process.pid), ...argv], { cwd: workdir, env, detached: true, shell: false, stdio: ['ignore', 'pipe', 'pipe'] });
     child = spawned;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
       spawned.once('error', (error) => resolve({ code: null, signal: null, error }));

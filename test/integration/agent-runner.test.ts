@@ -203,15 +203,17 @@ test('a time limit ends the agent and fails the run, leaving the handoff accepte
   }
 });
 
-test('a runner killed mid-run loses the lease; a second runner takes the run over and it is reported once', async () => {
+test('a runner killed mid-run takes its agent with it and loses the lease; a second runner takes the run over and it is reported once', async () => {
   const erin = await teammate('erin@acme');
   const first = await startRunner(erin, 'erin-a');
   const { id, runId } = await handToAgent(erin, 'erin@acme', 'long work mode:slow');
   await waitUntil(async () => (await ok(erin, 'runs/get', { run_id: runId })).progress.batches >= 1, 'the first runner to report progress');
-  // The machine dies: the runner and its agent's process group, without a word to the relay.
+  // The runner dies (SIGKILL, out of memory) without a word to the relay: its agent must not go on working, since
+  // another runner is about to take the run over. The watchdog that leads the agent's process group ends it.
   const agentPid = Number((await readFile(join(first.workdir, 'invocations.log'), 'utf8')).trim().split(' ')[1]);
+  expect(alive(agentPid)).toBe(true);
   first.child.kill('SIGKILL');
-  process.kill(-agentPid, 'SIGKILL');
+  await waitUntil(async () => !alive(agentPid), 'the dead runner\'s agent to be ended');
   const second = await startRunner(erin, 'erin-b');
   try {
     const run = await runEnds(erin, runId);
@@ -227,6 +229,18 @@ test('a runner killed mid-run loses the lease; a second runner takes the run ove
   } finally {
     await stopRunner(second);
   }
+});
+
+test('an agent that would run forever does not outlive its runner: a SIGKILLed runner\'s watchdog ends the group', async () => {
+  const gus = await teammate('gus@acme');
+  const runner = await startRunner(gus, 'gus-laptop');
+  const { runId } = await handToAgent(gus, 'gus@acme', 'forever mode:hang');
+  const pidFile = join(runner.workdir, `pids-${runId}.json`);
+  await waitUntil(async () => existsSync(pidFile), 'the hanging agent to start');
+  const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { agent: number; grandchild: number };
+  expect(alive(pids.agent) && alive(pids.grandchild)).toBe(true);
+  runner.child.kill('SIGKILL');
+  await waitUntil(async () => !alive(pids.agent) && !alive(pids.grandchild), 'the agent and its grandchild to be ended');
 });
 
 test('two runners for one teammate: each run is worked by exactly one of them', async () => {
