@@ -59,11 +59,11 @@ export async function redrawDm({ relay, client, threads }: DmDeps, thread: Threa
 export type VerifyAcceptOutcome = 'accepted' | 'refused' | 'held' | 'unchanged';
 
 /** What the person who pressed Accept reads when a policy holds it: who must approve, and that nothing is owed. */
-function heldNotice(details: unknown): string {
+function heldNotice(details: unknown, what = 'your Accept', then = 'It is applied as yours then'): string {
   const held = details as { approvers?: string[]; quorum?: number; rule_id?: string } | undefined;
   const who = held?.approvers?.join(', ') || 'an approver';
   const quorum = held?.quorum && held.quorum > 1 ? ` (${held.quorum} of them)` : '';
-  return `Waiting for approval: policy rule ${held?.rule_id ?? ''} holds your Accept until ${who} approve${quorum}. It is applied as yours then; nothing to do meanwhile.`;
+  return `Waiting for approval: policy rule ${held?.rule_id ?? ''} holds ${what} until ${who} approve${quorum}. ${then}; nothing to do meanwhile.`;
 }
 
 export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
@@ -100,7 +100,10 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
     } catch (error) {
       if (!(error instanceof RelayError)) throw error;
       const thread = await relay.threadById(data.thread_id);
-      const notice = `Accepted, but not handed to your agent: ${error.message}.`;
+      const notice =
+        error.code === 'approval_pending'
+          ? `Accepted. ${heldNotice(error.details, 'your Hand to my agent', 'The run is queued for your agent then')}`
+          : `Accepted, but not handed to your agent: ${error.message}.`;
       const shown = thread ? await redrawDm(deps, thread, notice) : false;
       if (!shown) await tellClicker(data.response_url, notice);
     }

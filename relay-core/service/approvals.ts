@@ -51,7 +51,8 @@ export interface ApprovalAppliers {
   /** An approved transition, in the thread write that records the approval. */
   transition: ApplyApproved;
   /**
-   * An approved message.append or draft.attach, appended as its actor through the normal append: exactly once
+   * An approved message.append or draft.attach, appended as its actor through the normal append (or an approved
+   * handoff.run, queued as its actor): exactly once
    * per approval however often it is asked (the approval id is its idempotency key). What was appended, or why not.
    */
   message: (doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc) => Promise<{ message: string } | { refusal: string }>;
@@ -59,9 +60,9 @@ export interface ApprovalAppliers {
   recheck: (doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc) => Promise<string | null>;
 }
 
-/** The held calls applied after their approval by an append, not in the approval's own thread write. */
+/** The held calls applied after their approval (an append, a run queued), not in the approval's own thread write. */
 export function isMessageAction(action: PolicyAction): boolean {
-  return action === 'message.append' || action === 'draft.attach';
+  return action === 'message.append' || action === 'draft.attach' || action === 'handoff.run';
 }
 
 export interface ApprovalsDeps {

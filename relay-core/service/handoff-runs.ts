@@ -105,7 +105,8 @@ export class HandoffRuns {
    * Queues a run of an accepted handoff for its recipient's agent; a run already queued or running is the answer
    * (asking twice is one run). After a run ended, asking again queues a new one.
    */
-  async request(caller: AgentDoc, threadId: string, via: Surface, sessionId?: string): Promise<RunView> {
+  /** `approved`: a person approved this run under a require_approval rule, so the policy is not asked again. */
+  async request(caller: AgentDoc, threadId: string, via: Surface, sessionId?: string, opts: { approved?: boolean } = {}): Promise<RunView> {
     const { store } = this.deps;
     const thread = await store.readThread(threadId);
     if (!thread) throw new RelayError('thread_not_found', `No thread ${threadId}`);
@@ -114,7 +115,7 @@ export class HandoffRuns {
     }
     if (thread.run && !isFinishedRun(thread.run.status)) return this.viewOf(thread.run.id);
     this.assertRunnable(thread);
-    await this.deps.gate(caller, threadId, via, sessionId);
+    if (!opts.approved) await this.deps.gate(caller, threadId, via, sessionId);
     const now = this.deps.clock.now();
     const run = newRun({ id: randomUUID(), thread_id: threadId, handle: caller.handle, by: caller.handle, via, now });
     await store.runs.insert(run);

@@ -152,9 +152,9 @@ export class RelayService {
       clock: this.clock,
       log: deps.log,
       settings: { ...DEFAULT_RUN_SETTINGS, ...deps.runs },
-      // A require_approval rule cannot hold a run (args null): it answers policy_denied, saying so.
+      // A require_approval rule holds the run (approval_pending); approved, applyApprovedMessage queues it.
       gate: async (caller, threadId, via, sessionId) => {
-        await this.policyFor(caller, threadId, 'handoff.run', via, sessionId, null);
+        await this.policyFor(caller, threadId, 'handoff.run', via, sessionId, { task_id: threadId });
       },
       complete: (caller, request, via, key) => this.transition(caller, request, via, key),
       append: (caller, request, via, key) => this.appendMessage(caller, request, via, key),
@@ -604,7 +604,7 @@ export class RelayService {
     const { hold: rule, ...plain } = stamp;
     // A call with no arguments to apply later (null) cannot wait: it is refused, saying so.
     if (!args) {
-      throw new RelayError('policy_denied', `Policy rule ${rule.id} holds ${action} for approval by ${rule.approvers.join(', ')}, and only handoff creates, transitions, messages and drafts can wait for approval; ask an admin to allow, deny or rate-limit ${action} instead`, {
+      throw new RelayError('policy_denied', `Policy rule ${rule.id} holds ${action} for approval by ${rule.approvers.join(', ')}, and only handoff creates, transitions, messages, drafts and runs can wait for approval; ask an admin to allow, deny or rate-limit ${action} instead`, {
         rule_id: rule.id,
         policy_version: plain.policy_version,
       });
@@ -616,7 +616,17 @@ export class RelayService {
    * An approved message.append or draft.attach, appended as its actor by the normal append; the approval id is the
    * idempotency key, so however many processes finish the approval the message is appended once.
    */
-  private readonly applyApprovedMessage: ApprovalAppliers['message'] = async (_doc, record, actor) => {
+  private readonly applyApprovedMessage: ApprovalAppliers['message'] = async (doc, record, actor) => {
+    if (record.action === 'handoff.run') {
+      // Queued once however often it is asked: an active run of the thread is the one this approval queued.
+      try {
+        const run = await this.runs.request(actor, doc._id, record.via, undefined, { approved: true });
+        return { message: `${record.action} was applied as ${actor.handle} (run ${run.run_id} ${run.status})` };
+      } catch (error) {
+        if (error instanceof RelayError && error.code !== 'internal' && error.code !== 'state_changed' && error.code !== 'unavailable') return { refusal: error.message };
+        throw error;
+      }
+    }
     const request = record.args as unknown as AppendRequest;
     try {
       const done = await this.ledger.run(actor.handle, `approval:${record.id}`, { method: 'append', ...request }, (turn) => this.appender.append(actor, request, record.via, turn));

@@ -11,13 +11,19 @@ let relay: TestRelay;
 let alice: string;
 let bob: string;
 let carol: string;
+let dan: string;
 const policyFile = join(tmpdir(), `runs-policy-${process.pid}.yaml`);
 
 beforeAll(async () => {
-  await writeFile(policyFile, 'rules:\n  - { id: no-runs-for-carol, match: { action: handoff.run, actor: { handle: carol@acme } }, effect: deny, reason: carol runs by hand }\n');
+  await writeFile(
+    policyFile,
+    'rules:\n' +
+      '  - { id: no-runs-for-carol, match: { action: handoff.run, actor: { handle: carol@acme } }, effect: deny, reason: carol runs by hand }\n' +
+      '  - { id: dan-runs-need-alice, match: { action: handoff.run, actor: { handle: dan@acme } }, effect: require_approval, approvers: [alice@acme] }\n',
+  );
   // Progress at most once a minute per run: the too-soon test's second batch is too soon however slow the box.
   relay = await startTestRelay({ name: 'handoff_runs', env: { RELAY_RUN_LEASE: '1500ms', RELAY_RUN_PROGRESS_INTERVAL: '60s', RELAY_POLICY_FILE: policyFile } });
-  [alice, bob, carol] = await Promise.all(['alice@acme', 'bob@acme', 'carol@acme'].map((handle) => relay.register({ handle })));
+  [alice, bob, carol, dan] = await Promise.all(['alice@acme', 'bob@acme', 'carol@acme', 'dan@acme'].map((handle) => relay.register({ handle })));
 });
 
 afterAll(async () => {
@@ -146,6 +152,29 @@ test('only the recipient asks for a run, of an accepted handoff; the policy can 
   expect(denied).toMatchObject({ code: 'policy_denied', message: expect.stringContaining('carol runs by hand') });
   // The accept itself went through; only the run was refused.
   expect((await ok(carol, 'tasks/get', { task_id: toCarol })).status).toBe('accepted');
+});
+
+test('a require_approval rule holds the run: the accept goes through, the run waits, and once approved it is queued once', async () => {
+  const id = await sendHandoff(relay, alice, 'dan@acme', 'needs a yes first');
+  const held = await refused(dan, 'tasks/update', { task_id: id, transition: 'accept', run: true });
+  expect(held).toMatchObject({ code: 'approval_pending', data: { details: { approvers: ['alice@acme'], rule_id: 'dan-runs-need-alice' } } });
+  const approvalId = held.data.details.approval_id as string;
+  expect((await ok(dan, 'tasks/get', { task_id: id })).status).toBe('accepted');
+  // Asking again is the same approval, and nothing is queued meanwhile.
+  expect((await refused(dan, 'runs/request', { task_id: id })).data.details.approval_id).toBe(approvalId);
+  expect((await ok(dan, 'runs/claim', { runner: 'dan-laptop', wait_seconds: 0 })).run).toBeNull();
+
+  expect((await relay.rest('POST', `/approvals/${approvalId}/approve`, alice, {})).status).toBe(200);
+  const run = await waitUntil(async () => (await ok(dan, 'runs/claim', { runner: 'dan-laptop', wait_seconds: 1 })).run, 'the approved run to be queued');
+  expect(run).toMatchObject({ task_id: id });
+  const approval = await waitUntil(async () => {
+    const { approvals } = await ok(dan, 'approvals/get', { approval_id: approvalId });
+    return approvals[0].outcome ? approvals[0] : null;
+  }, 'the approval outcome');
+  expect(approval).toMatchObject({ status: 'approved', outcome: { applied: true, message: expect.stringContaining(`handoff.run was applied as dan@acme (run ${run.run_id}`) } });
+  const doc = await relay.store.readThread(id);
+  expect(doc?.outbox.filter((e) => e.type === 'run.queued')).toHaveLength(1);
+  await ok(dan, 'runs/finish', { run_id: run.run_id, lease_id: run.lease_id, outcome: 'stopped', reason: 'stopped' });
 });
 
 test('progress is bounded: a batch too soon is rate_limited with a retry time, one too large is invalid_params', async () => {
