@@ -61,7 +61,7 @@ export interface ApprovalAppliers {
 }
 
 /** The held calls applied after their approval (an append, a run queued), not in the approval's own thread write. */
-export function isMessageAction(action: PolicyAction): boolean {
+export function isAppliedAfterApproval(action: PolicyAction): boolean {
   return action === 'message.append' || action === 'draft.attach' || action === 'handoff.run';
 }
 
@@ -309,7 +309,7 @@ export class Approvals {
       };
       // A vote that reaches the quorum asks the policy in force again first: one changed to deny since applies nothing.
       const reaches = castVote(record, voter, decision, this.deps.clock.now(), via, reason).kind === 'approved';
-      const refusal = reaches && actor && this.appliers && !isMessageAction(record.action) ? await this.appliers.recheck(seen, record, actor) : null;
+      const refusal = reaches && actor && this.appliers && !isAppliedAfterApproval(record.action) ? await this.appliers.recheck(seen, record, actor) : null;
       const planned = this.vote(seen, record, voter, decision, via, this.deps.clock.now(), reason, actor, emit, refusal).event;
       const event = planned ? emit(planned) : null;
       let result: Planned | undefined;
@@ -333,7 +333,7 @@ export class Approvals {
       if (voter.admin) await this.auditAdmin(threadId, result.record, voter, decision);
       let final = result.record;
       let message = result.message;
-      if (final.status === 'approved' && isMessageAction(final.action) && !final.outcome) {
+      if (final.status === 'approved' && isAppliedAfterApproval(final.action) && !final.outcome) {
         final = await this.finishHeld(threadId, id);
         message = final.outcome?.applied ? `Approved: ${final.outcome.message}.` : `Approval ${id} is approved, but ${final.outcome?.message ?? 'it is still being applied'}.`;
       }
@@ -429,7 +429,7 @@ export class Approvals {
     if (!this.appliers) return notApplied('this relay cannot apply it');
     if (refusal) return notApplied(refusal);
     // An approved append is applied right after this write (finishHeld): the record waits for its outcome meanwhile.
-    if (isMessageAction(record.action)) return { record, next: withRecord(thread, record), message: `Approved: ${record.action} is being applied as ${record.actor}.` };
+    if (isAppliedAfterApproval(record.action)) return { record, next: withRecord(thread, record), message: `Approved: ${record.action} is being applied as ${record.actor}.` };
     const done = finished(record, now, true, `${record.action} was applied as ${record.actor}`);
     const applied = this.appliers.transition(withRecord(thread, done), done, actor, emit, now);
     if ('refusal' in applied) return notApplied(applied.refusal);
@@ -444,7 +444,7 @@ export class Approvals {
    */
   async finishHeld(threadId: string, id: string): Promise<ApprovalRecord> {
     const { thread, record } = await this.get(id);
-    if (record.status !== 'approved' || record.outcome || !isMessageAction(record.action)) return record;
+    if (record.status !== 'approved' || record.outcome || !isAppliedAfterApproval(record.action)) return record;
     const actor = await this.deps.teammates.get(record.actor);
     let outcome: { applied: boolean; message: string };
     if (stateVersion(thread) !== record.state_version) outcome = { applied: false, message: `nothing was applied: the thread changed since it was asked (it is ${thread.status} now)` };
@@ -608,7 +608,7 @@ export class Approvals {
         await this.deps.store.openApprovals.close(entry._id);
         continue;
       }
-      if (found.record.status === 'approved' && isMessageAction(found.record.action) && !found.record.outcome) {
+      if (found.record.status === 'approved' && isAppliedAfterApproval(found.record.action) && !found.record.outcome) {
         await this.finishHeld(found.thread._id, entry._id);
         continue;
       }
@@ -653,7 +653,7 @@ const OPEN_READ_LIMIT = 5_000;
 
 /** Still the sweep's to look at: pending, or approved and its append not applied yet. */
 function isOpen(record: ApprovalRecord): boolean {
-  return record.status === 'pending' || (record.status === 'approved' && isMessageAction(record.action) && !record.outcome);
+  return record.status === 'pending' || (record.status === 'approved' && isAppliedAfterApproval(record.action) && !record.outcome);
 }
 
 function withRecord(thread: ThreadDoc, record: ApprovalRecord): ThreadDoc {

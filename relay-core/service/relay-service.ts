@@ -590,7 +590,7 @@ export class RelayService {
     action: Parameters<PolicyGate['check']>[0]['action'],
     via: Surface,
     sessionId: string | undefined,
-    args: Record<string, unknown> | null,
+    args: Record<string, unknown>,
   ): Promise<PolicyStamp | undefined> {
     if (!this.policy) return undefined;
     const doc = await this.store.readThread(threadId);
@@ -602,13 +602,6 @@ export class RelayService {
     if (stamp === 'replay') return undefined;
     if (!isHeld(stamp)) return stamp;
     const { hold: rule, ...plain } = stamp;
-    // A call with no arguments to apply later (null) cannot wait: it is refused, saying so.
-    if (!args) {
-      throw new RelayError('policy_denied', `Policy rule ${rule.id} holds ${action} for approval by ${rule.approvers.join(', ')}, and only handoff creates, transitions, messages, drafts and runs can wait for approval; ask an admin to allow, deny or rate-limit ${action} instead`, {
-        rule_id: rule.id,
-        policy_version: plain.policy_version,
-      });
-    }
     return this.approvals.request(caller, doc, { action, args, via, rule, stamp: plain, sender, recipient });
   }
 
