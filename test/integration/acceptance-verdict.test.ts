@@ -2,13 +2,17 @@
 // accept and the Slack Accept button: every result code end to end on a real relay, and the same verdict over MCP
 // and JSON-RPC for the same input (the pure function's own cases are in test/unit/acceptance-verdict.test.ts).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { canonicalHash } from '../../relay-core/domain/canonical-json';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { HANDOFF_TOKEN_TTL_MS } from '../../relay-core/service/handoff-tokens';
+import { timerJobId } from '../../relay-core/service/timer-queue';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
 import { clickButton, type ButtonClick } from '../helpers/slack-requests';
+import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { sendHandoff } from '../helpers/handoffs';
 
@@ -37,8 +41,23 @@ afterAll(async () => {
 
 const PROJECT = { project_id: 'proj-1', repo: 'acme/web' };
 
-/** Every handoff token minted so far expires: the relay's clock moves past a token's lifetime. */
-async function expireTokens(on: TestClock): Promise<void> {
+/**
+ * Every handoff token minted so far expires: the relay's clock moves past a token's lifetime. First each of
+ * `threads` has its timer armed (the worker does it after the thread's event): arming after the move would find
+ * the handoff's expiry already due and expire the thread while the case compares statuses.
+ */
+async function expireTokens(on: TestClock, of: TestRelay, threads: readonly string[]): Promise<void> {
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const verify = new Queue('verify', { connection, prefix: of.config.queuePrefix });
+  try {
+    for (const id of threads) {
+      const timer = await waitUntil(async () => (await of.store.timers.findOne({ _id: id })) ?? undefined, `the timer of ${id} written`);
+      await waitUntil(async () => verify.getJob(timerJobId({ thread_id: id, step: timer.step, attempt: timer.attempt })), `the timer of ${id} armed`);
+    }
+  } finally {
+    await verify.close();
+    connection.disconnect();
+  }
   on.advance(HANDOFF_TOKEN_TTL_MS + 1_000);
 }
 
@@ -99,7 +118,7 @@ test('STALE_HANDOFF already_consumed', async () => {
 
 test('STALE_HANDOFF expired (the relay\'s clock has passed the token\'s lifetime)', async () => {
   const h = await handoff();
-  await expireTokens(clock);
+  await expireTokens(clock, relay, [h.id]);
   const result = await accept(h.id, { goal_token: h.token });
   expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'expired' } });
   expect(await statusOf(h.id)).toBe('pending');
@@ -178,7 +197,7 @@ const SAME_INPUT_CASES: SameInputCase[] = [
   {
     result: 'STALE_HANDOFF',
     reason: 'expired',
-    before: () => expireTokens(clock),
+    before: (h) => expireTokens(clock, relay, [h.id]),
     input: (h) => ({ goal_token: h.token, delivery_source: 'slack_dm' }),
   },
   { result: 'STALE_HANDOFF', reason: 'wrong_project', input: (h) => ({ goal_token: h.token, project_id: 'proj-2' }) },
@@ -232,7 +251,7 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
   const send = (metadata: Record<string, unknown>) => sendHandoff(bot, from, 'recipient@acme', 'work', { metadata });
 
   const botClock = new TestClock();
-  const expire = () => expireTokens(botClock);
+  const expire = (id: string) => expireTokens(botClock, bot, [id]);
 
   const SLACK_CASES: Array<{ result: string; metadata: Record<string, unknown>; before?: (id: string) => Promise<unknown> }> = [
     { result: 'ok', metadata: { project: PROJECT } },
