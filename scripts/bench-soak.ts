@@ -12,6 +12,8 @@ import type { PhaseServers } from './bench-measure';
 import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
+  /** The bench's own FerretDB (null with MONGODB_URL): its RSS is sampled beside the relay's. */
+  ferretPid: number | null;
   durationSeconds: number;
   sampleSeconds: number;
   /** Handoffs per second. */
@@ -103,13 +105,14 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     const started = Date.now();
     opts.out('');
     opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack, the recipient's webhook on loopback`);
-    opts.out('   t s   RSS MiB   handoffs   DMs  webhooks');
+    opts.out(`   t s   RSS MiB   handoffs   DMs  webhooks${opts.ferretPid ? '  FerretDB RSS MiB' : ''}`);
     const sample = async () => {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`);
       const mib = await rssMiB(child.pid!);
+      const ferret = opts.ferretPid ? `  ${(await rssMiB(opts.ferretPid)).toFixed(1).padStart(16)}` : '';
       const at = Math.round((Date.now() - started) / 1000);
       samples.push({ at, mib });
-      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}`);
+      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}${ferret}`);
     };
     while (Date.now() - started < opts.durationSeconds * 1000) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(opts.sampleSeconds * 1000, opts.durationSeconds * 1000 - (Date.now() - started))));

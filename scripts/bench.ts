@@ -258,6 +258,7 @@ async function main(): Promise<number> {
         mongodbUrl: servers.mongodbUrl,
         redisUrl: servers.redisUrl,
         runId: servers.runId,
+        ferretPid: servers.ferretPid,
         durationSeconds: settings.soakSeconds,
         sampleSeconds: settings.soakSampleSeconds,
         rate: settings.soakRate,
