@@ -88,12 +88,15 @@ export interface MessageDoc {
 }
 
 /**
- * Copies of a thread's messages k*B+1 .. (k+1)*B (store/message-blocks.ts), written once all of them are counted
- * and never changed: `_id` `${thread_id}:b${k}`. A message too big to copy is left out (read by its own `_id`).
+ * Copies of a thread's messages `first` .. `first` + 16*4^level - 1 (store/message-blocks.ts), written once all of
+ * them are counted and never changed: `_id` `${thread_id}:b${level}.${index}`. A message too big to copy is left
+ * out (read by its own `_id`).
  */
 export interface MessageBlockDoc {
   _id: string;
   thread_id: string;
+  level: number;
+  first: number;
   messages: MessageDoc[];
   at: Date;
 }

@@ -141,9 +141,9 @@ export class MessageAppender {
       if (written.after) countedOn = written.before;
       return written.after;
     });
-    // Whoever counts a block's last message writes the block; if that fails, readers read its messages instead.
+    // Whoever counts a block's last message writes the blocks it completes; if that fails, readers read their parts instead.
     if (blocks && countedOn) {
-      await blocks.completeBlock(countedOn, message).catch((error: unknown) => {
+      await blocks.completeBlocks(countedOn, message).catch((error: unknown) => {
         this.deps.log.warn({ err: error, thread_id: threadId, sequence_no: message.sequence_no }, 'message block not written');
       });
     }

@@ -67,7 +67,7 @@ export class MongoStore {
   readonly threads: Collection<ThreadDoc>;
   readonly threadWrites: Collection<ThreadWriteDoc>;
   readonly messages: Collection<MessageDoc>;
-  /** Immutable copies of 16 messages each (message-blocks.ts); written only where `blocks` is non-null. */
+  /** Immutable copies of 16, 64 or 256 messages each (message-blocks.ts); written only where `blocks` is non-null. */
   readonly messageBlocks: Collection<MessageBlockDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
   readonly policies: Collection<PolicyDoc>;

@@ -1,8 +1,9 @@
 // What reading a thread's messages costs on FerretDB, counted on the driver's command monitoring: tasks/get reads
-// the thread's blocks of 16 (`message_blocks`) and its tail from the thread itself, not one `messages` read per
-// message; a block or tail that is missing (older threads, a writer that stopped, big messages) still reads right.
+// the thread's blocks of 16, 64 and 256 (`message_blocks`) and its tail from the thread itself, not one `messages`
+// read per message; a block or tail that is missing (older threads, a writer that stopped, big messages) still
+// reads right, and is written by the reader that had to read its parts.
 import type { CommandStartedEvent } from 'mongodb';
-import { BLOCK_SIZE, blockId } from '../../relay-core/store/message-blocks';
+import { blockId } from '../../relay-core/store/message-blocks';
 import type { MessageDoc } from '../../relay-core/domain/documents';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff, text } from '../helpers/handoffs';
@@ -58,7 +59,7 @@ async function stored(id: string, count: number) {
 
 const blockReads = (counted: Record<string, number>) => ({ messages: counted.messages ?? 0, message_blocks: counted.message_blocks ?? 0 });
 
-test('tasks/get of 40 messages reads 2 blocks and no message by itself; of 200 messages, 12 blocks (one per 16), not 200 reads', async () => {
+test('tasks/get reads 2 blocks and no message by itself with 40 messages, 3 with 200; a missing block of 64 is read from its 4 parts and written again', async () => {
   expect(relay.store.capabilities.kind).toBe('ferretdb');
   const id = await sendHandoff(relay, alice, 'bob@acme', 'a long conversation');
   await append(id, 40);
@@ -72,8 +73,18 @@ test('tasks/get of 40 messages reads 2 blocks and no message by itself; of 200 m
   const many = await reads(() => getThread(id));
   expect(many.result.messages).toEqual(await stored(id, 200));
   expect(many.result.messages.map((m: { sequence_no: number }) => m.sequence_no)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
-  // At most ceil(N/16)+1 block reads for N messages: 12 blocks hold 1..192, the thread 193..200.
-  expect(blockReads(many.reads)).toEqual({ messages: 0, message_blocks: Math.floor(200 / BLOCK_SIZE) });
+  // Three blocks of 64 hold 1..192, the thread 193..200.
+  expect(blockReads(many.reads)).toEqual({ messages: 0, message_blocks: 3 });
+
+  // As if the append that completed 65..128 had stopped before writing that block of 64.
+  const lost = await relay.store.messageBlocks.findOne({ _id: blockId(id, 1, 1) });
+  expect(lost!.messages.map((m) => m.sequence_no)).toEqual(Array.from({ length: 64 }, (_, i) => i + 65));
+  await relay.store.messageBlocks.deleteOne({ _id: blockId(id, 1, 1) });
+  const fallback = await reads(() => getThread(id));
+  expect(fallback.result.messages).toEqual(many.result.messages);
+  expect(blockReads(fallback.reads)).toEqual({ messages: 0, message_blocks: 3 + 4 });
+  expect(await relay.store.messageBlocks.findOne({ _id: blockId(id, 1, 1) })).toEqual({ ...lost, at: expect.any(Date) });
+  expect(blockReads((await reads(() => getThread(id))).reads)).toEqual({ messages: 0, message_blocks: 3 });
 });
 
 test('a thread whose blocks and tail are missing (older threads, a writer that stopped before its block) reads the same, and writes the blocks it had to read message by message', async () => {
@@ -91,7 +102,7 @@ test('a thread whose blocks and tail are missing (older threads, a writer that s
   expect(healing.result.messages).toEqual(before.messages);
   // Blocks 0 and 1 are read whole by `_id` and written; 33..36 are read by `_id`.
   expect(blockReads(healing.reads)).toEqual({ messages: 36, message_blocks: 2 });
-  const block1 = await relay.store.messageBlocks.findOne({ _id: blockId(id, 1) });
+  const block1 = await relay.store.messageBlocks.findOne({ _id: blockId(id, 0, 1) });
   expect(block1!.messages.map((m) => m.body)).toEqual(before.messages.slice(16, 32).map((m: { body: string }) => m.body));
 
   const healed = await reads(() => getThread(id));
@@ -124,7 +135,7 @@ test('a message whose thread write never landed is counted by the next append an
   expect(thread.messages).toEqual(await stored(id, 17));
   expect(thread.messages[15].body).toBe('written, never counted');
   // The roll-forward completed block 0, so it was written with the orphan in it.
-  const block0 = await relay.store.messageBlocks.findOne({ _id: blockId(id, 0) });
+  const block0 = await relay.store.messageBlocks.findOne({ _id: blockId(id, 0, 0) });
   expect(block0!.messages.map((m) => m.sequence_no)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
   expect(block0!.messages[15]!.body).toBe('written, never counted');
 });
@@ -148,7 +159,7 @@ test('40 concurrent appends get dense sequence numbers, and the blocks hold exac
   expect(answers.filter((a) => a.body.error).map((a) => a.body.error)).toEqual([]);
   expect(answers.map((a) => a.body.result.sequence_no).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
   const messages = await Promise.all(Array.from({ length: 40 }, (_, i) => relay.store.messages.findOne({ _id: `${id}:${i + 1}` })));
-  const blocks = await Promise.all([0, 1, 2].map((k) => relay.store.messageBlocks.findOne({ _id: blockId(id, k) })));
+  const blocks = await Promise.all([0, 1, 2].map((k) => relay.store.messageBlocks.findOne({ _id: blockId(id, 0, k) })));
   expect(blocks[0]!.messages).toEqual(messages.slice(0, 16));
   expect(blocks[1]!.messages).toEqual(messages.slice(16, 32));
   expect(blocks[2]).toBeNull();
