@@ -150,7 +150,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     const missing: number[] = [];
     for (let n = 1; n <= thread.message_seq; n += 1) if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
     if (missing.length === 0) return { posted: 0, wrote: false };
-    const messages = await threads.messagesBySequence(thread._id, missing);
+    const messages = await threads.messagesBySequence(thread, missing);
     const authors = new Map<string, AgentDoc | null>();
     let posted = 0;
     let wrote = false;

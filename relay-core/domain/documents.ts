@@ -87,6 +87,20 @@ export interface MessageDoc {
   idempotency_id?: string;
 }
 
+/**
+ * Copies of a thread's messages `first` .. `first` + 16*4^level - 1 (store/message-blocks.ts), written once all of
+ * them are counted and never changed: `_id` `${thread_id}:b${level}.${index}`. A message too big to copy is left
+ * out (read by its own `_id`).
+ */
+export interface MessageBlockDoc {
+  _id: string;
+  thread_id: string;
+  level: number;
+  first: number;
+  messages: MessageDoc[];
+  at: Date;
+}
+
 /** What a participant has seen of the other side's messages (for unread counts). */
 export interface ThreadReadDoc {
   _id: string; // `${thread_id}:${handle}`
@@ -216,6 +230,11 @@ export interface ThreadDoc {
   reassigned_from?: ReassignedFrom[];
   /** The last message's sequence_no; messages are `${thread_id}:${sequence_no}` in `messages`. */
   message_seq: number;
+  /**
+   * Servers that only serve `_id` lookups (store/message-blocks.ts): copies of the counted messages past the last
+   * complete block, those small enough to carry. Absent on MongoDB and on threads older than blocks.
+   */
+  recent_messages?: MessageDoc[];
   /** Messages written by each side, for unread counts: `from` by the sender, `to` by the recipient. */
   message_counts: { from: number; to: number };
   outbox: OutboxEvent[];

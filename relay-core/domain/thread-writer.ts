@@ -5,6 +5,6 @@ export interface ThreadWriter {
   /** Applies `change` to the current version as one versioned write; `after` is null when it returned undefined. */
   writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
   readThread(id: string): Promise<ThreadDoc | null>;
-  /** A thread's messages with these sequence numbers, in order (no participant check). */
-  messagesBySequence(threadId: string, sequenceNos: number[]): Promise<MessageDoc[]>;
+  /** The thread's messages with these sequence numbers (at most its `message_seq`), in order (no participant check). */
+  messagesBySequence(thread: ThreadDoc, sequenceNos: number[]): Promise<MessageDoc[]>;
 }

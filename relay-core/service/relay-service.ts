@@ -343,7 +343,7 @@ export class RelayService {
 
   async view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
     const newest = Array.from({ length: Math.min(doc.message_seq, MESSAGES_PER_READ) }, (_, i) => doc.message_seq - i);
-    const [from, to, messages] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to), this.store.messagesOf(doc._id, newest)]);
+    const [from, to, messages] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to), this.store.messagesOf(doc, newest)]);
     return threadView(doc, { from, to }, messages.map(messageView), this.inboxUrl(doc._id, viewer));
   }
 

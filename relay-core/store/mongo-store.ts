@@ -12,6 +12,7 @@ import type {
   IdempotencyDoc,
   MailboxEntryDoc,
   MailboxHeadDoc,
+  MessageBlockDoc,
   MessageDoc,
   MetaDoc,
   OutboxEntryDoc,
@@ -29,6 +30,7 @@ import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
 import { CleanupLedger, type ClaimKind } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
+import { MessageBlocks } from './message-blocks';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { RunStore } from './run-store';
@@ -65,6 +67,8 @@ export class MongoStore {
   readonly threads: Collection<ThreadDoc>;
   readonly threadWrites: Collection<ThreadWriteDoc>;
   readonly messages: Collection<MessageDoc>;
+  /** Immutable copies of 16, 64 or 256 messages each (message-blocks.ts); written only where `blocks` is non-null. */
+  readonly messageBlocks: Collection<MessageBlockDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
   readonly policies: Collection<PolicyDoc>;
   readonly policyAudit: Collection<PolicyAuditDoc>;
@@ -93,6 +97,8 @@ export class MongoStore {
   readonly lists: ThreadLists;
   /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
   readonly mailbox: MailboxLog | null;
+  /** Messages read a block at a time, when the server's indexes cannot serve a thread's messages; null on MongoDB. */
+  readonly blocks: MessageBlocks | null;
   readonly outbox: OutboxLedger;
   /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
   readonly eventLog: EventLog;
@@ -118,6 +124,7 @@ export class MongoStore {
     this.threads = db.collection<ThreadDoc>('threads');
     this.threadWrites = db.collection<ThreadWriteDoc>('thread_writes');
     this.messages = db.collection<MessageDoc>('messages');
+    this.messageBlocks = db.collection<MessageBlockDoc>('message_blocks');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
@@ -149,10 +156,12 @@ export class MongoStore {
       this.mailbox = null;
       this.lists = new IndexedThreadLists(this.threads);
       this.directory = null;
+      this.blocks = null;
     } else {
       this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads, new InsertBatcher(this.mailboxEntries, inFlight));
       this.lists = new MailboxThreadLists(this.threads, this.mailbox);
       this.directory = new AgentDirectory(this.agents, this.meta);
+      this.blocks = new MessageBlocks(this.messages, this.messageBlocks);
     }
   }
 
@@ -297,15 +306,17 @@ export class MongoStore {
     return { to, from };
   }
 
-  /** A thread's messages with these sequence numbers, in ascending order; by `_id` where that is all the server serves. */
-  async messagesOf(threadId: string, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
+  /**
+   * A thread's messages with these sequence numbers (counted ones: at most `thread.message_seq`), in ascending
+   * order: one indexed query on MongoDB, blocks and the thread's tail where only `_id` lookups are served.
+   */
+  async messagesOf(thread: ThreadDoc, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
     if (sequenceNos.length === 0) return [];
-    const sorted = [...sequenceNos].sort((a, b) => a - b);
-    if (this.capabilities.indexedQueries) {
-      return this.messages.find({ thread_id: threadId, sequence_no: { $in: sorted } }).sort({ sequence_no: 1 }).toArray();
+    const sorted = [...new Set(sequenceNos)].sort((a, b) => a - b);
+    if (!this.blocks) {
+      return this.messages.find({ thread_id: thread._id, sequence_no: { $in: sorted } }).sort({ sequence_no: 1 }).toArray();
     }
-    const docs = await Promise.all(sorted.map((n) => this.messages.findOne({ _id: `${threadId}:${n}` })));
-    return docs.filter((d): d is MessageDoc => d !== null);
+    return this.blocks.read(thread, sorted);
   }
 
   async close(): Promise<void> {

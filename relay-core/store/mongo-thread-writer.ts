@@ -6,6 +6,6 @@ export function mongoThreadWriter(store: MongoStore): ThreadWriter {
   return {
     writeThread: (id, change) => store.writeThread(id, change),
     readThread: (id) => store.readThread(id),
-    messagesBySequence: (threadId, sequenceNos) => store.messagesOf(threadId, sequenceNos),
+    messagesBySequence: (thread, sequenceNos) => store.messagesOf(thread, sequenceNos),
   };
 }
