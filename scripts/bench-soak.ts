@@ -40,7 +40,10 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
   const url = `http://127.0.0.1:${port}`;
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
   const name = `${opts.runId.slice(0, 30)}_sk`;
-  const child = spawn(process.execPath, [join(__dirname, 'cli.js'), 'start'], {
+  // Node flags for the relay, e.g. BENCH_SOAK_NODE_OPTIONS="--heap-prof" or "--require ./probe.js" to see where its
+  // memory goes (on the command line: NODE_OPTIONS refuses some V8 flags, like --optimize-for-size).
+  const nodeFlags = (process.env.BENCH_SOAK_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -58,8 +61,6 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       SLACK_API_URL: slack.url,
       RELAY_DIGEST_AT: 'off', // a digest tick would add DMs the bench does not count
       RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
-      // e.g. `--heap-prof` or `--require ./probe.js` to see where the relay's memory goes.
-      ...(process.env.BENCH_SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SOAK_NODE_OPTIONS } : {}),
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
