@@ -20,6 +20,8 @@ const REMEMBERED_BOXES = 10_000;
 export const BLOCK = 16;
 /** Boxes whose current block's entries this process remembers, so the append that fills a block rarely reads. */
 const REMEMBERED_BLOCKS = 2_000;
+/** Entries whose thread this process learned something final about (for those no block holds yet). */
+const REMEMBERED_FINALS = 50_000;
 
 type Entry = Pick<MailboxEntryDoc, 'thread_id' | 'created_at'>;
 /** What is known for good about an entry's thread (MailboxBlockDoc.final). */
@@ -64,6 +66,8 @@ export class MailboxLog {
   private readonly known = new Map<string, number>();
   /** Per box, the entries of its newest block that this process inserted (block number, position → entry). */
   private readonly current = new Map<string, { k: number; entries: Map<number, Entry> }>();
+  /** What readers in this process learned for good about entries' threads, by entry id (true in every process). */
+  private readonly finals = new Map<string, Final>();
 
   constructor(
     private readonly entries: Collection<MailboxEntryDoc>,
@@ -130,6 +134,17 @@ export class MailboxLog {
   /** Block k of `box` (null when not written, or when this log keeps no blocks). */
   async block(box: string, k: number): Promise<MailboxBlockDoc | null> {
     return this.blocks ? this.blocks.findOne({ _id: blockId(box, k) }) : null;
+  }
+
+  /** What this process learned for good about the thread of the entry at `position` (null: nothing). */
+  finalAt(box: string, position: number): Final {
+    return this.finals.get(entryId(box, position)) ?? null;
+  }
+
+  noteFinal(box: string, position: number, final: Final): void {
+    if (final === null) return;
+    if (this.finals.size >= REMEMBERED_FINALS) this.finals.delete(this.finals.keys().next().value!);
+    this.finals.set(entryId(box, position), final);
   }
 
   /** Whether this log keeps blocks. */
@@ -260,7 +275,7 @@ function adds(next: Final, known: Final): boolean {
  * What one page has read of a box, from `top` down. Full blocks below the top come from their block documents; a
  * missing one is read position by position (all of it, so that it can be written once the page is done), and so are
  * the positions above the last full block. What the page learns of threads for good (`learn`) goes into the blocks
- * it read or wrote (`flush`).
+ * it read or wrote (`flush`), and into this process's memory for the newest positions, which no block holds yet.
  */
 export class BoxReader {
   private readonly slots = new Map<number, Slot>();
@@ -277,7 +292,13 @@ export class BoxReader {
     private readonly belowHead: boolean,
     found: ReadonlyMap<number, Entry>,
   ) {
-    for (const [position, entry] of found) if (position <= top) this.slots.set(position, { entry, final: null });
+    for (const [position, entry] of found) if (position <= top) this.put(position, entry, null);
+  }
+
+  /** Sets a slot, with what this process learned of its thread before (added to its block's, when it has one). */
+  private put(position: number, entry: Entry | null, final: Final): void {
+    this.slots.set(position, { entry, final });
+    if (entry) this.learn(position, this.log.finalAt(this.box, position));
   }
 
   /** The slot of `position`, once loaded. */
@@ -301,7 +322,7 @@ export class BoxReader {
       else single.push(...positions);
     }
     const [docs, entries] = await Promise.all([Promise.all(tryBlocks.map((k) => this.log.block(this.box, k))), this.log.at(this.box, single)]);
-    single.forEach((p, i) => this.slots.set(p, { entry: entries[i] ?? null, final: null }));
+    single.forEach((p, i) => this.put(p, entries[i] ?? null, null));
     const fallback: number[] = [];
     const sealable: number[] = [];
     tryBlocks.forEach((k, i) => {
@@ -310,7 +331,7 @@ export class BoxReader {
       if (doc) {
         this.held.set(k, { doc, state: 'read' });
         doc.entries.forEach((entry, j) => {
-          if (firstOf(k) + j <= this.top) this.slots.set(firstOf(k) + j, { entry, final: doc.final[j] ?? null });
+          if (firstOf(k) + j <= this.top) this.put(firstOf(k) + j, entry, doc.final[j] ?? null);
         });
         return;
       }
@@ -324,12 +345,12 @@ export class BoxReader {
     });
     if (fallback.length === 0) return;
     const read = await this.log.at(this.box, fallback);
-    fallback.forEach((p, i) => this.slots.set(p, { entry: read[i] ?? null, final: null }));
+    fallback.forEach((p, i) => this.put(p, read[i] ?? null, null));
     for (const k of sealable) {
-      const members = Array.from({ length: BLOCK }, (_, j) => this.slots.get(firstOf(k) + j)?.entry ?? null);
+      const members = Array.from({ length: BLOCK }, (_, j) => this.slots.get(firstOf(k) + j));
       // A position with no entry: no block over it (it may stay empty for good, or be filled late).
-      if (members.some((entry) => !entry)) continue;
-      const doc: MailboxBlockDoc = { _id: blockId(this.box, k), entries: members as Entry[], final: members.map(() => null) };
+      if (members.some((slot) => !slot?.entry)) continue;
+      const doc: MailboxBlockDoc = { _id: blockId(this.box, k), entries: members.map((slot) => slot!.entry!), final: members.map((slot) => slot!.final) };
       this.held.set(k, { doc, state: 'new' });
     }
   }
@@ -337,7 +358,10 @@ export class BoxReader {
   /** Records what the page learned for good about the thread of the entry at `position` (see MailboxBlockDoc.final). */
   learn(position: number, final: Final): void {
     const slot = this.slots.get(position);
-    if (slot && adds(final, slot.final)) slot.final = final;
+    if (slot && adds(final, slot.final)) {
+      slot.final = final;
+      this.log.noteFinal(this.box, position, final);
+    }
     const k = blockOf(position);
     const held = this.held.get(k);
     const j = position - firstOf(k);
