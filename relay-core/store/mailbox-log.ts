@@ -295,10 +295,13 @@ export class BoxReader {
     for (const [position, entry] of found) if (position <= top) this.put(position, entry, null);
   }
 
-  /** Sets a slot, with what this process learned of its thread before (added to its block's, when it has one). */
+  /** Sets a slot, keeping what was learned of its thread before (added to its block's, when it has one). */
   private put(position: number, entry: Entry | null, final: Final): void {
+    const before = this.slots.get(position)?.final ?? null;
     this.slots.set(position, { entry, final });
-    if (entry) this.learn(position, this.log.finalAt(this.box, position));
+    if (!entry) return;
+    this.learn(position, before);
+    this.learn(position, this.log.finalAt(this.box, position));
   }
 
   /** The slot of `position`, once loaded. */
@@ -358,13 +361,12 @@ export class BoxReader {
   /** Records what the page learned for good about the thread of the entry at `position` (see MailboxBlockDoc.final). */
   learn(position: number, final: Final): void {
     const slot = this.slots.get(position);
-    if (slot && adds(final, slot.final)) {
-      slot.final = final;
-      this.log.noteFinal(this.box, position, final);
-    }
+    if (slot && adds(final, slot.final)) slot.final = final;
     const k = blockOf(position);
     const held = this.held.get(k);
     const j = position - firstOf(k);
+    // No block holds this position (yet): this process remembers it instead.
+    if (!held) this.log.noteFinal(this.box, position, final);
     if (!held || !adds(final, held.doc.final[j] ?? null)) return;
     held.doc.final[j] = final;
     if (held.state === 'read') held.state = 'changed';
