@@ -382,6 +382,22 @@ export interface MailboxEntryDoc {
   created_at: Date;
 }
 
+/**
+ * The entries of one full block of a mailbox log, positions k·B+1 … (k+1)·B (`_id` `${box}@${k}`, store/mailbox-log.ts).
+ * Written only once every one of those positions holds its entry; the entries never change after that.
+ */
+export interface MailboxBlockDoc {
+  _id: string;
+  /** The entries in position order; `entries[i]` is position k·B+1+i. */
+  entries: Array<{ thread_id: string; created_at: Date }>;
+  /**
+   * Per entry, what is known for good about its thread: a terminal status it is in (terminal threads never change
+   * status, box or position again), `elsewhere` when it is terminal and does not sit at this position, or null. A
+   * writer only ever adds to these, from what it read; losing an addition to a concurrent rewrite only costs a read.
+   */
+  final: Array<ThreadStatus | 'elsewhere' | null>;
+}
+
 /** A hint of a mailbox log's last position (`_id` is the box); the true head may be a few entries above it. */
 export interface MailboxHeadDoc {
   _id: string;

@@ -45,7 +45,7 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   // Step 2 (servers whose indexes cannot serve lists): every thread gets its places in the mailbox logs, oldest first.
   if (store.mailbox && !placed) {
     const unplaced = await store.threads
-      .find({ mailbox: { $exists: false } }, { projection: { _id: 1, from: 1, to: 1, created_at: 1 } })
+      .find({ mailbox: { $exists: false } }, { projection: { _id: 1, from: 1, to: 1, created_at: 1, status: 1 } })
       .toArray();
     unplaced.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a._id < b._id ? -1 : 1));
     for (let start = 0; start < unplaced.length; start += BATCH) {
@@ -81,7 +81,7 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
  */
 export async function placeInMailboxes(
   store: MongoStore,
-  threads: ReadonlyArray<Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'>>,
+  threads: ReadonlyArray<Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'> & Partial<Pick<ThreadDoc, 'status'>>>,
 ): Promise<Map<string, { to: number; from: number }>> {
   const log = store.mailbox;
   if (!log) throw new Error('placeInMailboxes: this server serves lists from its indexes');
@@ -96,7 +96,8 @@ export async function placeInMailboxes(
   }
   const places = new Map<string, { to: number; from: number }>();
   await inParallel([...boxes], async ([box, members]) => {
-    const positions = await log.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at })));
+    // A thread's status as read (a terminal one is so for good) goes into the blocks: lists filtered by status skip it unread.
+    const positions = await log.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at, ...(m.doc.status ? { status: m.doc.status } : {}) })));
     members.forEach((m, i) => {
       const place = places.get(m.doc._id) ?? { to: 0, from: 0 };
       place[m.party] = positions[i]!;

@@ -10,6 +10,7 @@ import type {
   ApprovalOpenDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
+  MailboxBlockDoc,
   MailboxEntryDoc,
   MailboxHeadDoc,
   MessageBlockDoc,
@@ -80,6 +81,8 @@ export class MongoStore {
   readonly outboxEntries: Collection<OutboxEntryDoc>;
   readonly mailboxEntries: Collection<MailboxEntryDoc>;
   readonly mailboxHeads: Collection<MailboxHeadDoc>;
+  /** Full blocks of the mailbox logs' entries (mailbox-log.ts): whoever deletes entries deletes their blocks too. */
+  readonly mailboxBlocks: Collection<MailboxBlockDoc>;
   readonly meta: Collection<MetaDoc>;
   /** The next timer of each open thread, by thread id (service/handoff-timers.ts). */
   readonly timers: Collection<TimerDoc>;
@@ -134,6 +137,7 @@ export class MongoStore {
     this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
     this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
     this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
+    this.mailboxBlocks = db.collection<MailboxBlockDoc>('mailbox_blocks');
     this.meta = db.collection<MetaDoc>('meta');
     this.timers = db.collection<TimerDoc>('timers');
     this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
@@ -158,7 +162,7 @@ export class MongoStore {
       this.directory = null;
       this.blocks = null;
     } else {
-      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads, new InsertBatcher(this.mailboxEntries, inFlight));
+      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads, new InsertBatcher(this.mailboxEntries, inFlight), this.mailboxBlocks);
       this.lists = new MailboxThreadLists(this.threads, this.mailbox);
       this.directory = new AgentDirectory(this.agents, this.meta);
       this.blocks = new MessageBlocks(this.messages, this.messageBlocks);

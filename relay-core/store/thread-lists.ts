@@ -4,7 +4,7 @@ import type { Collection, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { ThreadStatus } from '../domain/schemas';
-import { boxName, type MailboxLog, type Party } from './mailbox-log';
+import { boxName, finalOf, type BoxReader, type Final, type MailboxLog, type Party } from './mailbox-log';
 
 export interface ListQuery {
   party: Party;
@@ -79,6 +79,8 @@ export class IndexedThreadLists implements ThreadLists {
 
 /** A page examines at most this many mailbox entries; a sparse filter returns a shorter page with a cursor. */
 const MAX_EXAMINED = 1_000;
+/** A page reads at most this many threads at once. */
+const MAX_READS = 200;
 
 /**
  * FerretDB: a box's entries are read downwards from its head (or from the cursor's position), each with its
@@ -86,6 +88,11 @@ const MAX_EXAMINED = 1_000;
  * where the page ended, whatever is created or changes status meanwhile. An entry counts only when its thread
  * records that very position (a create that lost an idempotency race, or a migration run twice, leaves entries
  * that point at a thread placed elsewhere).
+ *
+ * Below the box's newest few positions the entries come BLOCK at a time from block documents (mailbox-log.ts),
+ * which also say which threads are terminal (a terminal thread never changes status or place again): a status
+ * filter skips those that cannot match without reading them, and every page skips those placed elsewhere. The
+ * threads the page reads teach the blocks what they did not know yet.
  */
 export class MailboxThreadLists implements ThreadLists {
   constructor(
@@ -95,50 +102,78 @@ export class MailboxThreadLists implements ThreadLists {
 
   async page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }> {
     const box = boxName(query.party, query.handle);
-    let below: number;
+    let reader: BoxReader;
     if (query.cursor) {
       const [kind, position] = decode(query.cursor);
       if (kind !== 'm' || typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1) throw badCursor();
-      below = position;
+      reader = this.log.fromPosition(box, position - 1);
     } else {
-      below = (await this.log.head(box)) + 1;
+      reader = await this.log.fromHead(box);
     }
     const statuses = query.statuses?.length ? new Set(query.statuses) : null;
-    const found: ListedThread[] = [];
-    let batch = query.limit + 1;
+    // Known not to be listed, whatever happens to the thread from now on.
+    const skipped = (final: Final) => final === 'elsewhere' || (final !== null && statuses !== null && !statuses.has(final));
+    const found: Array<ListedThread & Pick<ThreadDoc, 'mailbox'>> = [];
+    /** The next position to examine. */
+    let next = reader.top;
     let examined = 0;
+    let candidates = 0;
+    let reads = 0;
     let nextCursor: string | null = null;
-    walk: while (below > 1) {
-      const positions = Array.from({ length: Math.min(batch, below - 1) }, (_, i) => below - 1 - i);
-      const entries = await this.log.at(box, positions);
-      const docs = await Promise.all(
-        entries.map((entry) => (entry ? this.threads.findOne({ _id: entry.thread_id }, { projection: LISTED_FIELDS }) : null)),
+    walk: while (next >= 1) {
+      // Threads to read this round, by how often a read one matched so far; entries enough to hold that many.
+      const rate = reads > 0 ? Math.max(found.length / reads, 0.05) : 1;
+      const want = Math.min(Math.ceil((query.limit + 1 - found.length) / rate), MAX_READS);
+      const share = examined > 0 ? Math.max(candidates / examined, 0.1) : 1;
+      const span = Math.min(Math.ceil(want / share), next, MAX_EXAMINED - examined);
+      await reader.load(next - span + 1, next);
+      const toRead: number[] = [];
+      for (let p = next; p >= 1 && toRead.length < want; p -= 1) {
+        const slot = reader.slot(p);
+        if (!slot) break;
+        if (query.since && slot.entry && slot.entry.created_at < query.since) break;
+        if (slot.entry && !skipped(slot.final)) toRead.push(p);
+      }
+      const docs = new Map(
+        await Promise.all(
+          toRead.map(async (p) => [p, (await this.threads.findOne({ _id: reader.slot(p)!.entry!.thread_id }, { projection: LISTED_FIELDS })) as (ListedThread & Pick<ThreadDoc, 'mailbox'>) | null] as const),
+        ),
       );
-      for (let i = 0; i < positions.length; i += 1) {
-        const entry = entries[i];
-        below = positions[i]!;
-        examined += 1;
-        if (query.since && entry && entry.created_at < query.since) {
-          below = 1;
+      reads += toRead.length;
+      for (; next >= 1; next -= 1) {
+        const slot = reader.slot(next);
+        if (!slot) break;
+        if (examined >= MAX_EXAMINED) {
+          nextCursor = encode(['m', next + 1]);
           break walk;
         }
-        const doc = docs[i] as (ListedThread & Pick<ThreadDoc, 'mailbox'>) | null;
-        if (!doc || !sitsAt(doc, query.party, query.handle, below) || (statuses && !statuses.has(doc.status))) continue;
+        // Older than `since`: entries were appended in time order, so the list ends here.
+        if (query.since && slot.entry && slot.entry.created_at < query.since) break walk;
+        if (!slot.entry || skipped(slot.final)) {
+          examined += 1;
+          continue;
+        }
+        if (!docs.has(next)) break;
+        examined += 1;
+        candidates += 1;
+        const doc = docs.get(next)!;
+        if (!doc) continue;
+        const sits = sitsAt(doc, query.party, query.handle, next);
+        reader.learn(next, finalOf(doc.status, sits, doc.mailbox !== undefined));
+        if (!sits || (statuses && !statuses.has(doc.status))) continue;
         if (found.length === query.limit) {
           // One more match exists: the page ends above it.
-          nextCursor = encode(['m', below + 1]);
+          nextCursor = encode(['m', next + 1]);
           break walk;
         }
         found.push(doc);
       }
-      if (examined >= MAX_EXAMINED && below > 1) {
-        nextCursor = encode(['m', below]);
+      if (examined >= MAX_EXAMINED && next >= 1) {
+        nextCursor = encode(['m', next + 1]);
         break;
       }
-      // Size the next batch by how often entries matched so far, so a sparse filter does not read twice what it needs.
-      const rate = Math.max(found.length / examined, 0.05);
-      batch = Math.min(Math.ceil((query.limit + 1 - found.length) / rate), 200);
     }
-    return { threads: found.map(({ mailbox: _m, ...doc }: ListedThread & Pick<ThreadDoc, 'mailbox'>) => doc), next_cursor: nextCursor };
+    await reader.flush();
+    return { threads: found.map(({ mailbox: _m, ...doc }) => doc), next_cursor: nextCursor };
   }
 }

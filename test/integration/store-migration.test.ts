@@ -20,7 +20,7 @@ beforeAll(async () => {
   const { body } = await first.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'template' }] } });
   const template = (await first.store.threads.findOne({ _id: body.result.task_id }))!;
   await first.store.threads.deleteMany({});
-  for (const name of ['mailbox_entries', 'mailbox_heads', 'outbox_entries']) await first.store.db.collection(name).deleteMany({});
+  for (const name of ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'outbox_entries']) await first.store.db.collection(name).deleteMany({});
   await first.store.meta.deleteMany({});
   const { mailbox: _m, ...shape } = template;
   const base = Date.now() - 30 * 24 * 3600 * 1000;

@@ -7,6 +7,7 @@ import { MongoStore } from '../../relay-core/store/mongo-store';
 import { IndexedThreadLists, type ThreadLists } from '../../relay-core/store/thread-lists';
 import { claimId } from '../../relay-core/store/thread-writes';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
+import { threadDocAt } from '../helpers/thread-docs';
 
 let store: MongoStore;
 
@@ -24,38 +25,7 @@ let clock = Date.UTC(2026, 0, 1);
 
 /** A new thread as the relay creates it, placed in the mailbox logs where the server needs them. */
 async function newThread(from: string, to: string, status: ThreadStatus = 'pending'): Promise<ThreadDoc> {
-  const at = new Date((clock += 1_000));
-  const doc = {
-    _id: randomUUID(),
-    version: 1,
-    team: 'acme',
-    from,
-    to,
-    intent: 'inform',
-    summary: `from ${from}`,
-    question: null,
-    proposed_action: null,
-    artifacts: [],
-    metadata: {},
-    status,
-    status_history: [],
-    request_hash: 'h',
-    body_hash: 'h',
-    completed_summary: null,
-    completion_artifacts: [],
-    decline_reason: null,
-    cancel_reason: null,
-    created_at: at,
-    updated_at: at,
-    accepted_at: null,
-    completed_at: null,
-    declined_at: null,
-    cancelled_at: null,
-    message_seq: 0,
-    message_counts: { from: 0, to: 0 },
-    outbox: [],
-    slack: null,
-  } as ThreadDoc;
+  const doc = threadDocAt(from, to, status, new Date((clock += 1_000)));
   const mailbox = await store.placeNewThread(doc);
   if (mailbox) doc.mailbox = mailbox;
   await store.threads.insertOne(doc);

@@ -1,0 +1,39 @@
+// A thread document as the relay stores one, for tests that write the store directly (list pages, store contracts).
+import { randomUUID } from 'node:crypto';
+import type { ThreadDoc } from '../../relay-core/domain/documents';
+import type { ThreadStatus } from '../../relay-core/domain/schemas';
+
+/** A new thread from `from` to `to`, in `status`, created (and last updated) at `at`; not placed in any mailbox. */
+export function threadDocAt(from: string, to: string, status: ThreadStatus, at: Date): ThreadDoc {
+  return {
+    _id: randomUUID(),
+    version: 1,
+    team: 'acme',
+    from,
+    to,
+    intent: 'inform',
+    summary: `from ${from}`,
+    question: null,
+    proposed_action: null,
+    artifacts: [],
+    metadata: {},
+    status,
+    status_history: [],
+    request_hash: 'h',
+    body_hash: 'h',
+    completed_summary: null,
+    completion_artifacts: [],
+    decline_reason: null,
+    cancel_reason: null,
+    created_at: at,
+    updated_at: at,
+    accepted_at: null,
+    completed_at: null,
+    declined_at: null,
+    cancelled_at: null,
+    message_seq: 0,
+    message_counts: { from: 0, to: 0 },
+    outbox: [],
+    slack: null,
+  } as ThreadDoc;
+}
