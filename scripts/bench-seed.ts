@@ -131,7 +131,7 @@ export class SeedPlacement {
       await this.store.mailboxEntries.insertMany(entries.slice(start, start + ENTRY_CHUNK), { ordered: false });
     }
     for (const [box, members] of shared) {
-      const positions = await this.store.mailbox!.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at })));
+      const positions = await this.store.mailbox!.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at, status: m.doc.status })));
       members.forEach((m, i) => (m.doc.mailbox![m.party] = positions[i]!));
     }
   }

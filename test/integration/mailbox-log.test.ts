@@ -48,7 +48,6 @@ test('a bulk append of more than one FerretDB insert chunk, racing appends of an
   expect(stored.map((entry) => entry?.thread_id)).toEqual(batch.map((item) => item.thread_id));
 
   // A process that knows nothing of the box finds the head after the batch and appends right after it.
-  console.log(JSON.stringify(positions.slice(0,3)), positions[299], await client.db(dbName).collection("mailbox_heads").find({}).toArray(), await bulk.entries.countDocuments({}));
   const fresh = processOn(dbName);
   const last = positions[positions.length - 1]!;
   expect(await fresh.log.head(box)).toBe(last);
