@@ -1,21 +1,22 @@
 // Bench phase `delivery` (BENCH_ONLY=delivery): handoffs at a sustained rate → the DM at a fake Slack and the
-// recipient's verified webhook (a loopback receiver) getting thread.created, both in one relay run, beside a bare
-// BullMQ baseline (queue.add → worker → one HTTP POST to a loopback server) at the same rate, in the same run.
+// recipient's verified webhook (a loopback receiver) getting thread.created, both in one run of the relay as its own
+// process (as `npm start` starts it), beside a bare BullMQ baseline (queue.add → worker → one HTTP POST to a
+// loopback server) at the same rate, in the same run.
 // Target (PERFORMANCE.md, issue 6): delivery p99 ≤ 2× the baseline's, for the DM and for the webhook.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import { redisConnection } from '../relay-core/queues/bullmq-queues';
-import { loadConfig } from '../relay-core/ops/config';
-import { createLogger } from '../relay-core/ops/logger';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { echoChallenge, WebhookReceiver } from './webhook-receiver';
 import { printTable, summarize, type Figures, type PhaseServers, type Row } from './bench-measure';
-import { findFreePort } from './local-services/ports';
-import { startRelay } from './relay';
+import { cpuMeter, startRelayProcess } from './bench-process';
 
 export interface DeliveryBenchOptions extends PhaseServers {
+  keyPepper: string;
+  /** The bench's own FerretDB (null with MONGODB_URL): its CPU counts with the relay's. */
+  ferretPid: number | null;
   /** Handoffs per second, sent open-loop (a slow relay does not slow the sender). */
   rate: number;
   count: number;
@@ -50,8 +51,11 @@ function figures(latencies: number[], elapsedMs: number, cpuMs: number): Figures
   return summarize({ latenciesMs: latencies, elapsedMs, cpuMs });
 }
 
-/** Baseline: queue.add → BullMQ worker → one HTTP POST to a loopback server; latency from add to the POST arriving. */
-async function baseline(opts: DeliveryBenchOptions, prefix: string, count: number): Promise<Figures> {
+/**
+ * Baseline: queue.add → BullMQ worker → one HTTP POST to a loopback server; latency from add to the POST arriving
+ * (the paths phase runs it beside the Slack delivery at each size too).
+ */
+export async function bareDeliveryBaseline(opts: { redisUrl: string; rate: number }, prefix: string, count: number): Promise<Figures> {
   const arrivals = new Map<number, number>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -143,25 +147,22 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
   const hooks = await startTimedReceiver();
   const recipientSlack = 'U0BENCHDM1';
   slack.addUser(recipientSlack);
-  const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({
-    PORT: String(await findFreePort()),
-    MONGODB_URL: opts.mongodbUrl,
-    MONGODB_DB: name,
-    REDIS_URL: opts.redisUrl,
-    RELAY_QUEUE_PREFIX: name,
-    RELAY_ADMIN_KEY: adminKey,
-    RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
-    LOG_LEVEL: 'silent',
-    RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
-    RELAY_ROLES: 'api,worker',
-    SLACK_BOT_TOKEN: slack.token,
-    SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
-    SLACK_API_URL: slack.url,
-    RELAY_DIGEST_AT: 'off', // a digest tick would add DMs the bench does not count
-    RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
+  // The relay as its own process, started as `npm start` starts it (every role), on the bench's servers.
+  const relay = await startRelayProcess({
+    mongodbUrl: opts.mongodbUrl,
+    database: name,
+    redisUrl: opts.redisUrl,
+    prefix: name,
+    keyPepper: opts.keyPepper,
+    env: {
+      SLACK_BOT_TOKEN: slack.token,
+      SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
+      SLACK_API_URL: slack.url,
+      RELAY_DIGEST_AT: 'off', // a digest tick would add DMs the bench does not count
+      RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
+    },
   });
-  const relay = await startRelay({ config: { ...config, mongodbUrl: opts.mongodbUrl, adminKey, keyPepper: config.keyPepper! }, log: createLogger('silent', 2) });
+  const adminKey = relay.adminKey;
   try {
     const post = async (path: string, key: string, body: unknown) => {
       const response = await fetch(`${relay.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -211,12 +212,11 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
       );
     };
     await run(0, WARMUP);
-    const cpu = process.cpuUsage();
+    const meter = await cpuMeter([relay.pid, ...(opts.ferretPid ? [opts.ferretPid] : [])]);
     const t0 = Date.now();
     await run(WARMUP, count);
-    const used = process.cpuUsage(cpu);
     const elapsed = Date.now() - t0;
-    const cpuMs = (used.user + used.system) / 1000;
+    const cpuMs = await meter.read();
     const ids = Array.from({ length: count }, (_, i) => WARMUP + i);
     return {
       dm: figures(ids.map((id) => arrivals.get(id)! - sentAt.get(id)!), elapsed, cpuMs),
@@ -224,7 +224,6 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
     };
   } finally {
     await relay.stop().catch(() => {});
-    await relay.store.db.dropDatabase().catch(() => {});
     await slack.close();
     await hooks.close();
   }
@@ -233,7 +232,7 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
 export async function benchDelivery(opts: DeliveryBenchOptions): Promise<void> {
   const prefix = `${opts.runId.slice(0, 30)}_dl`;
   opts.progress(`delivery: baseline (BullMQ add → worker → HTTP POST) at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
-  const base = await baseline(opts, prefix, opts.count);
+  const base = await bareDeliveryBaseline(opts, prefix, opts.count);
   opts.progress(`delivery: handoff (message/send) → DM at the fake Slack and webhook call at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
   const ours = await relayDelivery(opts, prefix, opts.count);
   const target = { label: 'p99 ≤2×', met: (o: Figures, b: Figures) => o.p99 <= 2 * b.p99 };

@@ -10,6 +10,7 @@ import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
 import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
+import { bareDeliveryBaseline } from './bench-delivery';
 import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, SeedPlacement, seed, seededAgent, seededHandle, seededThread, seedThreads } from './bench-seed';
 
 /** What every phase that starts relay processes on the run's database gets. */
@@ -47,6 +48,8 @@ export interface PathsOptions extends ServedPhase {
 export interface PathFigures extends Figures {
   serverCpuMsPerRequest: number;
   cpuAfterMs: number;
+  /** Slack delivery only: the bare BullMQ add → worker → one HTTP POST at the same rate and size, same run. */
+  baseline?: Figures;
   /** FerretDB commands per request during the measurement (the relay's background work included), when known. */
   commandsPerRequest?: number;
   /** The same by command, and finds by collection: `insert 3.0, find:threads 1.0, …`. */
@@ -237,12 +240,17 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
 /** The Slack delivery measurement: handoffs per second (open loop) and how many, after ten warm-up ones. */
 const DELIVERY_RATE = 5;
 const DELIVERY_COUNT = 150;
+/** Issue 12's target for the DM at the largest size, against the bare baseline. */
+const DELIVERY_P99_VS_BASELINE = 3;
 
 /**
  * The Slack delivery job at this size: handoffs sent open-loop at DELIVERY_RATE to a recipient linked to a
  * fake Slack user, through a relay process with Slack on; latency from the send to chat.postMessage at the fake.
  */
 async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number): Promise<PathFigures> {
+  // The bare baseline first, at the same rate and count, with no relay running (under the delivery phase's prefix,
+  // which the bench deletes at the end).
+  const baseline = await bareDeliveryBaseline({ redisUrl: opts.redisUrl, rate: DELIVERY_RATE }, `${opts.runId.slice(0, 30)}_dl`, DELIVERY_COUNT);
   const slack = await startFakeSlack();
   const relay = await startServedRelay(opts, { SLACK_BOT_TOKEN: slack.token, SLACK_SIGNING_SECRET: 'bench-signing-secret-0123456789', SLACK_API_URL: slack.url });
   const client = new BenchHttpClient(relay.url);
@@ -278,7 +286,7 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     // The first ten are the warm-up.
     const latencies = [...sentAt].slice(10).map(([marker, at]) => (arrived.get(marker) ?? Number.NaN) - at).filter(Number.isFinite);
     if (latencies.length < count) opts.out(`Slack delivery at ${size}: only ${latencies.length} of ${count} DMs arrived within 2 minutes`);
-    return { ...summarize({ latenciesMs: latencies, elapsedMs: Date.now() - started, cpuMs: 0 }), serverCpuMsPerRequest: cpu / (count + 10), cpuAfterMs: Number.NaN };
+    return { ...summarize({ latenciesMs: latencies, elapsedMs: Date.now() - started, cpuMs: 0 }), serverCpuMsPerRequest: cpu / (count + 10), cpuAfterMs: Number.NaN, baseline };
   } finally {
     client.close();
     await relay.stop();
@@ -318,5 +326,15 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
   opts.out(format(header));
   opts.out(format(widths.map((w) => '-'.repeat(w))));
   for (const line of lines) opts.out(format(line));
+  const delivery = rows.find((r) => r.name.startsWith('Slack delivery'));
+  if (delivery) {
+    const vs = sizes.map((s) => {
+      const f = delivery.bySize.get(s);
+      return f?.baseline ? `${k(s)} p99 ${f.p99.toFixed(0)} vs ${f.baseline.p99.toFixed(0)} ms (${(f.p99 / f.baseline.p99).toFixed(1)}×), p50 ${f.p50.toFixed(0)} vs ${f.baseline.p50.toFixed(0)}` : `${k(s)} -`;
+    });
+    const big = delivery.bySize.get(largest);
+    const met = big?.baseline ? big.p99 <= DELIVERY_P99_VS_BASELINE * big.baseline.p99 : false;
+    opts.out(`Slack delivery vs a bare BullMQ add → worker → one HTTP POST (same rate, same run): ${vs.join(' · ')}; target at ${k(largest)} p99 ≤ ${DELIVERY_P99_VS_BASELINE}× → ${met ? 'PASS' : 'MISS'}`);
+  }
   opts.out(`(CPU in the second after each phase, ms: ${rows.filter((r) => !r.name.startsWith('Slack')).map((r) => `${r.name}@${r.concurrency} ${sizes.map((s) => r.bySize.get(s)?.cpuAfterMs.toFixed(0) ?? '-').join('/')}`).join('; ')})`);
 }

@@ -246,7 +246,7 @@ async function main(): Promise<number> {
     }
     if (settings.phases.has('mcp')) await mcpPhase(servers);
     if (settings.phases.has('delivery')) {
-      await benchDelivery({ mongodbUrl: servers.mongodbUrl, redisUrl: servers.redisUrl, runId: servers.runId, rate: settings.deliveryRate, count: settings.deliveryCount, progress, out });
+      await benchDelivery({ mongodbUrl: servers.mongodbUrl, redisUrl: servers.redisUrl, runId: servers.runId, keyPepper: servers.keyPepper, ferretPid: servers.ferretPid, rate: settings.deliveryRate, count: settings.deliveryCount, progress, out });
     }
     if (settings.phases.has('policy')) await benchPolicy({ progress, out });
     if (settings.phases.has('runs')) await benchRuns({ ...phase, concurrencies: [1], requests: Math.min(settings.requests, 500), warmup: 20 });
