@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
+import { ferretDbEnv, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
 import { findFreePort } from '../scripts/local-services/ports';
 import { ensureRedis, startRedis } from '../scripts/local-services/redis';
 import { testMongoUrl, testRedisUrl, uniqueName } from './helpers/test-env';
@@ -100,7 +100,27 @@ describe('startFerretDb on the real ferretdb binary', () => {
     );
     expect(froms).toEqual([[{ from: 'a' }], [{ from: 'b' }]]);
   });
+
+  it('runs FerretDB with GOGC=200 unless GOGC is set (its CPU per command bounds the embedded store)', async () => {
+    const db = await ferret('gogc');
+    const environ = await environOf(db.port);
+    expect(environ.get('GOGC')).toBe(process.env.GOGC ?? '200');
+    expect(environ.get('DO_NOT_TRACK')).toBe('1');
+    expect(ferretDbEnv({ GOGC: 'off', FERRETDB_LISTEN_ADDR: ':27017', PATH: '/bin' })).toEqual({ DO_NOT_TRACK: '1', GOGC: 'off', PATH: '/bin' });
+  });
 });
+
+/** The environment of the process listening as FerretDB on `port` (found by its command line in /proc). */
+async function environOf(port: number): Promise<Map<string, string>> {
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.includes(`--listen-addr=127.0.0.1:${port}`)) continue;
+    const environ = await fs.readFile(`/proc/${entry}/environ`, 'utf8');
+    return new Map(environ.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  }
+  throw new Error(`no process listens as FerretDB on port ${port}`);
+}
 
 describe('startRedis on the real redis-server binary', () => {
   it('gives a private working Redis on its own port, and kill() makes PING fail', async () => {

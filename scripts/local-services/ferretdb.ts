@@ -62,10 +62,18 @@ async function startFerretDbOnce(bin: string, dataDir: string, port: number, deb
   return { url, port, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, stop: proc.stop };
 }
 
-/** The parent's environment without FERRETDB_* variables, which would add listeners or setup. */
-function ferretDbEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { DO_NOT_TRACK: '1' };
-  for (const [key, value] of Object.entries(process.env)) {
+/**
+ * Go's collector at GOGC=200 (unless GOGC is set): every FerretDB command allocates heavily, and its CPU per command
+ * is what bounds the embedded store. Measured on the 2-core reference box (20k 5 KB documents, 1,500 of each, three
+ * rounds): FerretDB CPU per `_id` find 0.81 → 0.66 ms, per insert 0.75 → 0.64, per replace 1.66 → 1.45, for 4 MiB
+ * more RSS (GOGC=400: 0.63 / 0.57 / 1.36 ms for 12 MiB more).
+ */
+const DEFAULT_GOGC = '200';
+
+/** The parent's environment without FERRETDB_* variables (which would add listeners or setup), with GOGC. */
+export function ferretDbEnv(parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { DO_NOT_TRACK: '1', GOGC: DEFAULT_GOGC };
+  for (const [key, value] of Object.entries(parent)) {
     if (!key.startsWith('FERRETDB_')) env[key] = value;
   }
   return env;
