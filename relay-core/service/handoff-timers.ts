@@ -108,10 +108,11 @@ export class HandoffTimers {
   }
 
   /**
-   * The `verify` job after an event. After `thread.created` the create has usually armed the first step already
-   * (armFirst): in this process it remembers so, elsewhere the row tells (its job is added again, which is once).
+   * The `verify` job after an event (`version`: the thread's once it was written). After `thread.created` the create
+   * has usually armed the first step already (armFirst): in this process it remembers so, elsewhere the row tells
+   * (its job is added again, which is once).
    */
-  async armAfter(threadId: string, event: EventType): Promise<TimerDoc | null> {
+  async armAfter(threadId: string, event: EventType, version?: number): Promise<TimerDoc | null> {
     if (event === 'thread.created') {
       const armed = this.armedFirst.get(threadId);
       if (armed) {
@@ -124,19 +125,21 @@ export class HandoffTimers {
         return row;
       }
     }
-    return this.arm(threadId);
+    return this.arm(threadId, { version });
   }
 
-  /** Arms the thread's next step (or drops its timer when none is left). `force` arms a new attempt even when unchanged. */
-  async arm(threadId: string, opts: { force?: boolean } = {}): Promise<TimerDoc | null> {
+  /**
+   * Arms the thread's next step (or drops its timer when none is left). `force` arms a new attempt even when
+   * unchanged; `version`: the thread is read as of that version or later (store.readThreadFrom).
+   */
+  async arm(threadId: string, opts: { force?: boolean; version?: number } = {}): Promise<TimerDoc | null> {
     const { store, queue, clock } = this.deps;
-    const thread = await store.readThread(threadId);
+    const [thread, row] = await Promise.all([store.readThreadFrom(threadId, opts.version), store.timers.findOne({ _id: threadId })]);
     const next = thread ? (await this.next(thread)).next : null;
     if (!thread || !next) {
-      await store.timers.deleteOne({ _id: threadId });
+      if (row) await store.timers.deleteOne({ _id: threadId });
       return null;
     }
-    const row = await store.timers.findOne({ _id: threadId });
     const unchanged = row && row.step === next.step && row.status === thread.status && row.due_at.getTime() === next.due.getTime();
     let timer: TimerDoc;
     if (unchanged && !opts.force) {

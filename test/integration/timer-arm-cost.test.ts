@@ -125,23 +125,25 @@ test('arming into a minute bucket this process opened reads neither the head nor
   const now = clock.now();
   await db.collection<{ _id: string; value: unknown; at: Date }>('probe_due_meta').insertOne({ _id: TIMER_DUE_CURSOR, value: Math.floor(now.getTime() / MINUTE) * MINUTE, at: now });
   const dueAt = new Date(now.getTime() + 2 * HOUR);
+  // The ledger's own commands (the relay's sweeps use the same client meanwhile).
+  const probeLedger = (sent: string[]) => sent.filter((c) => c.split(' ')[1]!.startsWith('probe_'));
   const first = await commands(() => mine.note('thread-1', dueAt, now));
   // Before: find probe_due_heads and 8 probes of probe_due before the entry went in.
-  expect(first.sent.filter((c) => c.startsWith('find'))).toEqual([]);
-  expect(first.sent.filter((c) => c.startsWith('insert probe_due '))).toHaveLength(1);
+  expect(probeLedger(first.sent).filter((c) => c.startsWith('find'))).toEqual([]);
+  expect(probeLedger(first.sent).filter((c) => c.startsWith('insert probe_due '))).toHaveLength(1);
   // Another process comes to the bucket second (its mark insert is a duplicate): it reads the head, then appends.
   const second = await commands(() => other.note('thread-2', dueAt, now));
   expect(second.sent.some((c) => c.startsWith('find probe_due '))).toBe(true);
   // This process, still trusting its own count, collides once and goes above the other's entry.
   await mine.note('thread-3', dueAt, now);
   const again = await commands(() => mine.note('thread-4', dueAt, now));
-  expect(again.sent.filter((c) => c.startsWith('find'))).toEqual([]);
+  expect(probeLedger(again.sent).filter((c) => c.startsWith('find'))).toEqual([]);
   const later = new Date(dueAt.getTime() + MINUTE);
   const handed = await other.due(later);
   expect(handed.ids.sort()).toEqual(['thread-1', 'thread-2', 'thread-3', 'thread-4']);
 });
 
-test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row', async () => {
+test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row; the accept\'s job reads no thread claims', async () => {
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before its created job');
   await createdArmJob(id);
   const { body } = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
@@ -153,6 +155,31 @@ test('a thread.created arm job that runs after the accept leaves the accepted st
   expect(result).toMatchObject({ step: 'stale', attempt: accepted.attempt });
   expect(sent.filter((c) => c.includes(id) || TIMER_COLLECTIONS.has(c.split(' ')[1]!))).toEqual([`find timers ${id}`]);
   expect(await row(id)).toEqual(accepted);
+
+  // The accept's own job carries the version it was written at: its arm reads the thread's document alone (no
+  // claim probe in thread_writes), and the row beside it.
+  const acceptJob = (await verify.getJobs(['completed'])).find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === id && j.data.type === 'thread.accepted')!;
+  const thread = (await relay.store.readThread(id))!;
+  expect(acceptJob.data.version).toBe(thread.version);
+  const again = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version));
+  expect(again.result).toEqual(accepted);
+  expect(again.sent.filter((c) => c.includes(id)).sort()).toEqual([`find threads ${id}`, `find timers ${id}`]);
+  // A document behind the job's version (its writer not done with it yet) is read through the claims instead.
+  const behind = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version + 1));
+  expect(behind.result).toEqual(accepted);
+  expect(behind.sent).toContain(`find thread_writes ${id}:${acceptJob.data.version + 1}`);
+});
+
+test('a create retried with the same idempotency key gets the same thread and leaves its one timer as it was', async () => {
+  const key = `timer-retry-${Date.now()}`;
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } });
+  await createdArmJob(id);
+  const first = (await row(id))!;
+  clock.advance(2 * MINUTE);
+  const retried = await commands(() => sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } }));
+  expect(retried.result).toBe(id);
+  expect(retried.sent.filter((c) => /^(insert|update|delete) timers /.test(c))).toEqual([]);
+  expect(await row(id)).toEqual(first);
 });
 
 test('a create whose own arm failed gets its first timer from the thread.created job, and it fires when due', async () => {
