@@ -74,23 +74,43 @@ export class HandoffTimers {
     return { zone: zone && isKnownZone(zone) ? zone : 'UTC', agent };
   }
 
+  /** Whose working hours the thread's steps keep: an unclaimed handoff has no recipient yet, so its first candidate's. */
+  private timedFor(thread: ThreadDoc): string {
+    return thread.status === 'unclaimed' ? (thread.candidates?.[0] ?? thread.from) : thread.to;
+  }
+
   private async next(thread: ThreadDoc): Promise<{ next: DueStep | null; zone: string }> {
     // Without working hours no step depends on a zone: nobody's is looked up.
     if (!this.deps.settings.workingHours) return { next: nextTimerStep(thread, this.deps.settings, 'UTC'), zone: 'UTC' };
-    // An unclaimed handoff has no recipient yet: its steps keep the first candidate's working hours.
-    const { zone } = await this.zoneOf(thread.status === 'unclaimed' ? (thread.candidates?.[0] ?? thread.from) : thread.to);
+    const { zone } = await this.zoneOf(this.timedFor(thread));
     return { next: nextTimerStep(thread, this.deps.settings, zone), zone };
+  }
+
+  /**
+   * next() for a create, which must not wait on Slack for a zone: undefined when the zone is not remembered (it is
+   * asked for meanwhile, for the next create; this thread's job arms it in full).
+   */
+  private async nextWithoutWaiting(thread: ThreadDoc): Promise<DueStep | null | undefined> {
+    const { settings, teammates, zones } = this.deps;
+    if (!settings.workingHours) return nextTimerStep(thread, settings, 'UTC');
+    const agent = await teammates.get(this.timedFor(thread));
+    const zone = agent ? zones.known(agent) : null;
+    if (zone === undefined) {
+      void zones.zoneOf(agent!).catch(() => null);
+      return undefined;
+    }
+    return nextTimerStep(thread, settings, zone && isKnownZone(zone) ? zone : 'UTC');
   }
 
   /**
    * The new thread's first step, for the create that is writing `thread`: its due entry and delayed job now (alone
    * they are harmless: a job without a row fires nothing, a due entry is checked against the row), and the returned
    * function inserts the row, to be called once the thread is stored. A duplicate row was written by a later event's
-   * arm and stays. Null: the thread has no step (a held create, every step turned off).
+   * arm and stays. Null: the thread has no step (every step turned off), or its zone is not known yet.
    */
   async armFirst(thread: ThreadDoc): Promise<(() => Promise<void>) | null> {
     const { store, queue, clock } = this.deps;
-    const { next } = await this.next(thread);
+    const next = await this.nextWithoutWaiting(thread);
     if (!next) return null;
     const now = clock.now();
     const timer: TimerDoc = { _id: thread._id, step: next.step, due_at: next.due, attempt: 0, status: thread.status, armed_at: now };

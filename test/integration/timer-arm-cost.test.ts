@@ -4,12 +4,17 @@
 // create whose own arm failed still gets its timer from the job.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
 import type { TimerDoc } from '../../relay-core/domain/documents';
 import { newHandoffSchema } from '../../relay-core/domain/schemas';
 import { createLogger } from '../../relay-core/ops/logger';
 import { BullmqEventPublisher, producerQueues, type ProducerQueues } from '../../relay-core/queues/bullmq-queues';
 import { TIMER_ARM_JOB } from '../../relay-core/queues/bullmq-timer-queue';
+import { nextTimerStep } from '../../relay-core/domain/timer-schedule';
+import { BullmqTimerQueue } from '../../relay-core/queues/bullmq-timer-queue';
+import { HandoffTimers } from '../../relay-core/service/handoff-timers';
+import { Outbox } from '../../relay-core/service/outbox';
 import { RelayService } from '../../relay-core/service/relay-service';
 import { Teammates } from '../../relay-core/service/teammates';
 import { BucketTimerDue, TIMER_DUE_CURSOR } from '../../relay-core/store/timer-due';
@@ -209,5 +214,40 @@ test('a create whose own arm failed gets its first timer from the thread.created
   } finally {
     await Promise.all(Object.values(queues).map((q) => q.close()));
     producer.disconnect();
+  }
+});
+
+test('with working hours, a create arms its first step only from a remembered zone: it never waits on Slack for one', async () => {
+  const log = createLogger('silent');
+  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
+  let remembered: string | undefined;
+  const asked: string[] = [];
+  const zones = {
+    zoneOf: async (agent: { handle: string }) => {
+      asked.push(agent.handle);
+      remembered = 'Asia/Tokyo';
+      return remembered;
+    },
+    known: () => remembered,
+  };
+  const settings = { ...relay.config.timers, workingHours: { startMinute: 9 * 60, endMinute: 17 * 60, days: [1, 2, 3, 4, 5] } };
+  const queue = new BullmqTimerQueue(verify, redis, `${relay.config.queuePrefix}:timers:armed`);
+  const timers = new HandoffTimers({ store: relay.store, teammates, queue, outbox: new Outbox({ store: relay.store, events: { publish: async () => {} }, clock, log }), zones, clock, log, settings });
+  // A thread as a create holds it before it is stored (an id no thread has: its row is removed again below).
+  const stored = (await relay.store.readThread(await sendHandoff(relay, aliceKey, 'bob@acme', 'a thread to copy')))!;
+  const thread = { ...stored, _id: randomUUID(), timers: undefined };
+  expect(await timers.armFirst(thread)).toBeNull();
+  // Asked meanwhile, for the next create (this one's thread.created job arms it in full).
+  await waitUntil(async () => (asked.length > 0 ? true : undefined), 'the zone asked for');
+  expect(asked).toEqual(['bob@acme']);
+  const insertRow = await timers.armFirst(thread);
+  expect(insertRow).not.toBeNull();
+  await insertRow!();
+  try {
+    expect((await row(thread._id))!.due_at).toEqual(nextTimerStep(thread, settings, 'Asia/Tokyo')!.due);
+    expect(asked).toHaveLength(1);
+  } finally {
+    await relay.store.timers.deleteOne({ _id: thread._id });
   }
 });
