@@ -17,12 +17,12 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 // The schedule itself is domain/timer-schedule.ts. Here:
 // - arm(thread): after every event of the thread (a `verify` job the event publisher adds), the next step is
 //   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
-//   id is thread + step + attempt. A final state removes the document. The due entry goes before the row, so a row
-//   always has one.
+//   id is thread + step + attempt. A final state removes the document.
 // - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the due
 //   entry and the delayed job beside the thread insert, the row with insertOne once the thread is stored. The
-//   `thread.created` job (armAfter) then has nothing to do when the row is there: a row is only ever written after
-//   its job and due entry, and any later event has its own job that re-reads the thread. Without a row (the
+//   `thread.created` job (armAfter) then has nothing to do when the row is there: a create writes it only after its
+//   job and due entry, it adds the row's job again anyway (once), and any later event has its own job that re-reads
+//   the thread. Without a row (the
 //   create's arm failed, or its process died first) the job arms in full, from the thread as it is by then.
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
@@ -166,9 +166,10 @@ export class HandoffTimers {
       timer = row;
     } else {
       timer = { _id: threadId, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status: thread.status, armed_at: clock.now() };
-      // The due entry first: a retry that finds the row unchanged notes nothing.
-      await this.dueTimers.note(threadId, timer.due_at, timer.armed_at);
+      // The row right after the reads: two arms of one thread racing (the jobs of two events) then write it as near
+      // as can be in the order they read the thread; the due entry only matters once the step is due.
       await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
+      await this.dueTimers.note(threadId, timer.due_at, timer.armed_at);
     }
     await queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - clock.now().getTime()));
     return timer;
