@@ -128,6 +128,18 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
+  // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
+  const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
+  const timers = new HandoffTimers({
+    store,
+    teammates,
+    queue: new BullmqTimerQueue(queues.verify, producer, `${config.queuePrefix}:timers:armed`),
+    outbox: new Outbox({ store, events: publisher, clock, log }),
+    zones: slackClient ? slackTimeZones(slackClient) : utcOnly,
+    clock,
+    log,
+    settings: config.timers,
+  });
   const relay = new RelayService({
     store,
     teammates,
@@ -140,18 +152,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     approvalTimers: verifyJobs,
     feed,
     runs: config.runs,
-  });
-  // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
-  const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
-  const timers = new HandoffTimers({
-    store,
-    teammates,
-    queue: new BullmqTimerQueue(queues.verify, producer, `${config.queuePrefix}:timers:armed`),
-    outbox: new Outbox({ store, events: publisher, clock, log }),
-    zones: slackClient ? slackTimeZones(slackClient) : utcOnly,
-    clock,
-    log,
-    settings: config.timers,
+    // A create arms its thread's first timer step itself (its thread.created job then has nothing to do).
+    timers,
   });
 
   const roles = new Set(config.roles);

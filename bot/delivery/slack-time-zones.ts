@@ -8,12 +8,19 @@ const REMEMBER_MS = 3_600_000;
 
 export function slackTimeZones(client: WebClient, now: () => number = Date.now): TimeZones {
   const known = new Map<string, { zone: string | null; at: number }>();
+  const remembered = (user: string) => {
+    const hit = known.get(user);
+    return hit && now() - hit.at < REMEMBER_MS ? hit : undefined;
+  };
   return {
+    known(agent: AgentDoc) {
+      return agent.slack_user_id ? remembered(agent.slack_user_id)?.zone : null;
+    },
     async zoneOf(agent: AgentDoc) {
       const user = agent.slack_user_id;
       if (!user) return null;
-      const hit = known.get(user);
-      if (hit && now() - hit.at < REMEMBER_MS) return hit.zone;
+      const hit = remembered(user);
+      if (hit) return hit.zone;
       const info = await client.users.info({ user });
       const zone = typeof info.user?.tz === 'string' && info.user.tz ? info.user.tz : null;
       known.set(user, { zone, at: now() });

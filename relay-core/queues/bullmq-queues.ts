@@ -26,6 +26,8 @@ export const eventJobSchema = z.object({
   message_id: z.string().min(1).optional(),
   /** The database the event was written to (MongoStore.identity); absent on jobs queued before it was added. */
   db: z.string().min(1).optional(),
+  /** The thread's version once the event was written (or a later one); absent on jobs queued before it was added. */
+  version: z.number().int().min(1).optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
@@ -113,6 +115,7 @@ export class BullmqEventPublisher implements EventPublisher {
         via: event.via,
         ...(event.message_id ? { message_id: event.message_id } : {}),
         db: this.database,
+        ...(thread.version !== undefined ? { version: thread.version } : {}),
       };
       for (const queue of this.queues) {
         // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.

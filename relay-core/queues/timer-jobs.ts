@@ -8,7 +8,8 @@ import { parseJob } from './parse-job';
 export function timerJobHandlers(timers: HandoffTimers): Record<string, (job: Job) => Promise<unknown>> {
   return {
     [TIMER_ARM_JOB]: async (job) => {
-      const armed = await timers.arm(parseJob(eventJobSchema, job).thread_id);
+      const event = parseJob(eventJobSchema, job);
+      const armed = await timers.armAfter(event.thread_id, event.type, event.version);
       return armed ? { step: armed.step, due_at: armed.due_at.toISOString(), attempt: armed.attempt } : { step: null };
     },
     [TIMER_FIRE_JOB]: async (job) => timers.fire(parseJob(timerJobSchema, job)),

@@ -8,6 +8,8 @@ export interface EventThread {
   to: string;
   /** A handoff to a role, skill or owner: who may claim it (several while it is unclaimed). */
   candidates?: string[];
+  /** The thread's write version as published (the event's or a later one). */
+  version?: number;
 }
 
 export interface EventPublisher {

@@ -7,7 +7,7 @@ import { RelayError } from '../domain/errors';
 import type { EventType } from '../domain/schemas';
 import { applyTimerStep, nextTimerStep, RELAY_ACTOR, type DueStep, type TimerSettings } from '../domain/timer-schedule';
 import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
-import { putById, type MongoStore } from '../store/mongo-store';
+import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
 import { timerDueFor, type TimerDue } from '../store/timer-due';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
@@ -18,6 +18,12 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 // - arm(thread): after every event of the thread (a `verify` job the event publisher adds), the next step is
 //   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
 //   id is thread + step + attempt. A final state removes the document.
+// - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the due
+//   entry and the delayed job beside the thread insert, the row with insertOne once the thread is stored. The
+//   `thread.created` job (armAfter) then has nothing to do when the row is there: a create writes it only after its
+//   job and due entry, it adds the row's job again anyway (once), and any later event has its own job that re-reads
+//   the thread. Without a row (the
+//   create's arm failed, or its process died first) the job arms in full, from the thread as it is by then.
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
 //   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
@@ -51,8 +57,12 @@ function leadOf(recipient: AgentDoc | null): string | null {
   return typeof lead === 'string' && lead ? lead : null;
 }
 
+/** First steps this process armed at create whose `thread.created` job has not come yet (a job that finds none reads the row). */
+const REMEMBERED_FIRST_ARMS = 10_000;
+
 export class HandoffTimers {
   private readonly dueTimers: TimerDue;
+  private readonly armedFirst = new Map<string, TimerDoc>();
 
   constructor(private readonly deps: HandoffTimersDeps) {
     this.dueTimers = timerDueFor(deps.store);
@@ -64,28 +74,100 @@ export class HandoffTimers {
     return { zone: zone && isKnownZone(zone) ? zone : 'UTC', agent };
   }
 
+  /** Whose working hours the thread's steps keep: an unclaimed handoff has no recipient yet, so its first candidate's. */
+  private timedFor(thread: ThreadDoc): string {
+    return thread.status === 'unclaimed' ? (thread.candidates?.[0] ?? thread.from) : thread.to;
+  }
+
   private async next(thread: ThreadDoc): Promise<{ next: DueStep | null; zone: string }> {
-    // An unclaimed handoff has no recipient yet: its steps keep the first candidate's working hours.
-    const { zone } = await this.zoneOf(thread.status === 'unclaimed' ? (thread.candidates?.[0] ?? thread.from) : thread.to);
+    // Without working hours no step depends on a zone: nobody's is looked up.
+    if (!this.deps.settings.workingHours) return { next: nextTimerStep(thread, this.deps.settings, 'UTC'), zone: 'UTC' };
+    const { zone } = await this.zoneOf(this.timedFor(thread));
     return { next: nextTimerStep(thread, this.deps.settings, zone), zone };
   }
 
-  /** Arms the thread's next step (or drops its timer when none is left). `force` arms a new attempt even when unchanged. */
-  async arm(threadId: string, opts: { force?: boolean } = {}): Promise<TimerDoc | null> {
+  /**
+   * next() for a create, which must not wait on Slack for a zone: undefined when the zone is not remembered (it is
+   * asked for meanwhile, for the next create; this thread's job arms it in full).
+   */
+  private async nextWithoutWaiting(thread: ThreadDoc): Promise<DueStep | null | undefined> {
+    const { settings, teammates, zones } = this.deps;
+    if (!settings.workingHours) return nextTimerStep(thread, settings, 'UTC');
+    const agent = await teammates.get(this.timedFor(thread));
+    const zone = agent ? zones.known(agent) : null;
+    if (zone === undefined) {
+      void zones.zoneOf(agent!).catch(() => null);
+      return undefined;
+    }
+    return nextTimerStep(thread, settings, zone && isKnownZone(zone) ? zone : 'UTC');
+  }
+
+  /**
+   * The new thread's first step, for the create that is writing `thread`: its due entry and delayed job now (alone
+   * they are harmless: a job without a row fires nothing, a due entry is checked against the row), and the returned
+   * function inserts the row, to be called once the thread is stored. A duplicate row was written by a later event's
+   * arm and stays. Null: the thread has no step (every step turned off), or its zone is not known yet.
+   */
+  async armFirst(thread: ThreadDoc): Promise<(() => Promise<void>) | null> {
     const { store, queue, clock } = this.deps;
-    const thread = await store.readThread(threadId);
+    const next = await this.nextWithoutWaiting(thread);
+    if (!next) return null;
+    const now = clock.now();
+    const timer: TimerDoc = { _id: thread._id, step: next.step, due_at: next.due, attempt: 0, status: thread.status, armed_at: now };
+    await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - now.getTime()))]);
+    return async () => {
+      try {
+        await store.timers.insertOne(timer);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return;
+      }
+      if (this.armedFirst.size >= REMEMBERED_FIRST_ARMS) this.armedFirst.clear();
+      this.armedFirst.set(timer._id, timer);
+    };
+  }
+
+  /**
+   * The `verify` job after an event (`version`: the thread's once it was written). After `thread.created` the create
+   * has usually armed the first step already (armFirst): in this process it remembers so, elsewhere the row tells
+   * (its job is added again, which is once).
+   */
+  async armAfter(threadId: string, event: EventType, version?: number): Promise<TimerDoc | null> {
+    if (event === 'thread.created') {
+      const armed = this.armedFirst.get(threadId);
+      if (armed) {
+        this.armedFirst.delete(threadId);
+        return armed;
+      }
+      const row = await this.deps.store.timers.findOne({ _id: threadId });
+      if (row) {
+        await this.deps.queue.arm(jobOf(row), Math.max(0, row.due_at.getTime() - this.deps.clock.now().getTime()));
+        return row;
+      }
+    }
+    return this.arm(threadId, { version });
+  }
+
+  /**
+   * Arms the thread's next step (or drops its timer when none is left). `force` arms a new attempt even when
+   * unchanged; `version`: the thread is read as of that version or later (store.readThreadFrom).
+   */
+  async arm(threadId: string, opts: { force?: boolean; version?: number } = {}): Promise<TimerDoc | null> {
+    const { store, queue, clock } = this.deps;
+    const [thread, row] = await Promise.all([store.readThreadFrom(threadId, opts.version), store.timers.findOne({ _id: threadId })]);
     const next = thread ? (await this.next(thread)).next : null;
     if (!thread || !next) {
-      await store.timers.deleteOne({ _id: threadId });
+      if (row) await store.timers.deleteOne({ _id: threadId });
       return null;
     }
-    const row = await store.timers.findOne({ _id: threadId });
     const unchanged = row && row.step === next.step && row.status === thread.status && row.due_at.getTime() === next.due.getTime();
     let timer: TimerDoc;
     if (unchanged && !opts.force) {
       timer = row;
     } else {
       timer = { _id: threadId, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status: thread.status, armed_at: clock.now() };
+      // The row right after the reads: two arms of one thread racing (the jobs of two events) then write it as near
+      // as can be in the order they read the thread; the due entry only matters once the step is due.
       await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
       await this.dueTimers.note(threadId, timer.due_at, timer.armed_at);
     }

@@ -13,6 +13,7 @@ import { canonicalHash } from '../domain/canonical-json';
 import { boxName } from '../store/mailbox-log';
 import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
+import type { HandoffTimers } from './handoff-timers';
 import { TtlCache } from '../ops/ttl-cache';
 import { deriveHandoffToken, HANDOFF_TOKEN_TTL_MS, mintHandoffToken } from './handoff-tokens';
 import { IdempotencyLedger, idempotentId } from './idempotency';
@@ -95,6 +96,8 @@ export interface RelayServiceDeps {
   feed?: EventFeed;
   /** Lease and progress limits of handoff runs (handoff-runs.ts); defaults otherwise. */
   runs?: Partial<RunSettings>;
+  /** Arms a new thread's first timer step at create (handoff-timers.ts); without it the thread.created job does. */
+  timers?: Pick<HandoffTimers, 'armFirst'>;
 }
 
 export class RelayService {
@@ -112,6 +115,7 @@ export class RelayService {
   private readonly tokenSecret: string;
   private readonly tokenTtlMs: number;
   private readonly policy?: PolicyGate;
+  private readonly timers?: Pick<HandoffTimers, 'armFirst'>;
   /**
    * The read markers this process wrote lately (`thread:viewer` → messages seen): a re-read with nothing new writes
    * none. Short-lived, so a marker another process wrote over with an older count heals within a minute.
@@ -133,6 +137,7 @@ export class RelayService {
     this.ledger = new IdempotencyLedger(deps.store);
     this.channels = new ChannelBindings(deps.store, this.clock);
     this.policy = deps.policy;
+    this.timers = deps.timers;
     this.feed = deps.feed;
     this.outbox = new Outbox({ store: deps.store, events: deps.events, clock: this.clock, log: deps.log });
     this.appender = new MessageAppender({
@@ -235,16 +240,20 @@ export class RelayService {
     } else if (policy) {
       doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     }
+    // The first timer step is armed beside the thread write (its row once the thread is in), so the
+    // thread.created job finds it armed; a held create has no steps until it is approved.
+    const firstTimer = held ? null : this.armFirstTimer(doc);
     const created = await this.outbox.recording(threadId, doc.outbox[0]!, async (inOutbox) => {
       const [mailbox] = await Promise.all([this.store.placeNewThread(placed), inOutbox]);
       if (mailbox) doc.mailbox = mailbox;
       try {
         await this.store.inserts.threads.insert(doc);
-        return doc;
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         return null;
       }
+      await (await firstTimer)?.();
+      return doc;
     });
     if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     if (held) await this.approvals.opened(threadId, held);
@@ -253,6 +262,20 @@ export class RelayService {
       held ? 'handoff held for approval' : 'handoff created',
     );
     return this.createResult(doc);
+  }
+
+  /** Starts arming a new thread's first timer step; resolves to what writes its row (never rejects: the create's arm job is the fallback). */
+  private armFirstTimer(doc: ThreadDoc): Promise<(() => Promise<void>) | null> | null {
+    const timers = this.timers;
+    if (!timers) return null;
+    const failed = (error: Error) => this.log.warn({ thread_id: doc._id, err: error.message }, 'first timer not armed at create; its arm job will');
+    return timers.armFirst(doc).then(
+      (insertRow) => (insertRow ? () => insertRow().catch(failed) : null),
+      (error: Error) => {
+        failed(error);
+        return null;
+      },
+    );
   }
 
   // ── claim ───────────────────────────────────────────────────────────────────

@@ -253,6 +253,13 @@ export class MailboxLog {
     if (docs.length > 0) await this.blocks.insertMany(docs, { ordered: false }).catch(() => undefined);
   }
 
+  /** The caller created `box` just now and nothing can be in it yet: its first append reads no head (a collision still would). */
+  startsEmpty(box: string): void {
+    if (this.known.has(box)) return;
+    if (this.known.size >= REMEMBERED_BOXES) this.known.delete(this.known.keys().next().value!);
+    this.known.set(box, 0);
+  }
+
   private remember(box: string, position: number): void {
     if ((this.known.get(box) ?? 0) >= position) return;
     if (this.known.size >= REMEMBERED_BOXES && !this.known.has(box)) this.known.delete(this.known.keys().next().value!);

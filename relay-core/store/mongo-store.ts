@@ -260,6 +260,18 @@ export class MongoStore {
   }
 
   /**
+   * The thread at `version` or later, for a reader that needs no more than that (the timer arm after an event): on
+   * FerretDB the cached document alone when it is that far, since a newer claim not applied yet belongs to a write
+   * whose own event follows; else (no version, a cache behind it, MongoDB) the read above.
+   */
+  async readThreadFrom(id: string, version: number | undefined): Promise<ThreadDoc | null> {
+    if (version === undefined || this.writer.strategy !== 'claims') return this.readThread(id);
+    const cached = await this.threads.findOne({ _id: id });
+    if (!cached) return null;
+    return (cached.version ?? 0) >= version ? cached : this.readThread(id);
+  }
+
+  /**
    * Applies `change` to the current thread as one write that no concurrent write can interleave with (see
    * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).

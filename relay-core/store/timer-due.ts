@@ -59,11 +59,16 @@ const bucketBox = (minute: number) => `due:${new Date(minute).toISOString().slic
  * minutes of a marked hour, and the entries of a marked minute: with nothing due, three or four `_id` reads, however
  * many timers are open. Minutes before the current one are deleted once handed out, and the cursor moves on; an
  * entry is always noted at least one minute ahead of `now`, so a sweep never clears a minute still written to.
+ * An entry is only ever appended after its minute's mark is in (and a clear deletes the mark last), so the process
+ * whose insert made a minute's mark starts that bucket at position 1 without reading its head; were the bucket not
+ * empty after all, the append's duplicate would read the head as any collision does.
  */
 export class BucketTimerDue implements TimerDue {
   private readonly log: MailboxLog;
   private readonly marked = new Set<string>();
   private readonly noted = new Set<string>();
+  /** Mark inserts in flight, so the notes that wait on one all learn whether it made the mark. */
+  private readonly marking = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly entries: Collection<MailboxEntryDoc>,
@@ -81,8 +86,11 @@ export class BucketTimerDue implements TimerDue {
     // The thread is in that minute's bucket already (noted again by a sweep while its job waits): once is enough.
     const key = `${threadId}@${minute}`;
     if (this.noted.has(key)) return;
-    await Promise.all([this.mark(hourMark(hourOf(minute))), this.mark(minuteMark(minute))]);
-    await this.log.append(bucketBox(minute), threadId, dueAt);
+    const [, created] = await Promise.all([this.mark(hourMark(hourOf(minute))), this.mark(minuteMark(minute))]);
+    const box = bucketBox(minute);
+    // No entry goes into a bucket before its mark does: the one whose insert made the mark knows the bucket is empty.
+    if (created) this.log.startsEmpty(box);
+    await this.log.append(box, threadId, dueAt);
     if (this.noted.size >= REMEMBERED_MARKS) this.noted.clear();
     this.noted.add(key);
   }
@@ -130,15 +138,28 @@ export class BucketTimerDue implements TimerDue {
     return { ids, done: () => putById(this.meta, TIMER_DUE_CURSOR, { value: minuteOf(now), at: now }) };
   }
 
-  private async mark(id: string): Promise<void> {
-    if (this.marked.has(id)) return;
+  /** Writes the mark once; true for the calls that waited on the insert that made it (concurrent ones share it). */
+  private mark(id: string): Promise<boolean> {
+    if (this.marked.has(id)) return Promise.resolve(false);
+    let insert = this.marking.get(id);
+    if (!insert) {
+      insert = this.insertMark(id).finally(() => this.marking.delete(id));
+      this.marking.set(id, insert);
+    }
+    return insert;
+  }
+
+  private async insertMark(id: string): Promise<boolean> {
+    let created = true;
     try {
       await this.marks.insertOne({ _id: id });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
+      created = false;
     }
     if (this.marked.size >= REMEMBERED_MARKS) this.marked.clear();
     this.marked.add(id);
+    return created;
   }
 
   private async drop(id: string): Promise<void> {

@@ -1,0 +1,253 @@
+// What arming a handoff's timer costs on FerretDB, counted on the driver's command monitoring: a create arms its
+// first step itself (the due entry and the row, no thread read, and its thread.created job reads nothing), a minute
+// bucket its own process opened takes no head probes, a late thread.created job never arms an outdated step, and a
+// create whose own arm failed still gets its timer from the job.
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import type { CommandStartedEvent } from 'mongodb';
+import type { TimerDoc } from '../../relay-core/domain/documents';
+import { newHandoffSchema } from '../../relay-core/domain/schemas';
+import { createLogger } from '../../relay-core/ops/logger';
+import { BullmqEventPublisher, producerQueues, type ProducerQueues } from '../../relay-core/queues/bullmq-queues';
+import { TIMER_ARM_JOB } from '../../relay-core/queues/bullmq-timer-queue';
+import { nextTimerStep } from '../../relay-core/domain/timer-schedule';
+import { BullmqTimerQueue } from '../../relay-core/queues/bullmq-timer-queue';
+import { HandoffTimers } from '../../relay-core/service/handoff-timers';
+import { Outbox } from '../../relay-core/service/outbox';
+import { RelayService } from '../../relay-core/service/relay-service';
+import { Teammates } from '../../relay-core/service/teammates';
+import { BucketTimerDue, TIMER_DUE_CURSOR } from '../../relay-core/store/timer-due';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { sendHandoff } from '../helpers/handoffs';
+import { TestClock } from '../helpers/test-clock';
+import { testMongoUrl, testRedisUrl } from '../helpers/test-env';
+import { waitUntil } from '../helpers/wait-until';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const TIMER_COLLECTIONS = new Set(['timers', 'timer_due', 'timer_due_heads', 'timer_due_marks']);
+const clock = new TestClock();
+let relay: TestRelay;
+let aliceKey: string;
+let bobKey: string;
+let redis: Redis;
+let verify: Queue;
+
+beforeAll(async () => {
+  const url = new URL(testMongoUrl());
+  url.searchParams.set('monitorCommands', 'true');
+  // The worker's timer sweep stays out of the way; the test runs it when the clock has moved.
+  relay = await startTestRelay({ name: 'timer_arm_cost', clock, env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '24h', RELAY_WORKING_HOURS: 'off' } });
+  aliceKey = await relay.register({ handle: 'alice@acme' });
+  bobKey = await relay.register({ handle: 'bob@acme' });
+  redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  verify = new Queue('verify', { connection: redis, prefix: relay.config.queuePrefix });
+});
+
+afterAll(async () => {
+  await verify?.close();
+  redis?.disconnect();
+  await relay?.stop();
+});
+
+/** Every command the relay's client sends while `work` runs: `<command> <collection> <_id filter or document _id>`. */
+async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+  const client = relay.store.db.client;
+  const sent: string[] = [];
+  const started = (event: CommandStartedEvent) => {
+    const command = event.command as Record<string, any>;
+    const collection = String(event.commandName === 'getMore' ? command.collection : command[event.commandName]);
+    const target = command.filter?._id ?? command.documents?.[0]?._id ?? command.updates?.[0]?.q?._id ?? command.deletes?.[0]?.q?._id ?? '';
+    sent.push(`${event.commandName} ${collection} ${typeof target === 'string' ? target : JSON.stringify(target)}`);
+  };
+  client.on('commandStarted', started);
+  try {
+    return { result: await work(), sent };
+  } finally {
+    client.off('commandStarted', started);
+  }
+}
+
+const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!));
+const threadReads = (sent: string[], id: string) => sent.filter((line) => /^find (threads|thread_writes) /.test(line) && line.includes(id));
+
+/** Waits until the thread.created arm job of `threadId` has run; returns what it answered. */
+async function createdArmJob(threadId: string): Promise<unknown> {
+  return waitUntil(async () => {
+    const done = await verify.getJobs(['completed']);
+    const job = done.find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === threadId && j.data.type === 'thread.created');
+    return job ? (job.returnvalue ?? {}) : undefined;
+  }, `the thread.created arm job of ${threadId}`);
+}
+
+async function row(id: string): Promise<TimerDoc | null> {
+  return relay.store.timers.findOne({ _id: id });
+}
+
+/** A create and its thread.created job, counted together. */
+async function countedCreate(summary: string): Promise<{ id: string; sent: string[] }> {
+  const { result: id, sent } = await commands(async () => {
+    const created = await sendHandoff(relay, aliceKey, 'bob@acme', summary);
+    await createdArmJob(created);
+    return created;
+  });
+  return { id, sent };
+}
+
+test('a create arms its first timer with two FerretDB commands in all (the due entry and the row), reads no thread for it, and the reminder fires when due', async () => {
+  expect(relay.store.capabilities.kind).toBe('ferretdb');
+  // The first create of a minute bucket also writes its marks; the next ones in the same minute only their entry.
+  await countedCreate('opens the bucket');
+  const { id, sent } = await countedCreate('armed at create');
+  const timerCommands = onTimers(sent);
+  console.info(`a create's timer commands: ${JSON.stringify(timerCommands)}; all its commands: ${JSON.stringify(sent)}`);
+  // Nothing read: the job found the create's arm done (before: find threads, find thread_writes, find timers,
+  // update timers, insert timer_due). The marks of a minute (and hour) are written once, by the bucket's first create.
+  const marks = timerCommands.filter((c) => c.startsWith('insert timer_due_marks '));
+  expect(timerCommands.filter((c) => !marks.includes(c))).toEqual([expect.stringMatching(/^insert timer_due due:/), `insert timers ${id}`]);
+  expect(marks.length).toBeLessThanOrEqual(2);
+  expect(threadReads(sent.slice(sent.indexOf(`insert timers ${id}`)), id)).toEqual([]);
+
+  const thread = (await relay.store.readThread(id))!;
+  const timer = (await row(id))!;
+  expect(timer).toMatchObject({ step: 'remind-1', attempt: 0, status: 'pending' });
+  expect(timer.due_at.getTime()).toBe(thread.created_at.getTime() + 4 * HOUR);
+  // The due entry is in the timer's minute bucket.
+  const due = `due:${new Date(Math.floor(timer.due_at.getTime() / MINUTE) * MINUTE).toISOString().slice(0, 16)}`;
+  expect(timerCommands.find((c) => c.startsWith('insert timer_due '))).toMatch(new RegExp(`^insert timer_due ${due}#\\d+$`));
+
+  clock.advance(4 * HOUR + MINUTE);
+  expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
+  await waitUntil(async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined), 'remind-1 to fire');
+  await waitUntil(async () => ((await row(id))?.step === 'remind-2' ? true : undefined), 'remind-2 armed');
+});
+
+test('arming into a minute bucket this process opened reads neither the head nor any entry; another process appending to it still finds its place', async () => {
+  const db = relay.store.db;
+  const ledger = () => new BucketTimerDue(db.collection('probe_due'), db.collection('probe_due_heads'), db.collection('probe_due_marks'), db.collection('probe_due_meta'), relay.store.timers);
+  const [mine, other] = [ledger(), ledger()];
+  const now = clock.now();
+  await db.collection<{ _id: string; value: unknown; at: Date }>('probe_due_meta').insertOne({ _id: TIMER_DUE_CURSOR, value: Math.floor(now.getTime() / MINUTE) * MINUTE, at: now });
+  const dueAt = new Date(now.getTime() + 2 * HOUR);
+  // The ledger's own commands (the relay's sweeps use the same client meanwhile).
+  const probeLedger = (sent: string[]) => sent.filter((c) => c.split(' ')[1]!.startsWith('probe_'));
+  const first = await commands(() => mine.note('thread-1', dueAt, now));
+  // Before: find probe_due_heads and 8 probes of probe_due before the entry went in.
+  expect(probeLedger(first.sent).filter((c) => c.startsWith('find'))).toEqual([]);
+  expect(probeLedger(first.sent).filter((c) => c.startsWith('insert probe_due '))).toHaveLength(1);
+  // Another process comes to the bucket second (its mark insert is a duplicate): it reads the head, then appends.
+  const second = await commands(() => other.note('thread-2', dueAt, now));
+  expect(second.sent.some((c) => c.startsWith('find probe_due '))).toBe(true);
+  // This process, still trusting its own count, collides once and goes above the other's entry.
+  await mine.note('thread-3', dueAt, now);
+  const again = await commands(() => mine.note('thread-4', dueAt, now));
+  expect(probeLedger(again.sent).filter((c) => c.startsWith('find'))).toEqual([]);
+  const later = new Date(dueAt.getTime() + MINUTE);
+  const handed = await other.due(later);
+  expect(handed.ids.sort()).toEqual(['thread-1', 'thread-2', 'thread-3', 'thread-4']);
+});
+
+test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row; the accept\'s job reads no thread claims', async () => {
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before its created job');
+  await createdArmJob(id);
+  const { body } = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
+  expect(body.result?.status).toBe('accepted');
+  await waitUntil(async () => ((await row(id))?.step === 'stale' ? true : undefined), 'the accepted nudge armed');
+  const accepted = (await row(id))!;
+  // The thread.created job again, as a process that did not arm the create would run it, late.
+  const { result, sent } = await commands(() => relay.timers.armAfter(id, 'thread.created'));
+  expect(result).toMatchObject({ step: 'stale', attempt: accepted.attempt });
+  expect(sent.filter((c) => c.includes(id) || TIMER_COLLECTIONS.has(c.split(' ')[1]!))).toEqual([`find timers ${id}`]);
+  expect(await row(id)).toEqual(accepted);
+
+  // The accept's own job carries the version it was written at: its arm reads the thread's document alone (no
+  // claim probe in thread_writes), and the row beside it.
+  const acceptJob = (await verify.getJobs(['completed'])).find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === id && j.data.type === 'thread.accepted')!;
+  const thread = (await relay.store.readThread(id))!;
+  expect(acceptJob.data.version).toBe(thread.version);
+  const again = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version));
+  expect(again.result).toEqual(accepted);
+  expect(again.sent.filter((c) => c.includes(id)).sort()).toEqual([`find threads ${id}`, `find timers ${id}`]);
+  // A document behind the job's version (its writer not done with it yet) is read through the claims instead.
+  const behind = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version + 1));
+  expect(behind.result).toEqual(accepted);
+  expect(behind.sent).toContain(`find thread_writes ${id}:${acceptJob.data.version + 1}`);
+});
+
+test('a create retried with the same idempotency key gets the same thread and leaves its one timer as it was', async () => {
+  const key = `timer-retry-${Date.now()}`;
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } });
+  await createdArmJob(id);
+  const first = (await row(id))!;
+  clock.advance(2 * MINUTE);
+  const retried = await commands(() => sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } }));
+  expect(retried.result).toBe(id);
+  expect(retried.sent.filter((c) => /^(insert|update|delete) timers /.test(c))).toEqual([]);
+  expect(await row(id)).toEqual(first);
+});
+
+test('a create whose own arm failed gets its first timer from the thread.created job, and it fires when due', async () => {
+  // A second relay service on the same database whose create-time arm fails (as if its process died there).
+  const log = createLogger('silent');
+  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
+  const producer = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+  const queues: ProducerQueues = producerQueues(producer, relay.config.queuePrefix);
+  try {
+    const events = new BullmqEventPublisher({ queues, slackEnabled: false, database: await relay.store.identity(), armTimers: true });
+    let tried = 0;
+    const failing = { armFirst: async () => { tried += 1; throw new Error('the process died here'); } };
+    const service = new RelayService({ store: relay.store, teammates, events, clock, publicUrl: relay.url, log, timers: failing });
+    const sender = (await teammates.get('alice@acme'))!;
+    const created = await service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
+    expect(tried).toBe(1);
+    const id = created.task_id;
+    await createdArmJob(id);
+    const timer = (await row(id))!;
+    const thread = (await relay.store.readThread(id))!;
+    expect(timer).toMatchObject({ step: 'remind-1', attempt: 0, status: 'pending' });
+    expect(timer.due_at.getTime()).toBe(thread.created_at.getTime() + 4 * HOUR);
+    clock.advance(4 * HOUR + MINUTE);
+    expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
+    await waitUntil(async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined), 'remind-1 to fire');
+  } finally {
+    await Promise.all(Object.values(queues).map((q) => q.close()));
+    producer.disconnect();
+  }
+});
+
+test('with working hours, a create arms its first step only from a remembered zone: it never waits on Slack for one', async () => {
+  const log = createLogger('silent');
+  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
+  let remembered: string | undefined;
+  const asked: string[] = [];
+  const zones = {
+    zoneOf: async (agent: { handle: string }) => {
+      asked.push(agent.handle);
+      remembered = 'Asia/Tokyo';
+      return remembered;
+    },
+    known: () => remembered,
+  };
+  const settings = { ...relay.config.timers, workingHours: { startMinute: 9 * 60, endMinute: 17 * 60, days: [1, 2, 3, 4, 5] } };
+  const queue = new BullmqTimerQueue(verify, redis, `${relay.config.queuePrefix}:timers:armed`);
+  const timers = new HandoffTimers({ store: relay.store, teammates, queue, outbox: new Outbox({ store: relay.store, events: { publish: async () => {} }, clock, log }), zones, clock, log, settings });
+  // A thread as a create holds it before it is stored (an id no thread has: its row is removed again below).
+  const stored = (await relay.store.readThread(await sendHandoff(relay, aliceKey, 'bob@acme', 'a thread to copy')))!;
+  const thread = { ...stored, _id: randomUUID(), timers: undefined };
+  expect(await timers.armFirst(thread)).toBeNull();
+  // Asked meanwhile, for the next create (this one's thread.created job arms it in full).
+  await waitUntil(async () => (asked.length > 0 ? true : undefined), 'the zone asked for');
+  expect(asked).toEqual(['bob@acme']);
+  const insertRow = await timers.armFirst(thread);
+  expect(insertRow).not.toBeNull();
+  await insertRow!();
+  try {
+    expect((await row(thread._id))!.due_at).toEqual(nextTimerStep(thread, settings, 'Asia/Tokyo')!.due);
+    expect(asked).toHaveLength(1);
+  } finally {
+    await relay.store.timers.deleteOne({ _id: thread._id });
+  }
+});
