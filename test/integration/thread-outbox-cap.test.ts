@@ -179,3 +179,20 @@ test("a delivery job queued by an older relay (no event in its data) is delivere
   }, 'the old job of a trimmed event failed');
   expect(failed.attempts.at(-1)).toMatchObject({ outcome: 'failed', error: 'the thread or event no longer exists' });
 });
+
+test('a delivery job whose event is malformed fails for good at once, naming the field', async () => {
+  const recipient = await withHook();
+  const data = {
+    event_id: '00000000-0000-4000-8000-0000000000e1',
+    thread_id: '00000000-0000-4000-8000-0000000000e2',
+    type: 'thread.message',
+    handle: recipient.handle,
+    redrive: 0,
+    event: { at: '2026-12-01T10:00:00.000Z', by: 'alice@acme', via: 'carrier-pigeon' },
+  };
+  const job = await webhooks.add(DELIVER_JOB, data, { attempts: 5, backoff: { type: 'fixed', delay: 60_000 } });
+  const failed = await waitUntil(async () => ((await webhooks.getJobState(job.id!)) === 'failed' ? webhooks.getJob(job.id!) : undefined), 'the deliver job to fail for good');
+  expect(failed.failedReason).toMatch(/malformed deliver data/);
+  expect(failed.attemptsMade).toBe(1);
+  expect(recipient.hook.events()).toHaveLength(0);
+});
