@@ -180,7 +180,7 @@ test("a delivery job queued by an older relay (no event in its data) is delivere
   expect(failed.attempts.at(-1)).toMatchObject({ outcome: 'failed', error: 'the thread or event no longer exists' });
 });
 
-test('a delivery job whose event is malformed fails for good at once, naming the field', async () => {
+test('a delivery job whose event is malformed fails for good at its first attempt and sends nothing', async () => {
   const recipient = await withHook();
   const data = {
     event_id: '00000000-0000-4000-8000-0000000000e1',
