@@ -443,6 +443,8 @@ export interface WebhookDeliveryDoc {
   redrives: number;
   /** An A2A push notification config of the task this goes to (its id), instead of `handle`'s card webhook. */
   push_config?: string;
+  /** The event delivered, for a re-drive long after its thread stopped holding it; absent on deliveries opened before it was added. */
+  event?: OutboxEvent;
   created_at: Date;
   updated_at: Date;
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
 import type { EventPublisher, EventThread } from '../service/event-publisher';
 import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
+import { RUN_STATUSES } from '../domain/run';
 import { slackJobPriority } from './slack-lanes';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
@@ -24,6 +25,9 @@ export const eventJobSchema = z.object({
   by: z.string().min(1).optional(),
   via: surfaceSchema.optional(),
   message_id: z.string().min(1).optional(),
+  /** For run.* events: which run, and its status after the event. */
+  run_id: z.string().min(1).optional(),
+  run_status: z.enum(RUN_STATUSES).optional(),
   /** The database the event was written to (MongoStore.identity); absent on jobs queued before it was added. */
   db: z.string().min(1).optional(),
   /** The thread's version once the event was written (or a later one); absent on jobs queued before it was added. */
@@ -34,7 +38,35 @@ export type EventJob = z.infer<typeof eventJobSchema>;
 /** The outbox event an event job carries; null for a job queued before jobs carried it whole. */
 export function outboxEventOf(job: EventJob): OutboxEvent | null {
   if (!job.by || !job.via || !job.at) return null;
-  return { id: job.event_id, type: job.type, at: new Date(job.at), by: job.by, via: job.via, ...(job.message_id ? { message_id: job.message_id } : {}) };
+  return outboxEventFrom(job.event_id, job.type, { at: job.at, by: job.by, via: job.via, message_id: job.message_id, run_id: job.run_id, run_status: job.run_status });
+}
+
+/** An outbox event as a job carries it besides its id and type (webhooks/webhook-queues.ts: a delivery job's `event`). */
+export const carriedEventSchema = z.object({
+  at: z.iso.datetime(),
+  by: z.string().min(1),
+  via: surfaceSchema,
+  message_id: z.string().min(1).optional(),
+  run_id: z.string().min(1).optional(),
+  run_status: z.enum(RUN_STATUSES).optional(),
+});
+export type CarriedEvent = z.infer<typeof carriedEventSchema>;
+
+export function carriedEvent(event: OutboxEvent): CarriedEvent {
+  return { at: event.at.toISOString(), by: event.by, via: event.via, ...optionalEventFields(event) };
+}
+
+export function outboxEventFrom(id: string, type: EventType, carried: CarriedEvent): OutboxEvent {
+  return { id, type, at: new Date(carried.at), by: carried.by, via: carried.via, ...optionalEventFields(carried) };
+}
+
+/** The fields only some event types carry, left out when absent (so a job's data has no `undefined` in it). */
+function optionalEventFields(event: Pick<OutboxEvent, 'message_id' | 'run_id' | 'run_status'>): Pick<OutboxEvent, 'message_id' | 'run_id' | 'run_status'> {
+  return {
+    ...(event.message_id ? { message_id: event.message_id } : {}),
+    ...(event.run_id ? { run_id: event.run_id } : {}),
+    ...(event.run_status ? { run_status: event.run_status } : {}),
+  };
 }
 
 /** Options of every relay job: `attempts` tries spaced by `backoff`; kept a day once done, a week once failed. */
@@ -113,7 +145,7 @@ export class BullmqEventPublisher implements EventPublisher {
         to: thread.to,
         by: event.by,
         via: event.via,
-        ...(event.message_id ? { message_id: event.message_id } : {}),
+        ...optionalEventFields(event),
         db: this.database,
         ...(thread.version !== undefined ? { version: thread.version } : {}),
       };

@@ -67,6 +67,7 @@ export class Outbox {
       const age = now - entry.at.getTime();
       if (age < settleMs) continue;
       const thread = await store.readThread(entry.thread_id);
+      // A thread drops none of its events whose entries wait (store/outbox-cap.ts): absent means never written.
       if (thread?.outbox.some((e) => e.id === entry._id)) {
         await this.deps.events.publish(thread, [entry.event]);
         await store.outbox.remove([entry._id]);

@@ -36,6 +36,7 @@ import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
+import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
 
@@ -277,8 +278,20 @@ export class MongoStore {
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    */
   writeThread(id: string, change: Change<ThreadDoc>): Promise<ThreadWrite> {
+    // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it
+    // might drop are looked up (none while the thread holds few events); the change drops those that are gone.
+    const settled = new Set<string>();
+    const learn = async (current: ThreadDoc): Promise<void> => {
+      const candidates = dropCandidates(current).filter((eventId) => !settled.has(eventId));
+      if (candidates.length === 0) return;
+      for (const eventId of await this.outbox.settled(candidates, TRIM_READS)) settled.add(eventId);
+    };
+    const capped = (current: ThreadDoc): ThreadDoc | undefined => {
+      const next = change(current);
+      return next && cappedOutbox(next, settled);
+    };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    return this.threadWriteQueue.run(id, () => this.writer.write(id, change));
+    return this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn));
   }
 
   /**

@@ -37,12 +37,18 @@ export interface VersionedWrite<T> {
 /** `change` is a pure function of the current document: the next one, or undefined when its precondition no longer holds. */
 export type Change<T> = (current: T) => T | undefined;
 
+/**
+ * Reads a change needs before it can decide (`_id` lookups it then closes over), run on the version the change is
+ * about to see, before every call of it: the change itself stays pure and is judged again on each retry.
+ */
+export type Prepare<T> = (current: T) => Promise<void>;
+
 /** Port: read the current version of a document and apply one change to it that no concurrent write can interleave with. */
 export interface VersionedWriter<T extends Versioned> {
   /** Which protocol this is, for logs and the bench. */
   readonly strategy: 'conditional-replace' | 'claims';
   read(id: string): Promise<T | null>;
-  write(id: string, change: Change<T>): Promise<VersionedWrite<T>>;
+  write(id: string, change: Change<T>, prepare?: Prepare<T>): Promise<VersionedWrite<T>>;
 }
 
 /** A claim on version N of document `id`: `_id` `${id}:${N}`, the whole new document, when it was claimed. */
@@ -68,11 +74,12 @@ export class ConditionalWriter<T extends Versioned> implements VersionedWriter<T
     return this.docs.findOne(byId<T>(id)) as Promise<T | null>;
   }
 
-  async write(id: string, change: Change<T>): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, prepare?: Prepare<T>): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const current = await this.read(id);
       if (!current) return { before: null, after: null };
+      if (prepare) await prepare(current);
       const changed = change(current);
       if (!changed) return { before: current, after: null };
       const next = { ...changed, _id: id, version: (current.version ?? 0) + 1 };
@@ -171,11 +178,12 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     }
   }
 
-  async write(id: string, change: Change<T>): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, prepare?: Prepare<T>): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     let current = (await this.docs.findOne(byId<T>(id))) as T | null;
     if (!current) return { before: null, after: null };
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
+      if (prepare) await prepare(current);
       const changed = change(current);
       if (!changed) {
         // The precondition failed on what may be a stale cache: judge it on the newest version before saying no.

@@ -1,6 +1,6 @@
 // The `webhook_deliveries` collection: one record per (event, endpoint owner) with every attempt's outcome.
 import type { Collection, Filter } from 'mongodb';
-import type { WebhookAttempt, WebhookDeliveryDoc } from '../domain/documents';
+import type { OutboxEvent, WebhookAttempt, WebhookDeliveryDoc } from '../domain/documents';
 import type { EventType } from '../domain/schemas';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 
@@ -57,12 +57,22 @@ export class WebhookDeliveries {
     await this.collection.createIndex({ handle: 1, status: 1 }, { name: 'handle_status' });
   }
 
-  /** Records that the event is owed to `handle`; a second call (a re-run fan-out) changes nothing. */
-  async open(event: { event_id: string; type: EventType; thread_id: string }, handle: string, now: Date, pushConfig?: string): Promise<void> {
+  /**
+   * Records that the event is owed to `handle`; a second call (a re-run fan-out) changes nothing. `recorded`: the
+   * whole event when the caller has it, kept for a re-drive.
+   */
+  async open(
+    event: { event_id: string; type: EventType; thread_id: string },
+    handle: string,
+    now: Date,
+    opts: { pushConfig?: string; recorded?: OutboxEvent | null } = {},
+  ): Promise<void> {
+    const { pushConfig, recorded } = opts;
     try {
       await this.collection.insertOne({
         _id: pushConfig === undefined ? deliveryId(event.event_id, handle) : pushDeliveryId(event.event_id, pushConfig),
         ...(pushConfig === undefined ? {} : { push_config: pushConfig }),
+        ...(recorded ? { event: recorded } : {}),
         event_id: event.event_id,
         event_type: event.type,
         thread_id: event.thread_id,

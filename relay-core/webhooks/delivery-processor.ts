@@ -1,7 +1,7 @@
 // The `webhooks` queue's processor: an event job fans out to one `deliver` job per endpoint, which POSTs it.
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { eventJobSchema, outboxEventOf } from '../queues/bullmq-queues';
+import { carriedEvent, eventJobSchema, outboxEventOf } from '../queues/bullmq-queues';
 import type { EventThread } from '../service/event-publisher';
 import { parseJob } from '../queues/parse-job';
 import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
@@ -13,7 +13,7 @@ import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries
 import { pushDelivery } from './push-delivery';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
 import { postSigned } from './signed-post';
-import { DELIVER_JOB, deliveryJobSchema, WebhookQueues } from './webhook-queues';
+import { DELIVER_JOB, deliveredEvent, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
 // An event job (named for its event type, id = event id) fans out to one `deliver` job per participant with an
 // endpoint; a deliver job signs and POSTs the event, records the attempt, and fails (to be retried on the
@@ -60,7 +60,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const taken = parseJob(eventJobSchema, job);
-    const { from, to, by: _by, via: _via, message_id: _message, db, ...event } = taken;
+    const { from, to, by: _by, via: _via, message_id: _message, run_id: _run, run_status: _runStatus, db, ...event } = taken;
     // Written to another database (Redis kept it across a new `.data`, or two relays share a queue prefix): none of
     // its threads are here, and recording it would show this database's teammates events that never happened.
     if (db && deps.database && db !== deps.database) {
@@ -89,24 +89,27 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       if (!doc) return 'skipped';
       // A held create's recipient is left out: the sender stands in for them.
       thread = doc.hidden_from_recipient ? { _id: doc._id, from: doc.from, to: doc.from } : doc;
-      recorded = doc.outbox.find((e) => e.id === event.event_id) ?? null;
+      // A job queued by an older relay carries only the event's id: the thread still holds it unless trimmed since.
+      recorded ??= doc.outbox.find((e) => e.id === event.event_id) ?? null;
       if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
       if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested' || event.type === 'approval.voted') {
         approvers = (doc.approvals ?? []).filter((a) => a.status === 'pending').flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
       }
     }
     if (recorded) await deps.feed?.record(thread, [recorded]);
+    // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
+    const carried = recorded ? { event: carriedEvent(recorded) } : {};
     for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
       const id = deliveryId(event.event_id, handle);
-      await deliveries.open(event, handle, clock.now());
-      await queues.enqueueDelivery(id, { ...event, handle, redrive: 0 });
+      await deliveries.open(event, handle, clock.now(), { recorded });
+      await queues.enqueueDelivery(id, { ...event, handle, redrive: 0, ...carried });
     }
     // A2A push configs of the task: one `_id` read per event (none: an empty read). A task has none at its creation:
     // a config is made for a task that exists, and tells of what happens after.
     const configs = event.type === 'thread.created' ? [] : await store.pushConfigs.of(event.thread_id);
     for (const config of configs) {
-      await deliveries.open(event, config.owner, clock.now(), config.id);
-      await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id });
+      await deliveries.open(event, config.owner, clock.now(), { pushConfig: config.id, recorded });
+      await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id, ...carried });
     }
     return 'fanned_out';
   }
@@ -139,7 +142,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     }
 
     const thread = await relay.threadById(data.thread_id);
-    const event = thread?.outbox.find((e) => e.id === data.event_id);
+    const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
       await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');
       throw new UnrecoverableError(`delivery ${id}: thread or event missing`);
@@ -199,7 +202,7 @@ export class WebhookDeadLetters {
     if (doc.status !== 'failed') return null;
     const n = await this.deliveries.reopen(doc, this.clock.now());
     if (n === null) return null;
-    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n };
+    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n, ...(doc.event ? { event: carriedEvent(doc.event) } : {}) };
     await this.queues.enqueueDelivery(doc._id, doc.push_config === undefined ? data : { ...data, push_config: doc.push_config });
     return { ...doc, status: 'pending', redrives: n };
   }

@@ -11,7 +11,7 @@ import type { MongoStore } from '../store/mongo-store';
 import { pushDeliveryId, type WebhookDeliveries } from './deliveries';
 import { postSigned } from './signed-post';
 import type { TargetPolicy } from './ssrf-guard';
-import type { DeliveryJob } from './webhook-queues';
+import { deliveredEvent, type DeliveryJob } from './webhook-queues';
 
 const V1_STATE = A2A_V1_STATE;
 const STATE_OF_EVENT: Record<string, string> = {
@@ -54,7 +54,7 @@ export function pushDelivery(deps: PushDeliveryDeps) {
       return 'skipped';
     }
     const thread = await relay.threadById(data.thread_id);
-    const event = thread?.outbox.find((e) => e.id === data.event_id);
+    const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
       await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');
       throw new UnrecoverableError(`push delivery ${id}: thread or event missing`);

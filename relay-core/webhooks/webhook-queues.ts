@@ -1,7 +1,8 @@
 // BullMQ side of webhooks: delivery jobs on `webhooks`, challenge jobs on `verify`, and their retry schedule.
 import type { BackoffStrategy, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
-import { jobOptions } from '../queues/bullmq-queues';
+import type { OutboxEvent, ThreadDoc } from '../domain/documents';
+import { carriedEventSchema, jobOptions, outboxEventFrom } from '../queues/bullmq-queues';
 import { EVENT_TYPES } from '../domain/schemas';
 
 // Both follow the schedule through a custom backoff strategy named `webhook`.
@@ -19,8 +20,19 @@ export const deliveryJobSchema = z.object({
   redrive: z.number().int().min(0),
   /** An A2A push notification config of the task (webhooks/push-delivery.ts) instead of the teammate's card webhook. */
   push_config: z.string().min(1).max(64).optional(),
+  /**
+   * The event delivered, which the body is built from: a retry a day later needs no thread to still hold it (a
+   * thread keeps only its newest events). Absent on jobs queued before it was added: those look it up in the thread.
+   */
+  event: carriedEventSchema.optional(),
 });
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
+
+/** The event a delivery job delivers: the one it carries, else (a job queued by an older relay) the thread's copy, if any. */
+export function deliveredEvent(data: DeliveryJob, thread: Pick<ThreadDoc, 'outbox'>): OutboxEvent | null {
+  if (data.event) return outboxEventFrom(data.event_id, data.type, data.event);
+  return thread.outbox.find((e) => e.id === data.event_id) ?? null;
+}
 
 export const challengeJobSchema = z.object({
   handle: z.string().min(3).max(128),
