@@ -153,8 +153,12 @@ test('a thread.created arm job that runs after the accept leaves the accepted st
   await createdArmJob(id);
   const { body } = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
   expect(body.result?.status).toBe('accepted');
-  await waitUntil(async () => ((await row(id))?.step === 'stale' ? true : undefined), 'the accepted nudge armed');
+  // The accept's arm job done, not just its row written: its due entry goes in after the row, and would land among
+  // the commands counted below.
+  const acceptArmed = () => verify.getJobs(['completed']).then((jobs) => jobs.find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === id && j.data.type === 'thread.accepted'));
+  await waitUntil(acceptArmed, 'the accept\'s arm job done');
   const accepted = (await row(id))!;
+  expect(accepted.step).toBe('stale');
   // The thread.created job again, as a process that did not arm the create would run it, late.
   const { result, sent } = await commands(() => relay.timers.armAfter(id, 'thread.created'));
   expect(result).toMatchObject({ step: 'stale', attempt: accepted.attempt });
@@ -163,7 +167,7 @@ test('a thread.created arm job that runs after the accept leaves the accepted st
 
   // The accept's own job carries the version it was written at: its arm reads the thread's document alone (no
   // claim probe in thread_writes), and the row beside it.
-  const acceptJob = (await verify.getJobs(['completed'])).find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === id && j.data.type === 'thread.accepted')!;
+  const acceptJob = (await acceptArmed())!;
   const thread = (await relay.store.readThread(id))!;
   expect(acceptJob.data.version).toBe(thread.version);
   const again = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version));
