@@ -1,4 +1,6 @@
 // A small bounded map whose entries expire: agents and key lookups on the hot path.
+import { setBounded } from './bounded-map';
+
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();
 
@@ -18,11 +20,7 @@ export class TtlCache<K, V> {
   }
 
   set(key: K, value: V): void {
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
+    setBounded(this.entries, key, { value, expires: Date.now() + this.ttlMs }, this.maxEntries);
   }
 
   delete(key: K): void {

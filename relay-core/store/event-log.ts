@@ -4,6 +4,7 @@ import type { Collection, Db } from 'mongodb';
 import type { OutboxEvent } from '../domain/documents';
 import { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey, putById } from './thread-writes';
+import { setBounded } from '../ops/bounded-map';
 
 /** Entry `seq` of a teammate's log: `_id` `${handle}:${seq}`. */
 export interface EventEntryDoc {
@@ -178,8 +179,6 @@ export class EventLog {
   }
 
   private remember(handle: string, position: number): void {
-    if ((this.known.get(handle) ?? 0) >= position) return;
-    if (this.known.size >= REMEMBERED_LOGS && !this.known.has(handle)) this.known.delete(this.known.keys().next().value!);
-    this.known.set(handle, position);
+    if ((this.known.get(handle) ?? 0) < position) setBounded(this.known, handle, position, REMEMBERED_LOGS);
   }
 }

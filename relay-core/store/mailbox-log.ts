@@ -3,6 +3,7 @@
 import type { Collection } from 'mongodb';
 import type { MailboxBlockDoc, MailboxEntryDoc, MailboxHeadDoc } from '../domain/documents';
 import { TERMINAL_STATUSES, type ThreadStatus } from '../domain/schemas';
+import { setBounded } from '../ops/bounded-map';
 import type { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey, putById } from './thread-writes';
 
@@ -142,9 +143,7 @@ export class MailboxLog {
   }
 
   noteFinal(box: string, position: number, final: Final): void {
-    if (final === null) return;
-    if (this.finals.size >= REMEMBERED_FINALS) this.finals.delete(this.finals.keys().next().value!);
-    this.finals.set(entryId(box, position), final);
+    if (final !== null) setBounded(this.finals, entryId(box, position), final, REMEMBERED_FINALS);
   }
 
   /** Whether this log keeps blocks. */
@@ -195,8 +194,7 @@ export class MailboxLog {
       return;
     }
     this.current.delete(box);
-    if (this.current.size >= REMEMBERED_BLOCKS) this.current.delete(this.current.keys().next().value!);
-    this.current.set(box, { k, entries: new Map([[position, entry]]) });
+    setBounded(this.current, box, { k, entries: new Map([[position, entry]]) }, REMEMBERED_BLOCKS);
   }
 
   /**
@@ -255,15 +253,11 @@ export class MailboxLog {
 
   /** The caller created `box` just now and nothing can be in it yet: its first append reads no head (a collision still would). */
   startsEmpty(box: string): void {
-    if (this.known.has(box)) return;
-    if (this.known.size >= REMEMBERED_BOXES) this.known.delete(this.known.keys().next().value!);
-    this.known.set(box, 0);
+    if (!this.known.has(box)) setBounded(this.known, box, 0, REMEMBERED_BOXES);
   }
 
   private remember(box: string, position: number): void {
-    if ((this.known.get(box) ?? 0) >= position) return;
-    if (this.known.size >= REMEMBERED_BOXES && !this.known.has(box)) this.known.delete(this.known.keys().next().value!);
-    this.known.set(box, position);
+    if ((this.known.get(box) ?? 0) < position) setBounded(this.known, box, position, REMEMBERED_BOXES);
   }
 }
 
