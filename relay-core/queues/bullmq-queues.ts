@@ -1,5 +1,6 @@
 // BullMQ adapter: the delivery queues, the job data they carry, and the publisher that fills them.
 import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 'bullmq';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
@@ -219,9 +220,35 @@ export function startWorker(opts: {
   return {
     worker,
     async close() {
-      await worker.close();
+      await closeWorker(worker);
       // BullMQ leaves a connection it was handed open.
       connection.disconnect();
     },
   };
+}
+
+/** How long a closing worker waits for Redis to come back before it closes without waiting for its running jobs. */
+const CLOSE_RECONNECT_WAIT_MS = 5_000;
+
+/**
+ * The ioredis status of a worker's blocking connection, read through BullMQ's internals (undefined if they change).
+ * BullMQ's graceful close disconnects that connection and waits for its 'end', which an ioredis client waiting
+ * between two reconnect attempts never emits: closed then, the worker would never finish closing and the relay
+ * would never exit (taskforcesh/bullmq#4656; seen in CI when a relay stopped just after a Redis restart).
+ */
+function blockingStatus(worker: Worker): string | undefined {
+  const internals = worker as unknown as { backend?: { blockingConnection?: { _client?: { status?: unknown } } } };
+  const status = internals.backend?.blockingConnection?._client?.status;
+  return typeof status === 'string' ? status : undefined;
+}
+
+/**
+ * Closes gracefully (running jobs finish first) once the blocking connection is not between reconnect attempts.
+ * Still without Redis after CLOSE_RECONNECT_WAIT_MS, it closes at once: a running job could not record its outcome
+ * anyway, and it runs again once its lock lapses (every processor is safe to re-run).
+ */
+export async function closeWorker(worker: Worker): Promise<void> {
+  const deadline = Date.now() + CLOSE_RECONNECT_WAIT_MS;
+  while (blockingStatus(worker) === 'reconnecting' && Date.now() < deadline) await sleep(50);
+  await worker.close(blockingStatus(worker) === 'reconnecting');
 }
