@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { createSlackApp, slackWebClient } from '../bot/slack-app';
+import type { createSlackApp } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
 import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
 import { slackTimeZones } from '../bot/delivery/slack-time-zones';
@@ -128,8 +128,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
+  // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
+  const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
-  const slackClient = config.slack ? slackWebClient(config.slack) : undefined;
+  const slackClient = config.slack && slackModule ? slackModule.slackWebClient(config.slack) : undefined;
   const timers = new HandoffTimers({
     store,
     teammates,
@@ -301,8 +303,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         },
       },
     });
-    if (roles.has('bot') && config.slack) {
-      slackApp = createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
+    if (roles.has('bot') && config.slack && slackModule) {
+      slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {

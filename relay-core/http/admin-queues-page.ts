@@ -1,7 +1,4 @@
 // bull-board at /admin/queues: see, retry and clean the delivery queues (the dead-letter list lives here), behind the admin key.
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
@@ -53,10 +50,28 @@ export function adminQueuesAuth(adminKey: string) {
   };
 }
 
-/** Mounts the board for the given queues (whatever queues the relay has) under /admin/queues. */
+/**
+ * Mounts the board for the given queues (whatever queues the relay has) under /admin/queues. bull-board loads on
+ * the first request the admin key lets through (a relay whose board nobody opens never holds its few MB).
+ */
 export function mountAdminQueues(app: express.Express, opts: { adminKey: string; queues: readonly Queue[] }): void {
-  const serverAdapter = new ExpressAdapter();
-  serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
-  createBullBoard({ queues: opts.queues.map((queue) => new BullMQAdapter(queue)), serverAdapter });
-  app.use(ADMIN_QUEUES_PATH, adminQueuesAuth(opts.adminKey), serverAdapter.getRouter());
+  let board: Promise<express.Router> | undefined;
+  const loadBoard = async (): Promise<express.Router> => {
+    const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+      import('@bull-board/api'),
+      import('@bull-board/api/bullMQAdapter'),
+      import('@bull-board/express'),
+    ]);
+    const serverAdapter = new ExpressAdapter();
+    serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
+    createBullBoard({ queues: opts.queues.map((queue) => new BullMQAdapter(queue)), serverAdapter });
+    return serverAdapter.getRouter() as express.Router;
+  };
+  app.use(ADMIN_QUEUES_PATH, adminQueuesAuth(opts.adminKey), (req: Request, res: Response, next: NextFunction) => {
+    board ??= loadBoard().catch((error: unknown) => {
+      board = undefined;
+      throw error;
+    });
+    board.then((router) => router(req, res, next), next);
+  });
 }

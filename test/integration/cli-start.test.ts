@@ -1,7 +1,7 @@
 // `npm start`'s program with zero configuration: it starts its own FerretDB under the data dir, generates an
 // owner-only admin key the CLI then finds, and serves health checks; bad settings stop it with one line.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -64,6 +64,16 @@ describe('handoff-relay start with zero configuration', () => {
     });
     expect(stdout).toMatch(/API key \(shown once, store it now\):\n\s+hr_[0-9a-f]{12}_\S+/);
     expect(output).not.toContain(/hr_[0-9a-f]{12}_\S+/.exec(stdout)![0]);
+  });
+
+  test('opens the queue board to the generated admin key (bull-board loads on its first request)', async () => {
+    const adminKey = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
+    expect((await fetch(`${url}/admin/queues`)).status).toBe(401);
+    const page = await fetch(`${url}/admin/queues`, { headers: { authorization: `Bearer ${adminKey}` } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const api = await fetch(`${url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${adminKey}` } });
+    expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual(['slack', 'verify', 'webhooks']);
   });
 
   test('stops cleanly on SIGTERM, taking its FerretDB with it', async () => {
