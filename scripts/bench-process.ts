@@ -2,6 +2,7 @@
 // CPU time of the relay and FerretDB read from /proc, so a phase counts the work its requests leave behind.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findFreePort } from './local-services/ports';
@@ -23,6 +24,17 @@ export interface RelayProcessOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * The Node flags `npm start` puts before cli.js (package.json's start script), so a bench relay runs under the
+ * flags users' relays run under.
+ */
+export function startScriptNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const match = /^node\s+(.*?)\s*dist\/scripts\/cli\.js start$/.exec(pkg.scripts.start);
+  if (!match) throw new Error(`package.json's start script is not "node [flags] dist/scripts/cli.js start": ${pkg.scripts.start}`);
+  return match[1]!.split(/\s+/).filter(Boolean);
+}
+
 /** Starts `node dist/scripts/cli.js start` (every role, as `npm start`) on the bench's servers; resolves once it listens. */
 export async function startRelayProcess(opts: RelayProcessOptions): Promise<RelayProcess> {
   const port = await findFreePort();
@@ -30,7 +42,7 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
   // Node flags for the relay, e.g. BENCH_RELAY_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it
   // during the bench (flags NODE_OPTIONS refuses, like --cpu-prof, go on the command line).
   const nodeFlags = (process.env.BENCH_RELAY_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
+  const child: ChildProcess = spawn(process.execPath, [...startScriptNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 // The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
 // `deliveries`, `policy`, `approvals`.
 import { join, resolve } from 'node:path';
