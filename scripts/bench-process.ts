@@ -25,24 +25,24 @@ export interface RelayProcessOptions {
 }
 
 /**
- * The Node flags `npm start` puts before cli.js (package.json's start script), so a bench relay runs under the
- * flags users' relays run under.
+ * The Node flags the relay runs under, from cli.js's `#!` line (`npm start` and `handoff-relay start` both run it
+ * through that line), so a bench relay runs under the flags users' relays run under.
  */
-export function startScriptNodeFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const match = /^node\s+(.*?)\s*dist\/scripts\/cli\.js start$/.exec(pkg.scripts.start);
-  if (!match) throw new Error(`package.json's start script is not "node [flags] dist/scripts/cli.js start": ${pkg.scripts.start}`);
+export function relayNodeFlags(): string[] {
+  const shebang = readFileSync(join(__dirname, 'cli.js'), 'utf8').split('\n', 1)[0]!;
+  const match = /^#!\/usr\/bin\/env -S node((?:\s+--\S+)*)\s*$/.exec(shebang);
+  if (!match) throw new Error(`cli.js does not start with "#!/usr/bin/env -S node [flags]": ${shebang}`);
   return match[1]!.split(/\s+/).filter(Boolean);
 }
 
-/** Starts `node dist/scripts/cli.js start` (every role, as `npm start`) on the bench's servers; resolves once it listens. */
+/** Starts `dist/scripts/cli.js start` (every role, under the flags of its `#!` line, as `npm start`) on the bench's servers; resolves once it listens. */
 export async function startRelayProcess(opts: RelayProcessOptions): Promise<RelayProcess> {
   const port = await findFreePort();
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
   // Node flags for the relay, e.g. BENCH_RELAY_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it
   // during the bench (flags NODE_OPTIONS refuses, like --cpu-prof, go on the command line).
   const nodeFlags = (process.env.BENCH_RELAY_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...startScriptNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
+  const child: ChildProcess = spawn(process.execPath, [...relayNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

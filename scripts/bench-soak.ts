@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import type { PhaseServers } from './bench-measure';
-import { startScriptNodeFlags } from './bench-process';
+import { relayNodeFlags } from './bench-process';
 import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
@@ -44,7 +44,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
   // Node flags for the relay, e.g. BENCH_SOAK_NODE_OPTIONS="--heap-prof" or "--require ./probe.js" to see where its
   // memory goes (on the command line: NODE_OPTIONS refuses some V8 flags, like --optimize-for-size).
   const nodeFlags = (process.env.BENCH_SOAK_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...startScriptNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
+  const child = spawn(process.execPath, [...relayNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

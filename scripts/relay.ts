@@ -131,7 +131,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
-  const slackClient = config.slack && slackModule ? slackModule.slackWebClient(config.slack) : undefined;
+  const slackClient = config.slack && slackModule?.slackWebClient(config.slack);
   const timers = new HandoffTimers({
     store,
     teammates,
