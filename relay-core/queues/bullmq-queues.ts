@@ -155,8 +155,11 @@ export class BullmqEventPublisher implements EventPublisher {
         const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }));
       }
-      // The thread's timers are armed off the request path; the job id makes a re-enqueue once.
-      if (this.timers && !KEEPS_TIMERS.has(event.type)) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
+      // The thread's timers are armed off the request path (a create arms its first step itself); the job id
+      // makes a re-enqueue once. The outbox sweep publishes without `timer_armed`, so a create that died before
+      // its row was stored still gets its arm job.
+      const armed = thread.timer_armed && event.type === 'thread.created';
+      if (this.timers && !armed && !KEEPS_TIMERS.has(event.type)) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
     }
     await Promise.all(jobs);
   }

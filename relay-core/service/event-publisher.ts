@@ -10,6 +10,8 @@ export interface EventThread {
   candidates?: string[];
   /** The thread's write version as published (the event's or a later one). */
   version?: number;
+  /** Its create armed the first timer step itself (its row is stored), so `thread.created` needs no arm job. */
+  timer_armed?: boolean;
 }
 
 export interface EventPublisher {

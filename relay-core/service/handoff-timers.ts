@@ -19,11 +19,11 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 //   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
 //   id is thread + step + attempt. A final state removes the document.
 // - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the due
-//   entry and the delayed job beside the thread insert, the row with insertOne once the thread is stored. The
-//   `thread.created` job (armAfter) then has nothing to do when the row is there: a create writes it only after its
-//   job and due entry, it adds the row's job again anyway (once), and any later event has its own job that re-reads
-//   the thread. Without a row (the
-//   create's arm failed, or its process died first) the job arms in full, from the thread as it is by then.
+//   entry and the delayed job beside the thread insert, the row with insertOne once the thread is stored. Its
+//   `thread.created` event then goes out without an arm job (EventThread.timer_armed): a create writes the row only
+//   after its job and due entry, and any later event has its own job that re-reads the thread. Without a row (the
+//   create's arm failed, its zone was not known yet, or its process died first and the outbox sweep published the
+//   event) the `thread.created` job (armAfter) arms from the row if there is one, else in full from the thread.
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
 //   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
@@ -57,12 +57,8 @@ function leadOf(recipient: AgentDoc | null): string | null {
   return typeof lead === 'string' && lead ? lead : null;
 }
 
-/** First steps this process armed at create whose `thread.created` job has not come yet (a job that finds none reads the row). */
-const REMEMBERED_FIRST_ARMS = 10_000;
-
 export class HandoffTimers {
   private readonly dueTimers: TimerDue;
-  private readonly armedFirst = new Map<string, TimerDoc>();
 
   constructor(private readonly deps: HandoffTimersDeps) {
     this.dueTimers = timerDueFor(deps.store);
@@ -120,25 +116,17 @@ export class HandoffTimers {
         await store.timers.insertOne(timer);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
-        return;
       }
-      if (this.armedFirst.size >= REMEMBERED_FIRST_ARMS) this.armedFirst.clear();
-      this.armedFirst.set(timer._id, timer);
     };
   }
 
   /**
-   * The `verify` job after an event (`version`: the thread's once it was written). After `thread.created` the create
-   * has usually armed the first step already (armFirst): in this process it remembers so, elsewhere the row tells
-   * (its job is added again, which is once).
+   * The `verify` job after an event (`version`: the thread's once it was written). A `thread.created` job comes only
+   * when the create did not say its first step was armed (armFirst); a row there all the same (the create's process
+   * died after storing it) has its job added again, which is once.
    */
   async armAfter(threadId: string, event: EventType, version?: number): Promise<TimerDoc | null> {
     if (event === 'thread.created') {
-      const armed = this.armedFirst.get(threadId);
-      if (armed) {
-        this.armedFirst.delete(threadId);
-        return armed;
-      }
       const row = await this.deps.store.timers.findOne({ _id: threadId });
       if (row) {
         await this.deps.queue.arm(jobOf(row), Math.max(0, row.due_at.getTime() - this.deps.clock.now().getTime()));

@@ -252,8 +252,8 @@ export class RelayService {
         if (!isDuplicateKey(error)) throw error;
         return null;
       }
-      await (await firstTimer)?.();
-      return doc;
+      const timerArmed = (await (await firstTimer)?.()) ?? false;
+      return timerArmed ? { ...doc, timer_armed: true } : doc;
     });
     if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     if (held) await this.approvals.opened(threadId, held);
@@ -264,13 +264,19 @@ export class RelayService {
     return this.createResult(doc);
   }
 
-  /** Starts arming a new thread's first timer step; resolves to what writes its row (never rejects: the create's arm job is the fallback). */
-  private armFirstTimer(doc: ThreadDoc): Promise<(() => Promise<void>) | null> | null {
+  /**
+   * Starts arming a new thread's first timer step; resolves to what writes its row, which answers whether the row is
+   * stored. Never rejects: without the row, the thread.created arm job arms the step.
+   */
+  private armFirstTimer(doc: ThreadDoc): Promise<(() => Promise<boolean>) | null> | null {
     const timers = this.timers;
     if (!timers) return null;
-    const failed = (error: Error) => this.log.warn({ thread_id: doc._id, err: error.message }, 'first timer not armed at create; its arm job will');
+    const failed = (error: Error) => {
+      this.log.warn({ thread_id: doc._id, err: error.message }, 'first timer not armed at create; its arm job will');
+      return false;
+    };
     return timers.armFirst(doc).then(
-      (insertRow) => (insertRow ? () => insertRow().catch(failed) : null),
+      (insertRow) => (insertRow ? () => insertRow().then(() => true, failed) : null),
       (error: Error) => {
         failed(error);
         return null;

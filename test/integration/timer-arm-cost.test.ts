@@ -1,8 +1,8 @@
 // What arming a handoff's timer costs on FerretDB, counted on the driver's command monitoring: a create arms its
-// first step itself (the due entry and the row, no thread read, and its thread.created job reads nothing), a minute
+// first step itself (the due entry and the row, no thread read, and no thread.created arm job at all), a minute
 // bucket its own process opened takes no head probes, a late thread.created job never arms an outdated step, and a
 // create whose own arm failed still gets its timer from the job.
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
@@ -33,6 +33,7 @@ let aliceKey: string;
 let bobKey: string;
 let redis: Redis;
 let verify: Queue;
+let webhooksQueue: Queue;
 
 beforeAll(async () => {
   const url = new URL(testMongoUrl());
@@ -43,10 +44,12 @@ beforeAll(async () => {
   bobKey = await relay.register({ handle: 'bob@acme' });
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   verify = new Queue('verify', { connection: redis, prefix: relay.config.queuePrefix });
+  webhooksQueue = new Queue('webhooks', { connection: redis, prefix: relay.config.queuePrefix });
 });
 
 afterAll(async () => {
   await verify?.close();
+  await webhooksQueue?.close();
   redis?.disconnect();
   await relay?.stop();
 });
@@ -85,11 +88,18 @@ async function row(id: string): Promise<TimerDoc | null> {
   return relay.store.timers.findOne({ _id: id });
 }
 
-/** A create and its thread.created job, counted together. */
+/** The create's thread.created jobs: its webhooks job and its arm job on `verify` (undefined when none was added). */
+async function createdJobs(threadId: string): Promise<{ webhooks: Job | undefined; arm: Job | undefined }> {
+  // Found by the jobs' data, not the thread's outbox: reading the thread would count among the create's commands.
+  const webhooks = (await webhooksQueue.getJobs(['waiting', 'active', 'completed'])).find((j) => j.data.thread_id === threadId && j.data.type === 'thread.created');
+  return { webhooks, arm: webhooks ? await verify.getJob(`arm.${webhooks.data.event_id}`) : undefined };
+}
+
+/** A create and its thread.created webhooks job (the event logs, the endpoint lookup), counted together. */
 async function countedCreate(summary: string): Promise<{ id: string; sent: string[] }> {
   const { result: id, sent } = await commands(async () => {
     const created = await sendHandoff(relay, aliceKey, 'bob@acme', summary);
-    await createdArmJob(created);
+    await waitUntil(async () => ((await (await createdJobs(created)).webhooks?.isCompleted()) ? true : undefined), `the thread.created webhooks job of ${created}`);
     return created;
   });
   return { id, sent };
@@ -100,10 +110,14 @@ test('a create arms its first timer with two FerretDB commands in all (the due e
   // The first create of a minute bucket also writes its marks; the next ones in the same minute only their entry.
   await countedCreate('opens the bucket');
   const { id, sent } = await countedCreate('armed at create');
+  // Its event went out (the webhooks job is there) without an arm job: the create armed the step.
+  const jobs = await createdJobs(id);
+  expect(jobs.webhooks).toBeDefined();
+  expect(jobs.arm).toBeUndefined();
   const timerCommands = onTimers(sent);
   console.info(`a create's timer commands: ${JSON.stringify(timerCommands)}; all its commands: ${JSON.stringify(sent)}`);
-  // Nothing read: the job found the create's arm done (before: find threads, find thread_writes, find timers,
-  // update timers, insert timer_due). The marks of a minute (and hour) are written once, by the bucket's first create.
+  // Nothing read, no job to read it (before: the arm job's find threads, find thread_writes, find timers, update
+  // timers, insert timer_due; then its job with nothing to do). The marks of a minute (and hour) are written once, by the bucket's first create.
   const marks = timerCommands.filter((c) => c.startsWith('insert timer_due_marks '));
   expect(timerCommands.filter((c) => !marks.includes(c))).toEqual([expect.stringMatching(/^insert timer_due due:/), `insert timers ${id}`]);
   expect(marks.length).toBeLessThanOrEqual(2);
@@ -150,7 +164,6 @@ test('arming into a minute bucket this process opened reads neither the head nor
 
 test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row; the accept\'s job reads no thread claims', async () => {
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before its created job');
-  await createdArmJob(id);
   const { body } = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
   expect(body.result?.status).toBe('accepted');
   // The accept's arm job done, not just its row written: its due entry goes in after the row, and would land among
@@ -182,7 +195,6 @@ test('a thread.created arm job that runs after the accept leaves the accepted st
 test('a create retried with the same idempotency key gets the same thread and leaves its one timer as it was', async () => {
   const key = `timer-retry-${Date.now()}`;
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } });
-  await createdArmJob(id);
   const first = (await row(id))!;
   clock.advance(2 * MINUTE);
   const retried = await commands(() => sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } }));
@@ -207,6 +219,8 @@ test('a create whose own arm failed gets its first timer from the thread.created
     const created = await service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
     expect(tried).toBe(1);
     const id = created.task_id;
+    await waitUntil(async () => ((await createdJobs(id)).webhooks ? true : undefined), 'the thread.created webhooks job');
+    expect((await createdJobs(id)).arm).toBeDefined();
     await createdArmJob(id);
     const timer = (await row(id))!;
     const thread = (await relay.store.readThread(id))!;
