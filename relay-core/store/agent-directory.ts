@@ -13,7 +13,8 @@ const MARKER_ID = 'agents_changed';
  * Staleness bound: none beyond one call. Every card write replaces the marker with a new random token after the
  * write; every read compares the marker with the token its copy was loaded under, and the copy is loaded after
  * reading the marker. A write the load missed therefore replaced the marker after it was read, and the next call
- * (in any process) sees a different token and reloads.
+ * (in any process) sees a different token and reloads. Calls made together share a marker read, but only one sent
+ * after each of them began (MarkerReads), so the bound holds for each.
  */
 export interface CardFilter {
   role?: string;
@@ -35,11 +36,14 @@ export class AgentDirectory {
   private copy: { token: string | null; loaded: Loaded } | undefined;
   /** A load in flight, shared only by calls that read the same marker. */
   private loading: { token: string | null; loaded: Promise<Loaded> } | undefined;
+  private readonly markers: MarkerReads;
 
   constructor(
     private readonly agents: Collection<AgentDoc>,
     private readonly meta: Collection<MetaDoc>,
-  ) {}
+  ) {
+    this.markers = new MarkerReads(async () => ((await this.meta.findOne({ _id: MARKER_ID }))?.value as string | undefined) ?? null);
+  }
 
   /** Call after every write of a teammate's document (store.writeAgent does) and after registering one. */
   async changed(): Promise<void> {
@@ -78,7 +82,7 @@ export class AgentDirectory {
   }
 
   private async current(): Promise<Loaded> {
-    const token = ((await this.meta.findOne({ _id: MARKER_ID }))?.value as string | undefined) ?? null;
+    const token = await this.markers.read();
     if (this.copy && this.copy.token === token) return this.copy.loaded;
     if (this.loading?.token !== token) {
       const loading = { token, loaded: this.load() };
@@ -109,6 +113,38 @@ export class AgentDirectory {
     }
     repos.sort((a, b) => (a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : byHandle(a.card, b.card)));
     return { cards, endpoints, byRole, bySkill, repos };
+  }
+}
+
+/**
+ * Reads of the change marker, shared without going stale: a call while no read is out sends one; calls while one is
+ * out wait for it and share the next, sent once it is back (so after each of them began). Under load (the webhooks
+ * worker looks endpoints up for several events at once) that is at most two reads out, however many callers.
+ */
+export class MarkerReads {
+  private out: Promise<string | null> | undefined;
+  private next: Promise<string | null> | undefined;
+
+  constructor(private readonly readNow: () => Promise<string | null>) {}
+
+  read(): Promise<string | null> {
+    if (!this.out) {
+      const out = this.readNow().finally(() => {
+        if (this.out === out) this.out = undefined;
+      });
+      this.out = out;
+      return out;
+    }
+    this.next ??= this.out.then(
+      () => this.sendNext(),
+      () => this.sendNext(),
+    );
+    return this.next;
+  }
+
+  private sendNext(): Promise<string | null> {
+    this.next = undefined;
+    return this.read();
   }
 }
 
