@@ -51,7 +51,7 @@ function markId(handle: string, eventId: string): string {
 }
 
 /**
- * Positions are dense from 1: this process appends to one log at a time (a chain per handle), takes the position
+ * Positions are dense from 1: this process places one entry in a log at a time (a chain per handle), takes the position
  * after the last one it knows, and inserts it under its unique `_id`; a duplicate means another process took it,
  * so it re-reads the head and takes the next. A failed insert forgets the position, so no hole is left behind.
  *
@@ -79,23 +79,24 @@ export class EventLog {
     this.markInserts = new InsertBatcher(this.marks, inFlight);
   }
 
-  /** Records `event` of `threadId` in `handle`'s log (once however often it is called) and returns its position. */
-  record(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
+  /**
+   * Records `event` of `threadId` in `handle`'s log (once however often it is called) and returns its position. Only
+   * the entry's insert waits for the handle's previous one (positions go in order); its mark goes while the next
+   * event's entry does, so a busy teammate's log takes one round trip an event, and marks that come together share
+   * a command.
+   */
+  async record(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
     const previous = this.chains.get(handle) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.recordNow(handle, threadId, event));
-    this.chains.set(handle, next);
-    void next.finally(() => {
-      if (this.chains.get(handle) === next) this.chains.delete(handle);
+    const placed = previous.catch(() => {}).then(() => this.place(handle, threadId, event));
+    this.chains.set(handle, placed);
+    void placed.finally(() => {
+      if (this.chains.get(handle) === placed) this.chains.delete(handle);
     }).catch(() => {});
-    return next;
+    return this.mark(handle, event, await placed);
   }
 
-  /**
-   * Two inserts, no read: an event recorded a second time (a re-run job, the sweep after an outage) finds its mark
-   * taken, flags the new entry a dud and answers the first position.
-   */
-  private async recordNow(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
-    const id = markId(handle, event.id);
+  /** Inserts the event's entry at the next position of the log, and answers that position. */
+  private async place(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
     if (!this.known.has(handle)) await this.head(handle);
     let seq: number;
     for (;;) {
@@ -112,8 +113,16 @@ export class EventLog {
         throw error;
       }
       this.remember(handle, seq);
-      break;
+      return seq;
     }
+  }
+
+  /**
+   * Inserts the mark of the entry at `seq`, no read: an event recorded a second time (a re-run job, the sweep after an
+   * outage) finds its mark taken, flags the new entry a dud and answers the first position.
+   */
+  private async mark(handle: string, event: OutboxEvent, seq: number): Promise<number> {
+    const id = markId(handle, event.id);
     try {
       await this.markInserts.insert({ _id: id, seq });
     } catch (error) {
