@@ -82,8 +82,7 @@ export class EventLog {
   /**
    * Records `event` of `threadId` in `handle`'s log (once however often it is called) and returns its position. Only
    * the entry's insert waits for the handle's previous one (positions go in order); its mark goes while the next
-   * event's entry does, so a busy teammate's log takes one round trip an event, and marks that come together share
-   * a command.
+   * event's entry does, so a busy teammate's log takes one round trip an event instead of two.
    */
   async record(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
     const previous = this.chains.get(handle) ?? Promise.resolve();
