@@ -8,7 +8,7 @@ import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/docume
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { SlackMessage } from '../blocks/handoff-dm';
 import { definitelyNotPosted } from './slack-errors';
-import { SlackPostLedger } from './slack-post-ledger';
+import { SlackPostLedger, type Claimed } from './slack-post-ledger';
 import { messageDigest, recordedTs, type SlackPostKey } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 
@@ -48,15 +48,16 @@ export interface PostOutcome {
   ts: string;
   /** This call posted it (false: it was recorded, or found in Slack by its marker). */
   posted: boolean;
-  /** This call wrote the thread (a record or a claim), so a later read sees a newer version. */
-  wrote: boolean;
   /** The thread as read for the post (what `render` drew). */
   thread: ThreadDoc;
+  /** The thread as this call left it (its record), or as read when it wrote nothing: a `known` for the next call. */
+  current: ThreadDoc;
 }
 
 /**
  * Makes sure post `key` exists in Slack exactly once and is recorded; returns its ts. `render` builds the message
- * from the thread as read; `known` is a thread read earlier in the same job.
+ * from the thread as read; `known` is the thread as the job last had it from the port (a read, or an outcome's
+ * `current`): the claim starts from it instead of reading the thread again.
  */
 export type EnsurePosted = (
   threadId: string,
@@ -93,16 +94,15 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
   }
 
   return async function ensurePosted(threadId, key, owner, target, render, known) {
-    let wrote = false;
     for (let round = 0; round < 5; round += 1) {
       // A thread read earlier in this job saves a read; any claim on it is re-read, and the claim write checks anyway.
       const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await threads.readThread(threadId);
       if (!thread) throw new UnrecoverableError(`thread ${threadId} is gone`);
       const ts = recordedTs(thread, key);
-      if (ts) return { ts, posted: false, wrote, thread };
+      if (ts) return { ts, posted: false, thread, current: thread };
 
       const pending = thread.slack_pending?.[key];
-      let claim: SlackPendingPost | null;
+      let claimed: Claimed | null;
       if (pending) {
         const age = clock.now().getTime() - pending.at.getTime();
         if (pending.owner !== owner && age < leaseMs) {
@@ -111,16 +111,16 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         // Ours from an earlier attempt, or abandoned: did Slack get it before the poster stopped?
         const found = await findPosted(pending);
         if (found) {
-          await ledger.record(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker });
-          wrote = true;
+          await ledger.record(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker }, thread);
           log.info({ thread_id: threadId, post: key, ts: found }, 'slack post found by its marker and recorded');
           continue;
         }
-        claim = await ledger.claim(threadId, key, { channel: pending.channel, thread_ts: pending.thread_ts, owner }, pending);
+        claimed = await ledger.claim(threadId, key, { channel: pending.channel, thread_ts: pending.thread_ts, owner }, pending, thread);
       } else {
-        claim = await ledger.claim(threadId, key, { channel: await target.channel(), thread_ts: target.thread_ts, owner }, null);
+        claimed = await ledger.claim(threadId, key, { channel: await target.channel(), thread_ts: target.thread_ts, owner }, null, thread);
       }
-      if (!claim) continue; // Someone recorded, claimed or took it over meanwhile: look again.
+      if (!claimed) continue; // Someone recorded, claimed or took it over meanwhile: look again.
+      const claim = claimed.post;
 
       const message = await render(thread);
       let posted;
@@ -138,9 +138,9 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         throw error;
       }
       if (!posted.ts) throw new Error('chat.postMessage returned no ts');
-      await ledger.record(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker, shown: messageDigest(message) });
+      const recorded = await ledger.record(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker, shown: messageDigest(message) }, claimed.thread);
       log.info({ thread_id: threadId, post: key, channel: claim.channel, ts: posted.ts }, 'slack message posted');
-      return { ts: posted.ts, posted: true, wrote: true, thread };
+      return { ts: posted.ts, posted: true, thread, current: recorded ?? (await threads.readThread(threadId)) ?? thread };
     }
     throw new WaitAndRetry(500 + randomInt(500), `${key}: the thread kept changing while claiming`);
   };

@@ -1,11 +1,18 @@
 // The Slack post ledger: claims, releases and records each Slack post on its thread through the ThreadWriter port.
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../relay-core/domain/clock';
-import type { SlackPendingPost } from '../../relay-core/domain/documents';
+import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord, type SlackPostKey } from './slack-posts';
 
-// Every step is one versioned write; the pure rules it applies are in slack-posts.ts.
+// Every step is one versioned write; the pure rules it applies are in slack-posts.ts. Each takes the thread as the
+// caller last had it from the port (`from`), so the write need not read it first, and returns the thread it wrote.
+
+/** A claim made: the pending post, and the thread that holds it. */
+export interface Claimed {
+  post: SlackPendingPost;
+  thread: ThreadDoc;
+}
 
 export interface SlackPostLedgerDeps {
   threads: ThreadWriter;
@@ -31,10 +38,11 @@ export class SlackPostLedger {
     key: SlackPostKey,
     target: { channel: string; thread_ts: string | null; owner: string },
     takeOver: SlackPendingPost | null,
-  ): Promise<SlackPendingPost | null> {
+    from?: ThreadDoc,
+  ): Promise<Claimed | null> {
     const now = this.clock.now();
     let claim: SlackPendingPost | null = null;
-    await this.threads.writeThread(threadId, (doc) => {
+    const { after } = await this.threads.writeThread(threadId, (doc) => {
       claim = null;
       const pending = doc.slack_pending?.[key];
       if (recordedTs(doc, key) !== null || !earlierRepliesRecorded(doc, key)) return undefined;
@@ -47,8 +55,9 @@ export class SlackPostLedger {
         at: now,
       };
       return withClaim(doc, key, claim);
-    });
-    return claim;
+    }, from);
+    const made = claim as SlackPendingPost | null; // assigned by the change above
+    return made && after ? { post: made, thread: after } : null;
   }
 
   /** Gives a claim up after Slack refused the post (nothing was posted); false when the claim had changed. */
@@ -57,10 +66,13 @@ export class SlackPostLedger {
     return after !== null;
   }
 
-  /** Records a posted message (the first record wins; `shown`: its messageDigest) and clears the claim with the same marker. */
-  async record(threadId: string, key: SlackPostKey, post: { channel: string; ts: string; marker?: string; shown?: string }): Promise<boolean> {
+  /**
+   * Records a posted message (the first record wins; `shown`: its messageDigest) and clears the claim with the same
+   * marker; the thread as recorded, or null when it was recorded already.
+   */
+  async record(threadId: string, key: SlackPostKey, post: { channel: string; ts: string; marker?: string; shown?: string }, from?: ThreadDoc): Promise<ThreadDoc | null> {
     const at = this.clock.now();
-    const { after } = await this.threads.writeThread(threadId, (doc) => withRecord(doc, key, post, at));
-    return after !== null;
+    const { after } = await this.threads.writeThread(threadId, (doc) => withRecord(doc, key, post, at), from);
+    return after;
   }
 }

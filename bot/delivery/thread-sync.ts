@@ -117,10 +117,13 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return notices;
   }
 
-  /** Posts every timer notice not yet recorded, each exactly once (a reply's DM must be recorded first). */
-  async function postNotices(thread: ThreadDoc, people: Participants, audiences: Audience[], owner: string): Promise<{ posted: number; wrote: boolean }> {
+  /**
+   * Posts every timer notice not yet recorded, each exactly once (a reply's DM must be recorded first); `current`:
+   * the thread as the last of those posts left it.
+   */
+  async function postNotices(thread: ThreadDoc, people: Participants, audiences: Audience[], owner: string): Promise<{ posted: number; current: ThreadDoc }> {
     let posted = 0;
-    let wrote = false;
+    let current = thread;
     for (const notice of noticesOf(thread, people, new Set(audiences.map((a) => a.name)))) {
       if (thread.slack_replies?.[notice.key]) continue;
       let target: PostTarget;
@@ -131,11 +134,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       } else {
         target = notice.target;
       }
-      const result = await ensurePosted(thread._id, notice.key, owner, target, async (t) => notice.render(t), thread);
+      const result = await ensurePosted(thread._id, notice.key, owner, target, async (t) => notice.render(t), current);
       if (result.posted) posted += 1;
-      if (result.wrote) wrote = true;
+      current = result.current;
     }
-    return { posted, wrote };
+    return { posted, current };
   }
 
   async function openIm(slackUser: string): Promise<string> {
@@ -145,24 +148,27 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return channel;
   }
 
-  /** Posts every recorded message not yet under this DM, oldest first; each reply waits for the one before. */
-  async function postReplies(thread: ThreadDoc, audience: SlackAudience, dm: SlackDelivery, owner: string): Promise<{ posted: number; wrote: boolean }> {
+  /**
+   * Posts every recorded message not yet under this DM, oldest first; each reply waits for the one before.
+   * `current`: the thread as the last of those posts left it.
+   */
+  async function postReplies(thread: ThreadDoc, audience: SlackAudience, dm: SlackDelivery, owner: string): Promise<{ posted: number; current: ThreadDoc }> {
     const missing: number[] = [];
     for (let n = 1; n <= thread.message_seq; n += 1) if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
-    if (missing.length === 0) return { posted: 0, wrote: false };
+    if (missing.length === 0) return { posted: 0, current: thread };
     const messages = await threads.messagesBySequence(thread, missing);
     const authors = new Map<string, AgentDoc | null>();
     let posted = 0;
-    let wrote = false;
+    let current = thread;
     for (const message of messages) {
       if (!authors.has(message.from)) authors.set(message.from, await relay.teammates.get(message.from));
       const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: inboxUrlFor(thread, audience) });
       const target = { channel: async () => dm.channel, thread_ts: dm.ts };
-      const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, thread);
+      const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, current);
       if (result.posted) posted += 1;
-      if (result.wrote) wrote = true;
+      current = result.current;
     }
-    return { posted, wrote };
+    return { posted, current };
   }
 
   const syncApprovals = approvalSync({ relay, threads, client, ensurePosted, openIm });
@@ -191,13 +197,15 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     if (thread.status !== 'unclaimed' || steps.length === 0) return false;
     const sender = await relay.teammates.get(thread.from);
     let posted = false;
+    let current = thread;
     for (const step of steps) {
       for (const [copy, card] of claimPosts(thread)) {
         const key = unclaimedNoticeKey(step, copy);
         if (thread.slack_replies?.[key]) continue;
         const render = async (t: ThreadDoc) => unclaimedReminderNotice({ thread: t, sender, recipient: null, inboxUrl: relay.inboxUrl(t._id) }, step);
-        const result = await ensurePosted(thread._id, key, owner, { channel: async () => card.channel, thread_ts: card.ts }, render, thread);
+        const result = await ensurePosted(thread._id, key, owner, { channel: async () => card.channel, thread_ts: card.ts }, render, current);
         if (result.posted) posted = true;
+        current = result.current;
       }
     }
     return posted;
@@ -214,9 +222,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     let posted = false;
     let updated = false;
     let latest: ThreadDoc | null = thread;
+    let current = thread;
     const post = async (copy: ClaimCopy, target: PostTarget) => {
-      const result = await ensurePosted(thread._id, claimKey(copy), owner, target, renderClaimCard, thread);
+      const result = await ensurePosted(thread._id, claimKey(copy), owner, target, renderClaimCard, current);
       if (result.posted) posted = true;
+      current = result.current;
     };
     if (thread.status === 'unclaimed' && (thread.candidates?.length ?? 0) > 1) {
       // The channel bound to the target, or else each candidate's DM; a channel the app can no longer post in
@@ -265,20 +275,36 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
     const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people, redrawAll) : false;
     if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
-    const audiences = audiencesOf(latest, people);
-    if (audiences.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
-    // Re-read only after this job wrote something (or drew a DM); otherwise the first read is current enough.
-    let wrote = false;
-    const reread = async () => (wrote ? threads.readThread(threadId) : latest);
+    const linked = audiencesOf(latest, people);
+    if (linked.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
+    // `latest` is the thread as this job last read it or wrote it; it is read again only after a write that left it
+    // behind (`behind`).
+    let behind = false;
+    const reread = async (): Promise<ThreadDoc | null> => {
+      if (behind) [latest, behind] = [await threads.readThread(threadId), false];
+      return latest;
+    };
 
     // 1. The DMs, each recorded with a digest of what it shows (`shown`), so it is redrawn only when that changes.
+    // A DM another job is posting right now waits for it, but only that DM: the other one is synced first (an
+    // Accept clicked while the sender's DM is still being posted redraws the recipient's at once), then the job
+    // runs again for the one that waited.
     let anyPosted = false;
-    for (const audience of audiences) {
+    let waiting: WaitAndRetry | null = null;
+    const audiences: Audience[] = [];
+    for (const audience of linked) {
       const target = { channel: () => openIm(audience.slackUser), thread_ts: null };
-      const result = await ensurePosted(threadId, audience.name, owner, target, async (t) => renderDm(t, people, audience.name), latest);
-      if (result.posted) anyPosted = true;
-      if (result.wrote) wrote = true;
+      try {
+        const result = await ensurePosted(threadId, audience.name, owner, target, async (t) => renderDm(t, people, audience.name), latest);
+        if (result.posted) anyPosted = true;
+        latest = result.current;
+        audiences.push(audience);
+      } catch (error) {
+        if (!(error instanceof WaitAndRetry)) throw error;
+        waiting ??= error;
+      }
     }
+    if (audiences.length === 0 && waiting) throw waiting;
 
     // 2. The replies, per DM in sequence order.
     latest = await reread();
@@ -288,7 +314,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       if (!dm) throw new WaitAndRetry(1_000, `${audience.name} DM not recorded yet`);
       const replies = await postReplies(latest, audience.name, dm, owner);
       if (replies.posted > 0) anyPosted = true;
-      if (replies.wrote) wrote = true;
+      latest = replies.current;
     }
 
     // 2b. The timer notices (reminders, nudge, escalation, expiry), each exactly once.
@@ -297,13 +323,14 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       if (!latest) return 'skipped';
       const notices = await postNotices(latest, people, audiences, owner);
       if (notices.posted > 0) anyPosted = true;
-      if (notices.wrote) wrote = true;
+      latest = notices.current;
     }
 
     // 3. Redraw each DM whose rendering from the current thread differs from what it shows (its record's `shown`,
     // or what this job drew on it), and again while the thread changes under us: after an update this job
-    // re-reads, so a slower job that drew an older state is always followed by a newer one. Each redraw is
-    // recorded in the thread's versioned write (withShown), unless someone drew the DM since this job read it.
+    // looks at the thread as its record of the redraw left it (the newest version when it was written), so a slower
+    // job that drew an older state is always followed by a newer one. Each redraw is recorded in the thread's
+    // versioned write (withShown), unless someone drew the DM since this job read it (then it reads the thread).
     let updated = false;
     const drawn = new Map<SlackAudience, string>();
     let peopleNow = people;
@@ -325,8 +352,10 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
         await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
         drawn.set(audience, redrawn.shown);
       }
-      await threads.writeThread(threadId, (doc) => withShown(doc, stale.map((s) => s.redrawn)));
-      updated = wrote = true;
+      const { after } = await threads.writeThread(threadId, (doc) => withShown(doc, stale.map((s) => s.redrawn)), latest);
+      updated = true;
+      latest = after;
+      behind = after === null;
     }
     // 4. A reassigned handoff's earlier recipients: each old DM is redrawn once to say where it went.
     latest = await reread();
@@ -342,6 +371,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
       });
       updated = true;
     }
+    if (waiting) throw waiting;
     return anyPosted || cards.posted ? 'posted' : updated || cards.updated ? 'updated' : 'skipped';
   };
 }

@@ -2,8 +2,12 @@
 import type { MessageDoc, ThreadDoc } from './documents';
 
 export interface ThreadWriter {
-  /** Applies `change` to the current version as one versioned write; `after` is null when it returned undefined. */
-  writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
+  /**
+   * Applies `change` to the current version as one versioned write; `after` is null when it returned undefined.
+   * `from`: the thread as this port returned it moments ago (a read, or a write's `after`), to start from instead
+   * of reading it again (a newer version costs a retry, never a lost write).
+   */
+  writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined, from?: ThreadDoc): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
   readThread(id: string): Promise<ThreadDoc | null>;
   /** The thread's messages with these sequence numbers (at most its `message_seq`), in order (no participant check). */
   messagesBySequence(thread: ThreadDoc, sequenceNos: number[]): Promise<MessageDoc[]>;

@@ -276,8 +276,9 @@ export class MongoStore {
    * Applies `change` to the current thread as one write that no concurrent write can interleave with (see
    * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
+   * `from`: this store's own recent read or write of the thread, to start from instead of reading it again.
    */
-  writeThread(id: string, change: Change<ThreadDoc>): Promise<ThreadWrite> {
+  writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
     // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it
     // might drop are looked up (none while the thread holds few events); the change drops those that are gone.
     const settled = new Set<string>();
@@ -291,7 +292,7 @@ export class MongoStore {
       return next && cappedOutbox(next, settled);
     };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    return this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn));
+    return this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from));
   }
 
   /**

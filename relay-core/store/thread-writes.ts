@@ -22,6 +22,11 @@ export const CLAIM_APPLY_WITHIN_MS = 10 * 60_000;
 const OWNER_APPLIES_MS = 2_000;
 /** How long a claim is kept; the clean-up job deletes claims older than this. */
 export const CLAIM_FORGET_MS = 60 * 60_000;
+/**
+ * How recent a document passed as a write's `from` must be for the claims writer to start from it: every claim
+ * after it was made after it was read, so none of them can have been forgotten yet (CLAIM_FORGET_MS is far longer).
+ */
+const FROM_WITHIN_MS = 60_000;
 
 /** A document written through a VersionedWriter: `version` is bumped by every write (absent counts as 0). */
 export interface Versioned {
@@ -48,7 +53,12 @@ export interface VersionedWriter<T extends Versioned> {
   /** Which protocol this is, for logs and the bench. */
   readonly strategy: 'conditional-replace' | 'claims';
   read(id: string): Promise<T | null>;
-  write(id: string, change: Change<T>, prepare?: Prepare<T>): Promise<VersionedWrite<T>>;
+  /**
+   * `from`: a version of the document this writer returned moments ago (a read, or a write's `after`); the write
+   * starts from it instead of reading the document first. An older one is ignored; one that another write has
+   * passed since costs a retry, never a lost write.
+   */
+  write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>>;
 }
 
 /** A claim on version N of document `id`: `_id` `${id}:${N}`, the whole new document, when it was claimed. */
@@ -74,10 +84,11 @@ export class ConditionalWriter<T extends Versioned> implements VersionedWriter<T
     return this.docs.findOne(byId<T>(id)) as Promise<T | null>;
   }
 
-  async write(id: string, change: Change<T>, prepare?: Prepare<T>): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
-      const current = await this.read(id);
+      // The conditional replace below checks `from`'s version like any read's.
+      const current = attempt === 0 && from?._id === id ? from : await this.read(id);
       if (!current) return { before: null, after: null };
       if (prepare) await prepare(current);
       const changed = change(current);
@@ -130,7 +141,11 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     private readonly onClaim: (claimId: string) => void = () => {},
   ) {}
 
+  /** When each document this writer returned was the newest version (its read, or its own write), for `from`. */
+  private readonly currentAt = new WeakMap<T, number>();
+
   async read(id: string): Promise<T | null> {
+    const readAt = Date.now();
     const cached = (await this.docs.findOne(byId<T>(id))) as T | null;
     if (!cached) return null;
     let newest = cached;
@@ -144,6 +159,7 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     // Its writer died between claim and apply, or a stalled owner wrote an older version: put the cache right.
     // A young claim is left to its owner, which is applying it right now (repairing it too would only add writes).
     if (newest !== cached && Date.now() - newestAt > OWNER_APPLIES_MS) await this.docs.replaceOne(byId<T>(id), newest);
+    this.currentAt.set(newest, readAt);
     return newest;
   }
 
@@ -178,9 +194,11 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     }
   }
 
-  async write(id: string, change: Change<T>, prepare?: Prepare<T>): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
-    let current = (await this.docs.findOne(byId<T>(id))) as T | null;
+    // A recent version saves the first read: a claim after it was made after it was read (see FROM_WITHIN_MS).
+    const fromAt = from?._id === id ? this.currentAt.get(from) : undefined;
+    let current = fromAt !== undefined && Date.now() - fromAt < FROM_WITHIN_MS ? from! : ((await this.docs.findOne(byId<T>(id))) as T | null);
     if (!current) return { before: null, after: null };
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       if (prepare) await prepare(current);
@@ -206,6 +224,7 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
         continue;
       }
       this.onClaim(claimId(id, version));
+      this.currentAt.set(next, at.getTime());
       // The age check guards the stale-owner case in the class comment; a write older than this is left to the chain.
       if (Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) await this.settleCache(next);
       return { before: current, after: next };

@@ -52,6 +52,14 @@ export interface FakeSlackMetadata {
   event_payload: Record<string, unknown>;
 }
 
+/** A call held back by holdNext: it has arrived (and waits, unapplied and unanswered) until released. */
+export interface FakeSlackHold {
+  /** Resolves with the held call's arguments once it arrives. */
+  arrived: Promise<Record<string, unknown>>;
+  /** Lets the call through: it is handled and answered as if it had just arrived. */
+  release(): void;
+}
+
 export interface FakeSlackFailure {
   status?: number;
   body?: Record<string, unknown>;
@@ -118,6 +126,11 @@ export interface FakeSlack {
   rateLimitNext(method: string, opts?: { times?: number; retryAfterSeconds?: number }): void;
   /** The next `times` calls to method take effect, but their HTTP connection is destroyed before any answer (a lost response). */
   dropResponseNext(method: string, times?: number): void;
+  /**
+   * The next call to method whose arguments match holds (a slow Slack): nothing of it is applied or answered until
+   * `release()`; calls that do not match go through meanwhile.
+   */
+  holdNext(method: string, match?: (args: Record<string, unknown>) => boolean): FakeSlackHold;
   /** Socket Mode: the only accepted app-level token (xapp-…), good for apps.connections.open only. */
   appToken: string;
   /** Socket Mode: resolves once a client holds an open connection (after `hello`); rejects after timeoutMs. */
@@ -229,6 +242,7 @@ class FakeSlackServer implements FakeSlack {
   private viewCounter = 0;
   /** slack-delivery: methods whose next calls lose their response (count left). */
   private readonly drops = new Map<string, number>();
+  private readonly holds: Array<{ method: string; match: (args: Args) => boolean; arrive: (args: Args) => void; released: Promise<void> }> = [];
   /** slack-delivery, Socket Mode: tickets handed out by apps.connections.open, open sockets, acks awaited. */
   appToken = '';
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -403,6 +417,15 @@ class FakeSlackServer implements FakeSlack {
     this.drops.set(method, (this.drops.get(method) ?? 0) + times);
   }
 
+  holdNext(method: string, match: (args: Args) => boolean = () => true): FakeSlackHold {
+    let arrive!: (args: Args) => void;
+    let release!: () => void;
+    const arrived = new Promise<Args>((resolve) => (arrive = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.holds.push({ method, match, arrive, released });
+    return { arrived, release };
+  }
+
   // --- end slack-delivery additions ---------------------------------------------------------
 
   reset(): void {
@@ -413,6 +436,7 @@ class FakeSlackServer implements FakeSlack {
     this.views.clear();
     this.failures.clear();
     this.drops.clear();
+    this.holds.length = 0;
   }
 
   close(): Promise<void> {
@@ -443,6 +467,12 @@ class FakeSlackServer implements FakeSlack {
     const parsed = parseArgs(req, raw, url);
     const { args } = parsed;
 
+    const held = this.holds.findIndex((h) => h.method === method && h.match(args));
+    if (held >= 0) {
+      const [hold] = this.holds.splice(held, 1);
+      hold.arrive(args);
+      await hold.released;
+    }
     const scripted = this.failures.get(method)?.shift();
     if (scripted) {
       const body = scripted.body ?? { ok: false, error: 'fatal_error' };

@@ -461,6 +461,21 @@ describe('fake Slack: rate limits and lost responses', () => {
     expect(fake.callsTo('chat.postMessage')).toMatchObject([{ response: { ok: true, response_lost: true } }]);
     await expect(client.chat.postMessage({ channel, text: 'answered' })).resolves.toMatchObject({ ok: true });
   });
+
+  test('holdNext: the matching call is neither applied nor answered until released; others go through meanwhile', async () => {
+    const alice = await openIm(ALICE);
+    const bob = await openIm(BOB);
+    const hold = fake.holdNext('chat.postMessage', (args) => args.channel === bob);
+    const held = client.chat.postMessage({ channel: bob, text: 'slow' });
+    expect(await hold.arrived).toMatchObject({ channel: bob, text: 'slow' });
+    await expect(client.chat.postMessage({ channel: alice, text: 'fast' })).resolves.toMatchObject({ ok: true });
+    expect(fake.messages.get(bob) ?? []).toHaveLength(0);
+    hold.release();
+    await expect(held).resolves.toMatchObject({ ok: true });
+    expect(fake.messages.get(bob)).toMatchObject([{ text: 'slow' }]);
+    // Only the next matching call was held.
+    await expect(client.chat.postMessage({ channel: bob, text: 'again' })).resolves.toMatchObject({ ok: true });
+  });
 });
 
 describe('fake Slack: message metadata, conversations.history and conversations.replies', () => {

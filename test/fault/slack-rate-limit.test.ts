@@ -212,6 +212,6 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
     await expect(processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('C', threadId, 'thread.created'))).resolves.toBe('posted');
     const dms = dmsOf(slack.imChannelId('U0CRASHRCP'), threadId);
     expect(dms).toHaveLength(1);
-    expect(dms[0].metadata?.event_payload.marker).toBe(claim!.marker);
+    expect(dms[0].metadata?.event_payload.marker).toBe(claim!.post.marker);
   });
 });

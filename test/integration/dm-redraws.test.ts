@@ -204,3 +204,32 @@ test('Slack Accept: "Verifying acceptance…" then accepted on the recipient’s
   expect([updatesOf(doc.slack!) - drawn, updatesOf(doc.slack_sender!)]).toEqual([1, 0]);
   expect(dmText(slack, doc.slack!.channel, doc.slack!.ts)).not.toContain('CAPABILITY_UNAVAILABLE');
 });
+
+test('Accept clicked while the sender’s DM is still being posted redraws the recipient’s DM at once; the sender’s follows', async () => {
+  const senderIm = slack.imChannelId(U.sender);
+  const recipientIm = slack.imChannelId(U.recipient);
+  // Slack is slow to take the sender's DM: the thread.created job holds that post's claim the whole time.
+  const slow = slack.holdNext('chat.postMessage', (args) => args.channel === senderIm && !args.thread_ts);
+  const id = await sendHandoff(relay, keys.sender, 'recipient@acme', 'Renew the edge TLS certificates');
+  await slow.arrived;
+  const recipientDm = (await read(id)).slack!;
+  expect((await press(relay, clickOn(recipientDm, 'handoff_accept', U.recipient))).status).toBe(200);
+
+  // The accept job redraws the recipient's DM without waiting for the sender's to be posted (its lease is 60 s).
+  await waitUntil(async () => {
+    const shown = dmText(slack, recipientDm.channel, recipientDm.ts);
+    return (shown.includes('Accepted') && !shown.includes('Verifying')) || undefined;
+  }, 'the recipient’s DM redrawn as accepted while the sender’s DM is held');
+  expect((await read(id)).slack_sender).toBeUndefined();
+
+  slow.release();
+  await synced(id, 'thread.accepted');
+  await probe.settled();
+  const doc = await read(id);
+  expect(dmText(slack, doc.slack_sender!.channel, doc.slack_sender!.ts)).toContain('Accepted');
+  expectShownMatches(doc.slack!);
+  expectShownMatches(doc.slack_sender!);
+  const dmsPosted = (channel: string) =>
+    slack.callsTo('chat.postMessage').filter((c) => c.args.channel === channel && !c.args.thread_ts && JSON.stringify(c.args.metadata).includes(id)).length;
+  expect([dmsPosted(recipientIm), dmsPosted(senderIm)]).toEqual([1, 1]);
+});

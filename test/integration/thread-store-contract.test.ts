@@ -1,6 +1,7 @@
 // The thread store's contract on the server the tests use (FerretDB here, MongoDB anywhere MONGODB_URL points to
 // one): versioned writes under contention and writer failure, and list pages while threads are created and change.
 import { randomUUID } from 'node:crypto';
+import type { CommandStartedEvent } from 'mongodb';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadStatus } from '../../relay-core/domain/schemas';
 import { MongoStore } from '../../relay-core/store/mongo-store';
@@ -10,9 +11,11 @@ import { testMongoUrl, uniqueName } from '../helpers/test-env';
 import { threadDocAt } from '../helpers/thread-docs';
 
 let store: MongoStore;
+const commands: CommandStartedEvent[] = [];
 
 beforeAll(async () => {
-  store = await MongoStore.connect(testMongoUrl(), uniqueName('thread_contract'));
+  store = await MongoStore.connect(testMongoUrl(), uniqueName('thread_contract'), { monitorCommands: true });
+  store.db.client.on('commandStarted', (event) => commands.push(event));
   await store.ensureIndexes();
 });
 
@@ -61,6 +64,20 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     for (const lost of results.filter((r) => r.after === null)) expect(lost.before?.status).toBe('accepted');
     const after = await store.readThread(thread._id);
     expect(after).toMatchObject({ status: 'accepted', version: 2, decline_reason: winners[0]!.after!.decline_reason });
+  });
+
+  test('a write from the thread as read moments ago does not read it again; from one another write has passed since, it loses nothing', async () => {
+    const thread = await newThread('a@acme', 'b@acme');
+    const read = (await store.readThread(thread._id))!;
+    const seen = commands.length;
+    const first = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, a: 1 } }), read);
+    expect(first.after).toMatchObject({ version: (read.version ?? 0) + 1, metadata: { a: 1 } });
+    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(0);
+
+    // `read` is a version behind now: the write lands on the newest version, keeping the one before.
+    const second = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, b: 2 } }), read);
+    expect(second.after).toMatchObject({ version: (read.version ?? 0) + 2, metadata: { a: 1, b: 2 } });
+    expect(await store.readThread(thread._id)).toMatchObject({ version: (read.version ?? 0) + 2, metadata: { a: 1, b: 2 } });
   });
 
   test('a version conflict is retried on the newer version, never applied to the older one', async () => {
