@@ -72,6 +72,14 @@ export interface StartRelayOptions {
   clock?: Clock;
 }
 
+/** A failed listen as one line a person can act on; other errors as they are. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === 'EADDRINUSE') return new ConfigError('PORT', `${host}:${port} is already in use (another relay?): stop that process or set PORT to a free port`);
+  if (error.code === 'EACCES') return new ConfigError('PORT', `not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`);
+  if (error.code === 'EADDRNOTAVAIL') return new ConfigError('HOST', `${host} is not an address of this machine`);
+  return error;
+}
+
 /** Reads and checks RELAY_POLICY_FILE before anything connects; an unreadable or invalid file stops start-up with one line. */
 async function readPolicyFile(file: string): Promise<string> {
   let source: string;
@@ -313,8 +321,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     }
     finishHttpApp(httpApp, log);
     server = await new Promise<Server>((resolve, reject) => {
-      const s = httpApp.listen(config.port, config.host, () => resolve(s));
-      s.once('error', reject);
+      // Express 5 hands a listen error to this callback (a port in use, say), not to an 'error' listener.
+      const s = httpApp.listen(config.port, config.host, (error?: Error) => (error ? reject(listenError(error, config.host, config.port)) : resolve(s)));
     });
     // Socket Mode: connect out to Slack now (HTTP mode is served by the listening server above).
     if (slackApp && config.slack?.appToken) await slackApp.start();

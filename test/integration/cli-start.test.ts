@@ -76,6 +76,27 @@ describe('handoff-relay start with zero configuration', () => {
     expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual(['slack', 'verify', 'webhooks']);
   });
 
+  test('a second relay on the same PORT stops with one line saying the port is taken, and leaves nothing running', async () => {
+    const port = new URL(url).port;
+    const otherDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-'));
+    try {
+      const env = bareEnv({ PORT: port, RELAY_DATA_DIR: otherDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start_twice'), LOG_LEVEL: 'warn' });
+      const failure = await run('node', [CLI, 'start'], { env }).then(
+        () => {
+          throw new Error('the second start should have failed');
+        },
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failure.code).toBe(1);
+      expect(failure.stderr.trim().split('\n').at(-1)).toBe(`handoff-relay: PORT: 127.0.0.1:${port} is already in use (another relay?): stop that process or set PORT to a free port`);
+      // Its own FerretDB went with it; the first relay still serves.
+      await waitUntil(async () => (await run('pgrep', ['-f', otherDir]).then(() => false, () => true)) || undefined, 'the second FerretDB to stop');
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
+  });
+
   test('stops cleanly on SIGTERM, taking its FerretDB with it', async () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
