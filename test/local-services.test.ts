@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { ferretDbEnv, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
+import { ferretDbEnv, sqliteUrl, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
 import { findFreePort } from '../scripts/local-services/ports';
 import { ensureRedis, startRedis } from '../scripts/local-services/redis';
 import { testMongoUrl, testRedisUrl, uniqueName } from './helpers/test-env';
@@ -101,6 +101,30 @@ describe('startFerretDb on the real ferretdb binary', () => {
     expect(froms).toEqual([[{ from: 'a' }], [{ from: 'b' }]]);
   });
 
+  it('keeps every acknowledged write when FerretDB is killed (SIGKILL) and started again on the same data', async () => {
+    const first = await startFerretDb({ dataDir: path.join(tmpRoot, 'killed'), log: noLog });
+    const dbName = uniqueName('killed');
+    // synchronous=NORMAL: commits are not fsynced one by one, but they are in the WAL file before FerretDB answers.
+    expect(await cmdlineOf(first.port)).toContain(`--sqlite-url=${sqliteUrl(first.dataDir)}`);
+    await withMongo(first.url, async (client) => {
+      const docs = client.db(dbName).collection<{ _id: number; body: string }>('docs');
+      await docs.insertOne({ _id: 0, body: 'first' });
+      // Concurrent writes, acknowledged one by one, the last just before the kill.
+      await Promise.all(Array.from({ length: 200 }, (_, i) => docs.insertOne({ _id: i + 1, body: `doc ${i + 1}` })));
+      await docs.replaceOne({ _id: 0 }, { body: 'replaced' });
+    });
+    process.kill(await pidOf(first.port), 'SIGKILL');
+    await first.stop();
+
+    const second = await ferret('killed');
+    await withMongo(second.url, async (client) => {
+      const docs = client.db(dbName).collection<{ _id: number; body: string }>('docs');
+      expect(await docs.countDocuments({})).toBe(201);
+      expect(await docs.findOne({ _id: 0 })).toEqual({ _id: 0, body: 'replaced' });
+      expect(await docs.findOne({ _id: 200 })).toEqual({ _id: 200, body: 'doc 200' });
+    });
+  });
+
   it('runs FerretDB with GOGC=200 unless GOGC is set (its CPU per command bounds the embedded store)', async () => {
     const db = await ferret('gogc');
     const environ = await environOf(db.port);
@@ -110,16 +134,23 @@ describe('startFerretDb on the real ferretdb binary', () => {
   });
 });
 
-/** The environment of the process listening as FerretDB on `port` (found by its command line in /proc). */
-async function environOf(port: number): Promise<Map<string, string>> {
+/** The pid of the process listening as FerretDB on `port` (found by its command line in /proc). */
+async function pidOf(port: number): Promise<number> {
   for (const entry of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.includes(`--listen-addr=127.0.0.1:${port}`)) continue;
-    const environ = await fs.readFile(`/proc/${entry}/environ`, 'utf8');
-    return new Map(environ.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    if (cmdline.includes(`--listen-addr=127.0.0.1:${port}`)) return Number(entry);
   }
   throw new Error(`no process listens as FerretDB on port ${port}`);
+}
+
+async function cmdlineOf(port: number): Promise<string[]> {
+  return (await fs.readFile(`/proc/${await pidOf(port)}/cmdline`, 'utf8')).split('\0');
+}
+
+async function environOf(port: number): Promise<Map<string, string>> {
+  const environ = await fs.readFile(`/proc/${await pidOf(port)}/environ`, 'utf8');
+  return new Map(environ.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 }
 
 describe('startRedis on the real redis-server binary', () => {
