@@ -102,7 +102,7 @@ describe('startFerretDb on the real ferretdb binary', () => {
   });
 
   it('keeps every acknowledged write when FerretDB is killed (SIGKILL) and started again on the same data', async () => {
-    const first = await startFerretDb({ dataDir: path.join(tmpRoot, 'killed'), log: noLog });
+    const first = await ferret('killed');
     const dbName = uniqueName('killed');
     // synchronous=NORMAL: commits are not fsynced one by one, but they are in the WAL file before FerretDB answers.
     expect(await cmdlineOf(first.port)).toContain(`--sqlite-url=${sqliteUrl(first.dataDir)}`);
