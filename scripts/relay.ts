@@ -22,6 +22,7 @@ import {
   BullmqJobQueue,
   closeQueues,
   producerQueues,
+  readyOrAfter,
   redisConnection,
   startWorker,
   VERIFY_JOB_OPTIONS,
@@ -265,6 +266,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         .finally(() => (sweeping = undefined));
       return sweeping;
     };
+    // The first sweeps wait for the producer's connection: before it is up, every queue add is refused.
+    await readyOrAfter(producer, 2_000);
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();

@@ -1,5 +1,6 @@
 // BullMQ adapter: the delivery queues, the job data they carry, and the publisher that fills them.
 import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 'bullmq';
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
@@ -85,6 +86,16 @@ export function redisConnection(url: string, role: 'producer' | 'worker'): Redis
       : // A producer fails fast while Redis is down; the outbox sweep enqueues later.
         { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 };
   return new Redis(url, options);
+}
+
+/**
+ * Resolves once the connection is ready, or after `ms` (whichever comes first): a producer refuses commands until
+ * it has connected, so work that starts with the process waits for it; a Redis still down is then the caller's to
+ * retry, as at any other time.
+ */
+export async function readyOrAfter(connection: Redis, ms: number): Promise<void> {
+  if (connection.status === 'ready') return;
+  await once(connection, 'ready', { signal: AbortSignal.timeout(ms) }).catch(() => undefined);
 }
 
 /**

@@ -54,6 +54,9 @@ describe('handoff-relay start with zero configuration', () => {
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', checks: { mongodb: 'ok', redis: 'ok' } });
+    // A clean start warns of nothing (the first sweeps once ran before Redis had connected: "timer sweep failed").
+    const warnings = output.split('\n').filter((line) => /"level":(4|5|6)0/.test(line));
+    expect(warnings).toEqual([]);
   });
 
   test('generates an owner-only admin key that register finds without configuration', async () => {
