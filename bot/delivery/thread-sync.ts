@@ -27,8 +27,17 @@ import {
   type SlackPostKey,
 } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
+import { TtlCache } from '../../relay-core/ops/ttl-cache';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
+
+/**
+ * How long a DM channel id is reused without asking Slack again. Slack answers conversations.open with the same
+ * channel for a user every time, and it is rate limited (Tier 3, about 50 calls a minute): opened for every DM, a
+ * burst of handoffs waited on it, and each DM took one round trip more. A user Slack no longer lets the app DM
+ * fails at chat.postMessage just as it would at conversations.open.
+ */
+const IM_CHANNEL_TTL_MS = 60 * 60_000;
 
 /** Slack's answers when the app cannot post in a bound channel any more. */
 const CHANNEL_GONE = new Set(['not_in_channel', 'channel_not_found', 'is_archived']);
@@ -141,10 +150,15 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { posted, current };
   }
 
+  /** The app's DM channel with a Slack user: opened once, then from memory (see IM_CHANNEL_TTL_MS). */
+  const imChannels = new TtlCache<string, string>(IM_CHANNEL_TTL_MS);
   async function openIm(slackUser: string): Promise<string> {
+    const known = imChannels.get(slackUser);
+    if (known) return known;
     const opened = await client.conversations.open({ users: slackUser });
     const channel = opened.channel?.id;
     if (!channel) throw new Error('conversations.open returned no channel');
+    imChannels.set(slackUser, channel);
     return channel;
   }
 

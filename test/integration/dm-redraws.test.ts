@@ -233,3 +233,27 @@ test('Accept clicked while the sender’s DM is still being posted redraws the r
     slack.callsTo('chat.postMessage').filter((c) => c.args.channel === channel && !c.args.thread_ts && JSON.stringify(c.args.metadata).includes(id)).length;
   expect([dmsPosted(recipientIm), dmsPosted(senderIm)]).toEqual([1, 1]);
 });
+
+test('the DM channel with a person is opened once: a second handoff between the same two people calls conversations.open for neither', async () => {
+  const people = { sender: 'U0DROPENS1', recipient: 'U0DROPENR1' };
+  for (const user of Object.values(people)) slack.addUser(user);
+  const sender = await relay.register({ handle: 'opens-sender@acme', slack_user_id: people.sender });
+  await relay.register({ handle: 'opens-recipient@acme', slack_user_id: people.recipient });
+  const opens = (user: string) => slack.callsTo('conversations.open').filter((c) => c.args.users === user).length;
+  const delivered = async (id: string) => {
+    const doc = await waitUntil(async () => {
+      const d = await read(id);
+      return d.slack && d.slack_sender ? d : undefined;
+    }, `both DMs of ${id}`);
+    await synced(id, 'thread.created');
+    return doc;
+  };
+
+  const first = await delivered(await sendHandoff(relay, sender, 'opens-recipient@acme', 'Bump the Node version in CI'));
+  expect([opens(people.sender), opens(people.recipient)]).toEqual([1, 1]);
+  const second = await delivered(await sendHandoff(relay, sender, 'opens-recipient@acme', 'And the Docker base image'));
+  expect([opens(people.sender), opens(people.recipient)]).toEqual([1, 1]);
+  // Both handoffs went to the same DM channels, the ones Slack opened.
+  expect([second.slack!.channel, second.slack_sender!.channel]).toEqual([first.slack!.channel, first.slack_sender!.channel]);
+  expect([first.slack!.channel, first.slack_sender!.channel]).toEqual([slack.imChannelId(people.recipient), slack.imChannelId(people.sender)]);
+});
