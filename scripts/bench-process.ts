@@ -109,11 +109,12 @@ export async function ferretDbPid(port: number): Promise<number | null> {
   return null;
 }
 
-/** CPU ms of several processes, summed, between `start()` and each `read()`. */
-export async function cpuMeter(pids: readonly number[]): Promise<{ read(): Promise<number> }> {
-  const total = async () => (await Promise.all(pids.map(processCpuMs))).reduce((a, b) => a + b, 0);
-  const start = await total();
-  return { read: async () => (await total()) - start };
+/** CPU ms of several processes between `start()` and each read: summed (`read`), or each (`readEach`, in `pids` order). */
+export async function cpuMeter(pids: readonly number[]): Promise<{ read(): Promise<number>; readEach(): Promise<number[]> }> {
+  const each = () => Promise.all(pids.map(processCpuMs));
+  const start = await each();
+  const readEach = async () => (await each()).map((ms, i) => ms - start[i]!);
+  return { read: async () => (await readEach()).reduce((a, b) => a + b, 0), readEach };
 }
 
 /** FerretDB's commands by name, and its find cursors by collection (`find:threads`), from its Prometheus metrics. */
