@@ -202,9 +202,11 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       const call = (who: Teammate, method: string, params: unknown) => async () => void (await client.call(who.apiKey, method, params));
       // The seeding changed the teammates behind the relay's back: its directory (FerretDB) reloads every card on
       // its next use, which would otherwise land in the first phase measured. Timed here, on its own.
-      const loadStarted = performance.now();
-      await call(reader, 'agents/list', { role: TARGET_ROLE })();
-      opts.out(`teammate directory after seeding: first agents/list in ${(performance.now() - loadStarted).toFixed(0)} ms (${mates.toLocaleString('en')} teammates)`);
+      if (store.directory) {
+        const loadStarted = performance.now();
+        await call(reader, 'agents/list', { role: TARGET_ROLE })();
+        opts.out(`teammate directory after seeding: first agents/list in ${(performance.now() - loadStarted).toFixed(0)} ms (${mates.toLocaleString('en')} teammates)`);
+      }
       for (const c of opts.concurrencies) {
         const n = opts.requests;
         const run = (fn: (i: number) => Promise<void>) => measureServed(pids(), c, opts.warmup, n, fn, opts.ferretMetricsUrl);

@@ -108,6 +108,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // ioredis reconnects by itself; a failed publish is swept later.
   });
   const queues = producerQueues(producer, config.queuePrefix);
+  // The producer refuses commands until it has connected: the sweeps and the first requests wait for it (up to its
+  // connect timeout; a Redis still down is then retried as at any other time). Awaited below, after the rest of
+  // start-up, so the connection is made meanwhile.
+  const producerReady = readyOrAfter(producer, 2_000);
   const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: config.queuePrefix });
   const feed = new EventFeed({ store, wakeups, log });
   const eventStreams = new OpenEventStreams();
@@ -266,8 +270,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         .finally(() => (sweeping = undefined));
       return sweeping;
     };
-    // The first sweeps wait for the producer's connection: before it is up, every queue add is refused.
-    await readyOrAfter(producer, 2_000);
+    await producerReady;
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
@@ -323,6 +326,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });
     }
     finishHttpApp(httpApp, log);
+    await producerReady;
     server = await new Promise<Server>((resolve, reject) => {
       // Express 5 hands a listen error to this callback (a port in use, say), not to an 'error' listener.
       const s = httpApp.listen(config.port, config.host, (error?: Error) => (error ? reject(listenError(error, config.host, config.port)) : resolve(s)));
