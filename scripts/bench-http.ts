@@ -1,4 +1,4 @@
-// The bench's one HTTP client: JSON POSTs over keep-alive connections (node:http), used for every run.
+// The bench's one HTTP client: JSON requests over keep-alive connections (node:http), used for every run.
 // node:http rather than fetch because the client shares the relay's process and CPU: it should cost little.
 import * as http from 'node:http';
 
@@ -24,6 +24,10 @@ export class BenchHttpClient {
   }
 
   post(path: string, bearer: string, payload: unknown): Promise<JsonResponse> {
+    return this.send('POST', path, bearer, payload);
+  }
+
+  send(method: 'POST' | 'PUT', path: string, bearer: string, payload: unknown): Promise<JsonResponse> {
     const body = Buffer.from(JSON.stringify(payload));
     return new Promise((resolve, reject) => {
       const req = http.request(
@@ -32,7 +36,7 @@ export class BenchHttpClient {
           host: this.base.hostname,
           port: this.base.port,
           path,
-          method: 'POST',
+          method,
           headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: `Bearer ${bearer}` },
         },
         (res) => {
@@ -43,7 +47,7 @@ export class BenchHttpClient {
             try {
               resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
             } catch {
-              reject(new Error(`POST ${path}: HTTP ${res.statusCode} answered non-JSON: ${text.slice(0, 200)}`));
+              reject(new Error(`${method} ${path}: HTTP ${res.statusCode} answered non-JSON: ${text.slice(0, 200)}`));
             }
           });
           res.on('error', reject);

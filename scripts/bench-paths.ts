@@ -217,6 +217,13 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
         record('agents/list role', c, size, await run(call(reader, 'agents/list', { role: TARGET_ROLE })));
         record('agents/list skill', c, size, await run(call(reader, 'agents/list', { skill: TARGET_SKILL })));
         record('agents/list repo', c, size, await run(call(reader, 'agents/list', { repo: TARGET_REPO })));
+        // A teammate changes their card and someone lists the team: what every card change costs the directory.
+        record('card change + agents/list', c, size, await run(async (i) => {
+          const changed = await client.send('PUT', '/agents/me/card', reader.apiKey, { skills: [`bench-skill-${i % 2}`] });
+          if (changed.status !== 200) throw new Error(`PUT /agents/me/card answered ${changed.status}: ${JSON.stringify(changed.body).slice(0, 200)}`);
+          await call(reader, 'agents/list', { role: TARGET_ROLE })();
+        }));
+        await client.send('PUT', '/agents/me/card', reader.apiKey, { skills: ['typescript'] });
 
         // Appends spread over 20 open threads of the reader's, written through the API.
         const targets: string[] = [];

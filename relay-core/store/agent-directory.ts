@@ -1,20 +1,38 @@
 // agents/list for servers that read every agent to answer `{ role }` or `{ skills }`: the active cards held in
-// memory, reloaded when the `_id`-addressed change marker that every card write replaces says they changed.
-import { randomUUID } from 'node:crypto';
+// memory and kept current from a log of card changes addressed by `_id`, so a change costs each process one card's
+// read, not the whole team's.
 import type { Collection } from 'mongodb';
 import type { AgentDoc, MetaDoc } from '../domain/documents';
-import { putById } from './thread-writes';
+import { KeyedQueue } from './keyed-queue';
+import { isDuplicateKey, putById } from './thread-writes';
 
 export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned' | 'lead'>;
 
-const MARKER_ID = 'agents_changed';
+/** Entry n of the change log is the `meta` document `agents_log#<n>`, its value the handle whose card changed. */
+const LOG_PREFIX = 'agents_log#';
+/** A hint at the log's last position (at most it), rewritten by every append. */
+const HEAD_ID = 'agents_log_head';
+/** The entry of a bulk write of teammates (seeding, a migration): every process reloads every card. Never a handle. */
+const EVERYONE = '*';
+/** Changes behind which a process reloads every card instead of re-reading each changed one. */
+const CATCH_UP_LIMIT = 200;
+
+const CARD_FIELDS = { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, lead: 1, status: 1, 'notification.disabled_at': 1 } as const;
+type CardDoc = DirectoryCard & Pick<AgentDoc, 'status'> & { notification?: { disabled_at?: Date | null } | null };
+
+export function logEntryId(position: number): string {
+  return `${LOG_PREFIX}${position}`;
+}
 
 /**
- * Staleness bound: none beyond one call. Every card write replaces the marker with a new random token after the
- * write; every read compares the marker with the token its copy was loaded under, and the copy is loaded after
- * reading the marker. A write the load missed therefore replaced the marker after it was read, and the next call
- * (in any process) sees a different token and reloads. Calls made together share a marker read, but only one sent
- * after each of them began (MarkerReads), so the bound holds for each.
+ * The log: every card write appends the handle at the next position, inserting it with a unique `_id` (atomic on
+ * every server); a duplicate means another process took that position, so it takes the next. A process appends one
+ * change at a time and only above positions it saw filled, so the filled positions are always 1 … head, with no gap:
+ * a reader that finds position n+1 missing has seen every change logged before it looked.
+ *
+ * Staleness bound: none beyond one call. A writer appends after its card write; a call reads the log from the
+ * position its copy was built at, then re-reads the changed cards, all after the call began. Calls made together
+ * share a pass only if it started after each of them began (FreshReads), so the bound holds for each.
  */
 export interface CardFilter {
   role?: string;
@@ -32,27 +50,37 @@ interface Loaded {
   repos: Array<{ repo: string; card: DirectoryCard }>;
 }
 
+interface Copy {
+  /** The log position this copy holds every change up to. */
+  seen: number;
+  docs: Map<string, CardDoc>;
+  loaded: Loaded;
+}
+
 export class AgentDirectory {
-  private copy: { token: string | null; loaded: Loaded } | undefined;
-  /** A load in flight, shared only by calls that read the same marker. */
-  private loading: { token: string | null; loaded: Promise<Loaded> } | undefined;
-  private readonly markers: MarkerReads;
+  private copy: Copy | undefined;
+  private readonly passes = new FreshReads(() => this.sync());
+  private readonly appends = new KeyedQueue();
+  /** The highest log position this process saw filled. */
+  private known = 0;
 
   constructor(
     private readonly agents: Collection<AgentDoc>,
     private readonly meta: Collection<MetaDoc>,
-  ) {
-    this.markers = new MarkerReads(async () => ((await this.meta.findOne({ _id: MARKER_ID }))?.value as string | undefined) ?? null);
-  }
+    private readonly catchUpLimit = CATCH_UP_LIMIT,
+  ) {}
 
-  /** Call after every write of a teammate's document (store.writeAgent does) and after registering one. */
-  async changed(): Promise<void> {
-    await putById(this.meta, MARKER_ID, { value: randomUUID(), at: new Date() });
+  /**
+   * Call after every write of a teammate's document (store.writeAgent does) and after registering one; without a
+   * handle after writing many at once, which makes every process reload every card.
+   */
+  changed(handle: string = EVERYONE): Promise<void> {
+    return this.appends.run('log', () => this.append(handle));
   }
 
   /** Every active card, sorted by handle. */
   async cards(): Promise<readonly DirectoryCard[]> {
-    return (await this.current()).cards;
+    return (await this.passes.read()).cards;
   }
 
   /**
@@ -60,7 +88,7 @@ export class AgentDirectory {
    * skill or repo index, so a call costs what it returns, not the size of the team.
    */
   async matching(filter: CardFilter, limit: number): Promise<DirectoryCard[]> {
-    const loaded = await this.current();
+    const loaded = await this.passes.read();
     // Each index lists cards by handle except the repo range (by repo, and a card once per repo it owns there).
     const candidates: DirectoryCard[][] = [loaded.cards];
     if (filter.role !== undefined) candidates.push(loaded.byRole.get(filter.role) ?? []);
@@ -75,59 +103,113 @@ export class AgentDirectory {
     return found;
   }
 
-  /** Those of `handles` that have a webhook endpoint to deliver to (one marker read while nothing changed). */
+  /** Those of `handles` that have a webhook endpoint to deliver to (one log read while nothing changed). */
   async withEndpoint(handles: readonly string[]): Promise<string[]> {
-    const { endpoints } = await this.current();
+    const { endpoints } = await this.passes.read();
     return handles.filter((handle) => endpoints.has(handle));
   }
 
-  private async current(): Promise<Loaded> {
-    const token = await this.markers.read();
-    if (this.copy && this.copy.token === token) return this.copy.loaded;
-    if (this.loading?.token !== token) {
-      const loading = { token, loaded: this.load() };
-      this.loading = loading;
-      void loading.loaded.finally(() => {
-        if (this.loading === loading) this.loading = undefined;
-      }).catch(() => {});
+  private async append(handle: string): Promise<void> {
+    let position = (this.known || (await this.hint())) + 1;
+    for (;;) {
+      try {
+        await this.meta.insertOne({ _id: logEntryId(position), value: handle, at: new Date() });
+        break;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        position += 1;
+      }
     }
-    const loaded = await this.loading.loaded;
-    this.copy = { token, loaded };
-    return loaded;
+    this.known = Math.max(this.known, position);
+    await putById(this.meta, HEAD_ID, { value: position, at: new Date() });
   }
 
-  private async load(): Promise<Loaded> {
-    const docs = await this.agents
-      .find({}, { projection: { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, lead: 1, status: 1, 'notification.disabled_at': 1 } })
-      .toArray();
-    const active = docs.filter((doc) => doc.status === 'active');
-    const cards = active.map(({ status: _s, notification: _n, ...card }) => card as DirectoryCard).sort(byHandle);
-    const endpoints = new Set(active.filter((doc) => doc.notification && !doc.notification.disabled_at).map((doc) => doc._id));
-    const byRole = new Map<string, DirectoryCard[]>();
-    const bySkill = new Map<string, DirectoryCard[]>();
-    const repos: Loaded['repos'] = [];
-    for (const card of cards) {
-      push(byRole, card.role, card);
-      for (const skill of new Set(card.skills)) push(bySkill, skill, card);
-      for (const repo of new Set(card.repos_owned)) repos.push({ repo, card });
+  /** One pass: the copy brought up to the log's head (one `_id` read when nothing changed). */
+  private async sync(): Promise<Loaded> {
+    const copy = this.copy;
+    if (!copy) return this.reload();
+    const first = await this.entry(copy.seen + 1);
+    if (first === null) return copy.loaded;
+    // Positions up to the hint are all filled: read them at once, then the few a writer may have added above it.
+    const hint = await this.hint();
+    if (hint - copy.seen > this.catchUpLimit) return this.reload();
+    const changed = new Set([first]);
+    const between = await Promise.all(range(copy.seen + 2, hint).map((position) => this.entry(position)));
+    for (const handle of between) if (handle !== null) changed.add(handle);
+    let seen = Math.max(copy.seen + 1, hint);
+    for (let next = await this.entry(seen + 1); next !== null; next = await this.entry(seen + 1)) {
+      changed.add(next);
+      seen += 1;
+      if (seen - copy.seen > this.catchUpLimit) return this.reload();
     }
-    repos.sort((a, b) => (a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : byHandle(a.card, b.card)));
-    return { cards, endpoints, byRole, bySkill, repos };
+    if (changed.has(EVERYONE)) return this.reload();
+    const handles = [...changed];
+    const docs = await Promise.all(handles.map((handle) => this.agents.findOne({ _id: handle }, { projection: CARD_FIELDS }) as Promise<CardDoc | null>));
+    handles.forEach((handle, i) => {
+      const doc = docs[i];
+      if (doc) copy.docs.set(handle, doc);
+      else copy.docs.delete(handle);
+    });
+    this.copy = { seen, docs: copy.docs, loaded: build(copy.docs) };
+    this.known = Math.max(this.known, seen);
+    return this.copy.loaded;
+  }
+
+  /** Every card, read after finding the log's head (so a change logged above it is caught up on next). */
+  private async reload(): Promise<Loaded> {
+    let seen = Math.max(this.known, await this.hint());
+    while ((await this.entry(seen + 1)) !== null) seen += 1;
+    const docs = (await this.agents.find({}, { projection: CARD_FIELDS }).toArray()) as CardDoc[];
+    const byId = new Map(docs.map((doc) => [doc._id, doc]));
+    this.copy = { seen, docs: byId, loaded: build(byId) };
+    this.known = Math.max(this.known, seen);
+    return this.copy.loaded;
+  }
+
+  private async entry(position: number): Promise<string | null> {
+    return ((await this.meta.findOne({ _id: logEntryId(position) }))?.value as string | undefined) ?? null;
+  }
+
+  private async hint(): Promise<number> {
+    const value = (await this.meta.findOne({ _id: HEAD_ID }))?.value;
+    return typeof value === 'number' ? value : 0;
   }
 }
 
+function build(docs: ReadonlyMap<string, CardDoc>): Loaded {
+  const active = [...docs.values()].filter((doc) => doc.status === 'active');
+  const cards = active.map(({ status: _s, notification: _n, ...card }) => card as DirectoryCard).sort(byHandle);
+  const endpoints = new Set(active.filter((doc) => doc.notification && !doc.notification.disabled_at).map((doc) => doc._id));
+  const byRole = new Map<string, DirectoryCard[]>();
+  const bySkill = new Map<string, DirectoryCard[]>();
+  const repos: Loaded['repos'] = [];
+  for (const card of cards) {
+    push(byRole, card.role, card);
+    for (const skill of new Set(card.skills)) push(bySkill, skill, card);
+    for (const repo of new Set(card.repos_owned)) repos.push({ repo, card });
+  }
+  repos.sort((a, b) => (a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : byHandle(a.card, b.card)));
+  return { cards, endpoints, byRole, bySkill, repos };
+}
+
+/** from … to, inclusive (empty when from > to). */
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+}
+
 /**
- * Reads of the change marker, shared without going stale: a call while no read is out sends one; calls while one is
- * out wait for it and share the next, sent once it is back (so after each of them began). Under load (the webhooks
- * worker looks endpoints up for several events at once) that is at most two reads out, however many callers.
+ * Reads shared without going stale: a call while no read is out sends one; calls while one is out wait for it and
+ * share the next, sent once it is back (so after each of them began). Under load (the webhooks worker looks
+ * endpoints up for several events at once) that is at most two reads out, however many callers, and never two at
+ * once.
  */
-export class MarkerReads {
-  private out: Promise<string | null> | undefined;
-  private next: Promise<string | null> | undefined;
+export class FreshReads<T> {
+  private out: Promise<T> | undefined;
+  private next: Promise<T> | undefined;
 
-  constructor(private readonly readNow: () => Promise<string | null>) {}
+  constructor(private readonly readNow: () => Promise<T>) {}
 
-  read(): Promise<string | null> {
+  read(): Promise<T> {
     if (!this.out) {
       const out = this.readNow().finally(() => {
         if (this.out === out) this.out = undefined;
@@ -142,7 +224,7 @@ export class MarkerReads {
     return this.next;
   }
 
-  private sendNext(): Promise<string | null> {
+  private sendNext(): Promise<T> {
     this.next = undefined;
     return this.read();
   }

@@ -301,7 +301,7 @@ export class MongoStore {
    */
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
     const written = await this.agentWriter.write(handle, change);
-    if (written.after) await this.directory?.changed();
+    if (written.after) await this.directory?.changed(handle);
     return written;
   }
 

@@ -1,13 +1,13 @@
-// The teammate directory's change-marker reads are shared by calls made together, and never go stale: a call never
-// gets a read that was sent before it began, so a card write that finished before the call is always seen.
-import { MarkerReads } from '../../relay-core/store/agent-directory';
+// The teammate directory's passes over its change log are shared by calls made together, and never go stale: a call
+// never gets a pass that was sent before it began, so a card write that finished before the call is always seen.
+import { FreshReads } from '../../relay-core/store/agent-directory';
 
 /** A marker read the test answers by hand; `sent` lists the marker value as it was when each read went out. */
 function manualMarker() {
   let value = 'v1';
   const sent: string[] = [];
   const answers: Array<() => void> = [];
-  const reads = new MarkerReads(() => {
+  const reads = new FreshReads<string>(() => {
     const seen = value;
     sent.push(seen);
     return new Promise((resolve) => answers.push(() => resolve(seen)));
@@ -61,7 +61,7 @@ test('a write that finished before a call is seen by it, even while an older rea
 test('a failed read fails only its own callers; the calls waiting on the next read still get one', async () => {
   let fail = true;
   let reads = 0;
-  const markers = new MarkerReads(async () => {
+  const markers = new FreshReads<string>(async () => {
     reads += 1;
     if (fail) {
       fail = false;
