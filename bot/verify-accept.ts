@@ -44,14 +44,22 @@ export interface DmDeps {
   threads: ThreadWriter;
 }
 
-/** Redraws the thread's recorded DM from its current state, with an optional notice under the header. */
+/**
+ * Redraws the thread's recorded DM from its current state, with an optional notice under the header. The record
+ * notes what the DM shows, so the next sync draws it again without the notice. Except VERIFYING_NOTICE, recorded as
+ * the DM without it: the accept job behind it always ends it (its verdict redraws the DM or changes the thread), and
+ * a sync of the unchanged thread meanwhile (a message, the sender's DM still being posted) leaves it standing
+ * rather than flashing the Accept button back up before the verdict.
+ */
 export async function redrawDm({ relay, client, threads }: DmDeps, thread: ThreadDoc, notice?: string): Promise<boolean> {
   const dm = thread.slack;
   if (!dm) return false;
   const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
-  const message = handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, thread.to), ...(notice ? { notice } : {}) });
+  const render = (notice?: string) => handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, thread.to), ...(notice ? { notice } : {}) });
+  const message = render(notice);
   await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
-  await threads.writeThread(thread._id, (doc) => withShown(doc, [{ key: 'recipient', ts: dm.ts, shown: messageDigest(message) }]));
+  const shown = messageDigest(notice === VERIFYING_NOTICE ? render() : message);
+  await threads.writeThread(thread._id, (doc) => withShown(doc, [{ key: 'recipient', ts: dm.ts, shown }]));
   return true;
 }
 

@@ -2,7 +2,10 @@
 // (each record keeps a digest of what it shows, `shown`): a handoff's life (create, accept, three messages,
 // complete) and a quorum approval, on a real relay, real Redis/BullMQ and the fake Slack, counting its chat.update
 // calls per DM. A message does not change the DMs (it is a thread reply under each); accept and complete do. The
-// Slack Accept button's own redraws (its notices) are recorded too, so the next sync draws the DM without them.
+// Slack Accept button's own redraws are recorded too: a refusal's notice goes at the next sync, while "Verifying
+// acceptance…" stays until the accept job's verdict replaces it.
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { messageDigest } from '../../bot/delivery/slack-posts';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
@@ -203,6 +206,41 @@ test('Slack Accept: "Verifying acceptance…" then accepted on the recipient’s
   await synced(refused, 'thread.message');
   expect([updatesOf(doc.slack!) - drawn, updatesOf(doc.slack_sender!)]).toEqual([1, 0]);
   expect(dmText(slack, doc.slack!.channel, doc.slack!.ts)).not.toContain('CAPABILITY_UNAVAILABLE');
+});
+
+test('"Verifying acceptance…" stays while the accept waits for a worker, through a sync that changes nothing on the DM', async () => {
+  const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
+  const verify = new Queue('verify', { connection, prefix: relay.config.queuePrefix });
+  try {
+    const id = await sendHandoff(relay, keys.sender, 'recipient@acme', 'Bump the base image');
+    const dm = await waitUntil(async () => {
+      const doc = await read(id);
+      return doc.slack && doc.slack_sender ? doc.slack : undefined;
+    }, 'both DMs');
+    await synced(id, 'thread.created');
+    // The workers are busy: the accept job waits in the queue.
+    await verify.pause();
+    expect((await press(relay, clickOn(dm, 'handoff_accept', U.recipient))).status).toBe(200);
+    await waitUntil(async () => (dmText(slack, dm.channel, dm.ts).includes('Verifying acceptance') || undefined), 'the verifying notice');
+    const drawn = updatesOf(dm);
+    // A message meanwhile: its sync posts the reply under the DM and leaves the DM itself as it is.
+    expect((await relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('the tag is 1.4.2') })).body.error).toBeUndefined();
+    await synced(id, 'thread.message');
+    expect(updatesOf(dm)).toBe(drawn);
+    expect(dmText(slack, dm.channel, dm.ts)).toContain('Verifying acceptance');
+
+    await verify.resume();
+    await synced(id, 'thread.accepted');
+    await waitUntil(async () => (dmText(slack, dm.channel, dm.ts).includes('Accepted') || undefined), 'the accepted DM');
+    await probe.settled();
+    expect(dmText(slack, dm.channel, dm.ts)).not.toContain('Verifying');
+    expect(updatesOf(dm)).toBe(drawn + 1);
+    expectShownMatches((await read(id)).slack!);
+  } finally {
+    await verify.resume();
+    await verify.close();
+    connection.disconnect();
+  }
 });
 
 test('Accept clicked while the sender’s DM is still being posted redraws the recipient’s DM at once; the sender’s follows', async () => {
