@@ -18,8 +18,15 @@ afterEach(async () => {
   await redis?.stop();
 });
 
-/** Resolves to 'closed', or to 'still closing' if `closing` has not returned in 30 s. */
-const settled = (closing: Promise<void>) => Promise.race([closing.then(() => 'closed'), sleep(30_000).then(() => 'still closing')]);
+/** Resolves to 'closed', or to 'still closing' if `closing` has not returned in 30 s (the 30 s timer is then cleared). */
+async function settled(closing: Promise<void>): Promise<string> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([closing.then(() => 'closed'), sleep(30_000, 'still closing', { signal: timer.signal })]);
+  } finally {
+    timer.abort();
+  }
+}
 
 async function runningWorker(processor: (job: Job) => Promise<unknown> = async () => 'done') {
   const running = startWorker({ name: 'webhooks', redisUrl: redis.url, prefix: 'close_test', processor });
