@@ -1,5 +1,4 @@
 // Streamable HTTP MCP at /mcp on the relay's HTTP app: the same tools, in process, as the key's teammate.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type Request, type Response } from 'express';
 import { LIMITS } from '../relay-core/domain/schemas';
 import { RelayError } from '../relay-core/domain/errors';
@@ -12,9 +11,22 @@ import type { AgentDoc } from '../relay-core/domain/documents';
 import type { RelayService } from '../relay-core/service/relay-service';
 import { SESSION_ID_PATTERN } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
-import { createServer } from './server';
 
-// Stateless: one McpServer and transport per request.
+// Stateless: one McpServer and transport per request (http-session.ts).
+
+/**
+ * The MCP SDK's server side and the tools load on the first /mcp request a key lets through: agents that use the
+ * stdio server (which calls /a2a) never make one, and a relay that loaded them at start held about 6 MiB more.
+ */
+let sessionModule: Promise<typeof import('./http-session.js')> | undefined;
+
+function loadSessionModule(): Promise<typeof import('./http-session.js')> {
+  sessionModule ??= import('./http-session.js').catch((error: unknown) => {
+    sessionModule = undefined;
+    throw error;
+  });
+  return sessionModule;
+}
 
 export interface McpHttpDeps {
   relay: RelayService;
@@ -56,14 +68,8 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       // Stateless transport: the client's own session header, when it sends one, is the session a policy counts.
       const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
       const sessionId = session && SESSION_ID_PATTERN.test(session) ? session : undefined;
-      const { server, cleanup } = createServer(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter, sessionId }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on('close', () => {
-        void transport.close();
-        void cleanup();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
+      const { serveMcpRequest } = await loadSessionModule();
+      await serveMcpRequest(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter, sessionId }), req, res);
     } catch (error) {
       if (res.headersSent) return;
       if (error instanceof RelayError) return refuse(res, error);

@@ -9,6 +9,7 @@ import { findFreePort } from '../../scripts/local-services/ports';
 import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { queuePrefix } from '../helpers/queue-keys';
+import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
@@ -77,6 +78,23 @@ describe('handoff-relay start with zero configuration', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const api = await fetch(`${url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual(['slack', 'verify', 'webhooks']);
+  });
+
+  test('serves MCP over Streamable HTTP to a registered key (the MCP SDK loads on the first /mcp request)', async () => {
+    const refused = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(refused.status).toBe(401);
+    const { stdout } = await run('node', [CLI, 'register', '--handle', 'mcp-dev@acme', '--name', 'MCP developer', '--role', 'backend'], {
+      env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+    });
+    const apiKey = /hr_[0-9a-f]{12}_\S+/.exec(stdout)![0];
+    const client = await connectMcpHttp(url, apiKey);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('handoff_to_teammate');
+      const teammates = toolOk(await client.callTool({ name: 'list_teammates', arguments: {} }));
+      expect(JSON.stringify(teammates)).toContain('mcp-dev@acme');
+    } finally {
+      await client.close();
+    }
   });
 
   test('a second relay on the same PORT stops with one line saying the port is taken, and leaves nothing running', async () => {
