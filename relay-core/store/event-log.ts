@@ -1,6 +1,6 @@
 // Per-teammate event logs: every outbox event of a thread, recorded once into each participant's log in order. Entry
 // n of `alice@acme`'s log is `_id` `alice@acme:<n>`, so reading after a cursor is `_id` lookups on every server.
-import type { Collection, Db } from 'mongodb';
+import { MongoBulkWriteError, MongoServerError, type Collection, type Db } from 'mongodb';
 import type { OutboxEvent } from '../domain/documents';
 import { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey, putById } from './thread-writes';
@@ -30,6 +30,14 @@ export interface EventHeadDoc {
   n: number;
 }
 
+/** An event waiting for its position in a log. */
+interface Placement {
+  threadId: string;
+  event: OutboxEvent;
+  resolve: (seq: number) => void;
+  reject: (error: unknown) => void;
+}
+
 /** An entry as a reader gets it. */
 export interface LoggedEvent {
   seq: number;
@@ -39,6 +47,8 @@ export interface LoggedEvent {
 
 const HEAD_EVERY = 8;
 const REMEMBERED_LOGS = 10_000;
+/** At most this many of a log's waiting events are placed by one insert. */
+const PLACE_BATCH = 64;
 /** Positions a read looks at in one round of lookups. */
 const READ_BATCH = 16;
 
@@ -51,9 +61,11 @@ function markId(handle: string, eventId: string): string {
 }
 
 /**
- * Positions are dense from 1: this process places one entry in a log at a time (a chain per handle), takes the position
- * after the last one it knows, and inserts it under its unique `_id`; a duplicate means another process took it,
- * so it re-reads the head and takes the next. A failed insert forgets the position, so no hole is left behind.
+ * Positions are dense from 1: this process has one insert into a log on its way at a time, takes the positions after
+ * the last one it knows for the events waiting (those that arrived while the previous insert was out, in order), and
+ * inserts them under their unique `_id`s in one ordered insert, which stops at the first that fails; a duplicate
+ * means another process took that position, so it re-reads the head and places the rest after it. Any other failure
+ * forgets the position, so no hole is left behind (an ordered insert lands no entry after one that failed).
  *
  * Each event is in a log once: after its entry, the recorder inserts the event's mark (`handle|event_id` → seq);
  * the first mark wins. A recorder that loses (the same event recorded twice at once) flags its own entry a dud.
@@ -66,7 +78,8 @@ export class EventLog {
   readonly marks: Collection<EventMarkDoc>;
   readonly heads: Collection<EventHeadDoc>;
   private readonly known = new Map<string, number>();
-  private readonly chains = new Map<string, Promise<unknown>>();
+  /** Per log, the events waiting for a position; a log is here while its placer runs (placeWaiting). */
+  private readonly waiting = new Map<string, Placement[]>();
   /** Both participants' entries of an event (and events recorded at once) go in one command, their marks in another. */
   private readonly entryInserts: InsertBatcher<EventEntryDoc>;
   private readonly markInserts: InsertBatcher<EventMarkDoc>;
@@ -81,38 +94,70 @@ export class EventLog {
 
   /**
    * Records `event` of `threadId` in `handle`'s log (once however often it is called) and returns its position. Only
-   * the entry's insert waits for the handle's previous one (positions go in order); its mark goes while the next
-   * event's entry does, so a busy teammate's log takes one round trip an event instead of two.
+   * the entry's insert waits for the log's previous one (positions go in order), and the events that came meanwhile
+   * go in the next insert together; its mark goes while the next entries do, so a busy teammate's log keeps up with
+   * any rate of events at one round trip per insert.
    */
   async record(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
-    const previous = this.chains.get(handle) ?? Promise.resolve();
-    const placed = previous.catch(() => {}).then(() => this.place(handle, threadId, event));
-    this.chains.set(handle, placed);
-    void placed.finally(() => {
-      if (this.chains.get(handle) === placed) this.chains.delete(handle);
-    }).catch(() => {});
-    return this.mark(handle, event, await placed);
+    const seq = await new Promise<number>((resolve, reject) => {
+      const placement = { threadId, event, resolve, reject };
+      const queue = this.waiting.get(handle);
+      if (queue) {
+        queue.push(placement);
+        return;
+      }
+      this.waiting.set(handle, [placement]);
+      void this.placeWaiting(handle);
+    });
+    return this.mark(handle, event, seq);
   }
 
-  /** Inserts the event's entry at the next position of the log, and answers that position. */
-  private async place(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
-    if (!this.known.has(handle)) await this.head(handle);
-    let seq: number;
-    for (;;) {
-      seq = (this.known.get(handle) ?? 0) + 1;
-      try {
-        await this.entryInserts.insert({ _id: eventEntryId(handle, seq), handle, seq, thread_id: threadId, event, recorded_at: new Date() });
-      } catch (error) {
-        if (isDuplicateKey(error)) {
-          await this.head(handle);
-          continue;
-        }
-        // The insert may or may not have landed: the next append finds out from the log itself.
-        this.known.delete(handle);
-        throw error;
+  /** Places `handle`'s waiting events, one insert at a time, until none are left. */
+  private async placeWaiting(handle: string): Promise<void> {
+    const queue = this.waiting.get(handle)!;
+    while (queue.length > 0) await this.place(handle, queue.splice(0, PLACE_BATCH));
+    this.waiting.delete(handle);
+  }
+
+  /** Inserts the entries of `batch` at the next positions of the log, in order, and settles each with its position. */
+  private async place(handle: string, batch: Placement[]): Promise<void> {
+    let rest = batch;
+    try {
+      if (!this.known.has(handle)) await this.head(handle);
+      while (rest.length > 0) {
+        const first = (this.known.get(handle) ?? 0) + 1;
+        const { landed, error } = await this.insertInOrder(
+          rest.map((p, i) => ({ _id: eventEntryId(handle, first + i), handle, seq: first + i, thread_id: p.threadId, event: p.event, recorded_at: new Date() })),
+        );
+        rest.slice(0, landed).forEach((p, i) => p.resolve(first + i));
+        if (landed > 0) this.remember(handle, first + landed - 1);
+        rest = rest.slice(landed);
+        if (error === undefined) return;
+        if (!isDuplicateKey(error)) throw error;
+        await this.head(handle);
       }
-      this.remember(handle, seq);
-      return seq;
+    } catch (error) {
+      // The insert may or may not have landed: the next append finds out from the log itself.
+      this.known.delete(handle);
+      for (const p of rest) p.reject(error);
+    }
+  }
+
+  /**
+   * Inserts `docs` in order, stopping at the first that fails: how many landed and, if one failed, its error (a
+   * duplicate `_id` as insertOne reports it). A lone entry shares a command with other logs' entries (InsertBatcher).
+   * Throws when the outcome is unknown.
+   */
+  private async insertInOrder(docs: EventEntryDoc[]): Promise<{ landed: number; error?: unknown }> {
+    try {
+      if (docs.length === 1) await this.entryInserts.insert(docs[0]!);
+      else await this.entries.insertMany(docs, { ordered: true });
+      return { landed: docs.length };
+    } catch (error) {
+      if (docs.length === 1 && isDuplicateKey(error)) return { landed: 0, error };
+      const failed = docs.length > 1 && error instanceof MongoBulkWriteError ? [error.writeErrors].flat()[0] : undefined;
+      if (!failed) throw error;
+      return { landed: failed.index, error: new MongoServerError({ errmsg: failed.errmsg ?? 'write error', code: failed.code }) };
     }
   }
 
