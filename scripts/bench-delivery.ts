@@ -2,7 +2,7 @@
 // recipient's verified webhook (a loopback receiver) getting thread.created, both in one run of the relay as its own
 // process (as `npm start` starts it), beside a bare BullMQ baseline (queue.add → worker → one HTTP POST to a
 // loopback server) at the same rate, in the same run.
-// Target (PERFORMANCE.md, issue 6): delivery p99 ≤ 2× the baseline's, for the DM and for the webhook.
+// Target (PERFORMANCE.md, issue 12): delivery p99 ≤ 3× the baseline's, for the DM and for the webhook (issue 6 had 2×).
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -235,7 +235,7 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<void> {
   const base = await bareDeliveryBaseline(opts, prefix, opts.count);
   opts.progress(`delivery: handoff (message/send) → DM at the fake Slack and webhook call at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
   const ours = await relayDelivery(opts, prefix, opts.count);
-  const target = { label: 'p99 ≤2×', met: (o: Figures, b: Figures) => o.p99 <= 2 * b.p99 };
+  const target = { label: 'p99 ≤3×', met: (o: Figures, b: Figures) => o.p99 <= 3 * b.p99 };
   const rows: Row[] = [
     { name: `handoff → Slack DM @${opts.rate}/s`, concurrency: WORKER_CONCURRENCY, ours: ours.dm, baseline: base, target },
     { name: `handoff → webhook @${opts.rate}/s`, concurrency: WORKER_CONCURRENCY, ours: ours.webhook, baseline: base, target },
