@@ -203,9 +203,8 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       // The seeding changed the teammates behind the relay's back: its directory (FerretDB) reloads every card on
       // its next use, which would otherwise land in the first phase measured. Timed here, on its own.
       if (store.directory) {
-        const loadStarted = performance.now();
-        await call(reader, 'agents/list', { role: TARGET_ROLE })();
-        opts.out(`teammate directory after seeding: first agents/list in ${(performance.now() - loadStarted).toFixed(0)} ms (${mates.toLocaleString('en')} teammates)`);
+        const ms = await directoryLoadMs(client, reader);
+        opts.out(`teammate directory after seeding: first agents/list in ${ms.toFixed(0)} ms (${mates.toLocaleString('en')} teammates)`);
       }
       for (const c of opts.concurrencies) {
         const n = opts.requests;
@@ -266,6 +265,13 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
   }
 }
 
+/** How long one `agents/list` takes a relay whose teammate directory (FerretDB) must first load every card. */
+async function directoryLoadMs(client: BenchHttpClient, who: Teammate): Promise<number> {
+  const started = performance.now();
+  await client.call(who.apiKey, 'agents/list', { role: TARGET_ROLE });
+  return performance.now() - started;
+}
+
 /** The Slack delivery measurement: handoffs per second (open loop) and how many, after ten warm-up ones. */
 const DELIVERY_RATE = 5;
 const DELIVERY_COUNT = 150;
@@ -292,9 +298,8 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     // 1.5 s and, started by the first events' webhook fan-out, it delayed DMs past the warm-up (p99 892 ms at 100k in
     // one run). Timed here, on its own, so the DMs measure a relay that has been running.
     if (opts.store.directory) {
-      const loadStarted = performance.now();
-      await client.call(sender.apiKey, 'agents/list', { role: TARGET_ROLE });
-      opts.out(`Slack relay at ${size.toLocaleString('en')}: its teammate directory loaded in ${(performance.now() - loadStarted).toFixed(0)} ms before the DMs`);
+      const ms = await directoryLoadMs(client, sender);
+      opts.out(`Slack relay at ${size.toLocaleString('en')}: its teammate directory loaded in ${ms.toFixed(0)} ms before the DMs`);
     }
     const sentAt = new Map<string, number>();
     const count = DELIVERY_COUNT;

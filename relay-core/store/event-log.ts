@@ -1,6 +1,6 @@
 // Per-teammate event logs: every outbox event of a thread, recorded once into each participant's log in order. Entry
 // n of `alice@acme`'s log is `_id` `alice@acme:<n>`, so reading after a cursor is `_id` lookups on every server.
-import { MongoBulkWriteError, MongoServerError, type Collection, type Db } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { OutboxEvent } from '../domain/documents';
 import { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey, putById } from './thread-writes';
@@ -126,14 +126,14 @@ export class EventLog {
       if (!this.known.has(handle)) await this.head(handle);
       while (rest.length > 0) {
         const first = (this.known.get(handle) ?? 0) + 1;
-        const { landed, error } = await this.insertInOrder(
+        const { landed, failure } = await this.insertInOrder(
           rest.map((p, i) => ({ _id: eventEntryId(handle, first + i), handle, seq: first + i, thread_id: p.threadId, event: p.event, recorded_at: new Date() })),
         );
         rest.slice(0, landed).forEach((p, i) => p.resolve(first + i));
         if (landed > 0) this.remember(handle, first + landed - 1);
         rest = rest.slice(landed);
-        if (error === undefined) return;
-        if (!isDuplicateKey(error)) throw error;
+        if (failure === undefined) return;
+        if (!failure.taken) throw failure.error;
         await this.head(handle);
       }
     } catch (error) {
@@ -144,20 +144,20 @@ export class EventLog {
   }
 
   /**
-   * Inserts `docs` in order, stopping at the first that fails: how many landed and, if one failed, its error (a
-   * duplicate `_id` as insertOne reports it). A lone entry shares a command with other logs' entries (InsertBatcher).
+   * Inserts `docs` in order, stopping at the first that fails: how many landed and, if one failed, whether its
+   * position was taken (a duplicate `_id`). A lone entry shares a command with other logs' entries (InsertBatcher).
    * Throws when the outcome is unknown.
    */
-  private async insertInOrder(docs: EventEntryDoc[]): Promise<{ landed: number; error?: unknown }> {
+  private async insertInOrder(docs: EventEntryDoc[]): Promise<{ landed: number; failure?: { taken: boolean; error: unknown } }> {
     try {
       if (docs.length === 1) await this.entryInserts.insert(docs[0]!);
       else await this.entries.insertMany(docs, { ordered: true });
       return { landed: docs.length };
     } catch (error) {
-      if (docs.length === 1 && isDuplicateKey(error)) return { landed: 0, error };
-      const failed = docs.length > 1 && error instanceof MongoBulkWriteError ? [error.writeErrors].flat()[0] : undefined;
+      if (docs.length === 1) return { landed: 0, failure: { taken: isDuplicateKey(error), error } };
+      const failed = error instanceof MongoBulkWriteError ? [error.writeErrors].flat()[0] : undefined;
       if (!failed) throw error;
-      return { landed: failed.index, error: new MongoServerError({ errmsg: failed.errmsg ?? 'write error', code: failed.code }) };
+      return { landed: failed.index, failure: { taken: failed.code === 11000, error } };
     }
   }
 
