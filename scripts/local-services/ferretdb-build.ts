@@ -6,21 +6,45 @@ import { errorMessage, findOnPath, isExecutable, run, type Log } from './child-p
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 const FERRETDB_VERSION = 'v1.24.2';
-/** What our build reports as its version: 1.24.2 with the `_id` index patch below (an unpatched binary is rebuilt). */
-const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.1`;
+/** What our build reports as its version: 1.24.2 with the patches below (a binary built without them is rebuilt). */
+const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.2`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
-/**
- * FerretDB 1.24's SQLite backend looks `_id` up as `_ferretdb_sjson->'$._id'` while its unique `_id` index is on
- * `_ferretdb_sjson->"_id"`: SQLite matches index expressions by their text, so every `_id` find, update and delete
- * read the whole table (a lookup of a missing `_id` in 1,000 threads took ~40 ms, growing with the table). The
- * same path written the index's way lets SQLite use the index.
- */
-const FERRETDB_ID_PATCH = {
-  file: path.join('internal', 'backends', 'sqlite', 'metadata', 'metadata.go'),
-  from: `IDColumn = DefaultColumn + "->'$._id'"`,
-  to: `IDColumn = DefaultColumn + "->'_id'"`,
-};
+
+interface SourcePatch {
+  /** What it is for, in the error when the source no longer holds `from`. */
+  name: string;
+  file: string;
+  from: string;
+  to: string;
+}
+
+const FERRETDB_PATCHES: SourcePatch[] = [
+  /**
+   * FerretDB 1.24's SQLite backend looks `_id` up as `_ferretdb_sjson->'$._id'` while its unique `_id` index is on
+   * `_ferretdb_sjson->"_id"`: SQLite matches index expressions by their text, so every `_id` find, update and delete
+   * read the whole table (a lookup of a missing `_id` in 1,000 threads took ~40 ms, growing with the table). The
+   * same path written the index's way lets SQLite use the index.
+   */
+  {
+    name: 'the _id index patch',
+    file: path.join('internal', 'backends', 'sqlite', 'metadata', 'metadata.go'),
+    from: `IDColumn = DefaultColumn + "->'$._id'"`,
+    to: `IDColumn = DefaultColumn + "->'_id'"`,
+  },
+  /**
+   * Every iterator, cursor and connection FerretDB makes is tracked for leak detection (internal/util/resource):
+   * a pprof profile entry with the caller's stack and a finalizer, in release builds too, where a leak then panics
+   * the server. Capturing those stacks was 9% of FerretDB's CPU on the relay's load (its own pprof, append and card
+   * changes at 10k threads). Tracking stays on in FerretDB's debug builds, as upstream meant it for.
+   */
+  ...(['Track', 'Untrack'] as const).map((fn) => ({
+    name: `the release-build ${fn} patch`,
+    file: path.join('internal', 'util', 'resource', 'resource.go'),
+    from: `func ${fn}(obj any, token *Token) {\n\tcheckArgs(obj, token)\n`,
+    to: `func ${fn}(obj any, token *Token) {\n\tif !debugbuild.Enabled {\n\t\treturn\n\t}\n\n\tcheckArgs(obj, token)\n`,
+  })),
+];
 
 let ferretDbBinary: Promise<string> | undefined;
 
@@ -88,10 +112,12 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
     await fs.cp(moduleDir, srcDir, { recursive: true });
     await makeWritable(srcDir);
     await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${FERRETDB_BUILD}\n`);
-    const patched = path.join(srcDir, FERRETDB_ID_PATCH.file);
-    const source = await fs.readFile(patched, 'utf8');
-    if (!source.includes(FERRETDB_ID_PATCH.from)) throw new Error(`${FERRETDB_ID_PATCH.file} no longer holds the line the _id index patch replaces`);
-    await fs.writeFile(patched, source.replace(FERRETDB_ID_PATCH.from, FERRETDB_ID_PATCH.to));
+    for (const patch of FERRETDB_PATCHES) {
+      const file = path.join(srcDir, patch.file);
+      const source = await fs.readFile(file, 'utf8');
+      if (!source.includes(patch.from)) throw new Error(`${patch.file} no longer holds the lines ${patch.name} replaces`);
+      await fs.writeFile(file, source.replace(patch.from, patch.to));
+    }
 
     const built = path.join(workDir, 'ferretdb');
     await run(go, ['build', '-buildvcs=false', '-o', built, './cmd/ferretdb'], { cwd: srcDir });
@@ -119,7 +145,7 @@ async function checkFerretDb(bin: string): Promise<string | undefined> {
     const version = /^version:\s*(\S+)/m.exec(out)?.[1] ?? 'unknown';
     // FerretDB 2 needs PostgreSQL with DocumentDB; this project runs 1.x on SQLite.
     if (/^v?([2-9]|\d{2,})\./.test(version)) return `version ${version} has no SQLite handler (need 1.x)`;
-    if (version !== FERRETDB_BUILD) return `version ${version} is not ${FERRETDB_BUILD} (the build with the _id index patch)`;
+    if (version !== FERRETDB_BUILD) return `version ${version} is not ${FERRETDB_BUILD} (the build with its patches)`;
     return undefined;
   } catch (err) {
     return firstLine(errorMessage(err));
