@@ -1,12 +1,17 @@
 // The teammate directory on FerretDB (cards in memory, kept current from a card-change log read by `_id`): the
 // webhooks worker looking endpoints up for many events at once reads the log at most twice, not once per event; a
 // card registered or changed in one process is in another process's very next call, which re-reads that card alone;
-// changes made together by two processes all arrive; and a process far behind, or told of a bulk write, reloads.
-import type { CommandStartedEvent } from 'mongodb';
+// changes made together by two processes all arrive; a process far behind, or told of a bulk write, reloads; and a
+// relay restarted on a team loads every card at start, before anything asks.
+import { Collection, type CommandStartedEvent } from 'mongodb';
+import { createLogger } from '../../relay-core/ops/logger';
 import { AgentDirectory, logEntryId } from '../../relay-core/store/agent-directory';
 import { MongoStore } from '../../relay-core/store/mongo-store';
+import { findFreePort } from '../../scripts/local-services/ports';
+import { startRelay } from '../../scripts/relay';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testMongoUrl } from '../helpers/test-env';
+import { waitUntil } from '../helpers/wait-until';
 
 let relay: TestRelay;
 let other: MongoStore;
@@ -117,4 +122,30 @@ test('a process more changes behind than it catches up on one by one, or told of
   expect(bulk.cardReads).toEqual([{}]);
   expect((await relay.rpc(alice, 'agents/list', { role: 'test' })).body.result.teammates).toHaveLength(4);
   expect(await other.meta.findOne({ _id: logEntryId(1) })).not.toBeNull();
+});
+
+test('a relay restarted on a team loads every card at start, so its first listing (or delivery) waits for no load', async () => {
+  // Every full read of the agents collection (the directory's load is the one with an empty filter), in any process here.
+  const finds = jest.spyOn(Collection.prototype, 'find');
+  const loads = () => finds.mock.calls.filter((call, i) => (finds.mock.contexts[i] as Collection).collectionName === 'agents' && Object.keys(call[0] ?? {}).length === 0).length;
+  const { config } = relay;
+  const restarted = await startRelay({
+    config: { ...config, port: await findFreePort(), mongodbUrl: config.mongodbUrl!, adminKey: config.adminKey!, keyPepper: config.keyPepper! },
+    log: createLogger('silent'),
+  });
+  try {
+    // Nothing has asked this process for a card yet: it loads them on its own.
+    await waitUntil(async () => loads() === 1, 'the restarted relay to load its teammate directory');
+    const response = await fetch(`${restarted.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'agents/list', params: { role: 'ops' } }),
+    });
+    const body = (await response.json()) as { result: { teammates: Array<{ handle: string }> } };
+    expect(body.result.teammates.map((t) => t.handle)).toEqual(Array.from({ length: 10 }, (_, i) => `ops${i}@acme`));
+    expect(loads()).toBe(1);
+  } finally {
+    finds.mockRestore();
+    await restarted.stop();
+  }
 });
