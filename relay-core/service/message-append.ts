@@ -38,6 +38,8 @@ export interface MessageAppenderDeps {
   log: Logger;
   /** The thread as the caller may see it (thread_not_found / not_a_participant otherwise). */
   readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc>;
+  /** The same check on a thread already read. */
+  participantOf(caller: AgentDoc, doc: ThreadDoc): ThreadDoc;
 }
 
 /**
@@ -55,11 +57,16 @@ export class MessageAppender {
    * `turn`: the idempotency ledger's turn of a keyed append. The message records its id; a turn retaken from an
    * owner that died answers that owner's message when it got as far as storing it (counting it if it was not yet).
    */
-  append(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null = null): Promise<AppendResult> {
-    return this.turns.run(request.thread_id, () => this.appendInTurn(caller, request, via, turn));
+  /**
+   * `read`: the thread as the caller's request just read it (the policy's read). The first try numbers the message
+   * from it when no append of this process to the thread goes first; one that did would have taken that number.
+   */
+  append(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null = null, read?: ThreadDoc): Promise<AppendResult> {
+    const known = read?._id === request.thread_id && this.turns.isIdle(request.thread_id) ? read : undefined;
+    return this.turns.run(request.thread_id, () => this.appendInTurn(caller, request, via, turn, known));
   }
 
-  private async appendInTurn(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null): Promise<AppendResult> {
+  private async appendInTurn(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null, known: ThreadDoc | undefined): Promise<AppendResult> {
     if (turn?.retaken) {
       const earlier = await this.deps.store.messages.findOne({ thread_id: request.thread_id, idempotency_id: turn.id });
       if (earlier && (await this.recordMessage(request.thread_id, earlier))) {
@@ -69,7 +76,7 @@ export class MessageAppender {
     }
     const deadline = Date.now() + 5_000;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
-      const thread = await this.deps.readThread(caller, request.thread_id);
+      const thread = attempt === 0 && known ? this.deps.participantOf(caller, known) : await this.deps.readThread(caller, request.thread_id);
       await this.assertOpenBetween(caller, thread);
       const now = this.deps.clock.now();
       const message: MessageDoc = {
@@ -96,7 +103,7 @@ export class MessageAppender {
         await sleep(backoffMs(attempt));
         continue;
       }
-      const recorded = await this.recordMessage(thread._id, message);
+      const recorded = await this.recordMessage(thread._id, message, thread);
       if (!recorded) {
         // Only this writer ever inserted this `_id` (a duplicate insert fails), so it is ours to take back.
         await this.deps.store.messages.deleteOne({ _id: message._id });
@@ -110,8 +117,11 @@ export class MessageAppender {
     throw new RelayError('state_changed', 'The thread is changing too fast right now; retry');
   }
 
-  /** Counts a stored message on its thread with its outbox event; false when the thread is already terminal. */
-  private async recordMessage(threadId: string, message: MessageDoc): Promise<boolean> {
+  /**
+   * Counts a stored message on its thread with its outbox event; false when the thread is already terminal. `from`:
+   * the thread as this append read it, for the write to start from (a write after it is found by the write).
+   */
+  private async recordMessage(threadId: string, message: MessageDoc, from?: ThreadDoc): Promise<boolean> {
     const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
     let alreadyRecorded = false;
     const blocks = this.deps.store.blocks;
@@ -137,7 +147,7 @@ export class MessageAppender {
     let countedOn: ThreadDoc | null = null;
     const after = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
       await inOutbox;
-      const written = await this.deps.store.writeThread(threadId, count);
+      const written = await this.deps.store.writeThread(threadId, count, from);
       if (written.after) countedOn = written.before;
       return written.after;
     });

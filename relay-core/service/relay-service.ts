@@ -147,6 +147,10 @@ export class RelayService {
       clock: this.clock,
       log: deps.log,
       readThread: (caller, threadId) => this.readThread(caller, threadId),
+      participantOf: (caller, doc) => {
+        assertParticipant(caller, doc);
+        return doc;
+      },
     });
     this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
     this.approvals.setAppliers({ transition: this.applyApprovedTransition, message: this.applyApprovedMessage, recheck: this.recheckApproved });
@@ -414,10 +418,10 @@ export class RelayService {
 
   private async transitionOnce(caller: AgentDoc, request: TransitionRequest, via: Surface, sessionId?: string): Promise<TransitionAnswer> {
     const { expected_status: _shown, ...body } = request;
-    const policy = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId, { ...body });
+    const { stamp: policy, read } = await this.policyFor(caller, request.thread_id, `handoff.${request.transition}`, via, sessionId, { ...body });
     let refused: (Verdict & { accepted: false }) | undefined;
     let passed: (Verdict & { accepted: true }) | undefined;
-    const after = await this.applyTransition(caller, request, via, policy, (doc, now) => {
+    const after = await this.applyTransition(caller, request, via, policy, read, (doc, now) => {
       // The verdict runs on the very version the accept writes, so a check and its write cannot drift apart.
       passed = undefined;
       refused = undefined;
@@ -456,6 +460,8 @@ export class RelayService {
     request: TransitionRequest,
     via: Surface,
     policy: PolicyStamp | undefined,
+    /** The thread as this request last read it (the policy's read): the write starts from it instead of reading again. */
+    read: ThreadDoc | undefined,
     gate?: (doc: ThreadDoc, now: Date) => boolean,
   ): Promise<ThreadDoc | null> {
     const rule = TRANSITIONS[request.transition];
@@ -484,7 +490,7 @@ export class RelayService {
       if (request.expected_status && doc.status !== request.expected_status) return undefined;
       if (doc.hidden_from_recipient && rule.actor === 'to') return undefined;
       return this.transitioned(doc, request, rule, caller, via, policy, event, now);
-      });
+      }, read);
       before = written.before;
       return written.after;
     });
@@ -591,8 +597,8 @@ export class RelayService {
       // A draft for a proposed action (draft_proposed_action marks it) is its own action, so a rule can hold drafts apart.
       const action = request.payload?.kind === 'draft' ? 'draft.attach' : 'message.append';
       // A held append answers approval_pending; approved, it is appended as the caller (applyApprovedMessage).
-      await this.policyFor(caller, request.thread_id, action, via, sessionId, { ...request });
-      return this.appender.append(caller, request, via, turn);
+      const { read } = await this.policyFor(caller, request.thread_id, action, via, sessionId, { ...request });
+      return this.appender.append(caller, request, via, turn, read);
     });
   }
 
@@ -611,7 +617,8 @@ export class RelayService {
   /**
    * The policy's stamp for a change to an existing thread; none when the thread is not the caller's to change.
    * A call a rule holds for approval (`args`: the transition asked for) is recorded as an approval request and
-   * answered approval_pending: nothing else changes until it is approved.
+   * answered approval_pending: nothing else changes until it is approved. `read`: the thread as it read it to
+   * judge (none without a policy, or once an approval request has written it), for the change to start from.
    */
   private async policyFor(
     caller: AgentDoc,
@@ -620,18 +627,21 @@ export class RelayService {
     via: Surface,
     sessionId: string | undefined,
     args: Record<string, unknown>,
-  ): Promise<PolicyStamp | undefined> {
-    if (!this.policy) return undefined;
+  ): Promise<{ stamp: PolicyStamp | undefined; read?: ThreadDoc }> {
+    if (!this.policy) return { stamp: undefined };
     const doc = await this.store.readThread(threadId);
-    if (!doc || (doc.from !== caller.handle && doc.to !== caller.handle)) return undefined;
-    if (doc.hidden_from_recipient && doc.to === caller.handle && doc.from !== caller.handle) return undefined;
+    if (!doc) return { stamp: undefined };
+    const none = { stamp: undefined, read: doc };
+    if (doc.from !== caller.handle && doc.to !== caller.handle) return none;
+    if (doc.hidden_from_recipient && doc.to === caller.handle && doc.from !== caller.handle) return none;
     const [sender, recipient] = await Promise.all([this.teammates.get(doc.from), this.teammates.get(doc.to)]);
-    if (!sender || !recipient) return undefined;
+    if (!sender || !recipient) return none;
     const stamp = await this.policy.check({ action, via, actor: caller, sender, recipient, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
-    if (stamp === 'replay') return undefined;
-    if (!isHeld(stamp)) return stamp;
+    if (stamp === 'replay') return none;
+    if (!isHeld(stamp)) return { stamp, read: doc };
     const { hold: rule, ...plain } = stamp;
-    return this.approvals.request(caller, doc, { action, args, via, rule, stamp: plain, sender, recipient });
+    // A request may have written the thread: what was read is no longer worth starting from.
+    return { stamp: await this.approvals.request(caller, doc, { action, args, via, rule, stamp: plain, sender, recipient }) };
   }
 
   /**

@@ -5,6 +5,11 @@ export class KeyedQueue {
   /** The last task queued per key, settled either way; a key with nothing queued is not kept. */
   private readonly tails = new Map<string, Promise<void>>();
 
+  /** True when nothing is queued for `key`: a task run now starts after no other of this process's tasks for it. */
+  isIdle(key: string): boolean {
+    return !this.tails.has(key);
+  }
+
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const result = (this.tails.get(key) ?? Promise.resolve()).then(task);
     const tail = result.then(

@@ -1,0 +1,71 @@
+// What a change to a thread reads, counted on the driver's command monitoring: the policy reads the thread to judge
+// an append or a transition, and the change then starts from that read instead of reading the thread again (on
+// FerretDB each read decodes the whole thread document). Only the API runs here, so no job's reads are counted.
+import type { CommandStartedEvent } from 'mongodb';
+import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { sendHandoff } from '../helpers/handoffs';
+import { testMongoUrl } from '../helpers/test-env';
+
+let relay: TestRelay;
+let aliceKey: string;
+let bobKey: string;
+
+beforeAll(async () => {
+  const url = new URL(testMongoUrl());
+  url.searchParams.set('monitorCommands', 'true');
+  relay = await startTestRelay({ name: 'thread_change_reads', env: { MONGODB_URL: url.toString(), RELAY_ROLES: 'api' } });
+  aliceKey = await relay.register({ handle: 'alice@acme' });
+  bobKey = await relay.register({ handle: 'bob@acme' });
+});
+
+afterAll(async () => {
+  await relay?.stop();
+});
+
+/** The `find`s of thread `id` (its document, and its claims on FerretDB) the relay sends while `work` runs. */
+async function threadFinds<T>(id: string, work: () => Promise<T>): Promise<{ result: T; threads: number; claims: number }> {
+  const client = relay.store.db.client;
+  let threads = 0;
+  let claims = 0;
+  const started = (event: CommandStartedEvent) => {
+    if (event.commandName !== 'find') return;
+    const target = String(event.command.filter?._id ?? '');
+    if (event.command.find === 'threads' && target === id) threads += 1;
+    if (event.command.find === 'thread_writes' && target.startsWith(id)) claims += 1;
+  };
+  client.on('commandStarted', started);
+  try {
+    return { result: await work(), threads, claims };
+  } finally {
+    client.off('commandStarted', started);
+  }
+}
+
+const text = (t: string) => ({ role: 'user', parts: [{ kind: 'text', text: t }] });
+
+test('an append reads its thread once, and numbers its message after the last one', async () => {
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'schema change');
+  const first = await threadFinds(id, () => relay.rpc(aliceKey, 'message/send', { task_id: id, message: text('one more detail') }));
+  expect(first.result.body.result).toMatchObject({ thread_id: id, sequence_no: 1 });
+  // Was 3 and 3: the policy's read, the appender's read, the write's read (and their claim lookups).
+  expect(first.threads).toBe(1);
+  if (relay.store.writer.strategy === 'claims') expect(first.claims).toBeLessThanOrEqual(2);
+  const second = await relay.rpc(bobKey, 'message/send', { task_id: id, message: text('got it') });
+  expect(second.body.result).toMatchObject({ thread_id: id, sequence_no: 2 });
+  const thread = (await relay.rpc(aliceKey, 'tasks/get', { task_id: id })).body.result;
+  expect(thread.messages.map((m: { sequence_no: number; body: string }) => [m.sequence_no, m.body])).toEqual([
+    [1, 'one more detail'],
+    [2, 'got it'],
+  ]);
+});
+
+test('an accept reads its thread once', async () => {
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'take the migration');
+  const accepted = await threadFinds(id, () => relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' }));
+  expect(accepted.result.body.result).toMatchObject({ status: 'accepted' });
+  // Was 2: the policy's read and the write's read.
+  expect(accepted.threads).toBe(1);
+  // Asked again, the accept answers what is (a repeated transition), and a sender cannot accept.
+  expect((await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' })).body.result).toMatchObject({ status: 'accepted' });
+  expect((await relay.rpc(aliceKey, 'tasks/update', { task_id: id, transition: 'complete' })).body.error).toBeDefined();
+});
