@@ -10,27 +10,34 @@ import { DELIVERY_JOB_OPTIONS, redisConnection } from '../relay-core/queues/bull
 import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures } from './bench-measure';
 import { handoffParams, register, startServedRelay, type ServedPhase } from './bench-paths';
-import { cpuMeter } from './bench-process';
+import { commandMeter, cpuMeter } from './bench-process';
 
 export type CreateOptions = ServedPhase;
 
 interface Measured extends Figures {
   serverCpuMsPerRequest: number;
+  /** The same split by process: the first pid's share (the relay's; FerretDB's for the baseline), the rest's. */
+  firstCpuMsPerRequest: number;
+  /** FerretDB commands per request over the run and the 10 s after it (null on MONGODB_URL). */
+  commandsPerRequest: number | null;
   /** CPU of the servers in the 10 s after the run, and in its first second. */
   after10sMs: number;
   after1sMs: number;
 }
 
-async function run(pids: number[], concurrency: number, warmup: number, count: number, fn: () => Promise<void>): Promise<Measured> {
+async function run(pids: number[], metricsUrl: string | null, concurrency: number, warmup: number, count: number, fn: () => Promise<void>): Promise<Measured> {
   await measure(concurrency, warmup, fn);
   const meter = await cpuMeter(pids);
+  const commands = metricsUrl ? await commandMeter(metricsUrl) : null;
   const sample = await measure(concurrency, count, fn);
-  const during = await meter.read();
+  const duringEach = await meter.readEach();
+  const during = duringEach.reduce((a, b) => a + b, 0);
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const after1s = (await meter.read()) - during;
   await new Promise((resolve) => setTimeout(resolve, 9_000));
   const after10s = (await meter.read()) - during;
-  return { ...summarize(sample), serverCpuMsPerRequest: during / count, after10sMs: after10s, after1sMs: after1s };
+  const commandsPerRequest = commands ? (await commands.read()).total / count : null;
+  return { ...summarize(sample), serverCpuMsPerRequest: during / count, firstCpuMsPerRequest: (duringEach[0] ?? 0) / count, commandsPerRequest, after10sMs: after10s, after1sMs: after1s };
 }
 
 /** Creates and baseline at one size; returns the printed rows' figures for the summary. */
@@ -62,8 +69,8 @@ export async function benchCreateAt(opts: CreateOptions, size: number): Promise<
     const ferret = opts.ferretPid ? [opts.ferretPid] : [];
     for (const c of opts.concurrencies) {
       opts.progress(`create at ${size.toLocaleString('en')} threads, c=${c}: ${opts.warmup} + ${opts.requests} baseline inserts+adds, then as many message/send…`);
-      const base = await run(ferret, c, opts.warmup, opts.requests, baseline);
-      const mine = await run([relay.pid, ...ferret], c, opts.warmup, opts.requests, ours);
+      const base = await run(ferret, opts.ferretMetricsUrl, c, opts.warmup, opts.requests, baseline);
+      const mine = await run([relay.pid, ...ferret], opts.ferretMetricsUrl, c, opts.warmup, opts.requests, ours);
       results.push({ concurrency: c, ours: mine, base });
     }
   } finally {
@@ -88,6 +95,15 @@ function printCreate(opts: CreateOptions, size: number, results: Array<{ concurr
       `${String(concurrency).padStart(3)}  ${ours.reqPerSec.toFixed(1).padStart(6)}  ${ours.p50.toFixed(1).padStart(6)}  ${ours.p99.toFixed(1).padStart(6)}  ${ours.serverCpuMsPerRequest.toFixed(1).padStart(7)}  ${`${ours.after1sMs.toFixed(0)}/${ours.after10sMs.toFixed(0)}`.padStart(12)} | ` +
         `${base.reqPerSec.toFixed(1).padStart(10)}  ${base.p50.toFixed(1).padStart(4)}  ${base.p99.toFixed(1).padStart(4)}  ${base.serverCpuMsPerRequest.toFixed(1).padStart(7)}  ${`${base.after1sMs.toFixed(0)}/${base.after10sMs.toFixed(0)}`.padStart(12)} | ` +
         `${tput.toFixed(2).padStart(9)}×  ${p99.toFixed(2).padStart(8)}×  ${met ? 'PASS' : 'MISS'} (≥0.7× & ≤3×)`,
+    );
+  }
+  // Where a create's CPU goes: the relay's own process against FerretDB's, and how many commands it sends there
+  // (counted over the run and the 10 s after, so the jobs it leaves behind are in).
+  const commands = (figures: Measured) => (figures.commandsPerRequest === null ? '' : `, ${figures.commandsPerRequest.toFixed(1)} FerretDB commands`);
+  for (const { concurrency, ours, base } of results) {
+    opts.out(
+      `  c=${concurrency} per create: relay ${ours.firstCpuMsPerRequest.toFixed(1)} ms + FerretDB ${(ours.serverCpuMsPerRequest - ours.firstCpuMsPerRequest).toFixed(1)} ms CPU${commands(ours)}` +
+        ` | baseline: FerretDB ${base.serverCpuMsPerRequest.toFixed(1)} ms${commands(base)}`,
     );
   }
 }

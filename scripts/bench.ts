@@ -20,7 +20,7 @@
 //
 // Environment: BENCH_SIZES (default 1000,10000,100000) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
 // BENCH_REQUESTS per measurement (default 2000) after BENCH_WARMUP (200); BENCH_CONCURRENCY for the paths (default
-// 1,8) — create always runs 1, 8 and 32; BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, runs, soak) runs those phases;
+// 1,8), BENCH_CREATE_CONCURRENCY for create (default 1,8,32: the targets are at all three; one alone to profile it); BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, runs, soak) runs those phases;
 // BENCH_RELAY_NODE_OPTIONS (e.g. --cpu-prof) goes to the relay processes. MONGODB_URL uses that server; REDIS_URL
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
@@ -49,7 +49,6 @@ import { startFerretDb } from './local-services/ferretdb';
 import { findFreePort } from './local-services/ports';
 import { ensureRedis } from './local-services/redis';
 
-const CREATE_CONCURRENCY = [1, 8, 32];
 
 const benchStart = performance.now();
 const progress = (line: string) => process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
@@ -66,6 +65,7 @@ interface Settings {
   requests: number;
   warmup: number;
   concurrencies: number[];
+  createConcurrencies: number[];
   mongodbUrl?: string;
   redisUrl: string;
   deliveryRate: number;
@@ -100,6 +100,7 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     requests: Math.round(positive('BENCH_REQUESTS', 2000)),
     warmup: Math.round(positive('BENCH_WARMUP', 200)),
     concurrencies: list('BENCH_CONCURRENCY', '1,8'),
+    createConcurrencies: list('BENCH_CREATE_CONCURRENCY', '1,8,32'),
     deliveryRate: positive('BENCH_DELIVERY_RATE', 2),
     deliveryCount: Math.round(positive('BENCH_DELIVERY_COUNT', 150)),
     soakSeconds: positive('BENCH_SOAK_SECONDS', 600),
@@ -232,7 +233,7 @@ async function main(): Promise<number> {
     const phase = { ...servers, progress, out };
     if (settings.phases.has('paths') || settings.phases.has('create')) {
       const create = settings.phases.has('create')
-        ? async (size: number) => void (await benchCreateAt({ ...phase, concurrencies: CREATE_CONCURRENCY, requests: settings.requests, warmup: settings.warmup }, size))
+        ? async (size: number) => void (await benchCreateAt({ ...phase, concurrencies: settings.createConcurrencies, requests: settings.requests, warmup: settings.warmup }, size))
         : undefined;
       await benchPaths({
         ...phase,
