@@ -9,15 +9,15 @@ import type { ThreadDoc } from '../relay-core/domain/documents';
 import { DELIVERY_JOB_OPTIONS, redisConnection } from '../relay-core/queues/bullmq-queues';
 import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures } from './bench-measure';
-import { handoffParams, register, startServedRelay, type ServedPhase } from './bench-paths';
+import { cpuSplit, handoffParams, register, startServedRelay, type ServedPhase } from './bench-paths';
 import { commandMeter, cpuMeter } from './bench-process';
 
 export type CreateOptions = ServedPhase;
 
 interface Measured extends Figures {
   serverCpuMsPerRequest: number;
-  /** The same split by process: the first pid's share (the relay's; FerretDB's for the baseline), the rest's. */
-  firstCpuMsPerRequest: number;
+  /** The same, each process's: the relay's, then FerretDB's (FerretDB's alone for the baseline). */
+  cpuMsPerRequestEach: number[];
   /** FerretDB commands per request over the run and the 10 s after it (null on MONGODB_URL). */
   commandsPerRequest: number | null;
   /** CPU of the servers in the 10 s after the run, and in its first second. */
@@ -37,7 +37,7 @@ async function run(pids: number[], metricsUrl: string | null, concurrency: numbe
   await new Promise((resolve) => setTimeout(resolve, 9_000));
   const after10s = (await meter.read()) - during;
   const commandsPerRequest = commands ? (await commands.read()).total / count : null;
-  return { ...summarize(sample), serverCpuMsPerRequest: during / count, firstCpuMsPerRequest: (duringEach[0] ?? 0) / count, commandsPerRequest, after10sMs: after10s, after1sMs: after1s };
+  return { ...summarize(sample), serverCpuMsPerRequest: during / count, cpuMsPerRequestEach: duringEach.map((ms) => ms / count), commandsPerRequest, after10sMs: after10s, after1sMs: after1s };
 }
 
 /** Creates and baseline at one size; returns the printed rows' figures for the summary. */
@@ -102,7 +102,7 @@ function printCreate(opts: CreateOptions, size: number, results: Array<{ concurr
   const commands = (figures: Measured) => (figures.commandsPerRequest === null ? '' : `, ${figures.commandsPerRequest.toFixed(1)} FerretDB commands`);
   for (const { concurrency, ours, base } of results) {
     opts.out(
-      `  c=${concurrency} per create: relay ${ours.firstCpuMsPerRequest.toFixed(1)} ms + FerretDB ${(ours.serverCpuMsPerRequest - ours.firstCpuMsPerRequest).toFixed(1)} ms CPU${commands(ours)}` +
+      `  c=${concurrency} per create: ${ours.serverCpuMsPerRequest.toFixed(1)} ms CPU${cpuSplit(ours)}${commands(ours)}` +
         ` | baseline: FerretDB ${base.serverCpuMsPerRequest.toFixed(1)} ms${commands(base)}`,
     );
   }

@@ -127,7 +127,7 @@ export async function measureServed(
 }
 
 /** ` (relay 8.1 + FerretDB 5.2)` when FerretDB's CPU was measured apart. */
-function cpuSplit(figures: PathFigures): string {
+export function cpuSplit(figures: Pick<PathFigures, 'cpuMsPerRequestEach'>): string {
   const [relay, ferret] = figures.cpuMsPerRequestEach ?? [];
   return relay !== undefined && ferret !== undefined ? ` (relay ${relay.toFixed(1)} + FerretDB ${ferret.toFixed(1)})` : '';
 }

@@ -49,7 +49,6 @@ import { startFerretDb } from './local-services/ferretdb';
 import { findFreePort } from './local-services/ports';
 import { ensureRedis } from './local-services/redis';
 
-
 const benchStart = performance.now();
 const progress = (line: string) => process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -6,6 +6,7 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc, MessageDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { lastLine } from '../domain/run';
+import { assertParticipant } from '../domain/thread-lifecycle';
 import { TERMINAL_STATUSES, type Artifact, type Surface } from '../domain/schemas';
 import { backoffMs, isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { LedgerTurn } from './idempotency';
@@ -38,8 +39,6 @@ export interface MessageAppenderDeps {
   log: Logger;
   /** The thread as the caller may see it (thread_not_found / not_a_participant otherwise). */
   readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc>;
-  /** The same check on a thread already read. */
-  participantOf(caller: AgentDoc, doc: ThreadDoc): ThreadDoc;
 }
 
 /**
@@ -56,8 +55,6 @@ export class MessageAppender {
   /**
    * `turn`: the idempotency ledger's turn of a keyed append. The message records its id; a turn retaken from an
    * owner that died answers that owner's message when it got as far as storing it (counting it if it was not yet).
-   */
-  /**
    * `read`: the thread as the caller's request just read it (the policy's read). The first try numbers the message
    * from it when no append of this process to the thread goes first; one that did would have taken that number.
    */
@@ -76,7 +73,9 @@ export class MessageAppender {
     }
     const deadline = Date.now() + 5_000;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
-      const thread = attempt === 0 && known ? this.deps.participantOf(caller, known) : await this.deps.readThread(caller, request.thread_id);
+      const thread = attempt === 0 && known ? known : await this.deps.readThread(caller, request.thread_id);
+      // readThread checks the caller may see the thread; the policy's read is checked here.
+      if (thread === known) assertParticipant(caller, thread);
       await this.assertOpenBetween(caller, thread);
       const now = this.deps.clock.now();
       const message: MessageDoc = {

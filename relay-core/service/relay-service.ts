@@ -147,10 +147,6 @@ export class RelayService {
       clock: this.clock,
       log: deps.log,
       readThread: (caller, threadId) => this.readThread(caller, threadId),
-      participantOf: (caller, doc) => {
-        assertParticipant(caller, doc);
-        return doc;
-      },
     });
     this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
     this.approvals.setAppliers({ transition: this.applyApprovedTransition, message: this.applyApprovedMessage, recheck: this.recheckApproved });
