@@ -20,6 +20,8 @@ interface Measured extends Figures {
   cpuMsPerRequestEach: number[];
   /** FerretDB commands per request over the run and the 10 s after it (null on MONGODB_URL). */
   commandsPerRequest: number | null;
+  /** The same by command (and finds by collection), most first. */
+  commandMix: Array<[string, number]>;
   /** CPU of the servers in the 10 s after the run, and in its first second. */
   after10sMs: number;
   after1sMs: number;
@@ -36,8 +38,10 @@ async function run(pids: number[], metricsUrl: string | null, concurrency: numbe
   const after1s = (await meter.read()) - during;
   await new Promise((resolve) => setTimeout(resolve, 9_000));
   const after10s = (await meter.read()) - during;
-  const commandsPerRequest = commands ? (await commands.read()).total / count : null;
-  return { ...summarize(sample), serverCpuMsPerRequest: during / count, cpuMsPerRequestEach: duringEach.map((ms) => ms / count), commandsPerRequest, after10sMs: after10s, after1sMs: after1s };
+  const counted = commands ? await commands.read() : null;
+  const commandsPerRequest = counted ? counted.total / count : null;
+  const commandMix = (counted?.byKind ?? []).map(([kind, n]): [string, number] => [kind, n / count]);
+  return { ...summarize(sample), serverCpuMsPerRequest: during / count, cpuMsPerRequestEach: duringEach.map((ms) => ms / count), commandsPerRequest, commandMix, after10sMs: after10s, after1sMs: after1s };
 }
 
 /** Creates and baseline at one size; returns the printed rows' figures for the summary. */
@@ -99,7 +103,10 @@ function printCreate(opts: CreateOptions, size: number, results: Array<{ concurr
   }
   // Where a create's CPU goes: the relay's own process against FerretDB's, and how many commands it sends there
   // (counted over the run and the 10 s after, so the jobs it leaves behind are in).
-  const commands = (figures: Measured) => (figures.commandsPerRequest === null ? '' : `, ${figures.commandsPerRequest.toFixed(1)} FerretDB commands`);
+  const commands = (figures: Measured) =>
+    figures.commandsPerRequest === null
+      ? ''
+      : `, ${figures.commandsPerRequest.toFixed(1)} FerretDB commands (${figures.commandMix.map(([kind, n]) => `${kind} ${n.toFixed(1)}`).join(', ')})`;
   for (const { concurrency, ours, base } of results) {
     opts.out(
       `  c=${concurrency} per create: ${ours.serverCpuMsPerRequest.toFixed(1)} ms CPU${cpuSplit(ours)}${commands(ours)}` +
