@@ -19,11 +19,12 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 //   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
 //   id is thread + step + attempt. A final state removes the document.
 // - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the due
-//   entry and the delayed job beside the thread insert, the row with insertOne once the thread is stored. Its
-//   `thread.created` event then goes out without an arm job (EventThread.timer_armed): a create writes the row only
-//   after its job and due entry, and any later event has its own job that re-reads the thread. Without a row (the
-//   create's arm failed, its zone was not known yet, or its process died first and the outbox sweep published the
-//   event) the `thread.created` job (armAfter) arms from the row if there is one, else in full from the thread.
+//   entry and the delayed job beside the thread insert, the row once the thread is stored (group-committed with the
+//   rows of concurrent creates: store.inserts.timers). Its `thread.created` event then goes out without an arm job
+//   (EventThread.timer_armed): a create writes the row only after its job and due entry, and any later event has its
+//   own job that re-reads the thread. Without a row (the create's arm failed, its zone was not known yet, or its
+//   process died first and the outbox sweep published the event) the `thread.created` job (armAfter) arms from the
+//   row if there is one, else in full from the thread.
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
 //   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
@@ -113,7 +114,7 @@ export class HandoffTimers {
     await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - now.getTime()))]);
     return async () => {
       try {
-        await store.timers.insertOne(timer);
+        await store.inserts.timers.insert(timer);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
       }

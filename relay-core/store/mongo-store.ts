@@ -93,6 +93,8 @@ export class MongoStore {
   readonly inserts: {
     threads: InsertBatcher<ThreadDoc>;
     messages: InsertBatcher<MessageDoc>;
+    /** A create's first timer row (service/handoff-timers.ts armFirst). */
+    timers: InsertBatcher<TimerDoc>;
   };
   /** Every thread write and every read of a thread's current version goes through this. */
   readonly writer: VersionedWriter<ThreadDoc>;
@@ -144,7 +146,11 @@ export class MongoStore {
     this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
     // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
     const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
-    this.inserts = { threads: new InsertBatcher(this.threads, inFlight), messages: new InsertBatcher(this.messages, inFlight) };
+    this.inserts = {
+      threads: new InsertBatcher(this.threads, inFlight),
+      messages: new InsertBatcher(this.messages, inFlight),
+      timers: new InsertBatcher(this.timers, inFlight),
+    };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
     this.eventLog = new EventLog(db, inFlight);
     this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites, (claimId) => this.cleanup.note('push_config_writes', claimId));

@@ -203,6 +203,29 @@ test('a create retried with the same idempotency key gets the same thread and le
   expect(await row(id)).toEqual(first);
 });
 
+test('creates sent together store their timer rows in shared inserts (group commit), each thread its own row once', async () => {
+  const documentsPerInsert: number[] = [];
+  const client = relay.store.db.client;
+  const started = (event: CommandStartedEvent) => {
+    if (event.commandName === 'insert' && event.command.insert === 'timers') documentsPerInsert.push((event.command.documents as unknown[]).length);
+  };
+  client.on('commandStarted', started);
+  let ids: string[];
+  try {
+    ids = await Promise.all(Array.from({ length: 8 }, (_, i) => sendHandoff(relay, aliceKey, 'bob@acme', `sent together ${i}`)));
+  } finally {
+    client.off('commandStarted', started);
+  }
+  // One row per create, written once; FerretDB takes one insert per collection at a time, so the creates that wait
+  // behind the first one's insert share the next.
+  expect(documentsPerInsert.reduce((a, b) => a + b, 0)).toBe(8);
+  expect(documentsPerInsert.length).toBeLessThan(8);
+  for (const id of ids) {
+    const thread = (await relay.store.readThread(id))!;
+    expect(await row(id)).toMatchObject({ _id: id, step: 'remind-1', attempt: 0, status: 'pending', due_at: new Date(thread.created_at.getTime() + 4 * HOUR) });
+  }
+});
+
 test('a create whose own arm failed gets its first timer from the thread.created job, and it fires when due', async () => {
   // A second relay service on the same database whose create-time arm fails (as if its process died there).
   const log = createLogger('silent');
