@@ -40,7 +40,24 @@ export interface HandoffTimersDeps {
   zones: TimeZones;
   clock: Clock;
   log: Logger;
-  settings: TimerSettings & { escalateChannel?: string };
+  /** `sweepIntervalMs`: how often `sweep` runs (the jobs of later steps are added by it: JOB_HORIZON_SWEEPS). */
+  settings: TimerSettings & { escalateChannel?: string; sweepIntervalMs?: number };
+}
+
+const MINUTE_MS = 60_000;
+/**
+ * A step's job is added to the queue when it comes due within this many sweep intervals (and never less than
+ * MIN_JOB_HORIZON_MS): by the arm itself when it is that close already, else by the sweep that first sees it that
+ * close. A step days away therefore costs no delayed job, and no wake-up of every worker waiting on the queue (BullMQ
+ * moves the queue's marker on each delayed add), until it is about to fire; most never do (the handoff was answered).
+ */
+const JOB_HORIZON_SWEEPS = 2;
+const MIN_JOB_HORIZON_MS = 2 * MINUTE_MS;
+/** Rows a sweep's look-ahead reads at once. */
+const AHEAD_READS = 20;
+
+function minuteOf(ms: number): number {
+  return Math.floor(ms / MINUTE_MS) * MINUTE_MS;
 }
 
 export type FireOutcome = 'fired' | 'not_due' | 'superseded' | 'no_timer';
@@ -60,9 +77,27 @@ function leadOf(recipient: AgentDoc | null): string | null {
 
 export class HandoffTimers {
   private readonly dueTimers: TimerDue;
+  private readonly horizonMs: number;
+  /** The first minute whose noted steps this process's sweeps have not yet added jobs for (null: none swept yet). */
+  private aheadFrom: number | null = null;
 
   constructor(private readonly deps: HandoffTimersDeps) {
     this.dueTimers = timerDueFor(deps.store);
+    this.horizonMs = Math.max(JOB_HORIZON_SWEEPS * (deps.settings.sweepIntervalMs ?? MINUTE_MS), MIN_JOB_HORIZON_MS);
+  }
+
+  /**
+   * Steps due before this (a minute's start) have their jobs added when armed; later ones wait in the due ledger
+   * until a sweep's look-ahead reaches their minute (sweep). Whole minutes, as the ledger's buckets are.
+   */
+  private jobsBefore(now: Date): number {
+    return minuteOf(now.getTime() + this.horizonMs);
+  }
+
+  /** The step's delayed job, when it is due within the horizon; a later one's job is added by a sweep (addAhead). */
+  private async addJob(timer: TimerDoc, now: Date): Promise<void> {
+    if (timer.due_at.getTime() >= this.jobsBefore(now)) return;
+    await this.deps.queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - now.getTime()));
   }
 
   private async zoneOf(handle: string): Promise<{ zone: string; agent: AgentDoc | null }> {
@@ -106,12 +141,12 @@ export class HandoffTimers {
    * arm and stays. Null: the thread has no step (every step turned off), or its zone is not known yet.
    */
   async armFirst(thread: ThreadDoc): Promise<(() => Promise<void>) | null> {
-    const { store, queue, clock } = this.deps;
+    const { store, clock } = this.deps;
     const next = await this.nextWithoutWaiting(thread);
     if (!next) return null;
     const now = clock.now();
     const timer: TimerDoc = { _id: thread._id, step: next.step, due_at: next.due, attempt: 0, status: thread.status, armed_at: now };
-    await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - now.getTime()))]);
+    await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), this.addJob(timer, now)]);
     return async () => {
       try {
         await store.inserts.timers.insert(timer);
@@ -130,7 +165,7 @@ export class HandoffTimers {
     if (event === 'thread.created') {
       const row = await this.deps.store.timers.findOne({ _id: threadId });
       if (row) {
-        await this.deps.queue.arm(jobOf(row), Math.max(0, row.due_at.getTime() - this.deps.clock.now().getTime()));
+        await this.addJob(row, this.deps.clock.now());
         return row;
       }
     }
@@ -142,7 +177,7 @@ export class HandoffTimers {
    * unchanged; `version`: the thread is read as of that version or later (store.readThreadFrom).
    */
   async arm(threadId: string, opts: { force?: boolean; version?: number } = {}): Promise<TimerDoc | null> {
-    const { store, queue, clock } = this.deps;
+    const { store, clock } = this.deps;
     const [thread, row] = await Promise.all([store.readThreadFrom(threadId, opts.version), store.timers.findOne({ _id: threadId })]);
     const next = thread ? (await this.next(thread)).next : null;
     if (!thread || !next) {
@@ -160,7 +195,7 @@ export class HandoffTimers {
       await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
       await this.dueTimers.note(threadId, timer.due_at, timer.armed_at);
     }
-    await queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - clock.now().getTime()));
+    await this.addJob(timer, clock.now());
     return timer;
   }
 
@@ -224,8 +259,9 @@ export class HandoffTimers {
   /**
    * Every due step runs now (its delayed job promoted, or added again when Redis lost it), found through the due
    * structure (store/timer-due.ts: `_id`-addressed minute buckets on FerretDB, the `due_at` index on MongoDB), so a
-   * sweep with nothing due reads a handful of documents however many threads are open. Only after Redis lost its
-   * jobs does it read every open timer, to arm each one again. Returns how many it ran or re-armed.
+   * sweep with nothing due reads a handful of documents however many threads are open; then the steps that came within
+   * the horizon get their jobs (addAhead). Only after Redis lost its jobs does it read every open timer, to arm again
+   * each one within the horizon. Returns how many it ran or re-armed.
    */
   async sweep(): Promise<number> {
     const { store, queue, clock, log } = this.deps;
@@ -234,10 +270,11 @@ export class HandoffTimers {
     let touched = 0;
     const seen = new Set<string>();
     if (lost) {
+      const before = this.jobsBefore(now);
       for await (const row of store.timers.find({})) {
         seen.add(row._id);
         if (row.due_at <= now) touched += await this.runDue(row, now);
-        else {
+        else if (row.due_at.getTime() < before) {
           await queue.arm(jobOf(row), row.due_at.getTime() - now.getTime());
           touched += 1;
         }
@@ -251,11 +288,34 @@ export class HandoffTimers {
       if (row && row.due_at <= now) touched += await this.runDue(row, now);
     }
     await due.done();
+    await this.addAhead(now);
     if (lost) {
       await queue.markArmed();
       log.info({ rearmed: touched }, 'timers armed again after the queue lost its jobs');
     }
     return touched;
+  }
+
+  /**
+   * Adds the jobs of the steps that came within the horizon since this process's last sweep: the ledger's minutes
+   * from there up to jobsBefore(now) (from the current minute on this process's first sweep: an earlier one's steps
+   * are due, and `due` runs them). Each row is read again, as its step may have moved on; a job added twice is once.
+   */
+  private async addAhead(now: Date): Promise<void> {
+    const until = this.jobsBefore(now);
+    const from = Math.max(this.aheadFrom ?? 0, minuteOf(now.getTime()));
+    if (from < until) {
+      const ids = await this.dueTimers.ahead(from, until);
+      for (let i = 0; i < ids.length; i += AHEAD_READS) {
+        await Promise.all(
+          ids.slice(i, i + AHEAD_READS).map(async (id) => {
+            const row = await this.deps.store.timers.findOne({ _id: id });
+            if (row && row.due_at > now && row.due_at.getTime() < until) await this.deps.queue.arm(jobOf(row), row.due_at.getTime() - now.getTime());
+          }),
+        );
+      }
+    }
+    this.aheadFrom = Math.max(this.aheadFrom ?? 0, until);
   }
 
   /** A due row's job made to run now; 1 when the sweep did something for it. */

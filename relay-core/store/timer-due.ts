@@ -22,6 +22,12 @@ export interface TimerDue {
   note(threadId: string, dueAt: Date, now: Date): Promise<void>;
   /** Thread ids whose timers may be due at `now` (some may have moved on since: the caller re-reads each row). */
   due(now: Date): Promise<{ ids: string[]; done: () => Promise<void> }>;
+  /**
+   * Thread ids whose timers were noted for the minutes from `from` up to (not including) `until`, both minute starts
+   * in ms, changing nothing: the steps coming due soon, whose jobs the sweep adds ahead of time. Some may have moved on
+   * since: the caller re-reads each row.
+   */
+  ahead(from: number, until: number): Promise<string[]>;
 }
 
 /** MongoDB: the `due` index on `timers.due_at` serves the due rows; nothing else is kept. */
@@ -33,6 +39,11 @@ export class IndexedTimerDue implements TimerDue {
   async due(now: Date): Promise<{ ids: string[]; done: () => Promise<void> }> {
     const rows = await this.timers.find({ due_at: { $lte: now } }, { projection: { _id: 1 } }).limit(TAKE_AT_MOST).toArray();
     return { ids: rows.map((row) => row._id), done: async () => {} };
+  }
+
+  async ahead(from: number, until: number): Promise<string[]> {
+    const rows = await this.timers.find({ due_at: { $gte: new Date(from), $lt: new Date(until) } }, { projection: { _id: 1 } }).toArray();
+    return rows.map((row) => row._id);
   }
 }
 
@@ -100,23 +111,15 @@ export class BucketTimerDue implements TimerDue {
     const cursor = await this.meta.findOne({ _id: TIMER_DUE_CURSOR });
     if (!cursor) return this.start(now);
     const from = Math.min(Number(cursor.value), current);
-    const ids: string[] = [];
     const cleared: Array<() => Promise<void>> = [];
-    for (let hour = hourOf(from); hour <= current && ids.length < TAKE_AT_MOST; hour += HOUR_MS) {
-      if (!(await this.marks.findOne({ _id: hourMark(hour) }))) continue;
-      const minutes: number[] = [];
-      for (let m = Math.max(hour, from); m < hour + HOUR_MS && m <= current; m += MINUTE_MS) minutes.push(m);
-      const present = await Promise.all(minutes.map((m) => this.marks.findOne({ _id: minuteMark(m) })));
-      for (const [i, minute] of minutes.entries()) {
-        if (!present[i]) continue;
-        const box = bucketBox(minute);
-        const head = await this.log.head(box);
-        const positions = Array.from({ length: head }, (_, k) => k + 1);
-        for (const entry of await this.log.at(box, positions)) if (entry) ids.push(entry.thread_id);
+    const ids = await this.bucketed(from, current + MINUTE_MS, TAKE_AT_MOST, {
+      minute: (minute, positions) => {
         if (minute < current) cleared.push(() => this.clear(minute, positions));
-      }
-      if (hour + HOUR_MS <= current) cleared.push(() => this.drop(hourMark(hour)));
-    }
+      },
+      hour: (hour) => {
+        if (hour + HOUR_MS <= current) cleared.push(() => this.drop(hourMark(hour)));
+      },
+    });
     // Up to the current minute (read again next time: it may still get entries due later in it).
     const next = ids.length < TAKE_AT_MOST ? current : from;
     return {
@@ -126,6 +129,44 @@ export class BucketTimerDue implements TimerDue {
         await putById(this.meta, TIMER_DUE_CURSOR, { value: next, at: now });
       },
     };
+  }
+
+  async ahead(from: number, until: number): Promise<string[]> {
+    return [...new Set(await this.bucketed(from, until, Number.POSITIVE_INFINITY))];
+  }
+
+  /**
+   * The thread ids in the buckets of the minutes from `from` up to (not including) `until`, through the marks (an
+   * hour without a mark costs one read); `read` hears of each marked minute read (its positions) and each marked hour.
+   */
+  private async bucketed(
+    from: number,
+    until: number,
+    atMost: number,
+    read: { minute?: (minute: number, positions: number[]) => void; hour?: (hour: number) => void } = {},
+  ): Promise<string[]> {
+    const ids: string[] = [];
+    // The hours' marks at once (a look-ahead of two days is 48 of them); only marked hours are walked.
+    const hours: number[] = [];
+    for (let hour = hourOf(from); hour < until; hour += HOUR_MS) hours.push(hour);
+    const marked = await Promise.all(hours.map((hour) => this.marks.findOne({ _id: hourMark(hour) })));
+    for (const [h, hour] of hours.entries()) {
+      if (ids.length >= atMost) break;
+      if (!marked[h]) continue;
+      const minutes: number[] = [];
+      for (let m = Math.max(hour, from); m < hour + HOUR_MS && m < until; m += MINUTE_MS) minutes.push(m);
+      const present = await Promise.all(minutes.map((m) => this.marks.findOne({ _id: minuteMark(m) })));
+      for (const [i, minute] of minutes.entries()) {
+        if (!present[i]) continue;
+        const box = bucketBox(minute);
+        const head = await this.log.head(box);
+        const positions = Array.from({ length: head }, (_, k) => k + 1);
+        for (const entry of await this.log.at(box, positions)) if (entry) ids.push(entry.thread_id);
+        read.minute?.(minute, positions);
+      }
+      read.hour?.(hour);
+    }
+    return ids;
   }
 
   /** No cursor yet: every open timer is noted once (their rows are read this one time), then the cursor is set. */

@@ -59,7 +59,7 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
   const before = await sendHandoff(relay, aliceKey, 'bob@acme', 'armed before the outage', question);
   await waitUntil(async () => (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-1', 'the first handoff armed');
 
-  // An accepted one, whose nudge (3 days) is still far off when Redis comes back: it must be armed again there.
+  // An accepted one, whose nudge (3 days) is still far off when Redis comes back: it must still fire, from the new one.
   const accepted = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before the outage');
   await waitUntil(async () => (await read(accepted)).slack, 'its DM');
   expect((await relay.rpc(bobKey, 'tasks/update', { task_id: accepted, transition: 'accept' })).body.result?.status).toBe('accepted');
@@ -75,16 +75,7 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
   await reminded(before, 'remind-1');
   await reminded(during, 'remind-1');
   const nudge = (await relay.store.timers.findOne({ _id: accepted }))!;
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const verify = new Queue('verify', { connection, prefix: relay.config.queuePrefix });
-  try {
-    const job = await waitUntil(async () => verify.getJob(timerJobId({ thread_id: accepted, step: 'stale', attempt: nudge.attempt })), 'the nudge re-armed in the new Redis');
-    expect(await job.getState()).toBe('delayed');
-  } finally {
-    await verify.close();
-    connection.disconnect();
-  }
-
+  expect(nudge.step).toBe('stale');
   // The next step was armed again in the new Redis: the second reminder fires once too.
   await waitUntil(async () => (await relay.store.timers.findOne({ _id: during }))?.step === 'remind-2' && (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-2', 'both armed for remind-2');
   clock.advance(24 * HOUR + MINUTE);
@@ -98,5 +89,20 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
     expect(posts(id, 'recipient:t:remind-1')).toHaveLength(1);
     expect(posts(id, 'recipient:t:remind-2')).toHaveLength(1);
     expect(posts(id, 'recipient')).toHaveLength(1);
+  }
+
+  // The accepted one's nudge, days off, waits in the due ledger rather than in Redis; half a minute before it is due
+  // a sweep's look-ahead adds its job to the new Redis, delayed for the rest.
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const verify = new Queue('verify', { connection, prefix: relay.config.queuePrefix });
+  try {
+    const nudgeJob = timerJobId({ thread_id: accepted, step: 'stale', attempt: nudge.attempt });
+    expect(await verify.getJob(nudgeJob)).toBeUndefined();
+    clock.advance(nudge.due_at.getTime() - clock.now().getTime() - 30_000);
+    const job = await waitUntil(async () => verify.getJob(nudgeJob), 'the nudge armed ahead in the new Redis');
+    expect(await job.getState()).toBe('delayed');
+  } finally {
+    await verify.close();
+    connection.disconnect();
   }
 }, 90_000);

@@ -17,7 +17,7 @@ import { HandoffTimers } from '../../relay-core/service/handoff-timers';
 import { Outbox } from '../../relay-core/service/outbox';
 import { RelayService } from '../../relay-core/service/relay-service';
 import { Teammates } from '../../relay-core/service/teammates';
-import { BucketTimerDue, TIMER_DUE_CURSOR } from '../../relay-core/store/timer-due';
+import { BucketTimerDue, IndexedTimerDue, TIMER_DUE_CURSOR } from '../../relay-core/store/timer-due';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
@@ -72,7 +72,9 @@ async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: s
   }
 }
 
-const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!));
+// Reads of the marks are the relay's own timer sweeps (its first one, at start, looks two days ahead with this
+// interval); a create only inserts marks.
+const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!) && !line.startsWith('find timer_due_marks '));
 const threadReads = (sent: string[], id: string) => sent.filter((line) => /^find (threads|thread_writes) /.test(line) && line.includes(id));
 
 /** Waits until the thread.created arm job of `threadId` has run; returns what it answered. */
@@ -160,6 +162,33 @@ test('arming into a minute bucket this process opened reads neither the head nor
   const later = new Date(dueAt.getTime() + MINUTE);
   const handed = await other.due(later);
   expect(handed.ids.sort()).toEqual(['thread-1', 'thread-2', 'thread-3', 'thread-4']);
+});
+
+test('the look-ahead lists the steps noted for the minutes asked for, on either due structure, and hands none of them out', async () => {
+  const db = relay.store.db;
+  const now = clock.now();
+  const base = Math.floor(now.getTime() / MINUTE) * MINUTE + 3 * HOUR;
+  const rows = db.collection<TimerDoc>('probe_ahead_timers');
+  const buckets = new BucketTimerDue(db.collection('probe_ahead_due'), db.collection('probe_ahead_heads'), db.collection('probe_ahead_marks'), db.collection('probe_ahead_meta'), rows);
+  const indexed = new IndexedTimerDue(rows);
+  const steps: Array<[string, number]> = [
+    ['first-minute', base],
+    ['second-minute', base + MINUTE + 30_000],
+    ['third-minute', base + 2 * MINUTE],
+    ['next-hour', base + HOUR + 5 * MINUTE],
+  ];
+  for (const [id, at] of steps) {
+    await rows.insertOne({ _id: id, step: 'remind-1', due_at: new Date(at), attempt: 0, status: 'pending', armed_at: now });
+    await buckets.note(id, new Date(at), now);
+  }
+  for (const ledger of [buckets, indexed]) {
+    expect((await ledger.ahead(base, base + 2 * MINUTE)).sort()).toEqual(['first-minute', 'second-minute']);
+    expect((await ledger.ahead(base + 2 * MINUTE, base + 2 * HOUR)).sort()).toEqual(['next-hour', 'third-minute']);
+    expect(await ledger.ahead(base - HOUR, base)).toEqual([]);
+  }
+  // Nothing was handed out or cleared: once due, the due sweep finds every one of them.
+  await db.collection<{ _id: string; value: unknown; at: Date }>('probe_ahead_meta').insertOne({ _id: TIMER_DUE_CURSOR, value: Math.floor(now.getTime() / MINUTE) * MINUTE, at: now });
+  expect((await buckets.due(new Date(base + 2 * HOUR))).ids.sort()).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
 });
 
 test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row; the accept\'s job reads no thread claims', async () => {
