@@ -14,10 +14,14 @@ export class RedisWakeups implements EventWakeups {
     this.channel = `${opts.prefix}:events:grew`;
   }
 
-  notify(handle: string): void {
-    // This process's readers at once; the others through Redis (which may be down: they re-read by themselves).
-    this.local.notify(handle);
-    this.opts.publisher.publish(this.channel, handle).catch(() => {});
+  notify(handles: readonly string[]): void {
+    // This process's readers at once; the others through Redis (which may be down: they re-read by themselves). One
+    // message per handle, as every relay version reads them, sent in one write.
+    this.local.notify(handles);
+    if (handles.length === 0) return;
+    const pipeline = this.opts.publisher.pipeline();
+    for (const handle of handles) pipeline.publish(this.channel, handle);
+    pipeline.exec().catch(() => {});
   }
 
   subscribe(handle: string, wake: () => void): () => void {
@@ -36,7 +40,7 @@ export class RedisWakeups implements EventWakeups {
     if (this.subscriber) return;
     const subscriber = new Redis(this.opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
     subscriber.on('error', () => {});
-    subscriber.on('message', (_channel: string, handle: string) => this.local.notify(handle));
+    subscriber.on('message', (_channel: string, handle: string) => this.local.notify([handle]));
     subscriber.subscribe(this.channel).catch(() => {});
     this.subscriber = subscriber;
   }

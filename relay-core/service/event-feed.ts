@@ -8,7 +8,8 @@ import type { EventPublisher, EventThread } from './event-publisher';
 
 /** Port: tells every relay process that a teammate's log grew (Redis pub/sub); a hint only, never the record. */
 export interface EventWakeups {
-  notify(handle: string): void;
+  /** The logs of `handles` may have grown (one event's participants: told together, in one round trip to Redis). */
+  notify(handles: readonly string[]): void;
   /** Calls `wake` whenever `handle`'s log may have grown; returns the unsubscribe. */
   subscribe(handle: string, wake: () => void): () => void;
   close(): Promise<void>;
@@ -18,8 +19,8 @@ export interface EventWakeups {
 export class LocalWakeups implements EventWakeups {
   private readonly listeners = new Map<string, Set<() => void>>();
 
-  notify(handle: string): void {
-    for (const wake of this.listeners.get(handle) ?? []) wake();
+  notify(handles: readonly string[]): void {
+    for (const handle of handles) for (const wake of this.listeners.get(handle) ?? []) wake();
   }
 
   subscribe(handle: string, wake: () => void): () => void {
@@ -85,12 +86,16 @@ export class EventFeed {
       const handles = [thread.from, ...(thread.to.includes(':') ? [] : [thread.to]), ...(event.type === 'thread.created' ? candidates : [])];
       for (const handle of new Set(handles)) owed.set(handle, [...(owed.get(handle) ?? []), event]);
     }
-    await Promise.all(
-      [...owed].map(async ([handle, mine]) => {
-        for (const event of mine) await this.deps.store.eventLog.record(handle, thread._id, event);
-        this.deps.wakeups.notify(handle);
+    const handles = [...owed.keys()];
+    const written = await Promise.allSettled(
+      handles.map(async (handle) => {
+        for (const event of owed.get(handle)!) await this.deps.store.eventLog.record(handle, thread._id, event);
       }),
     );
+    // The logs that got their events are told at once, together; a failed write throws (the job retries it).
+    this.deps.wakeups.notify(handles.filter((_, i) => written[i]!.status === 'fulfilled'));
+    const failed = written.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
