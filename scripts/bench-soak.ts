@@ -27,10 +27,19 @@ const INBOX_EVERY = 50;
 const TARGET_SPREAD = 0.1;
 
 async function rssMiB(pid: number): Promise<number> {
+  return (await memoryMiB(pid)).rss;
+}
+
+/**
+ * RSS and its two parts: anonymous memory (the process's own: heap, stacks, buffers) and file-backed pages (mostly the
+ * node binary's code, shared with every node process on the machine).
+ */
+async function memoryMiB(pid: number): Promise<{ rss: number; anon: number; file: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1]);
-  if (!Number.isFinite(kb)) throw new Error(`no VmRSS for pid ${pid}`);
-  return kb / 1024;
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1]) / 1024;
+  const rss = field('VmRSS');
+  if (!Number.isFinite(rss)) throw new Error(`no VmRSS for pid ${pid}`);
+  return { rss, anon: field('RssAnon'), file: field('RssFile') };
 }
 
 export async function benchSoak(opts: SoakOptions): Promise<void> {
@@ -103,18 +112,20 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       }
     }, 1000 / opts.rate);
 
-    const samples: Array<{ at: number; mib: number }> = [];
+    const samples: Array<{ at: number; mib: number; anon: number }> = [];
     const started = Date.now();
     opts.out('');
     opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack, the recipient's webhook on loopback`);
-    opts.out(`   t s   RSS MiB   handoffs   DMs  webhooks${opts.ferretPid ? '  FerretDB RSS MiB' : ''}`);
+    opts.out(`   t s   RSS MiB  (anon + file)   handoffs   DMs  webhooks${opts.ferretPid ? '  FerretDB RSS MiB' : ''}`);
     const sample = async () => {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`);
-      const mib = await rssMiB(child.pid!);
+      const memory = await memoryMiB(child.pid!);
+      const mib = memory.rss;
       const ferret = opts.ferretPid ? `  ${(await rssMiB(opts.ferretPid)).toFixed(1).padStart(16)}` : '';
       const at = Math.round((Date.now() - started) / 1000);
-      samples.push({ at, mib });
-      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}${ferret}`);
+      samples.push({ at, mib, anon: memory.anon });
+      const parts = `(${memory.anon.toFixed(1)} + ${memory.file.toFixed(1)})`;
+      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${parts.padStart(13)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}${ferret}`);
     };
     while (Date.now() - started < opts.durationSeconds * 1000) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(opts.sampleSeconds * 1000, opts.durationSeconds * 1000 - (Date.now() - started))));
@@ -133,6 +144,11 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
         `drift first→last ${drift >= 0 ? '+' : ''}${drift.toFixed(1)}% · sent ${sent}, failed ${failed}, DMs ${slack.callsTo('chat.postMessage').length}, webhook calls ${hooks.events()}`,
     );
     opts.out(`target: max ≤ ${TARGET_MIB} MiB and spread ≤ ${TARGET_SPREAD * 100}% → ${max <= TARGET_MIB && spread <= TARGET_SPREAD ? 'PASS' : 'MISS'}`);
+    const anon = steady.map((s) => s.anon);
+    opts.out(
+      `of which the relay's own (anonymous) memory: min ${Math.min(...anon).toFixed(1)} MiB, max ${Math.max(...anon).toFixed(1)} MiB; ` +
+        `the rest is file-backed, mostly the node binary's code (a bare \`node\` is about 39 MiB RSS)`,
+    );
     // The relay's own view of the run: what its workers did, and what is still owed.
     const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text();
     const wanted = /^relay_(jobs_\w+_total\{queue="(slack|webhooks)"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="(slack|webhook)"\}) /;
