@@ -3,7 +3,7 @@
 // unverified endpoint gets nothing until it answers its challenge; SSRF refusals; admin input errors.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
-import { verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../../scripts/webhook-receiver';
+import { echoChallenge, verifyWebhook, WebhookReceiver, type ReceivedRequest } from '../../scripts/webhook-receiver';
 import { text } from '../helpers/handoffs';
 
 let relay: TestRelay;
@@ -129,6 +129,42 @@ describe('webhook delivery', () => {
     await waitUntil(verified(erin.key), 'erin verified again');
     expect(verifyWebhook(put.body.notification_secret, second.challenges()[0]!)).toMatchObject({ type: 'endpoint.challenge' });
     expect(() => verifyWebhook(erin.secret, second.challenges()[0]!)).toThrow();
+  });
+
+  test('a receiver slow to answer holds a dozen deliveries at once, not the worker, and the event feed goes on meanwhile; each is delivered', async () => {
+    const hook = await receiver();
+    const sender = await relay.register({ handle: 'gina@acme' });
+    const hank = await teammateWithHook('hank@acme', hook);
+    await waitUntil(verified(hank.key), 'hank verified');
+    // From now on every event is answered only when the test lets it go.
+    let inFlight = 0;
+    let most = 0;
+    const held: Array<() => void> = [];
+    hook.answer = (request) => {
+      if (request.json?.type === 'endpoint.challenge') return echoChallenge(request);
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      return new Promise((resolve) =>
+        held.push(() => {
+          inFlight -= 1;
+          resolve({ status: 204 });
+        }),
+      );
+    };
+    const start = (await rest('GET', '/events', sender, undefined)).body.cursor as string;
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i += 1) ids.push((await call(sender, 'message/send', { recipient: 'hank@acme', intent: 'inform', message: text(`slow ${i}`) })).task_id);
+    // The webhooks worker runs 32 jobs at once (it was 8, which a slow receiver could fill).
+    await waitUntil(async () => (inFlight === ids.length ? true : undefined), 'every delivery in flight at once');
+    expect(most).toBe(ids.length);
+    // Events are in the participants' logs while those POSTs wait.
+    const feed = await rest('GET', `/events?since=${start}`, sender, undefined);
+    expect(feed.status).toBe(200);
+    expect(feed.body.events.filter((e: any) => e.type === 'thread.created').map((e: any) => e.thread_id).sort()).toEqual([...ids].sort());
+    for (const release of held.splice(0)) release();
+    const delivered = () => new Set(hook.events().map((r) => verifyWebhook(hank.secret, r).data.thread_id as string));
+    await waitUntil(async () => (delivered().size === ids.length ? true : undefined), 'each delivered');
+    expect([...delivered()].sort()).toEqual([...ids].sort());
   });
 });
 
