@@ -22,7 +22,7 @@ export interface DeliveryBenchOptions extends PhaseServers {
   count: number;
 }
 
-/** The relay's worker concurrency (startWorker's default), used for the baseline worker too. */
+/** The baseline worker's concurrency: the relay's `slack` worker's (startWorker's default; its `webhooks` worker runs 32, which at this phase's rate makes no difference). */
 const WORKER_CONCURRENCY = 8;
 const WARMUP = 20;
 
