@@ -9,6 +9,11 @@ export interface SlowSlackProxy {
   url: string;
   /** Calls being held right now. */
   held(): number;
+  /**
+   * Held calls that only release() or their caller hanging up will end: those taken while delayMs was Infinity. A
+   * call taken before the switch still leaves when its delay is up, so held() can count one that is about to go.
+   */
+  stuck(): number;
   /** Held calls whose caller has gone away (its process died); release() drops them. */
   orphaned(): number;
   /** Calls dropped because the caller went away while held. */
@@ -22,6 +27,7 @@ export interface SlowSlackProxy {
 
 export async function startSlowSlackProxy(opts: { target: string; slowMethods: string[]; delayMs: number }): Promise<SlowSlackProxy> {
   const waiting = new Set<() => void>();
+  const stuck = new Set<() => void>();
   const orphans = new Set<() => void>();
   let dropped = 0;
 
@@ -51,6 +57,7 @@ export async function startSlowSlackProxy(opts: { target: string; slowMethods: s
       });
       const go = () => {
         waiting.delete(go);
+        stuck.delete(go);
         orphans.delete(go);
         if (timer) clearTimeout(timer);
         if (gone) {
@@ -66,6 +73,7 @@ export async function startSlowSlackProxy(opts: { target: string; slowMethods: s
       if (!opts.slowMethods.includes(method)) return go();
       waiting.add(go);
       if (Number.isFinite(proxy.delayMs)) timer = setTimeout(go, proxy.delayMs);
+      else stuck.add(go);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -75,6 +83,7 @@ export async function startSlowSlackProxy(opts: { target: string; slowMethods: s
     url: `http://127.0.0.1:${port}/api/`,
     delayMs: opts.delayMs,
     held: () => waiting.size,
+    stuck: () => stuck.size,
     orphaned: () => orphans.size,
     dropped: () => dropped,
     release() {
