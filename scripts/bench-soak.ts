@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import type { PhaseServers } from './bench-measure';
-import { relayNodeFlags } from './bench-process';
+import { readRssMiB, relayNodeFlags } from './bench-process';
 import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
@@ -25,10 +25,6 @@ const TARGET_MIB = 110;
 /** One tasks/list per this many handoffs (on FerretDB 1.24 every list reads the whole collection). */
 const INBOX_EVERY = 50;
 const TARGET_SPREAD = 0.1;
-
-async function rssMiB(pid: number): Promise<number> {
-  return (await memoryMiB(pid)).rss;
-}
 
 /**
  * RSS and its two parts: anonymous memory (the process's own: heap, stacks, buffers) and file-backed pages (mostly the
@@ -121,7 +117,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`);
       const memory = await memoryMiB(child.pid!);
       const mib = memory.rss;
-      const ferret = opts.ferretPid ? `  ${(await rssMiB(opts.ferretPid)).toFixed(1).padStart(16)}` : '';
+      const ferret = opts.ferretPid ? `  ${(await readRssMiB(opts.ferretPid)).toFixed(1).padStart(16)}` : '';
       const at = Math.round((Date.now() - started) / 1000);
       samples.push({ at, mib, anon: memory.anon });
       const parts = `(${memory.anon.toFixed(1)} + ${memory.file.toFixed(1)})`;

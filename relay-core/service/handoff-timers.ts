@@ -8,7 +8,7 @@ import type { EventType } from '../domain/schemas';
 import { applyTimerStep, nextTimerStep, RELAY_ACTOR, type DueStep, type TimerSettings } from '../domain/timer-schedule';
 import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
 import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
-import { timerDueFor, type TimerDue } from '../store/timer-due';
+import { MINUTE_MS, minuteOf, timerDueFor, type TimerDue } from '../store/timer-due';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import type { TimeZones } from './time-zones';
@@ -44,7 +44,6 @@ export interface HandoffTimersDeps {
   settings: TimerSettings & { escalateChannel?: string; sweepIntervalMs?: number };
 }
 
-const MINUTE_MS = 60_000;
 /**
  * A step's job is added to the queue when it comes due within this many sweep intervals (and never less than
  * MIN_JOB_HORIZON_MS): by the arm itself when it is that close already, else by the sweep that first sees it that
@@ -55,10 +54,6 @@ const JOB_HORIZON_SWEEPS = 2;
 const MIN_JOB_HORIZON_MS = 2 * MINUTE_MS;
 /** Rows a sweep's look-ahead reads at once. */
 const AHEAD_READS = 20;
-
-function minuteOf(ms: number): number {
-  return Math.floor(ms / MINUTE_MS) * MINUTE_MS;
-}
 
 export type FireOutcome = 'fired' | 'not_due' | 'superseded' | 'no_timer';
 

@@ -7,7 +7,7 @@ import { entryId, MailboxLog } from './mailbox-log';
 import type { MongoStore } from './mongo-store';
 import { isDuplicateKey, putById } from './thread-writes';
 
-const MINUTE_MS = 60_000;
+export const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 /** At most this many due timers are handed out by one sweep (the rest come at the next one). */
 const TAKE_AT_MOST = 10_000;
@@ -51,7 +51,8 @@ interface MarkDoc {
   _id: string;
 }
 
-function minuteOf(at: Date | number): number {
+/** The start of the minute `at` falls in (ms): the due ledger's buckets, and the look-ahead's steps, are whole minutes. */
+export function minuteOf(at: Date | number): number {
   return Math.floor(new Date(at).getTime() / MINUTE_MS) * MINUTE_MS;
 }
 
