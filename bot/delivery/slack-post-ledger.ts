@@ -55,7 +55,8 @@ export class SlackPostLedger {
         at: now,
       };
       return withClaim(doc, key, claim);
-    }, from);
+      // The claim is made once written, and no list shows it: the post need not wait for the stored thread to show it.
+    }, from, { applyLater: true });
     const made = claim as SlackPendingPost | null; // assigned by the change above
     return made && after ? { post: made, thread: after } : null;
   }

@@ -5,9 +5,16 @@ export interface ThreadWriter {
   /**
    * Applies `change` to the current version as one versioned write; `after` is null when it returned undefined.
    * `from`: the thread as this port returned it moments ago (a read, or a write's `after`), to start from instead
-   * of reading it again (a newer version costs a retry, never a lost write).
+   * of reading it again (a newer version costs a retry, never a lost write). `applyLater`: resolve once the write
+   * cannot be undone, before the stored document shows it (store/thread-writes.ts WriteOptions): only for fields no
+   * list reads, as every read by id sees it at once.
    */
-  writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined, from?: ThreadDoc): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
+  writeThread(
+    id: string,
+    change: (current: ThreadDoc) => ThreadDoc | undefined,
+    from?: ThreadDoc,
+    options?: { applyLater?: boolean },
+  ): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
   readThread(id: string): Promise<ThreadDoc | null>;
   /** The thread's messages with these sequence numbers (at most its `message_seq`), in order (no participant check). */
   messagesBySequence(thread: ThreadDoc, sequenceNos: number[]): Promise<MessageDoc[]>;

@@ -38,7 +38,7 @@ import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
-import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
+import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter, type WriteOptions } from './thread-writes';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
@@ -283,8 +283,9 @@ export class MongoStore {
    * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    * `from`: this store's own recent read or write of the thread, to start from instead of reading it again.
+   * `options.applyLater`: see WriteOptions (for a write no list shows).
    */
-  writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
+  writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, options?: WriteOptions): Promise<ThreadWrite> {
     // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it
     // might drop are looked up (none while the thread holds few events); the change drops those that are gone.
     const settled = new Set<string>();
@@ -298,7 +299,7 @@ export class MongoStore {
       return next && cappedOutbox(next, settled);
     };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    return this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from));
+    return this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from, options));
   }
 
   /**

@@ -48,6 +48,16 @@ export type Change<T> = (current: T) => T | undefined;
  */
 export type Prepare<T> = (current: T) => Promise<void>;
 
+/**
+ * `applyLater`: the write is done once it cannot be undone, and what remains (on FerretDB, applying the claim to the
+ * cached document) finishes after the call returns. For a write whose fields no list reads (a Slack post's claim):
+ * every read and write walks claims past the cache until it is applied, as after a writer that died between claim and
+ * apply. A list page reads the cache, so a write it must show at once keeps the default.
+ */
+export interface WriteOptions {
+  applyLater?: boolean;
+}
+
 /** Port: read the current version of a document and apply one change to it that no concurrent write can interleave with. */
 export interface VersionedWriter<T extends Versioned> {
   /** Which protocol this is, for logs and the bench. */
@@ -58,7 +68,7 @@ export interface VersionedWriter<T extends Versioned> {
    * starts from it instead of reading the document first. An older one is ignored; one that another write has
    * passed since costs a retry, never a lost write.
    */
-  write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>>;
+  write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T, options?: WriteOptions): Promise<VersionedWrite<T>>;
 }
 
 /** A claim on version N of document `id`: `_id` `${id}:${N}`, the whole new document, when it was claimed. */
@@ -194,7 +204,7 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     }
   }
 
-  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T, options?: WriteOptions): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     // A recent version saves the first read: a claim after it was made after it was read (see FROM_WITHIN_MS).
     const fromAt = from?._id === id ? this.currentAt.get(from) : undefined;
@@ -226,7 +236,11 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
       this.onClaim(claimId(id, version));
       this.currentAt.set(next, at.getTime());
       // The age check guards the stale-owner case in the class comment; a write older than this is left to the chain.
-      if (Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) await this.settleCache(next);
+      if (Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) {
+        // Applied later, a failure leaves the cache behind as a dead writer would: a read puts it right.
+        if (options?.applyLater) void this.settleCache(next).catch(() => {});
+        else await this.settleCache(next);
+      }
       return { before: current, after: next };
     }
     throw new RelayError('state_changed', `The ${this.what} is changing too fast right now; read it again and retry`);
