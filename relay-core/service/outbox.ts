@@ -24,8 +24,18 @@ export class Outbox {
    * right after the write, or Redis refuses the add, the sweep still enqueues it. `write` gets the entry's insert
    * and awaits it before it writes the thread (so work that comes first, like a create's mailbox places, overlaps
    * it). A write that did not happen (null) takes its entry back. The event goes on its queues right after.
+   *
+   * `finishing`: work that `write` started and that goes on while the event is put on its queues (a create's timer
+   * row); it resolves to the thread as the event should have gone out with, and when that is not the thread `write`
+   * returned, the event goes again as it (job ids are event ids, so the jobs already added are not added twice).
+   * The entry stays until both are done, so a process that dies meanwhile leaves the event to the sweep.
    */
-  async recording<T extends EventThread>(threadId: string, event: OutboxEvent, write: (inOutbox: Promise<unknown>) => Promise<T | null>): Promise<T | null> {
+  async recording<T extends EventThread>(
+    threadId: string,
+    event: OutboxEvent,
+    write: (inOutbox: Promise<unknown>) => Promise<T | null>,
+    finishing?: (written: T) => Promise<EventThread>,
+  ): Promise<T | null> {
     const entry = this.deps.store.outbox.pending(threadId, event);
     let written: T | null = null;
     try {
@@ -35,7 +45,7 @@ export class Outbox {
       const mine = await entry.catch(() => false);
       if (written === null && mine) await this.deps.store.outbox.abandoned(event.id).catch(() => {});
     }
-    if (written !== null) await this.publish(written, [event]);
+    if (written !== null) await this.publish(written, [event], finishing?.(written));
     return written;
   }
 
@@ -43,9 +53,10 @@ export class Outbox {
    * Puts events on their queues right after the write that recorded them. A failure is not the caller's:
    * the events stay in the outbox and the sweep enqueues them (job ids are event ids, so twice is once).
    */
-  private async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
+  private async publish(thread: EventThread, events: readonly OutboxEvent[], finished?: Promise<EventThread>): Promise<void> {
     try {
-      await this.deps.events.publish(thread, events);
+      const [, final] = await Promise.all([this.deps.events.publish(thread, events), finished]);
+      if (final && final !== thread) await this.deps.events.publish(final, events);
       this.deps.store.outbox.enqueued(events.map((e) => e.id));
     } catch (error) {
       this.deps.log.warn({ thread_id: thread._id, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');

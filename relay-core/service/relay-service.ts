@@ -241,20 +241,30 @@ export class RelayService {
       doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     }
     // The first timer step is armed beside the thread write (its row once the thread is in), so the
-    // thread.created job finds it armed; a held create has no steps until it is approved.
+    // thread.created event needs no arm job; a held create has no steps until it is approved.
     const firstTimer = held ? null : this.armFirstTimer(doc);
-    const created = await this.outbox.recording(threadId, doc.outbox[0]!, async (inOutbox) => {
-      const [mailbox] = await Promise.all([this.store.placeNewThread(placed), inOutbox]);
-      if (mailbox) doc.mailbox = mailbox;
-      try {
-        await this.store.inserts.threads.insert(doc);
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        return null;
-      }
-      const timerArmed = (await (await firstTimer)?.()) ?? false;
-      return timerArmed ? { ...doc, timer_armed: true } : doc;
-    });
+    let rowStored: Promise<boolean> = Promise.resolve(false);
+    const created = await this.outbox.recording(
+      threadId,
+      doc.outbox[0]!,
+      async (inOutbox) => {
+        const [mailbox] = await Promise.all([this.store.placeNewThread(placed), inOutbox]);
+        if (mailbox) doc.mailbox = mailbox;
+        try {
+          await this.store.inserts.threads.insert(doc);
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+          return null;
+        }
+        const insertRow = await firstTimer;
+        if (!insertRow) return doc;
+        // The row goes in while the event goes on its queues (the DM and webhook jobs need no row).
+        rowStored = insertRow();
+        return { ...doc, timer_armed: true };
+      },
+      // Without the row after all, the event goes again without timer_armed, which adds its arm job.
+      async (written) => ((await rowStored) ? written : doc),
+    );
     if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     if (held) await this.approvals.opened(threadId, held);
     this.log.info(

@@ -6,7 +6,7 @@ import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
-import type { TimerDoc } from '../../relay-core/domain/documents';
+import type { AgentDoc, ThreadDoc, TimerDoc } from '../../relay-core/domain/documents';
 import { newHandoffSchema } from '../../relay-core/domain/schemas';
 import { createLogger } from '../../relay-core/ops/logger';
 import { BullmqEventPublisher, producerQueues, type ProducerQueues } from '../../relay-core/queues/bullmq-queues';
@@ -255,8 +255,15 @@ test('creates sent together store their timer rows in shared inserts (group comm
   }
 });
 
-test('a create whose own arm failed gets its first timer from the thread.created job, and it fires when due', async () => {
-  // A second relay service on the same database whose create-time arm fails (as if its process died there).
+// The arm fails before the thread is written (as if its process died there), or its row fails once the event is on its
+// way (the event then goes again, without timer_armed).
+const failedArms: Array<[string, (tried: () => void) => { armFirst: () => Promise<() => Promise<void>> }]> = [
+  ['own arm failed', (tried) => ({ armFirst: async () => { tried(); throw new Error('the process died here'); } })],
+  ['timer row failed after its event went out', (tried) => ({ armFirst: async () => async () => { tried(); throw new Error('the row insert failed'); } })],
+];
+
+/** A second relay service on the same database, whose create-time arm is `timers` (its events on the same queues). */
+async function withService(timers: Pick<HandoffTimers, 'armFirst'>, run: (service: RelayService, sender: AgentDoc) => Promise<void>): Promise<void> {
   const log = createLogger('silent');
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
@@ -264,10 +271,17 @@ test('a create whose own arm failed gets its first timer from the thread.created
   const queues: ProducerQueues = producerQueues(producer, relay.config.queuePrefix);
   try {
     const events = new BullmqEventPublisher({ queues, slackEnabled: false, database: await relay.store.identity(), armTimers: true });
-    let tried = 0;
-    const failing = { armFirst: async () => { tried += 1; throw new Error('the process died here'); } };
-    const service = new RelayService({ store: relay.store, teammates, events, clock, publicUrl: relay.url, log, timers: failing });
-    const sender = (await teammates.get('alice@acme'))!;
+    const service = new RelayService({ store: relay.store, teammates, events, clock, publicUrl: relay.url, log, timers });
+    await run(service, (await teammates.get('alice@acme'))!);
+  } finally {
+    await Promise.all(Object.values(queues).map((q) => q.close()));
+    producer.disconnect();
+  }
+}
+
+test.each(failedArms)('a create whose %s gets its first timer from the thread.created job, and it fires when due', async (_how, failingArm) => {
+  let tried = 0;
+  await withService(failingArm(() => (tried += 1)), async (service, sender) => {
     const created = await service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
     expect(tried).toBe(1);
     const id = created.task_id;
@@ -281,10 +295,25 @@ test('a create whose own arm failed gets its first timer from the thread.created
     clock.advance(4 * HOUR + MINUTE);
     expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
     await waitUntil(async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined), 'remind-1 to fire');
-  } finally {
-    await Promise.all(Object.values(queues).map((q) => q.close()));
-    producer.disconnect();
-  }
+  });
+});
+
+test('a create\'s event goes on its queues while its timer row is still being written, and the create answers once the row is in', async () => {
+  let id: string | undefined;
+  let release!: () => void;
+  const rowHeld = new Promise<void>((resolve) => (release = resolve));
+  let rowDone = false;
+  const held = { armFirst: async (thread: ThreadDoc) => ((id = thread._id), async () => { await rowHeld; rowDone = true; }) };
+  await withService(held, async (service, sender) => {
+    let answered = false;
+    const creating = service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'row held' }), 'api').then((r) => ((answered = true), r));
+    // The DM and webhook jobs need no row: the event's webhooks job is there while the row waits.
+    await waitUntil(async () => (id && (await createdJobs(id)).webhooks ? true : undefined), 'the thread.created webhooks job while the row is held');
+    expect({ rowDone, answered }).toEqual({ rowDone: false, answered: false });
+    release();
+    expect((await creating).task_id).toBe(id);
+    expect(rowDone).toBe(true);
+  });
 });
 
 test('with working hours, a create arms its first step only from a remembered zone: it never waits on Slack for one', async () => {
