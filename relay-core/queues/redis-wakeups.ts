@@ -3,6 +3,9 @@
 import { Redis } from 'ioredis';
 import { LocalWakeups, type EventWakeups } from '../service/event-feed';
 
+/** Publishes ARGV[2..] on channel ARGV[1], one message each. */
+const PUBLISH_EACH = "for i = 2, #ARGV do redis.call('PUBLISH', ARGV[1], ARGV[i]) end";
+
 export class RedisWakeups implements EventWakeups {
   private readonly local = new LocalWakeups();
   private readonly channel: string;
@@ -16,12 +19,11 @@ export class RedisWakeups implements EventWakeups {
 
   notify(handles: readonly string[]): void {
     // This process's readers at once; the others through Redis (which may be down: they re-read by themselves). One
-    // message per handle, as every relay version reads them, sent in one write.
+    // message per handle, as every relay version reads them, all from one command: a pipeline would cost more (ioredis
+    // copies every script BullMQ defined on the connection into each new pipeline).
     this.local.notify(handles);
     if (handles.length === 0) return;
-    const pipeline = this.opts.publisher.pipeline();
-    for (const handle of handles) pipeline.publish(this.channel, handle);
-    pipeline.exec().catch(() => {});
+    this.opts.publisher.eval(PUBLISH_EACH, 0, this.channel, ...handles).catch(() => {});
   }
 
   subscribe(handle: string, wake: () => void): () => void {
