@@ -1,5 +1,5 @@
 // Import rules the layout depends on (npm run lint): surfaces lean on relay-core, never on each other; the core
-// leans on no surface; nothing ships code that imports test/; and nothing imports in a circle.
+// leans on no surface; nothing ships code that imports test/ or a dev dependency; and nothing imports in a circle.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -31,10 +31,17 @@ module.exports = {
       from: { pathNot: '^test/' },
       to: { path: '^test/' },
     },
+    {
+      name: 'shipped-code-not-to-dev-deps',
+      severity: 'error',
+      comment: 'The relay, the CLI and the MCP server run on the dependencies alone: a package they load belongs in dependencies (the bench and the fake Slack are dev tools).',
+      from: { path: '^(relay-core|bot|mcp|scripts)/', pathNot: '^scripts/(bench[^/]*|fake-slack/.*)$' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|node_modules)/' },
+    exclude: { path: '^dist/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
