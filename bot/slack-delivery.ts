@@ -26,8 +26,11 @@ export interface SlackDeliveryDeps {
   clock?: Clock;
   /** Override of CLAIM_LEASE_MS (tests). */
   claimLeaseMs?: number;
-  /** Runs after a thread's DMs are in step with it (the live App Home arms its refresh here); a failure is only logged. */
-  afterSync?: (threadId: string) => Promise<void>;
+  /**
+   * Runs after a thread's DMs are in step with it (the live App Home arms its refresh here), with the participants the
+   * event's job carries; a failure is only logged.
+   */
+  afterSync?: (thread: { id: string; from?: string | undefined; to?: string | undefined }) => Promise<void>;
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
@@ -36,12 +39,12 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   const sync = threadSync({ relay, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
-    const { thread_id: threadId, type } = parseJob(eventJobSchema, job);
+    const { thread_id: threadId, type, from, to } = parseJob(eventJobSchema, job);
     try {
       // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
       const outcome = await sync(threadId, String(job.id), job.attemptsMade > 0 || job.stalledCounter > 0);
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
-      await deps.afterSync?.(threadId).catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
+      await deps.afterSync?.({ id: threadId, from, to }).catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
       return outcome;
     } catch (error) {
       const waitMs = error instanceof WaitAndRetry ? error.ms : rateLimitedMs(error);

@@ -21,18 +21,21 @@ export const HOME_REFRESH_DELAY_MS = 1_500;
 const homeRefreshJobSchema = z.object({ slack_user: z.string().regex(/^[UW][A-Z0-9]+$/) });
 
 export interface HomeRefresher {
-  /** Arms one refresh for each linked participant of the thread (no-op for teammates without a Slack user). */
-  armForThread(threadId: string): Promise<void>;
+  /**
+   * Arms one refresh for each linked participant of a thread (no-op for teammates without a Slack user): `from` and
+   * `to` as its event's job carries them, so arming reads no thread (a job queued before jobs carried them: read).
+   */
+  armForThread(thread: { id: string; from?: string | undefined; to?: string | undefined }): Promise<void>;
 }
 
 export function homeRefresher(deps: { relay: RelayService; queue: Queue; delayMs?: number }): HomeRefresher {
   const { relay, queue } = deps;
   const delay = deps.delayMs ?? HOME_REFRESH_DELAY_MS;
   return {
-    async armForThread(threadId) {
-      const thread = await relay.threadById(threadId);
-      if (!thread) return;
-      const people = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
+    async armForThread({ id, from, to }) {
+      const parties = from && to ? { from, to } : await relay.threadById(id);
+      if (!parties) return;
+      const people = await Promise.all([relay.teammates.get(parties.from), relay.teammates.get(parties.to)]);
       const users = new Set(people.map((p) => p?.slack_user_id).filter((u): u is string => Boolean(u)));
       await Promise.all(
         [...users].map((user) =>
