@@ -283,7 +283,7 @@ export class MongoStore {
    * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    * `from`: this store's own recent read or write of the thread, to start from instead of reading it again.
-   * `options.applyLater`: see WriteOptions (for a write no list shows).
+   * `options.applyWithNextWrite`: see WriteOptions (for a write that another follows at once and no list shows).
    */
   writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, options?: WriteOptions): Promise<ThreadWrite> {
     // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it

@@ -49,13 +49,14 @@ export type Change<T> = (current: T) => T | undefined;
 export type Prepare<T> = (current: T) => Promise<void>;
 
 /**
- * `applyLater`: the write is done once it cannot be undone, and what remains (on FerretDB, applying the claim to the
- * cached document) finishes after the call returns. For a write whose fields no list reads (a Slack post's claim):
- * every read and write walks claims past the cache until it is applied, as after a writer that died between claim and
- * apply. A list page reads the cache, so a write it must show at once keeps the default.
+ * `applyWithNextWrite`: the write is done once it cannot be undone; on FerretDB its claim is not applied to the cached
+ * document at all, which the next write of the document does on its way (or a read, once the claim is
+ * OWNER_APPLIES_MS old). For a write that another follows at once and whose fields no list reads (a Slack post's
+ * claim, then its record): every read and write walks claims past the cache meanwhile, as after a writer that died
+ * between claim and apply. A list page reads the cache, so a write it must show at once keeps the default.
  */
 export interface WriteOptions {
-  applyLater?: boolean;
+  applyWithNextWrite?: boolean;
 }
 
 /** Port: read the current version of a document and apply one change to it that no concurrent write can interleave with. */
@@ -236,11 +237,7 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
       this.onClaim(claimId(id, version));
       this.currentAt.set(next, at.getTime());
       // The age check guards the stale-owner case in the class comment; a write older than this is left to the chain.
-      if (Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) {
-        // Applied later, a failure leaves the cache behind as a dead writer would: a read puts it right.
-        if (options?.applyLater) void this.settleCache(next).catch(() => {});
-        else await this.settleCache(next);
-      }
+      if (!options?.applyWithNextWrite && Date.now() - at.getTime() < CLAIM_APPLY_WITHIN_MS) await this.settleCache(next);
       return { before: current, after: next };
     }
     throw new RelayError('state_changed', `The ${this.what} is changing too fast right now; read it again and retry`);

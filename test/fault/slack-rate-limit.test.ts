@@ -176,7 +176,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
     const { body } = await api.rpc(key, 'message/send', { recipient: 'crash-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } });
     const threadId = body.result.task_id as string;
     await expect(processor({ dieAfterPost: true })(job('A', threadId, 'thread.created'))).rejects.toThrow(/worker killed/);
-    const doc = (await api.store.threads.findOne({ _id: threadId }))!;
+    const doc = (await api.store.readThread(threadId))!;
     expect(doc.slack).toBeNull();
     expect(doc.slack_pending?.recipient).toMatchObject({ owner: 'A' });
     return threadId;
@@ -185,7 +185,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
   test('the same job run again finds its post and records it: one DM', async () => {
     const threadId = await crashedThread('crash then same job');
     await processor({ dieAfterPost: false })(job('A', threadId, 'thread.created'));
-    const doc = (await api.store.threads.findOne({ _id: threadId }))!;
+    const doc = (await api.store.readThread(threadId))!;
     const dms = dmsOf(slack.imChannelId('U0CRASHRCP'), threadId);
     expect(dms).toHaveLength(1);
     expect(doc.slack?.ts).toBe(dms[0].ts);
@@ -197,7 +197,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
     await expect(processor({ dieAfterPost: false })(job('B', threadId, 'thread.message'))).rejects.toThrow(/recipient is being posted by job A/);
     expect(dmsOf(slack.imChannelId('U0CRASHRCP'), threadId)).toHaveLength(1);
     await processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('B', threadId, 'thread.message'));
-    const doc = (await api.store.threads.findOne({ _id: threadId }))!;
+    const doc = (await api.store.readThread(threadId))!;
     const dms = dmsOf(slack.imChannelId('U0CRASHRCP'), threadId);
     expect(dms).toHaveLength(1);
     expect(doc.slack?.ts).toBe(dms[0].ts);
