@@ -154,7 +154,16 @@ export async function commandMeter(metricsUrl: string): Promise<{ read(): Promis
   };
 }
 
-export async function readRssMiB(pid: number): Promise<number> {
+/**
+ * A process's RSS and its two parts, in MiB: anonymous memory (its own: heap, stacks, buffers) and file-backed pages
+ * (mostly the node binary's code, shared with every node process on the machine); all 0 when the process is gone.
+ */
+export async function readMemoryMiB(pid: number): Promise<{ rss: number; anon: number; file: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  return Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0) / 1024;
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? 0) / 1024;
+  return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile') };
+}
+
+export async function readRssMiB(pid: number): Promise<number> {
+  return (await readMemoryMiB(pid)).rss;
 }

@@ -4,12 +4,11 @@
 // its RSS read from /proc every sample interval. Target (PERFORMANCE.md): RSS ≤ 110 MiB steady, flat within 10%.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import type { PhaseServers } from './bench-measure';
-import { readRssMiB, relayNodeFlags } from './bench-process';
+import { readMemoryMiB, readRssMiB, relayNodeFlags } from './bench-process';
 import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
@@ -25,18 +24,6 @@ const TARGET_MIB = 110;
 /** One tasks/list per this many handoffs (on FerretDB 1.24 every list reads the whole collection). */
 const INBOX_EVERY = 50;
 const TARGET_SPREAD = 0.1;
-
-/**
- * RSS and its two parts: anonymous memory (the process's own: heap, stacks, buffers) and file-backed pages (mostly the
- * node binary's code, shared with every node process on the machine).
- */
-async function memoryMiB(pid: number): Promise<{ rss: number; anon: number; file: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1]) / 1024;
-  const rss = field('VmRSS');
-  if (!Number.isFinite(rss)) throw new Error(`no VmRSS for pid ${pid}`);
-  return { rss, anon: field('RssAnon'), file: field('RssFile') };
-}
 
 export async function benchSoak(opts: SoakOptions): Promise<void> {
   const slack = await startFakeSlack();
@@ -115,8 +102,9 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     opts.out(`   t s   RSS MiB  (anon + file)   handoffs   DMs  webhooks${opts.ferretPid ? '  FerretDB RSS MiB' : ''}`);
     const sample = async () => {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`);
-      const memory = await memoryMiB(child.pid!);
+      const memory = await readMemoryMiB(child.pid!);
       const mib = memory.rss;
+      if (mib === 0) throw new Error(`no VmRSS for pid ${child.pid}`);
       const ferret = opts.ferretPid ? `  ${(await readRssMiB(opts.ferretPid)).toFixed(1).padStart(16)}` : '';
       const at = Math.round((Date.now() - started) / 1000);
       samples.push({ at, mib, anon: memory.anon });

@@ -89,10 +89,14 @@ export class HandoffTimers {
     return minuteOf(now.getTime() + this.horizonMs);
   }
 
-  /** The step's delayed job, when it is due within the horizon; a later one's job is added by a sweep (addAhead). */
-  private async addJob(timer: TimerDoc, now: Date): Promise<void> {
-    if (timer.due_at.getTime() >= this.jobsBefore(now)) return;
+  /**
+   * The step's delayed job, when it is due within the horizon (true: added); a later one's job is added by a sweep
+   * (addAhead).
+   */
+  private async addJob(timer: TimerDoc, now: Date): Promise<boolean> {
+    if (timer.due_at.getTime() >= this.jobsBefore(now)) return false;
     await this.deps.queue.arm(jobOf(timer), Math.max(0, timer.due_at.getTime() - now.getTime()));
+    return true;
   }
 
   private async zoneOf(handle: string): Promise<{ zone: string; agent: AgentDoc | null }> {
@@ -265,14 +269,10 @@ export class HandoffTimers {
     let touched = 0;
     const seen = new Set<string>();
     if (lost) {
-      const before = this.jobsBefore(now);
       for await (const row of store.timers.find({})) {
         seen.add(row._id);
         if (row.due_at <= now) touched += await this.runDue(row, now);
-        else if (row.due_at.getTime() < before) {
-          await queue.arm(jobOf(row), row.due_at.getTime() - now.getTime());
-          touched += 1;
-        }
+        else if (await this.addJob(row, now)) touched += 1;
       }
     }
     const due = await this.dueTimers.due(now);
@@ -305,7 +305,7 @@ export class HandoffTimers {
         await Promise.all(
           ids.slice(i, i + AHEAD_READS).map(async (id) => {
             const row = await this.deps.store.timers.findOne({ _id: id });
-            if (row && row.due_at > now && row.due_at.getTime() < until) await this.deps.queue.arm(jobOf(row), row.due_at.getTime() - now.getTime());
+            if (row && row.due_at > now) await this.addJob(row, now);
           }),
         );
       }
