@@ -35,6 +35,24 @@ export function relayNodeFlags(): string[] {
   return match[1]!.split(/\s+/).filter(Boolean);
 }
 
+/** Relay processes the bench started that are still running: a bench that is killed stops them (stopRelaysNow). */
+const running = new Set<ChildProcess>();
+
+/** Counts `child` among the relays stopRelaysNow stops, until it exits. */
+export function trackRelay(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
+/**
+ * Sends SIGTERM to every relay the bench started and that still runs. For a bench that is told to stop (SIGTERM from
+ * `kill` or a CI timeout reaches the bench alone, not its process group) or exits on an error: a relay left running
+ * would go on loading the box and skew whatever is measured next. Synchronous, so it also runs on `exit`.
+ */
+export function stopRelaysNow(): void {
+  for (const child of running) child.kill('SIGTERM');
+}
+
 /** Starts `dist/scripts/cli.js start` (every role, under the flags of its `#!` line, as `npm start`) on the bench's servers; resolves once it listens. */
 export async function startRelayProcess(opts: RelayProcessOptions): Promise<RelayProcess> {
   const port = await findFreePort();
@@ -62,6 +80,7 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  trackRelay(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

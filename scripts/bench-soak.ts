@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import type { PhaseServers } from './bench-measure';
-import { readMemoryMiB, readRssMiB, relayNodeFlags } from './bench-process';
+import { readMemoryMiB, readRssMiB, relayNodeFlags, trackRelay } from './bench-process';
 import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
@@ -57,6 +57,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  trackRelay(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));

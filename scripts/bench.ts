@@ -42,7 +42,7 @@ import { benchMcp } from './bench-mcp';
 import { benchPolicy } from './bench-policy';
 import { benchRuns } from './bench-runs';
 import { benchPaths, handoffParams, register, startServedRelay } from './bench-paths';
-import { ferretDbPid } from './bench-process';
+import { ferretDbPid, stopRelaysNow } from './bench-process';
 import { benchSoak } from './bench-soak';
 import { ensureFerretDbBinary } from './local-services/ferretdb-build';
 import { startFerretDb } from './local-services/ferretdb';
@@ -218,13 +218,19 @@ async function mcpPhase(servers: Servers): Promise<void> {
 async function main(): Promise<number> {
   const settings = readSettings(process.env);
   const cleanup = new Cleanup();
-  let interrupted = false;
-  process.once('SIGINT', () => {
-    interrupted = true;
-    progress('SIGINT: stopping');
+  /** The exit code of a bench told to stop (128 + the signal's number). */
+  let interrupted: number | undefined;
+  // Ctrl-C reaches the relays too (same process group); `kill` or a CI timeout's SIGTERM reaches the bench alone.
+  const stop = (signal: NodeJS.Signals, code: number) => {
+    interrupted = code;
+    progress(`${signal}: stopping`);
+    stopRelaysNow();
     // Cleaning up makes whatever main awaits fail; main then waits for the same cleanup.
-    void cleanup.runAll().then(() => process.exit(130));
-  });
+    void cleanup.runAll().then(() => process.exit(code));
+  };
+  process.once('SIGINT', () => stop('SIGINT', 130));
+  process.once('SIGTERM', () => stop('SIGTERM', 143));
+  process.once('exit', stopRelaysNow);
   try {
     out(`handoff-relay bench · node ${process.version} · ${os.cpus().length} CPUs · sizes ${settings.sizes.join(', ')} · ${settings.requests} requests per measurement`);
     const servers = await startServers(settings, cleanup);
@@ -269,7 +275,7 @@ async function main(): Promise<number> {
     out(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(0)} s`);
     return 0;
   } catch (error) {
-    if (interrupted) return 130;
+    if (interrupted !== undefined) return interrupted;
     process.stderr.write(`\nbench failed: ${(error as Error).stack ?? error}\n`);
     return 1;
   } finally {

@@ -10,6 +10,7 @@ import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff } from '../helpers/handoffs';
 import { waitUntil } from '../helpers/wait-until';
 import { CLI, startAgentProcess, stopAgentProcess, type AgentProcess } from '../helpers/agent-process';
+import { isRunning } from '../helpers/processes';
 
 
 let relay: TestRelay;
@@ -63,15 +64,6 @@ async function runEnds(key: string, runId: string, timeoutMs?: number): Promise<
   }, `run ${runId} to end`, timeoutMs);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function invocations(workdir: string, runId: string): Promise<number> {
   const log = await readFile(join(workdir, 'invocations.log'), 'utf8').catch(() => '');
   return log.split('\n').filter((line) => line.startsWith(`${runId} `)).length;
@@ -120,14 +112,14 @@ describe('one runner of bob', () => {
     const pidFile = join(runner.workdir, `pids-${runId}.json`);
     await waitUntil(async () => existsSync(pidFile), 'the hanging agent to start');
     const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { agent: number; grandchild: number };
-    expect(alive(pids.agent) && alive(pids.grandchild)).toBe(true);
+    expect(isRunning(pids.agent) && isRunning(pids.grandchild)).toBe(true);
     const stop = spawn(process.execPath, [CLI, 'agent', 'stop', runId], { env: { PATH: process.env.PATH, RELAY_URL: relay.url, RELAY_API_KEY: bob }, stdio: ['ignore', 'pipe', 'pipe'] });
     let said = '';
     stop.stdout!.on('data', (d) => (said += d));
     expect(await new Promise((resolve) => stop.once('exit', resolve))).toBe(0);
     expect(said).toContain(`Run ${runId}: running (stop asked`);
     expect(await runEnds(bob, runId)).toMatchObject({ status: 'stopped', stop_requested: true });
-    await waitUntil(async () => !alive(pids.agent) && !alive(pids.grandchild), 'the agent and its grandchild to be gone');
+    await waitUntil(async () => !isRunning(pids.agent) && !isRunning(pids.grandchild), 'the agent and its grandchild to be gone');
     const thread = await ok(bob, 'tasks/get', { task_id: id });
     expect(thread.status).toBe('accepted');
     expect(thread.messages.at(-1).body).toMatch(/was stopped by bob@acme/);
@@ -211,9 +203,9 @@ test('a runner killed mid-run takes its agent with it and loses the lease; a sec
   // The runner dies (SIGKILL, out of memory) without a word to the relay: its agent must not go on working, since
   // another runner is about to take the run over. The watchdog that leads the agent's process group ends it.
   const agentPid = Number((await readFile(join(first.workdir, 'invocations.log'), 'utf8')).trim().split(' ')[1]);
-  expect(alive(agentPid)).toBe(true);
+  expect(isRunning(agentPid)).toBe(true);
   first.child.kill('SIGKILL');
-  await waitUntil(async () => !alive(agentPid), 'the dead runner\'s agent to be ended');
+  await waitUntil(async () => !isRunning(agentPid), 'the dead runner\'s agent to be ended');
   const second = await startRunner(erin, 'erin-b');
   try {
     const run = await runEnds(erin, runId);
@@ -238,9 +230,9 @@ test('an agent that would run forever does not outlive its runner: a SIGKILLed r
   const pidFile = join(runner.workdir, `pids-${runId}.json`);
   await waitUntil(async () => existsSync(pidFile), 'the hanging agent to start');
   const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { agent: number; grandchild: number };
-  expect(alive(pids.agent) && alive(pids.grandchild)).toBe(true);
+  expect(isRunning(pids.agent) && isRunning(pids.grandchild)).toBe(true);
   runner.child.kill('SIGKILL');
-  await waitUntil(async () => !alive(pids.agent) && !alive(pids.grandchild), 'the agent and its grandchild to be ended');
+  await waitUntil(async () => !isRunning(pids.agent) && !isRunning(pids.grandchild), 'the agent and its grandchild to be ended');
 });
 
 test('two runners for one teammate: each run is worked by exactly one of them', async () => {
