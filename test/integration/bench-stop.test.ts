@@ -54,7 +54,8 @@ describe('the bench, stopped with SIGTERM', () => {
     bench.kill('SIGTERM');
     expect(await exited).toBe(143);
     expect(output).toContain('SIGTERM: stopping');
-    await waitUntil(async () => !isRunning(relayPid), `relay ${relayPid} to exit`);
+    // The relay drains first (RELAY_SHUTDOWN_GRACE_MS, 25 s at most, when a job was mid-write as FerretDB stopped).
+    await waitUntil(async () => !isRunning(relayPid), `relay ${relayPid} to exit`, 40_000);
     await waitUntil(async () => !isRunning(ferretPid!), `FerretDB ${ferretPid} to exit`);
     expect(existsSync(dataDir!)).toBe(false);
   }, 150_000);
