@@ -17,6 +17,13 @@ import { WaitAndRetry } from './delivery/wait-and-retry';
 // another job moves the job to BullMQ's delayed set (job.moveToDelayed + DelayedError) and it runs again later.
 // A message Slack refuses for what it is fails the job at once (UnrecoverableError).
 
+/** The thread a Slack job synced: its id, and its participants as the event's job carries them (an older job: none). */
+export interface SyncedThread {
+  id: string;
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
 export interface SlackDeliveryDeps {
   relay: RelayService;
   /** Where the post ledger writes its claims and records. */
@@ -30,7 +37,7 @@ export interface SlackDeliveryDeps {
    * Runs after a thread's DMs are in step with it (the live App Home arms its refresh here), with the participants the
    * event's job carries; a failure is only logged.
    */
-  afterSync?: (thread: { id: string; from?: string | undefined; to?: string | undefined }) => Promise<void>;
+  afterSync?: (thread: SyncedThread) => Promise<void>;
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {

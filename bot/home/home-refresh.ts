@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { parseJob } from '../../relay-core/queues/parse-job';
 import type { RelayService } from '../../relay-core/service/relay-service';
 import { publishHome, type HomeDigest } from '../listeners/events/app-home';
+import type { SyncedThread } from '../slack-delivery';
 
 // Why a deduplication id and not a fixed job id: BullMQ ignores an add whose job id exists in any state, so a
 // change arriving while the refresh runs (or within the day a completed job is kept) would never be drawn. The
@@ -25,7 +26,7 @@ export interface HomeRefresher {
    * Arms one refresh for each linked participant of a thread (no-op for teammates without a Slack user): `from` and
    * `to` as its event's job carries them, so arming reads no thread (a job queued before jobs carried them: read).
    */
-  armForThread(thread: { id: string; from?: string | undefined; to?: string | undefined }): Promise<void>;
+  armForThread(thread: SyncedThread): Promise<void>;
 }
 
 export function homeRefresher(deps: { relay: RelayService; queue: Queue; delayMs?: number }): HomeRefresher {

@@ -38,7 +38,8 @@ import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
-import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter, type WriteOptions } from './thread-writes';
+import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
+import type { WriteOptions } from '../domain/thread-writer';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;

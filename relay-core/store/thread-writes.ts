@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoServerError, type Collection, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 import { RelayError } from '../domain/errors';
+import type { WriteOptions } from '../domain/thread-writer';
 
 export function isDuplicateKey(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 11000;
@@ -47,17 +48,6 @@ export type Change<T> = (current: T) => T | undefined;
  * about to see, before every call of it: the change itself stays pure and is judged again on each retry.
  */
 export type Prepare<T> = (current: T) => Promise<void>;
-
-/**
- * `applyWithNextWrite`: the write is done once it cannot be undone; on FerretDB its claim is not applied to the cached
- * document at all, which the next write of the document does on its way (or a read, once the claim is
- * OWNER_APPLIES_MS old). For a write that another follows at once and whose fields no list reads (a Slack post's
- * claim, then its record): every read and write walks claims past the cache meanwhile, as after a writer that died
- * between claim and apply. A list page reads the cache, so a write it must show at once keeps the default.
- */
-export interface WriteOptions {
-  applyWithNextWrite?: boolean;
-}
 
 /** Port: read the current version of a document and apply one change to it that no concurrent write can interleave with. */
 export interface VersionedWriter<T extends Versioned> {
