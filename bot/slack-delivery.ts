@@ -46,10 +46,10 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   const sync = threadSync({ relay, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
-    const { thread_id: threadId, type, from, to } = parseJob(eventJobSchema, job);
+    const { thread_id: threadId, type, from, to, version } = parseJob(eventJobSchema, job);
     try {
       // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
-      const outcome = await sync(threadId, String(job.id), job.attemptsMade > 0 || job.stalledCounter > 0);
+      const outcome = await sync(threadId, String(job.id), job.attemptsMade > 0 || job.stalledCounter > 0, version);
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
       await deps.afterSync?.({ id: threadId, from, to }).catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
       return outcome;

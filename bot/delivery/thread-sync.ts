@@ -278,9 +278,13 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { posted, updated };
   }
 
-  /** `redrawAll`: redraw what the records say is current too (a retried or stalled job). */
-  return async function sync(threadId: string, owner: string, redrawAll = false): Promise<SlackDeliveryOutcome> {
-    let latest = await threads.readThread(threadId);
+  /**
+   * `redrawAll`: redraw what the records say is current too (a retried or stalled job). `version`: the thread's version
+   * once the job's event was written; a first attempt starts from that version (or a later one), which the process
+   * that wrote it moments ago has without a read (ThreadWriter.readThreadFrom).
+   */
+  return async function sync(threadId: string, owner: string, redrawAll = false, version?: number): Promise<SlackDeliveryOutcome> {
+    let latest = redrawAll ? await threads.readThread(threadId) : await threads.readThreadFrom(threadId, version);
     if (!latest) return 'skipped';
     const cards = latest.to_target ? await syncClaimCards(latest, owner, redrawAll) : { posted: false, updated: false };
     if (cards.posted || cards.updated) latest = await threads.readThread(threadId);

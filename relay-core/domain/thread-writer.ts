@@ -26,6 +26,11 @@ export interface ThreadWriter {
     options?: WriteOptions,
   ): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }>;
   readThread(id: string): Promise<ThreadDoc | null>;
+  /**
+   * The thread at `version` or later, for a job of the event that wrote that version: what this process wrote
+   * moments ago reads nothing, and a later version is the later job's (see MongoStore.readThreadFrom).
+   */
+  readThreadFrom(id: string, version: number | undefined): Promise<ThreadDoc | null>;
   /** The thread's messages with these sequence numbers (at most its `message_seq`), in order (no participant check). */
   messagesBySequence(thread: ThreadDoc, sequenceNos: number[]): Promise<MessageDoc[]>;
 }

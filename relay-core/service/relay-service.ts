@@ -251,7 +251,7 @@ export class RelayService {
         const [mailbox] = await Promise.all([this.store.placeNewThread(placed), inOutbox]);
         if (mailbox) doc.mailbox = mailbox;
         try {
-          await this.store.inserts.threads.insert(doc);
+          await this.store.insertThread(doc);
         } catch (error) {
           if (!isDuplicateKey(error)) throw error;
           return null;

@@ -40,6 +40,7 @@ import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
 import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
 import type { WriteOptions } from '../domain/thread-writer';
+import { TtlCache } from '../ops/ttl-cache';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
@@ -55,6 +56,13 @@ export interface ServerCapabilities {
 
 /** The `meta` document holding the database's own id (MongoStore.identity). */
 const IDENTITY_ID = 'identity';
+
+/**
+ * How long, and for how many threads, the store keeps the version of a thread this process itself created or wrote
+ * last (readThreadFrom): long enough for the jobs of its events to start at this rate, few enough to cost ~1 MiB.
+ */
+const RECENT_THREAD_MS = 10_000;
+const RECENT_THREADS = 256;
 
 export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
   const info = await db.admin().command({ buildInfo: 1 });
@@ -118,6 +126,8 @@ export class MongoStore {
   /** What to delete once it has aged out (claims, idempotency records, read markers). */
   readonly cleanup = new CleanupLedger();
   private readonly threadWriteQueue = new KeyedQueue();
+  /** The newest version of each thread this process created or wrote moments ago (readThreadFrom). */
+  private readonly recentThreads = new TtlCache<string, ThreadDoc>(RECENT_THREAD_MS, RECENT_THREADS);
 
   private constructor(
     private readonly client: MongoClient,
@@ -268,12 +278,28 @@ export class MongoStore {
   }
 
   /**
-   * The thread at `version` or later, for a reader that needs no more than that (the timer arm after an event): on
-   * FerretDB the cached document alone when it is that far, since a newer claim not applied yet belongs to a write
-   * whose own event follows; else (no version, a cache behind it, MongoDB) the read above.
+   * Inserts a new thread (a duplicate `_id` rejects with the server's duplicate-key error). The jobs of its first
+   * event start from the document inserted here instead of reading it back (readThreadFrom).
+   */
+  async insertThread(doc: ThreadDoc): Promise<void> {
+    await this.inserts.threads.insert(doc);
+    this.writer.inserted(doc);
+    this.recentThreads.set(doc._id, doc);
+  }
+
+  /**
+   * The thread at `version` or later, for a reader that needs no more than that (a job of an event: its timer arm,
+   * its Slack sync). When this process created or wrote that version moments ago, the document as it wrote it: the
+   * job of the event it just published reads nothing. Else, on FerretDB, the cached document alone when it is that
+   * far, since a newer claim not applied yet belongs to a write whose own event follows; else (no version, a cache
+   * behind it, MongoDB) the read above. A newer version written since (by another process) is no loss: every write
+   * from what this returns is versioned, and the job of that write's event reads it.
    */
   async readThreadFrom(id: string, version: number | undefined): Promise<ThreadDoc | null> {
-    if (version === undefined || this.writer.strategy !== 'claims') return this.readThread(id);
+    if (version === undefined) return this.readThread(id);
+    const recent = this.recentThreads.get(id);
+    if (recent && (recent.version ?? 0) >= version) return recent;
+    if (this.writer.strategy !== 'claims') return this.readThread(id);
     const cached = await this.threads.findOne({ _id: id });
     if (!cached) return null;
     return (cached.version ?? 0) >= version ? cached : this.readThread(id);
@@ -286,7 +312,7 @@ export class MongoStore {
    * `from`: this store's own recent read or write of the thread, to start from instead of reading it again.
    * `options.applyWithNextWrite`: see WriteOptions (for a write that another follows at once and no list shows).
    */
-  writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, options?: WriteOptions): Promise<ThreadWrite> {
+  async writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, options?: WriteOptions): Promise<ThreadWrite> {
     // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it
     // might drop are looked up (none while the thread holds few events); the change drops those that are gone.
     const settled = new Set<string>();
@@ -300,7 +326,9 @@ export class MongoStore {
       return next && cappedOutbox(next, settled);
     };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    return this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from, options));
+    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from, options));
+    if (written.after) this.recentThreads.set(id, written.after);
+    return written;
   }
 
   /**

@@ -6,6 +6,7 @@ export function mongoThreadWriter(store: MongoStore): ThreadWriter {
   return {
     writeThread: (id, change, from, options) => store.writeThread(id, change, from, options),
     readThread: (id) => store.readThread(id),
+    readThreadFrom: (id, version) => store.readThreadFrom(id, version),
     messagesBySequence: (thread, sequenceNos) => store.messagesOf(thread, sequenceNos),
   };
 }

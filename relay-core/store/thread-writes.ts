@@ -60,6 +60,8 @@ export interface VersionedWriter<T extends Versioned> {
    * passed since costs a retry, never a lost write.
    */
   write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T, options?: WriteOptions): Promise<VersionedWrite<T>>;
+  /** `doc` was inserted just now: it is the current version, and a write may start from it (`from`) like a read's. */
+  inserted(doc: T): void;
 }
 
 /** A claim on version N of document `id`: `_id` `${id}:${N}`, the whole new document, when it was claimed. */
@@ -83,6 +85,10 @@ export class ConditionalWriter<T extends Versioned> implements VersionedWriter<T
 
   read(id: string): Promise<T | null> {
     return this.docs.findOne(byId<T>(id)) as Promise<T | null>;
+  }
+
+  inserted(): void {
+    // The conditional replace checks any `from`'s version.
   }
 
   async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>> {
@@ -162,6 +168,10 @@ export class ClaimedWriter<T extends Versioned, C extends Claim<T>> implements V
     if (newest !== cached && Date.now() - newestAt > OWNER_APPLIES_MS) await this.docs.replaceOne(byId<T>(id), newest);
     this.currentAt.set(newest, readAt);
     return newest;
+  }
+
+  inserted(doc: T): void {
+    this.currentAt.set(doc, Date.now());
   }
 
   private async claim(id: string, version: number): Promise<C | null> {

@@ -80,6 +80,43 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     expect(await store.readThread(thread._id)).toMatchObject({ version: (read.version ?? 0) + 2, metadata: { a: 1, b: 2 } });
   });
 
+  test("the job of an event this process just wrote reads nothing; another process's newer version is read, and a write from the older loses nothing", async () => {
+    const doc = threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000)));
+    const mailbox = await store.placeNewThread(doc);
+    if (mailbox) doc.mailbox = mailbox;
+    await store.insertThread(doc);
+    const threadReads = (since: number) => commands.slice(since).filter((c) => c.commandName === 'find' && ['threads', 'thread_writes'].includes(String(c.command.find)));
+    let seen = commands.length;
+    const created = (await store.readThreadFrom(doc._id, doc.version))!;
+    expect(created).toMatchObject({ _id: doc._id, version: doc.version, status: 'pending' });
+    expect(threadReads(seen)).toHaveLength(0);
+    // A write from it starts from it (no read of the thread first), and its result is what the next job gets.
+    seen = commands.length;
+    const written = await store.writeThread(doc._id, (current) => ({ ...current, metadata: { ...current.metadata, here: 1 } }), created);
+    expect(written.after).toMatchObject({ version: doc.version! + 1, metadata: { here: 1 } });
+    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(0);
+    seen = commands.length;
+    expect(await store.readThreadFrom(doc._id, doc.version! + 1)).toBe(written.after);
+    expect(threadReads(seen)).toHaveLength(0);
+
+    // Another relay process (its own store) writes the next version: a job of that event reads it from the server.
+    const other = await MongoStore.connect(testMongoUrl(), store.db.databaseName);
+    try {
+      await other.writeThread(doc._id, (current) => ({ ...current, metadata: { ...current.metadata, there: 2 } }));
+    } finally {
+      await other.close();
+    }
+    seen = commands.length;
+    expect(await store.readThreadFrom(doc._id, doc.version! + 2)).toMatchObject({ version: doc.version! + 2, metadata: { here: 1, there: 2 } });
+    // The stored document alone: it is at that version (a newer claim would be a later event's).
+    expect(threadReads(seen).map((c) => `${c.command.find} ${c.command.filter._id}`)).toEqual([`threads ${doc._id}`]);
+    // A write from this process's older version lands on the newest one.
+    const stale = (await store.readThreadFrom(doc._id, doc.version! + 1))!;
+    const next = await store.writeThread(doc._id, (current) => ({ ...current, status: 'accepted' }), stale);
+    expect(next.after).toMatchObject({ version: doc.version! + 3, status: 'accepted', metadata: { here: 1, there: 2 } });
+    expect(await store.readThread(doc._id)).toMatchObject({ version: doc.version! + 3, status: 'accepted', metadata: { here: 1, there: 2 } });
+  });
+
   test('a write left to the next one is seen by every read at once; the next write brings the stored document past both', async () => {
     const thread = await newThread('a@acme', 'b@acme');
     const claim = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, claim: 1 } }), undefined, { applyWithNextWrite: true });
