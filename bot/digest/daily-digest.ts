@@ -15,8 +15,9 @@ import { dailyDigest } from '../views/daily-digest';
 import type { DigestPrefs } from './digest-prefs';
 import { digestDueDay } from './local-time';
 
-// Who is due is decided from the relay's clock (injected: tests move it) and each person's Slack time zone
-// (users.info, cached for hours). The lists come from the mailbox lists (relay.listThreads), never a scan.
+// Who is due is decided from the relay's clock (injected: tests move it) and each linked person's Slack time zone
+// (users.info, cached for hours): a tick reads the Slack links and, of the teammates, only those due. The lists come
+// from the mailbox lists (relay.listThreads), never a scan.
 
 export const DIGEST_TICK_JOB = 'slack-digest-tick';
 /** The job scheduler that adds the tick (BullMQ runs an `every` scheduler once at once, then every interval). */
@@ -99,15 +100,16 @@ export function digestTickHandler(deps: DigestDeps) {
     if (!deps.at) return { due: 0, outcomes };
     const now = clock.now();
     let due = 0;
-    for (const card of await relay.teammates.list({})) {
-      const teammate = await relay.teammates.get(card.handle);
-      if (!teammate?.slack_user_id || teammate.status !== 'active') continue;
-      const tz = await zoneOf(teammate.slack_user_id);
+    // Everyone linked to Slack (one read), whose local digest hour has come; only they are read.
+    for (const { slackUser, handle } of await relay.teammates.slackLinks()) {
+      const tz = await zoneOf(slackUser);
       const day = tz ? digestDueDay(now, tz, deps.at) : null;
-      if (!day || (await prefs.isOff(teammate.handle))) continue;
+      if (!day) continue;
+      const teammate = await relay.teammates.get(handle);
+      if (teammate?.slack_user_id !== slackUser || teammate.status !== 'active' || (await prefs.isOff(handle))) continue;
       due += 1;
       try {
-        outcomes[teammate.handle] = await digestFor(teammate, teammate.slack_user_id, day);
+        outcomes[teammate.handle] = await digestFor(teammate, slackUser, day);
       } catch (error) {
         // One person's failure is not everyone's: the next tick tries again (the ledger keeps it to one post).
         outcomes[teammate.handle] = 'failed';

@@ -156,6 +156,15 @@ export class Teammates {
     return doc;
   }
 
+  /**
+   * Every Slack user linked to a teammate, with its handle: one read of the links, whatever the team's size (a link
+   * may outlive its teammate's registration or belong to a disabled one: check the teammate before using it).
+   */
+  async slackLinks(): Promise<Array<{ slackUser: string; handle: string }>> {
+    const links = await this.store.slackLinks.find({}, { projection: { handle: 1 } }).toArray();
+    return links.map((link) => ({ slackUser: link._id, handle: link.handle }));
+  }
+
   async bySlackUser(slackUserId: string): Promise<AgentDoc | null> {
     const link = await this.store.slackLinks.findOne({ _id: slackUserId });
     if (!link) return null;

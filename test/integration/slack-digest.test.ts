@@ -1,11 +1,9 @@
 // The daily digest through the real worker, the fake Slack and an injected clock: each person's digest at 09:30 in
 // their own Slack time zone (users.info), weekdays only, oldest first with the DM's buttons, skipped when there is
 // nothing, off with its button, and posted exactly once per person and local day (also across a lost answer).
-import { Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
-import { DIGEST_SCHEDULER_ID, DIGEST_TICK_JOB } from '../../bot/digest/daily-digest';
 import { DIGEST_ACTION_IDS } from '../../bot/views/daily-digest';
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
+import { digestTicks, nextWeekdayMorning, type DigestTicks } from '../helpers/digest-ticks';
 import { sendHandoff } from '../helpers/handoffs';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { clickButton } from '../helpers/slack-requests';
@@ -23,19 +21,8 @@ let slack: FakeSlack;
 let relay: TestRelay;
 let clock: TestClock;
 let probe: SlackQueueProbe;
-let connection: Redis;
-let verify: Queue;
-let events: QueueEvents;
-let eventsConnection: Redis;
+let ticks: DigestTicks;
 const ids: Record<string, string> = {};
-
-/** The first weekday 08:45 UTC (09:45 in Berlin, 03:45 in New York, same date) after now. */
-function nextWeekdayMorning(after: number): number {
-  const t = new Date(after);
-  t.setUTCHours(8, 45, 0, 0);
-  while (t.getTime() <= after + 60_000 || [0, 6].includes(t.getUTCDay())) t.setTime(t.getTime() + DAY);
-  return t.getTime();
-}
 
 /** Moves the relay's clock to `at` (never back). */
 function moveTo(at: number): void {
@@ -44,11 +31,7 @@ function moveTo(at: number): void {
   clock.advance(at - now);
 }
 
-let seq = 0;
-async function tick(): Promise<{ due: number; outcomes: Record<string, string> }> {
-  const job = await verify.add(DIGEST_TICK_JOB, {}, { jobId: `test-tick-${++seq}`, removeOnComplete: false });
-  return job.waitUntilFinished(events, 30_000);
-}
+const tick = () => ticks.tick();
 
 const digests = (user?: string): FakeSlackCall[] =>
   slack
@@ -65,16 +48,8 @@ beforeAll(async () => {
   moveTo(nextWeekdayMorning(Date.now()));
   relay = await startTestRelay({ name: 'slack_digest', slack, clock, env: { RELAY_DIGEST_AT: '09:30' } });
   probe = slackQueueProbe(relay);
-  connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
-  verify = new Queue('verify', { connection, prefix: relay.config.queuePrefix });
-  eventsConnection = connection.duplicate();
-  events = new QueueEvents('verify', { connection: eventsConnection, prefix: relay.config.queuePrefix });
-  await events.waitUntilReady();
-  // The ticks here are the test's own: stop the relay's schedule, and let its first tick (run at start, with nobody
-  // registered yet) finish before anyone is, so no tick of its own can come between.
-  await waitUntil(async () => (await verify.getJobSchedulers()).some((s) => s.key === DIGEST_SCHEDULER_ID), 'the digest schedule');
-  await verify.removeJobScheduler(DIGEST_SCHEDULER_ID);
-  await waitUntil(async () => (await verify.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).every((j) => j.name !== DIGEST_TICK_JOB), 'the first tick to finish');
+  // The ticks here are the test's own, taken before anyone is registered.
+  ticks = await digestTicks(relay);
   const anaKey = await relay.register({ handle: 'ana@acme', slack_user_id: ANA });
   await relay.register({ handle: 'ben@acme', slack_user_id: BEN });
   await relay.register({ handle: 'olga@acme', slack_user_id: OLGA });
@@ -90,10 +65,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await events?.close();
-  eventsConnection?.disconnect();
-  await verify?.close();
-  connection?.disconnect();
+  await ticks?.close();
   await probe?.close();
   await relay?.stop();
   await slack?.close();
