@@ -1,7 +1,7 @@
 // MongoDB adapter: typed collections, indexes, and the access paths picked by the server's capabilities at connect
 // time: MongoDB's atomic conditional writes and indexes, or on FerretDB paths that are all `_id` lookups.
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification, type MongoClientOptions } from 'mongodb';
+import { BSON, MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification, type MongoClientOptions } from 'mongodb';
 import type {
   AgentDoc,
   AgentWriteDoc,
@@ -59,10 +59,12 @@ const IDENTITY_ID = 'identity';
 
 /**
  * How long, and for how many threads, the store keeps the version of a thread this process itself created or wrote
- * last (readThreadFrom): long enough for the jobs of its events to start at this rate, few enough to cost ~1 MiB.
+ * last (readThreadFrom): long enough for the jobs of its events to start, and at most 4 MiB, since only documents
+ * of at most RECENT_THREAD_BYTES are kept (a handoff with a large diff is read back by its jobs instead).
  */
 const RECENT_THREAD_MS = 10_000;
 const RECENT_THREADS = 256;
+const RECENT_THREAD_BYTES = 16 * 1024;
 
 export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
   const info = await db.admin().command({ buildInfo: 1 });
@@ -284,7 +286,13 @@ export class MongoStore {
   async insertThread(doc: ThreadDoc): Promise<void> {
     await this.inserts.threads.insert(doc);
     this.writer.inserted(doc);
-    this.recentThreads.set(doc._id, doc);
+    this.remember(doc);
+  }
+
+  /** Keeps `doc` as the newest version of its thread this process knows (readThreadFrom), when it is small. */
+  private remember(doc: ThreadDoc): void {
+    if (BSON.calculateObjectSize(doc) <= RECENT_THREAD_BYTES) this.recentThreads.set(doc._id, doc);
+    else this.recentThreads.delete(doc._id);
   }
 
   /**
@@ -327,7 +335,7 @@ export class MongoStore {
     };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
     const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from, options));
-    if (written.after) this.recentThreads.set(id, written.after);
+    if (written.after) this.remember(written.after);
     return written;
   }
 

@@ -117,6 +117,16 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     expect(await store.readThread(doc._id)).toMatchObject({ version: doc.version! + 3, status: 'accepted', metadata: { here: 1, there: 2 } });
   });
 
+  test('a large thread (over 16 KiB) is not kept in memory: the job of its event reads it back', async () => {
+    const doc = { ...threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000))), metadata: { notes: 'x'.repeat(20_000) } };
+    const mailbox = await store.placeNewThread(doc);
+    if (mailbox) doc.mailbox = mailbox;
+    await store.insertThread(doc);
+    const seen = commands.length;
+    expect(await store.readThreadFrom(doc._id, doc.version)).toMatchObject({ _id: doc._id, metadata: { notes: doc.metadata.notes } });
+    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(1);
+  });
+
   test('a write left to the next one is seen by every read at once; the next write brings the stored document past both', async () => {
     const thread = await newThread('a@acme', 'b@acme');
     const claim = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, claim: 1 } }), undefined, { applyWithNextWrite: true });
