@@ -32,11 +32,11 @@ export async function routeHandoff(teammates: Teammates, sender: AgentDoc, to: s
 }
 
 async function notFound(teammates: Teammates, target: RecipientTarget, onlyExcluded: boolean): Promise<RelayError> {
-  const cards = await teammates.list({});
+  const vocabulary = await teammates.vocabulary();
   const distinct = (values: string[]) => [...new Set(values)].sort().slice(0, LISTED);
-  const roles = distinct(cards.map((c) => c.role));
-  const skills = distinct(cards.flatMap((c) => c.skills));
-  const owned = distinct(cards.flatMap((c) => c.repos_owned));
+  const roles = distinct(vocabulary.roles);
+  const skills = distinct(vocabulary.skills);
+  const owned = distinct(vocabulary.repos_owned);
   const why = onlyExcluded ? `No teammate but you (or one a block separates you from) matches ${target.label}` : `No active teammate matches ${target.label}`;
   const known =
     target.kind === 'skill' ? `skills that exist: ${skills.join(', ') || 'none'}` : target.kind === 'owner' ? `owned paths: ${owned.join(', ') || 'none'}` : '';

@@ -172,6 +172,18 @@ export class Teammates {
     return agent && agent.status === 'active' ? agent : null;
   }
 
+  /** The roles, skills and owned repos of the active teammates, each once, whatever the team's size. */
+  async vocabulary(): Promise<{ roles: string[]; skills: string[]; repos_owned: string[] }> {
+    if (this.store.directory) return this.store.directory.vocabulary();
+    const active = { status: 'active' } as const;
+    const [roles, skills, repos] = await Promise.all([
+      this.store.agents.distinct('role', active),
+      this.store.agents.distinct('skills', active),
+      this.store.agents.distinct('repos_owned', active),
+    ]);
+    return { roles: roles as string[], skills: skills as string[], repos_owned: repos as string[] };
+  }
+
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
     if (this.store.directory) {

@@ -103,6 +103,12 @@ export class AgentDirectory {
     return found;
   }
 
+  /** The roles, skills and owned repos of the active cards, each once. */
+  async vocabulary(): Promise<{ roles: string[]; skills: string[]; repos_owned: string[] }> {
+    const loaded = await this.passes.read();
+    return { roles: [...loaded.byRole.keys()], skills: [...loaded.bySkill.keys()], repos_owned: [...new Set(loaded.repos.map((r) => r.repo))] };
+  }
+
   /** Those of `handles` that have a webhook endpoint to deliver to (one log read while nothing changed). */
   async withEndpoint(handles: readonly string[]): Promise<string[]> {
     const { endpoints } = await this.passes.read();
