@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, NotificationEndpoint } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import type { Vocabulary } from '../store/agent-directory';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
 import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
@@ -173,7 +174,7 @@ export class Teammates {
   }
 
   /** The roles, skills and owned repos of the active teammates, each once, whatever the team's size. */
-  async vocabulary(): Promise<{ roles: string[]; skills: string[]; repos_owned: string[] }> {
+  async vocabulary(): Promise<Vocabulary> {
     if (this.store.directory) return this.store.directory.vocabulary();
     const active = { status: 'active' } as const;
     const [roles, skills, repos] = await Promise.all([

@@ -34,6 +34,13 @@ export function logEntryId(position: number): string {
  * position its copy was built at, then re-reads the changed cards, all after the call began. Calls made together
  * share a pass only if it started after each of them began (FreshReads), so the bound holds for each.
  */
+/** What the active cards name, each once (Teammates.vocabulary). */
+export interface Vocabulary {
+  roles: string[];
+  skills: string[];
+  repos_owned: string[];
+}
+
 export interface CardFilter {
   role?: string;
   skill?: string;
@@ -104,7 +111,7 @@ export class AgentDirectory {
   }
 
   /** The roles, skills and owned repos of the active cards, each once. */
-  async vocabulary(): Promise<{ roles: string[]; skills: string[]; repos_owned: string[] }> {
+  async vocabulary(): Promise<Vocabulary> {
     const loaded = await this.passes.read();
     return { roles: [...loaded.byRole.keys()], skills: [...loaded.bySkill.keys()], repos_owned: [...new Set(loaded.repos.map((r) => r.repo))] };
   }
