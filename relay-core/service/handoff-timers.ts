@@ -18,9 +18,9 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 // - arm(thread): after every event of the thread (a `verify` job the event publisher adds), the next step is
 //   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
 //   id is thread + step + attempt. A final state removes the document.
-// - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the due
-//   entry and the delayed job beside the thread insert, the row once the thread is stored (group-committed with the
-//   rows of concurrent creates: store.inserts.timers). Its `thread.created` event then goes out without an arm job
+// - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the step
+//   worked out beside the thread insert, then, once the thread is stored, the due entry and the delayed job, then the
+//   row (group-committed with the rows of concurrent creates: store.inserts.timers). Its `thread.created` event then goes out without an arm job
 //   (EventThread.timer_armed): a create writes the row only after its job and due entry, and any later event has its
 //   own job that re-reads the thread. Without a row (the create's arm failed, its zone was not known yet, or its
 //   process died first and the outbox sweep published the event) the `thread.created` job (armAfter) arms from the
@@ -134,10 +134,12 @@ export class HandoffTimers {
   }
 
   /**
-   * The new thread's first step, for the create that is writing `thread`: its due entry and delayed job now (alone
-   * they are harmless: a job without a row fires nothing, a due entry is checked against the row), and the returned
-   * function inserts the row, to be called once the thread is stored. A duplicate row was written by a later event's
-   * arm and stays. Null: the thread has no step (every step turned off), or its zone is not known yet.
+   * The new thread's first step, for the create that is writing `thread`: worked out now (no write), and the returned
+   * function stores it once the thread is stored, while the thread's event goes on its queues: its due entry and
+   * delayed job first (alone they are harmless: a job without a row fires nothing, a due entry is checked against the
+   * row), then the row, so a row always has its due entry. So the create's thread insert (and its DM's job) waits for
+   * no timer write. A duplicate row was written by a later event's arm and stays. Null: the thread has no step (every
+   * step turned off), or its zone is not known yet.
    */
   async armFirst(thread: ThreadDoc): Promise<(() => Promise<void>) | null> {
     const { store, clock } = this.deps;
@@ -145,8 +147,8 @@ export class HandoffTimers {
     if (!next) return null;
     const now = clock.now();
     const timer: TimerDoc = { _id: thread._id, step: next.step, due_at: next.due, attempt: 0, status: thread.status, armed_at: now };
-    await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), this.addJob(timer, now)]);
     return async () => {
+      await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), this.addJob(timer, now)]);
       try {
         await store.inserts.timers.insert(timer);
       } catch (error) {

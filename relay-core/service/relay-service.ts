@@ -240,7 +240,7 @@ export class RelayService {
     } else if (policy) {
       doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     }
-    // The first timer step is armed beside the thread write (its row once the thread is in), so the
+    // The first timer step is worked out beside the thread write and stored once the thread is in, so the
     // thread.created event needs no arm job; a held create has no steps until it is approved.
     const firstTimer = held ? null : this.armFirstTimer(doc);
     let rowStored: Promise<boolean> = Promise.resolve(false);
@@ -256,10 +256,10 @@ export class RelayService {
           if (!isDuplicateKey(error)) throw error;
           return null;
         }
-        const insertRow = await firstTimer;
-        if (!insertRow) return doc;
-        // The row goes in while the event goes on its queues (the DM and webhook jobs need no row).
-        rowStored = insertRow();
+        const storeStep = await firstTimer;
+        if (!storeStep) return doc;
+        // The step's due entry and row go in while the event goes on its queues (the DM and webhook jobs need neither).
+        rowStored = storeStep();
         return { ...doc, timer_armed: true };
       },
       // Without the row after all, the event goes again without timer_armed, which adds its arm job.
@@ -275,8 +275,8 @@ export class RelayService {
   }
 
   /**
-   * Starts arming a new thread's first timer step; resolves to what writes its row, which answers whether the row is
-   * stored. Never rejects: without the row, the thread.created arm job arms the step.
+   * Starts working out a new thread's first timer step; resolves to what stores it (its due entry and row), which
+   * answers whether the row is stored. Never rejects: without the row, the thread.created arm job arms the step.
    */
   private armFirstTimer(doc: ThreadDoc): Promise<(() => Promise<boolean>) | null> | null {
     const timers = this.timers;
@@ -286,7 +286,7 @@ export class RelayService {
       return false;
     };
     return timers.armFirst(doc).then(
-      (insertRow) => (insertRow ? () => insertRow().then(() => true, failed) : null),
+      (storeStep) => (storeStep ? () => storeStep().then(() => true, failed) : null),
       (error: Error) => {
         failed(error);
         return null;

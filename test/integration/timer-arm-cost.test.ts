@@ -122,6 +122,10 @@ test('a create arms its first timer with two FerretDB commands in all (the due e
   // timers, insert timer_due; then its job with nothing to do). The marks of a minute (and hour) are written once, by the bucket's first create.
   const marks = timerCommands.filter((c) => c.startsWith('insert timer_due_marks '));
   expect(timerCommands.filter((c) => !marks.includes(c))).toEqual([expect.stringMatching(/^insert timer_due due:/), `insert timers ${id}`]);
+  // The thread goes in before either: its insert (and so its DM's job) waits for no timer write.
+  const at = (prefix: string) => sent.findIndex((c) => c.startsWith(prefix));
+  expect(at(`insert threads ${id}`)).toBeGreaterThanOrEqual(0);
+  expect(at(`insert threads ${id}`)).toBeLessThan(at('insert timer_due due:'));
   expect(marks.length).toBeLessThanOrEqual(2);
   expect(threadReads(sent.slice(sent.indexOf(`insert timers ${id}`)), id)).toEqual([]);
 
