@@ -20,11 +20,11 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 //   id is thread + step + attempt. A final state removes the document.
 // - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the step
 //   worked out beside the thread insert, then, once the thread is stored, the due entry and the delayed job, then the
-//   row (group-committed with the rows of concurrent creates: store.inserts.timers). Its `thread.created` event then goes out without an arm job
-//   (EventThread.timer_armed): a create writes the row only after its job and due entry, and any later event has its
-//   own job that re-reads the thread. Without a row (the create's arm failed, its zone was not known yet, or its
-//   process died first and the outbox sweep published the event) the `thread.created` job (armAfter) arms from the
-//   row if there is one, else in full from the thread.
+//   row (group-committed with the rows of concurrent creates: store.inserts.timers). Its `thread.created` event then
+//   goes out without an arm job (EventThread.timer_armed): a create writes the row only after its job and due entry,
+//   and any later event has its own job that re-reads the thread. Without a row (the create's arm failed, its zone
+//   was not known yet, or its process died first and the outbox sweep published the event) the `thread.created` job
+//   (armAfter) arms from the row if there is one, else in full from the thread.
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
 //   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
