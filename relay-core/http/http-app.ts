@@ -8,6 +8,7 @@ import { constantTimeEqual } from '../ops/api-keys';
 import { RelayError, invalidParams } from '../domain/errors';
 import { adminAuth, bearer, teammateAuth } from './bearer-auth';
 import { requireJsonContentType } from './json-content-type';
+import { failureAnswer } from '../jsonrpc/failure-answer';
 import { jsonRpcError } from '../jsonrpc/json-rpc-error';
 import { requestContext, requestId } from '../ops/request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
@@ -242,7 +243,10 @@ export function finishHttpApp(app: express.Express, log: Logger): void {
       }
       return restError(res, err);
     }
+    // The relay's own failure: unavailable (503, Retry-After) when its database or queue cannot be reached, else internal.
+    const answer = failureAnswer(error);
     log.error({ err: error, request_id: requestId(res) }, 'unexpected error in HTTP route');
-    restError(res, new RelayError('internal', 'Internal error; the request id identifies it in the logs'));
+    if (answer.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(answer.retryAfterSeconds));
+    restError(res, answer.error);
   });
 }

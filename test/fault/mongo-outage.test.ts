@@ -1,5 +1,6 @@
 // Fault: the relay loses its database. A request whose API key cannot be looked up is the relay's failure,
-// not the caller's: 503 with the relay's error shape (JSON-RPC on /a2a and /mcp, REST elsewhere), never a 401.
+// not the caller's: 503 with the relay's error shape (JSON-RPC on /a2a and /mcp, REST elsewhere), never a 401; and
+// a REST route that cannot reach it answers 503 with Retry-After too, never a 500.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let relay: TestRelay;
@@ -30,6 +31,17 @@ test('a REST route with a key the relay cannot look up answers 503 unavailable i
   const { status, body } = await relay.rest('GET', '/agents/me', key);
   expect(status).toBe(503);
   expect(body).toEqual({ code: 'unavailable', message: expect.stringMatching(/retry/), request_id: expect.any(String) });
+});
+
+test('an admin route, whose key needs no lookup, answers 503 unavailable with Retry-After when its write cannot reach the database', async () => {
+  const response = await fetch(`${relay.url}/admin/agents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${relay.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ handle: 'later@acme', display_name: 'Later', role: 'backend' }),
+  });
+  expect(response.status).toBe(503);
+  expect(response.headers.get('retry-after')).toBe('2');
+  expect(await response.json()).toEqual({ code: 'unavailable', message: expect.stringMatching(/retry/), request_id: expect.any(String) });
 });
 
 test('without a key the answer is still 401: no lookup was needed', async () => {
