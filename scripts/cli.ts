@@ -7,6 +7,7 @@ import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/con
 import { createLogger } from '../relay-core/ops/logger';
 import { ensureFerretDbBinary } from './local-services/ferretdb-build';
 import { startFerretDb } from './local-services/ferretdb';
+import { keepRunning } from './local-services/keep-running';
 import { ensureRedis } from './local-services/redis';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
 import { mcpClientConfig } from '../mcp/client-config';
@@ -33,13 +34,22 @@ Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY,
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-/** MONGODB_URL, or the embedded FerretDB under the data directory (started now; its stop is pushed on `stops`). */
-async function storeUrl(config: ReturnType<typeof loadConfig>, stops: Array<() => Promise<void>>): Promise<string> {
+/**
+ * MONGODB_URL, or the embedded FerretDB under the data directory (started now; its stop is pushed on `stops`). With
+ * `onGiveUp`, a FerretDB that dies is started again on the same port and data (keep-running.ts).
+ */
+async function storeUrl(config: ReturnType<typeof loadConfig>, stops: Array<() => Promise<void>>, onGiveUp?: (reason: string) => void): Promise<string> {
   if (config.mongodbUrl) return config.mongodbUrl;
   const dataDir = resolve(config.dataDir, 'ferretdb');
   await ensureFerretDbBinary(say);
   const ferret = await startFerretDb({ dataDir, log: say });
-  stops.push(() => ferret.stop());
+  if (onGiveUp) {
+    const again = () => startFerretDb({ dataDir, port: ferret.port, log: say });
+    const kept = keepRunning(ferret, again, { name: 'FerretDB', where: `127.0.0.1:${ferret.port}`, log: say, onGiveUp });
+    stops.push(() => kept.stop());
+  } else {
+    stops.push(() => ferret.stop());
+  }
   say(`FerretDB (SQLite under ${dataDir}) on ${ferret.url}`);
   return ferret.url;
 }
@@ -48,10 +58,17 @@ async function start(): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger(config.logLevel);
   const stops: Array<() => Promise<void>> = [];
+  let stopping = false;
+  // A local service that dies and cannot be started again stops the relay, rather than leave it answering errors.
+  const gaveUp = (reason: string) => void shutdown(`${reason}; stopping the relay`, 1);
 
-  const mongodbUrl = await storeUrl(config, stops);
-  const redis = await ensureRedis(config.redisUrl, say);
-  if (redis.started) stops.push(() => redis.stop());
+  const mongodbUrl = await storeUrl(config, stops, gaveUp);
+  // A redis-server started here keeps its jobs in .data/redis: deliveries and retries waiting survive it.
+  const redis = await ensureRedis(config.redisUrl, say, { dataDir: resolve(config.dataDir, 'redis') });
+  if (redis.started) {
+    const kept = keepRunning(redis, redis.startAgain, { name: 'redis-server', where: redis.where, log: say, onGiveUp: gaveUp });
+    stops.push(() => kept.stop());
+  }
 
   let adminKey = config.adminKey;
   if (!adminKey) {
@@ -66,11 +83,10 @@ async function start(): Promise<void> {
   const slack = config.slack ? `on (HTTP at ${config.publicUrl}/slack/events)` : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)';
   say(`handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · Slack: ${slack}`);
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
+  async function shutdown(why: string, exitCode = 0): Promise<void> {
     if (stopping) return;
     stopping = true;
-    say(`${signal}: draining (no new requests or jobs; running ones finish) and stopping…`);
+    say(`${why}: draining (no new requests or jobs; running ones finish) and stopping…`);
     // Past the grace period, exit anyway: a job cut short is taken up again by another worker (stalled-job recovery).
     setTimeout(() => {
       say(`still draining after ${config.shutdownGraceMs} ms (RELAY_SHUTDOWN_GRACE_MS); exiting with running work unfinished`);
@@ -84,8 +100,8 @@ async function start(): Promise<void> {
       });
     }
     await new Promise<void>((resolve) => log.flush(() => resolve()));
-    process.exit(failed ? 1 : 0);
-  };
+    process.exit(failed ? 1 : exitCode);
+  }
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }

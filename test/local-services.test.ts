@@ -5,9 +5,11 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { ferretDbEnv, sqliteUrl, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
+import { keepRunning } from '../scripts/local-services/keep-running';
 import { findFreePort } from '../scripts/local-services/ports';
 import { ensureRedis, startRedis } from '../scripts/local-services/redis';
 import { testMongoUrl, testRedisUrl, uniqueName } from './helpers/test-env';
+import { waitUntil } from './helpers/wait-until';
 
 const noLog = () => {};
 
@@ -40,6 +42,21 @@ async function redisPing(url: string): Promise<string> {
   } finally {
     if (client.status !== 'end') client.disconnect(); // else ioredis keeps a 2 s timer alive
   }
+}
+
+async function withRedis<T>(url: string, use: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The process id a Redis reports (INFO server). */
+async function redisPid(url: string): Promise<number> {
+  return withRedis(url, async (client) => Number(/process_id:(\d+)/.exec(await client.info('server'))![1]));
 }
 
 let tmpRoot: string;
@@ -189,6 +206,38 @@ describe('ensureRedis', () => {
 
     await redis.stop();
     await expect(redisPing(url)).rejects.toThrow();
+  });
+
+  it('starts the redis-server it started again, on the same port and data, when it is killed; and not once stopped', async () => {
+    const url = `redis://127.0.0.1:${await findFreePort()}`;
+    const dataDir = path.join(tmpRoot, 'redis-kept');
+    const lines: string[] = [];
+    const redis = await ensureRedis(url, noLog, { dataDir });
+    if (!redis.started) throw new Error('expected a redis-server to be started');
+    const kept = keepRunning(redis, redis.startAgain, { name: 'redis-server', where: redis.where, log: (line) => lines.push(line), onGiveUp: noLog });
+    cleanups.push(kept.stop);
+    const pid = await redisPid(url);
+    // Acknowledged writes, the last just before the kill: a queue's jobs are such writes.
+    await withRedis(url, async (client) => {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => client.rpush('jobs', `job ${i}`)));
+      await client.set('last', 'written');
+    });
+
+    process.kill(pid, 'SIGKILL');
+    await waitUntil(async () => lines.length === 2, 'redis-server to be started again', 10_000);
+    expect(lines).toEqual([`redis-server exited on SIGKILL; starting redis-server again on ${redis.where} (try 1 of 6)…`, `redis-server is running again on ${redis.where}`]);
+    expect(await redisPid(url)).not.toBe(pid);
+    await withRedis(url, async (client) => {
+      expect(await client.llen('jobs')).toBe(100);
+      expect(await client.get('last')).toBe('written');
+    });
+
+    await kept.stop();
+    await expect(redisPing(url)).rejects.toThrow();
+    // And the next start on the same data has them too.
+    const again = await ensureRedis(url, noLog, { dataDir });
+    cleanups.push(again.stop);
+    await withRedis(url, async (client) => expect(await client.lrange('jobs', -1, -1)).toEqual(['job 99']));
   });
 
   it('names REDIS_URL and hides the password when it can neither reach nor start Redis', async () => {

@@ -18,6 +18,8 @@ export interface RunningFerretDb {
   /** Its Prometheus metrics (`/debug/metrics`), when started with `debugPort`. */
   metricsUrl: string | null;
   dataDir: string;
+  /** Resolves, with how, once the FerretDB process has exited. */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -59,7 +61,7 @@ async function startFerretDbOnce(bin: string, dataDir: string, port: number, deb
     await proc.stop();
     throw err;
   }
-  return { url, port, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, stop: proc.stop };
+  return { url, port, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, exited: proc.exited, stop: proc.stop };
 }
 
 /**

@@ -1,9 +1,11 @@
 // Local services: a Redis on REDIS_URL (a loopback redis-server is started when refused), or a private one.
 import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { Redis } from 'ioredis';
 import { errorMessage, findOnPath, keepTail, supervise, waitUntilReady, type Log } from './child-process';
+import type { Restartable } from './keep-running';
 import { onFreePort } from './ports';
 
 const REDIS_READY_TIMEOUT_MS = 10_000;
@@ -11,13 +13,19 @@ const REDIS_READY_TIMEOUT_MS = 10_000;
 export interface EnsureRedisOptions {
   /** PATH-style directory list searched for `redis-server`; defaults to process.env.PATH. */
   path?: string;
+  /**
+   * Where a redis-server started here keeps its append-only file, so the queues' jobs (deliveries waiting, webhook
+   * retries hours away) survive it being killed or restarted. Unset: it keeps nothing on disk.
+   */
+  dataDir?: string;
 }
 
-export async function ensureRedis(
-  url: string,
-  log: Log,
-  opts: EnsureRedisOptions = {},
-): Promise<{ started: boolean; stop(): Promise<void> }> {
+/** An answering Redis left alone, or the redis-server started for REDIS_URL (with how to start it again there). */
+export type EnsuredRedis =
+  | { started: false; stop(): Promise<void> }
+  | { started: true; where: string; exited: Promise<string>; stop(): Promise<void>; startAgain(): Promise<Restartable> };
+
+export async function ensureRedis(url: string, log: Log, opts: EnsureRedisOptions = {}): Promise<EnsuredRedis> {
   const target = parseRedisUrl(url);
   const unreachable = (reason: string) => new Error(`REDIS_URL: cannot reach ${target.safeUrl} (${reason})`);
 
@@ -32,8 +40,9 @@ export async function ensureRedis(
 
   log(`Starting redis-server on ${target.host}:${target.port}…`);
   try {
-    const redis = await startRedisServer(redisServer, target.host, target.port, url);
-    return { started: true, stop: redis.stop };
+    const start = () => startRedisServer(redisServer, target.host, target.port, url, opts.dataDir);
+    const redis = await start();
+    return { started: true, where: `${target.host}:${target.port}`, exited: redis.exited, stop: redis.stop, startAgain: start };
   } catch (err) {
     throw unreachable(`${reason}; starting redis-server failed: ${redact(errorMessage(err), target.password)}`);
   }
@@ -54,10 +63,18 @@ export async function startRedis(opts: {
   });
 }
 
-async function startRedisServer(bin: string, host: string, port: number, url: string) {
-  const args = ['--port', String(port), '--bind', host, '--save', '', '--appendonly', 'no', '--daemonize', 'no'];
-  // cwd in the temp dir: whatever Redis might write never lands in the repository.
-  const child = spawn(bin, args, { cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+async function startRedisServer(bin: string, host: string, port: number, url: string, dataDir?: string) {
+  const args = ['--port', String(port), '--bind', host, '--save', '', '--daemonize', 'no'];
+  if (dataDir) {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    // Every write is in the append-only file before Redis answers it (fsynced each second): a killed redis-server
+    // comes back with every job it had acknowledged. No RDB snapshots: the AOF is the one copy.
+    args.push('--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec');
+  } else {
+    args.push('--appendonly', 'no');
+  }
+  // cwd in the data dir or the temp dir: whatever Redis might write never lands in the repository.
+  const child = spawn(bin, args, { cwd: dataDir ?? os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
   const output = keepTail(child);
   const proc = supervise(child, 'redis-server');
   try {
@@ -74,7 +91,7 @@ async function startRedisServer(bin: string, host: string, port: number, url: st
     await proc.stop();
     throw err;
   }
-  return { stop: proc.stop, kill: proc.kill };
+  return { exited: proc.exited, stop: proc.stop, kill: proc.kill };
 }
 
 /** undefined when the server answers PING; otherwise why not, and whether the port refused. */

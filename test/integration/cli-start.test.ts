@@ -118,11 +118,36 @@ describe('handoff-relay start with zero configuration', () => {
     }
   });
 
+  test('starts its FerretDB again when it dies, on the same port and data, and serves again', async () => {
+    const ferretPid = async () => Number((await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`])).stdout.trim());
+    const before = await ferretPid();
+    process.kill(before, 'SIGKILL');
+    await waitUntil(async () => output.includes('FerretDB is running again'), `FerretDB to be started again; output so far:\n${output}`, 30_000);
+    expect(output).toMatch(/FerretDB exited on SIGKILL; starting FerretDB again on 127\.0\.0\.1:\d+ \(try 1 of \d+\)…/);
+    expect(await ferretPid()).not.toBe(before);
+    await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 'the relay to be ready again', 15_000);
+
+    // What it held before is there, and it takes writes again.
+    const { stdout } = await run('node', [CLI, 'register', '--handle', 'after-restart@acme', '--name', 'After restart', '--role', 'qa'], {
+      env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+    });
+    const apiKey = /hr_[0-9a-f]{12}_\S+/.exec(stdout)![0];
+    const listed = await fetch(`${url}/a2a`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'agents/list', params: {} }),
+    });
+    const handles = ((await listed.json()) as { result: { teammates: Array<{ handle: string }> } }).result.teammates.map((t) => t.handle);
+    expect(handles).toEqual(expect.arrayContaining(['web-dev@acme', 'after-restart@acme']));
+  });
+
   test('stops cleanly on SIGTERM, taking its FerretDB with it', async () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    // Stopped, not started again.
+    await expect(run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`])).rejects.toMatchObject({ code: 1 });
   });
 });
 
