@@ -77,6 +77,8 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'conversations.history': ['im:history', 'channels:history', 'groups:history'],
   'conversations.replies': ['im:history', 'channels:history', 'groups:history'],
   'users.info': ['users:read'],
+  // The digest learns many people's time zones at once.
+  'users.list': ['users:read'],
   // A message shortcut's permalink; chat.getPermalink needs no scope.
   'chat.getPermalink': [],
   'chat.unfurl': ['links:write'],

@@ -16,7 +16,7 @@ import type { DigestPrefs } from './digest-prefs';
 import { digestDueDay } from './local-time';
 
 // Who is due is decided from the relay's clock (injected: tests move it) and each linked person's Slack time zone
-// (users.info, cached for hours): a tick reads the Slack links and, of the teammates, only those due. The lists come
+// (users.info, or users.list pages when many are unknown; cached for hours): a tick reads the Slack links and, of the teammates, only those due. The lists come
 // from the mailbox lists (relay.listThreads), never a scan.
 
 export const DIGEST_TICK_JOB = 'slack-digest-tick';
@@ -25,6 +25,13 @@ export const DIGEST_SCHEDULER_ID = 'slack-digest';
 /** How often the tick runs: a digest goes out within this long after the local hour. */
 export const DIGEST_TICK_MS = 15 * 60_000;
 const TZ_CACHE_MS = 6 * 3600_000;
+/**
+ * Past this many linked people whose time zone is not known (the first tick after a start, a team linked at once),
+ * a tick learns them from users.list, 200 people a page, rather than one users.info call each: 10,000 people were
+ * 10,000 calls one after another (Tier 4, about 100 a minute), so the last digests of a tick came over an hour late.
+ */
+const ZONES_BY_LIST_ABOVE = 50;
+const USERS_LIST_PAGE = 200;
 /** The most items read per list: the message shows the oldest that fit, and counts the rest. */
 const LIST_CAP = 500;
 
@@ -66,6 +73,23 @@ export function digestTickHandler(deps: DigestDeps) {
     }
   }
 
+  /** The time zones of `wanted` Slack users, from the workspace's member list; stops once all are found. */
+  async function learnZones(wanted: Set<string>): Promise<void> {
+    let cursor: string | undefined;
+    try {
+      do {
+        const page = await client.users.list({ limit: USERS_LIST_PAGE, ...(cursor ? { cursor } : {}) });
+        for (const member of page.members ?? []) {
+          if (member.id && member.tz && wanted.delete(member.id)) zones.set(member.id, member.tz);
+        }
+        cursor = page.response_metadata?.next_cursor || undefined;
+      } while (cursor && wanted.size > 0);
+    } catch (error) {
+      // Those still unknown are asked one at a time, as for a few.
+      log.warn({ err: slackErrorCode(error) ?? (error as Error).message }, 'digest: users.list failed; asking users.info person by person');
+    }
+  }
+
   /** Every unclaimed (as a candidate), pending and accepted thread on one side, oldest first (pages of the mailbox list, newest first). */
   async function open(teammate: AgentDoc, role: 'recipient' | 'sender'): Promise<ListItem[]> {
     const items: ListItem[] = [];
@@ -101,7 +125,10 @@ export function digestTickHandler(deps: DigestDeps) {
     const now = clock.now();
     let due = 0;
     // Everyone linked to Slack (one read), whose local digest hour has come; only they are read.
-    for (const { slackUser, handle } of await relay.teammates.slackLinks()) {
+    const links = await relay.teammates.slackLinks();
+    const unknown = new Set(links.map((link) => link.slackUser).filter((user) => !zones.get(user)));
+    if (unknown.size > ZONES_BY_LIST_ABOVE) await learnZones(unknown);
+    for (const { slackUser, handle } of links) {
       const tz = await zoneOf(slackUser);
       const day = tz ? digestDueDay(now, tz, deps.at) : null;
       if (!day) continue;

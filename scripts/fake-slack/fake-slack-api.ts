@@ -257,6 +257,7 @@ class FakeSlackServer implements FakeSlack {
     'chat.update': (a) => this.update(a),
     'chat.postEphemeral': (a) => this.postEphemeral(a),
     'users.info': (a) => this.usersInfo(a),
+    'users.list': (a) => this.usersList(a),
     'chat.getPermalink': (a) => this.getPermalink(a),
     'chat.unfurl': (a) => this.unfurl(a),
     'views.open': (a) => this.viewsOpen(a),
@@ -738,6 +739,13 @@ class FakeSlackServer implements FakeSlack {
     return user ? { ok: true, user } : fail('user_not_found');
   }
 
+  /** Every member of the workspace (the bot too), in the order added, a page at a time (limit 1..1000 as Slack allows). */
+  private usersList(a: Args): Body {
+    const page = this.pageOf([...this.users.values()], a, 1_000);
+    if ('error' in page) return page.error;
+    return { ok: true, members: page.items, cache_ts: Math.floor(Date.now() / 1000), response_metadata: page.metadata };
+  }
+
   /** A message's permalink (no scope needed): the channel must be known and hold a message with that ts. */
   private getPermalink(a: Args): Body {
     const channel = this.knownChannel(a.channel);
@@ -945,20 +953,26 @@ class FakeSlackServer implements FakeSlack {
     });
   }
 
-  /** Cursor pagination: the cursor is opaque to callers (here, the offset); limit 1..999, default 100. */
+  /** Cursor pagination for conversations.history and .replies: limit 1..999, default 100. */
   private page(items: FakeSlackMessage[], a: Args, show: (m: FakeSlackMessage) => Body): Body {
+    const page = this.pageOf(items, a, 999);
+    if ('error' in page) return page.error;
+    return { ok: true, messages: page.items.map(show), has_more: page.metadata.next_cursor !== '', pin_count: 0, response_metadata: page.metadata };
+  }
+
+  /** Cursor pagination: the cursor is opaque to callers (here, the offset); a limit above `max` gives `max`, default 100. */
+  private pageOf<T>(items: T[], a: Args, max: number): { items: T[]; metadata: { next_cursor: string } } | { error: Body } {
     const limit = a.limit === undefined ? 100 : Number(a.limit);
-    if (!Number.isInteger(limit) || limit < 1) return fail('invalid_limit');
+    if (!Number.isInteger(limit) || limit < 1) return { error: fail('invalid_limit') };
     let offset = 0;
     if (present(a.cursor)) {
       const decoded = /^offset:(\d+)$/.exec(Buffer.from(String(a.cursor), 'base64').toString('utf8'));
-      if (!decoded) return fail('invalid_cursor');
+      if (!decoded) return { error: fail('invalid_cursor') };
       offset = Number(decoded[1]);
     }
-    const slice = items.slice(offset, offset + Math.min(limit, 999));
-    const hasMore = offset + slice.length < items.length;
-    const next = hasMore ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
-    return { ok: true, messages: slice.map(show), has_more: hasMore, pin_count: 0, response_metadata: { next_cursor: next } };
+    const slice = items.slice(offset, offset + Math.min(limit, max));
+    const next = offset + slice.length < items.length ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
+    return { items: slice, metadata: { next_cursor: next } };
   }
 
   // --- slack-delivery additions: Socket Mode --------------------------------------------------

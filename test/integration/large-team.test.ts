@@ -1,6 +1,7 @@
 // The daily digest in a team of more than 500 teammates, most of them not on Slack: every linked teammate whose hour
 // has come gets a digest, wherever its handle sorts, and a tick reads the Slack links and only the teammates due
-// (it read every teammate's document, the first 500 by handle only, every 15 minutes).
+// (it read every teammate's document, the first 500 by handle only, every 15 minutes); many people linked at once
+// have their time zones read from users.list pages (it was one users.info call each).
 import type { CommandStartedEvent } from 'mongodb';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { digestTicks, nextWeekdayMorning, type DigestTicks } from '../helpers/digest-ticks';
@@ -80,4 +81,24 @@ test('past the 500th teammate, each linked teammate whose hour has come gets a d
   // At most Zoe, Zack and Yara (disabled: read, then skipped) unless cached; never the 505 without Slack, nor Nick,
   // whose hour has not come.
   expect(agentReads.filter((id) => !['zoe@acme', 'zack@acme', 'yara@acme'].includes(id.split(':')[0]!))).toEqual([]);
+});
+
+test('many people linked since the last tick get their time zones from users.list, a page of 200 at a time, not a users.info call each', async () => {
+  // A workspace of about 365 people: 300 not on the team come first, so the newly linked ones are on the second page.
+  for (let i = 0; i < 300; i++) slack.addUser(`U0WS${String(i).padStart(3, '0')}`, { tz: 'Asia/Tokyo' });
+  const linked = Array.from({ length: 60 }, (_, i) => `U0NEW${String(i).padStart(2, '0')}`);
+  for (const user of linked) slack.addUser(user, { tz: 'Europe/Berlin' });
+  for (let start = 0; start < linked.length; start += 20) {
+    await Promise.all(linked.slice(start, start + 20).map((user, i) => relay.register({ handle: `new${start + i}@acme`, slack_user_id: user })));
+  }
+  const infoBefore = slack.callsTo('users.info').length;
+  const listBefore = slack.callsTo('users.list').length;
+
+  const result = await ticks.tick();
+
+  const pages = slack.callsTo('users.list').slice(listBefore);
+  expect(pages.map((c) => [String(c.args.limit), Boolean(c.args.cursor)])).toEqual([['200', false], ['200', true]]);
+  expect(slack.callsTo('users.info').slice(infoBefore).map((c) => c.args.user)).toEqual([]);
+  // Their digest hour (09:30 Berlin) has come, so each of them was due.
+  expect(linked.map((_, i) => result.outcomes[`new${i}@acme`])).toEqual(linked.map(() => expect.any(String)));
 });
