@@ -269,7 +269,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     let digestScheduled = !slackClient;
     const scheduleDigest = async () => {
       if (digestScheduled) return;
-      await scheduleDigestTick(queues.verify, config.digestAt).then(
+      await scheduleDigestTick(queues.verify, config.digestAt, { redis: producer }).then(
         () => (digestScheduled = true),
         (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
       );
@@ -289,10 +289,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     void sweep();
     sweepTimer = setInterval(sweep, sweepIntervalMs);
     sweepTimer.unref();
+    // The digest's schedule again, when a Redis that came back empty lost it (scheduleDigestTick's marker tells).
+    const rescheduleLostDigest = async () => {
+      if (!slackClient || !digestScheduled) return;
+      await scheduleDigestTick(queues.verify, config.digestAt, { redis: producer, onlyIfLost: true }).catch((error: Error) =>
+        log.warn({ err: error.message }, 'digest schedule not checked; the next timer sweep does'),
+      );
+    };
     // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
-      timerSweeping ??= timers
-        .sweep()
+      timerSweeping ??= rescheduleLostDigest()
+        .then(() => timers.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
         .finally(() => (timerSweeping = undefined));
       return timerSweeping;

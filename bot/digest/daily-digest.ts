@@ -2,6 +2,7 @@
 // due digest exactly once per person and local day (delivery/digest-post.ts).
 import type { Job, Queue } from 'bullmq';
 import type { WebClient } from '@slack/web-api';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from '../../relay-core/domain/clock';
 import type { AgentDoc } from '../../relay-core/domain/documents';
@@ -22,6 +23,8 @@ import { digestDueDay } from './local-time';
 export const DIGEST_TICK_JOB = 'slack-digest-tick';
 /** The job scheduler that adds the tick (BullMQ runs an `every` scheduler once at once, then every interval). */
 export const DIGEST_SCHEDULER_ID = 'slack-digest';
+/** The key (under the verify queue's) set beside the schedule, so a Redis that lost it can be told. */
+const DIGEST_SCHEDULED_MARKER = 'digest-scheduled';
 /** How often the tick runs: a digest goes out within this long after the local hour. */
 export const DIGEST_TICK_MS = 15 * 60_000;
 const TZ_CACHE_MS = 6 * 3600_000;
@@ -46,13 +49,27 @@ export interface DigestDeps {
   at: DigestTime | null;
 }
 
-/** Starts (or, with the digest off, removes) the repeatable tick on the `verify` queue. */
-export async function scheduleDigestTick(queue: Queue, at: DigestTime | null, everyMs = DIGEST_TICK_MS): Promise<void> {
+/**
+ * Starts (or, with the digest off, removes) the repeatable tick on the `verify` queue, and sets a marker key beside
+ * it. Setting it up runs a tick at once, so it is done at start; with `onlyIfLost` (the worker's timer sweep), only
+ * when the marker is gone: a Redis that came back empty lost the schedule with it, and digests would stop until the
+ * next start. A schedule removed on purpose (the tests' own ticks) keeps its marker and stays removed.
+ */
+export async function scheduleDigestTick(
+  queue: Queue,
+  at: DigestTime | null,
+  opts: { redis: Pick<Redis, 'exists' | 'set' | 'del'>; onlyIfLost?: boolean; everyMs?: number },
+): Promise<void> {
+  const marker = queue.toKey(DIGEST_SCHEDULED_MARKER);
   if (!at) {
+    if (opts.onlyIfLost) return;
     await queue.removeJobScheduler(DIGEST_SCHEDULER_ID);
+    await opts.redis.del(marker);
     return;
   }
-  await queue.upsertJobScheduler(DIGEST_SCHEDULER_ID, { every: everyMs }, { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } });
+  if (opts.onlyIfLost && (await opts.redis.exists(marker))) return;
+  await queue.upsertJobScheduler(DIGEST_SCHEDULER_ID, { every: opts.everyMs ?? DIGEST_TICK_MS }, { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } });
+  await opts.redis.set(marker, '1');
 }
 
 export function digestTickHandler(deps: DigestDeps) {
