@@ -17,8 +17,8 @@ import type { DigestPrefs } from './digest-prefs';
 import { digestDueDay } from './local-time';
 
 // Who is due is decided from the relay's clock (injected: tests move it) and each linked person's Slack time zone
-// (users.info, or users.list pages when many are unknown; cached for hours): a tick reads the Slack links and, of the teammates, only those due. The lists come
-// from the mailbox lists (relay.listThreads), never a scan.
+// (users.info, or users.list pages when many are unknown; cached for hours): a tick reads the Slack links and, of the
+// teammates, only those due. The lists come from the mailbox lists (relay.listThreads), never a scan.
 
 export const DIGEST_TICK_JOB = 'slack-digest-tick';
 /** The job scheduler that adds the tick (BullMQ runs an `every` scheduler once at once, then every interval). */
@@ -68,7 +68,8 @@ export async function scheduleDigestTick(
     return;
   }
   if (opts.onlyIfLost && (await opts.redis.exists(marker))) return;
-  await queue.upsertJobScheduler(DIGEST_SCHEDULER_ID, { every: opts.everyMs ?? DIGEST_TICK_MS }, { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } });
+  const tick = { name: DIGEST_TICK_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 24 * 3600 } } };
+  await queue.upsertJobScheduler(DIGEST_SCHEDULER_ID, { every: opts.everyMs ?? DIGEST_TICK_MS }, tick);
   await opts.redis.set(marker, '1');
 }
 
