@@ -2,6 +2,7 @@
 import type { AgentDoc, StatusChange, ThreadDoc } from '../../relay-core/domain/documents';
 import type { Intent, ThreadStatus } from '../../relay-core/domain/schemas';
 import { isFinishedRun } from '../../relay-core/domain/run';
+import { stateVersion } from '../../relay-core/domain/thread-lifecycle';
 import { artifactBlocks } from './artifacts';
 import {
   actions,
@@ -190,6 +191,16 @@ function headline(input: DmInput, audience: DmAudience): string {
     const pending = thread.approvals?.find((a) => a.action === 'handoff.create' && a.status === 'pending');
     const who = pending ? [...new Map(pending.approvers.map((a) => [a.label, approverMrkdwn(a)])).values()].join(', ') : '';
     return `*Status: Waiting for approval${who ? ` by ${who}` : ''}*`;
+  }
+  // A change a policy holds (an accept, a complete …) shows from the thread itself, so every redraw keeps saying it
+  // (a notice drawn once after the click was wiped by the sync of the approval's own event, whichever ran last).
+  const held = thread.approvals?.find((a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread));
+  if (held) {
+    const reader = audience === 'recipient' ? thread.to : thread.from;
+    const whose = held.actor === reader ? 'your' : `${nameOf(held.actor === thread.to ? recipient : sender, held.actor)}'s`;
+    const who = [...new Map(held.approvers.map((a) => [a.label, approverMrkdwn(a)])).values()].join(', ');
+    const what = held.action.replace(/^handoff\./, '');
+    return `*Status: ${escapeMrkdwn(line[thread.status])} · ${escapeMrkdwn(whose)} ${what} waits for approval by ${who}*`;
   }
   return `*Status: ${escapeMrkdwn(line[thread.status])}*`;
 }

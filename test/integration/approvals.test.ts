@@ -383,12 +383,16 @@ describe('a held accept (not a create)', () => {
     }, "ops's DM");
     const accept = (dmBlocks(slack, dm!.channel, dm!.ts) as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
     expect((await press(relay, { user: U.ops, channel: dm!.channel, messageTs: dm!.ts, actionId: 'handoff_accept', value: accept.value, responseUrl: slack.responseUrl(`held-${id}`) })).status).toBe(200);
-    await waitUntil(async () => dmText(slack, dm!.channel, dm!.ts).includes('Waiting for approval') || undefined, 'the DM to say it waits');
-    expect(dmText(slack, dm!.channel, dm!.ts)).toContain('holds your Accept until lead@acme approve. It is applied as yours then');
-    expect(dmText(slack, dm!.channel, dm!.ts)).not.toContain('Not accepted');
+    const waits = `*Status: Waiting for you to accept or decline · your accept waits for approval by <@${U.lead}>*`;
+    await waitUntil(async () => dmText(slack, dm!.channel, dm!.ts).includes(waits) || undefined, 'the DM to say it waits');
     const doc = await thread(id);
     expect(doc.status).toBe('pending');
+    // Once the approver's DM is out (the approval's own event, whose sync redraws this DM too), it still says so:
+    // the status line comes from the thread, not from a notice drawn once after the click.
     await approverDm(doc.approvals![0]!.id, U.lead);
+    await waitUntil(async () => (await threadDoc(relay, id)).slack_approvals || undefined, 'the approval DM recorded');
+    expect(dmText(slack, dm!.channel, dm!.ts)).toContain(waits);
+    expect(dmText(slack, dm!.channel, dm!.ts)).not.toContain('Not accepted');
   });
 
   test('approved after the sender cancelled: nothing is applied, and the approval says so', async () => {
