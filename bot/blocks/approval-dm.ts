@@ -1,11 +1,11 @@
 // An approver's DM: exactly what they approve (the handoff as its recipient would see it, or the held call and its
 // arguments), where the approval stands, and Approve / Reject while it is open. Pure; redrawn on every change.
-import { ADMIN_ON_BEHALF, approvalsCount, type ApprovalRecord, type ApproverRef } from '../../relay-core/domain/approval';
+import { ADMIN_ON_BEHALF, approvalsCount, type ApprovalRecord } from '../../relay-core/domain/approval';
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import { stateVersion } from '../../relay-core/domain/thread-lifecycle';
 import { artifactBlocks } from './artifacts';
 import { actions, button, codeBlock, context, divider, header, section, type SlackBlock, type SlackMessage } from './block-kit';
-import { approverMrkdwn, handoffContentBlocks } from './handoff-dm';
+import { approverMrkdwn, approversMrkdwn, handoffContentBlocks } from './handoff-dm';
 import { escapeLine, escapeWithin, inlineCode, plainSafe, slackDate, truncate } from './mrkdwn';
 
 export const APPROVAL_ACTION_IDS = {
@@ -63,7 +63,7 @@ export function shownArgs(args: Record<string, unknown>): Record<string, unknown
 
 function statusLine(input: ApprovalDmInput): string {
   const { thread, record } = input;
-  const approvers = [...new Map(record.approvers.map((a: ApproverRef) => [a.label, approverMrkdwn(a)])).values()].join(', ');
+  const approvers = approversMrkdwn(record.approvers);
   const when = (d: Date | null) => (d ? ` · ${slackDate(d)}` : '');
   const outcome = record.outcome ? `\n_${escapeLine(record.outcome.message, 300)}_` : '';
   switch (record.status) {

@@ -189,7 +189,7 @@ function headline(input: DmInput, audience: DmAudience): string {
   };
   if (thread.status === 'awaiting_approval') {
     const pending = thread.approvals?.find((a) => a.action === 'handoff.create' && a.status === 'pending');
-    const who = pending ? [...new Map(pending.approvers.map((a) => [a.label, approverMrkdwn(a)])).values()].join(', ') : '';
+    const who = pending ? approversMrkdwn(pending.approvers) : '';
     return `*Status: Waiting for approval${who ? ` by ${who}` : ''}*`;
   }
   // A change a policy holds (an accept, a complete …) shows from the thread itself, so every redraw keeps saying it
@@ -198,9 +198,8 @@ function headline(input: DmInput, audience: DmAudience): string {
   if (held) {
     const reader = audience === 'recipient' ? thread.to : thread.from;
     const whose = held.actor === reader ? 'your' : `${nameOf(held.actor === thread.to ? recipient : sender, held.actor)}'s`;
-    const who = [...new Map(held.approvers.map((a) => [a.label, approverMrkdwn(a)])).values()].join(', ');
     const what = held.action.replace(/^handoff\./, '');
-    return `*Status: ${escapeMrkdwn(line[thread.status])} · ${escapeMrkdwn(whose)} ${what} waits for approval by ${who}*`;
+    return `*Status: ${escapeMrkdwn(line[thread.status])} · ${escapeMrkdwn(whose)} ${what} waits for approval by ${approversMrkdwn(held.approvers)}*`;
   }
   return `*Status: ${escapeMrkdwn(line[thread.status])}*`;
 }
@@ -296,6 +295,11 @@ function headerText(input: DmInput, audience: DmAudience): string {
 }
 
 /** An approver as mrkdwn: a Slack mention when there is a Slack user, else the handle in code. */
+/** Each approver once (by label), as approverMrkdwn, comma-separated. */
+export function approversMrkdwn(approvers: ReadonlyArray<{ label: string; slack_user_id: string | null }>): string {
+  return [...new Map(approvers.map((a) => [a.label, approverMrkdwn(a)])).values()].join(', ');
+}
+
 export function approverMrkdwn(approver: { label: string; slack_user_id: string | null }): string {
   if (approver.slack_user_id && SLACK_USER_ID.test(approver.slack_user_id)) return `<@${approver.slack_user_id}>`;
   return inlineCode(approver.label, 140);
