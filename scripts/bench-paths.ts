@@ -8,7 +8,7 @@ import type { AgentDoc, ThreadDoc } from '../relay-core/domain/documents';
 import type { MongoStore } from '../relay-core/store/mongo-store';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { BenchHttpClient } from './bench-http';
-import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
+import { measure, percentile, summarize, type Figures, type PhaseOutput } from './bench-measure';
 import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
 import { bareDeliveryBaseline } from './bench-delivery';
 import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, SeedPlacement, seed, seededAgent, seededHandle, seededThread, seedThreads } from './bench-seed';
@@ -56,6 +56,8 @@ export interface PathFigures extends Figures {
   commandsPerRequest?: number;
   /** The same by command, and finds by collection: `insert 3.0, find:threads 1.0, …`. */
   commandMix?: string;
+  /** Slack delivery only: the DM's latency split at the create's answer, p50 / p99 of each part. */
+  split?: { answer: [number, number]; afterAnswer: [number, number] };
 }
 
 export interface Teammate {
@@ -190,7 +192,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       opts.out(`seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader mailbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`);
       threads = size;
 
-      if (opts.atSize && (first || last)) {
+      if (opts.atSize && (first || last || !opts.measurePaths)) {
         client.close();
         await relay.stop();
         await opts.atSize(size, first, last);
@@ -256,6 +258,11 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       rows.set('Slack delivery (handoff → DM)@1', row);
       const mix = delivery.commandMix === undefined ? '' : `; FerretDB commands per handoff ${delivery.commandsPerRequest!.toFixed(1)} (${delivery.commandMix})`;
       opts.progress(`  Slack delivery at ${size.toLocaleString('en')}: p50 ${delivery.p50.toFixed(1)} ms, p99 ${delivery.p99.toFixed(1)} ms${mix}`);
+      const { answer, afterAnswer } = delivery.split!;
+      opts.out(
+        `Slack delivery at ${size.toLocaleString('en')}: send → create answered p50 ${answer[0].toFixed(1)} / p99 ${answer[1].toFixed(1)} ms, ` +
+          `answered → DM p50 ${afterAnswer[0].toFixed(1)} / p99 ${afterAnswer[1].toFixed(1)} ms; bare baseline p50 ${delivery.baseline!.p50.toFixed(1)} / p99 ${delivery.baseline!.p99.toFixed(1)} ms`,
+      );
       relay = await start();
       client = new BenchHttpClient(relay.url);
     }
@@ -303,6 +310,7 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
       opts.out(`Slack relay at ${size.toLocaleString('en')}: its teammate directory loaded in ${ms.toFixed(0)} ms before the DMs`);
     }
     const sentAt = new Map<string, number>();
+    const answeredAt = new Map<string, number>();
     const count = DELIVERY_COUNT;
     const meter = await cpuMeter([relay.pid, ...(opts.ferretPid ? [opts.ferretPid] : [])]);
     // Everything a handoff costs FerretDB: its create, its DM's job and its webhooks job (the event logs).
@@ -315,7 +323,11 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const marker = `bench-dm ${size}-${i}.`;
       sentAt.set(marker, Date.now());
-      sends.push(client.call(sender.apiKey, 'message/send', { recipient: recipient.handle, intent: 'inform', message: { parts: [{ type: 'text', text: `${marker} The API pages users now.` }] } }).then(() => {}));
+      sends.push(
+        client
+          .call(sender.apiKey, 'message/send', { recipient: recipient.handle, intent: 'inform', message: { parts: [{ type: 'text', text: `${marker} The API pages users now.` }] } })
+          .then(() => void answeredAt.set(marker, Date.now())),
+      );
     }
     await Promise.all(sends);
     const arrived = new Map<string, number>();
@@ -334,10 +346,20 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     const counted = await commands?.read();
     const sent = count + 10;
     // The first ten are the warm-up.
-    const latencies = [...sentAt].slice(10).map(([marker, at]) => (arrived.get(marker) ?? Number.NaN) - at).filter(Number.isFinite);
+    const measured = [...sentAt].slice(10).filter(([marker]) => arrived.has(marker));
+    const latencies = measured.map(([marker, at]) => arrived.get(marker)! - at);
     if (latencies.length < count) opts.out(`Slack delivery at ${size}: only ${latencies.length} of ${count} DMs arrived within 2 minutes`);
+    // Where a DM's time goes: the create until its answer (the job is queued before it answers), then the job.
+    const p50p99 = (values: number[]): [number, number] => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return [percentile(sorted, 50), percentile(sorted, 99)];
+    };
     return {
       ...summarize({ latenciesMs: latencies, elapsedMs, cpuMs: 0 }),
+      split: {
+        answer: p50p99(measured.map(([marker, at]) => answeredAt.get(marker)! - at)),
+        afterAnswer: p50p99(measured.map(([marker]) => arrived.get(marker)! - answeredAt.get(marker)!)),
+      },
       serverCpuMsPerRequest: cpu / sent,
       cpuAfterMs: Number.NaN,
       baseline,

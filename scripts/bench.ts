@@ -18,7 +18,7 @@
 // - runs (bench-runs.ts): a run's heartbeat and progress batch (the agent runner's calls) vs tasks/get.
 // - soak (bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): RSS over 10 minutes.
 //
-// Environment: BENCH_SIZES (default 1000,10000,100000) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
+// Environment: BENCH_SIZES (default 1000,10000,100000; 0 is a fresh database) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
 // BENCH_REQUESTS per measurement (default 2000) after BENCH_WARMUP (200); BENCH_CONCURRENCY for the paths (default
 // 1,8), BENCH_CREATE_CONCURRENCY for create (default 1,8,32: the targets are at all three; one alone to profile it); BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, runs, soak) runs those phases;
 // BENCH_RELAY_NODE_OPTIONS (e.g. --cpu-prof) goes to the relay processes. MONGODB_URL uses that server; REDIS_URL
@@ -87,15 +87,18 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}: must be a positive number (got "${raw}")`);
     return value;
   };
-  const list = (name: string, fallback: string) => {
+  const list = (name: string, fallback: string, least = 1) => {
     const values = (env[name] || fallback).split(',').map((v) => Number(v.trim()));
-    if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${name}: must be positive integers separated by commas (got "${env[name]}")`);
+    const what = least === 0 ? 'whole numbers' : 'positive integers';
+    if (values.some((v) => !Number.isInteger(v) || v < least)) throw new Error(`${name}: must be ${what} separated by commas (got "${env[name]}")`);
     return values;
   };
   const phases = new Set<Phase>(only ? only.map((p) => (p === 'lists' ? 'paths' : (p as Phase))) : DEFAULT_PHASES);
   return {
     phases,
-    sizes: list('BENCH_SIZES', '1000,10000,100000').map((n) => Math.max(100, Math.round(n * scale))).sort((a, b) => a - b),
+    // 0 is a fresh database (nothing seeded: the table of the issue that set the create targets); any other size at
+    // least 100, for the reader's mailbox share of it.
+    sizes: [...new Set(list('BENCH_SIZES', '1000,10000,100000', 0).map((n) => (n === 0 ? 0 : Math.max(100, Math.round(n * scale)))))].sort((a, b) => a - b),
     requests: Math.round(positive('BENCH_REQUESTS', 2000)),
     warmup: Math.round(positive('BENCH_WARMUP', 200)),
     concurrencies: list('BENCH_CONCURRENCY', '1,8'),
@@ -240,14 +243,16 @@ async function main(): Promise<number> {
       const create = settings.phases.has('create')
         ? async (size: number) => void (await benchCreateAt({ ...phase, concurrencies: settings.createConcurrencies, requests: settings.requests, warmup: settings.warmup }, size))
         : undefined;
+      // With the paths, creates at the smallest and largest size (the targets'); alone, at every size asked for.
+      const createOnly = !settings.phases.has('paths');
       await benchPaths({
         ...phase,
-        sizes: settings.phases.has('paths') ? settings.sizes : [...new Set([settings.sizes[0]!, settings.sizes[settings.sizes.length - 1]!])],
+        sizes: settings.sizes,
         concurrencies: settings.concurrencies,
         requests: settings.requests,
         warmup: settings.warmup,
-        measurePaths: settings.phases.has('paths'),
-        ...(create ? { atSize: (size: number, first: boolean, last: boolean) => (first || last ? create(size) : Promise.resolve()) } : {}),
+        measurePaths: !createOnly,
+        ...(create ? { atSize: (size: number, first: boolean, last: boolean) => (createOnly || first || last ? create(size) : Promise.resolve()) } : {}),
       });
     }
     if (settings.phases.has('mcp')) await mcpPhase(servers);
