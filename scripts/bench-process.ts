@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findFreePort } from './local-services/ports';
 
@@ -116,16 +116,6 @@ export async function processCpuMs(pid: number): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-/** The pid of the FerretDB listening on `port` (found by its command line), for its CPU figures. */
-export async function ferretDbPid(port: number): Promise<number | null> {
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(`--listen-addr=127.0.0.1:${port}`)) return Number(entry);
-  }
-  return null;
 }
 
 /** CPU ms of several processes between `start()` and each read: summed (`read`), or each (`readEach`, in `pids` order). */

@@ -42,7 +42,7 @@ import { benchMcp } from './bench-mcp';
 import { benchPolicy } from './bench-policy';
 import { benchRuns } from './bench-runs';
 import { benchPaths, handoffParams, register, startServedRelay } from './bench-paths';
-import { ferretDbPid, stopRelaysNow } from './bench-process';
+import { stopRelaysNow } from './bench-process';
 import { benchSoak } from './bench-soak';
 import { ensureFerretDbBinary } from './local-services/ferretdb-build';
 import { startFerretDb } from './local-services/ferretdb';
@@ -163,7 +163,7 @@ async function startServers(settings: Settings, cleanup: Cleanup): Promise<Serve
     ferretMetricsUrl = ferret.metricsUrl;
     cleanup.add('stop FerretDB', () => ferret.stop());
     mongodbUrl = ferret.url;
-    ferretPid = await ferretDbPid(ferret.port);
+    ferretPid = ferret.pid;
   }
   const redis = await ensureRedis(settings.redisUrl, progress);
   if (redis.started) cleanup.add('stop redis-server', () => redis.stop());

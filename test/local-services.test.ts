@@ -1,10 +1,12 @@
 // Integration test of scripts/local-services/ on the real ferretdb and redis-server binaries, all on 127.0.0.1.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { ferretDbEnv, sqliteUrl, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
+import { PID_FILE, ferretDbEnv, sqliteUrl, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
 import { keepRunning } from '../scripts/local-services/keep-running';
 import { findFreePort } from '../scripts/local-services/ports';
 import { ensureRedis, startRedis } from '../scripts/local-services/redis';
@@ -140,6 +142,28 @@ describe('startFerretDb on the real ferretdb binary', () => {
       expect(await docs.findOne({ _id: 0 })).toEqual({ _id: 0, body: 'replaced' });
       expect(await docs.findOne({ _id: 200 })).toEqual({ _id: 200, body: 'doc 200' });
     });
+  });
+
+  it('stops a FerretDB left running on its data by a process that was killed, and not one whose starter still runs', async () => {
+    const first = await ferret('left-behind');
+    // Another start on the same data while its starter (this process) runs leaves it running.
+    await ferret('left-behind');
+    expect(await pidOf(first.port)).toBe(first.pid);
+
+    // As if started by a process that has since been killed with SIGKILL (its exit handler never stopped it).
+    const killed = spawn('true');
+    await once(killed, 'exit');
+    await fs.writeFile(path.join(first.dataDir, PID_FILE), JSON.stringify({ pid: first.pid, parent: killed.pid }));
+    const lines: string[] = [];
+    const third = await startFerretDb({ dataDir: first.dataDir, log: (line) => lines.push(line) });
+    cleanups.push(third.stop);
+    expect(lines).toContain(`stopping FerretDB (pid ${first.pid}) left running on ${first.dataDir} by a process that was killed (pid ${killed.pid})…`);
+    await expect(pidOf(first.port)).rejects.toThrow(/no process listens/);
+    expect(JSON.parse(await fs.readFile(path.join(first.dataDir, PID_FILE), 'utf8'))).toEqual({ pid: third.pid, parent: process.pid });
+
+    // A clean stop takes the note with it: the next start has nothing to stop.
+    await third.stop();
+    await expect(fs.stat(path.join(first.dataDir, PID_FILE))).rejects.toThrow(/ENOENT/);
   });
 
   it('runs FerretDB with GOGC=200 unless GOGC is set (its CPU per command bounds the embedded store)', async () => {

@@ -4,6 +4,7 @@ import { closeSync, openSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { readTail, supervise, waitUntilReady, type Log } from './child-process';
@@ -15,6 +16,7 @@ const FERRETDB_READY_TIMEOUT_MS = 20_000;
 export interface RunningFerretDb {
   url: string;
   port: number;
+  pid: number;
   /** Its Prometheus metrics (`/debug/metrics`), when started with `debugPort`. */
   metricsUrl: string | null;
   dataDir: string;
@@ -23,12 +25,71 @@ export interface RunningFerretDb {
   stop(): Promise<void>;
 }
 
-/** `debugPort`: serve FerretDB's debug HTTP listener (metrics) there; off by default. */
+/**
+ * `debugPort`: serve FerretDB's debug HTTP listener (metrics) there; off by default. A FerretDB left running on the
+ * same data by a process that was killed without stopping it (SIGKILL, the OOM killer) is stopped first.
+ */
 export async function startFerretDb(opts: { dataDir: string; port?: number; debugPort?: number; log: Log }): Promise<RunningFerretDb> {
   const bin = await ensureFerretDbBinary(opts.log);
   const dataDir = path.resolve(opts.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
-  return onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port, opts.debugPort));
+  await stopLeftBehind(dataDir, opts.log);
+  const running = await onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port, opts.debugPort));
+  const pidFile = path.join(dataDir, PID_FILE);
+  await fs.writeFile(pidFile, `${JSON.stringify({ pid: running.pid, parent: process.pid })}\n`);
+  return {
+    ...running,
+    stop: async () => {
+      await running.stop();
+      // Unless a later start on the same data has noted its own since.
+      if ((await readPidFile(dataDir))?.pid === running.pid) await fs.rm(pidFile, { force: true });
+    },
+  };
+}
+
+/**
+ * Beside the data: the running FerretDB's pid and the pid of the process that started it (and stops it on exit). A
+ * process killed with SIGKILL never runs its exit handlers, so its FerretDB outlives it, holding a port and ~40 MiB;
+ * the next start on the same data finds the note and stops it.
+ */
+export const PID_FILE = 'ferretdb.pid';
+
+async function stopLeftBehind(dataDir: string, log: Log): Promise<void> {
+  const noted = await readPidFile(dataDir);
+  // None (never started, or stopped cleanly), or its starter still runs (another relay on the same data dir).
+  if (!noted || isAlive(noted.parent)) return;
+  const { pid, parent } = noted;
+  const ours = async () => (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').includes(`--state-dir=${dataDir}`);
+  // Gone, or the pid is someone else's now (or no /proc to tell): leave it.
+  if (!(await ours())) return;
+  log(`stopping FerretDB (pid ${pid}) left running on ${dataDir} by a process that was killed (pid ${parent})…`);
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 5_000;
+  while (await ours()) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await sleep(50);
+  }
+}
+
+async function readPidFile(dataDir: string): Promise<{ pid: number; parent: number } | undefined> {
+  try {
+    const { pid, parent } = JSON.parse(await fs.readFile(path.join(dataDir, PID_FILE), 'utf8')) as { pid?: unknown; parent?: unknown };
+    return Number.isInteger(pid) && Number.isInteger(parent) ? { pid: pid as number, parent: parent as number } : undefined;
+  } catch {
+    return undefined; // missing or unreadable: nothing to go on
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
+  }
 }
 
 async function startFerretDbOnce(bin: string, dataDir: string, port: number, debugPort?: number): Promise<RunningFerretDb> {
@@ -61,7 +122,7 @@ async function startFerretDbOnce(bin: string, dataDir: string, port: number, deb
     await proc.stop();
     throw err;
   }
-  return { url, port, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, exited: proc.exited, stop: proc.stop };
+  return { url, port, pid: child.pid!, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, exited: proc.exited, stop: proc.stop };
 }
 
 /**

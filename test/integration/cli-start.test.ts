@@ -151,6 +151,52 @@ describe('handoff-relay start with zero configuration', () => {
   });
 });
 
+describe('handoff-relay start after a relay killed with SIGKILL', () => {
+  test('stops the FerretDB the killed relay left running on its data, then serves', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-killed-'));
+    const ferretPids = async () =>
+      (await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`]).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean).map(Number);
+    const start = async () => {
+      const port = await findFreePort();
+      const relay = spawn('node', [CLI, 'start'], {
+        env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start_killed'), LOG_LEVEL: 'warn' }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let said = '';
+      relay.stdout!.on('data', (d) => (said += d));
+      relay.stderr!.on('data', (d) => (said += d));
+      await waitUntil(async () => said.includes('listening on'), `the relay to listen; output so far:\n${said}`, 30_000);
+      return { relay, url: `http://127.0.0.1:${port}`, output: () => said };
+    };
+    let second: ChildProcess | undefined;
+    try {
+      const first = await start();
+      const [leftBehind] = await ferretPids();
+      const killed = new Promise((resolve) => first.relay.once('exit', resolve));
+      first.relay.kill('SIGKILL');
+      await killed;
+      // Its exit handler never ran: its FerretDB is still up.
+      expect(await ferretPids()).toEqual([leftBehind]);
+
+      const next = await start();
+      second = next.relay;
+      expect(next.output()).toContain(`stopping FerretDB (pid ${leftBehind}) left running on ${join(dataDir, 'ferretdb')} by a process that was killed (pid ${first.relay.pid})…`);
+      const now = await ferretPids();
+      expect(now).toHaveLength(1);
+      expect(now).not.toContain(leftBehind);
+      expect((await fetch(`${next.url}/readyz`)).status).toBe(200);
+    } finally {
+      if (second && second.exitCode === null) {
+        const exited = new Promise((resolve) => second!.once('exit', resolve));
+        second.kill('SIGTERM');
+        await exited;
+      }
+      for (const pid of await ferretPids()) process.kill(pid, 'SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bad settings stop start-up with one line naming the variable', () => {
   test.each([
     [{ PORT: 'abc' }, /^handoff-relay: PORT: /],
