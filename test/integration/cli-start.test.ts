@@ -1,7 +1,7 @@
 // `npm start`'s program with zero configuration: it starts its own FerretDB under the data dir, generates an
 // owner-only admin key the CLI then finds, and serves health checks; bad settings stop it with one line.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -192,6 +192,45 @@ describe('handoff-relay start after a relay killed with SIGKILL', () => {
         await exited;
       }
       for (const pid of await ferretPids()) process.kill(pid, 'SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("npm start's script line", () => {
+  // npm runs a script as `sh -c '<line>'` and forwards a SIGTERM (a supervisor's, docker stop's) to that shell; a
+  // shell that forks the relay instead of exec'ing it dies of the signal and leaves the relay running, orphaned.
+  test('hands a SIGTERM to the relay, which stops with its FerretDB', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-npm-start-'));
+    const port = await findFreePort();
+    const { scripts } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
+    const shell = spawn('sh', ['-c', scripts.start], {
+      cwd: join(__dirname, '..', '..'),
+      env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('npm_start'), LOG_LEVEL: 'warn' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    shell.stdout!.on('data', (d) => (said += d));
+    shell.stderr!.on('data', (d) => (said += d));
+    // Processes started on this data dir: the relay (by its environment) and its FerretDB (by its command line).
+    const ours = async () => {
+      const pids: number[] = [];
+      for (const entry of await readdir('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        const [cmdline, environ] = await Promise.all(['cmdline', 'environ'].map((f) => readFile(`/proc/${entry}/${f}`, 'utf8').catch(() => '')));
+        if (cmdline!.includes(dataDir) || (cmdline!.includes('cli.js') && environ!.split('\0').includes(`RELAY_DATA_DIR=${dataDir}`))) pids.push(Number(entry));
+      }
+      return pids;
+    };
+    try {
+      await waitUntil(async () => said.includes('listening on'), `the relay to listen; output so far:\n${said}`, 30_000);
+      const exited = new Promise((resolve) => shell.once('exit', resolve));
+      shell.kill('SIGTERM');
+      await exited;
+      await waitUntil(async () => (await ours()).length === 0 || undefined, 'the relay and its FerretDB to stop', 15_000);
+      expect(said).toContain('SIGTERM: draining');
+    } finally {
+      for (const pid of await ours()) process.kill(pid, 'SIGKILL');
       await rm(dataDir, { recursive: true, force: true });
     }
   });
