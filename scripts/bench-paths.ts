@@ -8,7 +8,7 @@ import type { AgentDoc, ThreadDoc } from '../relay-core/domain/documents';
 import type { MongoStore } from '../relay-core/store/mongo-store';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { BenchHttpClient } from './bench-http';
-import { measure, percentile, summarize, type Figures, type PhaseOutput } from './bench-measure';
+import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
 import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
 import { bareDeliveryBaseline } from './bench-delivery';
 import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, SeedPlacement, seed, seededAgent, seededHandle, seededThread, seedThreads } from './bench-seed';
@@ -38,10 +38,13 @@ export function startServedRelay(opts: ServedPhase, env: Record<string, string> 
 
 export interface PathsOptions extends ServedPhase {
   sizes: number[];
-  /** false: only grow the database and run `atSize` (BENCH_ONLY=create). */
+  /** false: only grow the database and run `atSize` at each size (BENCH_ONLY=create). */
   measurePaths: boolean;
-  /** Runs at the first and the last size with the relay stopped (the create phase's own relay and baseline). */
-  atSize?: (size: number, first: boolean, last: boolean) => Promise<void>;
+  /**
+   * Runs with the relay stopped (the create phase's own relay and baseline): at the first and the last size beside
+   * the paths (the targets' sizes), at every size without them.
+   */
+  atSize?: (size: number) => Promise<void>;
 }
 
 /** What one measurement gives: the client-side figures and the relay + FerretDB CPU during it and in the second after. */
@@ -195,7 +198,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       if (opts.atSize && (first || last || !opts.measurePaths)) {
         client.close();
         await relay.stop();
-        await opts.atSize(size, first, last);
+        await opts.atSize(size);
         relay = await start();
         client = new BenchHttpClient(relay.url);
       }
@@ -350,9 +353,9 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     const latencies = measured.map(([marker, at]) => arrived.get(marker)! - at);
     if (latencies.length < count) opts.out(`Slack delivery at ${size}: only ${latencies.length} of ${count} DMs arrived within 2 minutes`);
     // Where a DM's time goes: the create until its answer (the job is queued before it answers), then the job.
-    const p50p99 = (values: number[]): [number, number] => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return [percentile(sorted, 50), percentile(sorted, 99)];
+    const p50p99 = (latenciesMs: number[]): [number, number] => {
+      const { p50, p99 } = summarize({ latenciesMs, elapsedMs, cpuMs: 0 });
+      return [p50, p99];
     };
     return {
       ...summarize({ latenciesMs: latencies, elapsedMs, cpuMs: 0 }),

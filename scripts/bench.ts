@@ -243,16 +243,14 @@ async function main(): Promise<number> {
       const create = settings.phases.has('create')
         ? async (size: number) => void (await benchCreateAt({ ...phase, concurrencies: settings.createConcurrencies, requests: settings.requests, warmup: settings.warmup }, size))
         : undefined;
-      // With the paths, creates at the smallest and largest size (the targets'); alone, at every size asked for.
-      const createOnly = !settings.phases.has('paths');
       await benchPaths({
         ...phase,
         sizes: settings.sizes,
         concurrencies: settings.concurrencies,
         requests: settings.requests,
         warmup: settings.warmup,
-        measurePaths: !createOnly,
-        ...(create ? { atSize: (size: number, first: boolean, last: boolean) => (createOnly || first || last ? create(size) : Promise.resolve()) } : {}),
+        measurePaths: settings.phases.has('paths'),
+        ...(create ? { atSize: create } : {}),
       });
     }
     if (settings.phases.has('mcp')) await mcpPhase(servers);

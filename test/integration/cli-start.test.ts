@@ -151,6 +151,16 @@ describe('handoff-relay start with zero configuration', () => {
   });
 });
 
+/** Starts `command args` and resolves once it says it listens; `output()` is all it has printed so far. */
+async function startListening(command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let said = '';
+  child.stdout!.on('data', (d) => (said += d));
+  child.stderr!.on('data', (d) => (said += d));
+  await waitUntil(async () => said.includes('listening on'), `the relay to listen; output so far:\n${said}`, 30_000);
+  return { child, output: () => said };
+}
+
 describe('handoff-relay start after a relay killed with SIGKILL', () => {
   test('stops the FerretDB the killed relay left running on its data, then serves', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-killed-'));
@@ -158,15 +168,9 @@ describe('handoff-relay start after a relay killed with SIGKILL', () => {
       (await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`]).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean).map(Number);
     const start = async () => {
       const port = await findFreePort();
-      const relay = spawn('node', [CLI, 'start'], {
-        env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start_killed'), LOG_LEVEL: 'warn' }),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let said = '';
-      relay.stdout!.on('data', (d) => (said += d));
-      relay.stderr!.on('data', (d) => (said += d));
-      await waitUntil(async () => said.includes('listening on'), `the relay to listen; output so far:\n${said}`, 30_000);
-      return { relay, url: `http://127.0.0.1:${port}`, output: () => said };
+      const env = bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start_killed'), LOG_LEVEL: 'warn' });
+      const { child, output } = await startListening('node', [CLI, 'start'], env);
+      return { relay: child, url: `http://127.0.0.1:${port}`, output };
     };
     let second: ChildProcess | undefined;
     try {
@@ -204,14 +208,7 @@ describe("npm start's script line", () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-npm-start-'));
     const port = await findFreePort();
     const { scripts } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-    const shell = spawn('sh', ['-c', scripts.start], {
-      cwd: join(__dirname, '..', '..'),
-      env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('npm_start'), LOG_LEVEL: 'warn' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let said = '';
-    shell.stdout!.on('data', (d) => (said += d));
-    shell.stderr!.on('data', (d) => (said += d));
+    const env = bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('npm_start'), LOG_LEVEL: 'warn' });
     // Processes started on this data dir: the relay (by its environment) and its FerretDB (by its command line).
     const ours = async () => {
       const pids: number[] = [];
@@ -223,12 +220,12 @@ describe("npm start's script line", () => {
       return pids;
     };
     try {
-      await waitUntil(async () => said.includes('listening on'), `the relay to listen; output so far:\n${said}`, 30_000);
+      const { child: shell, output } = await startListening('sh', ['-c', scripts.start], env, join(__dirname, '..', '..'));
       const exited = new Promise((resolve) => shell.once('exit', resolve));
       shell.kill('SIGTERM');
       await exited;
       await waitUntil(async () => (await ours()).length === 0 || undefined, 'the relay and its FerretDB to stop', 15_000);
-      expect(said).toContain('SIGTERM: draining');
+      expect(output()).toContain('SIGTERM: draining');
     } finally {
       for (const pid of await ours()) process.kill(pid, 'SIGKILL');
       await rm(dataDir, { recursive: true, force: true });
