@@ -156,7 +156,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
     const { task_id } = await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-template`));
     const template = (await store.threads.findOne({ _id: task_id }))!;
     const agentTemplate = (await store.agents.findOne({ _id: reader.handle }))!;
-    opts.out(`thread document: ${Buffer.byteLength(JSON.stringify(template))} bytes as JSON; relay pid ${relay.pid}; store: ${store.capabilities.kind} (${store.writer.strategy} writes)`);
+    opts.out(`thread document: ${Buffer.byteLength(JSON.stringify(template))} bytes as JSON; relay pid ${relay.pid}; store: ${store.capabilities.kind}`);
 
     // The 20-message thread tasks/get reads, written through the API.
     const { task_id: conversation } = await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-conversation`));

@@ -237,7 +237,7 @@ async function main(): Promise<number> {
   try {
     out(`handoff-relay bench · node ${process.version} · ${os.cpus().length} CPUs · sizes ${settings.sizes.join(', ')} · ${settings.requests} requests per measurement`);
     const servers = await startServers(settings, cleanup);
-    out(`store: ${servers.store.capabilities.kind} (${servers.store.writer.strategy} writes)`);
+    out(`store: ${servers.store.capabilities.kind}`);
     const phase = { ...servers, progress, out };
     if (settings.phases.has('paths') || settings.phases.has('create')) {
       const create = settings.phases.has('create')

@@ -55,9 +55,7 @@ export class SlackPostLedger {
         at: now,
       };
       return withClaim(doc, key, claim);
-      // The claim is made once written, and no list shows it: the record (or release) after the post applies it to the
-      // stored thread, so the post waits for neither.
-    }, from, { applyWithNextWrite: true });
+    }, from);
     const made = claim as SlackPendingPost | null; // assigned by the change above
     return made && after ? { post: made, thread: after } : null;
   }

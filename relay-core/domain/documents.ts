@@ -23,7 +23,7 @@ export interface AgentDoc {
   notification: NotificationEndpoint | null;
   created_at: Date;
   updated_at: Date;
-  /** Bumped by every write; the write to version N is claimed first in `agent_writes` (absent until the first one). */
+  /** Bumped by every write (absent until the first one). */
   version?: number;
 }
 
@@ -346,25 +346,6 @@ export interface TimerDoc {
   attempt: number;
   status: ThreadStatus;
   armed_at: Date;
-}
-
-/** The claim on one version of a teammate's document, as for threads: the first insert of `${handle}:${version}` owns it. */
-export interface AgentWriteDoc {
-  _id: string;
-  handle: string;
-  version: number;
-  doc: AgentDoc;
-  at: Date;
-}
-
-/** The claim on one version of a thread: the first insert of `${thread_id}:${version}` owns that write. */
-export interface ThreadWriteDoc {
-  _id: string;
-  thread_id: string;
-  version: number;
-  /** The whole new document, so anyone can finish a write whose writer died between claim and replace. */
-  doc: ThreadDoc;
-  at: Date;
 }
 
 /** An event to put on its queues; removed once it is there (see store/outbox-ledger.ts). `_id` is the event id. */

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
 import { z } from 'zod';
-import { CLAIM_KINDS, CLEANUP_KINDS, KEEP_MS, type ClaimKind, type CleanupKind, type CleanupScheduler } from '../store/cleanup-ledger';
+import { CLEANUP_KINDS, KEEP_MS, type CleanupKind, type CleanupScheduler } from '../store/cleanup-ledger';
 import type { MongoStore } from '../store/mongo-store';
 import { parseJob } from './parse-job';
 
@@ -41,25 +41,11 @@ export function storeCleanupHandler(store: MongoStore): (job: Job) => Promise<{ 
  * Deletes the documents of `ids` that are still as old as their kind's keep time says (each is looked at by `_id`;
  * one written again since was noted again and waits for its own, later batch). Returns how many it deleted.
  */
-function isClaimKind(kind: CleanupKind): kind is ClaimKind {
-  return (CLAIM_KINDS as readonly string[]).includes(kind);
-}
-
 export async function cleanUp(store: MongoStore, kind: CleanupKind, ids: readonly string[], now: Date): Promise<number> {
   const before = new Date(now.getTime() - KEEP_MS[kind]);
   let deleted = 0;
   for (const id of ids) {
-    if (isClaimKind(kind)) {
-      const split = id.lastIndexOf(':');
-      const [docId, version] = [id.slice(0, split), Number(id.slice(split + 1))];
-      const { claims, current: read } = store.claimsOf(kind);
-      const claim = await claims.findOne({ _id: id }, { projection: { at: 1 } });
-      if (!claim || claim.at > before) continue;
-      // Read through the claims first: a claim whose writer died unapplied is put into the document before it goes.
-      const current = await read(docId);
-      if (current && (current.version ?? 0) < version) continue;
-      deleted += (await claims.deleteOne({ _id: id })).deletedCount;
-    } else if (kind === 'idempotency') {
+    if (kind === 'idempotency') {
       const doc = await store.idempotency.findOne({ _id: id }, { projection: { created_at: 1 } });
       if (doc && doc.created_at <= before) deleted += (await store.idempotency.deleteOne({ _id: id })).deletedCount;
     } else {

@@ -1,23 +1,12 @@
-// Age-based clean-up of what the store writes and stops needing: claims (thread_writes, agent_writes, …), idempotency
-// records and read markers. Writers note each `_id` here; batches become delayed jobs due when their records
+// Age-based clean-up of what the store writes and stops needing: idempotency records and read markers. Writers note each `_id` here; batches become delayed jobs due when their records
 // expire, so nothing ever scans a collection for old documents and nothing runs while nothing is due.
-import { CLAIM_FORGET_MS } from './thread-writes';
-
-/** Claims of versioned writes on FerretDB (store/thread-writes.ts), one collection per kind of document. */
-export const CLAIM_KINDS = ['thread_writes', 'agent_writes', 'run_writes', 'run_box_writes', 'push_config_writes'] as const;
-export type ClaimKind = (typeof CLAIM_KINDS)[number];
-export const CLEANUP_KINDS = [...CLAIM_KINDS, 'idempotency', 'thread_reads'] as const;
+export const CLEANUP_KINDS = ['idempotency', 'thread_reads'] as const;
 export type CleanupKind = (typeof CLEANUP_KINDS)[number];
 
 const DAY_MS = 24 * 3600 * 1000;
 
 /** How long each kind is kept after it was (last) written. */
 export const KEEP_MS: Record<CleanupKind, number> = {
-  thread_writes: CLAIM_FORGET_MS,
-  agent_writes: CLAIM_FORGET_MS,
-  run_writes: CLAIM_FORGET_MS,
-  run_box_writes: CLAIM_FORGET_MS,
-  push_config_writes: CLAIM_FORGET_MS,
   // A retried call with the same key after this gets a fresh run rather than the recorded answer.
   idempotency: DAY_MS,
   // What a participant has read of a thread nobody has opened for this long (its unread count starts over).

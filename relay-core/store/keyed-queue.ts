@@ -1,5 +1,5 @@
 // One task at a time per key, in arrival order: a process's own writers of one document wait their turn instead of
-// colliding on its next version and backing off (other processes' writers are still met by the write strategy).
+// colliding on its next version and backing off (other processes' writers are met by the conditional replace).
 
 export class KeyedQueue {
   /** The last task queued per key, settled either way; a key with nothing queued is not kept. */

@@ -5,8 +5,11 @@ import { boxName, type Party } from './mailbox-log';
 import type { MongoStore } from './mongo-store';
 import { putById } from './thread-writes';
 
-/** 1: outbox as flags on threads, lists by query. 2: outbox entries, mailbox logs where the server needs them. */
-export const SCHEMA_VERSION = 2;
+/**
+ * 1: outbox as flags on threads, lists by query. 2: outbox entries, mailbox logs where the server needs them.
+ * 3: versioned writes are conditional replaces on every engine (no claims collections).
+ */
+export const SCHEMA_VERSION = 3;
 const MARKER_ID = 'schema';
 /** Set once every thread is in its mailboxes: a database written on MongoDB (no mailboxes) and then served by FerretDB still needs step 2. */
 const MAILBOXES_ID = 'mailboxes_placed';
@@ -32,9 +35,12 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   if (current >= SCHEMA_VERSION && placed && opened) return 0;
   let touched = 0;
 
+  // Step 0, before anything here writes: the claims of FerretDB writes up to layout 2 that no document holds yet.
+  if (current < 3) touched += await applyClaims(store, progress);
+
   // Step 1: events the previous sweep had not yet seen on their queues become outbox entries.
   // (A clean thread keeps its `outbox_dirty: false` where step 2 does not rewrite it: nothing reads it any more.)
-  const dirty = current >= SCHEMA_VERSION ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
+  const dirty = current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
   if (dirty.length > 0) progress(`migrate: moving the unsent events of ${dirty.length.toLocaleString('en')} threads into the outbox`);
   await inParallel(dirty, async (doc) => {
     for (const event of doc.outbox.slice(doc.outbox_enqueued ?? 0)) await store.outbox.pending(doc._id, event);
@@ -72,6 +78,52 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
   return touched;
+}
+
+/** Up to layout 2, FerretDB's versioned writes claimed version N in a collection of its own, then wrote the document. */
+const CLAIMS: ReadonlyArray<{ claims: string; docs: string }> = [
+  { claims: 'thread_writes', docs: 'threads' },
+  { claims: 'agent_writes', docs: 'agents' },
+  { claims: 'run_writes', docs: 'runs' },
+  { claims: 'run_box_writes', docs: 'run_boxes' },
+  { claims: 'push_config_writes', docs: 'push_configs' },
+];
+
+interface ClaimDoc {
+  _id: string;
+  doc: { _id: string; version?: number };
+}
+
+/**
+ * Puts the newest claim of each document into the document where its writer died (or was stopped) before applying
+ * it, then drops the claims collections. Claims were kept an hour at most, so each collection is small. Returns how
+ * many documents it wrote.
+ */
+async function applyClaims(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const existing = new Set((await store.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  let applied = 0;
+  for (const { claims, docs } of CLAIMS.filter((c) => existing.has(c.claims))) {
+    const newest = new Map<string, ClaimDoc['doc']>();
+    for (const claim of await store.db.collection<ClaimDoc>(claims).find({}).toArray()) {
+      const held = newest.get(claim.doc._id);
+      if (!held || (held.version ?? 0) < (claim.doc.version ?? 0)) newest.set(claim.doc._id, claim.doc);
+    }
+    const collection = store.db.collection<ClaimDoc['doc']>(docs);
+    await inParallel([...newest.values()], async (doc) => {
+      for (;;) {
+        const stored = await collection.findOne({ _id: doc._id });
+        if (!stored || (stored.version ?? 0) >= (doc.version ?? 0)) return;
+        const replaced = await collection.replaceOne({ _id: doc._id, version: stored.version ?? { $exists: false } }, doc);
+        if (replaced.matchedCount === 1) {
+          applied += 1;
+          return;
+        }
+      }
+    });
+    await store.db.collection(claims).drop();
+  }
+  if (applied > 0) progress(`migrate: ${applied.toLocaleString('en')} writes of an earlier relay applied from its claims`);
+  return applied;
 }
 
 /**

@@ -1,10 +1,9 @@
-// MongoDB adapter: typed collections, indexes, and the access paths picked by the server's capabilities at connect
-// time: MongoDB's atomic conditional writes and indexes, or on FerretDB paths that are all `_id` lookups.
+// MongoDB adapter: typed collections, indexes, versioned writes (one conditional replace on every engine), and the
+// list paths picked by the server's capabilities at connect time: indexes, or on FerretDB 1.x `_id`-addressed logs.
 import { randomUUID } from 'node:crypto';
 import { BSON, MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification, type MongoClientOptions } from 'mongodb';
 import type {
   AgentDoc,
-  AgentWriteDoc,
   ApiKeyDoc,
   ApprovalIndexDoc,
   ApprovalOpenDoc,
@@ -22,14 +21,13 @@ import type {
   SlackLinkDoc,
   ThreadDoc,
   ThreadReadDoc,
-  ThreadWriteDoc,
   TimerDoc,
 } from '../domain/documents';
 import { AgentDirectory } from './agent-directory';
 import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
-import { CleanupLedger, type ClaimKind } from './cleanup-ledger';
+import { CleanupLedger } from './cleanup-ledger';
 import { boxName, MailboxLog } from './mailbox-log';
 import { MessageBlocks } from './message-blocks';
 import { EventLog } from './event-log';
@@ -38,8 +36,7 @@ import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
 import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
-import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
-import type { WriteOptions } from '../domain/thread-writer';
+import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite } from './thread-writes';
 import { TtlCache } from '../ops/ttl-cache';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
@@ -48,8 +45,6 @@ export type ThreadWrite = VersionedWrite<ThreadDoc>;
 /** What the server does atomically and without reading whole collections, learned at connect time. */
 export interface ServerCapabilities {
   kind: 'mongodb' | 'ferretdb';
-  /** A conditional update is one atomic step (MongoDB); FerretDB 1.x reads, filters and writes back separately. */
-  atomicConditionalWrites: boolean;
   /** Filters other than `{ _id }` and sorts are served by indexes (FerretDB on SQLite reads the whole collection). */
   indexedQueries: boolean;
 }
@@ -66,19 +61,48 @@ const RECENT_THREAD_MS = 10_000;
 const RECENT_THREADS = 256;
 const RECENT_THREAD_BYTES = 16 * 1024;
 
+/** The oldest MongoDB the relay supports (what its store design needs: conditional replaces, compound indexes). */
+const MIN_MONGODB_MAJOR = 6;
+/** FerretDB 1.x builds that serve the design: ours, patched (scripts/local-services/ferretdb-build.ts), from this one on. */
+const MIN_FERRETDB_BUILD = 3;
+
+/**
+ * What the server serves, from `buildInfo`; refuses one that cannot serve the store's design with an error naming
+ * what is missing: a stock FerretDB 1.x runs a conditional update as a read and a separate write (two racing
+ * writers can both win), and a MongoDB before 6 is not supported.
+ */
 export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
-  const info = await db.admin().command({ buildInfo: 1 });
-  const ferret = typeof info.ferretdbVersion === 'string';
-  return { kind: ferret ? 'ferretdb' : 'mongodb', atomicConditionalWrites: !ferret, indexedQueries: !ferret };
+  return capabilitiesOf(await db.admin().command({ buildInfo: 1 }));
+}
+
+/** detectCapabilities' decision from the server's `buildInfo` answer. */
+export function capabilitiesOf(info: Record<string, unknown>): ServerCapabilities {
+  const ferret = typeof info.ferretdbVersion === 'string' ? info.ferretdbVersion : undefined;
+  if (ferret !== undefined) {
+    const major = Number(/^v?(\d+)\./.exec(ferret)?.[1] ?? 0);
+    if (major >= 2) return { kind: 'mongodb', indexedQueries: true };
+    const build = Number(/-handoff-relay\.(\d+)$/.exec(ferret)?.[1] ?? 0);
+    if (build < MIN_FERRETDB_BUILD) {
+      throw new Error(
+        `The database server is FerretDB ${ferret}, whose updates are not atomic (a conditional update reads and ` +
+          `writes back in separate steps): use the relay's own FerretDB build (unset MONGODB_URL and \`npm start\` ` +
+          `builds and runs it), FerretDB 2, or MongoDB ${MIN_MONGODB_MAJOR}+.`,
+      );
+    }
+    return { kind: 'ferretdb', indexedQueries: false };
+  }
+  const version = typeof info.version === 'string' ? info.version : '0';
+  if (Number(version.split('.')[0]) < MIN_MONGODB_MAJOR) {
+    throw new Error(`The database server is MongoDB ${version}: the relay needs MongoDB ${MIN_MONGODB_MAJOR} or later.`);
+  }
+  return { kind: 'mongodb', indexedQueries: true };
 }
 
 export class MongoStore {
   readonly agents: Collection<AgentDoc>;
-  readonly agentWrites: Collection<AgentWriteDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
   readonly slackLinks: Collection<SlackLinkDoc>;
   readonly threads: Collection<ThreadDoc>;
-  readonly threadWrites: Collection<ThreadWriteDoc>;
   readonly messages: Collection<MessageDoc>;
   /** Immutable copies of 16, 64 or 256 messages each (message-blocks.ts); written only where `blocks` is non-null. */
   readonly messageBlocks: Collection<MessageBlockDoc>;
@@ -125,7 +149,7 @@ export class MongoStore {
   readonly runs: RunStore;
   /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
   readonly directory: AgentDirectory | null;
-  /** What to delete once it has aged out (claims, idempotency records, read markers). */
+  /** What to delete once it has aged out (idempotency records, read markers). */
   readonly cleanup = new CleanupLedger();
   private readonly threadWriteQueue = new KeyedQueue();
   /** The newest version of each thread this process created or wrote moments ago (readThreadFrom). */
@@ -137,11 +161,9 @@ export class MongoStore {
     readonly capabilities: ServerCapabilities,
   ) {
     this.agents = db.collection<AgentDoc>('agents');
-    this.agentWrites = db.collection<AgentWriteDoc>('agent_writes');
     this.apiKeys = db.collection<ApiKeyDoc>('api_keys');
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
     this.threads = db.collection<ThreadDoc>('threads');
-    this.threadWrites = db.collection<ThreadWriteDoc>('thread_writes');
     this.messages = db.collection<MessageDoc>('messages');
     this.messageBlocks = db.collection<MessageBlockDoc>('message_blocks');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
@@ -158,7 +180,7 @@ export class MongoStore {
     this.timers = db.collection<TimerDoc>('timers');
     this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
     // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
-    const inFlight = capabilities.atomicConditionalWrites ? 4 : 1;
+    const inFlight = capabilities.indexedQueries ? 4 : 1;
     this.inserts = {
       threads: new InsertBatcher(this.threads, inFlight),
       messages: new InsertBatcher(this.messages, inFlight),
@@ -166,16 +188,10 @@ export class MongoStore {
     };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
     this.eventLog = new EventLog(db, inFlight);
-    this.pushConfigs = new PushConfigStore(db, capabilities.atomicConditionalWrites, (claimId) => this.cleanup.note('push_config_writes', claimId));
-    this.runs = new RunStore(db, capabilities.atomicConditionalWrites, (kind, claimId) => this.cleanup.note(kind, claimId));
-    if (capabilities.atomicConditionalWrites) {
-      this.writer = new ConditionalWriter(this.threads, 'thread');
-      this.agentWriter = new ConditionalWriter(this.agents, 'teammate');
-    } else {
-      const noted = (kind: 'thread_writes' | 'agent_writes') => (claimId: string) => this.cleanup.note(kind, claimId);
-      this.writer = new ClaimedWriter(this.threads, this.threadWrites, (next) => ({ thread_id: next._id, version: next.version }), 'thread', noted('thread_writes'));
-      this.agentWriter = new ClaimedWriter(this.agents, this.agentWrites, (next) => ({ handle: next._id, version: next.version! }), 'teammate', noted('agent_writes'));
-    }
+    this.pushConfigs = new PushConfigStore(db);
+    this.runs = new RunStore(db);
+    this.writer = new VersionedWriter(this.threads, 'thread');
+    this.agentWriter = new VersionedWriter(this.agents, 'teammate');
     if (capabilities.indexedQueries) {
       this.mailbox = null;
       this.lists = new IndexedThreadLists(this.threads);
@@ -221,14 +237,13 @@ export class MongoStore {
       return;
     }
     // FerretDB serves none of these (only `{ _id }` lookups), yet would keep each one up to date on every write:
-    // drop them, and the ones earlier versions made (the outbox sweep's, the claims' and idempotency's ages).
+    // drop them, and the ones earlier versions made (the outbox sweep's and idempotency's ages).
     const unused = new Map<Collection<any>, string[]>([
       [this.agents, ['role', 'skills', 'repos_owned']],
       [this.apiKeys, ['handle']],
       [this.threads, ['inbox', 'sent', 'outbox_sweep', 'candidates']],
       [this.messages, ['thread_order']],
       [this.timers, ['due']],
-      [this.threadWrites, ['age']],
       [this.idempotency, ['age']],
     ]);
     for (const [collection, names] of unused) {
@@ -261,20 +276,7 @@ export class MongoStore {
     return (await read())!;
   }
 
-  /** Each kind of claim's collection, and the current version of the document a claim of it is for (the clean-up). */
-  claimsOf(kind: ClaimKind): { claims: Collection<{ _id: string; at: Date }>; current(id: string): Promise<{ version?: number } | null> } {
-    const claims = this.db.collection<{ _id: string; at: Date }>(kind);
-    const readers: Record<ClaimKind, (id: string) => Promise<{ version?: number } | null>> = {
-      thread_writes: (id) => this.writer.read(id),
-      agent_writes: (id) => this.agentWriter.read(id),
-      run_writes: (id) => this.runs.runWriter.read(id),
-      run_box_writes: (id) => this.runs.boxWriter.read(id),
-      push_config_writes: (id) => this.pushConfigs.writer.read(id),
-    };
-    return { claims, current: readers[kind] };
-  }
-
-  /** The thread's current version (on FerretDB, past any claim its cached document lags behind). */
+  /** The thread's current version. */
   readThread(id: string): Promise<ThreadDoc | null> {
     return this.writer.read(id);
   }
@@ -285,7 +287,6 @@ export class MongoStore {
    */
   async insertThread(doc: ThreadDoc): Promise<void> {
     await this.inserts.threads.insert(doc);
-    this.writer.inserted(doc);
     this.remember(doc);
   }
 
@@ -298,29 +299,24 @@ export class MongoStore {
   /**
    * The thread at `version` or later, for a reader that needs no more than that (a job of an event: its timer arm,
    * its Slack sync). When this process created or wrote that version moments ago, the document as it wrote it: the
-   * job of the event it just published reads nothing. Else, on FerretDB, the cached document alone when it is that
-   * far, since a newer claim not applied yet belongs to a write whose own event follows; else (no version, a cache
-   * behind it, MongoDB) the read above. A newer version written since (by another process) is no loss: every write
-   * from what this returns is versioned, and the job of that write's event reads it.
+   * job of the event it just published reads nothing. Else the read above. A newer version written since (by
+   * another process) is no loss: every write from what this returns is versioned, and the job of that write's
+   * event reads it.
    */
   async readThreadFrom(id: string, version: number | undefined): Promise<ThreadDoc | null> {
     if (version === undefined) return this.readThread(id);
     const recent = this.recentThreads.get(id);
     if (recent && (recent.version ?? 0) >= version) return recent;
-    if (this.writer.strategy !== 'claims') return this.readThread(id);
-    const cached = await this.threads.findOne({ _id: id });
-    if (!cached) return null;
-    return (cached.version ?? 0) >= version ? cached : this.readThread(id);
+    return this.readThread(id);
   }
 
   /**
    * Applies `change` to the current thread as one write that no concurrent write can interleave with (see
-   * thread-writes.ts for both strategies). `change` is a pure function of the current document: it returns the
+   * thread-writes.ts). `change` is a pure function of the current document: it returns the
    * next one, or undefined when its precondition no longer holds (then `after` is null and `before` says why).
    * `from`: this store's own recent read or write of the thread, to start from instead of reading it again.
-   * `options.applyWithNextWrite`: see WriteOptions (for a write that another follows at once and no list shows).
    */
-  async writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, options?: WriteOptions): Promise<ThreadWrite> {
+  async writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
     // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it
     // might drop are looked up (none while the thread holds few events); the change drops those that are gone.
     const settled = new Set<string>();
@@ -334,14 +330,14 @@ export class MongoStore {
       return next && cappedOutbox(next, settled);
     };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from, options));
+    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from));
     if (written.after) this.remember(written.after);
     return written;
   }
 
   /**
    * The same write for a teammate's document: its endpoint is verified by a worker while its owner may change
-   * the card or rotate the secret, and a plain FerretDB update of one would undo the other.
+   * the card or rotate the secret, and a plain update of one would undo the other.
    */
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
     const written = await this.agentWriter.write(handle, change);

@@ -4,7 +4,7 @@ import type { MongoStore } from './mongo-store';
 
 export function mongoThreadWriter(store: MongoStore): ThreadWriter {
   return {
-    writeThread: (id, change, from, options) => store.writeThread(id, change, from, options),
+    writeThread: (id, change, from) => store.writeThread(id, change, from),
     readThread: (id) => store.readThread(id),
     readThreadFrom: (id, version) => store.readThreadFrom(id, version),
     messagesBySequence: (thread, sequenceNos) => store.messagesOf(thread, sequenceNos),

@@ -2,7 +2,7 @@
 // configs, changed only through a versioned write, so a fan-out reads one document per event.
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWriter } from './thread-writes';
+import { isDuplicateKey, VersionedWriter, type Change } from './thread-writes';
 
 export interface PushConfigEntry {
   /** Unique within the task: the client's `id`, or one the relay made. */
@@ -25,14 +25,6 @@ export interface PushConfigsDoc {
   configs: PushConfigEntry[];
 }
 
-interface PushConfigWriteDoc {
-  _id: string;
-  task_id: string;
-  version: number;
-  doc: PushConfigsDoc;
-  at: Date;
-}
-
 export function newPushSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
@@ -41,12 +33,9 @@ export class PushConfigStore {
   readonly docs: Collection<PushConfigsDoc>;
   readonly writer: VersionedWriter<PushConfigsDoc>;
 
-  /** `noted`: each claim a FerretDB write leaves, for the age-based clean-up. */
-  constructor(db: Db, atomicConditionalWrites: boolean, noted: (claimId: string) => void = () => {}) {
+  constructor(db: Db) {
     this.docs = db.collection<PushConfigsDoc>('push_configs');
-    this.writer = atomicConditionalWrites
-      ? new ConditionalWriter(this.docs, 'push notification config')
-      : new ClaimedWriter(this.docs, db.collection<PushConfigWriteDoc>('push_config_writes'), (next) => ({ task_id: next._id, version: next.version! }), 'push notification config', noted);
+    this.writer = new VersionedWriter(this.docs, 'push notification config');
   }
 
   /** The configs of a task (none: an empty list). */

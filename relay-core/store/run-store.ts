@@ -1,22 +1,14 @@
 // Runs and each teammate's open runs, `_id`-addressed on every server and changed only through the versioned write
-// of thread-writes.ts (one conditional replace on MongoDB, claims on FerretDB), as threads and push configs are.
+// of thread-writes.ts (one conditional replace), as threads and push configs are.
 import type { Collection, Db } from 'mongodb';
 import type { RunDoc } from '../domain/run';
-import { ClaimedWriter, ConditionalWriter, isDuplicateKey, type Change, type VersionedWrite, type VersionedWriter } from './thread-writes';
+import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite } from './thread-writes';
 
 /** A teammate's runs that are queued or running (`_id` = handle), oldest first: what a runner's claim looks through. */
 export interface RunBoxDoc {
   _id: string;
   version?: number;
   open: string[];
-}
-
-interface ClaimDoc<T> {
-  _id: string;
-  of: string;
-  version: number;
-  doc: T;
-  at: Date;
 }
 
 /** More open runs than this for one teammate is refused (a runner works a few at a time; a queue this long is a loop). */
@@ -28,18 +20,11 @@ export class RunStore {
   readonly runWriter: VersionedWriter<RunDoc>;
   readonly boxWriter: VersionedWriter<RunBoxDoc>;
 
-  /** `noted`: each claim a FerretDB write leaves, for the age-based clean-up. */
-  constructor(db: Db, atomicConditionalWrites: boolean, noted: (kind: 'run_writes' | 'run_box_writes', claimId: string) => void = () => {}) {
+  constructor(db: Db) {
     this.runs = db.collection<RunDoc>('runs');
     this.boxes = db.collection<RunBoxDoc>('run_boxes');
-    const claimFields = (next: { _id: string; version?: number }) => ({ of: next._id, version: next.version! });
-    if (atomicConditionalWrites) {
-      this.runWriter = new ConditionalWriter(this.runs, 'run');
-      this.boxWriter = new ConditionalWriter(this.boxes, 'run queue');
-    } else {
-      this.runWriter = new ClaimedWriter(this.runs, db.collection<ClaimDoc<RunDoc>>('run_writes'), claimFields, 'run', (id) => noted('run_writes', id));
-      this.boxWriter = new ClaimedWriter(this.boxes, db.collection<ClaimDoc<RunBoxDoc>>('run_box_writes'), claimFields, 'run queue', (id) => noted('run_box_writes', id));
-    }
+    this.runWriter = new VersionedWriter(this.runs, 'run');
+    this.boxWriter = new VersionedWriter(this.boxes, 'run queue');
   }
 
   read(runId: string): Promise<RunDoc | null> {

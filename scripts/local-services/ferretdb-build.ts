@@ -7,7 +7,7 @@ import { errorMessage, findOnPath, isExecutable, run, type Log } from './child-p
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 const FERRETDB_VERSION = 'v1.24.2';
 /** What our build reports as its version: 1.24.2 with the patches below (a binary built without them is rebuilt). */
-const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.2`;
+const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.3`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -18,6 +18,25 @@ interface SourcePatch {
   from: string;
   to: string;
 }
+
+/** Go files of our own (in ferretdb-patches/ beside this file's source), each copied into a package of FerretDB's. */
+const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
+  { name: 'handler_write_locks.go', dir: path.join('internal', 'handler') },
+  { name: 'sqlite_id_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
+];
+
+const SQLITE_COLLECTION = path.join('internal', 'backends', 'sqlite', 'collection.go');
+/** Upstream's pushdown: a filter that is exactly `{ _id }` (in Query, then again in Explain). */
+const UPSTREAM_ID_PUSHDOWN = (explain: boolean) =>
+  '\tif params.Filter.Len() == 1 {\n' +
+  '\t\tv, _ := params.Filter.Get("_id")\n' +
+  '\t\tswitch v.(type) {\n' +
+  '\t\tcase string, types.ObjectID:\n' +
+  (explain ? '\t\t\tfilterPushdown = true\n' : '') +
+  '\t\t\twhereClause = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)\n' +
+  '\t\t\targs = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}\n' +
+  '\t\t}\n' +
+  '\t}\n';
 
 const FERRETDB_PATCHES: SourcePatch[] = [
   /**
@@ -44,6 +63,52 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     from: `func ${fn}(obj any, token *Token) {\n\tcheckArgs(obj, token)\n`,
     to: `func ${fn}(obj any, token *Token) {\n\tif !debugbuild.Enabled {\n\t\treturn\n\t}\n\n\tcheckArgs(obj, token)\n`,
   })),
+  /**
+   * Atomic conditional writes (handler_write_locks.go): findAndModify, each statement of update and each of delete
+   * hold their collection's lock from the read to the write.
+   */
+  {
+    name: 'the atomic findAndModify patch',
+    file: path.join('internal', 'handler', 'msg_findandmodify.go'),
+    from: '\tvar qp backends.QueryParams\n\tif !h.DisablePushdown {\n\t\tqp.Filter = params.Query\n\t}\n',
+    to: '\tdefer lockCollection(params.DB, params.Collection)()\n\n\tvar qp backends.QueryParams\n\tif !h.DisablePushdown {\n\t\tqp.Filter = params.Query\n\t}\n',
+  },
+  {
+    name: 'the atomic update patch (lock)',
+    file: path.join('internal', 'handler', 'msg_update.go'),
+    from: '\t\tres, err := c.Query(ctx, &qp)\n\t\tif err != nil {\n\t\t\treturn 0, 0, nil, lazyerrors.Error(err)\n\t\t}\n',
+    to:
+      '\t\tunlock := lockCollection(params.DB, params.Collection)\n\n' +
+      '\t\tres, err := c.Query(ctx, &qp)\n\t\tif err != nil {\n\t\t\tunlock()\n\t\t\treturn 0, 0, nil, lazyerrors.Error(err)\n\t\t}\n',
+  },
+  {
+    name: 'the atomic update patch (unlock)',
+    file: path.join('internal', 'handler', 'msg_update.go'),
+    from: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n',
+    to: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n\t\tunlock()\n\n',
+  },
+  {
+    name: 'the atomic delete patch',
+    file: path.join('internal', 'handler', 'msg_delete.go'),
+    from: '\t\td, err = h.execDelete(connCtx, c, &p)\n',
+    to: '\t\tunlock := lockCollection(params.DB, params.Collection)\n\t\td, err = h.execDelete(connCtx, c, &p)\n\t\tunlock()\n',
+  },
+  /**
+   * `_id` pushdown beside other conditions (sqlite_id_pushdown.go): `{ _id, version }` is one indexed lookup, not
+   * a read of the whole collection; Explain reports it the same way.
+   */
+  {
+    name: 'the _id pushdown patch (Query)',
+    file: SQLITE_COLLECTION,
+    from: UPSTREAM_ID_PUSHDOWN(false),
+    to: '\twhereClause, args = idWhereClause(params.Filter)\n',
+  },
+  {
+    name: 'the _id pushdown patch (Explain)',
+    file: SQLITE_COLLECTION,
+    from: UPSTREAM_ID_PUSHDOWN(true),
+    to: '\twhereClause, args = idWhereClause(params.Filter)\n\tfilterPushdown = whereClause != ""\n',
+  },
 ];
 
 let ferretDbBinary: Promise<string> | undefined;
@@ -112,6 +177,8 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
     await fs.cp(moduleDir, srcDir, { recursive: true });
     await makeWritable(srcDir);
     await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${FERRETDB_BUILD}\n`);
+    const ours = await patchesDir();
+    for (const file of FERRETDB_FILES) await fs.copyFile(path.join(ours, file.name), path.join(srcDir, file.dir, file.name));
     for (const patch of FERRETDB_PATCHES) {
       const file = path.join(srcDir, patch.file);
       const source = await fs.readFile(file, 'utf8');
@@ -150,6 +217,15 @@ async function checkFerretDb(bin: string): Promise<string | undefined> {
   } catch (err) {
     return firstLine(errorMessage(err));
   }
+}
+
+/** ferretdb-patches/ beside this file's source: from scripts/local-services (tests) or dist/scripts/local-services. */
+async function patchesDir(): Promise<string> {
+  const candidates = [path.join(__dirname, 'ferretdb-patches'), path.join(__dirname, '..', '..', '..', 'scripts', 'local-services', 'ferretdb-patches')];
+  for (const dir of candidates) {
+    if (await fs.stat(dir).then((st) => st.isDirectory(), () => false)) return dir;
+  }
+  throw new Error(`FerretDB's patch files are missing (looked in ${candidates.join(', ')})`);
 }
 
 async function findGo(): Promise<string | undefined> {

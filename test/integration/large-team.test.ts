@@ -64,7 +64,7 @@ afterAll(async () => {
 test('past the 500th teammate, each linked teammate whose hour has come gets a digest; a tick reads only the teammates due', async () => {
   const agentReads: string[] = [];
   const started = (event: CommandStartedEvent) => {
-    if (event.commandName === 'find' && (event.command.find === 'agents' || event.command.find === 'agent_writes')) agentReads.push(String(event.command.filter?._id));
+    if (event.commandName === 'find' && event.command.find === 'agents') agentReads.push(String(event.command.filter?._id));
   };
   relay.store.db.client.on('commandStarted', started);
   let result;

@@ -35,7 +35,7 @@ const dmOf = (id: string) => slack.callsTo('chat.postMessage').find((c) => (c.ar
 test("a new handoff's DM reads nothing of its thread before it is posted, shows the handoff, and is recorded on it", async () => {
   const reads: Array<{ at: number; what: string }> = [];
   const started = (event: CommandStartedEvent) => {
-    if (event.commandName === 'find' && (event.command.find === 'threads' || event.command.find === 'thread_writes')) {
+    if (event.commandName === 'find' && event.command.find === 'threads') {
       reads.push({ at: Date.now(), what: `${event.command.find} ${String(event.command.filter?._id)}` });
     }
   };

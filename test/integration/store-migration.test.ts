@@ -2,7 +2,7 @@
 // migrates it before serving: lists, reads, changes and the outbox work on the old threads; migrating again is a no-op.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
-import { migrateStore, placeInMailboxes, schemaVersion } from '../../relay-core/store/migrate';
+import { migrateStore, placeInMailboxes, SCHEMA_VERSION, schemaVersion } from '../../relay-core/store/migrate';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
 
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 test('after start, the old threads list newest first, each exactly once across pages', async () => {
-  expect(await schemaVersion(relay.store)).toBe(2);
+  expect(await schemaVersion(relay.store)).toBe(SCHEMA_VERSION);
   const seen: string[] = [];
   let cursor: string | undefined;
   do {

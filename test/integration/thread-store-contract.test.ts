@@ -6,7 +6,6 @@ import type { ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadStatus } from '../../relay-core/domain/schemas';
 import { MongoStore } from '../../relay-core/store/mongo-store';
 import { IndexedThreadLists, type ThreadLists } from '../../relay-core/store/thread-lists';
-import { claimId } from '../../relay-core/store/thread-writes';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 import { threadDocAt } from '../helpers/thread-docs';
 
@@ -85,7 +84,7 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     const mailbox = await store.placeNewThread(doc);
     if (mailbox) doc.mailbox = mailbox;
     await store.insertThread(doc);
-    const threadReads = (since: number) => commands.slice(since).filter((c) => c.commandName === 'find' && ['threads', 'thread_writes'].includes(String(c.command.find)));
+    const threadReads = (since: number) => commands.slice(since).filter((c) => c.commandName === 'find' && c.command.find === 'threads');
     let seen = commands.length;
     const created = (await store.readThreadFrom(doc._id, doc.version))!;
     expect(created).toMatchObject({ _id: doc._id, version: doc.version, status: 'pending' });
@@ -127,23 +126,6 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(1);
   });
 
-  test('a write left to the next one is seen by every read at once; the next write brings the stored document past both', async () => {
-    const thread = await newThread('a@acme', 'b@acme');
-    const claim = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, claim: 1 } }), undefined, { applyWithNextWrite: true });
-    expect(claim.after).toMatchObject({ version: 2, metadata: { claim: 1 } });
-    // On FerretDB the write is its claim alone (MongoDB's one conditional replace is the stored document itself).
-    expect((await store.threads.findOne({ _id: thread._id }))!.version).toBe(store.writer.strategy === 'claims' ? 1 : 2);
-    expect(await store.readThread(thread._id)).toMatchObject({ version: 2, metadata: { claim: 1 } });
-    // The write that follows, from the claim's thread or from none (the stored one is behind: one retry), applies both.
-    const next = await store.writeThread(thread._id, (doc) => (doc.status === 'pending' ? { ...doc, status: 'accepted' } : undefined), claim.after!);
-    expect(next.after).toMatchObject({ version: 3, status: 'accepted', metadata: { claim: 1 } });
-    expect(await store.threads.findOne({ _id: thread._id })).toMatchObject({ version: 3, status: 'accepted', metadata: { claim: 1 } });
-    await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, claim: 2 } }), undefined, { applyWithNextWrite: true });
-    const fromNone = await store.writeThread(thread._id, (doc) => ({ ...doc, summary: 'after a claim left behind' }));
-    expect(fromNone.after).toMatchObject({ version: 5, metadata: { claim: 2 }, summary: 'after a claim left behind' });
-    expect(await store.threads.findOne({ _id: thread._id })).toMatchObject({ version: 5, metadata: { claim: 2 } });
-  });
-
   test('a version conflict is retried on the newer version, never applied to the older one', async () => {
     const thread = await newThread('a@acme', 'b@acme');
     let calls = 0;
@@ -160,33 +142,21 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     expect(calls).toBeGreaterThanOrEqual(1);
   });
 
-  // The claim protocol's failure cases exist only where writes go through claims (FerretDB).
-  const claims = () => store.writer.strategy === 'claims';
-
-  test('a writer that dies between its claim and its apply: readers see its version, the next write builds on it', async () => {
+  test('writes of one thread from two processes (two stores, two connection pools) lose none of them', async () => {
     const thread = await newThread('a@acme', 'b@acme');
-    if (!claims()) return;
-    const claimed: ThreadDoc = { ...thread, version: 2, status: 'accepted' };
-    await store.threadWrites.insertOne({ _id: claimId(thread._id, 2), thread_id: thread._id, version: 2, doc: claimed, at: new Date() });
-    expect(await store.readThread(thread._id)).toMatchObject({ version: 2, status: 'accepted' });
-    const next = await store.writeThread(thread._id, (doc) => (doc.status === 'accepted' ? { ...doc, status: 'completed' } : undefined));
-    expect(next.after).toMatchObject({ version: 3, status: 'completed' });
-    expect(await store.threads.findOne({ _id: thread._id })).toMatchObject({ version: 3, status: 'completed' });
-  });
-
-  test('a stalled owner that writes its older version over a newer one never wins: reads and writes walk past it', async () => {
-    const thread = await newThread('a@acme', 'b@acme');
-    if (!claims()) return;
-    const v2 = (await setStatus(thread._id, 'accepted')).after!;
-    await setStatus(thread._id, 'completed');
-    // The owner of version 2 stalled and now writes it back over version 3 (the cache, addressed by _id alone).
-    await store.threads.replaceOne({ _id: thread._id }, v2);
-    expect(await store.readThread(thread._id)).toMatchObject({ version: 3, status: 'completed' });
-    const refused = await store.writeThread(thread._id, (doc) => (doc.status === 'accepted' ? { ...doc, status: 'cancelled' } : undefined));
-    expect(refused).toMatchObject({ after: null, before: { version: 3, status: 'completed' } });
-    const next = await store.writeThread(thread._id, (doc) => ({ ...doc, summary: 'after the stall' }));
-    expect(next.after).toMatchObject({ version: 4, status: 'completed', summary: 'after the stall' });
-    expect(await store.threads.findOne({ _id: thread._id })).toMatchObject({ version: 4, status: 'completed' });
+    const other = await MongoStore.connect(testMongoUrl(), store.db.databaseName);
+    try {
+      await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          (i % 2 ? other : store).writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, [`p${i}`]: i } })),
+        ),
+      );
+    } finally {
+      await other.close();
+    }
+    const after = await store.readThread(thread._id);
+    expect(Object.keys(after!.metadata).filter((k) => k.startsWith('p'))).toHaveLength(16);
+    expect(after!.version).toBe(17);
   });
 });
 
