@@ -35,9 +35,16 @@ const eventsQuery = z
 /** The open streams and polls of this process, so a shutdown can end them instead of waiting for their clients. */
 export class OpenEventStreams {
   private readonly open = new Map<AbortController, Promise<void>>();
+  private closed = false;
 
+  /** Call as the request arrives: the signal aborts at closeAll, and is already aborted when it came after. */
   track(res: Response): AbortSignal {
     const controller = new AbortController();
+    // A closed server still reads new requests on keep-alive connections that were busy when it closed.
+    if (this.closed) {
+      controller.abort();
+      return controller.signal;
+    }
     const ended = new Promise<void>((resolve) => {
       res.once('finish', resolve);
       res.once('close', resolve);
@@ -52,6 +59,7 @@ export class OpenEventStreams {
 
   /** Ends every stream and poll; resolves once their answers are sent (at most `withinMs`), so their sockets are idle. */
   async closeAll(withinMs = 2_000): Promise<void> {
+    this.closed = true;
     const ended = [...this.open.values()];
     for (const controller of this.open.keys()) controller.abort();
     this.open.clear();
@@ -76,6 +84,8 @@ function sseEvent(event: FeedEvent): string {
 
 export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
   app.get('/events', async (req, res) => {
+    // Tracked before any await: a stop while it authenticates or finds its start ends it as soon as those return.
+    const signal = deps.streams.track(res);
     const agent = await deps.authenticate(req);
     const parsed = eventsQuery.safeParse(req.query);
     if (!parsed.success) throw invalidParams(parsed.error.issues, 'query');
@@ -89,7 +99,6 @@ export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
     const resume = stream && lastEventId !== undefined;
     const from = await deps.feed.start(agent.handle, resume ? lastEventId!.trim() : query.since, resume ? 'header.last-event-id' : 'query.since');
     const limit = query.limit ?? PAGE_DEFAULT;
-    const signal = deps.streams.track(res);
     if (stream) return streamEvents(req, res, deps, agent.handle, from, limit, signal);
 
     let page;

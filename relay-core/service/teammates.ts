@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, NotificationEndpoint } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
-import type { Vocabulary } from '../store/agent-directory';
+import { PUBLIC_CARD_PROJECTION, type PublicCardField, type Vocabulary } from '../store/agent-directory';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
 import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
@@ -31,7 +31,8 @@ export interface OwnCard extends PublicCard {
   notification: { url: string; verified: boolean; gone_at?: string } | null;
 }
 
-export function publicCard(doc: AgentDoc): PublicCard {
+/** Reads only the fields agents/list reads on every server (PUBLIC_CARD_FIELDS). */
+export function publicCard(doc: Pick<AgentDoc, PublicCardField>): PublicCard {
   return {
     handle: doc.handle,
     name: doc.name,
@@ -188,7 +189,7 @@ export class Teammates {
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
     if (this.store.directory) {
-      return (await this.store.directory.matching(filter, limit)).map((card) => publicCard(card as AgentDoc));
+      return (await this.store.directory.matching(filter, limit)).map(publicCard);
     }
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
@@ -196,11 +197,7 @@ export class Teammates {
     if (filter.repo !== undefined) {
       query.repos_owned = filter.repo.endsWith('/') ? { $regex: `^${escapeRegex(filter.repo)}` } : filter.repo;
     }
-    const docs = await this.store.agents
-      .find(query, { projection: { handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1 } })
-      .sort({ _id: 1 })
-      .limit(limit)
-      .toArray();
+    const docs = await this.store.agents.find(query, { projection: PUBLIC_CARD_PROJECTION }).sort({ _id: 1 }).limit(limit).toArray();
     return docs.map(publicCard);
   }
 

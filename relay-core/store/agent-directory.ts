@@ -6,7 +6,15 @@ import type { AgentDoc, MetaDoc } from '../domain/documents';
 import { KeyedQueue } from './keyed-queue';
 import { isDuplicateKey, putById } from './thread-writes';
 
-export type DirectoryCard = Pick<AgentDoc, '_id' | 'handle' | 'name' | 'role' | 'skills' | 'repos_owned' | 'lead'>;
+/**
+ * The fields of a teammate's public card (service/teammates.ts publicCard), the one list both agents/list paths read:
+ * the directory's copy here and MongoDB's indexed query (PUBLIC_CARD_PROJECTION), so neither can drop one.
+ */
+export const PUBLIC_CARD_FIELDS = ['handle', 'name', 'role', 'skills', 'repos_owned', 'lead'] as const;
+export type PublicCardField = (typeof PUBLIC_CARD_FIELDS)[number];
+export const PUBLIC_CARD_PROJECTION = Object.fromEntries(PUBLIC_CARD_FIELDS.map((field) => [field, 1])) as Record<PublicCardField, 1>;
+
+export type DirectoryCard = Pick<AgentDoc, '_id' | PublicCardField>;
 
 /** Entry n of the change log is the `meta` document `agents_log#<n>`, its value the handle whose card changed. */
 const LOG_PREFIX = 'agents_log#';
@@ -17,7 +25,7 @@ const EVERYONE = '*';
 /** Changes behind which a process reloads every card instead of re-reading each changed one. */
 const CATCH_UP_LIMIT = 200;
 
-const CARD_FIELDS = { _id: 1, handle: 1, name: 1, role: 1, skills: 1, repos_owned: 1, lead: 1, status: 1, 'notification.disabled_at': 1 } as const;
+const CARD_FIELDS = { _id: 1, ...PUBLIC_CARD_PROJECTION, status: 1, 'notification.disabled_at': 1 } as const;
 export type CardDoc = DirectoryCard & Pick<AgentDoc, 'status'> & { notification?: { disabled_at?: Date | null } | null };
 
 export function logEntryId(position: number): string {

@@ -205,12 +205,15 @@ export class MongoStore {
     }
   }
 
-  /** `options` adds to the client's (a test turns on command monitoring to count what a path reads). */
-  static async connect(url: string, dbName?: string, options: MongoClientOptions = {}): Promise<MongoStore> {
+  /**
+   * `options` adds to the client's (a test turns on command monitoring to count what a path reads); `capabilities`
+   * overrides what the server reports (a test runs MongoDB's access paths against FerretDB).
+   */
+  static async connect(url: string, dbName?: string, options: MongoClientOptions = {}, capabilities: Partial<ServerCapabilities> = {}): Promise<MongoStore> {
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20, ...options });
     await client.connect();
     const db = client.db(dbName);
-    return new MongoStore(client, db, await detectCapabilities(db));
+    return new MongoStore(client, db, { ...(await detectCapabilities(db)), ...capabilities });
   }
 
   /**

@@ -1,14 +1,20 @@
 // The card's optional `lead`: a registered teammate's handle, set at registration or with PUT /agents/me/card,
 // checked (unknown, disabled or oneself is invalid_params naming the field and handle), removable with null.
+import { createLogger } from '../../relay-core/ops/logger';
+import { Teammates } from '../../relay-core/service/teammates';
+import { MongoStore } from '../../relay-core/store/mongo-store';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { testMongoUrl } from '../helpers/test-env';
 
 let relay: TestRelay;
+let indexedStore: MongoStore | undefined;
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'lead' });
 });
 
 afterAll(async () => {
+  await indexedStore?.close();
   await relay?.stop();
 });
 
@@ -19,6 +25,22 @@ test('a lead given at registration is on the card, readable by the teammate and 
   const list = (await relay.rest('GET', '/agents?role=engineer', leadKey)).body.teammates as Array<{ handle: string; lead?: string }>;
   expect(list.find((c) => c.handle === 'dev@acme')?.lead).toBe('lead@acme');
   expect(list.find((c) => c.handle === 'lead@acme')).not.toHaveProperty('lead');
+});
+
+test('agents/list answers the same cards, lead included, from MongoDB\'s indexed queries as from the in-memory directory', async () => {
+  await relay.register({ handle: 'tl@acme', role: 'reviewer' });
+  await relay.register({ handle: 'rev@acme', role: 'reviewer', skills: ['go'], repos_owned: ['acme/api'], lead: 'tl@acme' });
+  // The same database read the way a MongoDB server is (role index, projection), whatever the test server is.
+  indexedStore = await MongoStore.connect(testMongoUrl(), relay.config.mongodbDb, {}, { indexedQueries: true });
+  expect(indexedStore.directory).toBeNull();
+  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const indexed = new Teammates({ store: indexedStore, keyPepper: relay.config.keyPepper!, log: createLogger('silent'), webhooks });
+  const cards = await indexed.list({ role: 'reviewer' });
+  expect(cards).toEqual([
+    { handle: 'rev@acme', name: 'rev', role: 'reviewer', skills: ['go'], repos_owned: ['acme/api'], lead: 'tl@acme' },
+    { handle: 'tl@acme', name: 'tl', role: 'reviewer', skills: [], repos_owned: [] },
+  ]);
+  expect(await relay.relay.teammates.list({ role: 'reviewer' })).toEqual(cards);
 });
 
 test('a lead that is not a registered teammate is refused at registration and nothing is created', async () => {
