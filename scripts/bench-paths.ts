@@ -11,7 +11,7 @@ import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
 import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
 import { bareDeliveryBaseline } from './bench-delivery';
-import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, SeedPlacement, seed, seededAgent, seededHandle, seededThread, seedThreads } from './bench-seed';
+import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, seed, seededAgent, seededThread, seedThreads } from './bench-seed';
 
 /** What every phase that starts relay processes on the run's database gets. */
 export interface ServedPhase extends PhaseOutput {
@@ -178,7 +178,6 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       );
     };
     const epoch = Date.now() - 400 * 24 * 3600 * 1000;
-    const placement = new SeedPlacement(store);
     let threads = 0;
     let teammates = 0;
     let sequence = 0;
@@ -188,11 +187,10 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       const mates = Math.max(TARGET_SKILL_HOLDERS + 1, Math.round(size / 10));
       opts.progress(`paths: growing to ${size.toLocaleString('en')} threads and ${mates.toLocaleString('en')} teammates…`);
       await seed(store.agents, teammates, mates, (i) => seededAgent(agentTemplate as AgentDoc, i, epoch), opts.progress);
-      for (let i = teammates; i < mates; i += 1) placement.fresh(seededHandle(i));
       teammates = mates;
       await store.directory?.changed();
-      const seconds = await seedThreads(store, placement, threads, size, (i) => seededThread(template, i, { reader: reader.handle, teammates: mates, epoch }), opts.progress);
-      opts.out(`seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader mailbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`);
+      const seconds = await seedThreads(store, threads, size, (i) => seededThread(template, i, { reader: reader.handle, teammates: mates, epoch }), opts.progress);
+      opts.out(`seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader's inbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`);
       threads = size;
 
       if (opts.atSize && (first || last || !opts.measurePaths)) {
@@ -239,7 +237,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
         // Accepts of pending handoffs to the reader, seeded in bulk like the rest (they add to the size: reported).
         const pending: string[] = [];
         const base = Date.now();
-        await seedThreads(store, placement, 0, n + opts.warmup, (i) => {
+        await seedThreads(store, 0, n + opts.warmup, (i) => {
           const doc = seededThread(template, 0, { reader: reader.handle, teammates: mates, epoch });
           const at = new Date(base + i);
           pending.push(doc._id);

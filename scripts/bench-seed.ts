@@ -1,13 +1,10 @@
 // Bench data: grows the relay's threads and agents collections in bulk, each document a copy of a real
-// one the relay wrote (so sizes and fields match), with _id, dates, parties and status varied, placed in the
-// mailbox logs at the positions the relay's own appends would give them (SeedPlacement).
+// one the relay wrote (so sizes and fields match), with _id, dates, parties and status varied.
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import type { AgentDoc, MailboxEntryDoc, ThreadDoc } from '../relay-core/domain/documents';
+import type { AgentDoc, ThreadDoc } from '../relay-core/domain/documents';
 import type { ThreadStatus } from '../relay-core/domain/schemas';
-import { boxName, entryId, type Party } from '../relay-core/store/mailbox-log';
 import type { MongoStore } from '../relay-core/store/mongo-store';
-import { putById } from '../relay-core/store/thread-writes';
 
 const BATCH = 2_000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -91,85 +88,14 @@ export function seededThread(template: ThreadDoc, i: number, opts: { reader: str
   };
 }
 
-/**
- * Where the seed places threads in mailbox logs. The boxes of teammates the seed itself created are written by
- * nobody else, so their positions are counted here (from 0: such a teammate is new) and their entries go in bulk,
- * with each head written once per seeding step; every other box (the API teammates', which the running relay
- * appends to as well) goes through the log's own bulk append, which reads and respects its head.
- */
-export class SeedPlacement {
-  private readonly counted = new Map<string, number>();
-  private readonly touched = new Set<string>();
-
-  constructor(private readonly store: MongoStore) {}
-
-  /** The boxes of `handle`, a teammate the seed has just created: empty, and from now on written only here. */
-  fresh(handle: string): void {
-    for (const party of ['to', 'from'] as const) this.counted.set(boxName(party, handle), 0);
-  }
-
-  async place(docs: ThreadDoc[]): Promise<void> {
-    const entries: MailboxEntryDoc[] = [];
-    // The API teammates' boxes: through the log's bulk append, as the relay's own migration places threads.
-    const shared = new Map<string, Array<{ doc: ThreadDoc; party: Party }>>();
-    for (const doc of docs) {
-      doc.mailbox = { to: 0, from: 0 };
-      for (const party of ['to', 'from'] as const) {
-        const box = boxName(party, doc[party]);
-        const last = this.counted.get(box);
-        if (last === undefined) {
-          shared.set(box, [...(shared.get(box) ?? []), { doc, party }]);
-          continue;
-        }
-        doc.mailbox[party] = last + 1;
-        this.counted.set(box, last + 1);
-        this.touched.add(box);
-        entries.push({ _id: entryId(box, last + 1), thread_id: doc._id, created_at: doc.created_at });
-      }
-    }
-    for (let start = 0; start < entries.length; start += ENTRY_CHUNK) {
-      await this.store.mailboxEntries.insertMany(entries.slice(start, start + ENTRY_CHUNK), { ordered: false });
-    }
-    for (const [box, members] of shared) {
-      const positions = await this.store.mailbox!.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at, status: m.doc.status })));
-      members.forEach((m, i) => (m.doc.mailbox![m.party] = positions[i]!));
-    }
-  }
-
-  /**
-   * Writes the head of every box placed here since the last call (a reader probes up from a head), one `_id` write
-   * each in HEAD_LANES lanes. (Not as one bulk of replaceOne upserts: an `update` of 100 statements that replace
-   * existing documents had no answer from FerretDB 1.24 after 20 s; 2 statements did.)
-   */
-  async writeHeads(): Promise<void> {
-    const boxes = [...this.touched];
-    this.touched.clear();
-    let next = 0;
-    const lane = async () => {
-      while (next < boxes.length) {
-        const box = boxes[next++]!;
-        await putById(this.store.mailboxHeads, box, { n: this.counted.get(box)! });
-      }
-    };
-    await Promise.all(Array.from({ length: HEAD_LANES }, lane));
-  }
-}
-
-const HEAD_LANES = 8;
-const ENTRY_CHUNK = 1_000;
-
-/**
- * Inserts threads make(from..to-1) in batches as the relay itself places them: with their mailbox positions where
- * the server needs mailbox logs. Returns the seconds it took.
- */
-export async function seedThreads(store: MongoStore, placement: SeedPlacement, from: number, to: number, make: (i: number) => ThreadDoc, progress: (line: string) => void): Promise<number> {
+/** Inserts threads make(from..to-1) in batches, oldest first in each. Returns the seconds it took. */
+export async function seedThreads(store: MongoStore, from: number, to: number, make: (i: number) => ThreadDoc, progress: (line: string) => void): Promise<number> {
   const started = Date.now();
   let lastReport = started;
   for (let start = from; start < to; start += BATCH) {
     const docs: ThreadDoc[] = [];
     for (let i = start; i < Math.min(to, start + BATCH); i++) docs.push(make(i));
     docs.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
-    if (store.mailbox) await placement.place(docs);
     await store.threads.insertMany(docs, { ordered: false });
     const done = Math.min(to, start + BATCH);
     if (Date.now() - lastReport > 10_000 || done === to) {
@@ -177,7 +103,6 @@ export async function seedThreads(store: MongoStore, placement: SeedPlacement, f
       progress(`  threads: ${done.toLocaleString('en')} of ${to.toLocaleString('en')} (${Math.round((done - from) / ((Date.now() - started) / 1000))} docs/s)`);
     }
   }
-  if (store.mailbox) await placement.writeHeads();
   return (Date.now() - started) / 1000;
 }
 

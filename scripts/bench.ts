@@ -25,7 +25,7 @@
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
 //
-// Run time on the 2-core reference box: see README (Performance); seeding 100k threads with their mailbox entries
+// Run time on the 2-core reference box: see README (Performance); seeding 100k threads (and indexing them)
 // takes about two minutes, and the paths at three sizes at the default counts are most of the run.
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
@@ -97,7 +97,7 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
   return {
     phases,
     // 0 is a fresh database (nothing seeded: the table of the issue that set the create targets); any other size at
-    // least 100, for the reader's mailbox share of it.
+    // least 100, for the reader's share of it.
     sizes: [...new Set(list('BENCH_SIZES', '1000,10000,100000', 0).map((n) => (n === 0 ? 0 : Math.max(100, Math.round(n * scale)))))].sort((a, b) => a - b),
     requests: Math.round(positive('BENCH_REQUESTS', 2000)),
     warmup: Math.round(positive('BENCH_WARMUP', 200)),

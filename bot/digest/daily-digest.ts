@@ -18,7 +18,7 @@ import { digestDueDay } from './local-time';
 
 // Who is due is decided from the relay's clock (injected: tests move it) and each linked person's Slack time zone
 // (users.info, or users.list pages when many are unknown; cached for hours): a tick reads the Slack links and, of the
-// teammates, only those due. The lists come from the mailbox lists (relay.listThreads), never a scan.
+// teammates, only those due. The lists come from the indexed lists (relay.listThreads), never a scan.
 
 export const DIGEST_TICK_JOB = 'slack-digest-tick';
 /** The job scheduler that adds the tick (BullMQ runs an `every` scheduler once at once, then every interval). */
@@ -108,7 +108,7 @@ export function digestTickHandler(deps: DigestDeps) {
     }
   }
 
-  /** Every unclaimed (as a candidate), pending and accepted thread on one side, oldest first (pages of the mailbox list, newest first). */
+  /** Every unclaimed (as a candidate), pending and accepted thread on one side, oldest first (pages of the list, newest first). */
   async function open(teammate: AgentDoc, role: 'recipient' | 'sender'): Promise<ListItem[]> {
     const items: ListItem[] = [];
     let cursor: string | undefined;

@@ -34,7 +34,6 @@ export function claimedThread(
 ): ThreadDoc | undefined {
   const { claimer, now, via, event, token, policy } = claim;
   if (!isCandidate(claimer.handle, doc)) return undefined;
-  const position = doc.mailbox?.candidates?.find((c) => c.handle === claimer.handle)?.n ?? 0;
   return {
     ...doc,
     to: claimer.handle,
@@ -48,7 +47,6 @@ export function claimedThread(
     timers: { fired: {}, since: now, ...(doc.timers && Object.keys(doc.timers.fired ?? {}).length > 0 ? { unclaimed_fired: doc.timers.fired } : {}) },
     status_history: [...doc.status_history, { status: 'pending', by: claimer.handle, at: now, via, ...(policy ? { policy } : {}) }],
     outbox: [...doc.outbox, event],
-    ...(doc.mailbox ? { mailbox: { to: position, from: doc.mailbox.from } } : {}),
   };
 }
 

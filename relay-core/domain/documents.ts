@@ -87,20 +87,6 @@ export interface MessageDoc {
   idempotency_id?: string;
 }
 
-/**
- * Copies of a thread's messages `first` .. `first` + 16*4^level - 1 (store/message-blocks.ts), written once all of
- * them are counted and never changed: `_id` `${thread_id}:b${level}.${index}`. A message too big to copy is left
- * out (read by its own `_id`).
- */
-export interface MessageBlockDoc {
-  _id: string;
-  thread_id: string;
-  level: number;
-  first: number;
-  messages: MessageDoc[];
-  at: Date;
-}
-
 /** What a participant has seen of the other side's messages (for unread counts). */
 export interface ThreadReadDoc {
   _id: string; // `${thread_id}:${handle}`
@@ -230,11 +216,6 @@ export interface ThreadDoc {
   reassigned_from?: ReassignedFrom[];
   /** The last message's sequence_no; messages are `${thread_id}:${sequence_no}` in `messages`. */
   message_seq: number;
-  /**
-   * Servers that only serve `_id` lookups (store/message-blocks.ts): copies of the counted messages past the last
-   * complete block, those small enough to carry. Absent on MongoDB and on threads older than blocks.
-   */
-  recent_messages?: MessageDoc[];
   /** Messages written by each side, for unread counts: `from` by the sender, `to` by the recipient. */
   message_counts: { from: number; to: number };
   outbox: OutboxEvent[];
@@ -242,11 +223,6 @@ export interface ThreadDoc {
   outbox_dirty?: boolean;
   /** Previous layout only: how many of `outbox`'s events the old sweep had seen on their queues. */
   outbox_enqueued?: number;
-  /**
-   * Where this thread sits in the mailbox logs (servers without usable indexes; see store/mailbox-log.ts). An
-   * unclaimed thread sits in each candidate's received box (`candidates`, until the claim); `to` is then 0.
-   */
-  mailbox?: { to: number; from: number; candidates?: Array<{ handle: string; n: number }> };
   /** Sent to a role, skill or owner (`role:frontend`): the target as given (absent on handoffs to a handle). */
   to_target?: string | null;
   /** The teammates the target named (several: the thread was `unclaimed` until one claimed it). */
@@ -354,35 +330,6 @@ export interface OutboxEntryDoc {
   thread_id: string;
   event: OutboxEvent;
   at: Date;
-}
-
-/** Entry n of a mailbox log: `_id` `${box}#${n}`, box `to:${handle}` or `from:${handle}`. */
-export interface MailboxEntryDoc {
-  _id: string;
-  thread_id: string;
-  created_at: Date;
-}
-
-/**
- * The entries of one full block of a mailbox log, positions k·B+1 … (k+1)·B (`_id` `${box}@${k}`, store/mailbox-log.ts).
- * Written only once every one of those positions holds its entry; the entries never change after that.
- */
-export interface MailboxBlockDoc {
-  _id: string;
-  /** The entries in position order; `entries[i]` is position k·B+1+i. */
-  entries: Array<{ thread_id: string; created_at: Date }>;
-  /**
-   * Per entry, what is known for good about its thread: a terminal status it is in (terminal threads never change
-   * status, box or position again), `elsewhere` when it is terminal and does not sit at this position, or null. A
-   * writer only ever adds to these, from what it read; losing an addition to a concurrent rewrite only costs a read.
-   */
-  final: Array<ThreadStatus | 'elsewhere' | null>;
-}
-
-/** A hint of a mailbox log's last position (`_id` is the box); the true head may be a few entries above it. */
-export interface MailboxHeadDoc {
-  _id: string;
-  n: number;
 }
 
 /** A role, skill or owner target bound to a Slack channel: unclaimed handoffs to it are posted there (`_id` is the target). */

@@ -148,7 +148,7 @@ export class HandoffTimers {
     const now = clock.now();
     const timer: TimerDoc = { _id: thread._id, step: next.step, due_at: next.due, attempt: 0, status: thread.status, armed_at: now };
     return async () => {
-      await Promise.all([this.dueTimers.note(timer._id, timer.due_at, now), this.addJob(timer, now)]);
+      await this.addJob(timer, now);
       try {
         await store.inserts.timers.insert(timer);
       } catch (error) {
@@ -194,7 +194,6 @@ export class HandoffTimers {
       // The row right after the reads: two arms of one thread racing (the jobs of two events) then write it as near
       // as can be in the order they read the thread; the due entry only matters once the step is due.
       await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
-      await this.dueTimers.note(threadId, timer.due_at, timer.armed_at);
     }
     await this.addJob(timer, clock.now());
     return timer;
@@ -258,9 +257,9 @@ export class HandoffTimers {
   }
 
   /**
-   * Every due step runs now (its delayed job promoted, or added again when Redis lost it), found through the due
-   * structure (store/timer-due.ts: `_id`-addressed minute buckets on FerretDB, the `due_at` index on MongoDB), so a
-   * sweep with nothing due reads a handful of documents however many threads are open; then the steps that came within
+   * Every due step runs now (its delayed job promoted, or added again when Redis lost it), found through the `due`
+   * index on `timers.due_at` (store/timer-due.ts), so a sweep with nothing due reads no row however many threads
+   * are open; then the steps that came within
    * the horizon get their jobs (addAhead). Only after Redis lost its jobs does it read every open timer, to arm again
    * each one within the horizon. Returns how many it ran or re-armed.
    */
@@ -277,14 +276,12 @@ export class HandoffTimers {
         else if (await this.addJob(row, now)) touched += 1;
       }
     }
-    const due = await this.dueTimers.due(now);
-    for (const id of due.ids) {
+    for (const id of await this.dueTimers.due(now)) {
       if (seen.has(id)) continue;
       seen.add(id);
       const row = await store.timers.findOne({ _id: id });
       if (row && row.due_at <= now) touched += await this.runDue(row, now);
     }
-    await due.done();
     await this.addAhead(now);
     if (lost) {
       await queue.markArmed();
@@ -323,10 +320,8 @@ export class HandoffTimers {
     if (outcome === 'ran') {
       const rearmed = await this.arm(row._id, { force: true });
       if (rearmed && rearmed.due_at <= now) await queue.fireNow(jobOf(rearmed));
-    } else {
-      // Not run yet: looked at again by the next sweeps until its run moves the timer on.
-      await this.dueTimers.note(row._id, row.due_at, now);
     }
+    // Not run yet: the row stays due, so the next sweeps look at it again until its run moves the timer on.
     return outcome === 'waiting' ? 0 : 1;
   }
 

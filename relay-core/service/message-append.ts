@@ -123,7 +123,6 @@ export class MessageAppender {
   private async recordMessage(threadId: string, message: MessageDoc, from?: ThreadDoc): Promise<boolean> {
     const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
     let alreadyRecorded = false;
-    const blocks = this.deps.store.blocks;
     const count = (doc: ThreadDoc): ThreadDoc | undefined => {
       if (doc.message_seq >= message.sequence_no) {
         alreadyRecorded = true;
@@ -137,25 +136,15 @@ export class MessageAppender {
         ...doc,
         ...(progressOf ? { run: { ...progressOf, last_update_at: message.created_at, last_line: lastLine(message.body) ?? progressOf.last_line } } : {}),
         message_seq: message.sequence_no,
-        ...(blocks ? { recent_messages: blocks.tailWith(doc, message) } : {}),
         message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
         updated_at: message.created_at,
         outbox: [...doc.outbox, event],
       };
     };
-    let countedOn: ThreadDoc | null = null;
     const after = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
       await inOutbox;
-      const written = await this.deps.store.writeThread(threadId, count, from);
-      if (written.after) countedOn = written.before;
-      return written.after;
+      return (await this.deps.store.writeThread(threadId, count, from)).after;
     });
-    // Whoever counts a block's last message writes the blocks it completes; if that fails, readers read their parts instead.
-    if (blocks && countedOn) {
-      await blocks.completeBlocks(countedOn, message).catch((error: unknown) => {
-        this.deps.log.warn({ err: error, thread_id: threadId, sequence_no: message.sequence_no }, 'message block not written');
-      });
-    }
     return after !== null || alreadyRecorded;
   }
 

@@ -22,8 +22,7 @@ export class Outbox {
   /**
    * Runs `write`, which records `event` on the thread, with the event in the outbox first: if this process dies
    * right after the write, or Redis refuses the add, the sweep still enqueues it. `write` gets the entry's insert
-   * and awaits it before it writes the thread (so work that comes first, like a create's mailbox places, overlaps
-   * it). A write that did not happen (null) takes its entry back. The event goes on its queues right after.
+   * and awaits it before it writes the thread (so work that comes first overlaps it). A write that did not happen (null) takes its entry back. The event goes on its queues right after.
    *
    * `finishing`: work that `write` started and that goes on while the event is put on its queues (a create's timer
    * row); it resolves to the thread as the event should have gone out with, and when that is not the thread `write`

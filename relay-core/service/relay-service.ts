@@ -10,7 +10,6 @@ import { parseRecipient, TERMINAL_STATUSES as TERMINAL, type Artifact, type NewH
 import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { canonicalHash } from '../domain/canonical-json';
-import { boxName } from '../store/mailbox-log';
 import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
 import type { EventPublisher } from './event-publisher';
 import type { HandoffTimers } from './handoff-timers';
@@ -230,8 +229,6 @@ export class RelayService {
     }, isReplay);
     if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
     let held: Awaited<ReturnType<Approvals['holdCreate']>> | undefined;
-    // A held handoff to several candidates keeps its places in their received boxes (hidden until it is approved).
-    const placed = { ...doc };
     if (policy && isHeld(policy)) {
       const { hold, ...stamp } = policy;
       // An approver that does not resolve refuses the create here, before anything is stored. Approved, a handoff
@@ -248,8 +245,7 @@ export class RelayService {
       threadId,
       doc.outbox[0]!,
       async (inOutbox) => {
-        const [mailbox] = await Promise.all([this.store.placeNewThread(placed), inOutbox]);
-        if (mailbox) doc.mailbox = mailbox;
+        await inOutbox;
         try {
           await this.store.insertThread(doc);
         } catch (error) {
@@ -529,8 +525,7 @@ export class RelayService {
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.reassigned', at: now, by: caller.handle, via };
     let before: ThreadDoc | null = null;
     const after = await this.outbox.recording(threadId, event, async (inOutbox) => {
-      const box = this.store.mailbox ? this.store.mailbox.append(boxName('to', recipient.handle), threadId, now) : Promise.resolve(undefined);
-      const [position] = await Promise.all([box, inOutbox]);
+      await inOutbox;
       const written = await this.store.writeThread(threadId, (doc) => {
         // An unclaimed handoff nobody claimed can be handed to one teammate too (its escalation offers Reassign).
         if (doc.from !== caller.handle || (doc.status !== 'pending' && doc.status !== 'unclaimed') || doc.to === recipient.handle) return undefined;
@@ -549,7 +544,6 @@ export class RelayService {
           updated_at: now,
           timers: { fired: {}, since: now },
           status_history: [...doc.status_history, { status: 'pending', by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
-          ...(position !== undefined && doc.mailbox ? { mailbox: { ...doc.mailbox, to: position } } : {}),
           slack: null,
           slack_replies: Object.fromEntries(Object.entries(doc.slack_replies ?? {}).filter(([key]) => keep(key))),
           slack_pending: Object.fromEntries(Object.entries(doc.slack_pending ?? {}).filter(([key]) => keep(key))),

@@ -1,5 +1,5 @@
 // Listing a teammate's threads: one page, newest first, with unread counts and a cursor that resumes exactly
-// (the page itself comes from the store's lists: indexes on MongoDB, mailbox logs on FerretDB).
+// (the page itself is one or two indexed queries: store/thread-lists.ts).
 import type { AgentDoc } from '../domain/documents';
 import type { ThreadStatus } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';

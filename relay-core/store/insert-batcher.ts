@@ -14,8 +14,8 @@ const MAX_BATCH = 200;
 /**
  * `insert` behaves as `insertOne` does for its caller (a duplicate `_id` rejects with the server's 11000 write
  * error, and nothing else in the batch is affected), but at most `maxInFlight` insert commands are in flight per
- * collection; the documents that arrive meanwhile form the next batch. Inserts made in the same tick (a create's
- * two mailbox entries) share a command even when nothing else is running.
+ * collection; the documents that arrive meanwhile form the next batch. Inserts made in the same tick share a
+ * command even when nothing else is running.
  */
 export class InsertBatcher<T extends Document> {
   private waiting: Waiting<T>[] = [];

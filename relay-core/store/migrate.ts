@@ -1,21 +1,17 @@
 // Brings a database written by an earlier layout up to this one, on start and by `handoff-relay migrate`.
 // Idempotent (a version marker in `meta`), resumable (each step picks up what is left), with progress lines.
 import type { ThreadDoc } from '../domain/documents';
-import { boxName, type Party } from './mailbox-log';
 import type { MongoStore } from './mongo-store';
 import { putById } from './thread-writes';
 
 /**
- * 1: outbox as flags on threads, lists by query. 2: outbox entries, mailbox logs where the server needs them.
- * 3: versioned writes are conditional replaces on every engine (no claims collections).
+ * 1: outbox as flags on threads, lists by query. 2: outbox entries, and on FerretDB mailbox logs, message blocks,
+ * minute buckets and claims. 3: one design on every engine: conditional replaces, lists and lookups by index.
  */
 export const SCHEMA_VERSION = 3;
 const MARKER_ID = 'schema';
-/** Set once every thread is in its mailboxes: a database written on MongoDB (no mailboxes) and then served by FerretDB still needs step 2. */
-const MAILBOXES_ID = 'mailboxes_placed';
 /** Set once the pending approvals of an earlier layout are in the open approvals the sweep reads (approval-ledger.ts). */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
-const BATCH = 1_000;
 const WRITERS = 8;
 
 export async function schemaVersion(store: MongoStore): Promise<number> {
@@ -26,20 +22,19 @@ export async function schemaVersion(store: MongoStore): Promise<number> {
  * Runs every step still to do and returns how many threads it touched. On an up-to-date database it costs one
  * `_id` read. The steps read whole collections once: this is the one place allowed to, and a new database has
  * nothing to read. Run it before the relay serves (start does): a relay of the previous layout writing meanwhile
- * could leave a thread out of its mailbox until the next run.
+ * could leave a write in a claims collection this drops.
  */
 export async function migrateStore(store: MongoStore, progress: (line: string) => void): Promise<number> {
-  const placed = !store.mailbox || (await store.meta.findOne({ _id: MAILBOXES_ID })) !== null;
   const opened = (await store.meta.findOne({ _id: OPEN_APPROVALS_ID })) !== null;
   const current = await schemaVersion(store);
-  if (current >= SCHEMA_VERSION && placed && opened) return 0;
+  if (current >= SCHEMA_VERSION && opened) return 0;
   let touched = 0;
 
   // Step 0, before anything here writes: the claims of FerretDB writes up to layout 2 that no document holds yet.
   if (current < 3) touched += await applyClaims(store, progress);
 
   // Step 1: events the previous sweep had not yet seen on their queues become outbox entries.
-  // (A clean thread keeps its `outbox_dirty: false` where step 2 does not rewrite it: nothing reads it any more.)
+  // (A clean thread keeps its `outbox_dirty: false`: nothing reads it any more.)
   const dirty = current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
   if (dirty.length > 0) progress(`migrate: moving the unsent events of ${dirty.length.toLocaleString('en')} threads into the outbox`);
   await inParallel(dirty, async (doc) => {
@@ -48,24 +43,10 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   });
   touched += dirty.length;
 
-  // Step 2 (servers whose indexes cannot serve lists): every thread gets its places in the mailbox logs, oldest first.
-  if (store.mailbox && !placed) {
-    const unplaced = await store.threads
-      .find({ mailbox: { $exists: false } }, { projection: { _id: 1, from: 1, to: 1, created_at: 1, status: 1 } })
-      .toArray();
-    unplaced.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a._id < b._id ? -1 : 1));
-    for (let start = 0; start < unplaced.length; start += BATCH) {
-      const batch = unplaced.slice(start, start + BATCH);
-      const places = await placeInMailboxes(store, batch);
-      await inParallel(batch, async (doc) => {
-        const mailbox = places.get(doc._id)!;
-        await store.writeThread(doc._id, (current) => (current.mailbox ? undefined : { ...withoutOutboxFlags(current), mailbox }));
-      });
-      touched += batch.length;
-      progress(`migrate: ${(start + batch.length).toLocaleString('en')} of ${unplaced.length.toLocaleString('en')} threads placed in their mailboxes`);
-    }
-    await putById(store.meta, MAILBOXES_ID, { value: true, at: new Date() });
-  }
+  // Step 2: what the relay kept up to layout 2 where the embedded FerretDB served no index (mailbox logs, message
+  // blocks, the timers' minute buckets) goes; indexes serve those reads now (MongoStore.ensureIndexes). A thread's
+  // own `mailbox` and `recent_messages` fields stay, unread.
+  if (current < 3) await dropLegacyCollections(store, progress);
 
   // Step 3: approvals still pending from before the open-approvals ledger get their entry in it.
   if (!opened) {
@@ -126,37 +107,17 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
   return applied;
 }
 
-/**
- * Appends threads (oldest first) to the mailbox logs in bulk and returns each one's places. Threads whose write of
- * those places never lands (an interrupted run) leave entries that lists skip: an entry counts only for the thread
- * that records its position.
- */
-export async function placeInMailboxes(
-  store: MongoStore,
-  threads: ReadonlyArray<Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at'> & Partial<Pick<ThreadDoc, 'status'>>>,
-): Promise<Map<string, { to: number; from: number }>> {
-  const log = store.mailbox;
-  if (!log) throw new Error('placeInMailboxes: this server serves lists from its indexes');
-  const boxes = new Map<string, Array<{ party: Party; doc: (typeof threads)[number] }>>();
-  for (const doc of threads) {
-    for (const party of ['to', 'from'] as const) {
-      const box = boxName(party, doc[party]);
-      const list = boxes.get(box) ?? [];
-      list.push({ party, doc });
-      boxes.set(box, list);
-    }
-  }
-  const places = new Map<string, { to: number; from: number }>();
-  await inParallel([...boxes], async ([box, members]) => {
-    // A thread's status as read (a terminal one is so for good) goes into the blocks: lists filtered by status skip it unread.
-    const positions = await log.appendMany(box, members.map((m) => ({ thread_id: m.doc._id, created_at: m.doc.created_at, ...(m.doc.status ? { status: m.doc.status } : {}) })));
-    members.forEach((m, i) => {
-      const place = places.get(m.doc._id) ?? { to: 0, from: 0 };
-      place[m.party] = positions[i]!;
-      places.set(m.doc._id, place);
-    });
-  });
-  return places;
+/** The collections of the structures layout 3 replaced with indexes. */
+const LEGACY_COLLECTIONS = ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks'];
+/** Their `meta` documents: the mailboxes' placement marker and the due ledger's cursor. */
+const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor'];
+
+async function dropLegacyCollections(store: MongoStore, progress: (line: string) => void): Promise<void> {
+  const existing = new Set((await store.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  const dropped = LEGACY_COLLECTIONS.filter((name) => existing.has(name));
+  for (const name of dropped) await store.db.collection(name).drop();
+  await store.meta.deleteMany({ _id: { $in: LEGACY_META } });
+  if (dropped.length > 0) progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages and timers now)`);
 }
 
 function withoutOutboxFlags(doc: ThreadDoc): ThreadDoc {

@@ -9,10 +9,6 @@ import type {
   ApprovalOpenDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
-  MailboxBlockDoc,
-  MailboxEntryDoc,
-  MailboxHeadDoc,
-  MessageBlockDoc,
   MessageDoc,
   MetaDoc,
   OutboxEntryDoc,
@@ -28,25 +24,26 @@ import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
 import { CleanupLedger } from './cleanup-ledger';
-import { boxName, MailboxLog } from './mailbox-log';
-import { MessageBlocks } from './message-blocks';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
-import { IndexedThreadLists, MailboxThreadLists, type ThreadLists } from './thread-lists';
+import { IndexedThreadLists, type ThreadLists } from './thread-lists';
 import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite } from './thread-writes';
 import { TtlCache } from '../ops/ttl-cache';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
 
-/** What the server does atomically and without reading whole collections, learned at connect time. */
+/** What the server is, and the one thing of the design it serves differently, learned at connect time. */
 export interface ServerCapabilities {
   kind: 'mongodb' | 'ferretdb';
-  /** Filters other than `{ _id }` and sorts are served by indexes (FerretDB on SQLite reads the whole collection). */
-  indexedQueries: boolean;
+  /**
+   * An index on a field holding arrays (a card's skills, its repos) serves queries by element. The embedded FerretDB's
+   * indexes are SQLite expression indexes, which cannot: there the teammate directory is kept in memory instead.
+   */
+  multikeyIndexes: boolean;
 }
 
 /** The `meta` document holding the database's own id (MongoStore.identity). */
@@ -64,7 +61,7 @@ const RECENT_THREAD_BYTES = 16 * 1024;
 /** The oldest MongoDB the relay supports (what its store design needs: conditional replaces, compound indexes). */
 const MIN_MONGODB_MAJOR = 6;
 /** FerretDB 1.x builds that serve the design: ours, patched (scripts/local-services/ferretdb-build.ts), from this one on. */
-const MIN_FERRETDB_BUILD = 3;
+const MIN_FERRETDB_BUILD = 5;
 
 /**
  * What the server serves, from `buildInfo`; refuses one that cannot serve the store's design with an error naming
@@ -80,22 +77,22 @@ export function capabilitiesOf(info: Record<string, unknown>): ServerCapabilitie
   const ferret = typeof info.ferretdbVersion === 'string' ? info.ferretdbVersion : undefined;
   if (ferret !== undefined) {
     const major = Number(/^v?(\d+)\./.exec(ferret)?.[1] ?? 0);
-    if (major >= 2) return { kind: 'mongodb', indexedQueries: true };
-    const build = Number(/-handoff-relay\.(\d+)$/.exec(ferret)?.[1] ?? 0);
+    if (major >= 2) return { kind: 'mongodb', multikeyIndexes: true };
+    const build = Number(/-handoff-relay\.(\d+)(\+|$)/.exec(ferret)?.[1] ?? 0);
     if (build < MIN_FERRETDB_BUILD) {
       throw new Error(
         `The database server is FerretDB ${ferret}, whose updates are not atomic (a conditional update reads and ` +
-          `writes back in separate steps): use the relay's own FerretDB build (unset MONGODB_URL and \`npm start\` ` +
+          `writes back in separate steps) and whose indexes serve no query: use the relay's own FerretDB build (unset MONGODB_URL and \`npm start\` ` +
           `builds and runs it), FerretDB 2, or MongoDB ${MIN_MONGODB_MAJOR}+.`,
       );
     }
-    return { kind: 'ferretdb', indexedQueries: false };
+    return { kind: 'ferretdb', multikeyIndexes: false };
   }
   const version = typeof info.version === 'string' ? info.version : '0';
   if (Number(version.split('.')[0]) < MIN_MONGODB_MAJOR) {
     throw new Error(`The database server is MongoDB ${version}: the relay needs MongoDB ${MIN_MONGODB_MAJOR} or later.`);
   }
-  return { kind: 'mongodb', indexedQueries: true };
+  return { kind: 'mongodb', multikeyIndexes: true };
 }
 
 export class MongoStore {
@@ -104,8 +101,6 @@ export class MongoStore {
   readonly slackLinks: Collection<SlackLinkDoc>;
   readonly threads: Collection<ThreadDoc>;
   readonly messages: Collection<MessageDoc>;
-  /** Immutable copies of 16, 64 or 256 messages each (message-blocks.ts); written only where `blocks` is non-null. */
-  readonly messageBlocks: Collection<MessageBlockDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
   readonly policies: Collection<PolicyDoc>;
   readonly policyAudit: Collection<PolicyAuditDoc>;
@@ -115,10 +110,6 @@ export class MongoStore {
   readonly openApprovals: OpenApprovals;
   readonly idempotency: Collection<IdempotencyDoc>;
   readonly outboxEntries: Collection<OutboxEntryDoc>;
-  readonly mailboxEntries: Collection<MailboxEntryDoc>;
-  readonly mailboxHeads: Collection<MailboxHeadDoc>;
-  /** Full blocks of the mailbox logs' entries (mailbox-log.ts): whoever deletes entries deletes their blocks too. */
-  readonly mailboxBlocks: Collection<MailboxBlockDoc>;
   readonly meta: Collection<MetaDoc>;
   /** The next timer of each open thread, by thread id (service/handoff-timers.ts). */
   readonly timers: Collection<TimerDoc>;
@@ -136,10 +127,6 @@ export class MongoStore {
   /** The same for teammates' documents. */
   readonly agentWriter: VersionedWriter<AgentDoc>;
   readonly lists: ThreadLists;
-  /** The mailbox logs, when the server's indexes cannot serve the lists; null on MongoDB. */
-  readonly mailbox: MailboxLog | null;
-  /** Messages read a block at a time, when the server's indexes cannot serve a thread's messages; null on MongoDB. */
-  readonly blocks: MessageBlocks | null;
   readonly outbox: OutboxLedger;
   /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
   readonly eventLog: EventLog;
@@ -165,7 +152,6 @@ export class MongoStore {
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
     this.threads = db.collection<ThreadDoc>('threads');
     this.messages = db.collection<MessageDoc>('messages');
-    this.messageBlocks = db.collection<MessageBlockDoc>('message_blocks');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
@@ -173,14 +159,11 @@ export class MongoStore {
     this.openApprovals = new OpenApprovals(db.collection<ApprovalOpenDoc>('approvals_open'));
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
     this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
-    this.mailboxEntries = db.collection<MailboxEntryDoc>('mailbox_entries');
-    this.mailboxHeads = db.collection<MailboxHeadDoc>('mailbox_heads');
-    this.mailboxBlocks = db.collection<MailboxBlockDoc>('mailbox_blocks');
     this.meta = db.collection<MetaDoc>('meta');
     this.timers = db.collection<TimerDoc>('timers');
     this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
     // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
-    const inFlight = capabilities.indexedQueries ? 4 : 1;
+    const inFlight = capabilities.kind === 'ferretdb' ? 1 : 4;
     this.inserts = {
       threads: new InsertBatcher(this.threads, inFlight),
       messages: new InsertBatcher(this.messages, inFlight),
@@ -192,17 +175,8 @@ export class MongoStore {
     this.runs = new RunStore(db);
     this.writer = new VersionedWriter(this.threads, 'thread');
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
-    if (capabilities.indexedQueries) {
-      this.mailbox = null;
-      this.lists = new IndexedThreadLists(this.threads);
-      this.directory = null;
-      this.blocks = null;
-    } else {
-      this.mailbox = new MailboxLog(this.mailboxEntries, this.mailboxHeads, new InsertBatcher(this.mailboxEntries, inFlight), this.mailboxBlocks);
-      this.lists = new MailboxThreadLists(this.threads, this.mailbox);
-      this.directory = new AgentDirectory(this.agents, this.meta);
-      this.blocks = new MessageBlocks(this.messages, this.messageBlocks);
-    }
+    this.lists = new IndexedThreadLists(this.threads);
+    this.directory = capabilities.multikeyIndexes ? null : new AgentDirectory(this.agents, this.meta);
   }
 
   /**
@@ -217,45 +191,40 @@ export class MongoStore {
   }
 
   /**
-   * Creates the indexes MongoDB serves the queries with (idempotent). One index per command: FerretDB 1.24
-   * drops the connection ("slice bounds out of range") when one createIndexes command names several that exist.
+   * Creates the indexes the queries are served with (idempotent), on every engine; those on array fields only where
+   * they serve (multikeyIndexes). One index per command: FerretDB 1.24 drops the connection ("slice bounds out of
+   * range") when one createIndexes command names several that exist.
    */
   async ensureIndexes(): Promise<void> {
-    const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
+    const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions & { name: string }, { multikey?: boolean }?]> = [
       [this.agents, { role: 1 }, { name: 'role' }],
-      [this.agents, { skills: 1 }, { name: 'skills' }],
-      [this.agents, { repos_owned: 1 }, { name: 'repos_owned' }],
+      [this.agents, { skills: 1 }, { name: 'skills' }, { multikey: true }],
+      [this.agents, { repos_owned: 1 }, { name: 'repos_owned' }, { multikey: true }],
       [this.apiKeys, { handle: 1 }, { name: 'handle' }],
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
-      // Unclaimed handoffs in each candidate's received list.
-      [this.threads, { candidates: 1, created_at: -1, status: 1 }, { name: 'candidates' }],
+      // The unclaimed handoffs (few at any time), whose candidates' received lists show them.
+      [this.threads, { status: 1, created_at: -1 }, { name: 'by_status' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
-      // The timer sweep's due rows (store/timer-due.ts; FerretDB keeps minute buckets instead).
+      // The timer sweep's due rows (store/timer-due.ts).
       [this.timers, { due_at: 1 }, { name: 'due' }],
     ];
-    if (this.capabilities.indexedQueries) {
-      for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
-      return;
+    for (const [collection, key, options, about] of indexes) {
+      if (about?.multikey && !this.capabilities.multikeyIndexes) await this.dropIndexes(collection, [options.name]);
+      else await collection.createIndex(key, options);
     }
-    // FerretDB serves none of these (only `{ _id }` lookups), yet would keep each one up to date on every write:
-    // drop them, and the ones earlier versions made (the outbox sweep's and idempotency's ages).
-    const unused = new Map<Collection<any>, string[]>([
-      [this.agents, ['role', 'skills', 'repos_owned']],
-      [this.apiKeys, ['handle']],
-      [this.threads, ['inbox', 'sent', 'outbox_sweep', 'candidates']],
-      [this.messages, ['thread_order']],
-      [this.timers, ['due']],
-      [this.idempotency, ['age']],
-    ]);
-    for (const [collection, names] of unused) {
-      const present = await collection
-        .listIndexes()
-        .toArray()
-        .then((list) => list.map((index) => index.name as string), () => [] as string[]);
-      for (const name of names.filter((n) => present.includes(n))) await collection.dropIndex(name);
-    }
+    // Made by earlier versions: the candidates' index (an array field), the outbox sweep's and idempotency's ages.
+    await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep']);
+    await this.dropIndexes(this.idempotency, ['age']);
+  }
+
+  private async dropIndexes(collection: Collection<any>, names: string[]): Promise<void> {
+    const present = await collection
+      .listIndexes()
+      .toArray()
+      .then((list) => list.map((index) => index.name as string), () => [] as string[]);
+    for (const name of names.filter((n) => present.includes(n))) await collection.dropIndex(name);
   }
 
   async ping(): Promise<void> {
@@ -359,37 +328,13 @@ export class MongoStore {
   }
 
   /**
-   * A new thread's places in the mailbox logs (to store on it), or undefined where indexes serve the lists. An
-   * unclaimed thread goes into each candidate's received box instead of one recipient's.
-   */
-  async placeNewThread(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'created_at' | 'status' | 'candidates'>): Promise<ThreadDoc['mailbox']> {
-    if (!this.mailbox) return undefined;
-    const mailbox = this.mailbox;
-    if (doc.status === 'unclaimed') {
-      const [from, ...positions] = await Promise.all([
-        mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
-        ...(doc.candidates ?? []).map((handle) => mailbox.append(boxName('to', handle), doc._id, doc.created_at)),
-      ]);
-      return { to: 0, from: from!, candidates: (doc.candidates ?? []).map((handle, i) => ({ handle, n: positions[i]! })) };
-    }
-    const [to, from] = await Promise.all([
-      mailbox.append(boxName('to', doc.to), doc._id, doc.created_at),
-      mailbox.append(boxName('from', doc.from), doc._id, doc.created_at),
-    ]);
-    return { to, from };
-  }
-
-  /**
    * A thread's messages with these sequence numbers (counted ones: at most `thread.message_seq`), in ascending
-   * order: one indexed query on MongoDB, blocks and the thread's tail where only `_id` lookups are served.
+   * order: one query on the `thread_order` index.
    */
   async messagesOf(thread: ThreadDoc, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
     if (sequenceNos.length === 0) return [];
     const sorted = [...new Set(sequenceNos)].sort((a, b) => a - b);
-    if (!this.blocks) {
-      return this.messages.find({ thread_id: thread._id, sequence_no: { $in: sorted } }).sort({ sequence_no: 1 }).toArray();
-    }
-    return this.blocks.read(thread, sorted);
+    return this.messages.find({ thread_id: thread._id, sequence_no: { $in: sorted } }).sort({ sequence_no: 1 }).toArray();
   }
 
   async close(): Promise<void> {

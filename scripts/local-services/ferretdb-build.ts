@@ -1,4 +1,5 @@
 // Local services: finds a working FerretDB 1.x binary, or builds 1.24.2 with Go, before FerretDB starts.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,8 +7,12 @@ import { errorMessage, findOnPath, isExecutable, run, type Log } from './child-p
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 const FERRETDB_VERSION = 'v1.24.2';
-/** What our build reports as its version: 1.24.2 with the patches below (a binary built without them is rebuilt). */
-const FERRETDB_BUILD = `${FERRETDB_VERSION}-handoff-relay.3`;
+/**
+ * What our build reports as its version: 1.24.2 with the patches below, numbered (the relay refuses a build older
+ * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
+ * other patches, even under the same number, is rebuilt (ferretDbBuild).
+ */
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.5`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -22,10 +27,12 @@ interface SourcePatch {
 /** Go files of our own (in ferretdb-patches/ beside this file's source), each copied into a package of FerretDB's. */
 const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'handler_write_locks.go', dir: path.join('internal', 'handler') },
-  { name: 'sqlite_id_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
+  { name: 'sqlite_index_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
+  { name: 'metadata_multikey.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
 ];
 
 const SQLITE_COLLECTION = path.join('internal', 'backends', 'sqlite', 'collection.go');
+const SQLITE_SETTINGS = path.join('internal', 'backends', 'sqlite', 'metadata', 'settings.go');
 /** Upstream's pushdown: a filter that is exactly `{ _id }` (in Query, then again in Explain). */
 const UPSTREAM_ID_PUSHDOWN = (explain: boolean) =>
   '\tif params.Filter.Len() == 1 {\n' +
@@ -71,7 +78,10 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     name: 'the atomic findAndModify patch',
     file: path.join('internal', 'handler', 'msg_findandmodify.go'),
     from: '\tvar qp backends.QueryParams\n\tif !h.DisablePushdown {\n\t\tqp.Filter = params.Query\n\t}\n',
-    to: '\tdefer lockCollection(params.DB, params.Collection)()\n\n\tvar qp backends.QueryParams\n\tif !h.DisablePushdown {\n\t\tqp.Filter = params.Query\n\t}\n',
+    to:
+      '\tdefer lockCollection(params.DB, params.Collection)()\n\n' +
+      '\tvar qp backends.QueryParams\n\tif !h.DisablePushdown {\n\t\tqp.Filter = params.Query\n' +
+      '\t\tqp.IndexSort = params.Sort\n\t\tqp.IndexLimit = 1\n\t}\n',
   },
   {
     name: 'the atomic update patch (lock)',
@@ -94,20 +104,91 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     to: '\t\tunlock := lockCollection(params.DB, params.Collection)\n\t\td, err = h.execDelete(connCtx, c, &p)\n\t\tunlock()\n',
   },
   /**
-   * `_id` pushdown beside other conditions (sqlite_id_pushdown.go): `{ _id, version }` is one indexed lookup, not
-   * a read of the whole collection; Explain reports it the same way.
+   * Index pushdown (sqlite_index_pushdown.go, metadata_multikey.go): the handler hands the backend the find's sort
+   * and limit (plus skip) beside its filter; the backend pushes down what the indexes serve; secondary indexes are
+   * built on each field's SQL value; indexes are marked multikey when a field holds an array.
    */
   {
-    name: 'the _id pushdown patch (Query)',
-    file: SQLITE_COLLECTION,
-    from: UPSTREAM_ID_PUSHDOWN(false),
-    to: '\twhereClause, args = idWhereClause(params.Filter)\n',
+    name: 'the index pushdown patch (query params)',
+    file: path.join('internal', 'backends', 'collection.go'),
+    from: '\tFilter *types.Document\n\tSort   *types.Document\n\tLimit  int64\n',
+    to:
+      '\tFilter *types.Document\n\tSort   *types.Document\n\tLimit  int64\n\n' +
+      '\t// IndexSort and IndexLimit: the whole sort, and the limit plus the skip; a backend applies them only where\n' +
+      '\t// its indexes serve the whole filter and sort (the handler applies them again either way).\n' +
+      '\tIndexSort  *types.Document\n\tIndexLimit int64\n',
   },
   {
-    name: 'the _id pushdown patch (Explain)',
+    name: 'the index pushdown patch (find)',
+    file: path.join('internal', 'handler', 'msg_find.go'),
+    from: '\th.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))\n',
+    to:
+      '\tif !h.DisablePushdown {\n\t\tqp.IndexSort = params.Sort\n\n' +
+      // Only while the backend sees the whole filter: without nested pushdown, dotted keys were taken out above.
+      '\t\tif params.Limit > 0 && qp.Filter.Len() == params.Filter.Len() {\n\t\t\tqp.IndexLimit = params.Limit + params.Skip\n\t\t}\n\t}\n\n' +
+      '\th.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))\n',
+  },
+  {
+    name: 'the index pushdown patch (Query)',
+    file: SQLITE_COLLECTION,
+    from: UPSTREAM_ID_PUSHDOWN(false),
+    to:
+      '\tpushed := planPushdown(meta, params.Filter, params.IndexSort)\n' +
+      '\twhereClause, args = pushed.where, pushed.args\n\n' +
+      '\tif params.Sort.Len() == 0 {\n\t\twhereClause += pushed.orderBy\n\n' +
+      '\t\tif pushed.exact && params.IndexLimit > 0 && params.Limit == 0 {\n' +
+      '\t\t\twhereClause += ` LIMIT ?`\n\t\t\targs = append(args, params.IndexLimit)\n\t\t}\n\t}\n',
+  },
+  {
+    name: 'the index pushdown patch (Explain)',
     file: SQLITE_COLLECTION,
     from: UPSTREAM_ID_PUSHDOWN(true),
-    to: '\twhereClause, args = idWhereClause(params.Filter)\n\tfilterPushdown = whereClause != ""\n',
+    to: '\tpushed := planPushdown(meta, params.Filter, nil)\n\twhereClause, args = pushed.where, pushed.args\n\tfilterPushdown = whereClause != ""\n',
+  },
+  {
+    name: 'the multikey patch (insert)',
+    file: SQLITE_COLLECTION,
+    from: '\tmeta := c.r.CollectionGet(ctx, c.dbName, c.name)\n\n\terr := db.InTransaction(ctx, func(tx *fsql.Tx) error {\n\t\tbatchSize',
+    to:
+      '\tmeta := c.r.CollectionGet(ctx, c.dbName, c.name)\n\n' +
+      '\tif names := multikeyIndexes(meta, params.Docs); len(names) > 0 {\n' +
+      '\t\tif err := c.r.IndexesSetMultikey(ctx, c.dbName, c.name, names); err != nil {\n\t\t\treturn nil, lazyerrors.Error(err)\n\t\t}\n\t}\n\n' +
+      '\terr := db.InTransaction(ctx, func(tx *fsql.Tx) error {\n\t\tbatchSize',
+  },
+  {
+    name: 'the multikey patch (update)',
+    file: SQLITE_COLLECTION,
+    from: '\tq := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)\n',
+    to:
+      '\tif names := multikeyIndexes(meta, params.Docs); len(names) > 0 {\n' +
+      '\t\tif err := c.r.IndexesSetMultikey(ctx, c.dbName, c.name, names); err != nil {\n\t\t\treturn nil, lazyerrors.Error(err)\n\t\t}\n\t}\n\n' +
+      '\tq := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)\n',
+  },
+  {
+    name: 'the multikey patch (create indexes)',
+    file: SQLITE_COLLECTION,
+    from: '\terr := c.r.IndexesCreate(ctx, c.dbName, c.name, indexes)\n\tif err != nil {\n\t\treturn nil, lazyerrors.Error(err)\n\t}\n',
+    to:
+      '\terr := c.r.IndexesCreate(ctx, c.dbName, c.name, indexes)\n\tif err != nil {\n\t\treturn nil, lazyerrors.Error(err)\n\t}\n\n' +
+      '\tif err = c.markMultikeyOnCreate(ctx, indexes); err != nil {\n\t\treturn nil, lazyerrors.Error(err)\n\t}\n',
+  },
+  {
+    name: 'the multikey patch (index settings)',
+    file: SQLITE_SETTINGS,
+    from: '\tUnique bool           `json:"unique"`\n}',
+    to: '\tUnique bool           `json:"unique"`\n\t// Multikey: a field of the index holds an array in some document (metadata_multikey.go).\n\tMultikey bool `json:"multikey,omitempty"`\n}',
+  },
+  {
+    name: 'the multikey patch (settings copy)',
+    file: SQLITE_SETTINGS,
+    from: '\t\t\tUnique: index.Unique,\n\t\t}',
+    to: '\t\t\tUnique: index.Unique,\n\t\t\tMultikey: index.Multikey,\n\t\t}',
+  },
+  {
+    name: 'the index column patch',
+    file: path.join('internal', 'backends', 'sqlite', 'metadata', 'registry.go'),
+    from: '\t\t\tcolumns[i] = fmt.Sprintf("%s->%s", DefaultColumn, strings.Join(fields, "->"))\n',
+    to: '\t\t\tcolumns[i] = indexColumn(key.Field, fields)\n',
   },
 ];
 
@@ -176,7 +257,7 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
     const srcDir = path.join(workDir, 'src');
     await fs.cp(moduleDir, srcDir, { recursive: true });
     await makeWritable(srcDir);
-    await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${FERRETDB_BUILD}\n`);
+    await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${await ferretDbBuild()}\n`);
     const ours = await patchesDir();
     for (const file of FERRETDB_FILES) await fs.copyFile(path.join(ours, file.name), path.join(srcDir, file.dir, file.name));
     for (const patch of FERRETDB_PATCHES) {
@@ -212,11 +293,20 @@ async function checkFerretDb(bin: string): Promise<string | undefined> {
     const version = /^version:\s*(\S+)/m.exec(out)?.[1] ?? 'unknown';
     // FerretDB 2 needs PostgreSQL with DocumentDB; this project runs 1.x on SQLite.
     if (/^v?([2-9]|\d{2,})\./.test(version)) return `version ${version} has no SQLite handler (need 1.x)`;
-    if (version !== FERRETDB_BUILD) return `version ${version} is not ${FERRETDB_BUILD} (the build with its patches)`;
+    const build = await ferretDbBuild();
+    if (version !== build) return `version ${version} is not ${build} (the build with its patches)`;
     return undefined;
   } catch (err) {
     return firstLine(errorMessage(err));
   }
+}
+
+/** FERRETDB_BUILD_NUMBER and a hash of every patch (the replacements and our Go files): the version our build reports. */
+async function ferretDbBuild(): Promise<string> {
+  const hash = createHash('sha256').update(JSON.stringify(FERRETDB_PATCHES));
+  const dir = await patchesDir();
+  for (const file of FERRETDB_FILES) hash.update(file.name).update(await fs.readFile(path.join(dir, file.name)));
+  return `${FERRETDB_BUILD_NUMBER}+${hash.digest('hex').slice(0, 12)}`;
 }
 
 /** ferretdb-patches/ beside this file's source: from scripts/local-services (tests) or dist/scripts/local-services. */

@@ -84,3 +84,76 @@ test.each([
   const found = (await docs!.find(filter as never).toArray()).map((doc) => doc._id).sort();
   expect(found).toEqual('version' in filter ? ['id5'] : ['id5', 'id6']);
 });
+
+describe('secondary indexes', () => {
+  interface Row {
+    _id: string;
+    to: string;
+    status: string;
+    created_at: Date;
+  }
+  const statuses = ['pending', 'accepted', 'completed'];
+  const base = Date.UTC(2026, 0, 1);
+  const rows: Row[] = Array.from({ length: 3000 }, (_, i) => ({
+    _id: `t${String(i).padStart(5, '0')}`,
+    to: `u${i % 10}`,
+    status: statuses[i % 3]!,
+    // Three rows share each second, so pages cut through ties broken by _id.
+    created_at: new Date(base + Math.floor(i / 3) * 1000),
+  }));
+  const newestFirst = (a: Row, b: Row) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : -1);
+  let threads: Collection<Row>;
+
+  beforeAll(async () => {
+    threads = clients[0]!.db(dbName).collection<Row>('inbox');
+    await threads.createIndex({ to: 1, created_at: -1, status: 1 }, { name: 'inbox' });
+    await threads.insertMany(rows);
+  });
+
+  test('a page (equality, $in, sort and limit) is served by the compound index and is the page MongoDB would return', async () => {
+    const filter = { to: 'u3', status: { $in: ['pending', 'completed'] } };
+    expect(indexServed(await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(21).explain())).toBe(true);
+    const page = await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(21).toArray();
+    const expected = rows.filter((r) => r.to === 'u3' && r.status !== 'accepted').sort(newestFirst).slice(0, 21);
+    expect(page.map((r) => r._id)).toEqual(expected.map((r) => r._id));
+  });
+
+  test('the next page after a cursor ($and, $or on the sort keys, a range) is served by the index and starts where the first ended', async () => {
+    const all = rows.filter((r) => r.to === 'u7').sort(newestFirst);
+    const last = all[39]!;
+    const filter = {
+      $and: [{ to: 'u7' }, { $or: [{ created_at: { $lt: last.created_at } }, { created_at: last.created_at, _id: { $lt: last._id } }] }],
+      created_at: { $lte: last.created_at },
+    };
+    expect(indexServed(await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(20).explain())).toBe(true);
+    const page = await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(20).toArray();
+    expect(page.map((r) => r._id)).toEqual(all.slice(40, 60).map((r) => r._id));
+  });
+
+  test('a date range sorted on its field is served by the index', async () => {
+    const due = clients[0]!.db(dbName).collection<{ _id: string; due_at: Date }>('due');
+    await due.createIndex({ due_at: 1 }, { name: 'due' });
+    await due.insertMany(Array.from({ length: 500 }, (_, i) => ({ _id: `r${i}`, due_at: new Date(base + (500 - i) * 60_000) })));
+    const filter = { due_at: { $lte: new Date(base + 5 * 60_000) } };
+    expect(indexServed(await due.find(filter).sort({ due_at: 1 }).limit(100).explain())).toBe(true);
+    expect((await due.find(filter).sort({ due_at: 1 }).limit(100).toArray()).map((r) => r._id)).toEqual(['r499', 'r498', 'r497', 'r496', 'r495']);
+  });
+
+  test('an indexed field that holds an array still matches each element, whether the array came before or after the index', async () => {
+    const after = clients[0]!.db(dbName).collection<{ _id: string; skills: string | string[] }>('skills_after');
+    await after.createIndex({ skills: 1 }, { name: 'skills' });
+    await after.insertMany([{ _id: 'scalar', skills: 'go' }, { _id: 'array', skills: ['ts', 'go'] }, { _id: 'other', skills: ['ts'] }]);
+    expect((await after.find({ skills: 'go' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual(['array', 'scalar']);
+    const before = clients[0]!.db(dbName).collection<{ _id: string; role: string | string[] }>('skills_before');
+    await before.insertMany([{ _id: 'scalar', role: 'ops' }, { _id: 'array', role: ['dev', 'ops'] }]);
+    await before.createIndex({ role: 1 }, { name: 'role' });
+    expect((await before.find({ role: 'ops' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual(['array', 'scalar']);
+  });
+});
+
+test('a limited find on a dotted path (which the embedded engine does not push down) still finds its document', async () => {
+  const [docs] = through('dotted');
+  await docs!.insertMany([{ _id: 'a', n: 1 }, { _id: 'b', n: 2, result: { id: 'x' } } as Counter]);
+  expect((await docs!.findOne({ 'result.id': 'x' } as never))?._id).toBe('b');
+  expect((await docs!.find({ 'result.id': 'x' } as never).sort({ _id: 1 }).limit(1).toArray()).map((d) => d._id)).toEqual(['b']);
+});

@@ -1,8 +1,8 @@
-// A relay started on a database written by the previous layout (outbox flags on threads, no mailbox logs)
+// A relay started on a database written by layout 1 (outbox flags on threads)
 // migrates it before serving: lists, reads, changes and the outbox work on the old threads; migrating again is a no-op.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
-import { migrateStore, placeInMailboxes, SCHEMA_VERSION, schemaVersion } from '../../relay-core/store/migrate';
+import { migrateStore, SCHEMA_VERSION, schemaVersion } from '../../relay-core/store/migrate';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
 
@@ -20,9 +20,9 @@ beforeAll(async () => {
   const { body } = await first.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'template' }] } });
   const template = (await first.store.threads.findOne({ _id: body.result.task_id }))!;
   await first.store.threads.deleteMany({});
-  for (const name of ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'outbox_entries']) await first.store.db.collection(name).deleteMany({});
+  await first.store.outboxEntries.deleteMany({});
   await first.store.meta.deleteMany({});
-  const { mailbox: _m, ...shape } = template;
+  const shape = template;
   const base = Date.now() - 30 * 24 * 3600 * 1000;
   for (let i = 0; i < 25; i += 1) {
     const at = new Date(base + i * 60_000);
@@ -31,8 +31,6 @@ beforeAll(async () => {
     old.push({ ...shape, _id: randomUUID(), summary: `old #${i}`, created_at: at, updated_at: at, outbox: [event], outbox_dirty: i === 24, outbox_enqueued: i === 24 ? 0 : 1 } as ThreadDoc);
   }
   await first.store.threads.insertMany(old);
-  // A run interrupted after placing some threads but before recording it on them: lists must skip those entries.
-  if (first.store.mailbox) await placeInMailboxes(first.store, old.slice(0, 5));
   await first.stop();
   relay = await startTestRelay({ name: 'migration', env });
 }, 60_000);

@@ -31,7 +31,7 @@ test('agents/list answers the same cards, lead included, from MongoDB\'s indexed
   await relay.register({ handle: 'tl@acme', role: 'reviewer' });
   await relay.register({ handle: 'rev@acme', role: 'reviewer', skills: ['go'], repos_owned: ['acme/api'], lead: 'tl@acme' });
   // The same database read the way a MongoDB server is (role index, projection), whatever the test server is.
-  indexedStore = await MongoStore.connect(testMongoUrl(), relay.config.mongodbDb, {}, { indexedQueries: true });
+  indexedStore = await MongoStore.connect(testMongoUrl(), relay.config.mongodbDb, {}, { multikeyIndexes: true });
   expect(indexedStore.directory).toBeNull();
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const indexed = new Teammates({ store: indexedStore, keyPepper: relay.config.keyPepper!, log: createLogger('silent'), webhooks });

@@ -25,11 +25,9 @@ afterAll(async () => {
 
 let clock = Date.UTC(2026, 0, 1);
 
-/** A new thread as the relay creates it, placed in the mailbox logs where the server needs them. */
+/** A new thread as the relay creates it. */
 async function newThread(from: string, to: string, status: ThreadStatus = 'pending'): Promise<ThreadDoc> {
   const doc = threadDocAt(from, to, status, new Date((clock += 1_000)));
-  const mailbox = await store.placeNewThread(doc);
-  if (mailbox) doc.mailbox = mailbox;
   await store.threads.insertOne(doc);
   return doc;
 }
@@ -81,8 +79,6 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
 
   test("the job of an event this process just wrote reads nothing; another process's newer version is read, and a write from the older loses nothing", async () => {
     const doc = threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000)));
-    const mailbox = await store.placeNewThread(doc);
-    if (mailbox) doc.mailbox = mailbox;
     await store.insertThread(doc);
     const threadReads = (since: number) => commands.slice(since).filter((c) => c.commandName === 'find' && c.command.find === 'threads');
     let seen = commands.length;
@@ -118,8 +114,6 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
 
   test('a large thread (over 16 KiB) is not kept in memory: the job of its event reads it back', async () => {
     const doc = { ...threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000))), metadata: { notes: 'x'.repeat(20_000) } };
-    const mailbox = await store.placeNewThread(doc);
-    if (mailbox) doc.mailbox = mailbox;
     await store.insertThread(doc);
     const seen = commands.length;
     expect(await store.readThreadFrom(doc._id, doc.version)).toMatchObject({ _id: doc._id, metadata: { notes: doc.metadata.notes } });

@@ -1,7 +1,6 @@
-// What arming a handoff's timer costs on FerretDB, counted on the driver's command monitoring: a create arms its
-// first step itself (the due entry and the row, no thread read, and no thread.created arm job at all), a minute
-// bucket its own process opened takes no head probes, a late thread.created job never arms an outdated step, and a
-// create whose own arm failed still gets its timer from the job.
+// What arming a handoff's timer costs, counted on the driver's command monitoring: a create arms its first step
+// itself (the row alone, no thread read, and no thread.created arm job at all), a late thread.created job never arms
+// an outdated step, and a create whose own arm failed still gets its timer from the job.
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +16,7 @@ import { HandoffTimers } from '../../relay-core/service/handoff-timers';
 import { Outbox } from '../../relay-core/service/outbox';
 import { RelayService } from '../../relay-core/service/relay-service';
 import { Teammates } from '../../relay-core/service/teammates';
-import { BucketTimerDue, IndexedTimerDue, TIMER_DUE_CURSOR } from '../../relay-core/store/timer-due';
+import { IndexedTimerDue } from '../../relay-core/store/timer-due';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
@@ -26,7 +25,7 @@ import { waitUntil } from '../helpers/wait-until';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const TIMER_COLLECTIONS = new Set(['timers', 'timer_due', 'timer_due_heads', 'timer_due_marks']);
+const TIMER_COLLECTIONS = new Set(['timers']);
 const clock = new TestClock();
 let relay: TestRelay;
 let aliceKey: string;
@@ -72,9 +71,7 @@ async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: s
   }
 }
 
-// Reads of the marks are the relay's own timer sweeps (its first one, at start, looks two days ahead with this
-// interval); a create only inserts marks.
-const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!) && !line.startsWith('find timer_due_marks '));
+const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!));
 const threadReads = (sent: string[], id: string) => sent.filter((line) => /^find threads /.test(line) && line.includes(id));
 
 /** Waits until the thread.created arm job of `threadId` has run; returns what it answered. */
@@ -107,35 +104,25 @@ async function countedCreate(summary: string): Promise<{ id: string; sent: strin
   return { id, sent };
 }
 
-test('a create arms its first timer with two FerretDB commands in all (the due entry and the row), reads no thread for it, and the reminder fires when due', async () => {
-  expect(relay.store.capabilities.kind).toBe('ferretdb');
-  // The first create of a minute bucket also writes its marks; the next ones in the same minute only their entry.
-  await countedCreate('opens the bucket');
+test('a create arms its first timer with one command (the row), reads no thread for it, and the reminder fires when due', async () => {
   const { id, sent } = await countedCreate('armed at create');
   // Its event went out (the webhooks job is there) without an arm job: the create armed the step.
   const jobs = await createdJobs(id);
   expect(jobs.webhooks).toBeDefined();
   expect(jobs.arm).toBeUndefined();
-  const timerCommands = onTimers(sent);
-  console.info(`a create's timer commands: ${JSON.stringify(timerCommands)}; all its commands: ${JSON.stringify(sent)}`);
-  // Nothing read, no job to read it (before: the arm job's find threads, find timers, update
-  // timers, insert timer_due; then its job with nothing to do). The marks of a minute (and hour) are written once, by the bucket's first create.
-  const marks = timerCommands.filter((c) => c.startsWith('insert timer_due_marks '));
-  expect(timerCommands.filter((c) => !marks.includes(c))).toEqual([expect.stringMatching(/^insert timer_due due:/), `insert timers ${id}`]);
-  // The thread goes in before either: its insert (and so its DM's job) waits for no timer write.
+  // Nothing read, no job to read it (before: the arm job's find threads, find timers, update timers; then its job
+  // with nothing to do; and until layout 3 an entry in a minute bucket beside the row).
+  expect(onTimers(sent)).toEqual([`insert timers ${id}`]);
+  // The thread goes in before the row: its insert (and so its DM's job) waits for no timer write.
   const at = (prefix: string) => sent.findIndex((c) => c.startsWith(prefix));
   expect(at(`insert threads ${id}`)).toBeGreaterThanOrEqual(0);
-  expect(at(`insert threads ${id}`)).toBeLessThan(at('insert timer_due due:'));
-  expect(marks.length).toBeLessThanOrEqual(2);
+  expect(at(`insert threads ${id}`)).toBeLessThan(at(`insert timers ${id}`));
   expect(threadReads(sent.slice(sent.indexOf(`insert timers ${id}`)), id)).toEqual([]);
 
   const thread = (await relay.store.readThread(id))!;
   const timer = (await row(id))!;
   expect(timer).toMatchObject({ step: 'remind-1', attempt: 0, status: 'pending' });
   expect(timer.due_at.getTime()).toBe(thread.created_at.getTime() + 4 * HOUR);
-  // The due entry is in the timer's minute bucket.
-  const due = `due:${new Date(Math.floor(timer.due_at.getTime() / MINUTE) * MINUTE).toISOString().slice(0, 16)}`;
-  expect(timerCommands.find((c) => c.startsWith('insert timer_due '))).toMatch(new RegExp(`^insert timer_due ${due}#\\d+$`));
 
   clock.advance(4 * HOUR + MINUTE);
   expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
@@ -143,56 +130,25 @@ test('a create arms its first timer with two FerretDB commands in all (the due e
   await waitUntil(async () => ((await row(id))?.step === 'remind-2' ? true : undefined), 'remind-2 armed');
 });
 
-test('arming into a minute bucket this process opened reads neither the head nor any entry; another process appending to it still finds its place', async () => {
-  const db = relay.store.db;
-  const ledger = () => new BucketTimerDue(db.collection('probe_due'), db.collection('probe_due_heads'), db.collection('probe_due_marks'), db.collection('probe_due_meta'), relay.store.timers);
-  const [mine, other] = [ledger(), ledger()];
-  const now = clock.now();
-  await db.collection<{ _id: string; value: unknown; at: Date }>('probe_due_meta').insertOne({ _id: TIMER_DUE_CURSOR, value: Math.floor(now.getTime() / MINUTE) * MINUTE, at: now });
-  const dueAt = new Date(now.getTime() + 2 * HOUR);
-  // The ledger's own commands (the relay's sweeps use the same client meanwhile).
-  const probeLedger = (sent: string[]) => sent.filter((c) => c.split(' ')[1]!.startsWith('probe_'));
-  const first = await commands(() => mine.note('thread-1', dueAt, now));
-  // Before: find probe_due_heads and 8 probes of probe_due before the entry went in.
-  expect(probeLedger(first.sent).filter((c) => c.startsWith('find'))).toEqual([]);
-  expect(probeLedger(first.sent).filter((c) => c.startsWith('insert probe_due '))).toHaveLength(1);
-  // Another process comes to the bucket second (its mark insert is a duplicate): it reads the head, then appends.
-  const second = await commands(() => other.note('thread-2', dueAt, now));
-  expect(second.sent.some((c) => c.startsWith('find probe_due '))).toBe(true);
-  // This process, still trusting its own count, collides once and goes above the other's entry.
-  await mine.note('thread-3', dueAt, now);
-  const again = await commands(() => mine.note('thread-4', dueAt, now));
-  expect(probeLedger(again.sent).filter((c) => c.startsWith('find'))).toEqual([]);
-  const later = new Date(dueAt.getTime() + MINUTE);
-  const handed = await other.due(later);
-  expect(handed.ids.sort()).toEqual(['thread-1', 'thread-2', 'thread-3', 'thread-4']);
-});
-
-test('the look-ahead lists the steps noted for the minutes asked for, on either due structure, and hands none of them out', async () => {
+test('the look-ahead lists the steps due in the minutes asked for, and the due rows are those due by then', async () => {
   const db = relay.store.db;
   const now = clock.now();
   const base = Math.floor(now.getTime() / MINUTE) * MINUTE + 3 * HOUR;
   const rows = db.collection<TimerDoc>('probe_ahead_timers');
-  const buckets = new BucketTimerDue(db.collection('probe_ahead_due'), db.collection('probe_ahead_heads'), db.collection('probe_ahead_marks'), db.collection('probe_ahead_meta'), rows);
-  const indexed = new IndexedTimerDue(rows);
+  await rows.createIndex({ due_at: 1 }, { name: 'due' });
+  const ledger = new IndexedTimerDue(rows);
   const steps: Array<[string, number]> = [
     ['first-minute', base],
     ['second-minute', base + MINUTE + 30_000],
     ['third-minute', base + 2 * MINUTE],
     ['next-hour', base + HOUR + 5 * MINUTE],
   ];
-  for (const [id, at] of steps) {
-    await rows.insertOne({ _id: id, step: 'remind-1', due_at: new Date(at), attempt: 0, status: 'pending', armed_at: now });
-    await buckets.note(id, new Date(at), now);
-  }
-  for (const ledger of [buckets, indexed]) {
-    expect((await ledger.ahead(base, base + 2 * MINUTE)).sort()).toEqual(['first-minute', 'second-minute']);
-    expect((await ledger.ahead(base + 2 * MINUTE, base + 2 * HOUR)).sort()).toEqual(['next-hour', 'third-minute']);
-    expect(await ledger.ahead(base - HOUR, base)).toEqual([]);
-  }
-  // Nothing was handed out or cleared: once due, the due sweep finds every one of them.
-  await db.collection<{ _id: string; value: unknown; at: Date }>('probe_ahead_meta').insertOne({ _id: TIMER_DUE_CURSOR, value: Math.floor(now.getTime() / MINUTE) * MINUTE, at: now });
-  expect((await buckets.due(new Date(base + 2 * HOUR))).ids.sort()).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
+  for (const [id, at] of steps) await rows.insertOne({ _id: id, step: 'remind-1', due_at: new Date(at), attempt: 0, status: 'pending', armed_at: now });
+  expect((await ledger.ahead(base, base + 2 * MINUTE)).sort()).toEqual(['first-minute', 'second-minute']);
+  expect((await ledger.ahead(base + 2 * MINUTE, base + 2 * HOUR)).sort()).toEqual(['next-hour', 'third-minute']);
+  expect(await ledger.ahead(base - HOUR, base)).toEqual([]);
+  expect((await ledger.due(new Date(base + MINUTE))).sort()).toEqual(['first-minute']);
+  expect((await ledger.due(new Date(base + 2 * HOUR))).sort()).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
 });
 
 test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row; the accept\'s job reads no thread', async () => {

@@ -2,18 +2,18 @@
 // and the error a server that cannot serve the design gets (the start-up line names what is missing).
 import { capabilitiesOf } from '../../relay-core/store/mongo-store';
 
-test('MongoDB 6 and later, and FerretDB 2 (which reports itself as MongoDB 7), serve lists from their indexes', () => {
-  expect(capabilitiesOf({ version: '6.0.14' })).toEqual({ kind: 'mongodb', indexedQueries: true });
-  expect(capabilitiesOf({ version: '8.0.4' })).toEqual({ kind: 'mongodb', indexedQueries: true });
-  expect(capabilitiesOf({ version: '7.0.77', ferretdb: { version: 'v2.5.0' } })).toEqual({ kind: 'mongodb', indexedQueries: true });
+test('MongoDB 6 and later, and FerretDB 2 (which reports itself as MongoDB 7), serve every query from their indexes', () => {
+  expect(capabilitiesOf({ version: '6.0.14' })).toEqual({ kind: 'mongodb', multikeyIndexes: true });
+  expect(capabilitiesOf({ version: '8.0.4' })).toEqual({ kind: 'mongodb', multikeyIndexes: true });
+  expect(capabilitiesOf({ version: '7.0.77', ferretdb: { version: 'v2.5.0' } })).toEqual({ kind: 'mongodb', multikeyIndexes: true });
 });
 
-test("the relay's own FerretDB 1.24 build is served, its lists through the store's mailbox logs", () => {
-  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.3' })).toEqual({ kind: 'ferretdb', indexedQueries: false });
+test("the relay's own FerretDB 1.24 build is served, its teammate directory in memory (its indexes serve no array field)", () => {
+  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.5+0123456789ab' })).toEqual({ kind: 'ferretdb', multikeyIndexes: false });
 });
 
 test('a stock FerretDB 1.x, or an older build of ours, is refused: its updates are not atomic', () => {
-  for (const ferretdbVersion of ['v1.24.2', 'v1.24.2-handoff-relay.2', 'v1.21.0']) {
+  for (const ferretdbVersion of ['v1.24.2', 'v1.24.2-handoff-relay.4', 'v1.24.2-handoff-relay.4+0123456789ab', 'v1.21.0']) {
     expect(() => capabilitiesOf({ version: '7.0.42', ferretdbVersion })).toThrow(
       `The database server is FerretDB ${ferretdbVersion}, whose updates are not atomic`,
     );
