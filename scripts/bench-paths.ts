@@ -188,7 +188,10 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       opts.progress(`paths: growing to ${size.toLocaleString('en')} threads and ${mates.toLocaleString('en')} teammates…`);
       await seed(store.agents, teammates, mates, (i) => seededAgent(agentTemplate as AgentDoc, i, epoch), opts.progress);
       teammates = mates;
-      await store.directory?.changed();
+      // Seeded in bulk, behind the relay's back: their skills and repos get their tags as a start would give them.
+      const tagsStarted = performance.now();
+      const tagged = await store.cards.reconcile();
+      opts.out(`agent tags after seeding: ${tagged.toLocaleString('en')} written in ${((performance.now() - tagsStarted) / 1000).toFixed(1)} s`);
       const seconds = await seedThreads(store, threads, size, (i) => seededThread(template, i, { reader: reader.handle, teammates: mates, epoch }), opts.progress);
       opts.out(`seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader's inbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`);
       threads = size;
@@ -203,12 +206,6 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
 
       if (!opts.measurePaths) continue;
       const call = (who: Teammate, method: string, params: unknown) => async () => void (await client.call(who.apiKey, method, params));
-      // The seeding changed the teammates behind the relay's back: its directory (FerretDB) reloads every card on
-      // its next use, which would otherwise land in the first phase measured. Timed here, on its own.
-      if (store.directory) {
-        const ms = await directoryLoadMs(client, reader);
-        opts.out(`teammate directory after seeding: first agents/list in ${ms.toFixed(0)} ms (${mates.toLocaleString('en')} teammates)`);
-      }
       for (const c of opts.concurrencies) {
         const n = opts.requests;
         const run = (fn: (i: number) => Promise<void>) => measureServed(pids(), c, opts.warmup, n, fn, opts.ferretMetricsUrl);
@@ -219,7 +216,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
         record('agents/list role', c, size, await run(call(reader, 'agents/list', { role: TARGET_ROLE })));
         record('agents/list skill', c, size, await run(call(reader, 'agents/list', { skill: TARGET_SKILL })));
         record('agents/list repo', c, size, await run(call(reader, 'agents/list', { repo: TARGET_REPO })));
-        // A teammate changes their card and someone lists the team: what every card change costs the directory.
+        // A teammate changes their card and someone lists the team: a card write with its tags, then a listing.
         record('card change + agents/list', c, size, await run(async (i) => {
           const changed = await client.send('PUT', '/agents/me/card', reader.apiKey, { skills: [`bench-skill-${i % 2}`] });
           if (changed.status !== 200) throw new Error(`PUT /agents/me/card answered ${changed.status}: ${JSON.stringify(changed.body).slice(0, 200)}`);
@@ -274,13 +271,6 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
   }
 }
 
-/** How long one `agents/list` takes a relay whose teammate directory (FerretDB) must first load every card. */
-async function directoryLoadMs(client: BenchHttpClient, who: Teammate): Promise<number> {
-  const started = performance.now();
-  await client.call(who.apiKey, 'agents/list', { role: TARGET_ROLE });
-  return performance.now() - started;
-}
-
 /** The Slack delivery measurement: handoffs per second (open loop) and how many, after ten warm-up ones. */
 const DELIVERY_RATE = 5;
 const DELIVERY_COUNT = 150;
@@ -303,13 +293,6 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     const slackUser = `U0DM${size}`;
     slack.addUser(slackUser);
     const recipient = await register(client, relay.adminKey, `bench-dm-${size}@acme`, { slack_user_id: slackUser });
-    // A new process loads every card into its directory (FerretDB) on first use: with 10,000 teammates that took
-    // 1.5 s and, started by the first events' webhook fan-out, it delayed DMs past the warm-up (p99 892 ms at 100k in
-    // one run). Timed here, on its own, so the DMs measure a relay that has been running.
-    if (opts.store.directory) {
-      const ms = await directoryLoadMs(client, sender);
-      opts.out(`Slack relay at ${size.toLocaleString('en')}: its teammate directory loaded in ${ms.toFixed(0)} ms before the DMs`);
-    }
     const sentAt = new Map<string, number>();
     const answeredAt = new Map<string, number>();
     const count = DELIVERY_COUNT;

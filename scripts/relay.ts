@@ -111,11 +111,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
   await migrateStore(store, (line) => log.info(line));
-  // On FerretDB the teammate directory (agent-directory.ts) holds every card in memory, loaded on first use: with
-  // 10,000 teammates that load takes about 1.5 s, and the first deliveries after a restart (their webhook fan-out
-  // looks endpoints up there) would wait for it. It starts now, beside the rest of start-up; a failure is retried
-  // by the first use.
-  store.directory?.cards().catch((error: Error) => log.warn({ err: error.message }, 'teammate directory not loaded at start; its first use loads it'));
+  // A process that died between a card write and its tags left them behind the card: put right beside start-up.
+  store.cards.reconcile().catch((error: Error) => log.warn({ err: error.message }, 'agent tags not reconciled at start'));
   const database = await store.identity();
   const producer = redisConnection(config.redisUrl, 'producer');
   producer.on('error', () => {

@@ -1,15 +1,14 @@
 // Teammates: registration, API keys, cards, blocks. Public reads return card fields only.
 import type { Logger } from 'pino';
-import type { Filter } from 'mongodb';
 import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
 import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, NotificationEndpoint } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
-import { PUBLIC_CARD_PROJECTION, type PublicCardField, type Vocabulary } from '../store/agent-directory';
+import { type PublicCardField, type Vocabulary } from '../store/agent-cards';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
 import { TtlCache } from '../ops/ttl-cache';
-import { ownerPrefixes, targetCandidates, type TargetCard } from '../domain/recipient-target';
+import { targetCandidates } from '../domain/recipient-target';
 import type { RecipientTarget } from '../domain/schemas';
 
 /** The fields anyone on the relay may read about a teammate. */
@@ -128,7 +127,7 @@ export class Teammates {
       if (isDuplicateKey(error)) throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });
       throw error;
     }
-    await this.store.directory?.changed(input.handle);
+    await this.store.cards.tagged(null, doc);
     const api_key = await this.issueKey(input.handle);
     this.log.info({ handle: input.handle, key_id: apiKeyId(api_key) }, 'teammate registered');
     return { card: ownCard(doc), api_key };
@@ -175,49 +174,18 @@ export class Teammates {
   }
 
   /** The roles, skills and owned repos of the active teammates, each once, whatever the team's size. */
-  async vocabulary(): Promise<Vocabulary> {
-    if (this.store.directory) return this.store.directory.vocabulary();
-    const active = { status: 'active' } as const;
-    const [roles, skills, repos] = await Promise.all([
-      this.store.agents.distinct('role', active),
-      this.store.agents.distinct('skills', active),
-      this.store.agents.distinct('repos_owned', active),
-    ]);
-    return { roles: roles as string[], skills: skills as string[], repos_owned: repos as string[] };
+  vocabulary(): Promise<Vocabulary> {
+    return this.store.cards.vocabulary();
   }
 
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
-    if (this.store.directory) {
-      return (await this.store.directory.matching(filter, limit)).map(publicCard);
-    }
-    const query: Filter<AgentDoc> = { status: 'active' };
-    if (filter.role !== undefined) query.role = filter.role;
-    if (filter.skill !== undefined) query.skills = filter.skill;
-    if (filter.repo !== undefined) {
-      query.repos_owned = filter.repo.endsWith('/') ? { $regex: `^${escapeRegex(filter.repo)}` } : filter.repo;
-    }
-    const docs = await this.store.agents.find(query, { projection: PUBLIC_CARD_PROJECTION }).sort({ _id: 1 }).limit(limit).toArray();
-    return docs.map(publicCard);
+    return (await this.store.cards.matching(filter, limit)).map(publicCard);
   }
 
-  /**
-   * The active teammates a role, skill or owner target names (domain/recipient-target.ts), sorted by handle: from
-   * the in-memory directory where the server has no usable indexes, else one indexed query (owner: `$in` the path's prefixes).
-   */
+  /** The active teammates a role, skill or owner target names (domain/recipient-target.ts), sorted by handle. */
   async candidates(target: RecipientTarget): Promise<AgentDoc[]> {
-    let cards: readonly TargetCard[];
-    if (this.store.directory) {
-      cards = await this.store.directory.cards();
-    } else {
-      const query: Filter<AgentDoc> =
-        target.kind === 'role'
-          ? { status: 'active', role: target.value }
-          : target.kind === 'skill'
-            ? { status: 'active', skills: target.value }
-            : { status: 'active', repos_owned: { $in: ownerPrefixes(target.value) } };
-      cards = await this.store.agents.find(query, { projection: { handle: 1, role: 1, skills: 1, repos_owned: 1 } }).sort({ _id: 1 }).limit(500).toArray();
-    }
+    const cards = await this.store.cards.forTarget(target);
     const docs = await Promise.all(targetCandidates(cards, target).map((card) => this.get(card.handle)));
     return docs.filter((doc): doc is AgentDoc => doc !== null && doc.status === 'active');
   }
@@ -327,6 +295,3 @@ export class Teammates {
   }
 }
 
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

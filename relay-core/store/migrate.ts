@@ -44,9 +44,14 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   touched += dirty.length;
 
   // Step 2: what the relay kept up to layout 2 where the embedded FerretDB served no index (mailbox logs, message
-  // blocks, the timers' minute buckets) goes; indexes serve those reads now (MongoStore.ensureIndexes). A thread's
-  // own `mailbox` and `recent_messages` fields stay, unread.
-  if (current < 3) await dropLegacyCollections(store, progress);
+  // blocks, the timers' minute buckets, the teammate directory's change log) goes; indexes serve those reads now
+  // (MongoStore.ensureIndexes), and the cards' skills and repos get their tags (agent-cards.ts). A thread's own
+  // `mailbox` and `recent_messages` fields stay, unread.
+  if (current < 3) {
+    await dropLegacyCollections(store, progress);
+    const tagged = await store.cards.reconcile();
+    if (tagged > 0) progress(`migrate: ${tagged.toLocaleString('en')} skills and owned repos of teammates tagged`);
+  }
 
   // Step 3: approvals still pending from before the open-approvals ledger get their entry in it.
   if (!opened) {
@@ -109,14 +114,16 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
 
 /** The collections of the structures layout 3 replaced with indexes. */
 const LEGACY_COLLECTIONS = ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks'];
-/** Their `meta` documents: the mailboxes' placement marker and the due ledger's cursor. */
-const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor'];
+/** Their `meta` documents: the mailboxes' placement marker, the due ledger's cursor, the directory log's head. */
+const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor', 'agents_log_head'];
 
 async function dropLegacyCollections(store: MongoStore, progress: (line: string) => void): Promise<void> {
   const existing = new Set((await store.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
   const dropped = LEGACY_COLLECTIONS.filter((name) => existing.has(name));
   for (const name of dropped) await store.db.collection(name).drop();
   await store.meta.deleteMany({ _id: { $in: LEGACY_META } });
+  // The directory's change log: `agents_log#<n>`, one entry per card change ever made.
+  await store.meta.deleteMany({ _id: { $regex: /^agents_log#/ } });
   if (dropped.length > 0) progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages and timers now)`);
 }
 

@@ -19,7 +19,7 @@ import type {
   ThreadReadDoc,
   TimerDoc,
 } from '../domain/documents';
-import { AgentDirectory } from './agent-directory';
+import { AgentCards, type AgentTagDoc } from './agent-cards';
 import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
@@ -36,14 +36,9 @@ import { TtlCache } from '../ops/ttl-cache';
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
 
-/** What the server is, and the one thing of the design it serves differently, learned at connect time. */
+/** What the server is, learned at connect time (for logs, and how many inserts to send it at once). */
 export interface ServerCapabilities {
   kind: 'mongodb' | 'ferretdb';
-  /**
-   * An index on a field holding arrays (a card's skills, its repos) serves queries by element. The embedded FerretDB's
-   * indexes are SQLite expression indexes, which cannot: there the teammate directory is kept in memory instead.
-   */
-  multikeyIndexes: boolean;
 }
 
 /** The `meta` document holding the database's own id (MongoStore.identity). */
@@ -77,7 +72,7 @@ export function capabilitiesOf(info: Record<string, unknown>): ServerCapabilitie
   const ferret = typeof info.ferretdbVersion === 'string' ? info.ferretdbVersion : undefined;
   if (ferret !== undefined) {
     const major = Number(/^v?(\d+)\./.exec(ferret)?.[1] ?? 0);
-    if (major >= 2) return { kind: 'mongodb', multikeyIndexes: true };
+    if (major >= 2) return { kind: 'mongodb' };
     const build = Number(/-handoff-relay\.(\d+)(\+|$)/.exec(ferret)?.[1] ?? 0);
     if (build < MIN_FERRETDB_BUILD) {
       throw new Error(
@@ -86,13 +81,13 @@ export function capabilitiesOf(info: Record<string, unknown>): ServerCapabilitie
           `builds and runs it), FerretDB 2, or MongoDB ${MIN_MONGODB_MAJOR}+.`,
       );
     }
-    return { kind: 'ferretdb', multikeyIndexes: false };
+    return { kind: 'ferretdb' };
   }
   const version = typeof info.version === 'string' ? info.version : '0';
   if (Number(version.split('.')[0]) < MIN_MONGODB_MAJOR) {
     throw new Error(`The database server is MongoDB ${version}: the relay needs MongoDB ${MIN_MONGODB_MAJOR} or later.`);
   }
-  return { kind: 'mongodb', multikeyIndexes: true };
+  return { kind: 'mongodb' };
 }
 
 export class MongoStore {
@@ -134,8 +129,8 @@ export class MongoStore {
   readonly pushConfigs: PushConfigStore;
   /** Handoff runs by the recipients' agents and each teammate's open runs (service/handoff-runs.ts). */
   readonly runs: RunStore;
-  /** The in-memory agent cards, when the server's indexes cannot serve agents/list; null on MongoDB. */
-  readonly directory: AgentDirectory | null;
+  /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
+  readonly cards: AgentCards;
   /** What to delete once it has aged out (idempotency records, read markers). */
   readonly cleanup = new CleanupLedger();
   private readonly threadWriteQueue = new KeyedQueue();
@@ -176,30 +171,26 @@ export class MongoStore {
     this.writer = new VersionedWriter(this.threads, 'thread');
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
     this.lists = new IndexedThreadLists(this.threads);
-    this.directory = capabilities.multikeyIndexes ? null : new AgentDirectory(this.agents, this.meta);
+    this.cards = new AgentCards(this.agents, db.collection<AgentTagDoc>('agent_tags'));
   }
 
-  /**
-   * `options` adds to the client's (a test turns on command monitoring to count what a path reads); `capabilities`
-   * overrides what the server reports (a test runs MongoDB's access paths against FerretDB).
-   */
-  static async connect(url: string, dbName?: string, options: MongoClientOptions = {}, capabilities: Partial<ServerCapabilities> = {}): Promise<MongoStore> {
+  /** `options` adds to the client's (a test turns on command monitoring to count what a path reads). */
+  static async connect(url: string, dbName?: string, options: MongoClientOptions = {}): Promise<MongoStore> {
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20, ...options });
     await client.connect();
     const db = client.db(dbName);
-    return new MongoStore(client, db, { ...(await detectCapabilities(db)), ...capabilities });
+    return new MongoStore(client, db, await detectCapabilities(db));
   }
 
   /**
-   * Creates the indexes the queries are served with (idempotent), on every engine; those on array fields only where
-   * they serve (multikeyIndexes). One index per command: FerretDB 1.24 drops the connection ("slice bounds out of
+   * Creates the indexes the queries are served with (idempotent), the same on every engine. One index per command: FerretDB 1.24 drops the connection ("slice bounds out of
    * range") when one createIndexes command names several that exist.
    */
   async ensureIndexes(): Promise<void> {
-    const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions & { name: string }, { multikey?: boolean }?]> = [
+    const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
       [this.agents, { role: 1 }, { name: 'role' }],
-      [this.agents, { skills: 1 }, { name: 'skills' }, { multikey: true }],
-      [this.agents, { repos_owned: 1 }, { name: 'repos_owned' }, { multikey: true }],
+      // A card's skills and owned repos, one tag each (agent-cards.ts).
+      [this.cards.tags, { kind: 1, value: 1, handle: 1 }, { name: 'by_value' }],
       [this.apiKeys, { handle: 1 }, { name: 'handle' }],
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
@@ -210,11 +201,9 @@ export class MongoStore {
       // The timer sweep's due rows (store/timer-due.ts).
       [this.timers, { due_at: 1 }, { name: 'due' }],
     ];
-    for (const [collection, key, options, about] of indexes) {
-      if (about?.multikey && !this.capabilities.multikeyIndexes) await this.dropIndexes(collection, [options.name]);
-      else await collection.createIndex(key, options);
-    }
-    // Made by earlier versions: the candidates' index (an array field), the outbox sweep's and idempotency's ages.
+    for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
+    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, idempotency's age.
+    await this.dropIndexes(this.agents, ['skills', 'repos_owned']);
     await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep']);
     await this.dropIndexes(this.idempotency, ['age']);
   }
@@ -313,18 +302,13 @@ export class MongoStore {
    */
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
     const written = await this.agentWriter.write(handle, change);
-    if (written.after) await this.directory?.changed(handle);
+    if (written.after) await this.cards.tagged(written.before, written.after);
     return written;
   }
 
   /** Those of `handles` that are active and have a webhook endpoint that is not disabled. */
-  async withWebhookEndpoint(handles: readonly string[]): Promise<string[]> {
-    if (this.directory) return this.directory.withEndpoint(handles);
-    const docs = await this.agents
-      .find({ _id: { $in: [...handles] }, status: 'active', notification: { $ne: null }, 'notification.disabled_at': null }, { projection: { _id: 1 } })
-      .toArray();
-    const found = new Set(docs.map((doc) => doc._id));
-    return handles.filter((handle) => found.has(handle));
+  withWebhookEndpoint(handles: readonly string[]): Promise<string[]> {
+    return this.cards.withWebhookEndpoint(handles);
   }
 
   /**

@@ -3,13 +3,13 @@
 import { capabilitiesOf } from '../../relay-core/store/mongo-store';
 
 test('MongoDB 6 and later, and FerretDB 2 (which reports itself as MongoDB 7), serve every query from their indexes', () => {
-  expect(capabilitiesOf({ version: '6.0.14' })).toEqual({ kind: 'mongodb', multikeyIndexes: true });
-  expect(capabilitiesOf({ version: '8.0.4' })).toEqual({ kind: 'mongodb', multikeyIndexes: true });
-  expect(capabilitiesOf({ version: '7.0.77', ferretdb: { version: 'v2.5.0' } })).toEqual({ kind: 'mongodb', multikeyIndexes: true });
+  expect(capabilitiesOf({ version: '6.0.14' })).toEqual({ kind: 'mongodb' });
+  expect(capabilitiesOf({ version: '8.0.4' })).toEqual({ kind: 'mongodb' });
+  expect(capabilitiesOf({ version: '7.0.77', ferretdb: { version: 'v2.5.0' } })).toEqual({ kind: 'mongodb' });
 });
 
-test("the relay's own FerretDB 1.24 build is served, its teammate directory in memory (its indexes serve no array field)", () => {
-  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.5+0123456789ab' })).toEqual({ kind: 'ferretdb', multikeyIndexes: false });
+test("the relay's own FerretDB 1.24 build is served", () => {
+  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.5+0123456789ab' })).toEqual({ kind: 'ferretdb' });
 });
 
 test('a stock FerretDB 1.x, or an older build of ours, is refused: its updates are not atomic', () => {
