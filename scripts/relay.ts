@@ -111,8 +111,6 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await store.ensureIndexes();
   await migrateStore(store, (line) => log.info(line));
-  // A process that died between a card write and its tags left them behind the card: put right beside start-up.
-  store.cards.reconcile().catch((error: Error) => log.warn({ err: error.message }, 'agent tags not reconciled at start'));
   const database = await store.identity();
   const producer = redisConnection(config.redisUrl, 'producer');
   producer.on('error', () => {

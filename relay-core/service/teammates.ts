@@ -120,6 +120,9 @@ export class Teammates {
         throw error;
       }
     }
+    // Its tags first (agent-cards.ts); a registration refused as a duplicate leaves them, and the existing card's
+    // own checks keep them from listing it for what it does not have.
+    await this.store.cards.adding(doc);
     try {
       await this.store.agents.insertOne(doc);
     } catch (error) {

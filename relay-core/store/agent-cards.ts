@@ -55,15 +55,21 @@ export function matchesCardFilter(card: Pick<AgentDoc, 'role' | 'skills' | 'repo
 }
 
 /**
- * Tags follow their card: a write of a card adds its new tags and removes those it lost (tagged), and every start
- * puts right what a process that died between the two left (reconcile). A query reads the cards its tags name and
- * checks each against the filter, so a stale tag never lists a card that no longer matches.
+ * A card's tags are never fewer than the card's skills and repos: its writer adds the tags the card is about to
+ * have before writing it (adding), and removes those it lost after (tagged). A query reads the cards its tags name
+ * and checks each against the filter, so a tag left behind (its writer died, or lost a race) never lists a card that
+ * no longer matches; the migration (and a test) can put every tag right at once (reconcile).
  */
 export class AgentCards {
   constructor(
     private readonly agents: Collection<AgentDoc>,
     readonly tags: Collection<AgentTagDoc>,
   ) {}
+
+  /** Before a card is written as `next`: the tags it will have (none taken away). */
+  async adding(next: AgentDoc | undefined): Promise<void> {
+    if (next) await this.insert(tagsOf(next));
+  }
 
   /** After a card was written (`before` null: registered): its tags as the card now says. */
   async tagged(before: AgentDoc | null, after: AgentDoc | null): Promise<void> {
@@ -74,7 +80,7 @@ export class AgentCards {
     if (gone.length) await this.tags.deleteMany({ _id: { $in: gone.map((t) => t._id) } });
   }
 
-  /** Every card's tags as the card says (at start, and by the migration): one read of each collection. */
+  /** Every card's tags as the card says (the migration; the bench after seeding cards): one read of each collection. */
   async reconcile(): Promise<number> {
     const cards = await this.agents.find({}, { projection: { _id: 1, status: 1, skills: 1, repos_owned: 1 } }).toArray();
     const want = new Map(cards.flatMap((card) => tagsOf(card)).map((t) => [t._id, t]));

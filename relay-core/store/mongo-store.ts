@@ -301,7 +301,8 @@ export class MongoStore {
    * the card or rotate the secret, and a plain update of one would undo the other.
    */
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
-    const written = await this.agentWriter.write(handle, change);
+    // The tags the card is about to have go in before it (agent-cards.ts: tags are never fewer than the card's).
+    const written = await this.agentWriter.write(handle, change, (current) => this.cards.adding(change(current)));
     if (written.after) await this.cards.tagged(written.before, written.after);
     return written;
   }
