@@ -43,6 +43,11 @@ function tagsOf(card: Pick<AgentDoc, '_id' | 'status' | 'skills' | 'repos_owned'
   return [...new Set(card.skills)].map((v) => tag('skill', v)).concat([...new Set(card.repos_owned)].map((v) => tag('repo', v)));
 }
 
+/** A repo filter on the tags' values: the repo, or every repo below one that ends in `/` (a range on the index). */
+function repoMatch(repo: string): string | { $gte: string; $lt: string } {
+  return repo.endsWith('/') ? { $gte: repo, $lt: `${repo}\uffff` } : repo;
+}
+
 /** The agents/list filter on one card: exact role, an element of skills, an element of repos_owned (or below a `dir/`). */
 export function matchesCardFilter(card: Pick<AgentDoc, 'role' | 'skills' | 'repos_owned'>, filter: CardFilter): boolean {
   if (filter.role !== undefined && card.role !== filter.role) return false;
@@ -108,7 +113,7 @@ export class AgentCards {
   async matching(filter: CardFilter, limit: number): Promise<PublicCardDoc[]> {
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
-    const tagged = filter.skill !== undefined ? { kind: 'skill' as const, value: filter.skill } : filter.repo !== undefined ? { kind: 'repo' as const, value: filter.repo.endsWith('/') ? { $gte: filter.repo, $lt: `${filter.repo}\uffff` } : filter.repo } : null;
+    const tagged = filter.skill !== undefined ? { kind: 'skill' as const, value: filter.skill } : filter.repo !== undefined ? { kind: 'repo' as const, value: repoMatch(filter.repo) } : null;
     if (tagged) {
       const handles = await this.handles(tagged);
       if (handles.length === 0) return [];
