@@ -303,7 +303,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     timerTimer = setInterval(sweepTimers, config.timers.sweepIntervalMs);
     timerTimer.unref();
   }
-  const metrics = new RelayMetrics({ outboxBacklog: () => store.outbox.count() });
+  const metrics = new RelayMetrics({ outboxBacklog: () => store.outbox.count(), openEventStreams: () => eventStreams.size });
   for (const running of workers) {
     metrics.watchWorker(running.worker);
     logWorkerEvents(running.worker, log);

@@ -57,6 +57,11 @@ export class OpenEventStreams {
     return controller.signal;
   }
 
+  /** How many streams and polls are open now (the relay_event_streams_open gauge). */
+  get size(): number {
+    return this.open.size;
+  }
+
   /** Ends every stream and poll; resolves once their answers are sent (at most `withinMs`), so their sockets are idle. */
   async closeAll(withinMs = 2_000): Promise<void> {
     this.closed = true;

@@ -19,6 +19,8 @@ const DELIVERED = new Set(['posted', 'updated', 'delivered']);
 export interface RelayMetricsDeps {
   /** Threads whose outbox may hold events not yet on a queue; counted when scraped. */
   outboxBacklog: () => Promise<number>;
+  /** The event streams and long polls this process holds open (GET /events); counted when scraped. */
+  openEventStreams?: () => number;
 }
 
 export class RelayMetrics {
@@ -69,6 +71,17 @@ export class RelayMetrics {
         this.set(await deps.outboxBacklog());
       },
     });
+    const openStreams = deps.openEventStreams;
+    if (openStreams) {
+      new Gauge({
+        name: 'relay_event_streams_open',
+        help: 'Event streams and long polls (GET /events) this process holds open, counted at scrape time',
+        registers,
+        collect() {
+          this.set(openStreams());
+        },
+      });
+    }
   }
 
   /** Counts the worker's outcomes under its queue name; call once per worker this process runs. */
