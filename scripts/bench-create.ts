@@ -58,11 +58,10 @@ export async function benchCreateAt(opts: CreateOptions, size: number): Promise<
     const { task_id } = await client.call(sender.apiKey, 'message/send', handoffParams(recipient.handle, `${opts.runId}-c${size}-template`));
     const template = (await opts.store.threads.findOne({ _id: task_id }))!;
     // The baseline writes into the relay's own threads collection, at its size.
-    const shape = template;
     const baseline = async () => {
       const id = randomUUID();
       const event = { ...template.outbox[0]!, id: randomUUID(), at: new Date() };
-      await opts.store.threads.insertOne({ ...shape, _id: id, from: 'bench-baseline@acme', to: 'bench-baseline@acme', outbox: [event] } as ThreadDoc);
+      await opts.store.threads.insertOne({ ...template, _id: id, from: 'bench-baseline@acme', to: 'bench-baseline@acme', outbox: [event] } as ThreadDoc);
       await queue.add(event.type, { thread_id: id, event_id: event.id, type: event.type }, { ...DELIVERY_JOB_OPTIONS, jobId: event.id });
     };
     let sequence = 0;

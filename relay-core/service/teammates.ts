@@ -130,7 +130,6 @@ export class Teammates {
       if (isDuplicateKey(error)) throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });
       throw error;
     }
-    await this.store.cards.tagged(null, doc);
     const api_key = await this.issueKey(input.handle);
     this.log.info({ handle: input.handle, key_id: apiKeyId(api_key) }, 'teammate registered');
     return { card: ownCard(doc), api_key };

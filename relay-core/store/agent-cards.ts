@@ -61,7 +61,7 @@ export function matchesCardFilter(card: Pick<AgentDoc, 'role' | 'skills' | 'repo
 
 /**
  * A card's tags are never fewer than the card's skills and repos: its writer adds the tags the card is about to
- * have before writing it (adding), and removes those it lost after (tagged). A query reads the cards its tags name
+ * have before writing it (adding), and removes those it lost after (removeLost). A query reads the cards its tags name
  * and checks each against the filter, so a tag left behind (its writer died, or lost a race) never lists a card that
  * no longer matches; the migration (and a test) can put every tag right at once (reconcile).
  */
@@ -76,11 +76,9 @@ export class AgentCards {
     if (next) await this.insert(tagsOf(next));
   }
 
-  /** After a card was written (`before` null: registered): its tags as the card now says. */
-  async tagged(before: AgentDoc | null, after: AgentDoc | null): Promise<void> {
-    const next = tagsOf(after);
-    const kept = new Set(next.map((t) => t._id));
-    await this.insert(next);
+  /** After a card was written from `before` to `after` (its new tags went in first, adding): removes those it lost. */
+  async removeLost(before: AgentDoc | null, after: AgentDoc | null): Promise<void> {
+    const kept = new Set(tagsOf(after).map((t) => t._id));
     const gone = tagsOf(before).filter((t) => !kept.has(t._id));
     if (gone.length) await this.tags.deleteMany({ _id: { $in: gone.map((t) => t._id) } });
   }

@@ -1,5 +1,5 @@
-// MongoDB adapter: typed collections, indexes, versioned writes (one conditional replace on every engine), and the
-// list paths picked by the server's capabilities at connect time: indexes, or on FerretDB 1.x `_id`-addressed logs.
+// MongoDB adapter: typed collections and their indexes, versioned writes and list pages, the same on every engine;
+// the server is checked at connect time and refused when it cannot serve that design.
 import { randomUUID } from 'node:crypto';
 import { BSON, MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification, type MongoClientOptions } from 'mongodb';
 import type {
@@ -36,7 +36,7 @@ import { TtlCache } from '../ops/ttl-cache';
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
 
-/** What the server is, learned at connect time (for logs, and how many inserts to send it at once). */
+/** What the server is, learned at connect time (for logs; nothing the store does depends on it). */
 export interface ServerCapabilities {
   kind: 'mongodb' | 'ferretdb';
 }
@@ -157,8 +157,9 @@ export class MongoStore {
     this.meta = db.collection<MetaDoc>('meta');
     this.timers = db.collection<TimerDoc>('timers');
     this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
-    // FerretDB on SQLite runs one write transaction at a time: more commands in flight only queue up there.
-    const inFlight = capabilities.kind === 'ferretdb' ? 1 : 4;
+    // One insert command in flight per collection: what arrives meanwhile goes in the next one together (on SQLite,
+    // which takes one writer at a time, more in flight would only queue up there).
+    const inFlight = 1;
     this.inserts = {
       threads: new InsertBatcher(this.threads, inFlight),
       messages: new InsertBatcher(this.messages, inFlight),
@@ -303,7 +304,7 @@ export class MongoStore {
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
     // The tags the card is about to have go in before it (agent-cards.ts: tags are never fewer than the card's).
     const written = await this.agentWriter.write(handle, change, (current) => this.cards.adding(change(current)));
-    if (written.after) await this.cards.tagged(written.before, written.after);
+    if (written.after) await this.cards.removeLost(written.before, written.after);
     return written;
   }
 

@@ -63,8 +63,9 @@ test('Redis stopped and the relay killed mid-burst and restarted: the stream rea
   await waitUntil(async () => reader!.events.length >= 7, 'the events written while Redis is down', 20_000);
 
   // A burst of writes, and the relay killed in the middle of it: some answers are lost, some writes half done.
-  const burst = Array.from({ length: 20 }, (_, i) => send(alice, `burst ${i}`).catch(() => null));
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  let answered = 0;
+  const burst = Array.from({ length: 20 }, (_, i) => send(alice, `burst ${i}`).then((a) => ((answered += 1), a)).catch(() => null));
+  await waitUntil(async () => answered >= 3, 'the first answers of the burst');
   relay!.child.kill('SIGKILL');
   await relay!.exited;
   await Promise.all(burst);

@@ -22,13 +22,12 @@ beforeAll(async () => {
   await first.store.threads.deleteMany({});
   await first.store.outboxEntries.deleteMany({});
   await first.store.meta.deleteMany({});
-  const shape = template;
   const base = Date.now() - 30 * 24 * 3600 * 1000;
   for (let i = 0; i < 25; i += 1) {
     const at = new Date(base + i * 60_000);
     const event = { ...template.outbox[0]!, id: randomUUID(), at };
     // The previous layout: every thread carries the flag; the last one's event never reached its queue.
-    old.push({ ...shape, _id: randomUUID(), summary: `old #${i}`, created_at: at, updated_at: at, outbox: [event], outbox_dirty: i === 24, outbox_enqueued: i === 24 ? 0 : 1 } as ThreadDoc);
+    old.push({ ...template, _id: randomUUID(), summary: `old #${i}`, created_at: at, updated_at: at, outbox: [event], outbox_dirty: i === 24, outbox_enqueued: i === 24 ? 0 : 1 } as ThreadDoc);
   }
   await first.store.threads.insertMany(old);
   await first.stop();
