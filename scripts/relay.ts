@@ -1,4 +1,5 @@
 // Composition root: wires store, queues, service, HTTP app, Slack and workers for the roles asked for.
+import type { Job } from 'bullmq';
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,11 +22,13 @@ import {
   BullmqEventPublisher,
   BullmqJobQueue,
   closeQueues,
+  eventOfJob,
   producerQueues,
   readyOrAfter,
   redisConnection,
   startWorker,
   VERIFY_JOB_OPTIONS,
+  type QueueName,
   type RunningWorker,
 } from '../relay-core/queues/bullmq-queues';
 import { keepSyncLaneMoving } from '../relay-core/queues/slack-lanes';
@@ -191,6 +194,15 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let timerTimer: NodeJS.Timeout | undefined;
   let timerSweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
+    // The entries already in the outbox at start are of writers that died (or of other processes, whose events not
+    // written yet it leaves): enqueued before this process serves or works, so they reach the event logs first.
+    await producerReady;
+    await relay.sweepOutbox(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
+    // An event's job finished: its outbox entry stops waiting for this queue (service/outbox.ts).
+    const outboxMark = (queue: QueueName) => (job: Job) => {
+      const eventId = eventOfJob(job);
+      if (eventId) store.outbox.finished(queue, eventId);
+    };
     if (slackClient) {
       const home = homeRefresher({ relay, queue: queues.verify });
       const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
@@ -201,6 +213,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         processor,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
+        onFinished: outboxMark('slack'),
       });
       // First deliveries before syncs and redraws, with a share for the syncs (queues/slack-lanes.ts).
       keepSyncLaneMoving(slackWorker.worker, queues.slack, log);
@@ -217,6 +230,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
+        onFinished: outboxMark('webhooks'),
       }),
       startWorker({
         name: 'verify',
@@ -269,9 +283,20 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
       );
     };
+    // The webhook deliveries still pending, once per Redis that came back without its jobs (its marker is gone too):
+    // the marker is set first, so a Redis lost again while they are enqueued is noticed at the next sweep.
+    const deliveriesMarker = `${config.queuePrefix}:webhooks:requeued`;
+    const requeueLostDeliveries = async () => {
+      if (await producer.exists(deliveriesMarker)) return;
+      await producer.set(deliveriesMarker, clock.now().toISOString());
+      const requeued = await deadLetters.requeuePending();
+      if (requeued > 0) log.info({ requeued }, 'pending webhook deliveries enqueued again: Redis came back without its jobs');
+    };
     // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.
     const sweep = () => {
       sweeping ??= scheduleDigest()
+        .then(() => requeueLostDeliveries())
+        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'pending webhook deliveries not checked; the next sweep does'))
         .then(() => relay.sweepOutbox(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
         // Pending approvals: re-arm lost timers, fire what is overdue.

@@ -330,6 +330,11 @@ export interface OutboxEntryDoc {
   thread_id: string;
   event: OutboxEvent;
   at: Date;
+  /**
+   * The queues whose job of this event has not finished yet (EventPublisher.queues when written); each worker takes
+   * its queue out as its job finishes, and the entry goes with the last. Absent on entries of an earlier layout.
+   */
+  jobs?: string[];
 }
 
 /** A role, skill or owner target bound to a Slack channel: unclaimed handoffs to it are posted there (`_id` is the target). */

@@ -17,7 +17,7 @@ const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 const DELIVERED = new Set(['posted', 'updated', 'delivered']);
 
 export interface RelayMetricsDeps {
-  /** Threads whose outbox may hold events not yet on a queue; counted when scraped. */
+  /** Events whose delivery jobs have not finished (the outbox entries); counted when scraped. */
   outboxBacklog: () => Promise<number>;
   /** The event streams and long polls this process holds open (GET /events); counted when scraped. */
   openEventStreams?: () => number;
@@ -65,7 +65,7 @@ export class RelayMetrics {
     });
     new Gauge({
       name: 'relay_outbox_backlog_threads',
-      help: 'Events that may not be on a queue yet (the outbox), counted at scrape time',
+      help: 'Events whose delivery jobs have not finished yet (the outbox), counted at scrape time',
       registers,
       async collect() {
         this.set(await deps.outboxBacklog());

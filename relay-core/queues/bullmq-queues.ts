@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { OutboxEvent } from '../domain/documents';
-import type { EventPublisher, EventThread } from '../service/event-publisher';
+import type { EventJobState, EventPublisher, EventThread } from '../service/event-publisher';
 import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
 import { RUN_STATUSES } from '../domain/run';
 import { slackJobPriority } from './slack-lanes';
@@ -130,7 +130,8 @@ export const ARM_TIMERS_JOB = 'handoff-timer-arm';
 const KEEPS_TIMERS: ReadonlySet<EventType> = new Set(['thread.message']);
 
 export class BullmqEventPublisher implements EventPublisher {
-  private readonly queues: Queue[];
+  readonly queues: readonly QueueName[];
+  private readonly delivery: Queue[];
   private readonly slack: Queue | null;
   private readonly timers: Queue | null;
 
@@ -140,7 +141,8 @@ export class BullmqEventPublisher implements EventPublisher {
   constructor(opts: { queues: ProducerQueues; slackEnabled: boolean; database: string; armTimers?: boolean }) {
     this.database = opts.database;
     // Webhooks always: the processor finds which participants have endpoints.
-    this.queues = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
+    this.delivery = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
+    this.queues = this.delivery.map((queue) => queue.name as QueueName);
     this.slack = opts.slackEnabled ? opts.queues.slack : null;
     this.timers = opts.armTimers ? opts.queues.verify : null;
   }
@@ -161,7 +163,7 @@ export class BullmqEventPublisher implements EventPublisher {
         db: this.database,
         ...(thread.version !== undefined ? { version: thread.version } : {}),
       };
-      for (const queue of this.queues) {
+      for (const queue of this.delivery) {
         // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.
         const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }));
@@ -174,6 +176,23 @@ export class BullmqEventPublisher implements EventPublisher {
     }
     await Promise.all(jobs);
   }
+
+  /** An unknown job is one Redis lost (or removed a day after it finished); a queue not published to has nothing to wait for. */
+  async jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]> {
+    return Promise.all(
+      queues.map(async (name) => {
+        const state = await this.delivery.find((q) => q.name === name)?.getJobState(eventId);
+        if (state === undefined || state === 'completed' || state === 'failed') return 'finished';
+        return state === 'unknown' ? 'missing' : 'queued';
+      }),
+    );
+  }
+}
+
+/** The event a delivery job is of, when it is an event's own job (its id is the event's): its outbox entry waits for it. */
+export function eventOfJob(job: Job): string | null {
+  const eventId = (job.data as { event_id?: unknown } | undefined)?.event_id;
+  return typeof eventId === 'string' && job.id === eventId ? eventId : null;
 }
 
 /** Port: named jobs on one queue (the `verify` queue), de-duplicated by their job id. */
@@ -213,6 +232,8 @@ export function startWorker(opts: {
   /** BullMQ lockDuration and stalledInterval: how soon a job whose worker died runs again elsewhere. */
   lockMs?: number;
   onFailed?: (job: Job | undefined, error: Error) => void;
+  /** A job finished: done, or failed for good (no retry left). */
+  onFinished?: (job: Job) => void;
   /** E.g. a custom backoffStrategy for the queue's jobs. */
   settings?: AdvancedOptions;
 }): RunningWorker {
@@ -228,6 +249,12 @@ export function startWorker(opts: {
     maxStalledCount: MAX_STALLS,
   });
   if (opts.onFailed) worker.on('failed', opts.onFailed);
+  const { onFinished } = opts;
+  if (onFinished) {
+    worker.on('completed', (job) => onFinished(job));
+    // A failed attempt with a retry to come is not finished: BullMQ sets finishedOn only on the last.
+    worker.on('failed', (job) => job?.finishedOn && onFinished(job));
+  }
   worker.on('error', () => {
     // Connection errors are retried by ioredis; 'error' must have a listener so they do not crash the process.
   });

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { OutboxEvent } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { EventLog, LoggedEvent } from '../store/event-log';
-import type { EventPublisher, EventThread } from './event-publisher';
+import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
 
 /** Port: tells every relay process that a teammate's log grew (Redis pub/sub); a hint only, never the record. */
 export interface EventWakeups {
@@ -182,6 +182,14 @@ export class LoggingEventPublisher implements EventPublisher {
     private readonly inner: EventPublisher,
     private readonly feed: EventFeed,
   ) {}
+
+  get queues(): readonly string[] {
+    return this.inner.queues;
+  }
+
+  jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]> {
+    return this.inner.jobStates(eventId, queues);
+  }
 
   async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     try {

@@ -14,6 +14,13 @@ export interface EventThread {
   timer_armed?: boolean;
 }
 
+/** Where an event's job on a queue is: finished (done, or failed for good), still queued, or gone (Redis lost it). */
+export type EventJobState = 'finished' | 'queued' | 'missing';
+
 export interface EventPublisher {
+  /** The queues every event gets a job on (its outbox entry waits for each). */
+  readonly queues: readonly string[];
   publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void>;
+  /** Where the jobs of `eventId` on `queues` are. */
+  jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]>;
 }

@@ -1,10 +1,11 @@
 // The outbox: every event a thread write records is in the outbox collection before the write and goes to its
-// queues right after it; a sweep enqueues whatever missed its queue (Redis was down, a process died).
+// queues right after it; its entry stays until the workers finished its jobs, and a sweep enqueues whatever missed
+// its queue or lost its job there (Redis was down or came back empty, a process died).
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { OutboxEvent } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
-import type { EventPublisher, EventThread } from './event-publisher';
+import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
 
 export interface OutboxDeps {
   store: MongoStore;
@@ -35,7 +36,7 @@ export class Outbox {
     write: (inOutbox: Promise<unknown>) => Promise<T | null>,
     finishing?: (written: T) => Promise<EventThread>,
   ): Promise<T | null> {
-    const entry = this.deps.store.outbox.pending(threadId, event);
+    const entry = this.deps.store.outbox.pending(threadId, event, this.deps.events.queues);
     let written: T | null = null;
     try {
       written = await write(entry);
@@ -56,31 +57,38 @@ export class Outbox {
     try {
       const [, final] = await Promise.all([this.deps.events.publish(thread, events), finished]);
       if (final && final !== thread) await this.deps.events.publish(final, events);
-      this.deps.store.outbox.enqueued(events.map((e) => e.id));
     } catch (error) {
       this.deps.log.warn({ thread_id: thread._id, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
     }
   }
 
   /**
-   * Enqueues the outbox events older than `settleMs` and removes them. It reads only the outbox, which holds the
-   * events in flight: with nothing waiting it costs one empty read. An entry whose write never happened (its
-   * thread does not record the event) is dropped once that write's time is up. Reading each thread through the
-   * store also finishes a write whose writer died before applying it.
+   * Looks at the outbox entries older than `settleMs`: one whose jobs all finished goes (its last worker's mark was
+   * lost); one whose job is missing from its queue (never added, or Redis lost it) is enqueued again, and the
+   * processors, each safe to re-run, deliver nothing twice; one whose jobs are still queued is left to its workers.
+   * It reads only the outbox, which holds the events in flight: with nothing waiting it costs one empty read. An
+   * entry whose write never happened (its thread does not record the event) goes once that write's time is up.
    */
   async sweep(settleMs: number, limit = 500): Promise<number> {
-    const { store } = this.deps;
+    const { store, events } = this.deps;
     await store.outbox.flush();
     const now = this.deps.clock.now().getTime();
     let enqueued = 0;
     for (const entry of await store.outbox.waiting(limit)) {
       const age = now - entry.at.getTime();
       if (age < settleMs) continue;
+      // An entry of an earlier layout names no queues: it waits for all of them. With Redis down, the publish below
+      // fails too, and records the event in its participants' event logs meanwhile (in order, before later events).
+      const states = await events.jobStates(entry._id, entry.jobs ?? events.queues).catch((): EventJobState[] => ['missing']);
+      if (states.every((state) => state === 'finished')) {
+        await store.outbox.remove([entry._id]);
+        continue;
+      }
+      if (!states.includes('missing')) continue;
       const thread = await store.readThread(entry.thread_id);
       // A thread drops none of its events whose entries wait (store/outbox-cap.ts): absent means never written.
       if (thread?.outbox.some((e) => e.id === entry._id)) {
-        await this.deps.events.publish(thread, [entry.event]);
-        await store.outbox.remove([entry._id]);
+        await events.publish(thread, [entry.event]);
         enqueued += 1;
       } else if (age > settleMs + UNWRITTEN_EVENT_MS) {
         await store.outbox.remove([entry._id]);

@@ -1,17 +1,20 @@
-// The outbox of events still to enqueue: one small `_id`-addressed entry per event, written before the thread
-// write that records the event and removed once the event is on its queues. The sweep reads only this collection.
+// The outbox of events whose deliveries have not finished: one small `_id`-addressed entry per event, written before
+// the thread write that records the event, naming the queues its jobs go to. A worker takes its queue out of the
+// entry once its job finished, and the entry goes with the last one; until then the sweep can put the event on its
+// queues again, so a Redis that lost its jobs (restarted empty) loses no delivery. The sweep reads only this collection.
 import type { Collection } from 'mongodb';
 import type { OutboxEntryDoc, OutboxEvent } from '../domain/documents';
 import type { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey } from './thread-writes';
 
-/** Removals of enqueued entries are batched: one delete per this interval instead of one per event. */
+/** Finished jobs are marked in batches: a few updates per this interval instead of one per job. */
 const FLUSH_MS = 200;
 /** How many removed entries this process remembers, so trimming a thread's events it removed needs no read. */
 const REMEMBERED_REMOVALS = 4_096;
 
 export class OutboxLedger {
-  private done: string[] = [];
+  /** Per queue, the events whose job on it finished since the last flush. */
+  private finishedJobs = new Map<string, string[]>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   /** Event ids whose entries this process deleted, oldest first (a Set keeps insertion order). */
@@ -23,12 +26,13 @@ export class OutboxLedger {
   ) {}
 
   /**
-   * Records that `event` of `threadId` is about to be written; the sweep enqueues it if nobody else does. False
-   * when the entry is someone else's already (a writer finishing another's message records the same event).
+   * Records that `event` of `threadId` is about to be written, its jobs going to `jobs` (absent: the sweep asks the
+   * publisher's queues); the sweep enqueues it if nobody else does. False when the entry is someone else's already
+   * (a writer finishing another's message records the same event).
    */
-  async pending(threadId: string, event: OutboxEvent): Promise<boolean> {
+  async pending(threadId: string, event: OutboxEvent, jobs?: readonly string[]): Promise<boolean> {
     try {
-      await this.inserts.insert({ _id: event.id, thread_id: threadId, event, at: new Date() });
+      await this.inserts.insert({ _id: event.id, thread_id: threadId, event, at: new Date(), ...(jobs ? { jobs: [...jobs] } : {}) });
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -42,9 +46,11 @@ export class OutboxLedger {
     this.remember([eventId]);
   }
 
-  /** The events are on their queues; their entries go in the next batched delete. */
-  enqueued(eventIds: readonly string[]): void {
-    this.done.push(...eventIds);
+  /** The job of `eventId` on `queue` finished (done, or failed for good); marked in the next batch. */
+  finished(queue: string, eventId: string): void {
+    const ids = this.finishedJobs.get(queue);
+    if (ids) ids.push(eventId);
+    else this.finishedJobs.set(queue, [eventId]);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
   }
@@ -69,10 +75,10 @@ export class OutboxLedger {
   }
 
   /**
-   * Those of `eventIds` that have no entry: their events are on their queues (or their writes never happened), so
-   * nothing needs them in their thread any more. Entries this process removed are known; a few others are read by
-   * `_id` (served without a collection scan on every server); more than `byIdReads` (a thread stored before its
-   * events were bounded) in one `$in` read, which FerretDB serves by reading the outbox: only events in flight.
+   * Those of `eventIds` that have no entry: their deliveries are done (or their writes never happened), so nothing
+   * needs them in their thread any more. Entries this process removed are known; a few others are read by `_id`
+   * (served without a collection scan on every server); more than `byIdReads` (a thread stored before its events
+   * were bounded) in one `$in` read, which FerretDB serves by reading the outbox: only events in flight.
    */
   async settled(eventIds: readonly string[], byIdReads: number): Promise<string[]> {
     const unknown = eventIds.filter((id) => !this.removed.has(id));
@@ -94,15 +100,24 @@ export class OutboxLedger {
     }
   }
 
-  /** Deletes the batched entries now (on shutdown, or when a test wants the outbox settled). */
+  /**
+   * Marks the batched finished jobs now (on shutdown, or when a test wants the outbox settled): each queue out of its
+   * entries, one update per queue, then the entries with no job left go in one delete.
+   */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const ids = this.done;
-    this.done = [];
-    this.flushing = this.flushing.then(() => this.remove(ids)).catch(() => {
-      // Left in the outbox: the sweep adds them again (a job id is its event id, so that is a no-op) and removes them.
-    });
+    const batch = this.finishedJobs;
+    this.finishedJobs = new Map();
+    if (batch.size === 0) return this.flushing;
+    this.flushing = this.flushing
+      .then(async () => {
+        for (const [queue, ids] of batch) await this.entries.updateMany({ _id: { $in: ids } }, { $pull: { jobs: queue } });
+        await this.entries.deleteMany({ _id: { $in: [...new Set([...batch.values()].flat())] }, jobs: { $size: 0 } });
+      })
+      .catch(() => {
+        // Left in the outbox: the sweep finds their jobs finished on their queues and removes them.
+      });
     return this.flushing;
   }
 }

@@ -202,9 +202,26 @@ export class WebhookDeadLetters {
     if (doc.status !== 'failed') return null;
     const n = await this.deliveries.reopen(doc, this.clock.now());
     if (n === null) return null;
-    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: n, ...(doc.event ? { event: carriedEvent(doc.event) } : {}) };
-    await this.queues.enqueueDelivery(doc._id, doc.push_config === undefined ? data : { ...data, push_config: doc.push_config });
+    await this.enqueue({ ...doc, redrives: n });
     return { ...doc, status: 'pending', redrives: n };
+  }
+
+  /**
+   * Enqueues every pending delivery's job again, for a Redis that came back without its jobs: one still queued
+   * is not added twice (its job id), and one delivered meanwhile is skipped by its job (the record's status).
+   */
+  async requeuePending(): Promise<number> {
+    let count = 0;
+    for await (const doc of this.deliveries.collection.find({ status: 'pending' })) {
+      await this.enqueue(doc);
+      count += 1;
+    }
+    return count;
+  }
+
+  private async enqueue(doc: WebhookDeliveryDoc): Promise<void> {
+    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: doc.redrives, ...(doc.event ? { event: carriedEvent(doc.event) } : {}) };
+    await this.queues.enqueueDelivery(doc._id, doc.push_config === undefined ? data : { ...data, push_config: doc.push_config });
   }
 
   async redriveAll(limit = 1_000): Promise<number> {

@@ -7,6 +7,7 @@ import { startRedis } from '../../scripts/local-services/redis';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { waitUntil } from '../helpers/wait-until';
+import { withVerifiedHook } from '../helpers/verified-hook';
 import { verifyWebhook, WebhookReceiver } from '../../scripts/webhook-receiver';
 
 const RECIPIENT = 'U0OUTAGE1';
@@ -35,23 +36,9 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-/** Registers `handle` with a webhook on the receiver (path = its name) and waits for the endpoint to be verified. */
-async function withVerifiedHook(handle: string, card: { slack_user_id?: string } = {}): Promise<{ key: string; secret: string }> {
-  const key = await relay.register({ handle, ...card });
-  const rest = (method: string, body?: unknown) =>
-    fetch(`${relay.url}${method === 'PUT' ? '/agents/me/card' : '/agents/me'}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    }).then(async (r) => (await r.json()) as any);
-  const put = await rest('PUT', { notification_url: hooks.url(`/${handle.split('@')[0]}`) });
-  await waitUntil(async () => (await rest('GET')).notification?.verified === true, `${handle}'s webhook verified`);
-  return { key, secret: put.notification_secret };
-}
-
 test(`${COUNT} handoffs sent while Redis is down are all answered; after it returns each DM is posted once and each webhook arrives once per webhook-id`, async () => {
-  const sender = await withVerifiedHook('sender@acme');
-  const recipient = await withVerifiedHook('recipient@acme', { slack_user_id: RECIPIENT });
+  const sender = await withVerifiedHook(relay, hooks, 'sender@acme');
+  const recipient = await withVerifiedHook(relay, hooks, 'recipient@acme', { slack_user_id: RECIPIENT });
   const secrets: Record<string, string> = { '/sender': sender.secret, '/recipient': recipient.secret };
 
   await redis.kill();

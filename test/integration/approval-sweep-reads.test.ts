@@ -9,6 +9,7 @@ import { MongoStore } from '../../relay-core/store/mongo-store';
 import { text } from '../helpers/handoffs';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testMongoUrl } from '../helpers/test-env';
+import { noPublisher } from '../helpers/no-publisher';
 
 const POLICY = `rules:\n  - { id: to-memo-needs-lead, match: { action: handoff.create, recipient: { handle: memo@acme } }, effect: require_approval, approvers: [lead@acme] }\n`;
 
@@ -30,7 +31,7 @@ beforeAll(async () => {
   const log = createLogger('silent');
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const teammates = new Teammates({ store, keyPepper: relay.config.keyPepper!, log, webhooks });
-  sweeper = new RelayService({ store, teammates, events: { publish: async () => {} }, publicUrl: relay.url, log });
+  sweeper = new RelayService({ store, teammates, events: noPublisher, publicUrl: relay.url, log });
 });
 
 afterAll(async () => {

@@ -22,6 +22,7 @@ import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { testMongoUrl, testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
+import { noPublisher } from '../helpers/no-publisher';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -292,7 +293,7 @@ test('with working hours, a create arms its first step only from a remembered zo
   };
   const settings = { ...relay.config.timers, workingHours: { startMinute: 9 * 60, endMinute: 17 * 60, days: [1, 2, 3, 4, 5] } };
   const queue = new BullmqTimerQueue(verify, redis, `${relay.config.queuePrefix}:timers:armed`);
-  const timers = new HandoffTimers({ store: relay.store, teammates, queue, outbox: new Outbox({ store: relay.store, events: { publish: async () => {} }, clock, log }), zones, clock, log, settings });
+  const timers = new HandoffTimers({ store: relay.store, teammates, queue, outbox: new Outbox({ store: relay.store, events: noPublisher, clock, log }), zones, clock, log, settings });
   // A thread as a create holds it before it is stored (an id no thread has: its row is removed again below).
   const stored = (await relay.store.readThread(await sendHandoff(relay, aliceKey, 'bob@acme', 'a thread to copy')))!;
   const thread = { ...stored, _id: randomUUID(), timers: undefined };
