@@ -113,8 +113,8 @@ async function migrate(): Promise<void> {
   try {
     const store = await MongoStore.connect(await storeUrl(config, stops), config.mongodbDb);
     stops.unshift(() => store.close());
-    await store.ensureIndexes();
     const touched = await migrateStore(store, say);
+    await store.ensureIndexes();
     say(touched === 0 ? `migrate: nothing to do (layout ${SCHEMA_VERSION})` : `migrate: done, ${touched.toLocaleString('en')} threads updated`);
   } finally {
     for (const stop of stops) await stop();

@@ -112,8 +112,8 @@ async function readPolicyFile(file: string): Promise<string> {
 export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock = systemClock }: StartRelayOptions): Promise<RunningRelay> {
   const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
-  await store.ensureIndexes();
   await migrateStore(store, (line) => log.info(line));
+  await store.ensureIndexes();
   const database = await store.identity();
   const producer = redisConnection(config.redisUrl, 'producer');
   producer.on('error', () => {

@@ -1,18 +1,22 @@
 // Brings a database written by an earlier layout up to this one, on start and by `handoff-relay migrate`.
 // Idempotent (a version marker in `meta`), resumable (each step picks up what is left), with progress lines.
 import type { ThreadDoc } from '../domain/documents';
+import type { EventEntryDoc } from './event-log';
 import type { MongoStore } from './mongo-store';
 import { putById } from './thread-writes';
 
 /**
  * 1: outbox as flags on threads, lists by query. 2: outbox entries, and on FerretDB mailbox logs, message blocks,
  * minute buckets and claims. 3: one design on every engine: conditional replaces, lists and lookups by index.
+ * 4: event logs read by index, without marks and heads.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 const MARKER_ID = 'schema';
 /** Set once the pending approvals of an earlier layout are in the open approvals the sweep reads (approval-ledger.ts). */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
 const WRITERS = 8;
+/** Documents one step of a migration reads and writes per command. */
+const PAGE = 1_000;
 
 export async function schemaVersion(store: MongoStore): Promise<number> {
   return ((await store.meta.findOne({ _id: MARKER_ID }))?.value as number | undefined) ?? 1;
@@ -43,12 +47,14 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   });
   touched += dirty.length;
 
-  // Step 2: what the relay kept up to layout 2 where the embedded FerretDB served no index (mailbox logs, message
-  // blocks, the timers' minute buckets, the teammate directory's change log) goes; indexes serve those reads now
-  // (MongoStore.ensureIndexes), and the cards' skills and repos get their tags (agent-cards.ts). A thread's own
-  // `mailbox` and `recent_messages` fields stay, unread.
+  // Step 2: what the relay kept up to layout 3 where the embedded FerretDB served no index (mailbox logs, message
+  // blocks, the timers' minute buckets, the teammate directory's change log, the event logs' marks and heads) goes;
+  // indexes serve those reads now (MongoStore.ensureIndexes), and the cards' skills and repos get their tags
+  // (agent-cards.ts). A thread's own `mailbox` and `recent_messages` fields stay, unread, and so do an old event
+  // log's entries (read by their `handle` and `seq` like new ones).
+  if (current < 4) touched += await settleEventLogs(store, progress);
+  if (current < 4) await dropLegacyCollections(store, current, progress);
   if (current < 3) {
-    await dropLegacyCollections(store, progress);
     const tagged = await store.cards.reconcile();
     if (tagged > 0) progress(`migrate: ${tagged.toLocaleString('en')} skills and owned repos of teammates tagged`);
   }
@@ -112,19 +118,55 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
   return applied;
 }
 
-/** The collections of the structures layout 3 replaced with indexes. */
-const LEGACY_COLLECTIONS = ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks'];
+/**
+ * Up to layout 3, an event's place in a log was the entry its mark (`event_marks`, `handle|event id` → position)
+ * named; another entry of the event (two recorders raced, or one died before its mark) was skipped by readers. Each
+ * entry its mark names gets its `event_id` (the unique `by_event` index needs it); the others go. One pass over the
+ * logs, a page at a time, and a rerun skips the entries done.
+ */
+async function settleEventLogs(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const marks = store.db.collection<{ _id: string; seq: number }>('event_marks');
+  const entries = store.eventLog.entries.find({}, { projection: { _id: 1, handle: 1, seq: 1, event_id: 1, 'event.id': 1 } }).batchSize(PAGE);
+  let settled = 0;
+  let page: EventEntryDoc[] = [];
+  const settle = async () => {
+    const names = new Map((await marks.find({ _id: { $in: page.map((e) => `${e.handle}|${e.event.id}`) } }).toArray()).map((m) => [m._id, m.seq]));
+    const writes = page.map((e) =>
+      names.get(`${e.handle}|${e.event.id}`) === e.seq
+        ? { updateOne: { filter: { _id: e._id }, update: { $set: { event_id: e.event.id } } } }
+        : { deleteOne: { filter: { _id: e._id } } },
+    );
+    await store.eventLog.entries.bulkWrite(writes, { ordered: false });
+    settled += page.length;
+    page = [];
+    progress(`migrate: ${settled.toLocaleString('en')} event log entries settled`);
+  };
+  for await (const entry of entries) {
+    if (entry.event_id !== undefined) continue;
+    page.push(entry);
+    if (page.length === PAGE) await settle();
+  }
+  if (page.length > 0) await settle();
+  return settled;
+}
+
+/** The collections of the structures each layout replaced with indexes. */
+const LEGACY_COLLECTIONS: Record<number, string[]> = {
+  3: ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks'],
+  4: ['event_marks', 'event_heads'],
+};
 /** Their `meta` documents: the mailboxes' placement marker, the due ledger's cursor, the directory log's head. */
 const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor', 'agents_log_head'];
 
-async function dropLegacyCollections(store: MongoStore, progress: (line: string) => void): Promise<void> {
+async function dropLegacyCollections(store: MongoStore, current: number, progress: (line: string) => void): Promise<void> {
   const existing = new Set((await store.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
-  const dropped = LEGACY_COLLECTIONS.filter((name) => existing.has(name));
+  const legacy = Object.entries(LEGACY_COLLECTIONS).flatMap(([layout, names]) => (Number(layout) > current ? names : []));
+  const dropped = legacy.filter((name) => existing.has(name));
   for (const name of dropped) await store.db.collection(name).drop();
   await store.meta.deleteMany({ _id: { $in: LEGACY_META } });
   // The directory's change log: `agents_log#<n>`, one entry per card change ever made.
   await store.meta.deleteMany({ _id: { $regex: /^agents_log#/ } });
-  if (dropped.length > 0) progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages and timers now)`);
+  if (dropped.length > 0) progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages, timers and event logs now)`);
 }
 
 function withoutOutboxFlags(doc: ThreadDoc): ThreadDoc {

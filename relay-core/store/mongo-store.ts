@@ -184,7 +184,8 @@ export class MongoStore {
   }
 
   /**
-   * Creates the indexes the queries are served with (idempotent), the same on every engine. One index per command: FerretDB 1.24 drops the connection ("slice bounds out of
+   * Creates the indexes the queries are served with (idempotent), the same on every engine, once the database is at
+   * this layout (store/migrate.ts: run it first). One index per command: FerretDB 1.24 drops the connection ("slice bounds out of
    * range") when one createIndexes command names several that exist.
    */
   async ensureIndexes(): Promise<void> {
@@ -201,6 +202,10 @@ export class MongoStore {
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
       // The timer sweep's due rows (store/timer-due.ts).
       [this.timers, { due_at: 1 }, { name: 'due' }],
+      // A teammate's event log after a cursor, and each event in it once (event-log.ts; layout 4's migration fills
+      // `event_id` in older entries, so this runs after it).
+      [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
+      [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, idempotency's age.

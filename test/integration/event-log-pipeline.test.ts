@@ -1,12 +1,13 @@
 // A busy teammate's event log on the real store: events recorded together each get one position, in the order they
 // were recorded, and are read back once each; the events that wait for the log's previous insert go in one insert
 // together (a burst costs a few round trips, not one an event); two processes recording into one log at once fill
-// it with no gap and no event twice; the same event recorded twice at once is read once.
+// it with no gap and no event twice; the same event recorded twice at once, or again later, is read once.
 import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
 import type { OutboxEvent } from '../../relay-core/domain/documents';
 import { EventLog, eventEntryId } from '../../relay-core/store/event-log';
 import { MongoStore } from '../../relay-core/store/mongo-store';
+import { migrateStore } from '../../relay-core/store/migrate';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 
 let store: MongoStore;
@@ -23,13 +24,13 @@ afterAll(async () => {
 
 const event = (): OutboxEvent => ({ id: randomUUID(), type: 'thread.created', at: new Date(), by: 'alice@acme', via: 'api' });
 
-/** The inserts into the log's entries and marks as the server saw them start and finish, in order. */
+/** The inserts into the log as the server saw them start and finish, in order. */
 async function timeline<T>(work: () => Promise<T>): Promise<{ result: T; steps: string[] }> {
   const steps: string[] = [];
   const kinds = new Map<number, string>();
   const started = (e: CommandStartedEvent) => {
     const collection = e.command.insert;
-    if (e.commandName !== 'insert' || (collection !== 'event_log' && collection !== 'event_marks')) return;
+    if (e.commandName !== 'insert' || collection !== 'event_log') return;
     kinds.set(e.requestId, collection);
     steps.push(`start ${collection}`);
   };
@@ -82,10 +83,9 @@ test('an insert that meets positions another process took lands what came before
   const handle = 'raced@acme';
   const [first, ...burst] = Array.from({ length: 5 }, event);
   await store.eventLog.record(handle, 'thread-0', first!); // this process now knows the log ends at 1
-  // Meanwhile another process placed two events at 4 and 5 (their entries and marks), unknown to this one.
+  // Meanwhile another process placed two events at 4 and 5, unknown to this one.
   const foreign = [event(), event()];
-  await store.eventLog.entries.insertMany(foreign.map((e, i) => ({ _id: eventEntryId(handle, 4 + i), handle, seq: 4 + i, thread_id: 'elsewhere', event: e, recorded_at: new Date() })));
-  await store.eventLog.marks.insertMany(foreign.map((e, i) => ({ _id: `${handle}|${e.id}`, seq: 4 + i })));
+  await store.eventLog.entries.insertMany(foreign.map((e, i) => ({ _id: eventEntryId(handle, 4 + i), handle, seq: 4 + i, thread_id: 'elsewhere', event_id: e.id, event: e, recorded_at: new Date() })));
   // The first goes alone (2); the three that waited go in one ordered insert at 3–5: 3 lands, 4 is taken, so the
   // last two are placed after the head (6, 7).
   const positions = await Promise.all(burst.map((e, i) => store.eventLog.record(handle, `thread-${i + 1}`, e)));
@@ -104,5 +104,51 @@ test('the same event recorded twice at once has one position that both calls ans
   expect(a).toBe(b);
   const read = await store.eventLog.read(handle, 0, 100);
   expect(read.events.map((e) => e.event.id)).toEqual([first.id, again.id]);
-  expect(read.cursor).toBe(3);
+  expect(read.cursor).toBe(2);
+});
+
+test('an event recorded again later (a re-run job) keeps its first position; a new one goes after it', async () => {
+  const handle = 'rerun@acme';
+  const [first, second] = [event(), event()];
+  expect(await store.eventLog.record(handle, 'thread-a', first!)).toBe(1);
+  expect(await new EventLog(store.db).record(handle, 'thread-a', first!)).toBe(1);
+  expect(await store.eventLog.record(handle, 'thread-b', second!)).toBe(2);
+  const read = await store.eventLog.read(handle, 0, 100);
+  expect(read.events.map((e) => e.event.id)).toEqual([first!.id, second!.id]);
+  expect(read.cursor).toBe(2);
+});
+
+test("a log written by layout 3 migrates: each event once where its mark put it, and new events go after the head", async () => {
+  const old = await MongoStore.connect(testMongoUrl(), uniqueName('event_log_layout3'));
+  try {
+    const handle = 'layout3@acme';
+    const events = [event(), event(), event()];
+    // Layout 3: entry 2 holds the third event again (two recorders raced; its mark names 3), entry 4 the first
+    // event again (its recorder died before the mark), and no entry has an event_id.
+    const placed = [events[0]!, events[2]!, events[2]!, events[0]!, events[1]!];
+    await old.eventLog.entries.insertMany(placed.map((e, i) => ({ _id: eventEntryId(handle, i + 1), handle, seq: i + 1, thread_id: 'old', event: e, recorded_at: new Date() })) as never[]);
+    await old.db.collection('event_marks').insertMany([
+      { _id: `${handle}|${events[0]!.id}` as never, seq: 1 },
+      { _id: `${handle}|${events[2]!.id}` as never, seq: 3 },
+      { _id: `${handle}|${events[1]!.id}` as never, seq: 5 },
+    ]);
+    await old.db.collection('event_heads').insertOne({ _id: handle as never, n: 5 });
+    await old.meta.insertOne({ _id: 'schema', value: 3, at: new Date() });
+    await old.meta.insertOne({ _id: 'open_approvals_placed', value: true, at: new Date() });
+    const lines: string[] = [];
+    await migrateStore(old, (line) => lines.push(line));
+    await old.ensureIndexes();
+    expect(lines).toContain('migrate: 5 event log entries settled');
+    const collections = (await old.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+    expect(collections).not.toContain('event_marks');
+    expect(collections).not.toContain('event_heads');
+    const read = await old.eventLog.read(handle, 0, 100);
+    expect(read.events.map((e) => [e.seq, e.event.id])).toEqual([[1, events[0]!.id], [3, events[2]!.id], [5, events[1]!.id]]);
+    const next = event();
+    expect(await old.eventLog.record(handle, 'new', next)).toBe(6);
+    expect(await old.eventLog.record(handle, 'old', events[2]!)).toBe(3);
+  } finally {
+    await old.db.dropDatabase();
+    await old.close();
+  }
 });
