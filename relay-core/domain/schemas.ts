@@ -133,13 +133,16 @@ function keyProblem(key: string): string | undefined {
 /**
  * Walks a raw JSON value without recursion (zod silently drops a `__proto__` key, so this runs before it):
  * depth, keys MongoDB or JavaScript treat specially, strings a store would alter, then the size as JSON.
+ * `bounds` checks only depth and size: for JSON the relay accepts and never stores (an envelope).
  */
-export function jsonProblem(root: unknown, maxBytes: number): JsonProblem | undefined {
+export function jsonProblem(root: unknown, maxBytes: number, check: 'storable' | 'bounds' = 'storable'): JsonProblem | undefined {
   const stack: Array<[unknown, PropertyKey[]]> = [[root, []]];
   while (stack.length) {
     const [value, path] = stack.pop()!;
     if (path.length > MAX_JSON_DEPTH) return { path: [], message: `must nest at most ${MAX_JSON_DEPTH} levels deep` };
-    if (typeof value === 'string') {
+    if (check === 'bounds') {
+      if (value && typeof value === 'object') Object.entries(value).forEach(([key, item]) => stack.push([item, [...path, key]]));
+    } else if (typeof value === 'string') {
       if (LONE_SURROGATE.test(value)) return { path, message: 'must be well-formed Unicode (no lone surrogates)' };
       if (value.includes(NUL)) return { path, message: NUL_MESSAGE };
     } else if (Array.isArray(value)) value.forEach((item, i) => stack.push([item, [...path, i]]));
