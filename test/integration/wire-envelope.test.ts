@@ -1,9 +1,12 @@
 // The envelope of the wire contract (README "Envelope and content") against one real relay (FerretDB + Redis): every
 // read and write JSON-RPC method (wire, runner, A2A, push configs) answers with a client's `metadata` envelope as it
 // does without one; an oversized or too deeply nested envelope is invalid_params naming its limit and changes nothing;
-// and a read of an unknown thread or by a non-participant keeps its own error whatever envelope it carries.
+// a read of an unknown thread or by a non-participant keeps its own error whatever envelope it carries; and the
+// artifact forms other clients send (ref names, line ranges as arrays) round-trip in the form sent over JSON-RPC and MCP.
 import { createHash } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { text } from '../helpers/handoffs';
+import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 
 let relay: TestRelay;
@@ -190,3 +193,55 @@ describe('an envelope past its bounds is refused, its limit named, nothing chang
   });
 });
 
+describe('artifacts as other clients send them', () => {
+  const SENT = [
+    { type: 'file_ref', path: 'apps/web/a.tsx', git_sha: 'main', lines: [10, 42] },
+    { type: 'file_ref', path: 'apps/web/b.tsx', git_sha: 'origin/feature-x', lines: '10-42' },
+    { type: 'file_ref', path: 'apps/web/c.tsx', git_sha: '0123456789abcdef0123', lines: [7] },
+  ];
+  let mcpAlice: Client;
+  let mcpBob: Client;
+
+  beforeAll(async () => {
+    mcpAlice = await connectMcpHttp(relay.url, alice, 'wire-envelope');
+    mcpBob = await connectMcpHttp(relay.url, bob, 'wire-envelope');
+  });
+
+  afterAll(async () => {
+    await mcpAlice?.close();
+    await mcpBob?.close();
+  });
+
+  test('over JSON-RPC: a ref name kept as given, lines in the form sent (create, append, complete); the inbox page shows 10-42', async () => {
+    const created = await create('forms', { artifacts: SENT });
+    const id = created.task_id as string;
+    await ok(bob, 'message/send', { task_id: id, message: text('see'), artifacts: [SENT[0]] });
+    await ok(bob, 'tasks/update', { task_id: id, transition: 'accept' });
+    const completed = await ok(bob, 'tasks/update', { task_id: id, transition: 'complete', result_summary: 'Done', artifacts: [SENT[1]] });
+    expect(completed.completion_artifacts).toEqual([SENT[1]]);
+    const thread = await ok(alice, 'tasks/get', { task_id: id });
+    expect(thread.artifacts).toEqual(SENT);
+    expect(thread.messages[0].artifacts).toEqual([SENT[0]]);
+    expect(thread.completion_artifacts).toEqual([SENT[1]]);
+    const page = await (await fetch(created.inbox_url as string)).text();
+    expect(page).toContain('lines 10-42 at <code>main</code>');
+    expect(page).toContain('lines 10-42 at <code>origin/feature-x</code>');
+    expect(page).toContain('lines 7 at <code>0123456789abcdef0123</code>');
+  });
+
+  test('over MCP: handoff_to_teammate, view_thread and complete_handoff give back the forms sent', async () => {
+    const created = toolOk(await mcpAlice.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'forms over mcp', artifacts: SENT } }));
+    const viewed = toolOk(await mcpBob.callTool({ name: 'view_thread', arguments: { thread_id: created.thread_id } }));
+    expect(viewed.artifacts.value).toEqual(SENT);
+    toolOk(await mcpBob.callTool({ name: 'accept_handoff', arguments: { thread_id: created.thread_id } }));
+    const completed = toolOk(await mcpBob.callTool({ name: 'complete_handoff', arguments: { thread_id: created.thread_id, result_summary: 'Done', artifacts: [SENT[0]] } }));
+    expect(completed.completion_artifacts).toEqual([SENT[0]]);
+  });
+
+  test('over MCP: a metadata argument a client adds to a read is ignored', async () => {
+    const id = (await create('mcp reads')).task_id;
+    expect(toolOk(await mcpBob.callTool({ name: 'view_thread', arguments: { thread_id: id, metadata: ENVELOPE } })).thread_id).toBe(id);
+    expect(toolOk(await mcpBob.callTool({ name: 'list_teammates', arguments: { role: 'backend', metadata: ENVELOPE } })).teammates).toHaveLength(1);
+    expect(toolOk(await mcpBob.callTool({ name: 'check_inbox', arguments: { limit: 5, metadata: ENVELOPE } })).items).toEqual(expect.any(Array));
+  });
+});
