@@ -1,5 +1,5 @@
 // Artifacts as mrkdwn for the DM and thread replies: each fits the room it is given, teammate text escaped.
-import { inlineContractText, otherArtifactText } from '../../relay-core/domain/artifact-text';
+import { gitRevisionText, inlineContractText, lineRangeText, otherArtifactText } from '../../relay-core/domain/artifact-text';
 import { isKnownArtifact, type Artifact } from '../../relay-core/domain/schemas';
 import { section, textLength, type SlackBlock } from './block-kit';
 import { escapeLine, fencedLines, inlineCode, link, urlHost } from './mrkdwn';
@@ -56,8 +56,8 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
       );
       break;
     case 'file_ref': {
-      const lines = artifact.lines ? ` lines ${escapeLine(artifact.lines, 40)}` : '';
-      const sha = artifact.git_sha ? ` @ ${inlineCode(artifact.git_sha.slice(0, 12), 14)}` : '';
+      const lines = artifact.lines ? ` lines ${escapeLine(lineRangeText(artifact.lines), 40)}` : '';
+      const sha = artifact.git_sha ? ` @ ${inlineCode(gitRevisionText(artifact.git_sha), 80)}` : '';
       text = `:bookmark_tabs: *File* ${inlineCode(artifact.path, 600)}${lines}${sha}`;
       break;
     }

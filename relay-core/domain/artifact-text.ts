@@ -1,5 +1,5 @@
 // How artifact data that is not plain text reads as text, the same in Slack (bot/) and on the inbox page.
-import { artifactExtras, type Artifact, type OtherArtifact } from './schemas';
+import { artifactExtras, isCommitSha, lineRangeBounds, type Artifact, type LineRange, type OtherArtifact } from './schemas';
 
 /** An inline API contract: text as given, any other JSON value as pretty JSON. */
 export function inlineContractText(inline: unknown): string {
@@ -15,4 +15,15 @@ export function otherArtifactText(artifact: OtherArtifact): string {
 export function extraFieldsText(artifact: Artifact): string | null {
   const extras = artifactExtras(artifact);
   return Object.keys(extras).length ? JSON.stringify(extras, null, 2) : null;
+}
+
+/** A line range however it was sent ("007-010", [7, 10]) as people read it: "7-10", or "7" for one line. */
+export function lineRangeText(lines: LineRange): string {
+  const [start, end] = lineRangeBounds(lines);
+  return start === end ? String(start) : `${start}-${end}`;
+}
+
+/** `file_ref.git_sha` as shown: a commit sha shortened to 12 characters, a ref name whole. */
+export function gitRevisionText(revision: string): string {
+  return isCommitSha(revision) ? revision.slice(0, 12) : revision;
 }

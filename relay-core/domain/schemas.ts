@@ -133,13 +133,16 @@ function keyProblem(key: string): string | undefined {
 /**
  * Walks a raw JSON value without recursion (zod silently drops a `__proto__` key, so this runs before it):
  * depth, keys MongoDB or JavaScript treat specially, strings a store would alter, then the size as JSON.
+ * `bounds` checks only depth and size: for JSON the relay accepts and never stores (an envelope).
  */
-export function jsonProblem(root: unknown, maxBytes: number): JsonProblem | undefined {
+export function jsonProblem(root: unknown, maxBytes: number, check: 'storable' | 'bounds' = 'storable'): JsonProblem | undefined {
   const stack: Array<[unknown, PropertyKey[]]> = [[root, []]];
   while (stack.length) {
     const [value, path] = stack.pop()!;
     if (path.length > MAX_JSON_DEPTH) return { path: [], message: `must nest at most ${MAX_JSON_DEPTH} levels deep` };
-    if (typeof value === 'string') {
+    if (check === 'bounds') {
+      if (value && typeof value === 'object') Object.entries(value).forEach(([key, item]) => stack.push([item, [...path, key]]));
+    } else if (typeof value === 'string') {
       if (LONE_SURROGATE.test(value)) return { path, message: 'must be well-formed Unicode (no lone surrogates)' };
       if (value.includes(NUL)) return { path, message: NUL_MESSAGE };
     } else if (Array.isArray(value)) value.forEach((item, i) => stack.push([item, [...path, i]]));
@@ -169,23 +172,44 @@ export const metadataSchema = checkedJson(z.record(z.string().max(100, 'keys mus
 
 // ── artifacts ────────────────────────────────────────────────────────────────────────────────────────────
 
+/** A line range as a client sends it: "10-20" or "10", [10, 20] or [10]. */
+export type LineRange = string | number[];
+
+/** The first and last line of a range (a single line is both). */
+export function lineRangeBounds(lines: LineRange): [number, number] {
+  const [start, end = start] = typeof lines === 'string' ? lines.split('-').map(Number) : lines;
+  return [start!, end!];
+}
+
+const LINES_FORMS = 'must look like "10", "10-20", [10] or [10, 20]';
+
 /**
- * A line range as "10-20", "10", [10, 20] or [10], stored in one form: "10-20", or "10" for a single line
- * (so "7-7" and [7] are both "7").
+ * A line range as "10-20", "10", [10, 20] or [10], kept in the form it came in (a client reads back what it
+ * sent); lines count from 1 and a range may not run backwards. Readers show it through lineRangeText.
  */
 export const lineRangeSchema = z
-  .union([
-    z.string().regex(/^\d{1,9}(-\d{1,9})?$/, 'must look like "10", "10-20", [10] or [10, 20]'),
-    z.array(z.number().int().min(1).max(999_999_999)).min(1).max(2),
-  ], { error: 'must look like "10", "10-20", [10] or [10, 20]' })
-  .transform((value, ctx) => {
-    const [start, end = start] = typeof value === 'string' ? value.split('-').map(Number) : value;
-    if (start < 1 || end < start) {
-      ctx.addIssue({ code: 'custom', message: 'must be a range of lines from 1, with the start not after the end' });
-      return z.NEVER;
-    }
-    return start === end ? String(start) : `${start}-${end}`;
+  .union([z.string().regex(/^\d{1,9}(-\d{1,9})?$/, LINES_FORMS), z.array(z.number().int().max(999_999_999)).min(1).max(2)], { error: LINES_FORMS })
+  .superRefine((value, ctx) => {
+    const [start, end] = lineRangeBounds(value);
+    if (start < 1 || end < start) ctx.addIssue({ code: 'custom', message: 'must be a range of lines from 1, with the start not after the end' });
   });
+
+const HEX_SHA = /^[0-9a-f]{4,64}$/i;
+
+/** True for a (possibly abbreviated) commit sha; anything else `file_ref.git_sha` holds is a ref name. */
+export function isCommitSha(value: string): boolean {
+  return HEX_SHA.test(value);
+}
+
+/**
+ * A ref name as `git check-ref-format` allows it (no space, control character, ~ ^ : ? * [ \, "..", "@{", "//",
+ * component starting with "." or ending with ".lock", nor a trailing "/" or "."), and not starting with "-" or
+ * "/", so a name copied into a git command can never read as an option.
+ */
+const REF_NAME = /^(?!-|\/|\.|@$)(?!.*(?:\.\.|@\{|\/\/|\/\.|\.lock(?:\/|$)|[/.]$))[^\s\p{Cc}~^:?*[\\]{1,255}$/u;
+
+/** `file_ref.git_sha`: a commit sha, or a ref name (main, v1.2.0, origin/feature-x) kept as given. */
+export const gitRevisionSchema = text(255).refine((value) => isCommitSha(value) || REF_NAME.test(value), 'must be a git sha or a ref name (like main, v1.2.0 or origin/feature-x)');
 
 /** Fields the relay does not know, kept as data beside the known ones: bounded in number and size. */
 function extrasProblem(artifact: Record<string, unknown>, known: readonly string[]): JsonProblem | undefined {
@@ -230,7 +254,7 @@ const knownArtifactSchema = z.discriminatedUnion(
     artifactType({
       type: z.literal('file_ref'),
       path: text(LIMITS.path).min(1),
-      git_sha: z.string().regex(/^[0-9a-f]{4,64}$/i, 'must be a hex git sha').optional(),
+      git_sha: gitRevisionSchema.optional(),
       lines: lineRangeSchema.optional(),
     }),
     artifactType({ type: z.literal('test_command'), command: text(LIMITS.command).min(1), cwd: text(LIMITS.path).optional() }),

@@ -1,6 +1,6 @@
 // The inbox page (GET /inbox/:thread_id): the whole thread, read-only, for the participant a signed link names.
 import escapeHtml from 'escape-html';
-import { extraFieldsText, inlineContractText, otherArtifactText } from '../domain/artifact-text';
+import { extraFieldsText, inlineContractText, lineRangeText, otherArtifactText } from '../domain/artifact-text';
 import { isKnownArtifact, type Artifact, type KnownArtifact } from '../domain/schemas';
 import type { MessageView, ThreadView } from '../service/wire-views';
 
@@ -42,7 +42,7 @@ function knownArtifact(a: KnownArtifact): string {
     case 'file_diff':
       return `<h4>Diff <code>${h(a.path)}</code></h4><pre>${h(a.diff)}</pre>`;
     case 'file_ref':
-      return `<p>File <code>${h(a.path)}</code>${a.lines ? ` lines ${h(a.lines)}` : ''}${a.git_sha ? ` at <code>${h(a.git_sha)}</code>` : ''}</p>`;
+      return `<p>File <code>${h(a.path)}</code>${a.lines ? ` lines ${h(lineRangeText(a.lines))}` : ''}${a.git_sha ? ` at <code>${h(a.git_sha)}</code>` : ''}</p>`;
     case 'test_command':
       return `<p>Test command${a.cwd ? ` in <code>${h(a.cwd)}</code>` : ''} (shown, never run by the relay):</p><pre>${h(a.command)}</pre>`;
     case 'api_contract':

@@ -15,6 +15,7 @@ import {
 } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
 import { v03Task, v1Task } from './a2a-task';
+import { ENVELOPE, envelopeMetadataSchema } from './envelope';
 import type { Method, MethodContext } from './method';
 import { idempotencyKey, parseParams, taskIdSchema } from './params';
 
@@ -275,14 +276,14 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
   return ctx.relay.threadViewFor(ctx.caller, created.task_id);
 }
 
-// The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's.
-export const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, metadata: record.optional(), tenant: z.string().optional() }).strict();
+// The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's;
+// their metadata is the envelope (envelope.ts), of which a cancel reads its reason and idempotency key.
+export const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() }).strict();
 const cancelParams = z
   .object({
     id: taskIdSchema,
-    metadata: z
-      .object({ reason: text(LIMITS.reason).min(1).optional(), client_idempotency_key: z.string().min(1).max(200).optional() })
-      .passthrough()
+    metadata: envelopeMetadataSchema
+      .pipe(z.object({ reason: text(LIMITS.reason).min(1).optional(), client_idempotency_key: z.string().min(1).max(200).optional() }).passthrough())
       .optional(),
     tenant: z.string().optional(),
   })

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { RelayError } from '../domain/errors';
 import { LIMITS } from '../domain/schemas';
 import { newPushSecret, type PushConfigEntry } from '../store/push-configs';
+import { ENVELOPE } from './envelope';
 import type { Method, MethodContext } from './method';
 import { parseParams, taskIdSchema } from './params';
 
@@ -33,10 +34,11 @@ const createParams = z
     url: urlSchema,
     token: z.string().max(512).optional(),
     authentication: z.object({ scheme: z.string().min(1).max(64), credentials: z.string().max(4096).optional() }).strict().optional(),
+    ...ENVELOPE,
   })
   .strict();
-const oneParams = z.object({ tenant, taskId: taskIdSchema, id: configIdSchema }).strict();
-const listParams = z.object({ tenant, taskId: taskIdSchema, pageSize: z.number().int().min(0).optional(), pageToken: z.string().max(0, 'there is one page').optional() }).strict();
+const oneParams = z.object({ tenant, taskId: taskIdSchema, id: configIdSchema, ...ENVELOPE }).strict();
+const listParams = z.object({ tenant, taskId: taskIdSchema, pageSize: z.number().int().min(0).optional(), pageToken: z.string().max(0, 'there is one page').optional(), ...ENVELOPE }).strict();
 
 /** TaskPushNotificationConfig as A2A 1.0 spells it (never the signing secret, which Create answers once). */
 function configView(taskId: string, c: PushConfigEntry): Record<string, unknown> {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { RelayError } from '../domain/errors';
 import { RUN_END_REASONS } from '../domain/run';
 import { isWellFormedText, text } from '../domain/schemas';
+import { ENVELOPE } from './envelope';
 import type { Method } from './method';
 import { parseParams, taskIdSchema } from './params';
 
@@ -13,17 +14,18 @@ const leaseIdSchema = z.uuid('must be the lease_id runs/claim answered');
 /** The longest a claim waits for a run (a runner asks again right away). */
 export const CLAIM_MAX_WAIT_SECONDS = 20;
 
-const requestSchema = z.object({ task_id: taskIdSchema }).strict();
+const requestSchema = z.object({ task_id: taskIdSchema, ...ENVELOPE }).strict();
 
 const claimSchema = z
   .object({
     /** How the runner names itself in Slack ("Running on @bob's agent (laptop)"). */
     runner: text(100).min(1).regex(/^[\w .@:()/-]+$/, 'must be letters, digits, spaces and . @ : ( ) / - _').default('runner'),
     wait_seconds: z.number().int().min(0).max(CLAIM_MAX_WAIT_SECONDS, `must be at most ${CLAIM_MAX_WAIT_SECONDS}`).default(0),
+    ...ENVELOPE,
   })
   .strict();
 
-const leaseSchema = z.object({ run_id: runIdSchema, lease_id: leaseIdSchema }).strict();
+const leaseSchema = z.object({ run_id: runIdSchema, lease_id: leaseIdSchema, ...ENVELOPE }).strict();
 
 const progressSchema = z
   .object({
@@ -31,6 +33,7 @@ const progressSchema = z
     lease_id: leaseIdSchema,
     seq: z.number().int().min(1).max(1_000_000),
     text: z.string().min(1, 'must not be empty').refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogates or NUL)'),
+    ...ENVELOPE,
   })
   .strict();
 
@@ -42,10 +45,11 @@ const finishSchema = z
     reason: z.enum(RUN_END_REASONS).default('exit'),
     exit_code: z.number().int().min(-1).max(255).nullable().default(null),
     report: text(8_000).nullable().default(null),
+    ...ENVELOPE,
   })
   .strict();
 
-const runRefSchema = z.object({ run_id: runIdSchema }).strict();
+const runRefSchema = z.object({ run_id: runIdSchema, ...ENVELOPE }).strict();
 
 export const RUN_METHODS: Record<string, Method> = {
   /** The recipient hands an accepted handoff to their agent (tasks/update accept with run: true does both). */

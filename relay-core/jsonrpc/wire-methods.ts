@@ -14,6 +14,7 @@ import {
   threadStatusSchema,
 } from '../domain/schemas';
 import { verdictInputSchema } from '../domain/verdict-input';
+import { ENVELOPE, keyedEnvelopeSchema } from './envelope';
 import type { Method, MethodContext } from './method';
 import { idempotencyKey, parseParams, taskIdSchema } from './params';
 
@@ -34,6 +35,8 @@ const idempotencyMetadata = z.object({
 });
 
 // Params are strict: an unknown key is invalid_params naming it, so a client's typo is never silently a different call.
+// Beside them every method takes the envelope (envelope.ts), except that a new thread stores its metadata: there it
+// is content, held to the rules of stored JSON.
 const sendNewSchema = z
   .object({
     task_id: z.null().optional(),
@@ -54,11 +57,11 @@ const sendAppendSchema = z
     message: messageSchema,
     payload: metadataSchema.default({}),
     artifacts: artifactsSchema.default([]),
-    metadata: metadataSchema.default({}).pipe(z.record(z.string(), z.unknown()).and(idempotencyMetadata.pick({ client_idempotency_key: true }))),
+    metadata: keyedEnvelopeSchema.default({}),
   })
   .strict();
 
-const getSchema = z.object({ task_id: taskIdSchema }).strict();
+const getSchema = z.object({ task_id: taskIdSchema, ...ENVELOPE }).strict();
 
 const listSchema = z
   .object({
@@ -77,11 +80,9 @@ const listSchema = z
       })
       .strict()
       .default({ limit: LIMITS.pageDefault }),
+    ...ENVELOPE,
   })
   .strict();
-
-/** The metadata of a transition: free-form (not stored), with the idempotency key. */
-const transitionMetadata = metadataSchema.pipe(idempotencyMetadata.pick({ client_idempotency_key: true }).passthrough());
 
 const updateSchema = z
   .object({
@@ -95,7 +96,7 @@ const updateSchema = z
     verdict: verdictInputSchema.strict().optional(),
     /** accept only: also hand the handoff to the recipient's agent (runs/request), README "Hand it to my agent". */
     run: z.boolean().optional(),
-    metadata: transitionMetadata.optional(),
+    metadata: keyedEnvelopeSchema.optional(),
   })
   .strict();
 
@@ -103,7 +104,7 @@ const cancelSchema = z
   .object({
     task_id: taskIdSchema,
     reason: text(LIMITS.reason).min(1).optional(),
-    metadata: transitionMetadata.optional(),
+    metadata: keyedEnvelopeSchema.optional(),
   })
   .strict();
 
@@ -112,6 +113,7 @@ const agentsListSchema = z
     role: text(LIMITS.role).optional(),
     skill: text(LIMITS.skill).optional(),
     repo: text(LIMITS.path).optional(),
+    ...ENVELOPE,
   })
   .strict();
 
@@ -209,6 +211,7 @@ const approvalGetSchema = z
   .object({
     approval_id: z.string().regex(/^[0-9a-f-]{36}_a\d{1,4}$/, 'must be an approval id (as approval_pending or the create answered it)').optional(),
     task_id: taskIdSchema.optional(),
+    ...ENVELOPE,
   })
   .strict()
   .refine((p) => (p.approval_id === undefined) !== (p.task_id === undefined), 'give exactly one of approval_id or task_id');
@@ -222,8 +225,8 @@ async function approvalsGet(ctx: MethodContext, params: unknown): Promise<unknow
 }
 
 async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown> {
-  const p = parseParams(agentsListSchema, params);
-  return { teammates: await ctx.relay.teammates.list(p) };
+  const { metadata: _envelope, ...filters } = parseParams(agentsListSchema, params);
+  return { teammates: await ctx.relay.teammates.list(filters) };
 }
 
 export const WIRE_METHODS: Record<string, Method> = {

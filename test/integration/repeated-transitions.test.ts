@@ -52,10 +52,10 @@ test('complete after complete with the same result succeeds and writes nothing; 
   await update(bob, { task_id: id, transition: 'accept' });
   const result = { result_summary: 'Done', artifacts: [{ type: 'file_ref', path: 'a.ts', lines: [1, 2] }] };
   const first = await update(bob, { task_id: id, transition: 'complete', ...result });
-  expect(first.body.result).toMatchObject({ status: 'completed', completion_artifacts: [{ type: 'file_ref', path: 'a.ts', lines: '1-2' }] });
+  expect(first.body.result).toMatchObject({ status: 'completed', completion_artifacts: [{ type: 'file_ref', path: 'a.ts', lines: [1, 2] }] });
   const before = await written(id);
-  // The same result in the other accepted spelling of its line range is the same result.
-  const again = await update(bob, { task_id: id, transition: 'complete', result_summary: 'Done', artifacts: [{ type: 'file_ref', path: 'a.ts', lines: '1-2' }] });
+  // Line ranges are kept in the form they were sent, so the same result is the same form again.
+  const again = await update(bob, { task_id: id, transition: 'complete', ...result });
   expect(again.body.result).toEqual(first.body.result);
   expect(await written(id)).toEqual(before);
   const other = await update(bob, { task_id: id, transition: 'complete', result_summary: 'Something else' });
