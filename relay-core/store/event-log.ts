@@ -222,6 +222,35 @@ export class EventLog {
     return { events, cursor };
   }
 
+  /**
+   * The events below position `below` (from the head when null), newest first, at most `limit`, and the lowest
+   * position looked at (read below it next time; at 1 the log's start was reached). Positions are looked up by
+   * `_id` in batches, so a page costs the same however long the log is. Duds are skipped, and so is an entry whose
+   * mark is not in yet (its event is delivered again by the outbox sweep, into a new entry above).
+   */
+  async readBack(handle: string, below: number | null, limit: number): Promise<{ events: Array<LoggedEvent & { recorded_at: Date }>; lowest: number }> {
+    const events: Array<LoggedEvent & { recorded_at: Date }> = [];
+    let next = below === null ? await this.head(handle) : below - 1;
+    let lowest = next + 1;
+    while (events.length < limit && next >= 1) {
+      const positions = Array.from({ length: Math.min(limit - events.length + 1, next, READ_BATCH * 4) }, (_, i) => next - i);
+      const ids = positions.map((p) => eventEntryId(handle, p));
+      const docs = new Map((await this.entries.find({ _id: { $in: ids } }).toArray()).map((d) => [d.seq, d]));
+      const live = [...docs.values()].filter((d) => !d.dud);
+      const marks = new Map((await this.marks.find({ _id: { $in: live.map((d) => markId(handle, d.event.id)) } }).toArray()).map((m) => [m._id, m.seq]));
+      for (const p of positions) {
+        lowest = p;
+        const doc = docs.get(p);
+        if (doc && !doc.dud && marks.get(markId(handle, doc.event.id)) === p) {
+          events.push({ seq: p, thread_id: doc.thread_id, event: doc.event, recorded_at: doc.recorded_at });
+          if (events.length >= limit) break;
+        }
+      }
+      next = lowest - 1;
+    }
+    return { events, lowest };
+  }
+
   /** Whether a reader may pass `doc` (delivering it unless it is a dud); false holds the reader at it. */
   private async deliverable(handle: string, doc: EventEntryDoc): Promise<boolean> {
     if (doc.dud) return true;
