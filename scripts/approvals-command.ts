@@ -1,10 +1,24 @@
 // `handoff-relay approvals list | approve ID --as WHO | reject ID --as WHO --reason TEXT`: approvals without Slack.
-import { parseArgs } from 'node:util';
+import { closest, parseOptions, type CommandSpec } from './cli-help';
 import type { AdminCall } from './policy-command';
 
-export const APPROVALS_USAGE = `  handoff-relay approvals list [--status pending|approved|rejected|timed_out] [--approver WHO]
-  handoff-relay approvals approve ID --as WHO | reject ID --as WHO --reason TEXT
-                                           list approvals; decide one as approver WHO (handle or Slack user id)`;
+export const APPROVALS_COMMAND = {
+  name: 'approvals',
+  summary: 'list approvals; decide one as approver WHO (a handle or a Slack user id) (admin key)',
+  usage: ['approvals list [--status pending|approved|rejected|timed_out] [--approver WHO]', 'approvals approve ID --as WHO', 'approvals reject ID --as WHO --reason TEXT'],
+  options: {
+    status: { type: 'string', value: 'STATUS', description: 'list: pending, approved, rejected or timed_out' },
+    approver: { type: 'string', value: 'WHO', description: 'list: only approvals WHO may decide' },
+    as: { type: 'string', value: 'WHO', description: 'approve/reject: the approver you act for' },
+    reason: { type: 'string', value: 'TEXT', description: 'reject: why (the sender is told)' },
+  },
+  examples: [
+    'handoff-relay approvals list --status pending',
+    'handoff-relay approvals approve 3f2a… --as carol@acme',
+    'handoff-relay approvals reject 3f2a… --as carol@acme --reason "not during the freeze"',
+  ],
+  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
+} satisfies CommandSpec;
 
 interface ApprovalLine {
   approval_id: string;
@@ -22,12 +36,7 @@ interface ApprovalLine {
 
 export async function approvalsCommand(argv: string[], admin: AdminCall, out: (text: string) => void, fail: (message: string) => Error): Promise<void> {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: { status: { type: 'string' }, approver: { type: 'string' }, as: { type: 'string' }, reason: { type: 'string' } },
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = parseOptions(APPROVALS_COMMAND.name, APPROVALS_COMMAND.options, rest);
   switch (sub) {
     case 'list': {
       const query = new URLSearchParams();
@@ -58,7 +67,9 @@ export async function approvalsCommand(argv: string[], admin: AdminCall, out: (t
       out(`${answer.message}\n${answer.approval.approval_id}: ${answer.approval.status}\n`);
       return;
     }
-    default:
-      throw fail(`unknown approvals command "${sub ?? ''}"\n${APPROVALS_USAGE}`);
+    default: {
+      const near = sub ? closest(sub, ['list', 'approve', 'reject']) : undefined;
+      throw fail(`unknown approvals command "${sub ?? ''}"${near ? `; did you mean ${near}?` : ''} (handoff-relay approvals --help)`);
+    }
   }
 }

@@ -1,8 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=4
 // The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
-// `deliveries`, `policy`, `approvals`.
+// `deliveries`, `policy`, `approvals`, `agent`, `rotate-key`, `audit`; `--help` on each (cli-help.ts).
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
 import { createLogger } from '../relay-core/ops/logger';
 import { ensureFerretDbBinary } from './local-services/ferretdb-build';
@@ -14,23 +13,74 @@ import { mcpClientConfig } from '../mcp/client-config';
 import { startRelay } from './relay';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
-import { POLICY_USAGE, policyCommand } from './policy-command';
-import { APPROVALS_USAGE, approvalsCommand } from './approvals-command';
-import { AGENT_USAGE, agentCommand } from './agent/agent-command';
+import { POLICY_COMMAND, policyCommand } from './policy-command';
+import { APPROVALS_COMMAND, approvalsCommand } from './approvals-command';
+import { AGENT_COMMAND, agentCommand } from './agent/agent-command';
+import { AUDIT_COMMAND, ROTATE_KEY_COMMAND, auditCommand, rotateKeyCommand } from './teammate-commands';
+import { UsageError, closest, commandHelp, overviewHelp, parseOptions, wantsHelp, type CommandSpec } from './cli-help';
 
-const USAGE = `Usage:
-  handoff-relay start                      run the relay (every role unless RELAY_ROLES says otherwise)
-  handoff-relay migrate                    bring the database up to this version's layout (start does it too)
-  handoff-relay register --handle NAME@TEAM --name "Display name" --role ROLE
-                         [--slack-user U0123456] [--skills a,b] [--repos apps/web/,docs/] [--tools git,npm]
-                         [--lead LEAD@TEAM]
-                                           create a teammate; prints its API key once and MCP configuration
-  handoff-relay deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all
-                                           webhook dead letters: list them, re-drive one, or re-drive all
-${POLICY_USAGE}
-${APPROVALS_USAGE}
-${AGENT_USAGE}
-Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, SLACK_*, RELAY_URL, …)`;
+const START_COMMAND = {
+  name: 'start',
+  summary: 'run the relay (every role unless RELAY_ROLES says otherwise); starts FerretDB and Redis here when none are configured',
+  usage: ['start'],
+  options: {},
+  examples: ['handoff-relay start', 'MONGODB_URL=mongodb://db:27017 REDIS_URL=redis://cache:6379 RELAY_ROLES=api handoff-relay start'],
+  env: 'PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, RELAY_ROLES, RELAY_DATA_DIR, SLACK_* (README "Configuration")',
+} satisfies CommandSpec;
+
+const MIGRATE_COMMAND = {
+  name: 'migrate',
+  summary: "bring the database up to this version's layout (start does it too)",
+  usage: ['migrate'],
+  options: {},
+  examples: ['MONGODB_URL=mongodb://db:27017 handoff-relay migrate'],
+  env: 'MONGODB_URL (or the embedded FerretDB under RELAY_DATA_DIR)',
+} satisfies CommandSpec;
+
+const REGISTER_COMMAND = {
+  name: 'register',
+  summary: 'create a teammate; prints its API key once and the MCP configuration to paste (admin key)',
+  usage: ['register --handle NAME@TEAM --name "Display name" --role ROLE [--slack-user U0123456] [--skills a,b]\n' + '                       [--repos apps/web/,docs/] [--tools git,npm] [--lead LEAD@TEAM]'],
+  options: {
+    handle: { type: 'string', value: 'NAME@TEAM', description: 'the teammate\'s handle (required)' },
+    name: { type: 'string', value: 'TEXT', description: 'display name (required)' },
+    role: { type: 'string', value: 'ROLE', description: 'role, e.g. backend (required)' },
+    'slack-user': { type: 'string', value: 'U0123456', description: 'the Slack user to link' },
+    skills: { type: 'string', value: 'a,b', description: 'skills (comma-separated)' },
+    repos: { type: 'string', value: 'P,P', description: 'owned repos or paths (comma-separated; a trailing / owns what is below)' },
+    tools: { type: 'string', value: 'a,b', description: 'tools the agent has (comma-separated)' },
+    lead: { type: 'string', value: 'LEAD@TEAM', description: 'the teammate\'s lead (registered already)' },
+  },
+  examples: ['handoff-relay register --handle frank@acme --name "Frank" --role backend --skills go,sql --repos services/api/'],
+  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
+} satisfies CommandSpec;
+
+const DELIVERIES_COMMAND = {
+  name: 'deliveries',
+  summary: 'webhook dead letters: list them, re-drive one, or re-drive all (admin key)',
+  usage: ['deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all'],
+  options: {
+    failed: { type: 'boolean', description: 'list the deliveries that gave up' },
+    handle: { type: 'string', value: 'NAME@TEAM', description: 'with --failed: only this teammate\'s' },
+    redrive: { type: 'string', value: 'ID', description: 'send one failed delivery again' },
+    'redrive-all': { type: 'boolean', description: 'send every failed delivery again' },
+  },
+  examples: ['handoff-relay deliveries --failed --handle frank@acme', 'handoff-relay deliveries --redrive-all'],
+  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
+} satisfies CommandSpec;
+
+/** Every command, in the order help lists them. */
+const COMMANDS: CommandSpec[] = [
+  START_COMMAND,
+  MIGRATE_COMMAND,
+  REGISTER_COMMAND,
+  DELIVERIES_COMMAND,
+  POLICY_COMMAND,
+  APPROVALS_COMMAND,
+  AGENT_COMMAND,
+  ROTATE_KEY_COMMAND,
+  AUDIT_COMMAND,
+];
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -122,20 +172,7 @@ async function migrate(): Promise<void> {
 }
 
 async function register(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      handle: { type: 'string' },
-      name: { type: 'string' },
-      role: { type: 'string' },
-      'slack-user': { type: 'string' },
-      skills: { type: 'string' },
-      repos: { type: 'string' },
-      tools: { type: 'string' },
-      lead: { type: 'string' },
-    },
-    strict: true,
-  });
+  const { values } = parseOptions(REGISTER_COMMAND.name, REGISTER_COMMAND.options, argv);
   for (const required of ['handle', 'name', 'role'] as const) {
     if (!values[required]) throw new UsageError(`--${required} is required`);
   }
@@ -177,8 +214,6 @@ async function register(argv: string[]): Promise<void> {
   );
 }
 
-class UsageError extends Error {}
-
 /** The relay URL and admin key the admin commands use (RELAY_URL, RELAY_ADMIN_KEY or the generated key file). */
 async function adminClient() {
   const client = loadClientConfig(process.env);
@@ -218,11 +253,7 @@ interface DeliveryLine {
 }
 
 async function deliveries(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { failed: { type: 'boolean' }, handle: { type: 'string' }, redrive: { type: 'string' }, 'redrive-all': { type: 'boolean' } },
-    strict: true,
-  });
+  const { values } = parseOptions(DELIVERIES_COMMAND.name, DELIVERIES_COMMAND.options, argv);
   const modes = [values.failed, values.redrive !== undefined, values['redrive-all']].filter(Boolean).length;
   if (modes !== 1) throw new UsageError('deliveries needs exactly one of --failed, --redrive ID, --redrive-all');
   if (values.redrive !== undefined) {
@@ -248,38 +279,57 @@ async function deliveries(argv: string[]): Promise<void> {
   }
 }
 
+/** Commands that take no options still refuse one, naming the help. */
+function noOptions(spec: CommandSpec, argv: string[]): void {
+  const { positionals } = parseOptions(spec.name, spec.options, argv);
+  if (positionals.length > 0) throw new UsageError(`${spec.name} takes no arguments (handoff-relay ${spec.name} --help)`);
+}
+
+function unknownCommand(command: string): UsageError {
+  const near = closest(command, [...COMMANDS.map((c) => c.name), 'help']);
+  return new UsageError(`unknown command "${command}"${near ? `; did you mean ${near}?` : ''} (handoff-relay --help lists them)`);
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  const out = (text: string) => process.stdout.write(text);
+  // Help before anything else: it needs no configuration, no key and no relay.
+  if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) return void out(overviewHelp(COMMANDS));
+  if (command === 'help') {
+    const spec = COMMANDS.find((c) => c.name === rest[0]);
+    if (!spec) throw unknownCommand(rest[0]!);
+    return void out(commandHelp(spec));
+  }
+  const spec = COMMANDS.find((c) => c.name === command);
+  if (!spec) throw command.startsWith('-') ? new UsageError(`unknown option ${command}; a command comes first (handoff-relay --help)`) : unknownCommand(command);
+  if (wantsHelp(rest)) return void out(commandHelp(spec));
+  const fail = (message: string) => new UsageError(message);
   switch (command) {
     case 'start':
+      noOptions(spec, rest);
       return start();
     case 'migrate':
+      noOptions(spec, rest);
       return migrate();
     case 'register':
       return register(rest);
     case 'deliveries':
       return deliveries(rest);
     case 'policy':
-      return policyCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
+      return policyCommand(rest, adminCall, out, fail);
     case 'approvals':
-      return approvalsCommand(rest, adminCall, (text) => process.stdout.write(text), (message) => new UsageError(message));
+      return approvalsCommand(rest, adminCall, out, fail);
     case 'agent':
-      return agentCommand(rest, { env: process.env, say, fail: (message) => new UsageError(message) });
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      return;
-    default:
-      throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+      return agentCommand(rest, { env: process.env, say, fail });
+    case 'rotate-key':
+      return rotateKeyCommand(rest, { env: process.env, out, fail });
+    case 'audit':
+      return auditCommand(rest, { env: process.env, out, fail });
   }
 }
 
 main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof UsageError) {
-    say(`handoff-relay: ${error.message}`);
-  } else if (error instanceof TypeError && (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     say(`handoff-relay: ${error.message}`);
   } else {
     say(`handoff-relay: ${(error as Error).message ?? String(error)}`);

@@ -1,14 +1,44 @@
 // `handoff-relay policy show | check FILE | apply FILE | test … | audit`: the policy from the command line.
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { parsePolicy } from '../relay-core/domain/policy';
+import { closest, parseOptions, type CommandSpec, type OptionSpec } from './cli-help';
 
 export type AdminCall = (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) => Promise<any>;
 
-export const POLICY_USAGE = `  handoff-relay policy show | check FILE | apply FILE | audit [--limit N]
-  handoff-relay policy test --action handoff.accept --from A@T --to B@T [--actor H] [--via mcp|a2a|slack|rest]
-                         [--intent I] [--artifacts file_diff,link] [--files infra/a.tf,…] [--at ISO] [--file FILE]
-                                           read, validate, replace or try out the policy; list the calls it refused`;
+const AUDIT_OPTIONS = {
+  limit: { type: 'string', value: 'N', description: 'audit: how many refused calls, newest first' },
+} satisfies Record<string, OptionSpec>;
+
+const TEST_OPTIONS = {
+  action: { type: 'string', value: 'ACTION', description: 'test: the call to try (handoff.create, handoff.accept, …)' },
+  from: { type: 'string', value: 'A@T', description: "test: the handoff's sender" },
+  to: { type: 'string', value: 'B@T', description: "test: the handoff's recipient" },
+  actor: { type: 'string', value: 'H', description: 'test: who makes the call (the sender by default)' },
+  via: { type: 'string', value: 'SURFACE', description: 'test: mcp, a2a, slack or rest' },
+  intent: { type: 'string', value: 'I', description: 'test: inform, ask_question or propose_action' },
+  artifacts: { type: 'string', value: 'T,T', description: 'test: artifact types attached (comma-separated)' },
+  files: { type: 'string', value: 'P,P', description: 'test: target files (comma-separated)' },
+  at: { type: 'string', value: 'ISO', description: 'test: the time of the call (now by default)' },
+  file: { type: 'string', value: 'FILE', description: 'test: try this policy file instead of the applied one' },
+} satisfies Record<string, OptionSpec>;
+
+export const POLICY_COMMAND: CommandSpec = {
+  name: 'policy',
+  summary: 'read, validate, replace or try out the policy; list the calls it refused (admin key)',
+  usage: [
+    'policy show | check FILE | apply FILE | audit [--limit N]',
+    'policy test --action ACTION --from A@T --to B@T [--actor H] [--via mcp|a2a|slack|rest] [--intent I]\n' +
+      '                     [--artifacts file_diff,link] [--files infra/a.tf,…] [--at ISO] [--file FILE]',
+  ],
+  options: { ...AUDIT_OPTIONS, ...TEST_OPTIONS },
+  examples: [
+    'handoff-relay policy check policy.yaml',
+    'handoff-relay policy apply policy.yaml',
+    'handoff-relay policy test --action handoff.accept --from alice@acme --to bob@acme --via mcp',
+    'handoff-relay policy audit --limit 20',
+  ],
+  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote); check needs neither',
+};
 
 export async function policyCommand(argv: string[], admin: AdminCall, out: (text: string) => void, fail: (message: string) => Error): Promise<void> {
   const [sub, ...rest] = argv;
@@ -44,22 +74,7 @@ export async function policyCommand(argv: string[], admin: AdminCall, out: (text
       return;
     }
     case 'test': {
-      const { values } = parseArgs({
-        args: rest,
-        options: {
-          action: { type: 'string' },
-          from: { type: 'string' },
-          to: { type: 'string' },
-          actor: { type: 'string' },
-          via: { type: 'string' },
-          intent: { type: 'string' },
-          artifacts: { type: 'string' },
-          files: { type: 'string' },
-          at: { type: 'string' },
-          file: { type: 'string' },
-        },
-        strict: true,
-      });
+      const { values } = parseOptions('policy test', TEST_OPTIONS, rest);
       for (const required of ['action', 'from', 'to'] as const) if (!values[required]) throw fail(`policy test needs --${required}`);
       const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
       const decision = await admin('POST', '/admin/policy/test', {
@@ -78,7 +93,7 @@ export async function policyCommand(argv: string[], admin: AdminCall, out: (text
       return;
     }
     case 'audit': {
-      const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' } }, strict: true });
+      const { values } = parseOptions('policy audit', AUDIT_OPTIONS, rest);
       const { refusals } = await admin('GET', `/admin/policy/audit${values.limit ? `?limit=${encodeURIComponent(values.limit)}` : ''}`);
       if (refusals.length === 0) out('No refused calls.\n');
       for (const r of refusals) {
@@ -86,7 +101,9 @@ export async function policyCommand(argv: string[], admin: AdminCall, out: (text
       }
       return;
     }
-    default:
-      throw fail(`policy needs one of show, check FILE, apply FILE, test, audit\n${POLICY_USAGE}`);
+    default: {
+      const near = sub ? closest(sub, ['show', 'check', 'apply', 'test', 'audit']) : undefined;
+      throw fail(`policy needs one of show, check FILE, apply FILE, test, audit${sub ? ` (not "${sub}"${near ? `; did you mean ${near}?` : ''})` : ''} (handoff-relay policy --help)`);
+    }
   }
 }

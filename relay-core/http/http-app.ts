@@ -103,6 +103,13 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     .partial()
     .strict();
 
+  const auditQuery = z
+    .object({
+      limit: z.string().regex(/^[0-9]{1,3}$/, 'must be a whole number from 1 to 200').transform(Number).pipe(z.number().int().min(1).max(200)).default(50),
+      cursor: z.string().min(1).max(1_024).optional(),
+    })
+    .strict();
+
   app.post('/admin/agents', json, async (req, res) => {
     requireAdmin(req);
     const { card, api_key } = await relay.teammates.register(body(req, agentRegistrationSchema));
@@ -112,7 +119,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/admin/agents/:handle/keys', async (req, res) => {
     requireAdmin(req);
-    res.status(201).json({ handle: req.params.handle, api_key: await relay.teammates.rotateKey(handleParam(req)) });
+    const handle = handleParam(req);
+    const { api_key, key_id } = await relay.teammates.rotateKey(handle, 'admin');
+    res.status(201).json({ handle, api_key, key_id });
   });
 
   app.post('/admin/agents/:handle/disable', async (req, res) => {
@@ -140,7 +149,21 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/agents/me/keys', async (req, res) => {
     const agent = await authenticate(req);
-    res.status(201).json({ handle: agent.handle, api_key: await relay.teammates.rotateKey(agent.handle) });
+    const { api_key, key_id } = await relay.teammates.rotateKey(agent.handle);
+    res.status(201).json({ handle: agent.handle, api_key, key_id });
+  });
+
+  // The same rotation where other relays' clients look for it (`rotate-key`), in their shape.
+  app.post('/agents/me/keys/rotate', async (req, res) => {
+    const agent = await authenticate(req);
+    const { api_key, key_id } = await relay.teammates.rotateKey(agent.handle);
+    res.status(201).json({ agent_id: agent.handle, api_key, key_id });
+  });
+
+  app.get('/agents/me/audit', async (req, res) => {
+    const agent = await authenticate(req);
+    const { limit, cursor } = body(req, auditQuery, 'query');
+    res.json(await relay.auditTrail.page(agent.handle, cursor, limit));
   });
 
   app.get('/agents/me/block', async (req, res) => {

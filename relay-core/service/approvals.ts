@@ -25,6 +25,7 @@ import type { EventType, Surface } from '../domain/schemas';
 import { stateVersion } from '../domain/thread-lifecycle';
 import type { JobQueue } from '../queues/bullmq-queues';
 import { putById, type MongoStore } from '../store/mongo-store';
+import { policyAuditEvents } from '../store/account-log';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import { approvalView, type ApprovalView } from './wire-views';
@@ -491,7 +492,9 @@ export class Approvals {
       outcome: 'admin_on_behalf',
       reason: `the admin key ${decision === 'approve' ? 'approved' : 'rejected'} ${record.id} on behalf of approver ${voter.label}`,
     };
-    await this.deps.store.policyAudit.insertOne(doc).catch((error: Error) => this.deps.log.warn({ approval_id: record.id, err: error.message }, 'admin decision not audited'));
+    await Promise.all([this.deps.store.policyAudit.insertOne(doc), this.deps.store.accountLog.record(policyAuditEvents(doc))]).catch((error: Error) =>
+      this.deps.log.warn({ approval_id: record.id, err: error.message }, 'admin decision not audited'),
+    );
   }
 
   // ── timers ─────────────────────────────────────────────────────────────────

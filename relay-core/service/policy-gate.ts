@@ -8,6 +8,7 @@ import { decide, type PartyFacts, type PolicyDecision, type PolicyRequest } from
 import { defaultPolicy, parsePolicy, type Policy, type PolicyAction, type PolicyRule } from '../domain/policy';
 import type { Artifact, Intent, Surface } from '../domain/schemas';
 import type { PolicyLimiter } from '../ops/rate-limiter';
+import { policyAuditEvents } from '../store/account-log';
 import type { MongoStore } from '../store/mongo-store';
 import { putById } from '../store/thread-writes';
 
@@ -206,7 +207,8 @@ export class PolicyGate {
       reason,
     };
     try {
-      await this.deps.store.policyAudit.insertOne(doc);
+      // The refusal in the admin's audit, and in the history of each teammate it is about (GET /agents/me/audit).
+      await Promise.all([this.deps.store.policyAudit.insertOne(doc), this.deps.store.accountLog.record(policyAuditEvents(doc))]);
     } catch (error) {
       // The refusal stands either way; a lost audit line is logged, never turned into an allow.
       this.deps.log.warn({ err: (error as Error).message, action: request.action, rule_id: decision.rule_id }, 'policy audit not recorded');

@@ -28,6 +28,7 @@ import type { EventFeed } from './event-feed';
 import { DEFAULT_RUN_SETTINGS, HandoffRuns, type RunSettings } from './handoff-runs';
 import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
+import { AuditTrail } from './audit-trail';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
 import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
 
@@ -124,6 +125,8 @@ export class RelayService {
   readonly approvals: Approvals;
   /** Runs of accepted handoffs by the recipients' own agents (handoff-runs.ts). */
   readonly runs: HandoffRuns;
+  /** Each teammate's own history (GET /agents/me/audit). */
+  readonly auditTrail: AuditTrail;
 
   constructor(deps: RelayServiceDeps) {
     this.tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
@@ -134,6 +137,7 @@ export class RelayService {
     this.publicUrl = deps.publicUrl;
     this.log = deps.log;
     this.ledger = new IdempotencyLedger(deps.store);
+    this.auditTrail = new AuditTrail({ store: deps.store, clock: this.clock });
     this.channels = new ChannelBindings(deps.store, this.clock);
     this.policy = deps.policy;
     this.timers = deps.timers;

@@ -239,18 +239,26 @@ export class Teammates {
     return (await this.requireActive(handle)).blocked;
   }
 
+  /** Blocks `other` for `handle`; the block goes into `handle`'s own history only (the blocked side is not told). */
   async block(handle: string, other: string): Promise<string[]> {
     if (other === handle) throw new RelayError('invalid_params', 'body.handle: you cannot block yourself');
     if (!(await this.get(other))) throw new RelayError('recipient_not_found', `No teammate with handle ${other}`);
-    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other], updated_at: this.clock.now() }));
+    const { before, after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other], updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
+    if (before && !before.blocked.includes(other)) await this.history(handle, 'teammate.blocked', 'teammate', other);
     return updated?.blocked ?? [];
   }
 
   async unblock(handle: string, other: string): Promise<string[]> {
-    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.filter((b) => b !== other), updated_at: this.clock.now() }));
+    const { before, after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.filter((b) => b !== other), updated_at: this.clock.now() }));
     this.agentCache.delete(handle);
+    if (before?.blocked.includes(other)) await this.history(handle, 'teammate.unblocked', 'teammate', other);
     return updated?.blocked ?? [];
+  }
+
+  /** An entry of the teammate's own account history (GET /agents/me/audit), made over REST by `actor`. */
+  private async history(handle: string, action: string, resource_type: string, resource_id: string, actor = handle): Promise<void> {
+    await this.store.accountLog.record([{ handle, at: this.clock.now(), actor, action, resource_type, resource_id, via: 'api' }]);
   }
 
   /** Throws teammate_blocked when either side blocks the other. */
@@ -260,8 +268,8 @@ export class Teammates {
     }
   }
 
-  /** Revokes every key of the teammate and issues a new one, shown this once. */
-  async rotateKey(handle: string): Promise<string> {
+  /** Revokes every key of the teammate and issues a new one, shown this once; `actor` rotated it (itself, or `admin`). */
+  async rotateKey(handle: string, actor = handle): Promise<{ api_key: string; key_id: string }> {
     const doc = await this.store.agentWriter.read(handle);
     if (!doc) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     if (doc.status !== 'active') throw new RelayError('conflict', `${handle} is disabled`);
@@ -269,8 +277,10 @@ export class Teammates {
     const key = await this.issueKey(handle);
     await this.store.apiKeys.deleteMany({ _id: { $in: revoked.map((k) => k._id) } });
     for (const k of revoked) this.keyCache.delete(k._id);
-    this.log.info({ handle, key_id: apiKeyId(key), revoked: revoked.length }, 'api key rotated');
-    return key;
+    const keyId = apiKeyId(key)!;
+    this.log.info({ handle, key_id: keyId, revoked: revoked.length }, 'api key rotated');
+    await this.history(handle, 'key.rotated', 'api_key', keyId, actor);
+    return { api_key: key, key_id: keyId };
   }
 
   /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */

@@ -161,6 +161,20 @@ export class EventLog {
     return { events, cursor: docs.at(-1)?.seq ?? after };
   }
 
+  /**
+   * The events below position `below` (from the head when null), newest first, at most `limit`, and the lowest
+   * position to read below next time (1 once the log's start was reached): one query on `by_position`.
+   */
+  async readBack(handle: string, below: number | null, limit: number): Promise<{ events: Array<LoggedEvent & { recorded_at: Date }>; lowest: number }> {
+    const docs = await this.entries
+      .find({ handle, seq: below === null ? { $gt: 0 } : { $gt: 0, $lt: below } })
+      .sort({ seq: -1 })
+      .limit(limit)
+      .toArray();
+    const events = docs.map((doc) => ({ seq: doc.seq, thread_id: doc.thread_id, event: doc.event, recorded_at: doc.recorded_at }));
+    return { events, lowest: docs.length < limit ? 1 : docs.at(-1)!.seq };
+  }
+
   private remember(handle: string, position: number): void {
     if ((this.known.get(handle) ?? 0) < position) setBounded(this.known, handle, position, REMEMBERED_LOGS);
   }

@@ -24,6 +24,7 @@ import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
 import { CleanupLedger } from './cleanup-ledger';
+import { AccountLog } from './account-log';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { RunStore } from './run-store';
@@ -125,6 +126,8 @@ export class MongoStore {
   readonly outbox: OutboxLedger;
   /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
   readonly eventLog: EventLog;
+  /** Per-teammate account history (key rotations, blocks, policy refusals), `_id`-ranged (GET /agents/me/audit). */
+  readonly accountLog: AccountLog;
   /** A2A push notification configs, one document per task. */
   readonly pushConfigs: PushConfigStore;
   /** Handoff runs by the recipients' agents and each teammate's open runs (service/handoff-runs.ts). */
@@ -167,6 +170,7 @@ export class MongoStore {
     };
     this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
     this.eventLog = new EventLog(db, inFlight);
+    this.accountLog = new AccountLog(db);
     this.pushConfigs = new PushConfigStore(db);
     this.runs = new RunStore(db);
     this.writer = new VersionedWriter(this.threads, 'thread');
@@ -206,6 +210,7 @@ export class MongoStore {
       // `event_id` in older entries, so this runs after it).
       [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
       [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
+      [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle' }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, idempotency's age.

@@ -1,12 +1,19 @@
 // `handoff-relay agent [--config FILE]` and `handoff-relay agent stop RUN_ID`: the command line of the runner.
-import { parseArgs } from 'node:util';
 import { loadClientConfig } from '../../relay-core/ops/config';
+import { parseOptions, type CommandSpec } from '../cli-help';
 import { AgentConfigError, loadAgentConfig } from './agent-config';
 import { startAgentRunner, stopRun } from './agent-runner';
 
-export const AGENT_USAGE = `  handoff-relay agent [--config handoff-agent.yaml]
-                                           run handoffs handed to your agent (RELAY_URL, RELAY_API_KEY; README "Hand it to my agent")
-  handoff-relay agent stop RUN_ID          stop a run: its runner ends the agent's process group`;
+export const AGENT_COMMAND = {
+  name: 'agent',
+  summary: 'run the handoffs handed to your agent on this machine; stop a run (your API key; README "Hand it to my agent")',
+  usage: ['agent [--config handoff-agent.yaml]', 'agent stop RUN_ID'],
+  options: {
+    config: { type: 'string', value: 'FILE', description: 'the runner\'s config (YAML or JSON); handoff-agent.yaml by default' },
+  },
+  examples: ['RELAY_API_KEY=hr_… handoff-relay agent --config handoff-agent.yaml', 'RELAY_API_KEY=hr_… handoff-relay agent stop 5b1c…'],
+  env: 'RELAY_URL, RELAY_API_KEY (the runner acts as you)',
+} satisfies CommandSpec;
 
 export interface AgentCommandDeps {
   env: NodeJS.ProcessEnv;
@@ -15,6 +22,9 @@ export interface AgentCommandDeps {
 }
 
 export async function agentCommand(argv: string[], { env, say, fail }: AgentCommandDeps): Promise<void> {
+  // Options first: a mistyped one is named before any configuration is asked for.
+  const { values, positionals } = argv[0] === 'stop' ? { values: {}, positionals: [] } : parseOptions(AGENT_COMMAND.name, AGENT_COMMAND.options, argv);
+  if (positionals.length > 0) throw fail(`agent: unexpected "${positionals[0]}" (handoff-relay agent --help)`);
   const client = loadClientConfig(env);
   if (!client.apiKey) throw fail('RELAY_API_KEY: must be set to your API key (the runner acts as you)');
   const apiKey = client.apiKey;
@@ -25,7 +35,6 @@ export async function agentCommand(argv: string[], { env, say, fail }: AgentComm
     process.stdout.write(`Run ${runId}: ${run.status}${run.status === 'running' ? ' (stop asked; its runner ends the agent within a few seconds)' : ''}\n`);
     return;
   }
-  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' } }, strict: true });
   const file = values.config ?? 'handoff-agent.yaml';
   let config;
   try {
