@@ -269,13 +269,8 @@ export interface ApprovalIndexDoc {
   approvers: string[];
   created_at: Date;
   deadline: Date;
-}
-
-/** An approval still open (store/approval-ledger.ts): the sweep's and the pending listing's only read. */
-export interface ApprovalOpenDoc {
-  _id: string;
-  thread_id: string;
-  created_at: Date;
+  /** 1 while the approval is open (pending, or approved and not yet applied): the `open` index serves the sweep. */
+  open?: 1;
 }
 
 /** A timer step: `remind-1`, `remind-2`, … (snoozes add more), `escalate`, `stale` (accepted), `expire`. */

@@ -18,7 +18,7 @@ import {
   type Voter,
 } from '../domain/approval';
 import type { Clock } from '../domain/clock';
-import type { AgentDoc, OutboxEvent, PolicyAuditDoc, PolicyStamp, ThreadDoc } from '../domain/documents';
+import type { AgentDoc, ApprovalIndexDoc, OutboxEvent, PolicyAuditDoc, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { PolicyAction, PolicyRule } from '../domain/policy';
 import type { EventType, Surface } from '../domain/schemas';
@@ -194,10 +194,9 @@ export class Approvals {
     return record;
   }
 
-  /** After the held thread (or a new approval request) is stored: the open entry the sweep reads, the listing entry and the timers. */
+  /** After the held thread (or a new approval request) is stored: its listing entry, open for the sweep, and its timers. */
   async opened(threadId: string, record: ApprovalRecord): Promise<void> {
-    await this.deps.store.openApprovals.open(record.id, threadId, record.created_at);
-    await this.index(threadId, record);
+    await this.writeIndex(threadId, record);
     await this.arm(record);
   }
 
@@ -272,11 +271,11 @@ export class Approvals {
 
   /** The approvals listing, newest first (the admin API and CLI). */
   async list(filter: { status?: ApprovalRecord['status']; approver?: string }, limit = 200): Promise<ApprovalView[]> {
-    // The pending ones come from the open approvals (approval-ledger.ts), never from a scan of every approval.
+    // The pending ones come from the open approvals (the `open` index), never from a scan of every approval.
     const entries: Array<{ _id: string; created_at: Date }> =
       filter.status === 'pending'
-        ? await this.deps.store.openApprovals.list(OPEN_READ_LIMIT)
-        : await this.deps.store.approvals.find(filter.status ? { status: filter.status } : {}).toArray();
+        ? await this.openApprovals(OPEN_READ_LIMIT)
+        : await this.deps.store.approvals.find(filter.status ? { status: filter.status } : {}).sort({ created_at: -1 }).limit(OPEN_READ_LIMIT).toArray();
     entries.sort((a, b) => b.created_at.getTime() - a.created_at.getTime());
     const views: ApprovalView[] = [];
     for (const entry of entries) {
@@ -596,11 +595,11 @@ export class Approvals {
 
   /**
    * Re-arms the timers of every pending approval (a lost delayed job, Redis flushed), fires what is overdue, and
-   * finishes an approved append a crash left unapplied. It reads the open approvals only (approval-ledger.ts): its
+   * finishes an approved append a crash left unapplied. It reads the open approvals only (the `open` index): its
    * reads grow with the approvals still open, not with every approval ever decided.
    */
   async sweep(limit = 500): Promise<number> {
-    const open = await this.deps.store.openApprovals.list(limit);
+    const open = await this.openApprovals(limit);
     let fired = 0;
     for (const entry of open) {
       const found = await this.get(entry._id).catch((error: unknown) => {
@@ -608,7 +607,7 @@ export class Approvals {
         throw error;
       });
       if (!found) {
-        await this.deps.store.openApprovals.close(entry._id);
+        await this.deps.store.approvals.updateOne({ _id: entry._id }, { $unset: { open: '' } });
         continue;
       }
       if (found.record.status === 'approved' && isAppliedAfterApproval(found.record.action) && !found.record.outcome) {
@@ -628,7 +627,13 @@ export class Approvals {
     return fired;
   }
 
-  private async index(threadId: string, record: ApprovalRecord): Promise<void> {
+  /** The open approvals, oldest first (no more than `limit`): one read on the `open` index. */
+  private openApprovals(limit: number): Promise<ApprovalIndexDoc[]> {
+    return this.deps.store.approvals.find({ open: 1 }).sort({ created_at: 1 }).limit(limit).toArray();
+  }
+
+  /** The approval's listing entry, open until it is decided and done. */
+  private async writeIndex(threadId: string, record: ApprovalRecord): Promise<void> {
     await putById(this.deps.store.approvals, record.id, {
       thread_id: threadId,
       status: record.status,
@@ -637,9 +642,13 @@ export class Approvals {
       approvers: record.approvers.map((a) => a.label),
       created_at: record.created_at,
       deadline: record.deadline,
-    }).catch((error: Error) => this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval listing not updated'));
-    // Decided and done: off the open approvals (a failure leaves it there; the next sweep closes it).
-    if (!isOpen(record)) await this.deps.store.openApprovals.close(record.id).catch(() => {});
+      ...(isOpen(record) ? { open: 1 as const } : {}),
+    });
+  }
+
+  /** writeIndex after a change: a failure leaves the entry as it was (still open, the next sweep writes it again). */
+  private async index(threadId: string, record: ApprovalRecord): Promise<void> {
+    await this.writeIndex(threadId, record).catch((error: Error) => this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval listing not updated'));
   }
 }
 

@@ -8,11 +8,11 @@ import { putById } from './thread-writes';
 /**
  * 1: outbox as flags on threads, lists by query. 2: outbox entries, and on FerretDB mailbox logs, message blocks,
  * minute buckets and claims. 3: one design on every engine: conditional replaces, lists and lookups by index.
- * 4: event logs read by index, without marks and heads.
+ * 4: event logs and open approvals read by index, without marks, heads or a collection of the open approvals.
  */
 export const SCHEMA_VERSION = 4;
 const MARKER_ID = 'schema';
-/** Set once the pending approvals of an earlier layout are in the open approvals the sweep reads (approval-ledger.ts). */
+/** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
 const WRITERS = 8;
 /** Documents one step of a migration reads and writes per command. */
@@ -29,9 +29,8 @@ export async function schemaVersion(store: MongoStore): Promise<number> {
  * could leave a write in a claims collection this drops.
  */
 export async function migrateStore(store: MongoStore, progress: (line: string) => void): Promise<number> {
-  const opened = (await store.meta.findOne({ _id: OPEN_APPROVALS_ID })) !== null;
   const current = await schemaVersion(store);
-  if (current >= SCHEMA_VERSION && opened) return 0;
+  if (current >= SCHEMA_VERSION) return 0;
   let touched = 0;
 
   // Step 0, before anything here writes: the claims of FerretDB writes up to layout 2 that no document holds yet.
@@ -52,19 +51,14 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   // indexes serve those reads now (MongoStore.ensureIndexes), and the cards' skills and repos get their tags
   // (agent-cards.ts). A thread's own `mailbox` and `recent_messages` fields stay, unread, and so do an old event
   // log's entries (read by their `handle` and `seq` like new ones).
-  if (current < 4) touched += await settleEventLogs(store, progress);
-  if (current < 4) await dropLegacyCollections(store, current, progress);
+  if (current < 4) {
+    touched += await settleEventLogs(store, progress);
+    await markOpenApprovals(store, progress);
+    await dropLegacyCollections(store, current, progress);
+  }
   if (current < 3) {
     const tagged = await store.cards.reconcile();
     if (tagged > 0) progress(`migrate: ${tagged.toLocaleString('en')} skills and owned repos of teammates tagged`);
-  }
-
-  // Step 3: approvals still pending from before the open-approvals ledger get their entry in it.
-  if (!opened) {
-    const pending = await store.approvals.find({ status: 'pending' }, { projection: { _id: 1, thread_id: 1, created_at: 1 } }).toArray();
-    await inParallel(pending, (doc) => store.openApprovals.open(doc._id, doc.thread_id, doc.created_at));
-    if (pending.length > 0) progress(`migrate: ${pending.length.toLocaleString('en')} pending approvals in the open approvals`);
-    await putById(store.meta, OPEN_APPROVALS_ID, { value: true, at: new Date() });
   }
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
@@ -150,10 +144,23 @@ async function settleEventLogs(store: MongoStore, progress: (line: string) => vo
   return settled;
 }
 
+/**
+ * Up to layout 3, the open approvals had a collection of their own (`approvals_open`), and before it (no
+ * OPEN_APPROVALS_ID marker) the sweep read the pending ones: those are marked open on their listing entries now.
+ */
+async function markOpenApprovals(store: MongoStore, progress: (line: string) => void): Promise<void> {
+  const ledgered = (await store.meta.findOne({ _id: OPEN_APPROVALS_ID })) !== null;
+  const open = ledgered ? store.db.collection<{ _id: string }>('approvals_open').find({}) : store.approvals.find({ status: 'pending' });
+  const ids = (await open.project<{ _id: string }>({ _id: 1 }).toArray()).map((doc) => doc._id);
+  for (let i = 0; i < ids.length; i += PAGE) await store.approvals.updateMany({ _id: { $in: ids.slice(i, i + PAGE) } }, { $set: { open: 1 } });
+  await store.meta.deleteOne({ _id: OPEN_APPROVALS_ID });
+  if (ids.length > 0) progress(`migrate: ${ids.length.toLocaleString('en')} open approvals marked on their listing entries`);
+}
+
 /** The collections of the structures each layout replaced with indexes. */
 const LEGACY_COLLECTIONS: Record<number, string[]> = {
   3: ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks'],
-  4: ['event_marks', 'event_heads'],
+  4: ['event_marks', 'event_heads', 'approvals_open'],
 };
 /** Their `meta` documents: the mailboxes' placement marker, the due ledger's cursor, the directory log's head. */
 const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor', 'agents_log_head'];

@@ -6,7 +6,6 @@ import type {
   AgentDoc,
   ApiKeyDoc,
   ApprovalIndexDoc,
-  ApprovalOpenDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
   MessageDoc,
@@ -20,7 +19,6 @@ import type {
   TimerDoc,
 } from '../domain/documents';
 import { AgentCards, type AgentTagDoc } from './agent-cards';
-import { OpenApprovals } from './approval-ledger';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
 import { CleanupLedger } from './cleanup-ledger';
@@ -100,10 +98,8 @@ export class MongoStore {
   readonly threadReads: Collection<ThreadReadDoc>;
   readonly policies: Collection<PolicyDoc>;
   readonly policyAudit: Collection<PolicyAuditDoc>;
-  /** The approvals listing (approval id → thread); each thread holds its approvals' truth. */
+  /** The approvals listing (approval id → thread), the open ones marked (`open`); each thread holds its approvals' truth. */
   readonly approvals: Collection<ApprovalIndexDoc>;
-  /** The approvals still open, by approval id (approval-ledger.ts): what the approval sweep reads. */
-  readonly openApprovals: OpenApprovals;
   readonly idempotency: Collection<IdempotencyDoc>;
   readonly outboxEntries: Collection<OutboxEntryDoc>;
   readonly meta: Collection<MetaDoc>;
@@ -154,7 +150,6 @@ export class MongoStore {
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.approvals = db.collection<ApprovalIndexDoc>('approvals');
-    this.openApprovals = new OpenApprovals(db.collection<ApprovalOpenDoc>('approvals_open'));
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
     this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
     this.meta = db.collection<MetaDoc>('meta');
@@ -211,6 +206,9 @@ export class MongoStore {
       [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
       [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
       [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle' }],
+      // The approvals still open (the approvals sweep, `approvals list --status pending`), and the listing by status.
+      [this.approvals, { open: 1, created_at: 1 }, { name: 'open' }],
+      [this.approvals, { status: 1, created_at: -1 }, { name: 'by_status' }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, idempotency's age.

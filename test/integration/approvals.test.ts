@@ -431,7 +431,8 @@ describe('held appends and drafts (message.append, draft.attach)', () => {
     const messages = (await relay.rpc(keys.memo, 'tasks/get', { task_id: id })).body.result.messages;
     expect(messages).toEqual([expect.objectContaining({ from: 'sender@acme', body: 'The rollout moves to Thursday', sequence_no: 1 })]);
     await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`Approved by <@${U.lead}>`) || undefined, 'the approver DM redrawn');
-    expect(await relay.store.openApprovals.list(1000)).not.toContainEqual(expect.objectContaining({ _id: approvalId }));
+    expect(await relay.store.approvals.findOne({ _id: approvalId })).toMatchObject({ status: 'approved' });
+    expect(await relay.store.approvals.findOne({ _id: approvalId, open: 1 })).toBeNull();
   });
 
   test('a held draft (draft.attach) is applied the same way; rejected, nothing is added', async () => {

@@ -118,7 +118,7 @@ test('an event recorded again later (a re-run job) keeps its first position; a n
   expect(read.cursor).toBe(2);
 });
 
-test("a log written by layout 3 migrates: each event once where its mark put it, and new events go after the head", async () => {
+test("a database written by layout 3 migrates: each event once where its mark put it, new events after the head, its open approvals marked", async () => {
   const old = await MongoStore.connect(testMongoUrl(), uniqueName('event_log_layout3'));
   try {
     const handle = 'layout3@acme';
@@ -133,6 +133,10 @@ test("a log written by layout 3 migrates: each event once where its mark put it,
       { _id: `${handle}|${events[1]!.id}` as never, seq: 5 },
     ]);
     await old.db.collection('event_heads').insertOne({ _id: handle as never, n: 5 });
+    // And its open approvals in a collection of their own: one open, one decided.
+    const approval = (id: string, status: string) => ({ _id: id, thread_id: 't', status, action: 'handoff.create', actor: 'a@acme', approvers: [], created_at: new Date(), deadline: new Date() });
+    await old.approvals.insertMany([approval('open-1', 'pending'), approval('done-1', 'rejected')] as never[]);
+    await old.db.collection('approvals_open').insertOne({ _id: 'open-1' as never, thread_id: 't', created_at: new Date() });
     await old.meta.insertOne({ _id: 'schema', value: 3, at: new Date() });
     await old.meta.insertOne({ _id: 'open_approvals_placed', value: true, at: new Date() });
     const lines: string[] = [];
@@ -142,6 +146,8 @@ test("a log written by layout 3 migrates: each event once where its mark put it,
     const collections = (await old.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
     expect(collections).not.toContain('event_marks');
     expect(collections).not.toContain('event_heads');
+    expect(collections).not.toContain('approvals_open');
+    expect((await old.approvals.find({ open: 1 }).toArray()).map((a) => a._id)).toEqual(['open-1']);
     const read = await old.eventLog.read(handle, 0, 100);
     expect(read.events.map((e) => [e.seq, e.event.id])).toEqual([[1, events[0]!.id], [3, events[2]!.id], [5, events[1]!.id]]);
     const next = event();
