@@ -52,7 +52,7 @@ import { parsePolicy } from '../relay-core/domain/policy';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
-import { cleanupScheduler, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
+import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
@@ -130,7 +130,6 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
   const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }), feed);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
-  store.cleanup.attach(cleanupScheduler(queues.verify));
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
   const deliveries = new WebhookDeliveries(store);
@@ -245,7 +244,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
             onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
             clock,
           }),
-          [STORE_CLEANUP_JOB]: storeCleanupHandler(store),
+          [STORE_CLEANUP_JOB]: storeCleanupHandler(store, clock),
           // Reminders, escalation and expiry (service/handoff-timers.ts).
           ...timerJobHandlers(timers),
           // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
@@ -319,6 +318,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
       timerSweeping ??= rescheduleLostDigest()
+        // The store's clean-up job, set up at start and again when Redis lost it.
+        .then(() => scheduleStoreCleanup(queues.verify).catch((error: Error) => log.warn({ err: error.message }, 'store clean-up not scheduled yet')))
         .then(() => timers.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
         .finally(() => (timerSweeping = undefined));
@@ -401,8 +402,6 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
       await timerSweeping;
-      // What this process noted for clean-up goes on the queue while it is still open.
-      await store.cleanup.flush().catch((error: Error) => log.warn({ err: error.message }, 'clean-up batch not scheduled'));
       await closeQueues(queues);
       await wakeups.close();
       producer.disconnect();

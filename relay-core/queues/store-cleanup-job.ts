@@ -1,57 +1,37 @@
-// The `store-cleanup` job of the verify queue: a batch of `_id`s the store noted, added with a delay so it runs
-// when they expire (see store/cleanup-ledger.ts). Redis keeps delayed jobs ordered by time: nothing runs until one is due.
-import { randomUUID } from 'node:crypto';
-import type { Job, Queue } from 'bullmq';
-import { z } from 'zod';
-import { CLEANUP_KINDS, KEEP_MS, type CleanupKind, type CleanupScheduler } from '../store/cleanup-ledger';
+// The `store-cleanup` job of the verify queue: what the store keeps for a while and then stops needing (idempotency
+// records a day after they were made, read markers of threads nobody opened for 90 days) is deleted by one job every
+// ten minutes, each kind by a range on its `age` index: what it reads is what has aged out, never the rest.
+import type { Queue } from 'bullmq';
+import type { Clock } from '../domain/clock';
 import type { MongoStore } from '../store/mongo-store';
-import { parseJob } from './parse-job';
 
 export const STORE_CLEANUP_JOB = 'store-cleanup';
+const SCHEDULER_ID = 'store-cleanup';
+const EVERY_MS = 10 * 60_000;
+const DAY_MS = 24 * 3600 * 1000;
 
-const cleanupJobSchema = z.object({ kind: z.enum(CLEANUP_KINDS), ids: z.array(z.string().min(1).max(300)).max(10_000) });
+/** How long each kind is kept after it was (last) written. */
+export const KEEP_MS = {
+  // A retried call with the same key after this gets a fresh run rather than the recorded answer.
+  idempotency: DAY_MS,
+  // What a participant has read of a thread nobody has opened for this long (its unread count starts over).
+  thread_reads: 90 * DAY_MS,
+} as const;
 
-/** Schedules clean-up batches on `queue` (the verify queue), one delayed job per batch. */
-export function cleanupScheduler(queue: Queue): CleanupScheduler {
-  const batch = `${randomUUID()}`;
-  let n = 0;
-  return {
-    async schedule(kind, ids, dueAt) {
-      n += 1;
-      await queue.add(STORE_CLEANUP_JOB, { kind, ids }, {
-        jobId: `cleanup.${batch}.${n}`,
-        delay: Math.max(0, dueAt.getTime() - Date.now()),
-        attempts: 5,
-        backoff: { type: 'exponential', delay: 10_000 },
-        removeOnComplete: true,
-        removeOnFail: { age: 7 * 24 * 3600 },
-      });
-    },
-  };
+/** Sets up the repeating job unless Redis holds it already (a Redis that came back empty lost it: the sweeps call this). */
+export async function scheduleStoreCleanup(queue: Queue): Promise<void> {
+  if (await queue.getJobScheduler(SCHEDULER_ID)) return;
+  await queue.upsertJobScheduler(SCHEDULER_ID, { every: EVERY_MS }, { name: STORE_CLEANUP_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: DAY_MS / 1000 } } });
 }
 
-export function storeCleanupHandler(store: MongoStore): (job: Job) => Promise<{ deleted: number }> {
-  return async function storeCleanup(job: Job) {
-    const { kind, ids } = parseJob(cleanupJobSchema, job);
-    return { deleted: await cleanUp(store, kind, ids, new Date()) };
-  };
+export function storeCleanupHandler(store: MongoStore, clock: Clock): () => Promise<Record<keyof typeof KEEP_MS, number>> {
+  return () => cleanUp(store, clock.now());
 }
 
-/**
- * Deletes the documents of `ids` that are still as old as their kind's keep time says (each is looked at by `_id`;
- * one written again since was noted again and waits for its own, later batch). Returns how many it deleted.
- */
-export async function cleanUp(store: MongoStore, kind: CleanupKind, ids: readonly string[], now: Date): Promise<number> {
-  const before = new Date(now.getTime() - KEEP_MS[kind]);
-  let deleted = 0;
-  for (const id of ids) {
-    if (kind === 'idempotency') {
-      const doc = await store.idempotency.findOne({ _id: id }, { projection: { created_at: 1 } });
-      if (doc && doc.created_at <= before) deleted += (await store.idempotency.deleteOne({ _id: id })).deletedCount;
-    } else {
-      const doc = await store.threadReads.findOne({ _id: id }, { projection: { at: 1 } });
-      if (doc && doc.at <= before) deleted += (await store.threadReads.deleteOne({ _id: id })).deletedCount;
-    }
-  }
-  return deleted;
+/** Deletes what is older than its kind's keep time at `now`; how many of each kind it deleted. */
+export async function cleanUp(store: MongoStore, now: Date): Promise<Record<keyof typeof KEEP_MS, number>> {
+  const before = (kind: keyof typeof KEEP_MS) => new Date(now.getTime() - KEEP_MS[kind]);
+  const idempotency = await store.idempotency.deleteMany({ created_at: { $lte: before('idempotency') } });
+  const reads = await store.threadReads.deleteMany({ at: { $lte: before('thread_reads') } });
+  return { idempotency: idempotency.deletedCount, thread_reads: reads.deletedCount };
 }

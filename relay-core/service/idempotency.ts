@@ -40,7 +40,6 @@ export class IdempotencyLedger {
     for (let attempt = 0; ; attempt += 1) {
       try {
         await this.store.idempotency.insertOne({ _id: id, request_hash: requestHash, state: 'running', created_at: new Date() });
-        this.store.cleanup.note('idempotency', id);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         const existing = await this.store.idempotency.findOne({ _id: id });

@@ -374,7 +374,6 @@ export class RelayService {
     // Message counts only grow, so a marker this process wrote with the same count is still the newest one.
     if (this.readMarks.get(readId) !== seen) {
       await putById(this.store.threadReads, readId, { seen, at: this.clock.now() });
-      this.store.cleanup.note('thread_reads', readId);
       this.readMarks.set(readId, seen);
     }
     return view;

@@ -21,7 +21,6 @@ import type {
 import { AgentCards, type AgentTagDoc } from './agent-cards';
 import { InsertBatcher } from './insert-batcher';
 import { KeyedQueue } from './keyed-queue';
-import { CleanupLedger } from './cleanup-ledger';
 import { AccountLog } from './account-log';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
@@ -130,8 +129,6 @@ export class MongoStore {
   readonly runs: RunStore;
   /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
   readonly cards: AgentCards;
-  /** What to delete once it has aged out (idempotency records, read markers). */
-  readonly cleanup = new CleanupLedger();
   private readonly threadWriteQueue = new KeyedQueue();
   /** The newest version of each thread this process created or wrote moments ago (readThreadFrom). */
   private readonly recentThreads = new TtlCache<string, ThreadDoc>(RECENT_THREAD_MS, RECENT_THREADS);
@@ -209,12 +206,14 @@ export class MongoStore {
       // The approvals still open (the approvals sweep, `approvals list --status pending`), and the listing by status.
       [this.approvals, { open: 1, created_at: 1 }, { name: 'open' }],
       [this.approvals, { status: 1, created_at: -1 }, { name: 'by_status' }],
+      // What ages out, by age (queues/store-cleanup-job.ts).
+      [this.idempotency, { created_at: 1 }, { name: 'age' }],
+      [this.threadReads, { at: 1 }, { name: 'age' }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
-    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, idempotency's age.
+    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's.
     await this.dropIndexes(this.agents, ['skills', 'repos_owned']);
     await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep']);
-    await this.dropIndexes(this.idempotency, ['age']);
   }
 
   private async dropIndexes(collection: Collection<any>, names: string[]): Promise<void> {

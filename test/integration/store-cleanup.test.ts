@@ -1,17 +1,21 @@
-// Age-based clean-up: what the relay writes and stops needing (idempotency records, read markers) is noted
-// by `_id`, scheduled as a delayed job due when it expires, and deleted then only if it is still that old.
+// Age-based clean-up: what the relay writes and stops needing (idempotency records, read markers) is deleted by one
+// repeating store-cleanup job once it is older than its keep time, each kind by a range on its `age` index.
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { KEEP_MS } from '../../relay-core/store/cleanup-ledger';
-import { cleanUp } from '../../relay-core/queues/store-cleanup-job';
+import type { CommandStartedEvent } from 'mongodb';
+import { cleanUp, KEEP_MS } from '../../relay-core/queues/store-cleanup-job';
 import { MongoStore } from '../../relay-core/store/mongo-store';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
+import { waitUntil } from '../helpers/wait-until';
 
 describe('cleanUp on the store', () => {
   let store: MongoStore;
+  const commands: CommandStartedEvent[] = [];
   beforeAll(async () => {
-    store = await MongoStore.connect(testMongoUrl(), uniqueName('cleanup'));
+    store = await MongoStore.connect(testMongoUrl(), uniqueName('cleanup'), { monitorCommands: true });
+    await store.ensureIndexes();
+    store.db.client.on('commandStarted', (event) => commands.push(event));
   });
   afterAll(async () => {
     await store?.db.dropDatabase();
@@ -22,7 +26,7 @@ describe('cleanUp on the store', () => {
   const aged = (kind: keyof typeof KEEP_MS) => new Date(now.getTime() - KEEP_MS[kind] - 60_000);
   const young = new Date(now.getTime() - 1_000);
 
-  test('deletes only what is older than its keep time', async () => {
+  test('deletes only what is older than its keep time, one indexed delete per kind', async () => {
     const id = randomUUID();
     await store.idempotency.insertMany([
       { _id: 'old-key', request_hash: 'h', state: 'done', created_at: aged('idempotency') },
@@ -31,12 +35,16 @@ describe('cleanUp on the store', () => {
     await store.threadReads.insertMany([
       { _id: `${id}:old@acme`, seen: 1, at: aged('thread_reads') },
       { _id: `${id}:new@acme`, seen: 1, at: young },
+      // A day old: long past an idempotency record's keep time, far from a read marker's.
+      { _id: `${id}:day@acme`, seen: 1, at: aged('idempotency') },
     ]);
 
-    expect(await cleanUp(store, 'idempotency', ['old-key', 'new-key', 'missing-key'], now)).toBe(1);
+    commands.length = 0;
+    expect(await cleanUp(store, now)).toEqual({ idempotency: 1, thread_reads: 1 });
+    expect(commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`)).toEqual(['delete idempotency', 'delete thread_reads']);
     expect((await store.idempotency.find({}).toArray()).map((d) => d._id)).toEqual(['new-key']);
-    expect(await cleanUp(store, 'thread_reads', [`${id}:old@acme`, `${id}:new@acme`], now)).toBe(1);
-    expect((await store.threadReads.find({}).toArray()).map((d) => d._id)).toEqual([`${id}:new@acme`]);
+    expect((await store.threadReads.find({}).toArray()).map((d) => d._id).sort()).toEqual([`${id}:day@acme`, `${id}:new@acme`]);
+    expect(await cleanUp(store, now)).toEqual({ idempotency: 0, thread_reads: 0 });
   });
 });
 
@@ -44,7 +52,7 @@ describe('scheduling', () => {
   let relay: TestRelay;
   let verify: Queue;
   beforeAll(async () => {
-    relay = await startTestRelay({ name: 'cleanup_jobs' });
+    relay = await startTestRelay({ name: 'cleanup_jobs', env: { RELAY_TIMER_SWEEP_INTERVAL: '1s' } });
     verify = new Queue('verify', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
   });
   afterAll(async () => {
@@ -52,25 +60,11 @@ describe('scheduling', () => {
     await relay?.stop();
   });
 
-  test('the ids a relay wrote become delayed store-cleanup jobs, due when they expire', async () => {
-    const alice = await relay.register({ handle: 'alice@acme' });
-    const bob = await relay.register({ handle: 'bob@acme' });
-    const { body } = await relay.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'x' }] } });
-    const threadId = body.result.task_id as string;
-    await relay.rpc(bob, 'tasks/get', { task_id: threadId });
-    const accepted = await relay.rpc(bob, 'tasks/update', { task_id: threadId, transition: 'accept', run: true, metadata: { client_idempotency_key: 'accept-once' } });
-    expect(accepted.body.result.status).toBe('accepted');
-    // Stopping the queued run is a mutating run call, recorded under an idempotency key of its own.
-    const runId = (await relay.store.threads.findOne({ _id: threadId }))!.run!.id;
-    expect((await relay.rpc(bob, 'runs/stop', { run_id: runId })).body.result.status).toBe('stopped');
-    await relay.store.cleanup.flush();
-
-    const jobs = (await verify.getJobs(['delayed'])).filter((j) => j.name === 'store-cleanup');
-    const byKind = new Map(jobs.map((j) => [j.data.kind as string, { ids: j.data.ids as string[], due: j.timestamp + (j.opts.delay ?? 0) }]));
-    expect(byKind.get('thread_reads')?.ids).toContain(`${threadId}:bob@acme`);
-    expect(byKind.get('thread_reads')!.due).toBeGreaterThan(Date.now() + KEEP_MS.thread_reads - 60_000);
-    expect([...byKind.keys()].sort()).toEqual(['idempotency', 'thread_reads']);
-    // The accept's key, and the stop's (mutating run calls are recorded under a key of their own).
-    expect(byKind.get('idempotency')?.ids).toHaveLength(2);
+  test('a relay with workers keeps one repeating store-cleanup job, and sets it up again when Redis lost it', async () => {
+    const scheduled = () => verify.getJobScheduler('store-cleanup');
+    await waitUntil(async () => (await scheduled()) !== undefined, 'the store-cleanup job scheduled');
+    expect(await scheduled()).toMatchObject({ name: 'store-cleanup', every: 10 * 60_000 });
+    await verify.removeJobScheduler('store-cleanup');
+    await waitUntil(async () => (await scheduled()) !== undefined, 'the store-cleanup job scheduled again by the timer sweep');
   });
 });
