@@ -9,6 +9,7 @@ import type {
   ApprovalOpenDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
+  InviteDoc,
   MessageDoc,
   MetaDoc,
   OutboxEntryDoc,
@@ -95,6 +96,8 @@ export class MongoStore {
   readonly agents: Collection<AgentDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
   readonly slackLinks: Collection<SlackLinkDoc>;
+  /** Invitations by invite id (service/invites.ts); a redemption is one conditional update of `status`. */
+  readonly invites: Collection<InviteDoc>;
   readonly threads: Collection<ThreadDoc>;
   readonly messages: Collection<MessageDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
@@ -148,6 +151,7 @@ export class MongoStore {
     this.agents = db.collection<AgentDoc>('agents');
     this.apiKeys = db.collection<ApiKeyDoc>('api_keys');
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
+    this.invites = db.collection<InviteDoc>('invites');
     this.threads = db.collection<ThreadDoc>('threads');
     this.messages = db.collection<MessageDoc>('messages');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
@@ -211,6 +215,8 @@ export class MongoStore {
       [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
       [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
       [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle' }],
+      // GET /admin/invites: newest first.
+      [this.invites, { created_at: -1 }, { name: 'newest' }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, idempotency's age.
