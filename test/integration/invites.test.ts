@@ -1,10 +1,16 @@
 // Invitations against a real relay: POST/GET/DELETE /admin/invites and POST /invites/:id/redeem (create, redeem,
 // expire on the relay's test clock, revoke, concurrent redemptions, bad input), the code kept out of lists, the
-// store and logs.
+// store and logs; and the built CLI's `invite` and `join` over them.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createLogger } from '../../relay-core/ops/logger';
 import { Invites } from '../../relay-core/service/invites';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
+
+const run = promisify(execFile);
+const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
 
 const clock = new TestClock();
 let relay: TestRelay;
@@ -190,8 +196,48 @@ test('bad input answers a clear error naming what is wrong, and changes nothing'
   expect((await redeem(id, { token, handle: 'nina', name: 'Nina' })).body).toMatchObject({ handle: 'nina@acme', role: 'backend', lead: 'lena@acme' });
 });
 
+describe('the CLI', () => {
+  const env = () => ({ PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey });
+  const cli = (args: string[], withEnv: Record<string, string> = env()) => run('node', [CLI, ...args], { env: withEnv });
+
+  test('invite prints the code once; join redeems it and prints the key and MCP configuration; --list and --revoke', async () => {
+    const made = await cli(['invite', '--team', 'cli', '--role', 'backend', '--skills', 'go,sql', '--expires', '2h', '--note', 'Omar']);
+    const code = /^ {2}(hri_\S+)$/m.exec(made.stdout)?.[1];
+    expect(code).toMatch(/^hri_[0-9a-f]{12}_/);
+    codes.push(code!);
+    expect(made.stdout).toContain(`handoff-relay join ${code} --handle NAME --name "Their name"\n`);
+
+    const listed = await cli(['invite', '--list']);
+    const id = code!.slice(4, 16);
+    expect(listed.stdout).toMatch(new RegExp(`^${id} {2}open .*\\[team cli; role backend; skills go,sql\\] {2}"Omar"$`, 'm'));
+    expect(listed.stdout).not.toContain(code!.slice(17));
+
+    // join needs no key: the invitation is the credential.
+    const joined = await cli(['join', code!, '--handle', 'omar', '--name', 'Omar', '--tools', 'git'], { PATH: process.env.PATH!, RELAY_URL: relay.url });
+    expect(joined.stdout).toMatch(/^Joined as omar@cli\.\n\nAPI key \(shown once, store it now\):\n {2}hr_\S+\n/);
+    expect(joined.stdout).toContain('claude mcp add handoff-relay');
+    const key = /^ {2}(hr_\S+)$/m.exec(joined.stdout)![1]!;
+    expect((await relay.rest('GET', '/agents/me', key)).body).toMatchObject({ handle: 'omar@cli', skills: ['go', 'sql'], tools: ['git'] });
+
+    await expect(cli(['join', code!, '--handle', 'omar2', '--name', 'Omar'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('the relay refused: This invitation was already used') });
+
+    const other = await cli(['invite', '--role', 'qa']);
+    const otherId = /^Invitation ([0-9a-f]{12}),/.exec(other.stdout)![1]!;
+    codes.push(/^ {2}(hri_\S+)$/m.exec(other.stdout)![1]!);
+    expect((await cli(['invite', '--revoke', otherId])).stdout).toBe(`Revoked invitation ${otherId}; its code is refused from now on.\n`);
+  });
+
+  test('join and invite refuse what they cannot use, saying what to do', async () => {
+    await expect(cli(['join', 'hr_not_an_invite', '--handle', 'a@b', '--name', 'A'])).rejects.toMatchObject({ stderr: expect.stringContaining('join: that is not an invite code') });
+    await expect(cli(['join', '--handle', 'a@b'])).rejects.toMatchObject({ stderr: expect.stringContaining('join needs the invite code you were given') });
+    await expect(cli(['join', codes[0]!, '--name', 'A'])).rejects.toMatchObject({ stderr: expect.stringContaining('join: --handle is required') });
+    await expect(cli(['invite', '--list', '--role', 'x'])).rejects.toMatchObject({ stderr: expect.stringContaining('are separate calls') });
+    await expect(cli(['invite', '--expires', 'forever'])).rejects.toMatchObject({ stderr: expect.stringContaining('the relay refused: body.expires_in') });
+  });
+});
+
 test('no invite code appears in the relay log', async () => {
-  expect(codes.length).toBeGreaterThan(3);
+  expect(codes.length).toBeGreaterThan(5);
   expect(relay.logs.some((line) => line.msg === 'invitation redeemed')).toBe(true);
   const logged = JSON.stringify(relay.logs);
   for (const code of codes) expect(logged).not.toContain(code.slice(17));
