@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=4
 // The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
-// `deliveries`, `policy`, `approvals`, `agent`, `rotate-key`, `audit`; `--help` on each (cli-help.ts).
+// `invite`, `join`, `deliveries`, `policy`, `approvals`, `agent`, `rotate-key`, `audit`; `--help` on each (cli-help.ts).
 import { join, resolve } from 'node:path';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
 import { createLogger } from '../relay-core/ops/logger';
@@ -9,7 +9,8 @@ import { startFerretDb } from './local-services/ferretdb';
 import { keepRunning } from './local-services/keep-running';
 import { ensureRedis } from './local-services/redis';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
-import { mcpClientConfig } from '../mcp/client-config';
+import { newTeammateText } from './new-teammate-text';
+import { cardFromOptions } from './card-options';
 import { startRelay } from './relay';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
@@ -17,6 +18,7 @@ import { POLICY_COMMAND, policyCommand } from './policy-command';
 import { APPROVALS_COMMAND, approvalsCommand } from './approvals-command';
 import { AGENT_COMMAND, agentCommand } from './agent/agent-command';
 import { AUDIT_COMMAND, ROTATE_KEY_COMMAND, auditCommand, rotateKeyCommand } from './teammate-commands';
+import { INVITE_COMMAND, JOIN_COMMAND, inviteCommand, joinCommand } from './invite-commands';
 import { UsageError, closest, commandHelp, overviewHelp, parseOptions, wantsHelp, type CommandSpec } from './cli-help';
 
 const START_COMMAND = {
@@ -74,6 +76,8 @@ const COMMANDS: CommandSpec[] = [
   START_COMMAND,
   MIGRATE_COMMAND,
   REGISTER_COMMAND,
+  INVITE_COMMAND,
+  JOIN_COMMAND,
   DELIVERIES_COMMAND,
   POLICY_COMMAND,
   APPROVALS_COMMAND,
@@ -177,17 +181,7 @@ async function register(argv: string[]): Promise<void> {
     if (!values[required]) throw new UsageError(`--${required} is required`);
   }
   const { client, adminKey } = await adminClient();
-  const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
-  const body = {
-    handle: values.handle,
-    name: values.name,
-    role: values.role,
-    slack_user_id: values['slack-user'],
-    skills: list(values.skills),
-    repos_owned: list(values.repos),
-    tools: list(values.tools),
-    lead: values.lead,
-  };
+  const body = { ...cardFromOptions(values), slack_user_id: values['slack-user'] };
   let response: Response;
   try {
     response = await fetch(`${client.relayUrl}/admin/agents`, {
@@ -202,16 +196,7 @@ async function register(argv: string[]): Promise<void> {
   if (!response.ok || !answer.api_key) {
     throw new UsageError(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
   }
-  process.stdout.write(
-    `Registered ${answer.handle}.\n\nAPI key (shown once, store it now):\n  ${answer.api_key}\n\n` +
-      mcpClientConfig({
-        relayUrl: client.relayUrl,
-        apiKey: answer.api_key,
-        handle: answer.handle!,
-        // An absolute path to the built stdio server, so the entry works whatever directory the client starts it in.
-        stdio: { command: 'node', args: [resolve(__dirname, '..', 'mcp', 'stdio.js')] },
-      }),
-  );
+  process.stdout.write(newTeammateText(client.relayUrl, { handle: answer.handle!, api_key: answer.api_key }));
 }
 
 /** The relay URL and admin key the admin commands use (RELAY_URL, RELAY_ADMIN_KEY or the generated key file). */
@@ -225,7 +210,7 @@ async function adminClient() {
 }
 
 /** One admin call; a refusal becomes a UsageError carrying the relay's message. */
-async function adminCall(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<any> {
+async function adminCall(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<any> {
   const { client, adminKey } = await adminClient();
   let response: Response;
   try {
@@ -313,6 +298,10 @@ async function main(): Promise<void> {
       return migrate();
     case 'register':
       return register(rest);
+    case 'invite':
+      return inviteCommand(rest, adminCall, out, fail);
+    case 'join':
+      return joinCommand(rest, { env: process.env, out, fail });
     case 'deliveries':
       return deliveries(rest);
     case 'policy':

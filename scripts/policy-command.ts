@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { parsePolicy } from '../relay-core/domain/policy';
 import { closest, parseOptions, type CommandSpec, type OptionSpec } from './cli-help';
 
-export type AdminCall = (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) => Promise<any>;
+export type AdminCall = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => Promise<any>;
 
 const AUDIT_OPTIONS = {
   limit: { type: 'string', value: 'N', description: 'audit: how many refused calls, newest first' },

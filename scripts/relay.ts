@@ -51,6 +51,7 @@ import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
+import { Invites } from '../relay-core/service/invites';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
 import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
@@ -145,6 +146,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at),
     },
   });
+  const invites = new Invites({ store, teammates, keyPepper: config.keyPepper, log, clock });
   const endpoints = new WebhookEndpoints({ store, teammates, log, clock });
   const policies = new PolicyStore(store, clock);
   if (config.policyFile && policySource !== undefined) {
@@ -353,6 +355,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       apiRoutes: roles.has('api'),
       policy: { policies, gate: policyGate, store },
       events: { feed, streams: eventStreams },
+      invites,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

@@ -53,6 +53,25 @@ export interface ApiKeyDoc {
   created_at: Date;
 }
 
+/** An invitation to join (service/invites.ts): only the code's keyed hash is stored; `status` moves once, from `open`. */
+export interface InviteDoc {
+  _id: string; // the invite id, the non-secret part of its code
+  token_hash: string;
+  status: 'open' | 'redeemed' | 'revoked';
+  /** What the invitee's card starts from: `team` binds the handle's team, `role` and `lead` are set, `skills` and
+   * `repos_owned` are added to the invitee's own. */
+  preset: { team?: string; role?: string; skills?: string[]; repos_owned?: string[]; lead?: string };
+  note?: string;
+  /** `admin` for the admin key, or the Slack user id of a workspace admin. */
+  created_by: string;
+  created_at: Date;
+  expires_at: Date;
+  redeemed_at?: Date;
+  /** The handle of the teammate the redemption registered. */
+  redeemed_by?: string;
+  revoked_at?: Date;
+}
+
 export interface SlackLinkDoc {
   _id: string; // Slack user id
   handle: string;

@@ -19,6 +19,8 @@ import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import { mountPolicyAdminRoutes, type PolicyAdminDeps } from './policy-admin-routes';
 import { mountApprovalRoutes } from './approval-routes';
+import { mountInviteRoutes } from './invite-routes';
+import type { Invites } from '../service/invites';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
 import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
@@ -47,6 +49,8 @@ export interface HttpAppDeps {
   policy?: Omit<PolicyAdminDeps, 'requireAdmin' | 'teammates' | 'store'> & { store: PolicyAdminDeps['store'] };
   /** GET /events: the teammates' event logs, and this process's open streams (ended on shutdown). */
   events?: { feed: EventFeed; streams: OpenEventStreams };
+  /** Invitations (/admin/invites…, /invites/:id/redeem). */
+  invites?: Invites;
 }
 
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
@@ -132,6 +136,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
   if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates: relay.teammates, requireAdmin });
   mountApprovalRoutes(app, { relay, requireAdmin, authenticate });
+  if (deps.invites) mountInviteRoutes(app, { invites: deps.invites, requireAdmin, publicUrl: relay.publicUrlBase });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));

@@ -8,6 +8,7 @@ import type {
   ApprovalIndexDoc,
   ChannelBindingDoc,
   IdempotencyDoc,
+  InviteDoc,
   MessageDoc,
   MetaDoc,
   OutboxEntryDoc,
@@ -92,6 +93,8 @@ export class MongoStore {
   readonly agents: Collection<AgentDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
   readonly slackLinks: Collection<SlackLinkDoc>;
+  /** Invitations by invite id (service/invites.ts); a redemption is one conditional update of `status`. */
+  readonly invites: Collection<InviteDoc>;
   readonly threads: Collection<ThreadDoc>;
   readonly messages: Collection<MessageDoc>;
   readonly threadReads: Collection<ThreadReadDoc>;
@@ -141,6 +144,7 @@ export class MongoStore {
     this.agents = db.collection<AgentDoc>('agents');
     this.apiKeys = db.collection<ApiKeyDoc>('api_keys');
     this.slackLinks = db.collection<SlackLinkDoc>('slack_links');
+    this.invites = db.collection<InviteDoc>('invites');
     this.threads = db.collection<ThreadDoc>('threads');
     this.messages = db.collection<MessageDoc>('messages');
     this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
@@ -209,6 +213,8 @@ export class MongoStore {
       // What ages out, by age (queues/store-cleanup-job.ts).
       [this.idempotency, { created_at: 1 }, { name: 'age' }],
       [this.threadReads, { at: 1 }, { name: 'age' }],
+      // GET /admin/invites: newest first.
+      [this.invites, { created_at: -1 }, { name: 'newest' }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's.

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
 
-const COMMANDS = ['start', 'migrate', 'register', 'deliveries', 'policy', 'approvals', 'agent', 'rotate-key', 'audit'];
+const COMMANDS = ['start', 'migrate', 'register', 'invite', 'join', 'deliveries', 'policy', 'approvals', 'agent', 'rotate-key', 'audit'];
 
 /** The CLI with only PATH set, from a folder with no key file or config in it. */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,0 +1,125 @@
+// `handoff-relay invite` (an admin makes, lists or revokes invitations) and `handoff-relay join` (an invitee redeems
+// one: it chooses its handle and card and gets its API key once, with the MCP configuration `register` prints).
+import { INVITE_CODE_PATTERN, type InviteView } from '../relay-core/domain/invite';
+import { loadClientConfig } from '../relay-core/ops/config';
+import { parseOptions, type CommandSpec } from './cli-help';
+import { newTeammateText } from './new-teammate-text';
+import { cardFromOptions, commaList } from './card-options';
+import type { AdminCall } from './policy-command';
+
+const CARD_OPTIONS = {
+  role: { type: 'string', value: 'ROLE', description: 'role, e.g. backend' },
+  skills: { type: 'string', value: 'a,b', description: 'skills (comma-separated)' },
+  repos: { type: 'string', value: 'P,P', description: 'owned repos or paths (comma-separated; a trailing / owns what is below)' },
+  lead: { type: 'string', value: 'LEAD@TEAM', description: "the teammate's lead (registered already)" },
+} as const;
+
+export const INVITE_COMMAND = {
+  name: 'invite',
+  summary: 'make a single-use, expiring invitation (prints its code once); list or revoke invitations (admin key)',
+  usage: ['invite [--team TEAM] [--role ROLE] [--skills a,b] [--repos P,P] [--lead LEAD@TEAM] [--expires 7d] [--note TEXT]', 'invite --list', 'invite --revoke ID'],
+  options: {
+    team: { type: 'string', value: 'TEAM', description: 'the team the invitee joins (its handle must end in @TEAM)' },
+    role: { type: 'string', value: 'ROLE', description: 'the role the invitee gets (else it chooses one)' },
+    skills: { type: 'string', value: 'a,b', description: "skills added to the invitee's own (comma-separated)" },
+    repos: { type: 'string', value: 'P,P', description: "owned paths added to the invitee's own (comma-separated)" },
+    lead: { type: 'string', value: 'LEAD@TEAM', description: 'the lead the invitee gets (registered already)' },
+    expires: { type: 'string', value: 'DURATION', description: 'how long the code works: 30m, 24h, 7d (the default; at most 30d)' },
+    note: { type: 'string', value: 'TEXT', description: 'who it is for, shown in the list' },
+    list: { type: 'boolean', description: 'list invitations, newest first (never their codes)' },
+    revoke: { type: 'string', value: 'ID', description: 'revoke an open invitation by its id' },
+  },
+  examples: [
+    'handoff-relay invite --team acme --role backend --skills go,sql --expires 48h --note "Frank, new backend"',
+    'handoff-relay invite --list',
+    'handoff-relay invite --revoke 3f9a0c1d2e4b',
+  ],
+  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
+} satisfies CommandSpec;
+
+export const JOIN_COMMAND = {
+  name: 'join',
+  summary: 'redeem an invitation: choose your handle and card; prints your API key once and the MCP configuration to paste',
+  usage: ['join INVITE_CODE --handle NAME[@TEAM] --name "Display name" [--role ROLE] [--skills a,b] [--repos P,P]\n' + '                   [--tools git,npm] [--lead LEAD@TEAM]'],
+  options: {
+    handle: { type: 'string', value: 'NAME@TEAM', description: 'your handle (required; NAME alone when the invitation names the team)' },
+    name: { type: 'string', value: 'TEXT', description: 'your display name (required)' },
+    ...CARD_OPTIONS,
+    role: { type: 'string', value: 'ROLE', description: 'your role (required unless the invitation sets it)' },
+    tools: { type: 'string', value: 'a,b', description: 'tools your agent has (comma-separated)' },
+  },
+  examples: ['handoff-relay join hri_3f9a0c1d2e4b_… --handle frank --name "Frank" --skills go,sql'],
+  env: 'RELAY_URL (no key: the invitation is the credential)',
+} satisfies CommandSpec;
+
+function inviteLine(i: InviteView): string {
+  const preset = Object.entries(i.preset)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : v}`)
+    .join('; ');
+  const outcome = i.redeemed_by ? `  by ${i.redeemed_by}` : '';
+  return `${i.id}  ${i.status.padEnd(8)}  expires ${i.expires_at}${outcome}${preset ? `  [${preset}]` : ''}${i.note ? `  "${i.note}"` : ''}\n`;
+}
+
+export async function inviteCommand(argv: string[], adminCall: AdminCall, out: (text: string) => void, fail: (message: string) => Error): Promise<void> {
+  const { values, positionals } = parseOptions(INVITE_COMMAND.name, INVITE_COMMAND.options, argv);
+  if (positionals.length > 0) throw fail(`invite: unexpected "${positionals[0]}" (handoff-relay invite --help)`);
+  const presets = ['team', 'role', 'skills', 'repos', 'lead', 'expires', 'note'] as const;
+  const modes = [values.list, values.revoke !== undefined, presets.some((p) => values[p] !== undefined)].filter(Boolean).length;
+  if (modes > 1) throw fail('invite: --list, --revoke ID and making an invitation are separate calls (handoff-relay invite --help)');
+  if (values.list) {
+    const { invites } = (await adminCall('GET', '/admin/invites')) as { invites: InviteView[] };
+    if (invites.length === 0) return void out('No invitations.\n');
+    for (const i of invites) out(inviteLine(i));
+    return;
+  }
+  if (values.revoke !== undefined) {
+    const revoked = (await adminCall('DELETE', `/admin/invites/${encodeURIComponent(values.revoke)}`)) as InviteView;
+    return void out(`Revoked invitation ${revoked.id}; its code is refused from now on.\n`);
+  }
+  const body = {
+    team: values.team,
+    role: values.role,
+    skills: commaList(values.skills),
+    repos_owned: commaList(values.repos),
+    lead: values.lead,
+    expires_in: values.expires,
+    note: values.note,
+  };
+  const created = (await adminCall('POST', '/admin/invites', body)) as InviteView & { token: string; redeem_url: string };
+  const handle = created.preset.team ? 'NAME' : 'NAME@TEAM';
+  const role = created.preset.role ? '' : ' --role ROLE';
+  out(
+    `Invitation ${created.id}, single use, expires ${created.expires_at}.\n\n` +
+      `Invite code (shown once; send it to the invitee privately):\n  ${created.token}\n\n` +
+      `They join with:\n  handoff-relay join ${created.token} --handle ${handle} --name "Their name"${role}\n` +
+      `or POST ${created.redeem_url} with {"token": "<code>", "handle": …, "name": …}\n`,
+  );
+}
+
+export interface JoinDeps {
+  env: NodeJS.ProcessEnv;
+  out: (text: string) => void;
+  fail: (message: string) => Error;
+}
+
+export async function joinCommand(argv: string[], deps: JoinDeps): Promise<void> {
+  const { values, positionals } = parseOptions(JOIN_COMMAND.name, JOIN_COMMAND.options, argv);
+  if (positionals.length !== 1) throw deps.fail('join needs the invite code you were given: handoff-relay join hri_… --handle NAME --name "Your name" (handoff-relay join --help)');
+  const code = positionals[0]!.trim();
+  const id = INVITE_CODE_PATTERN.exec(code)?.[1];
+  if (!id) throw deps.fail('join: that is not an invite code (it starts with hri_ and is 60 characters long); copy it whole');
+  for (const required of ['handle', 'name'] as const) {
+    if (!values[required]) throw deps.fail(`join: --${required} is required (handoff-relay join --help)`);
+  }
+  const client = loadClientConfig(deps.env);
+  const body = { token: code, ...cardFromOptions(values) };
+  let response: Response;
+  try {
+    response = await fetch(`${client.relayUrl}/invites/${id}/redeem`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (error) {
+    throw deps.fail(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is it running? (RELAY_URL)`);
+  }
+  const answer = (await response.json().catch(() => ({}))) as { api_key?: string; handle?: string; message?: string };
+  if (!response.ok || !answer.api_key || !answer.handle) throw deps.fail(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
+  deps.out(newTeammateText(client.relayUrl, { handle: answer.handle, api_key: answer.api_key }, 'Joined as'));
+}
