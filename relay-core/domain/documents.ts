@@ -202,6 +202,8 @@ export interface ThreadDoc {
   _id: string;
   /** Bumped by every write (see store/thread-writes.ts). */
   version: number;
+  /** Set once the task had an A2A push notification config: only then does an event's fan-out read its configs. */
+  push_configs?: true;
   team: string;
   from: string;
   to: string;

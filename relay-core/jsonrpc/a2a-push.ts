@@ -77,6 +77,8 @@ export const A2A_PUSH_METHODS: Record<string, Method> = {
       created_at: new Date(),
     };
     let refusal: RelayError | undefined;
+    // The task is marked first: an event published once the config is stored reads its configs.
+    await ctx.relay.notePushConfigs(p.taskId);
     await ctx.relay.pushConfigs.change(p.taskId, (doc) => {
       refusal = undefined;
       const taken = doc.configs.find((c) => c.id === entry.id);

@@ -34,6 +34,8 @@ export const eventJobSchema = z.object({
   db: z.string().min(1).optional(),
   /** The thread's version once the event was written (or a later one); absent on jobs queued before it was added. */
   version: z.number().int().min(1).optional(),
+  /** Whether the task had A2A push configs when the event was published; absent on older jobs (they read them). */
+  push: z.boolean().optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
@@ -162,6 +164,7 @@ export class BullmqEventPublisher implements EventPublisher {
         ...optionalEventFields(event),
         db: this.database,
         ...(thread.version !== undefined ? { version: thread.version } : {}),
+        push: thread.push_configs === true,
       };
       for (const queue of this.delivery) {
         // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.

@@ -12,6 +12,8 @@ export interface EventThread {
   version?: number;
   /** Its create armed the first timer step itself (its row is stored), so `thread.created` needs no arm job. */
   timer_armed?: boolean;
+  /** The task has had an A2A push notification config (ThreadDoc.push_configs). */
+  push_configs?: true;
 }
 
 /** Where an event's job on a queue is: finished (done, or failed for good), still queued, or gone (Redis lost it). */

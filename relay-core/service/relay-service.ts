@@ -175,6 +175,11 @@ export class RelayService {
     return this.store.pushConfigs;
   }
 
+  /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
+  async notePushConfigs(taskId: string): Promise<void> {
+    await this.store.writeThread(taskId, (thread) => (thread.push_configs ? undefined : { ...thread, push_configs: true }));
+  }
+
   /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
   get publicUrlBase(): string {
     return this.publicUrl;

@@ -60,7 +60,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const taken = parseJob(eventJobSchema, job);
-    const { from, to, by: _by, via: _via, message_id: _message, run_id: _run, run_status: _runStatus, db, ...event } = taken;
+    const { from, to, by: _by, via: _via, message_id: _message, run_id: _run, run_status: _runStatus, db, push, ...event } = taken;
     // Written to another database (Redis kept it across a new `.data`, or two relays share a queue prefix): none of
     // its threads are here, and recording it would show this database's teammates events that never happened.
     if (db && deps.database && db !== deps.database) {
@@ -104,9 +104,9 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       await deliveries.open(event, handle, clock.now(), { recorded });
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0, ...carried });
     }
-    // A2A push configs of the task: one `_id` read per event (none: an empty read). A task has none at its creation:
-    // a config is made for a task that exists, and tells of what happens after.
-    const configs = event.type === 'thread.created' ? [] : await store.pushConfigs.of(event.thread_id);
+    // A2A push configs of the task: one `_id` read per event of a task that has had one. A task has none at its
+    // creation: a config is made for a task that exists, and tells of what happens after.
+    const configs = event.type === 'thread.created' || push === false ? [] : await store.pushConfigs.of(event.thread_id);
     for (const config of configs) {
       await deliveries.open(event, config.owner, clock.now(), { pushConfig: config.id, recorded });
       await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id, ...carried });
