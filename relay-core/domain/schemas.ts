@@ -181,6 +181,25 @@ export function lineRangeBounds(lines: LineRange): [number, number] {
   return [start!, end!];
 }
 
+/** The one form of a range ("10-20", or "10" for one line) a request is hashed with, as earlier relays stored it. */
+export function canonicalLines(lines: LineRange): string {
+  const [start, end] = lineRangeBounds(lines);
+  return start === end ? String(start) : `${start}-${end}`;
+}
+
+/**
+ * `value` (a request body, or part of one) with every file_ref's line range in its one form: a request hashes the
+ * same however it writes its ranges, as it did when ranges were stored in that form (idempotency keys, handoff tokens).
+ */
+export function withCanonicalLines(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withCanonicalLines);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const entries = Object.entries(value).map(([key, inner]) => [key, withCanonicalLines(inner)]);
+  const object = Object.fromEntries(entries) as Record<string, unknown>;
+  if (object.type === 'file_ref' && (typeof object.lines === 'string' || Array.isArray(object.lines))) object.lines = canonicalLines(object.lines as LineRange);
+  return object;
+}
+
 const LINES_FORMS = 'must look like "10", "10-20", [10] or [10, 20]';
 
 /**

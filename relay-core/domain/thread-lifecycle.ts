@@ -2,7 +2,7 @@
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, ThreadDoc } from './documents';
 import { RelayError } from './errors';
-import { TERMINAL_STATUSES, type EventType, type Intent, type NewHandoff, type Surface, type ThreadStatus, type TransitionName } from './schemas';
+import { TERMINAL_STATUSES, withCanonicalLines, type EventType, type Intent, type NewHandoff, type Surface, type ThreadStatus, type TransitionName } from './schemas';
 
 export interface TransitionRule {
   from: readonly ThreadStatus[];
@@ -63,7 +63,7 @@ export function newPendingThread(
     artifacts: input.artifacts,
     metadata: input.metadata,
   };
-  const bodyHash = canonicalHash(body);
+  const bodyHash = canonicalHash(withCanonicalLines(body));
   return {
     _id: id,
     version: 1,
@@ -128,7 +128,7 @@ export function isRepeatedTransition(
   const last = doc.status_history[doc.status_history.length - 1];
   if (last?.status !== rule.to || last.by !== caller.handle) return false;
   if (request.transition !== 'complete') return true;
-  return doc.completed_summary === (request.result_summary ?? null) && canonicalHash(doc.completion_artifacts) === canonicalHash(request.artifacts ?? []);
+  return doc.completed_summary === (request.result_summary ?? null) && canonicalHash(withCanonicalLines(doc.completion_artifacts)) === canonicalHash(withCanonicalLines(request.artifacts ?? []));
 }
 
 /** Why a transition wrote nothing, judged on the thread as it was last read (null: it does not exist). */

@@ -1,6 +1,7 @@
 // Idempotent mutations: the same caller, key and body get the original outcome, however often and concurrently.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalHash, sha256Hex } from '../domain/canonical-json';
+import { withCanonicalLines } from '../domain/schemas';
 import type { IdempotencyDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
@@ -34,7 +35,7 @@ export class IdempotencyLedger {
   async run<T>(caller: string, key: string | undefined, body: unknown, operation: (turn: LedgerTurn | null) => Promise<T>): Promise<T> {
     if (key === undefined) return operation(null);
     const id = idempotentId(caller, 'mutation', key);
-    const requestHash = canonicalHash(body);
+    const requestHash = canonicalHash(withCanonicalLines(body));
     const deadline = Date.now() + WAIT_MS;
     let retaken = false;
     for (let attempt = 0; ; attempt += 1) {

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { claimedThread, explainFailedClaim, isCandidate, isRepeatedClaim, unclaimedThread } from '../domain/claim';
-import { parseRecipient, TERMINAL_STATUSES as TERMINAL, type Artifact, type NewHandoff, type RecipientTarget, type Surface, type ThreadStatus, type TransitionName } from '../domain/schemas';
+import { parseRecipient, TERMINAL_STATUSES as TERMINAL, withCanonicalLines, type Artifact, type NewHandoff, type RecipientTarget, type Surface, type ThreadStatus, type TransitionName } from '../domain/schemas';
 import { assertParticipant, explainFailedTransition, intentProblems, isRepeatedTransition, newPendingThread, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
 import { canonicalHash } from '../domain/canonical-json';
@@ -538,7 +538,7 @@ export class RelayService {
         // An unclaimed handoff nobody claimed can be handed to one teammate too (its escalation offers Reassign).
         if (doc.from !== caller.handle || (doc.status !== 'pending' && doc.status !== 'unclaimed') || doc.to === recipient.handle) return undefined;
         const body = { from: doc.from, to: recipient.handle, intent: doc.intent, summary: doc.summary, question: doc.question, proposed_action: doc.proposed_action, artifacts: doc.artifacts, metadata: doc.metadata };
-        const bodyHash = canonicalHash(body);
+        const bodyHash = canonicalHash(withCanonicalLines(body));
         const keep = (key: string) => !key.startsWith('recipient') && key !== 'escalation' && !key.includes(':t:');
         return {
           ...doc,

@@ -54,9 +54,12 @@ test('complete after complete with the same result succeeds and writes nothing; 
   const first = await update(bob, { task_id: id, transition: 'complete', ...result });
   expect(first.body.result).toMatchObject({ status: 'completed', completion_artifacts: [{ type: 'file_ref', path: 'a.ts', lines: [1, 2] }] });
   const before = await written(id);
-  // Line ranges are kept in the form they were sent, so the same result is the same form again.
   const again = await update(bob, { task_id: id, transition: 'complete', ...result });
   expect(again.body.result).toEqual(first.body.result);
+  expect(await written(id)).toEqual(before);
+  // The same range written the other way is the same result (as an earlier relay, which stored "1-2", compared it).
+  const respelled = await update(bob, { task_id: id, transition: 'complete', result_summary: 'Done', artifacts: [{ type: 'file_ref', path: 'a.ts', lines: '1-2' }] });
+  expect(respelled.body.result).toEqual(first.body.result);
   expect(await written(id)).toEqual(before);
   const other = await update(bob, { task_id: id, transition: 'complete', result_summary: 'Something else' });
   expect(other.body.error.data.code).toBe('thread_terminal');
@@ -104,4 +107,22 @@ test('over MCP: accept_handoff again answers accepted, and the thread keeps one 
   const again = toolOk(await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: id } }));
   expect(again).toEqual(first);
   expect((await written(id)).history).toEqual(['pending:alice@acme', 'accepted:bob@acme']);
+});
+
+test('a create retried under its idempotency key with its line ranges written the other way gets the same thread', async () => {
+  const send = (lines: unknown) =>
+    relay.rpc(alice, 'message/send', {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: { parts: [{ type: 'text', text: 'ranges' }] },
+      artifacts: [{ type: 'file_ref', path: 'a.ts', lines }],
+      metadata: { client_idempotency_key: 'ranges-once' },
+    });
+  const first = await send([10, 20]);
+  expect(first.body.error).toBeUndefined();
+  const again = await send('10-20');
+  expect(again.body.error).toBeUndefined();
+  expect(again.body.result.task_id).toBe(first.body.result.task_id);
+  const other = await send([10, 21]);
+  expect(other.body.error.data.code).toBe('duplicate_idempotency_key');
 });
