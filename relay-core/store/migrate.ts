@@ -9,8 +9,9 @@ import { putById } from './thread-writes';
  * 1: outbox as flags on threads, lists by query. 2: outbox entries, and on FerretDB mailbox logs, message blocks,
  * minute buckets and claims. 3: one design on every engine: conditional replaces, lists and lookups by index.
  * 4: event logs and open approvals read by index, without marks, heads or a collection of the open approvals.
+ * 5: a task that has had an A2A push config is marked on its thread (ThreadDoc.push_configs).
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -60,6 +61,10 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
     const tagged = await store.cards.reconcile();
     if (tagged > 0) progress(`migrate: ${tagged.toLocaleString('en')} skills and owned repos of teammates tagged`);
   }
+
+  // Step 3: an event's fan-out reads a task's push configs only when its thread is marked; configs made before the
+  // mark would never be read again.
+  if (current < 5) touched += await markPushTasks(store, progress);
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
@@ -125,12 +130,15 @@ async function settleEventLogs(store: MongoStore, progress: (line: string) => vo
   let page: EventEntryDoc[] = [];
   const settle = async () => {
     const names = new Map((await marks.find({ _id: { $in: page.map((e) => `${e.handle}|${e.event.id}`) } }).toArray()).map((m) => [m._id, m.seq]));
-    const writes = page.map((e) =>
-      names.get(`${e.handle}|${e.event.id}`) === e.seq
-        ? { updateOne: { filter: { _id: e._id }, update: { $set: { event_id: e.event.id } } } }
-        : { deleteOne: { filter: { _id: e._id } } },
-    );
-    await store.eventLog.entries.bulkWrite(writes, { ordered: false });
+    const named = new Set(page.filter((e) => names.get(`${e.handle}|${e.event.id}`) === e.seq));
+    // One update command each, not one bulk write: the embedded FerretDB holds each statement's read (one of its 100
+    // SQLite connections) until its whole command is done, so a command of 100 updates waited forever for a
+    // connection, and every other command with it (a relay on a log of 100 events never started).
+    await inParallel([...named], async (e) => {
+      await store.eventLog.entries.updateOne({ _id: e._id }, { $set: { event_id: e.event.id } });
+    });
+    const unnamed = page.filter((e) => !named.has(e)).map((e) => e._id);
+    if (unnamed.length > 0) await store.eventLog.entries.deleteMany({ _id: { $in: unnamed } });
     settled += page.length;
     page = [];
     progress(`migrate: ${settled.toLocaleString('en')} event log entries settled`);
@@ -155,6 +163,18 @@ async function markOpenApprovals(store: MongoStore, progress: (line: string) => 
   for (let i = 0; i < ids.length; i += PAGE) await store.approvals.updateMany({ _id: { $in: ids.slice(i, i + PAGE) } }, { $set: { open: 1 } });
   await store.meta.deleteOne({ _id: OPEN_APPROVALS_ID });
   if (ids.length > 0) progress(`migrate: ${ids.length.toLocaleString('en')} open approvals marked on their listing entries`);
+}
+
+/** Marks the thread of every task with push configs (one document per such task, so the collection is small). */
+async function markPushTasks(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const tasks = await store.pushConfigs.docs.find({}, { projection: { _id: 1 } }).toArray();
+  let marked = 0;
+  await inParallel(tasks, async ({ _id }) => {
+    const { after } = await store.writeThread(_id, (thread) => (thread.push_configs ? undefined : { ...thread, push_configs: true }));
+    if (after) marked += 1;
+  });
+  if (marked > 0) progress(`migrate: ${marked.toLocaleString('en')} tasks with A2A push configs marked`);
+  return marked;
 }
 
 /** The collections of the structures each layout replaced with indexes. */
