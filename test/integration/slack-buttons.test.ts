@@ -10,6 +10,7 @@ import { clickButton } from '../helpers/slack-requests';
 import { testRedisUrl } from '../helpers/test-env';
 import { SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';
 import { waitUntil } from '../helpers/wait-until';
+import { STORE_CLEANUP_JOB } from '../../relay-core/queues/store-cleanup-job';
 
 let team: SlackTeam;
 let slack: FakeSlack;
@@ -34,12 +35,13 @@ const handoff = (summary: string, metadata?: Record<string, unknown>) => team.ha
 
 /**
  * Until the `verify` queue has nothing waiting, delayed or running but the handoffs' timers (delayed for hours, and
- * their arming after each event): every accept click has been decided.
+ * their arming after each event) and the store's clean-up (ten minutes away): every accept click has been decided.
  */
 async function verifyQueueDrained(): Promise<void> {
+  const background = new Set([TIMER_FIRE_JOB, TIMER_ARM_JOB, STORE_CLEANUP_JOB]);
   await waitUntil(async () => {
     const jobs = await verifyQueue.getJobs(['waiting', 'active', 'delayed', 'prioritized']);
-    return jobs.every((job) => job && (job.name === TIMER_FIRE_JOB || job.name === TIMER_ARM_JOB));
+    return jobs.every((job) => job && background.has(job.name));
   }, 'the verify queue to drain');
 }
 
