@@ -10,6 +10,7 @@ import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { TestClock } from '../helpers/test-clock';
 import { testMongoUrl } from '../helpers/test-env';
+import { waitUntil } from '../helpers/wait-until';
 
 const ZOE = 'U0ZOE'; // Europe/Berlin
 const ZACK = 'U0ZACK'; // Europe/Berlin
@@ -52,6 +53,9 @@ beforeAll(async () => {
   for (const to of ['zoe@acme', 'zack@acme', 'yara@acme', 'nick@acme']) await sendHandoff(relay, senderKey, to, `Digest team: for ${to}`);
   expect((await relay.rest('POST', '/admin/agents/yara@acme/disable', relay.adminKey)).status).toBe(200);
   await probe.settled();
+  // And every event's webhook fan-out done (its outbox entry goes with its last job): a fan-out reads cards too, and on
+  // a slower engine one still running during the tick was counted as the tick's.
+  await waitUntil(async () => (await relay.store.outbox.count()) === 0, "every event's jobs finished");
 }, 120_000);
 
 afterAll(async () => {
