@@ -320,10 +320,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
       timerSweeping ??= rescheduleLostDigest()
-        // The store's clean-up job, set up at start and again when Redis lost it.
-        .then(() => scheduleStoreCleanup(queues.verify).catch((error: Error) => log.warn({ err: error.message }, 'store clean-up not scheduled yet')))
         .then(() => timers.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
+        // The store's clean-up job, set up at start and again when Redis lost it.
+        .then(() => scheduleStoreCleanup(queues.verify).catch((error: Error) => log.warn({ err: error.message }, 'store clean-up not scheduled yet')))
         .finally(() => (timerSweeping = undefined));
       return timerSweeping;
     };
