@@ -284,13 +284,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
       );
     };
-    // The webhook deliveries still pending, once per Redis that came back without its jobs (its marker is gone too):
-    // the marker is set first, so a Redis lost again while they are enqueued is noticed at the next sweep.
-    const deliveriesMarker = `${config.queuePrefix}:webhooks:requeued`;
+    // The webhook deliveries still pending get their jobs again when Redis came back without them.
     const requeueLostDeliveries = async () => {
-      if (await producer.exists(deliveriesMarker)) return;
-      await producer.set(deliveriesMarker, clock.now().toISOString());
-      const requeued = await deadLetters.requeuePending();
+      const requeued = await deadLetters.requeueIfLost(producer);
       if (requeued > 0) log.info({ requeued }, 'pending webhook deliveries enqueued again: Redis came back without its jobs');
     };
     // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.

@@ -1,5 +1,6 @@
 // The `webhooks` queue's processor: an event job fans out to one `deliver` job per endpoint, which POSTs it.
 import { UnrecoverableError, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { carriedEvent, eventJobSchema, outboxEventOf } from '../queues/bullmq-queues';
 import type { EventThread } from '../service/event-publisher';
@@ -217,6 +218,17 @@ export class WebhookDeadLetters {
       count += 1;
     }
     return count;
+  }
+
+  /**
+   * requeuePending once per Redis that came back without its jobs: its marker, a key beside the webhooks queue, is gone
+   * with them. The marker is set first, so a Redis lost again while the deliveries are enqueued is noticed next time.
+   */
+  async requeueIfLost(redis: Pick<Redis, 'exists' | 'set'>): Promise<number> {
+    const marker = this.queues.webhooks.toKey('requeued');
+    if (await redis.exists(marker)) return 0;
+    await redis.set(marker, this.clock.now().toISOString());
+    return this.requeuePending();
   }
 
   private async enqueue(doc: WebhookDeliveryDoc): Promise<void> {
