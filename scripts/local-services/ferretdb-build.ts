@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.5`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.6`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -96,6 +96,24 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     file: path.join('internal', 'handler', 'msg_update.go'),
     from: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n',
     to: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n\t\tunlock()\n\n',
+  },
+  /**
+   * Each statement of an update releases its read when it is done, not when the whole command is: upstream defers
+   * every statement's closer to the end of the command, and an updateOne that matched stops reading before its rows
+   * are exhausted, so each held one of the database's 100 SQLite connections (pool/opendb.go) and its write needs one
+   * more: a command of 100 statements waited forever for a connection, holding its collection's lock.
+   */
+  {
+    name: 'the statement-by-statement update patch (no deferred close)',
+    file: path.join('internal', 'handler', 'msg_update.go'),
+    from: '\t\tcloser := iterator.NewMultiCloser()\n\t\tdefer closer.Close()\n',
+    to: '\t\tcloser := iterator.NewMultiCloser()\n',
+  },
+  {
+    name: 'the statement-by-statement update patch (close)',
+    file: path.join('internal', 'handler', 'msg_update.go'),
+    from: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n',
+    to: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n\t\tcloser.Close()\n',
   },
   {
     name: 'the atomic delete patch',

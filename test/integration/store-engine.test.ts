@@ -1,7 +1,8 @@
 // What the store's one design needs from its database engine, checked on the server the tests use (the embedded
-// FerretDB build, or whatever MONGODB_URL points to): conditional updates that are atomic across connections, and
-// an `_id` lookup served by the `_id` index when the filter also holds other conditions. Each of these failed on a
-// stock FerretDB 1.24 (scripts/local-services/ferretdb-patches/ holds what makes the embedded one pass).
+// FerretDB build, or whatever MONGODB_URL points to): conditional updates that are atomic across connections, an
+// `_id` lookup served by the `_id` index when the filter also holds other conditions, and a command of hundreds of
+// statements answered. Each of these failed on a stock FerretDB 1.24 (scripts/local-services/ferretdb-build.ts and
+// ferretdb-patches/ beside it hold what makes the embedded one pass).
 import { MongoClient, type Collection, type Document } from 'mongodb';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 
@@ -156,4 +157,52 @@ test('a limited find on a dotted path (which the embedded engine does not push d
   await docs!.insertMany([{ _id: 'a', n: 1 }, { _id: 'b', n: 2, result: { id: 'x' } } as Counter]);
   expect((await docs!.findOne({ 'result.id': 'x' } as never))?._id).toBe('b');
   expect((await docs!.find({ 'result.id': 'x' } as never).sort({ _id: 1 }).limit(1).toArray()).map((d) => d._id)).toEqual(['b']);
+});
+
+describe('a command of many statements', () => {
+  // Its own database and client: a command the engine never answers holds that database's connections, not dbName's.
+  const manyName = uniqueName('store_engine_many');
+  /** What a command that never answers fails in: 50 times what this test's commands take on the 2-core box. */
+  const ANSWER_MS = 10_000;
+  let client: MongoClient;
+  let docs: Collection<Counter>;
+
+  beforeAll(async () => {
+    client = await MongoClient.connect(testMongoUrl(), { serverSelectionTimeoutMS: ANSWER_MS, socketTimeoutMS: ANSWER_MS });
+    docs = client.db(manyName).collection<Counter>('many');
+  });
+
+  afterAll(async () => {
+    await client.db(manyName).dropDatabase();
+    await client.close();
+  });
+
+  /** The command's answer, or an error that says which command got none (instead of the driver's socket timeout). */
+  async function answered<T>(what: string, command: Promise<T>): Promise<T> {
+    try {
+      return await command;
+    } catch (err) {
+      throw new Error(`${what}: no answer within ${ANSWER_MS / 1000} s (${(err as Error).message})`, { cause: err });
+    }
+  }
+
+  test('one bulk write of 250 updates and 250 deletes (one update command and one delete command) completes, and the server answers afterwards', async () => {
+    const ids = Array.from({ length: 500 }, (_, i) => `m${String(i).padStart(3, '0')}`);
+    await docs.insertMany(ids.map((_id) => ({ _id, n: 0, version: 1 })));
+
+    const result = await answered(
+      'a bulkWrite of 250 updateOne then 250 deleteOne',
+      docs.bulkWrite([
+        ...ids.slice(0, 250).map((_id) => ({ updateOne: { filter: { _id, version: 1 }, update: { $set: { version: 2 }, $inc: { n: 1 } } } })),
+        ...ids.slice(250).map((_id) => ({ deleteOne: { filter: { _id, version: 1 } } })),
+      ]),
+    );
+    expect([result.matchedCount, result.modifiedCount, result.deletedCount]).toEqual([250, 250, 250]);
+
+    // Every kind of command still answers on the same database and collection: a read, a conditional write, a delete.
+    const left = await answered('a find after the bulk write', docs.find({}).sort({ _id: 1 }).toArray());
+    expect(left).toEqual(ids.slice(0, 250).map((_id) => ({ _id, n: 1, version: 2 })));
+    expect((await answered('an updateOne after the bulk write', docs.updateOne({ _id: 'm000', version: 2 }, { $set: { version: 3 } }))).modifiedCount).toBe(1);
+    expect((await answered('a deleteMany after the bulk write', docs.deleteMany({ version: 2 }))).deletedCount).toBe(249);
+  });
 });
