@@ -57,7 +57,10 @@ export function openInMailbox(threads: number): number {
   return open;
 }
 
-export function seededThread(template: ThreadDoc, i: number, opts: { reader: string; teammates: number; epoch: number }): ThreadDoc {
+export function seededThread(thread: ThreadDoc, i: number, opts: { reader: string; teammates: number; epoch: number }): ThreadDoc {
+  // Without what the template's own life left on it: its jobs in flight and its armed timer step (history's threads
+  // have neither running: no sweep is to work through them during a measurement).
+  const { jobs_pending: _jobs, pending_since: _since, next_timer: _step, next_due_at: _due, timer_version: _armed, ...template } = thread;
   const status = seededStatus(i);
   const from = seededHandle(i % opts.teammates);
   const to = i % MAILBOX_EVERY === 0 ? opts.reader : seededHandle((i + 1) % opts.teammates);

@@ -130,6 +130,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const eventStreams = new OpenEventStreams();
   // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
   const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }), feed);
+  // Each thread write marks its new events' jobs on these queues pending until they finish (the outbox).
+  store.outbox.deliverTo(publisher.queues);
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
@@ -168,6 +170,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     log,
     settings: config.timers,
   });
+  // Every thread write arms the thread's next timer step on the document it stores, when it can (settle).
+  store.settleThreadsWith((before, next) => timers.settle(before, next));
   const relay = new RelayService({
     store,
     teammates,
@@ -180,7 +184,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     approvalTimers: verifyJobs,
     feed,
     runs: config.runs,
-    // A create arms its thread's first timer step itself (its thread.created job then has nothing to do).
+    // A create arms its thread's first timer step on the document it inserts (its thread.created job then has nothing to do).
     timers,
   });
 
@@ -195,14 +199,16 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let timerTimer: NodeJS.Timeout | undefined;
   let timerSweeping: Promise<void> | undefined;
   if (roles.has('worker')) {
-    // The entries already in the outbox at start are of writers that died (or of other processes, whose events not
-    // written yet it leaves): enqueued before this process serves or works, so they reach the event logs first.
+    // The jobs pending at start are of processes that died before they enqueued them (or of other processes, which
+    // are enqueueing theirs: twice is once): enqueued before this process serves or works, so they reach the event
+    // logs first.
     await producerReady;
     await relay.sweepOutbox(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
-    // An event's job finished: its outbox entry stops waiting for this queue (service/outbox.ts).
+    // An event's job finished: its thread stops waiting for it (store/outbox-ledger.ts).
     const outboxMark = (queue: QueueName) => (job: Job) => {
       const eventId = eventOfJob(job);
-      if (eventId) store.outbox.finished(queue, eventId);
+      const threadId = (job.data as { thread_id?: unknown }).thread_id;
+      if (eventId && typeof threadId === 'string') store.outbox.finished(threadId, queue, eventId);
     };
     if (slackClient) {
       const home = homeRefresher({ relay, queue: queues.verify });

@@ -231,6 +231,15 @@ export interface ThreadDoc {
   expired_at?: Date | null;
   /** The timer steps this thread went through (service/handoff-timers.ts); absent until the first one. */
   timers?: ThreadTimers;
+  /** The step armed next (service/handoff-timers.ts); absent once none is left. */
+  next_timer?: ArmedStep;
+  /** When `next_timer` is due: a top-level field, so that the threads' `due` index serves the timer sweep. */
+  next_due_at?: Date;
+  /**
+   * The version whose write armed `next_timer` itself, needing no job for it yet (a step due later than the job
+   * horizon): the event of that version goes out without an arm job.
+   */
+  timer_version?: number;
   /** The handoff a Resend of this expired one created (its metadata carries `resent_from`). */
   resent_as?: string;
   /** Earlier recipients of a reassigned handoff, with the DM each was shown (redrawn once to say so). */
@@ -240,6 +249,10 @@ export interface ThreadDoc {
   /** Messages written by each side, for unread counts: `from` by the sender, `to` by the recipient. */
   message_counts: { from: number; to: number };
   outbox: OutboxEvent[];
+  /** The jobs of its events that have not finished yet, `<queue>:<event id>` (store/outbox-ledger.ts); absent when none. */
+  jobs_pending?: string[];
+  /** Since when `jobs_pending` has held jobs: a top-level field, so that the threads' `outbox` index serves the sweep. */
+  pending_since?: Date;
   /** Previous layout only (the migration moves it into `outbox_entries`): events that might not be on a queue yet. */
   outbox_dirty?: boolean;
   /** Previous layout only: how many of `outbox`'s events the old sweep had seen on their queues. */
@@ -329,7 +342,7 @@ export interface ReassignedFrom {
   redrawn?: boolean;
 }
 
-/** The next timer of one open thread (`_id` = thread id): the sweep reads this small collection, never `threads`. */
+/** A thread's armed step as the timers work with it: its `next_timer` and `next_due_at`, `_id` = the thread's. */
 export interface TimerDoc {
   _id: string;
   step: TimerStep;
@@ -340,7 +353,10 @@ export interface TimerDoc {
   armed_at: Date;
 }
 
-/** An event to put on its queues; removed once it is there (see store/outbox-ledger.ts). `_id` is the event id. */
+/** What a thread document holds of its armed step (ThreadDoc.next_timer; the due time is `next_due_at`). */
+export type ArmedStep = Omit<TimerDoc, '_id' | 'due_at'>;
+
+/** Up to layout 5, an event whose jobs had not finished (store/migrate.ts moves them onto their threads). `_id` is the event id. */
 export interface OutboxEntryDoc {
   _id: string;
   thread_id: string;

@@ -1,5 +1,5 @@
 // The timer rules: which step of a handoff's schedule comes next and when it is due, a pure function of the thread.
-import type { EscalationTarget, ThreadDoc, TimerStep } from './documents';
+import type { EscalationTarget, ThreadDoc, TimerDoc, TimerStep } from './documents';
 import type { Intent } from './schemas';
 import { nextWorkingTime, type WorkingHours } from './working-hours';
 
@@ -103,3 +103,24 @@ export function applyTimerStep(thread: ThreadDoc, step: TimerStep, now: Date, es
 
 /** Who a change made by the relay itself (a timer) is recorded as. */
 export const RELAY_ACTOR = 'relay';
+
+/** The thread's armed step, or null when it has none. */
+export function armedTimer(thread: ThreadDoc): TimerDoc | null {
+  if (!thread.next_timer || !thread.next_due_at) return null;
+  return { _id: thread._id, ...thread.next_timer, due_at: new Date(thread.next_due_at) };
+}
+
+/** The thread with `timer` armed (null: none), marked as armed by the write of `version` when given. */
+export function withArmedTimer(thread: ThreadDoc, timer: TimerDoc | null, version?: number): ThreadDoc {
+  const { next_timer: _step, next_due_at: _due, timer_version: _version, ...rest } = thread;
+  const marked = version === undefined ? rest : { ...rest, timer_version: version };
+  if (!timer) return marked;
+  const { _id, due_at, ...step } = timer;
+  return { ...marked, next_timer: step, next_due_at: due_at };
+}
+
+/** Whether two armed steps are the same one (the same step, due time, thread status and attempt). */
+export function sameTimer(a: TimerDoc | null, b: TimerDoc | null): boolean {
+  if (!a || !b) return a === b;
+  return a.step === b.step && a.attempt === b.attempt && a.status === b.status && a.due_at.getTime() === b.due_at.getTime();
+}

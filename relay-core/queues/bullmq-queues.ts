@@ -171,10 +171,9 @@ export class BullmqEventPublisher implements EventPublisher {
         const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
         jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }));
       }
-      // The thread's timers are armed off the request path (a create arms its first step itself); the job id
-      // makes a re-enqueue once. The outbox sweep publishes without `timer_armed`, so a create that died before
-      // its row was stored still gets its arm job.
-      const armed = thread.timer_armed && event.type === 'thread.created';
+      // A write arms the thread's next timer step itself when it can (service/handoff-timers.ts settle); else the
+      // arm job does, off the request path (its id makes a re-enqueue once).
+      const armed = thread.timer_version !== undefined && thread.timer_version === thread.version;
       if (this.timers && !armed && !KEEPS_TIMERS.has(event.type)) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
     }
     await Promise.all(jobs);

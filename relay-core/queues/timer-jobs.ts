@@ -9,7 +9,7 @@ export function timerJobHandlers(timers: HandoffTimers): Record<string, (job: Jo
   return {
     [TIMER_ARM_JOB]: async (job) => {
       const event = parseJob(eventJobSchema, job);
-      const armed = await timers.armAfter(event.thread_id, event.type, event.version);
+      const armed = await timers.arm(event.thread_id, { version: event.version });
       return armed ? { step: armed.step, due_at: armed.due_at.toISOString(), attempt: armed.attempt } : { step: null };
     },
     [TIMER_FIRE_JOB]: async (job) => timers.fire(parseJob(timerJobSchema, job)),

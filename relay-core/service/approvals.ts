@@ -213,8 +213,7 @@ export class Approvals {
     let held: ApprovalRecord | undefined;
     let fresh = false;
     const event: OutboxEvent = { id: randomUUID(), type: 'approval.requested', at: this.deps.clock.now(), by: actor.handle, via: fields.via };
-    await this.deps.outbox.recording(doc._id, event, async (inOutbox) => {
-      await inOutbox;
+    await this.deps.outbox.recording(event, async () => {
       const written = await this.deps.store.writeThread(doc._id, (current) => {
         fresh = false;
         const version = stateVersion(current);
@@ -322,7 +321,7 @@ export class Approvals {
           drifted = (result.event ?? null) !== (event?.type ?? null);
           return drifted ? undefined : result.next;
         });
-      const written = event ? await this.deps.outbox.recording(threadId, event, async (inOutbox) => (await inOutbox, (await write()).after)) : (await write()).after;
+      const written = event ? await this.deps.outbox.recording(event, async () => (await write()).after) : (await write()).after;
       if (drifted) continue;
       if (!result) throw new RelayError('not_found', `No approval ${id}`);
       if (!written || !result.record) {
@@ -456,8 +455,7 @@ export class Approvals {
       outcome = 'refusal' in applied ? { applied: false, message: `nothing was applied: ${applied.refusal}` } : { applied: true, message: applied.message };
     }
     const event: OutboxEvent = { id: randomUUID(), type: 'approval.decided', at: this.deps.clock.now(), by: record.actor, via: record.via };
-    const written = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
-      await inOutbox;
+    const written = await this.deps.outbox.recording(event, async () => {
       const result = await this.deps.store.writeThread(threadId, (current) => {
         const rec = current.approvals?.find((a) => a.id === id);
         if (!rec || rec.status !== 'approved' || rec.outcome) return undefined;
@@ -531,8 +529,7 @@ export class Approvals {
       const event: OutboxEvent = { id: randomUUID(), type, at: this.deps.clock.now(), by: 'policy', via: record.via };
       let outcome: 'reminded' | 'escalated' | 'timed_out' | null = null;
       let drifted = false;
-      const written = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
-        await inOutbox;
+      const written = await this.deps.outbox.recording(event, async () => {
         const result = await this.deps.store.writeThread(threadId, (current) => {
           const now = this.deps.clock.now();
           const rec = current.approvals?.find((a) => a.id === id);

@@ -10,8 +10,8 @@ export interface EventThread {
   candidates?: string[];
   /** The thread's write version as published (the event's or a later one). */
   version?: number;
-  /** Its create armed the first timer step itself (its row is stored), so `thread.created` needs no arm job. */
-  timer_armed?: boolean;
+  /** The write of this version armed the thread's next timer step itself (ThreadDoc.timer_version): no arm job. */
+  timer_version?: number;
   /** The task has had an A2A push notification config (ThreadDoc.push_configs). */
   push_configs?: true;
 }

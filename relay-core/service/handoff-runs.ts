@@ -127,8 +127,7 @@ export class HandoffRuns {
     let existing: string | null = null;
     let refusal: ThreadDoc | null = null;
     const event = this.event('run.queued', caller.handle, via, run);
-    const after = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
-      await inOutbox;
+    const after = await this.deps.outbox.recording(event, async () => {
       const written = await store.writeThread(threadId, (doc) => {
         existing = doc.run && !isFinishedRun(doc.run.status) ? doc.run.id : null;
         if (existing || doc.status !== 'accepted' || doc.to !== caller.handle) return undefined;
@@ -365,8 +364,7 @@ export class HandoffRuns {
   /** Copies the run onto its thread with an outbox event (Slack redraws the DMs, agents hear it on GET /events); once per change. */
   private async recordOnThread(run: RunDoc, type: EventType, by: string, via: Surface): Promise<void> {
     const event = this.event(type, by, via, run);
-    await this.deps.outbox.recording(run.thread_id, event, async (inOutbox) => {
-      await inOutbox;
+    await this.deps.outbox.recording(event, async () => {
       const written = await this.deps.store.writeThread(run.thread_id, (doc) => {
         if (doc.run?.id !== run._id) return undefined;
         const next = threadRunOf(run, doc.run);

@@ -5,32 +5,30 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc, EscalationTarget, OutboxEvent, ThreadDoc, TimerDoc, TimerStep } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { EventType } from '../domain/schemas';
-import { applyTimerStep, nextTimerStep, RELAY_ACTOR, type DueStep, type TimerSettings } from '../domain/timer-schedule';
+import { applyTimerStep, armedTimer, nextTimerStep, RELAY_ACTOR, sameTimer, withArmedTimer, type DueStep, type TimerSettings } from '../domain/timer-schedule';
 import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
-import { isDuplicateKey, putById, type MongoStore } from '../store/mongo-store';
+import type { MongoStore } from '../store/mongo-store';
 import { MINUTE_MS, minuteOf, timerDueFor, type TimerDue } from '../store/timer-due';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import type { TimeZones } from './time-zones';
 import type { TimerJob, TimerQueue } from './timer-queue';
 
-// The schedule itself is domain/timer-schedule.ts. Here:
-// - arm(thread): after every event of the thread (a `verify` job the event publisher adds), the next step is
-//   written to `timers` (one small document per open thread, `_id` = thread id) and a delayed job is added whose
-//   id is thread + step + attempt. A final state removes the document.
-// - armFirst(thread): the create arms the new thread's first step itself (it holds the document it writes): the step
-//   worked out beside the thread insert, then, once the thread is stored, the due entry and the delayed job, then the
-//   row (group-committed with the rows of concurrent creates: store.inserts.timers). Its `thread.created` event then
-//   goes out without an arm job (EventThread.timer_armed): a create writes the row only after its job and due entry,
-//   and any later event has its own job that re-reads the thread. Without a row (the create's arm failed, its zone
-//   was not known yet, or its process died first and the outbox sweep published the event) the `thread.created` job
-//   (armAfter) arms from the row if there is one, else in full from the thread.
+// The schedule itself is domain/timer-schedule.ts. A thread's next step lives on the thread (`next_timer`, with
+// `next_due_at` on the threads' `due` index), so arming it is part of the thread's own versioned write:
+// - settle(before, next): every thread write (MongoStore.writeThread) and a create (withFirstStep) work the step out
+//   on the document they store, when the zone it keeps is known without a call. Its event then goes out without an
+//   arm job (ThreadDoc.timer_version), unless the step is due within the job horizon: its delayed job is then added
+//   by the arm job.
+// - arm(thread): the `verify` job after an event whose write could not arm (the zone was not known, a step soon
+//   due): the next step is worked out again and written when it moved, and a delayed job is added whose id is
+//   thread + step + attempt, when it is due within the horizon. A final state has no step.
 // - fire(job): the job re-reads the thread and recomputes its next step with the injected clock: a step that is
 //   not the next any more, or not due yet, changes nothing (it is armed again). A due step is one versioned
 //   thread write that records it in `timers.fired` (so it can never fire twice) with its outbox event.
-// - sweep(): finds the due timers through store/timer-due.ts (never by reading `timers` whole, never `threads`). A
-//   due step whose job is missing (Redis lost it) or delayed is run now; after Redis came back empty every open
-//   timer is read and armed again.
+// - sweep(): finds the due steps through store/timer-due.ts (the `due` index: never every thread). A due step whose
+//   job is missing (Redis lost it) or delayed is run now; after Redis came back empty every armed step is read and
+//   armed again.
 
 export interface HandoffTimersDeps {
   store: MongoStore;
@@ -52,8 +50,8 @@ export interface HandoffTimersDeps {
  */
 const JOB_HORIZON_SWEEPS = 2;
 const MIN_JOB_HORIZON_MS = 2 * MINUTE_MS;
-/** Rows a sweep's look-ahead reads at once. */
-const AHEAD_READS = 20;
+/** Jobs a sweep's look-ahead adds at once. */
+const AHEAD_JOBS = 20;
 
 export type FireOutcome = 'fired' | 'not_due' | 'superseded' | 'no_timer';
 
@@ -82,8 +80,8 @@ export class HandoffTimers {
   }
 
   /**
-   * Steps due before this (a minute's start) have their jobs added when armed; later ones wait in the due ledger
-   * until a sweep's look-ahead reaches their minute (sweep). Whole minutes, as the ledger's buckets are.
+   * Steps due before this (a minute's start) have their jobs added when armed; later ones wait on the `due` index
+   * until a sweep's look-ahead reaches their minute (sweep). Whole minutes, as the look-ahead steps.
    */
   private jobsBefore(now: Date): number {
     return minuteOf(now.getTime() + this.horizonMs);
@@ -134,80 +132,97 @@ export class HandoffTimers {
   }
 
   /**
-   * The new thread's first step, for the create that is writing `thread`: worked out now (no write), and the returned
-   * function stores it once the thread is stored, while the thread's event goes on its queues: its due entry and
-   * delayed job first (alone they are harmless: a job without a row fires nothing, a due entry is checked against the
-   * row), then the row, so a row always has its due entry. So the create's thread insert (and its DM's job) waits for
-   * no timer write. A duplicate row was written by a later event's arm and stays. Null: the thread has no step (every
-   * step turned off), or its zone is not known yet.
+   * The new thread as its create stores it, its first step armed (not when its zone is not known yet: the
+   * `thread.created` arm job arms it then). A held create has no step until it is approved.
    */
-  async armFirst(thread: ThreadDoc): Promise<(() => Promise<void>) | null> {
-    const { store, clock } = this.deps;
+  async withFirstStep(thread: ThreadDoc): Promise<ThreadDoc> {
     const next = await this.nextWithoutWaiting(thread);
-    if (!next) return null;
-    const now = clock.now();
-    const timer: TimerDoc = { _id: thread._id, step: next.step, due_at: next.due, attempt: 0, status: thread.status, armed_at: now };
-    return async () => {
-      await this.addJob(timer, now);
-      try {
-        await store.inserts.timers.insert(timer);
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-    };
+    if (next === undefined) return thread;
+    return this.armedOn(null, thread, next, thread.version);
   }
 
   /**
-   * The `verify` job after an event (`version`: the thread's once it was written). A `thread.created` job comes only
-   * when the create did not say its first step was armed (armFirst); a row there all the same (the create's process
-   * died after storing it) has its job added again, which is once.
+   * What every thread write stores (MongoStore.writeThread): `next` with its next step worked out on it, when
+   * the zone that step keeps is known without a call and the change did not arm it itself (the arm job, a fire).
+   * Otherwise `next` as it is, and the event's arm job works it out.
    */
-  async armAfter(threadId: string, event: EventType, version?: number): Promise<TimerDoc | null> {
-    if (event === 'thread.created') {
-      const row = await this.deps.store.timers.findOne({ _id: threadId });
-      if (row) {
-        await this.addJob(row, this.deps.clock.now());
-        return row;
-      }
-    }
-    return this.arm(threadId, { version });
+  settle(before: ThreadDoc, next: ThreadDoc): ThreadDoc {
+    if (before.next_timer !== next.next_timer || before.next_due_at !== next.next_due_at || before.timer_version !== next.timer_version) return next;
+    const zone = this.zoneNow(next);
+    if (zone === undefined) return next;
+    return this.armedOn(before, next, nextTimerStep(next, this.deps.settings, zone), (before.version ?? 0) + 1);
   }
 
   /**
-   * Arms the thread's next step (or drops its timer when none is left). `force` arms a new attempt even when
-   * unchanged; `version`: the thread is read as of that version or later (store.readThreadFrom).
+   * `thread` (to be stored as `version`) with `next` armed: the step it holds when that is the same one, else a new
+   * attempt. Marked as armed by that write unless the step's job is due within the horizon (the arm job adds it).
+   */
+  private armedOn(before: ThreadDoc | null, thread: ThreadDoc, next: DueStep | null, version: number): ThreadDoc {
+    const now = this.deps.clock.now();
+    const timer = next ? this.stepOn(before ?? thread, thread.status, next, now) : null;
+    const needsJob = timer !== null && timer.due_at.getTime() < this.jobsBefore(now);
+    return withArmedTimer(thread, timer, needsJob ? undefined : version);
+  }
+
+  /** The armed step for `next` on a thread now `status`: `from`'s own when unchanged (and not `force`), else a new attempt. */
+  private stepOn(from: ThreadDoc, status: ThreadDoc['status'], next: DueStep, now: Date, force = false): TimerDoc {
+    const row = armedTimer(from);
+    if (row && !force && row.step === next.step && row.status === status && row.due_at.getTime() === next.due.getTime()) return row;
+    return { _id: from._id, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status, armed_at: now };
+  }
+
+  /** The zone the thread's steps keep, when known without a call (undefined: only zoneOf can tell). */
+  private zoneNow(thread: ThreadDoc): string | undefined {
+    if (!this.deps.settings.workingHours) return 'UTC';
+    const agent = this.deps.teammates.cached(this.timedFor(thread));
+    const zone = agent ? this.deps.zones.known(agent) : undefined;
+    if (zone === undefined) return undefined;
+    return zone && isKnownZone(zone) ? zone : 'UTC';
+  }
+
+  /**
+   * Arms the thread's next step (or drops it when none is left), writing it when it moved, and adds its job when it
+   * is due within the horizon: the `verify` job after an event whose write could not arm it, or whose step is due
+   * within the horizon. `force` arms a new attempt even when unchanged; `version`: the thread is read as of that
+   * version or later (store.readThreadFrom; an event's job carries the version its write stored).
    */
   async arm(threadId: string, opts: { force?: boolean; version?: number } = {}): Promise<TimerDoc | null> {
     const { store, clock } = this.deps;
-    const [thread, row] = await Promise.all([store.readThreadFrom(threadId, opts.version), store.timers.findOne({ _id: threadId })]);
-    const next = thread ? (await this.next(thread)).next : null;
-    if (!thread || !next) {
-      if (row) await store.timers.deleteOne({ _id: threadId });
-      return null;
+    const thread = await store.readThreadFrom(threadId, opts.version);
+    if (!thread) return null;
+    const { next, zone } = await this.next(thread);
+    const now = clock.now();
+    const wanted = next ? this.stepOn(thread, thread.status, next, now, opts.force) : null;
+    let timer = armedTimer(thread);
+    if (!sameTimer(timer, wanted)) {
+      // On the version it read, beside the thread's state (no version moved): the DM's writes do not wait on it.
+      const written = await store.writeThreadTimer(
+        threadId,
+        (doc) => {
+          // Another write moved the thread to someone else (a claim, a reassignment): its own event arms it.
+          if (this.timedFor(doc) !== this.timedFor(thread)) return undefined;
+          const again = nextTimerStep(doc, this.deps.settings, zone);
+          const step = again ? this.stepOn(doc, doc.status, again, now, opts.force) : null;
+          return sameTimer(armedTimer(doc), step) ? undefined : withArmedTimer(doc, step, doc.version);
+        },
+        thread,
+      );
+      const stored = written.after ?? written.before;
+      timer = stored ? armedTimer(stored) : null;
     }
-    const unchanged = row && row.step === next.step && row.status === thread.status && row.due_at.getTime() === next.due.getTime();
-    let timer: TimerDoc;
-    if (unchanged && !opts.force) {
-      timer = row;
-    } else {
-      timer = { _id: threadId, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status: thread.status, armed_at: clock.now() };
-      // The row right after the reads: two arms of one thread racing (the jobs of two events) then write it as near
-      // as can be in the order they read the thread; the due entry only matters once the step is due.
-      await putById(store.timers, threadId, { step: timer.step, due_at: timer.due_at, attempt: timer.attempt, status: timer.status, armed_at: timer.armed_at });
-    }
-    await this.addJob(timer, clock.now());
+    if (timer) await this.addJob(timer, now);
     return timer;
   }
 
   /** Runs one timer job: records its step on the thread once, when it is still the next one and due. */
   async fire(job: TimerJob): Promise<FireOutcome> {
     const { store, clock, log } = this.deps;
-    const row = await store.timers.findOne({ _id: job.thread_id });
-    if (!row) return 'no_timer';
-    if (row.step !== job.step || row.attempt !== job.attempt) return 'superseded';
     const thread = await store.readThread(job.thread_id);
-    const { next, zone } = thread ? await this.next(thread) : { next: null, zone: 'UTC' };
-    if (!thread || !next || next.step !== job.step) {
+    const row = thread && armedTimer(thread);
+    if (!thread || !row) return 'no_timer';
+    if (row.step !== job.step || row.attempt !== job.attempt) return 'superseded';
+    const { next, zone } = await this.next(thread);
+    if (!next || next.step !== job.step) {
       await this.arm(job.thread_id);
       return 'superseded';
     }
@@ -220,8 +235,7 @@ export class HandoffTimers {
     const escalation = job.step === 'escalate' ? await this.escalationTarget(thread) : null;
     const event: OutboxEvent = { id: randomUUID(), type: eventOf(job.step), at: now, by: RELAY_ACTOR, via: 'api' };
     let applied = false;
-    await this.deps.outbox.recording(job.thread_id, event, async (inOutbox) => {
-      await inOutbox;
+    await this.deps.outbox.recording(event, async () => {
       const { after } = await store.writeThread(job.thread_id, (doc) => {
         applied = false;
         // The very version written is judged again: a transition or another job in between wins.
@@ -258,29 +272,27 @@ export class HandoffTimers {
 
   /**
    * Every due step runs now (its delayed job promoted, or added again when Redis lost it), found through the `due`
-   * index on `timers.due_at` (store/timer-due.ts), so a sweep with nothing due reads no row however many threads
-   * are open; then the steps that came within
-   * the horizon get their jobs (addAhead). Only after Redis lost its jobs does it read every open timer, to arm again
-   * each one within the horizon. Returns how many it ran or re-armed.
+   * index on `threads.next_due_at` (store/timer-due.ts), so a sweep with nothing due reads no thread however many
+   * are open; then the steps that came within the horizon get their jobs (addAhead). Only after Redis lost its jobs
+   * does it read every armed step, to arm again each one within the horizon. Returns how many it ran or re-armed.
    */
   async sweep(): Promise<number> {
-    const { store, queue, clock, log } = this.deps;
+    const { queue, clock, log } = this.deps;
     const lost = await queue.lostJobs();
     const now = clock.now();
     let touched = 0;
     const seen = new Set<string>();
     if (lost) {
-      for await (const row of store.timers.find({})) {
+      for await (const row of this.dueTimers.all()) {
         seen.add(row._id);
         if (row.due_at <= now) touched += await this.runDue(row, now);
         else if (await this.addJob(row, now)) touched += 1;
       }
     }
-    for (const id of await this.dueTimers.due(now)) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const row = await store.timers.findOne({ _id: id });
-      if (row && row.due_at <= now) touched += await this.runDue(row, now);
+    for (const row of await this.dueTimers.due(now)) {
+      if (seen.has(row._id)) continue;
+      seen.add(row._id);
+      touched += await this.runDue(row, now);
     }
     await this.addAhead(now);
     if (lost) {
@@ -291,22 +303,17 @@ export class HandoffTimers {
   }
 
   /**
-   * Adds the jobs of the steps that came within the horizon since this process's last sweep: the ledger's minutes
-   * from there up to jobsBefore(now) (from the current minute on this process's first sweep: an earlier one's steps
-   * are due, and `due` runs them). Each row is read again, as its step may have moved on; a job added twice is once.
+   * Adds the jobs of the steps that came within the horizon since this process's last sweep: the minutes from there
+   * up to jobsBefore(now) (from the current minute on this process's first sweep: an earlier one's steps are due,
+   * and `due` runs them). A job added twice is once.
    */
   private async addAhead(now: Date): Promise<void> {
     const until = this.jobsBefore(now);
     const from = Math.max(this.aheadFrom ?? 0, minuteOf(now.getTime()));
     if (from < until) {
-      const ids = await this.dueTimers.ahead(from, until);
-      for (let i = 0; i < ids.length; i += AHEAD_READS) {
-        await Promise.all(
-          ids.slice(i, i + AHEAD_READS).map(async (id) => {
-            const row = await this.deps.store.timers.findOne({ _id: id });
-            if (row && row.due_at > now) await this.addJob(row, now);
-          }),
-        );
+      const rows = await this.dueTimers.ahead(from, until);
+      for (let i = 0; i < rows.length; i += AHEAD_JOBS) {
+        await Promise.all(rows.slice(i, i + AHEAD_JOBS).filter((row) => row.due_at > now).map((row) => this.addJob(row, now)));
       }
     }
     this.aheadFrom = Math.max(this.aheadFrom ?? 0, until);

@@ -141,8 +141,7 @@ export class MessageAppender {
         outbox: [...doc.outbox, event],
       };
     };
-    const after = await this.deps.outbox.recording(threadId, event, async (inOutbox) => {
-      await inOutbox;
+    const after = await this.deps.outbox.recording(event, async () => {
       return (await this.deps.store.writeThread(threadId, count, from)).after;
     });
     return after !== null || alreadyRecorded;

@@ -97,7 +97,7 @@ export interface RelayServiceDeps {
   /** Lease and progress limits of handoff runs (handoff-runs.ts); defaults otherwise. */
   runs?: Partial<RunSettings>;
   /** Arms a new thread's first timer step at create (handoff-timers.ts); without it the thread.created job does. */
-  timers?: Pick<HandoffTimers, 'armFirst'>;
+  timers?: Pick<HandoffTimers, 'withFirstStep'>;
 }
 
 export class RelayService {
@@ -115,7 +115,7 @@ export class RelayService {
   private readonly tokenSecret: string;
   private readonly tokenTtlMs: number;
   private readonly policy?: PolicyGate;
-  private readonly timers?: Pick<HandoffTimers, 'armFirst'>;
+  private readonly timers?: Pick<HandoffTimers, 'withFirstStep'>;
   /**
    * The read markers this process wrote lately (`thread:viewer` → messages seen): a re-read with nothing new writes
    * none. Short-lived, so a marker another process wrote over with an older count heals within a minute.
@@ -246,57 +246,33 @@ export class RelayService {
     } else if (policy) {
       doc.status_history = doc.status_history.map((entry) => ({ ...entry, policy }));
     }
-    // The first timer step is worked out beside the thread write and stored once the thread is in, so the
-    // thread.created event needs no arm job; a held create has no steps until it is approved.
-    const firstTimer = held ? null : this.armFirstTimer(doc);
-    let rowStored: Promise<boolean> = Promise.resolve(false);
-    const created = await this.outbox.recording(
-      threadId,
-      doc.outbox[0]!,
-      async (inOutbox) => {
-        await inOutbox;
-        try {
-          await this.store.insertThread(doc);
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
-          return null;
-        }
-        const storeStep = await firstTimer;
-        if (!storeStep) return doc;
-        // The step's due entry and row go in while the event goes on its queues (the DM and webhook jobs need neither).
-        rowStored = storeStep();
-        return { ...doc, timer_armed: true };
-      },
-      // Without the row after all, the event goes again without timer_armed, which adds its arm job.
-      async (written) => ((await rowStored) ? written : doc),
-    );
+    // The first timer step is armed on the document the create inserts (its thread.created event then needs no arm
+    // job); a held create has no steps until it is approved.
+    const stored = held ? doc : await this.withFirstStep(doc);
+    const created = await this.outbox.recording(stored.outbox[0]!, async () => {
+      try {
+        return await this.store.insertThread(stored);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return null;
+      }
+    });
     if (!created) return this.replayCreate(await this.store.readThread(threadId), bodyHash);
     if (held) await this.approvals.opened(threadId, held);
     this.log.info(
       { thread_id: threadId, from: sender.handle, to: doc.to, candidates: doc.status === 'unclaimed' ? doc.candidates : undefined, via, ...(held ? { approval_id: held.id } : {}) },
       held ? 'handoff held for approval' : 'handoff created',
     );
-    return this.createResult(doc);
+    return this.createResult(stored);
   }
 
-  /**
-   * Starts working out a new thread's first timer step; resolves to what stores it (its due entry and row), which
-   * answers whether the row is stored. Never rejects: without the row, the thread.created arm job arms the step.
-   */
-  private armFirstTimer(doc: ThreadDoc): Promise<(() => Promise<boolean>) | null> | null {
-    const timers = this.timers;
-    if (!timers) return null;
-    const failed = (error: Error) => {
+  /** The new thread with its first timer step armed; as it is when that fails (its thread.created arm job arms it). */
+  private async withFirstStep(doc: ThreadDoc): Promise<ThreadDoc> {
+    if (!this.timers) return doc;
+    return this.timers.withFirstStep(doc).catch((error: Error) => {
       this.log.warn({ thread_id: doc._id, err: error.message }, 'first timer not armed at create; its arm job will');
-      return false;
-    };
-    return timers.armFirst(doc).then(
-      (storeStep) => (storeStep ? () => storeStep().then(() => true, failed) : null),
-      (error: Error) => {
-        failed(error);
-        return null;
-      },
-    );
+      return doc;
+    });
   }
 
   // ── claim ───────────────────────────────────────────────────────────────────
@@ -314,8 +290,7 @@ export class RelayService {
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.claimed', at: now, by: caller.handle, via };
     let before: ThreadDoc | null = null;
-    const after = await this.outbox.recording(threadId, event, async (inOutbox) => {
-      await inOutbox;
+    const after = await this.outbox.recording(event, async () => {
       const written = await this.store.writeThread(threadId, (doc) => {
         const token = mintHandoffToken(this.tokenSecret, { id: doc._id, team: caller.team, bodyHash: doc.body_hash, projectId: declaredProject(doc.metadata).project_id }, now, this.tokenTtlMs);
         return claimedThread(doc, { claimer: caller, now, via, event, token, ...(policy ? { policy } : {}) });
@@ -480,8 +455,7 @@ export class RelayService {
     let gateRefused = false;
     let repeated = false;
     let before: ThreadDoc | null = null;
-    const after = await this.outbox.recording(request.thread_id, event, async (inOutbox) => {
-      await inOutbox;
+    const after = await this.outbox.recording(event, async () => {
       const written = await this.store.writeThread(request.thread_id, (doc) => {
       gateRefused = false;
       repeated = false;
@@ -532,8 +506,7 @@ export class RelayService {
     const now = this.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.reassigned', at: now, by: caller.handle, via };
     let before: ThreadDoc | null = null;
-    const after = await this.outbox.recording(threadId, event, async (inOutbox) => {
-      await inOutbox;
+    const after = await this.outbox.recording(event, async () => {
       const written = await this.store.writeThread(threadId, (doc) => {
         // An unclaimed handoff nobody claimed can be handed to one teammate too (its escalation offers Reassign).
         if (doc.from !== caller.handle || (doc.status !== 'pending' && doc.status !== 'unclaimed') || doc.to === recipient.handle) return undefined;

@@ -150,6 +150,11 @@ export class Teammates {
     return agent && agent.status === 'active' ? agent : null;
   }
 
+  /** The card of `handle` when this process holds it (get's cache), without a read; undefined otherwise. */
+  cached(handle: string): AgentDoc | undefined {
+    return this.agentCache.get(handle);
+  }
+
   /** Any teammate by handle (disabled ones too: their threads stay readable), or null. */
   async get(handle: string): Promise<AgentDoc | null> {
     const cached = this.agentCache.get(handle);

@@ -1,8 +1,9 @@
 // Brings a database written by an earlier layout up to this one, on start and by `handoff-relay migrate`.
 // Idempotent (a version marker in `meta`), resumable (each step picks up what is left), with progress lines.
-import type { ThreadDoc } from '../domain/documents';
+import type { OutboxEntryDoc, ThreadDoc, TimerDoc } from '../domain/documents';
 import type { EventEntryDoc } from './event-log';
 import type { MongoStore } from './mongo-store';
+import { jobKey } from './outbox-ledger';
 import { putById } from './thread-writes';
 
 /**
@@ -10,8 +11,10 @@ import { putById } from './thread-writes';
  * minute buckets and claims. 3: one design on every engine: conditional replaces, lists and lookups by index.
  * 4: event logs and open approvals read by index, without marks, heads or a collection of the open approvals.
  * 5: a task that has had an A2A push config is marked on its thread (ThreadDoc.push_configs).
+ * 6: a thread's armed timer step and its events' pending jobs are on the thread (`next_timer` and `next_due_at`,
+ *    `jobs_pending` and `pending_since`), not in the `timers` and `outbox_entries` collections.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -37,13 +40,14 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   // Step 0, before anything here writes: the claims of FerretDB writes up to layout 2 that no document holds yet.
   if (current < 3) touched += await applyClaims(store, progress);
 
-  // Step 1: events the previous sweep had not yet seen on their queues become outbox entries.
+  // Step 1: events the previous sweep had not yet seen on their queues get their jobs pending.
   // (A clean thread keeps its `outbox_dirty: false`: nothing reads it any more.)
-  const dirty = current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1, outbox: 1, outbox_enqueued: 1 } }).toArray();
-  if (dirty.length > 0) progress(`migrate: moving the unsent events of ${dirty.length.toLocaleString('en')} threads into the outbox`);
-  await inParallel(dirty, async (doc) => {
-    for (const event of doc.outbox.slice(doc.outbox_enqueued ?? 0)) await store.outbox.pending(doc._id, event);
-    await store.writeThread(doc._id, (current) => (current.outbox_dirty === undefined ? undefined : withoutOutboxFlags(current)));
+  const dirty = current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1 } }).toArray();
+  if (dirty.length > 0) progress(`migrate: marking the unsent events of ${dirty.length.toLocaleString('en')} threads pending`);
+  await inParallel(dirty, async ({ _id }) => {
+    await store.writeThread(_id, (doc) =>
+      doc.outbox_dirty === undefined ? undefined : store.outbox.withPending(withoutOutboxFlags(doc), doc.outbox.slice(doc.outbox_enqueued ?? 0), new Date(), LAYOUT_5_QUEUES),
+    );
   });
   touched += dirty.length;
 
@@ -65,6 +69,12 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   // Step 3: an event's fan-out reads a task's push configs only when its thread is marked; configs made before the
   // mark would never be read again.
   if (current < 5) touched += await markPushTasks(store, progress);
+
+  // Step 4: each open thread's armed timer step, and the pending jobs of its events, move onto the thread.
+  if (current < 6) {
+    touched += await moveTimersOntoThreads(store, progress);
+    touched += await moveOutboxOntoThreads(store, progress);
+  }
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
@@ -176,6 +186,51 @@ async function markPushTasks(store: MongoStore, progress: (line: string) => void
   if (marked > 0) progress(`migrate: ${marked.toLocaleString('en')} tasks with A2A push configs marked`);
   return marked;
 }
+
+/**
+ * Up to layout 5, a thread's armed step was a row of its own in `timers` (`_id` = the thread's). Each row goes onto
+ * its thread (a rerun sets the same fields again); then the collection goes.
+ */
+async function moveTimersOntoThreads(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const timers = store.db.collection<TimerDoc>('timers');
+  const rows = await timers.find({}).toArray();
+  await inParallel(rows, async ({ _id, due_at, ...step }) => {
+    await store.threads.updateOne({ _id }, { $set: { next_timer: step, next_due_at: due_at } });
+  });
+  if ((await store.db.listCollections({ name: 'timers' }, { nameOnly: true }).toArray()).length > 0) await timers.drop();
+  if (rows.length > 0) progress(`migrate: the armed timer steps of ${rows.length.toLocaleString('en')} threads moved onto the threads`);
+  return rows.length;
+}
+
+/**
+ * Up to layout 5, an event whose jobs had not finished had an entry in `outbox_entries` naming their queues (every
+ * queue, on entries written before layout 5). Each entry's jobs go onto its thread, pending since the entry was
+ * written (a rerun adds none twice); then the collection goes.
+ */
+async function moveOutboxOntoThreads(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const entries = store.db.collection<OutboxEntryDoc>('outbox_entries');
+  const byThread = new Map<string, OutboxEntryDoc[]>();
+  for (const entry of await entries.find({}).toArray()) byThread.set(entry.thread_id, [...(byThread.get(entry.thread_id) ?? []), entry]);
+  await inParallel([...byThread], async ([threadId, waiting]) => {
+    await store.writeThread(threadId, (doc) => {
+      const keys = waiting.flatMap((entry) => (entry.jobs ?? LAYOUT_5_QUEUES).map((queue) => jobKey(queue, entry._id)));
+      const pending = doc.jobs_pending ?? [];
+      const added = keys.filter((key) => !pending.includes(key) && doc.outbox.some((e) => key.endsWith(`:${e.id}`)));
+      if (added.length === 0) return undefined;
+      const since = new Date(Math.min(...waiting.map((entry) => entry.at.getTime())));
+      return { ...doc, jobs_pending: [...pending, ...added], pending_since: doc.pending_since && doc.pending_since < since ? doc.pending_since : since };
+    });
+  });
+  if ((await store.db.listCollections({ name: 'outbox_entries' }, { nameOnly: true }).toArray()).length > 0) await entries.drop();
+  if (byThread.size > 0) progress(`migrate: the events in flight of ${byThread.size.toLocaleString('en')} threads moved onto the threads`);
+  return byThread.size;
+}
+
+/**
+ * The queues an event's jobs went to up to layout 5 (an entry of before layout 5 names none: it waited for each).
+ * Without Slack the sweep finds no `slack` queue to wait for, and takes that job out.
+ */
+const LAYOUT_5_QUEUES = ['webhooks', 'slack'];
 
 /** The collections of the structures each layout replaced with indexes. */
 const LEGACY_COLLECTIONS: Record<number, string[]> = {

@@ -11,13 +11,11 @@ import type {
   InviteDoc,
   MessageDoc,
   MetaDoc,
-  OutboxEntryDoc,
   PolicyAuditDoc,
   PolicyDoc,
   SlackLinkDoc,
   ThreadDoc,
   ThreadReadDoc,
-  TimerDoc,
 } from '../domain/documents';
 import { AgentCards, type AgentTagDoc } from './agent-cards';
 import { InsertBatcher } from './insert-batcher';
@@ -27,7 +25,7 @@ import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
-import { cappedOutbox, dropCandidates, TRIM_READS } from './outbox-cap';
+import { cappedOutbox } from './outbox-cap';
 import { IndexedThreadLists, type ThreadLists } from './thread-lists';
 import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite } from './thread-writes';
 import { TtlCache } from '../ops/ttl-cache';
@@ -103,18 +101,13 @@ export class MongoStore {
   /** The approvals listing (approval id → thread), the open ones marked (`open`); each thread holds its approvals' truth. */
   readonly approvals: Collection<ApprovalIndexDoc>;
   readonly idempotency: Collection<IdempotencyDoc>;
-  readonly outboxEntries: Collection<OutboxEntryDoc>;
   readonly meta: Collection<MetaDoc>;
-  /** The next timer of each open thread, by thread id (service/handoff-timers.ts). */
-  readonly timers: Collection<TimerDoc>;
   /** Role, skill and owner targets bound to Slack channels, by `_id` = the target. */
   readonly channelBindings: Collection<ChannelBindingDoc>;
   /** Inserts on the write path of every request, group-committed (insert-batcher.ts). */
   readonly inserts: {
     threads: InsertBatcher<ThreadDoc>;
     messages: InsertBatcher<MessageDoc>;
-    /** A create's first timer row (service/handoff-timers.ts armFirst). */
-    timers: InsertBatcher<TimerDoc>;
   };
   /** Every thread write and every read of a thread's current version goes through this. */
   readonly writer: VersionedWriter<ThreadDoc>;
@@ -133,6 +126,11 @@ export class MongoStore {
   /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
   readonly cards: AgentCards;
   private readonly threadWriteQueue = new KeyedQueue();
+  /**
+   * What every thread write does last to the document it stores: the relay's timers work out its next step there
+   * (settleThreadsWith; service/handoff-timers.ts settle), so a write arms it without another command.
+   */
+  private settleThread: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc = (_before, next) => next;
   /** The newest version of each thread this process created or wrote moments ago (readThreadFrom). */
   private readonly recentThreads = new TtlCache<string, ThreadDoc>(RECENT_THREAD_MS, RECENT_THREADS);
 
@@ -152,9 +150,7 @@ export class MongoStore {
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.approvals = db.collection<ApprovalIndexDoc>('approvals');
     this.idempotency = db.collection<IdempotencyDoc>('idempotency');
-    this.outboxEntries = db.collection<OutboxEntryDoc>('outbox_entries');
     this.meta = db.collection<MetaDoc>('meta');
-    this.timers = db.collection<TimerDoc>('timers');
     this.channelBindings = db.collection<ChannelBindingDoc>('channel_bindings');
     // One insert command in flight per collection: what arrives meanwhile goes in the next one together (on SQLite,
     // which takes one writer at a time, more in flight would only queue up there).
@@ -162,14 +158,14 @@ export class MongoStore {
     this.inserts = {
       threads: new InsertBatcher(this.threads, inFlight),
       messages: new InsertBatcher(this.messages, inFlight),
-      timers: new InsertBatcher(this.timers, inFlight),
     };
-    this.outbox = new OutboxLedger(this.outboxEntries, new InsertBatcher(this.outboxEntries, inFlight));
+    this.outbox = new OutboxLedger(this.threads);
     this.eventLog = new EventLog(db, inFlight);
     this.accountLog = new AccountLog(db);
     this.pushConfigs = new PushConfigStore(db);
     this.runs = new RunStore(db);
-    this.writer = new VersionedWriter(this.threads, 'thread');
+    // A thread's pending jobs: its writes add them, the workers take them out (outbox-ledger.ts).
+    this.writer = new VersionedWriter(this.threads, 'thread', { list: 'jobs_pending', since: 'pending_since' });
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
     this.lists = new IndexedThreadLists(this.threads);
     this.cards = new AgentCards(this.agents, db.collection<AgentTagDoc>('agent_tags'));
@@ -200,8 +196,10 @@ export class MongoStore {
       // The unclaimed handoffs (few at any time), whose candidates' received lists show them.
       [this.threads, { status: 1, created_at: -1 }, { name: 'by_status' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
-      // The timer sweep's due rows (store/timer-due.ts).
-      [this.timers, { due_at: 1 }, { name: 'due' }],
+      // The timer sweep's due steps (store/timer-due.ts), and the outbox sweep's threads with jobs in flight
+      // (outbox-ledger.ts).
+      [this.threads, { next_due_at: 1 }, { name: 'due' }],
+      [this.threads, { pending_since: 1 }, { name: 'outbox' }],
       // A teammate's event log after a cursor, and each event in it once (event-log.ts; layout 4's migration fills
       // `event_id` in older entries, so this runs after it).
       [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
@@ -257,12 +255,15 @@ export class MongoStore {
   }
 
   /**
-   * Inserts a new thread (a duplicate `_id` rejects with the server's duplicate-key error). The jobs of its first
-   * event start from the document inserted here instead of reading it back (readThreadFrom).
+   * Inserts a new thread, its first event's jobs pending (outbox-ledger.ts), and returns it as stored (a duplicate
+   * `_id` rejects with the server's duplicate-key error). The jobs of its first event start from the document
+   * inserted here instead of reading it back (readThreadFrom).
    */
-  async insertThread(doc: ThreadDoc): Promise<void> {
-    await this.inserts.threads.insert(doc);
-    this.remember(doc);
+  async insertThread(doc: ThreadDoc): Promise<ThreadDoc> {
+    const stored = this.outbox.marked(null, doc, new Date());
+    await this.inserts.threads.insert(stored);
+    this.remember(stored);
+    return stored;
   }
 
   /** Keeps `doc` as the newest version of its thread this process knows (readThreadFrom), when it is small. */
@@ -292,22 +293,32 @@ export class MongoStore {
    * `from`: this store's own recent read or write of the thread, to start from instead of reading it again.
    */
   async writeThread(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
-    // Every write also bounds the thread's events (outbox-cap.ts): before each try, the entries of the events it
-    // might drop are looked up (none while the thread holds few events); the change drops those that are gone.
-    const settled = new Set<string>();
-    const learn = async (current: ThreadDoc): Promise<void> => {
-      const candidates = dropCandidates(current).filter((eventId) => !settled.has(eventId));
-      if (candidates.length === 0) return;
-      for (const eventId of await this.outbox.settled(candidates, TRIM_READS)) settled.add(eventId);
-    };
-    const capped = (current: ThreadDoc): ThreadDoc | undefined => {
+    // Every write bounds the thread's events (outbox-cap.ts), marks the jobs of the events it adds pending (the
+    // outbox: outbox-ledger.ts) and arms the thread's next timer step (settleThread), all in the one document.
+    const stored = (current: ThreadDoc): ThreadDoc | undefined => {
       const next = change(current);
-      return next && cappedOutbox(next, settled);
+      return next && this.settleThread(current, cappedOutbox(this.outbox.marked(current, next, new Date())));
     };
     // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, capped, learn, from));
+    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, stored, undefined, from));
     if (written.after) this.remember(written.after);
     return written;
+  }
+
+  /**
+   * Writes the thread's armed timer step (`change` sets only that) on the version it read, without moving the
+   * version: the thread's own writes meanwhile neither conflict with it nor undo it (they write only what they
+   * change), and one that moved the version first makes this read again.
+   */
+  async writeThreadTimer(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
+    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, change, undefined, from, { keepVersion: true }));
+    if (written.after) this.remember(written.after);
+    return written;
+  }
+
+  /** Sets what every thread write does last to the document it stores (the relay's timers: HandoffTimers.settle). */
+  settleThreadsWith(settle: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc): void {
+    this.settleThread = settle;
   }
 
   /**

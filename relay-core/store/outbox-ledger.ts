@@ -1,109 +1,94 @@
-// The outbox of events whose deliveries have not finished: one small `_id`-addressed entry per event, written before
-// the thread write that records the event, naming the queues its jobs go to. A worker takes its queue out of the
-// entry once its job finished, and the entry goes with the last one; until then the sweep can put the event on its
-// queues again, so a Redis that lost its jobs (restarted empty) loses no delivery. The sweep reads only this collection.
-import type { Collection } from 'mongodb';
-import type { OutboxEntryDoc, OutboxEvent } from '../domain/documents';
-import type { InsertBatcher } from './insert-batcher';
-import { isDuplicateKey } from './thread-writes';
+// The outbox is on the threads: the write that records an event on its thread also names, in the same document, the
+// jobs it is about to get (`jobs_pending`: `<queue>:<event id>`, with `pending_since` on the threads' `outbox`
+// index). A worker takes its job out once it finished; until then the sweep can put the event on its queues again,
+// so a process that died after the write, or a Redis that lost its jobs (restarted empty), loses no delivery.
+import type { AnyBulkWriteOperation, Collection } from 'mongodb';
+import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 
-/** Finished jobs are marked in batches: a few updates per this interval instead of one per job. */
+/** Finished jobs are marked in batches: one update command per this interval instead of one per job. */
 const FLUSH_MS = 200;
-/** How many removed entries this process remembers, so trimming a thread's events it removed needs no read. */
-const REMEMBERED_REMOVALS = 4_096;
+
+/** A pending job's key on its thread. */
+export function jobKey(queue: string, eventId: string): string {
+  return `${queue}:${eventId}`;
+}
+
+/** The queue and event of a pending job's key. */
+export function parseJobKey(key: string): { queue: string; eventId: string } {
+  const at = key.indexOf(':');
+  return { queue: key.slice(0, at), eventId: key.slice(at + 1) };
+}
 
 export class OutboxLedger {
-  /** Per queue, the events whose job on it finished since the last flush. */
+  /** The queues every event gets a job on (EventPublisher.queues); none until the relay says (deliverTo). */
+  private queues: readonly string[] = [];
+  /** Per thread, the keys of its jobs that finished since the last flush. */
   private finishedJobs = new Map<string, string[]>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
-  /** Event ids whose entries this process deleted, oldest first (a Set keeps insertion order). */
-  private readonly removed = new Set<string>();
 
-  constructor(
-    private readonly entries: Collection<OutboxEntryDoc>,
-    private readonly inserts: InsertBatcher<OutboxEntryDoc>,
-  ) {}
+  constructor(private readonly threads: Collection<ThreadDoc>) {}
 
-  /**
-   * Records that `event` of `threadId` is about to be written, its jobs going to `jobs` (absent: the sweep asks the
-   * publisher's queues); the sweep enqueues it if nobody else does. False when the entry is someone else's already
-   * (a writer finishing another's message records the same event).
-   */
-  async pending(threadId: string, event: OutboxEvent, jobs?: readonly string[]): Promise<boolean> {
-    try {
-      await this.inserts.insert({ _id: event.id, thread_id: threadId, event, at: new Date(), ...(jobs ? { jobs: [...jobs] } : {}) });
-      return true;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+  /** The queues each new event's jobs go to, from now on. */
+  deliverTo(queues: readonly string[]): void {
+    this.queues = [...queues];
   }
 
-  /** The write did not happen (precondition, conflict, error): nothing to enqueue. */
-  async abandoned(eventId: string): Promise<void> {
-    await this.entries.deleteOne({ _id: eventId });
-    this.remember([eventId]);
+  /** `next` with the jobs of `events` on `queues` pending, since `now` unless it waits for older ones. */
+  withPending(next: ThreadDoc, events: readonly OutboxEvent[], now: Date, queues: readonly string[] = this.queues): ThreadDoc {
+    const keys = events.flatMap((event) => queues.map((queue) => jobKey(queue, event.id)));
+    if (keys.length === 0) return next;
+    const pending = next.jobs_pending ?? [];
+    return { ...next, jobs_pending: [...pending, ...keys.filter((key) => !pending.includes(key))], pending_since: next.pending_since ?? now };
   }
 
-  /** The job of `eventId` on `queue` finished (done, or failed for good); marked in the next batch. */
-  finished(queue: string, eventId: string): void {
-    const ids = this.finishedJobs.get(queue);
-    if (ids) ids.push(eventId);
-    else this.finishedJobs.set(queue, [eventId]);
+  /** `next` with the jobs of the events it records that `before` did not pending (every thread write: MongoStore). */
+  marked(before: ThreadDoc | null, next: ThreadDoc, now: Date): ThreadDoc {
+    const known = new Set(before?.outbox.map((event) => event.id));
+    const added = next.outbox.filter((event) => !known.has(event.id));
+    return added.length === 0 ? next : this.withPending(next, added, now);
+  }
+
+  /** The job of `eventId` on `queue`, of thread `threadId`, finished (done, or failed for good); marked in the next batch. */
+  finished(threadId: string, queue: string, eventId: string): void {
+    const keys = this.finishedJobs.get(threadId);
+    if (keys) keys.push(jobKey(queue, eventId));
+    else this.finishedJobs.set(threadId, [jobKey(queue, eventId)]);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
   }
 
   /**
-   * Entries still waiting, oldest first (no more than `limit`). The collection holds only events in flight, so
-   * the unfiltered, unsorted read is served without an index on every server and costs nothing when it is empty.
+   * The threads whose jobs have waited since `before` or earlier, oldest first (no more than `limit`): a range on
+   * the `outbox` index, which holds only the threads with jobs in flight.
    */
-  async waiting(limit: number): Promise<OutboxEntryDoc[]> {
-    const docs = await this.entries.find({}).limit(limit).toArray();
-    return docs.sort((a, b) => a.at.getTime() - b.at.getTime());
+  waiting(before: Date, limit: number): Promise<ThreadDoc[]> {
+    return this.threads.find({ pending_since: { $lte: before } }).sort({ pending_since: 1 }).limit(limit).toArray();
   }
 
-  async count(): Promise<number> {
-    return this.entries.countDocuments({});
+  /** How many threads have jobs in flight. */
+  count(): Promise<number> {
+    return this.threads.countDocuments({ pending_since: { $gte: new Date(0) } });
   }
 
-  async remove(eventIds: readonly string[]): Promise<void> {
-    if (eventIds.length === 1) await this.entries.deleteOne({ _id: eventIds[0]! });
-    else if (eventIds.length > 1) await this.entries.deleteMany({ _id: { $in: [...eventIds] } });
-    this.remember(eventIds);
+  /** Takes the jobs `keys` out of thread `threadId` (the sweep found them finished, or their event gone). */
+  async remove(threadId: string, keys: readonly string[]): Promise<void> {
+    if (keys.length > 0) await this.threads.bulkWrite(this.removals([threadId], [...keys]), { ordered: true });
   }
 
   /**
-   * Those of `eventIds` that have no entry: their deliveries are done (or their writes never happened), so nothing
-   * needs them in their thread any more. Entries this process removed are known; a few others are read by `_id`
-   * (served without a collection scan on every server); more than `byIdReads` (a thread stored before its events
-   * were bounded) in one `$in` read, which FerretDB serves by reading the outbox: only events in flight.
+   * The finished jobs out of their threads, and `pending_since` off those left with none: one update command of
+   * two statements. The version stays: a thread's versioned writes only ever add to its pending jobs
+   * (thread-writes.ts AppendedList), so one that read the thread before puts none back.
    */
-  async settled(eventIds: readonly string[], byIdReads: number): Promise<string[]> {
-    const unknown = eventIds.filter((id) => !this.removed.has(id));
-    const waiting = new Set<string>();
-    if (unknown.length > byIdReads) {
-      for (const doc of await this.entries.find({ _id: { $in: unknown } }, { projection: { _id: 1 } }).toArray()) waiting.add(doc._id);
-    } else {
-      const found = await Promise.all(unknown.map((id) => this.entries.findOne({ _id: id }, { projection: { _id: 1 } })));
-      for (const doc of found) if (doc) waiting.add(doc._id);
-    }
-    return eventIds.filter((id) => !waiting.has(id));
+  private removals(threadIds: string[], keys: string[]): AnyBulkWriteOperation<ThreadDoc>[] {
+    return [
+      { updateMany: { filter: { _id: { $in: threadIds } }, update: { $pullAll: { jobs_pending: keys } } } },
+      { updateMany: { filter: { _id: { $in: threadIds }, jobs_pending: { $size: 0 } }, update: { $unset: { jobs_pending: '', pending_since: '' } } } },
+    ];
   }
 
-  private remember(eventIds: readonly string[]): void {
-    for (const id of eventIds) this.removed.add(id);
-    for (const id of this.removed) {
-      if (this.removed.size <= REMEMBERED_REMOVALS) break;
-      this.removed.delete(id);
-    }
-  }
-
-  /**
-   * Marks the batched finished jobs now (on shutdown, or when a test wants the outbox settled): each queue out of its
-   * entries, one update per queue, then the entries with no job left go in one delete.
-   */
+  /** Marks the batched finished jobs now (on shutdown, or when a test wants the outbox settled). */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -111,13 +96,13 @@ export class OutboxLedger {
     this.finishedJobs = new Map();
     if (batch.size === 0) return this.flushing;
     this.flushing = this.flushing
-      .then(async () => {
-        for (const [queue, ids] of batch) await this.entries.updateMany({ _id: { $in: ids } }, { $pull: { jobs: queue } });
-        await this.entries.deleteMany({ _id: { $in: [...new Set([...batch.values()].flat())] }, jobs: { $size: 0 } });
-      })
-      .catch(() => {
-        // Left in the outbox: the sweep finds their jobs finished on their queues and removes them.
-      });
+      .then(() => this.threads.bulkWrite(this.removals([...batch.keys()], [...batch.values()].flat()), { ordered: true }))
+      .then(
+        () => undefined,
+        () => {
+          // Left pending: the sweep finds their jobs finished on their queues and takes them out.
+        },
+      );
     return this.flushing;
   }
 }

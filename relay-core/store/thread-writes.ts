@@ -1,8 +1,9 @@
 // The versioned write every state change of a thread (and of a teammate's document, a run, a task's push configs) goes
-// through: a read, a pure change, and one conditional replace on the version read, on every engine (the embedded
-// FerretDB build makes that replace atomic: scripts/local-services/ferretdb-patches/).
+// through: a read, a pure change, and one conditional update on the version read, on every engine (the embedded
+// FerretDB build makes that update atomic: scripts/local-services/ferretdb-patches/).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoServerError, type Collection, type Filter } from 'mongodb';
+import { isDeepStrictEqual } from 'node:util';
+import { MongoServerError, type Collection, type Filter, type UpdateFilter } from 'mongodb';
 import { RelayError } from '../domain/errors';
 
 export function isDuplicateKey(error: unknown): boolean {
@@ -33,14 +34,30 @@ export type Change<T> = (current: T) => T | undefined;
 export type Prepare<T> = (current: T) => Promise<void>;
 
 /**
+ * A list field that versioned writes only add to, while others take items out of it with their own atomic update
+ * (store/outbox-ledger.ts: a thread's pending jobs, taken out by the workers), and the date it has held items since.
+ */
+export interface AppendedList {
+  list: string;
+  since: string;
+}
+
+export interface WriteOptions {
+  /** A write of fields beside the document's state (a thread's armed timer step): the version stays as it was. */
+  keepVersion?: boolean;
+}
+
+/**
  * Reads the current version of a document and applies one change to it that no concurrent write can interleave with:
- * `replaceOne({ _id, version: N })` is atomic and one round trip, so a write is a read, the change, and that
- * conditional replace; losing the race means reading again.
+ * `updateOne({ _id, version: N })` is atomic and one round trip, so a write is a read, the change, and that
+ * conditional update of the fields it changed; losing the race means reading again. Fields it left alone may be
+ * written meanwhile by updates of their own (an appended list's removals, a thread's timer step), which it keeps.
  */
 export class VersionedWriter<T extends Versioned> {
   constructor(
     private readonly docs: Collection<T>,
     private readonly what: string,
+    private readonly appended?: AppendedList,
   ) {}
 
   read(id: string): Promise<T | null> {
@@ -52,21 +69,47 @@ export class VersionedWriter<T extends Versioned> {
    * starts from it instead of reading the document first. One that another write has passed since costs a retry,
    * never a lost write.
    */
-  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T, opts: WriteOptions = {}): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const current = attempt === 0 && from?._id === id ? from : await this.read(id);
       if (!current) return { before: null, after: null };
       if (prepare) await prepare(current);
+      // What the change is compared with: a copy, so a change that edits `current` in place still writes its edits.
+      const read = structuredClone(current);
       const changed = change(current);
       if (!changed) return { before: current, after: null };
-      const next = { ...changed, _id: id, version: (current.version ?? 0) + 1 };
+      const next = { ...changed, _id: id, version: opts.keepVersion ? current.version : (current.version ?? 0) + 1 };
       const filter = { _id: id, version: current.version ?? { $exists: false } } as Filter<T>;
-      const replaced = await this.docs.replaceOne(filter, next);
-      if (replaced.matchedCount === 1) return { before: current, after: next };
+      const updated = await this.docs.updateOne(filter, this.update(read, next));
+      if (updated.matchedCount === 1) return { before: current, after: next };
       await sleep(backoffMs(attempt));
     }
     throw new RelayError('state_changed', `The ${this.what} is changing too fast right now; read it again and retry`);
+  }
+
+  /** The fields of `next` that differ from `before` set, those it dropped unset; the appended list's new items pushed. */
+  private update(before: T, next: T): UpdateFilter<T> {
+    const old = before as Record<string, unknown>;
+    const now = next as Record<string, unknown>;
+    const { list, since } = this.appended ?? { list: '', since: '' };
+    const $set: Record<string, unknown> = {};
+    const $unset: Record<string, ''> = {};
+    for (const [field, value] of Object.entries(now)) {
+      if (field === '_id' || field === list || field === since || value === undefined) continue;
+      if (!isDeepStrictEqual(old[field], value)) $set[field] = value;
+    }
+    for (const field of Object.keys(old)) if (field !== list && field !== since && old[field] !== undefined && now[field] === undefined) $unset[field] = '';
+    const update: Record<string, unknown> = { $set };
+    if (Object.keys($unset).length > 0) update.$unset = $unset;
+    const had = new Set((old[list] as string[] | undefined) ?? []);
+    const added = ((now[list] as string[] | undefined) ?? []).filter((item) => !had.has(item));
+    if (added.length > 0) {
+      update.$push = { [list]: { $each: added } };
+      // The earliest wins: items another write added since the read may be older.
+      update.$min = { [since]: now[since] };
+    }
+    return update as UpdateFilter<T>;
   }
 }
 

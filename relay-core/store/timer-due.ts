@@ -1,36 +1,48 @@
-// Which handoff timers have come due: one query on the `due` index of `timers.due_at`, on every engine.
-import type { Collection } from 'mongodb';
-import type { TimerDoc } from '../domain/documents';
+// Which handoff timers have come due: one query on the threads' `due` index of `next_due_at`, on every engine.
+import type { Collection, Filter } from 'mongodb';
+import type { ThreadDoc, TimerDoc } from '../domain/documents';
+import { armedTimer } from '../domain/timer-schedule';
 import type { MongoStore } from './mongo-store';
 
 export const MINUTE_MS = 60_000;
 /** At most this many due timers are handed out by one sweep (the rest come at the next one). */
 const TAKE_AT_MOST = 10_000;
+/** What a sweep reads of a thread: its armed step. */
+const STEP_ONLY = { projection: { _id: 1, next_timer: 1, next_due_at: 1 } } as const;
 
 /** Port used by service/handoff-timers.ts. */
 export interface TimerDue {
-  /** Thread ids whose timers may be due at `now` (some may have moved on since: the caller re-reads each row). */
-  due(now: Date): Promise<string[]>;
-  /**
-   * Thread ids whose timers are due in the minutes from `from` up to (not including) `until`, both minute starts
-   * in ms, changing nothing: the steps coming due soon, whose jobs the sweep adds ahead of time. Some may have moved on
-   * since: the caller re-reads each row.
-   */
-  ahead(from: number, until: number): Promise<string[]>;
+  /** The armed steps due at `now`. */
+  due(now: Date): Promise<TimerDoc[]>;
+  /** The armed steps due in the minutes from `from` up to (not including) `until`, both minute starts in ms. */
+  ahead(from: number, until: number): Promise<TimerDoc[]>;
+  /** Every armed step (after Redis lost its jobs). */
+  all(): AsyncIterable<TimerDoc>;
 }
 
-/** The `due` index on `timers.due_at` serves the due rows; nothing else is kept. */
+/** The `due` index on `threads.next_due_at` serves the due steps; nothing else is kept. */
 export class IndexedTimerDue implements TimerDue {
-  constructor(private readonly timers: Collection<TimerDoc>) {}
+  constructor(private readonly threads: Collection<ThreadDoc>) {}
 
-  async due(now: Date): Promise<string[]> {
-    const rows = await this.timers.find({ due_at: { $lte: now } }, { projection: { _id: 1 } }).limit(TAKE_AT_MOST).toArray();
-    return rows.map((row) => row._id);
+  due(now: Date): Promise<TimerDoc[]> {
+    return this.steps({ next_due_at: { $lte: now } }, TAKE_AT_MOST);
   }
 
-  async ahead(from: number, until: number): Promise<string[]> {
-    const rows = await this.timers.find({ due_at: { $gte: new Date(from), $lt: new Date(until) } }, { projection: { _id: 1 } }).toArray();
-    return rows.map((row) => row._id);
+  ahead(from: number, until: number): Promise<TimerDoc[]> {
+    return this.steps({ next_due_at: { $gte: new Date(from), $lt: new Date(until) } });
+  }
+
+  async *all(): AsyncIterable<TimerDoc> {
+    // A range (not `$exists`) keeps the query on the index.
+    for await (const thread of this.threads.find({ next_due_at: { $gte: new Date(0) } }, STEP_ONLY)) {
+      const timer = armedTimer(thread as ThreadDoc);
+      if (timer) yield timer;
+    }
+  }
+
+  private async steps(filter: Filter<ThreadDoc>, limit = 0): Promise<TimerDoc[]> {
+    const threads = await this.threads.find(filter, STEP_ONLY).limit(limit).toArray();
+    return threads.flatMap((thread) => armedTimer(thread as ThreadDoc) ?? []);
   }
 }
 
@@ -39,7 +51,7 @@ export function minuteOf(at: Date | number): number {
   return Math.floor(new Date(at).getTime() / MINUTE_MS) * MINUTE_MS;
 }
 
-/** The due rows of the store's timers. */
+/** The due steps of the store's threads. */
 export function timerDueFor(store: MongoStore): TimerDue {
-  return new IndexedTimerDue(store.timers);
+  return new IndexedTimerDue(store.threads);
 }

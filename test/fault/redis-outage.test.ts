@@ -49,8 +49,8 @@ test(`${COUNT} handoffs sent while Redis is down are all answered; after it retu
   );
   expect(answers.map((a) => a.body.error ?? a.body.result.status.state)).toEqual(Array(COUNT).fill('pending'));
   const ids = answers.map((a) => a.body.result.task_id as string);
-  const waiting = await relay.store.outboxEntries.find({}).toArray();
-  expect(new Set(waiting.map((e) => e.thread_id))).toEqual(new Set(ids));
+  const waiting = await relay.store.threads.find({ pending_since: { $gte: new Date(0) } }).toArray();
+  expect(new Set(waiting.map((t) => t._id))).toEqual(new Set(ids));
   expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
   expect(hooks.events()).toHaveLength(0);
 

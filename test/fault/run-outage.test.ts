@@ -153,7 +153,7 @@ test('Redis stopped and the relay killed mid-run and restarted: the run finishes
     throw new Error(`${error.message}: got ${reader!.events.map((e) => e.event).join(', ')}`);
   });
   // Settled: nothing of the thread is left to enqueue, and alice's log holds nothing after what the reader got.
-  await waitUntil(async () => (await mongo.db(db).collection('outbox_entries').countDocuments({ thread_id: taskId })) === 0, 'the outbox to drain', 30_000);
+  await waitUntil(async () => (await mongo.db(db).collection<{ _id: string }>('threads').countDocuments({ _id: taskId, pending_since: { $gte: new Date(0) } })) === 0, 'the outbox to drain', 30_000);
   const lastCursor = reader.events.at(-1)!.id!;
   const rest = await fetch(`${relay!.url}/events?since=${lastCursor}&wait=1`, { headers: { authorization: `Bearer ${alice}`, accept: 'application/json' } }).then((r) => r.json());
   expect(rest.events).toEqual([]);

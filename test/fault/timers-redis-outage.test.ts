@@ -11,6 +11,7 @@ import { waitUntil } from '../helpers/wait-until';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { timerJobId } from '../../relay-core/service/timer-queue';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const ALICE = 'U0ROALICE';
 const BOB = 'U0ROBOB';
@@ -57,13 +58,13 @@ async function reminded(id: string, step: string): Promise<void> {
 test('reminders due during a Redis outage each fire once after Redis comes back empty, for handoffs armed before and created during it', async () => {
   const question = { intent: 'ask_question', metadata: { question: 'Which client?' } };
   const before = await sendHandoff(relay, aliceKey, 'bob@acme', 'armed before the outage', question);
-  await waitUntil(async () => (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-1', 'the first handoff armed');
+  await waitUntil(async () => (await armedTimerOf(relay.store, before))?.step === 'remind-1', 'the first handoff armed');
 
   // An accepted one, whose nudge (3 days) is still far off when Redis comes back: it must still fire, from the new one.
   const accepted = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before the outage');
   await waitUntil(async () => (await read(accepted)).slack, 'its DM');
   expect((await relay.rpc(bobKey, 'tasks/update', { task_id: accepted, transition: 'accept' })).body.result?.status).toBe('accepted');
-  await waitUntil(async () => (await relay.store.timers.findOne({ _id: accepted }))?.step === 'stale', 'the nudge armed');
+  await waitUntil(async () => (await armedTimerOf(relay.store, accepted))?.step === 'stale', 'the nudge armed');
 
   await redis.kill();
   const during = await sendHandoff(relay, aliceKey, 'bob@acme', 'created during the outage', question);
@@ -74,14 +75,14 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
   redis = await startRedis({ port: redis.port, log: () => {} });
   await reminded(before, 'remind-1');
   await reminded(during, 'remind-1');
-  const nudge = (await relay.store.timers.findOne({ _id: accepted }))!;
+  const nudge = (await armedTimerOf(relay.store, accepted))!;
   expect(nudge.step).toBe('stale');
   // The next step was armed again in the new Redis: the second reminder fires once too.
-  await waitUntil(async () => (await relay.store.timers.findOne({ _id: during }))?.step === 'remind-2' && (await relay.store.timers.findOne({ _id: before }))?.step === 'remind-2', 'both armed for remind-2');
+  await waitUntil(async () => (await armedTimerOf(relay.store, during))?.step === 'remind-2' && (await armedTimerOf(relay.store, before))?.step === 'remind-2', 'both armed for remind-2');
   clock.advance(24 * HOUR + MINUTE);
   await reminded(before, 'remind-2');
   await reminded(during, 'remind-2');
-  await waitUntil(async () => (await relay.store.timers.findOne({ _id: before }))?.step === 'escalate' && (await relay.store.timers.findOne({ _id: during }))?.step === 'escalate', 'both armed for the escalation');
+  await waitUntil(async () => (await armedTimerOf(relay.store, before))?.step === 'escalate' && (await armedTimerOf(relay.store, during))?.step === 'escalate', 'both armed for the escalation');
 
   for (const id of [before, during]) {
     const doc = await read(id);

@@ -1,6 +1,8 @@
 // A thread document as the relay stores one, for tests that write the store directly (list pages, store contracts).
 import { randomUUID } from 'node:crypto';
-import type { ThreadDoc } from '../../relay-core/domain/documents';
+import type { ThreadDoc, TimerDoc } from '../../relay-core/domain/documents';
+import { armedTimer } from '../../relay-core/domain/timer-schedule';
+import type { MongoStore } from '../../relay-core/store/mongo-store';
 import type { ThreadStatus } from '../../relay-core/domain/schemas';
 
 /** A new thread from `from` to `to`, in `status`, created (and last updated) at `at`; not placed in any mailbox. */
@@ -36,4 +38,10 @@ export function threadDocAt(from: string, to: string, status: ThreadStatus, at: 
     outbox: [],
     slack: null,
   } as ThreadDoc;
+}
+
+/** The thread's armed timer step as stored (null: none, or no such thread). */
+export async function armedTimerOf(store: MongoStore, threadId: string): Promise<TimerDoc | null> {
+  const thread = await store.readThread(threadId);
+  return thread && armedTimer(thread);
 }

@@ -5,6 +5,7 @@ import type { FakeSlack, FakeSlackCall } from '../../scripts/fake-slack/fake-sla
 import type { TestRelay } from './relay-harness';
 import type { TestClock } from './test-clock';
 import { waitUntil } from './wait-until';
+import { armedTimerOf } from './thread-docs';
 
 /** `ctx` is read on each call, so the helpers can be made before beforeAll starts the relay. */
 export function timerSteps(ctx: () => { relay: TestRelay; slack: FakeSlack }, clock: TestClock) {
@@ -37,7 +38,7 @@ export function timerSteps(ctx: () => { relay: TestRelay; slack: FakeSlack }, cl
   /** Waits until the thread's timer names `step` (null: until it has none). */
   async function armed(id: string, step: string | null): Promise<void> {
     await waitUntil(async () => {
-      const row = await ctx().relay.store.timers.findOne({ _id: id });
+      const row = await armedTimerOf(ctx().relay.store, id);
       return step === null ? !row : row?.step === step;
     }, `${id}'s timer armed for ${step}`);
   }

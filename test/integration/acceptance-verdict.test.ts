@@ -11,6 +11,7 @@ import { TestClock } from '../helpers/test-clock';
 import { clickButton, type ButtonClick } from '../helpers/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 import { sendHandoff } from '../helpers/handoffs';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 // ── end to end ────────────────────────────────────────────────────────────────
 
@@ -44,7 +45,7 @@ const PROJECT = { project_id: 'proj-1', repo: 'acme/web' };
  * compares statuses.
  */
 async function expireTokens(on: TestClock, of: TestRelay, threads: readonly string[]): Promise<void> {
-  for (const id of threads) await waitUntil(async () => (await of.store.timers.findOne({ _id: id })) ?? undefined, `the timer of ${id} written`);
+  for (const id of threads) await waitUntil(async () => (await armedTimerOf(of.store, id)) ?? undefined, `the timer of ${id} written`);
   on.advance(HANDOFF_TOKEN_TTL_MS + 1_000);
 }
 

@@ -579,13 +579,13 @@ async function call(req: Req): Promise<{ status: number; body: any }> {
 
 const COLLECTIONS = ['threads', 'messages', 'agents', 'api_keys', 'slack_links', 'idempotency'];
 
-/** Count and hash per collection. `version`, `outbox_dirty` and `outbox_enqueued` of threads are left out: the outbox sweep writes them on its own. */
+/** Count and hash per collection. Of threads, what the workers and sweeps write on their own is left out: `version`, the pending jobs (the outbox) and the armed timer step. */
 async function snapshot(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const name of COLLECTIONS) {
     const docs = await relay.store.db.collection(name).find().toArray();
     const stable = docs
-      .map(({ version: _v, outbox_dirty: _d, outbox_enqueued: _e, ...doc }) => JSON.stringify(doc))
+      .map(({ version: _v, outbox_dirty: _d, outbox_enqueued: _e, jobs_pending: _j, pending_since: _p, next_timer: _n, next_due_at: _due, timer_version: _t, ...doc }) => JSON.stringify(doc))
       .sort();
     out[name] = `${docs.length} docs, sha256 ${createHash('sha256').update(stable.join('\n')).digest('hex').slice(0, 16)}`;
   }

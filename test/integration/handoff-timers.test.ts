@@ -9,6 +9,7 @@ import { TestClock } from '../helpers/test-clock';
 import { timerSteps } from '../helpers/timer-steps';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { waitUntil } from '../helpers/wait-until';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const ALICE = 'U0TALICE';
 const BOB = 'U0TBOB';
@@ -192,7 +193,7 @@ test('acceptance cancels the timers at any step: after it, only the accepted nud
 test('five runs of the same due step at once record it once', async () => {
   const id = await handoff('a step raced by five jobs', 'inform');
   await at(id, 4 * HOUR + MINUTE);
-  const row = (await relay.store.timers.findOne({ _id: id }))!;
+  const row = (await armedTimerOf(relay.store, id))!;
   const outcomes = await Promise.all(Array.from({ length: 5 }, () => relay.timers.fire({ thread_id: id, step: row.step, attempt: row.attempt })));
   expect(outcomes.filter((o) => o === 'fired').length).toBeLessThanOrEqual(1);
   const doc = await fired(id, 'remind-1');
@@ -236,7 +237,7 @@ test('Snooze moves the next reminder; bad Snooze, Reassign and Resend clicks are
   const snoozed = await waitUntil(async () => (await read(id)).timers?.snoozed_until ?? undefined, 'the snooze recorded');
   expect(Math.abs(new Date(snoozed).getTime() - (snoozedAt + HOUR))).toBeLessThan(5_000);
   await waitUntil(async () => {
-    const row = await relay.store.timers.findOne({ _id: id });
+    const row = await armedTimerOf(relay.store, id);
     return row?.step === 'remind-2' && row.due_at.getTime() === new Date(snoozed).getTime() ? row : undefined;
   }, 'remind-2 armed for the snooze');
   clock.advance(HOUR + MINUTE);

@@ -112,10 +112,10 @@ test('the outbox backlog gauge counts events that are not on a queue yet', async
   const sent = await handoff('metrics: backlog');
   await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('metrics: backlog'));
   await waitUntil(async () => value(await scrape(), 'relay_outbox_backlog_threads') === 0, 'a clean outbox');
-  // An event not yet enqueued, as a failed publish leaves it (dated ahead so the sweep leaves it alone); the scrape must count it.
+  // A job not finished yet, as a failed publish leaves it (dated ahead so the sweep leaves it alone); the scrape must count it.
   const threadId = sent.body.result.task_id as string;
   const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
-  await relay.store.outboxEntries.insertOne({ _id: `${event.id.slice(0, -1)}0`, thread_id: threadId, event, at: new Date(Date.now() + 3_600_000) });
+  await relay.store.threads.updateOne({ _id: threadId }, { $set: { jobs_pending: [`slack:${event.id}`], pending_since: new Date(Date.now() + 3_600_000) } });
   expect(value(await scrape(), 'relay_outbox_backlog_threads')).toBe(1);
 });
 

@@ -1,6 +1,6 @@
-// The outbox keeps an event until its jobs finished, and the sweep enqueues again only what is missing from its
-// queue: a job still queued is left to its workers, and one that finished (then was removed from Redis a day
-// later) is never added again, which would deliver it again.
+// A thread keeps its event's jobs pending until they finished, and the sweep enqueues again only what is missing
+// from its queue: a job still queued is left to its workers, and one that finished (then was removed from Redis a
+// day later) is never added again, which would deliver it again.
 import { Queue, Worker } from 'bullmq';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -46,19 +46,25 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
   await relay.register({ handle: 'recipient@acme' });
   const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ text: 'x' }] } });
   const threadId = body.result.task_id as string;
-  const created = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!.id;
+  const thread = (await relay.store.threads.findOne({ _id: threadId }))!;
+  const created = thread.outbox[0]!.id;
   expect(await jobEventIds()).toEqual([created]);
-  expect(await relay.store.outboxEntries.findOne({ _id: created })).toMatchObject({ jobs: ['webhooks', 'slack'] });
+  // Written with the thread itself, in the same insert.
+  expect(thread.jobs_pending).toEqual([`webhooks:${created}`, `slack:${created}`]);
+  expect(thread.pending_since).toBeInstanceOf(Date);
 
   // Queued: left to the workers.
   expect(await relay.relay.sweepOutbox(0)).toBe(0);
   expect(await relay.store.outbox.count()).toBe(1);
 
-  // Run by workers whose marks were lost (this relay runs none): the sweep finds them finished and removes the entry.
+  // Run by workers whose marks were lost (this relay runs none): the sweep finds them finished and takes them out.
   await runJobs('slack', [created]);
   await runJobs('webhooks', [created]);
   expect(await relay.relay.sweepOutbox(0)).toBe(0);
   expect(await relay.store.outbox.count()).toBe(0);
+  const swept = (await relay.store.threads.findOne({ _id: threadId }))!;
+  expect(swept.jobs_pending).toBeUndefined();
+  expect(swept.pending_since).toBeUndefined();
 
   // The created job is removed a day later (removeOnComplete), then the thread changes again: only the new event goes.
   await queue.remove(created);
@@ -69,17 +75,27 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
   expect(await jobEventIds()).toEqual([message]);
 });
 
-test("the workers' marks remove an entry once the job of each of its queues finished", async () => {
+test("the workers' marks take each job out of its thread as it finished, and a write that read the thread before does not put it back", async () => {
   const sender = await relay.register({ handle: 'sender4@acme' });
   await relay.register({ handle: 'recipient4@acme' });
   const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient4@acme', intent: 'inform', message: { parts: [{ text: 'w' }] } });
-  const eventId = (await relay.store.threads.findOne({ _id: body.result.task_id }))!.outbox[0]!.id;
-  relay.store.outbox.finished('slack', eventId);
+  const threadId = body.result.task_id as string;
+  const read = (await relay.store.readThread(threadId))!;
+  const eventId = read.outbox[0]!.id;
+  relay.store.outbox.finished(threadId, 'slack', eventId);
   await relay.store.outbox.flush();
-  expect(await relay.store.outboxEntries.findOne({ _id: eventId })).toMatchObject({ jobs: ['webhooks'] });
-  relay.store.outbox.finished('webhooks', eventId);
+  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${eventId}`]);
+  // A write from the version read before the mark (still the version: marks do not move it) writes only what it
+  // changed, and puts no finished job back.
+  const { after } = await relay.store.writeThread(threadId, (doc) => ({ ...doc, summary: 'changed' }), read);
+  expect(after?.version).toBe(read.version + 1);
+  expect(await relay.store.readThread(threadId)).toMatchObject({ summary: 'changed', version: read.version + 1, jobs_pending: [`webhooks:${eventId}`] });
+  relay.store.outbox.finished(threadId, 'webhooks', eventId);
   await relay.store.outbox.flush();
-  expect(await relay.store.outboxEntries.findOne({ _id: eventId })).toBeNull();
+  const done = (await relay.store.readThread(threadId))!;
+  expect(done.jobs_pending).toBeUndefined();
+  expect(done.pending_since).toBeUndefined();
+  expect(done.summary).toBe('changed');
 });
 
 test('a job Redis lost is enqueued again by the sweep', async () => {
@@ -93,20 +109,19 @@ test('a job Redis lost is enqueued again by the sweep', async () => {
   expect(await jobEventIds()).toContain(event.id);
 });
 
-test('an event whose writer died after the write is enqueued by the sweep; one whose write never happened is dropped', async () => {
+test('an event whose writer died after the write is enqueued by the sweep once it settled; a pending job of an event the thread lacks is dropped', async () => {
   const sender = await relay.register({ handle: 'sender2@acme' });
   await relay.register({ handle: 'recipient2@acme' });
   const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient2@acme', intent: 'inform', message: { parts: [{ text: 'y' }] } });
   const threadId = body.result.task_id as string;
   const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
   await queue.remove(event.id);
-  // As a process leaves it when it dies between its write and the add: the entry is in the outbox, the job nowhere.
-  const old = new Date(Date.now() - 60_000);
-  await relay.store.outboxEntries.updateOne({ _id: event.id }, { $set: { at: old } });
-  const never = { ...event, id: '00000000-0000-4000-8000-000000000001' };
-  await relay.store.outboxEntries.insertOne({ _id: never.id, thread_id: threadId, event: never, at: old, jobs: ['slack'] });
+  // Not settled yet: a writer may be enqueueing it right now.
+  expect(await relay.relay.sweepOutbox(60_000)).toBe(0);
+  // As a process leaves it when it dies between its write and the add: the job pending on the thread, on no queue.
+  const never = '00000000-0000-4000-8000-000000000001';
+  await relay.store.threads.updateOne({ _id: threadId }, { $set: { pending_since: new Date(Date.now() - 60_000) }, $push: { jobs_pending: `slack:${never}` } });
   expect(await relay.relay.sweepOutbox(1_000)).toBe(1);
-  expect((await jobEventIds()).filter((id) => id === event.id || id === never.id)).toEqual([event.id]);
-  expect(await relay.store.outboxEntries.findOne({ _id: never.id })).toBeNull();
-  expect(await relay.store.outboxEntries.findOne({ _id: event.id })).not.toBeNull();
+  expect((await jobEventIds()).filter((id) => id === event.id || id === never)).toEqual([event.id]);
+  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${event.id}`, `slack:${event.id}`]);
 });

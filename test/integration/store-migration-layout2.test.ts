@@ -14,6 +14,7 @@ import { TestClock } from '../helpers/test-clock';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 import { timerSteps } from '../helpers/timer-steps';
 import { waitUntil } from '../helpers/wait-until';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const FIXTURE = join(__dirname, '..', 'fixtures', 'layout-2');
 
@@ -406,7 +407,7 @@ test('the reminders that came due while the relay was down fire; a step a day aw
   for (const id of [t.due!, t.unapplied_claim!]) await fired(id, 'remind-1');
   const reminder = await posted(t.due!, 'recipient:t:remind-1');
   expect([reminder.args.channel, reminder.args.thread_ts]).toEqual([threadOf(t.due!).slack!.channel, threadOf(t.due!).slack!.ts]);
-  const row = (await relay.store.timers.findOne({ _id: t.escalated }))!;
+  const row = (await armedTimerOf(relay.store, t.escalated))!;
   expect(row.step).toBe('remind-2');
   expect(row.due_at.getTime()).toBeGreaterThan(clock.now().getTime() + 23 * 3600_000);
   clock.advance(row.due_at.getTime() - clock.now().getTime() + 1_000);

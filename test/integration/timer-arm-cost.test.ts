@@ -1,6 +1,6 @@
-// What arming a handoff's timer costs, counted on the driver's command monitoring: a create arms its first step
-// itself (the row alone, no thread read, and no thread.created arm job at all), a late thread.created job never arms
-// an outdated step, and a create whose own arm failed still gets its timer from the job.
+// What arming a handoff's timer costs, counted on the driver's command monitoring: a create arms its first step on
+// the thread it inserts and an accept its next one in its own write (no other command, no arm job), a late arm job
+// never arms an outdated step, and a create whose own arm failed still gets its timer from the job.
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -10,7 +10,7 @@ import { newHandoffSchema } from '../../relay-core/domain/schemas';
 import { createLogger } from '../../relay-core/ops/logger';
 import { BullmqEventPublisher, producerQueues, type ProducerQueues } from '../../relay-core/queues/bullmq-queues';
 import { TIMER_ARM_JOB } from '../../relay-core/queues/bullmq-timer-queue';
-import { nextTimerStep } from '../../relay-core/domain/timer-schedule';
+import { nextTimerStep, withArmedTimer } from '../../relay-core/domain/timer-schedule';
 import { BullmqTimerQueue } from '../../relay-core/queues/bullmq-timer-queue';
 import { HandoffTimers } from '../../relay-core/service/handoff-timers';
 import { Outbox } from '../../relay-core/service/outbox';
@@ -23,6 +23,7 @@ import { TestClock } from '../helpers/test-clock';
 import { testMongoUrl, testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { noPublisher } from '../helpers/no-publisher';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -38,8 +39,9 @@ let webhooksQueue: Queue;
 beforeAll(async () => {
   const url = new URL(testMongoUrl());
   url.searchParams.set('monitorCommands', 'true');
-  // The worker's timer sweep stays out of the way; the test runs it when the clock has moved.
-  relay = await startTestRelay({ name: 'timer_arm_cost', clock, env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '24h', RELAY_WORKING_HOURS: 'off' } });
+  // The worker's timer sweep stays out of the way (the test runs it when the clock has moved); a step due later
+  // than two sweep intervals has no job yet, so the first reminder (4 hours) is armed without one.
+  relay = await startTestRelay({ name: 'timer_arm_cost', clock, env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '1h', RELAY_WORKING_HOURS: 'off' } });
   aliceKey = await relay.register({ handle: 'alice@acme' });
   bobKey = await relay.register({ handle: 'bob@acme' });
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
@@ -73,7 +75,6 @@ async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: s
 }
 
 const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!));
-const threadReads = (sent: string[], id: string) => sent.filter((line) => /^find threads /.test(line) && line.includes(id));
 
 /** Waits until the thread.created arm job of `threadId` has run; returns what it answered. */
 async function createdArmJob(threadId: string): Promise<unknown> {
@@ -85,7 +86,7 @@ async function createdArmJob(threadId: string): Promise<unknown> {
 }
 
 async function row(id: string): Promise<TimerDoc | null> {
-  return relay.store.timers.findOne({ _id: id });
+  return armedTimerOf(relay.store, id);
 }
 
 /** The create's thread.created jobs: its webhooks job and its arm job on `verify` (undefined when none was added). */
@@ -105,126 +106,102 @@ async function countedCreate(summary: string): Promise<{ id: string; sent: strin
   return { id, sent };
 }
 
-test('a create arms its first timer with one command (the row), reads no thread for it, and the reminder fires when due', async () => {
+test('a create arms its first step on the thread it inserts: no other command, no arm job, and the reminder fires when due', async () => {
   const { id, sent } = await countedCreate('armed at create');
   // Its event went out (the webhooks job is there) without an arm job: the create armed the step.
   const jobs = await createdJobs(id);
   expect(jobs.webhooks).toBeDefined();
   expect(jobs.arm).toBeUndefined();
-  // Nothing read, no job to read it (before: the arm job's find threads, find timers, update timers; then its job
-  // with nothing to do; and until layout 3 an entry in a minute bucket beside the row).
-  expect(onTimers(sent)).toEqual([`insert timers ${id}`]);
-  // The thread goes in before the row: its insert (and so its DM's job) waits for no timer write.
-  const at = (prefix: string) => sent.findIndex((c) => c.startsWith(prefix));
-  expect(at(`insert threads ${id}`)).toBeGreaterThanOrEqual(0);
-  expect(at(`insert threads ${id}`)).toBeLessThan(at(`insert timers ${id}`));
-  expect(threadReads(sent.slice(sent.indexOf(`insert timers ${id}`)), id)).toEqual([]);
+  // No timer collection, no thread read or write beside the insert (before: a row in `timers`, and before that the
+  // arm job's find threads, find timers, update timers, and until layout 3 an entry in a minute bucket).
+  expect(onTimers(sent)).toEqual([]);
+  expect(sent.filter((c) => c.includes(id))).toEqual([`insert threads ${id}`]);
 
   const thread = (await relay.store.readThread(id))!;
   const timer = (await row(id))!;
   expect(timer).toMatchObject({ step: 'remind-1', attempt: 0, status: 'pending' });
   expect(timer.due_at.getTime()).toBe(thread.created_at.getTime() + 4 * HOUR);
+  expect(thread.timer_version).toBe(thread.version);
 
   clock.advance(4 * HOUR + MINUTE);
   expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
   await waitUntil(async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined), 'remind-1 to fire');
+  // The fire's own write armed the next step.
   await waitUntil(async () => ((await row(id))?.step === 'remind-2' ? true : undefined), 'remind-2 armed');
 });
 
-test('the look-ahead lists the steps due in the minutes asked for, and the due rows are those due by then', async () => {
+test('the look-ahead lists the steps due in the minutes asked for, and the due steps are those due by then', async () => {
   const db = relay.store.db;
   const now = clock.now();
   const base = Math.floor(now.getTime() / MINUTE) * MINUTE + 3 * HOUR;
-  const rows = db.collection<TimerDoc>('probe_ahead_timers');
-  await rows.createIndex({ due_at: 1 }, { name: 'due' });
-  const ledger = new IndexedTimerDue(rows);
+  const threads = db.collection<ThreadDoc>('probe_ahead_threads');
+  await threads.createIndex({ next_due_at: 1 }, { name: 'due' });
+  const ledger = new IndexedTimerDue(threads);
   const steps: Array<[string, number]> = [
     ['first-minute', base],
     ['second-minute', base + MINUTE + 30_000],
     ['third-minute', base + 2 * MINUTE],
     ['next-hour', base + HOUR + 5 * MINUTE],
   ];
-  for (const [id, at] of steps) await rows.insertOne({ _id: id, step: 'remind-1', due_at: new Date(at), attempt: 0, status: 'pending', armed_at: now });
-  expect((await ledger.ahead(base, base + 2 * MINUTE)).sort()).toEqual(['first-minute', 'second-minute']);
-  expect((await ledger.ahead(base + 2 * MINUTE, base + 2 * HOUR)).sort()).toEqual(['next-hour', 'third-minute']);
-  expect(await ledger.ahead(base - HOUR, base)).toEqual([]);
-  expect((await ledger.due(new Date(base + MINUTE))).sort()).toEqual(['first-minute']);
-  expect((await ledger.due(new Date(base + 2 * HOUR))).sort()).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
+  for (const [id, at] of steps) {
+    await threads.insertOne({ _id: id, next_timer: { step: 'remind-1', attempt: 0, status: 'pending', armed_at: now }, next_due_at: new Date(at) } as unknown as ThreadDoc);
+  }
+  await threads.insertOne({ _id: 'closed', status: 'completed' } as unknown as ThreadDoc);
+  const ids = async (rows: Promise<TimerDoc[]>) => (await rows).map((r) => r._id).sort();
+  expect(await ids(ledger.ahead(base, base + 2 * MINUTE))).toEqual(['first-minute', 'second-minute']);
+  expect(await ids(ledger.ahead(base + 2 * MINUTE, base + 2 * HOUR))).toEqual(['next-hour', 'third-minute']);
+  expect(await ids(ledger.ahead(base - HOUR, base))).toEqual([]);
+  expect(await ids(ledger.due(new Date(base + MINUTE)))).toEqual(['first-minute']);
+  expect(await ids(ledger.due(new Date(base + 2 * HOUR)))).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
+  const all: string[] = [];
+  for await (const r of ledger.all()) all.push(r._id);
+  expect(all.sort()).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
+  const first = (await ledger.due(new Date(base + MINUTE)))[0]!;
+  expect(first).toEqual({ _id: 'first-minute', step: 'remind-1', attempt: 0, status: 'pending', armed_at: now, due_at: new Date(base) });
 });
 
-test('a thread.created arm job that runs after the accept leaves the accepted step armed and reads only the timer row; the accept\'s job reads no thread', async () => {
+test('an accept arms the next step in its own write (no arm job, no other command), and a late thread.created arm job changes nothing', async () => {
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before its created job');
-  const { body } = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
-  expect(body.result?.status).toBe('accepted');
-  // The accept's arm job done, not just its row written: its due entry goes in after the row, and would land among
-  // the commands counted below.
-  const acceptArmed = () => verify.getJobs(['completed']).then((jobs) => jobs.find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === id && j.data.type === 'thread.accepted'));
-  await waitUntil(acceptArmed, 'the accept\'s arm job done');
+  const created = (await row(id))!;
+  const accept = await commands(() => relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' }));
+  expect(accept.result.body.result?.status).toBe('accepted');
   const accepted = (await row(id))!;
-  expect(accepted.step).toBe('stale');
-  // The thread.created job again, as a process that did not arm the create would run it, late.
-  const { result, sent } = await commands(() => relay.timers.armAfter(id, 'thread.created'));
-  expect(result).toMatchObject({ step: 'stale', attempt: accepted.attempt });
-  expect(sent.filter((c) => c.includes(id) || TIMER_COLLECTIONS.has(c.split(' ')[1]!))).toEqual([`find timers ${id}`]);
-  expect(await row(id)).toEqual(accepted);
-
-  // The accept's own job carries the version it was written at: in the process that wrote it moments ago, its arm
-  // reads no thread at all (another process reads the document alone: thread-store-contract.test.ts), only the row.
-  const acceptJob = (await acceptArmed())!;
+  expect(accepted).toMatchObject({ step: 'stale', attempt: created.attempt + 1, status: 'accepted' });
   const thread = (await relay.store.readThread(id))!;
-  expect(acceptJob.data.version).toBe(thread.version);
-  const again = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version));
-  expect(again.result).toEqual(accepted);
-  expect(again.sent.filter((c) => c.includes(id)).sort()).toEqual([`find timers ${id}`]);
-  // A job of a version this process has not seen (another process wrote it) reads the thread.
-  const behind = await commands(() => relay.timers.armAfter(id, 'thread.accepted', acceptJob.data.version + 1));
-  expect(behind.result).toEqual(accepted);
+  expect(thread.timer_version).toBe(thread.version);
+  // One write of the thread, which armed the step too.
+  expect(accept.sent.filter((c) => c.startsWith('update threads'))).toEqual([`update threads ${id}`]);
+  expect(onTimers(accept.sent)).toEqual([]);
+  const acceptEvent = thread.outbox.find((e) => e.type === 'thread.accepted')!;
+  await waitUntil(async () => ((await webhooksQueue.getJob(acceptEvent.id)) ? true : undefined), 'the accept\'s webhooks job');
+  expect(await verify.getJob(`arm.${acceptEvent.id}`)).toBeUndefined();
+
+  // The thread.created job after all, as a process that did not arm the create would run it, late: nothing written.
+  const late = await commands(() => relay.timers.arm(id));
+  expect(late.result).toEqual(accepted);
+  expect(late.sent.filter((c) => /^(insert|update|delete) /.test(c) && c.includes(id))).toEqual([]);
+  expect(await row(id)).toEqual(accepted);
+  // A job of a version this process has not seen (another process wrote it) reads the thread; one it wrote reads nothing.
+  const behind = await commands(() => relay.timers.arm(id, { version: thread.version + 1 }));
   expect(behind.sent).toContain(`find threads ${id}`);
+  const own = await commands(() => relay.timers.arm(id, { version: thread.version }));
+  expect(own.result).toEqual(accepted);
+  expect(own.sent.filter((c) => c.includes(id))).toEqual([]);
 });
 
-test('a create retried with the same idempotency key gets the same thread and leaves its one timer as it was', async () => {
+test('a create retried with the same idempotency key gets the same thread and leaves its timer as it was', async () => {
   const key = `timer-retry-${Date.now()}`;
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } });
   const first = (await row(id))!;
   clock.advance(2 * MINUTE);
   const retried = await commands(() => sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } }));
   expect(retried.result).toBe(id);
-  expect(retried.sent.filter((c) => /^(insert|update|delete) timers /.test(c))).toEqual([]);
+  expect(retried.sent.filter((c) => /^(update|delete) threads /.test(c))).toEqual([]);
   expect(await row(id)).toEqual(first);
 });
 
-test('creates sent together store their timer rows in shared inserts (group commit), each thread its own row once', async () => {
-  const documentsPerInsert: number[] = [];
-  const client = relay.store.db.client;
-  const started = (event: CommandStartedEvent) => {
-    if (event.commandName === 'insert' && event.command.insert === 'timers') documentsPerInsert.push((event.command.documents as unknown[]).length);
-  };
-  client.on('commandStarted', started);
-  let ids: string[];
-  try {
-    ids = await Promise.all(Array.from({ length: 8 }, (_, i) => sendHandoff(relay, aliceKey, 'bob@acme', `sent together ${i}`)));
-  } finally {
-    client.off('commandStarted', started);
-  }
-  // One row per create, written once; FerretDB takes one insert per collection at a time, so the creates that wait
-  // behind the first one's insert share the next.
-  expect(documentsPerInsert.reduce((a, b) => a + b, 0)).toBe(8);
-  expect(documentsPerInsert.length).toBeLessThan(8);
-  for (const id of ids) {
-    const thread = (await relay.store.readThread(id))!;
-    expect(await row(id)).toMatchObject({ _id: id, step: 'remind-1', attempt: 0, status: 'pending', due_at: new Date(thread.created_at.getTime() + 4 * HOUR) });
-  }
-});
-
-// The arm fails before the thread is written (as if its process died there), or its row fails once the event is on its
-// way (the event then goes again, without timer_armed).
-const failedArms: Array<[string, (tried: () => void) => { armFirst: () => Promise<() => Promise<void>> }]> = [
-  ['own arm failed', (tried) => ({ armFirst: async () => { tried(); throw new Error('the process died here'); } })],
-  ['timer row failed after its event went out', (tried) => ({ armFirst: async () => async () => { tried(); throw new Error('the row insert failed'); } })],
-];
-
 /** A second relay service on the same database, whose create-time arm is `timers` (its events on the same queues). */
-async function withService(timers: Pick<HandoffTimers, 'armFirst'>, run: (service: RelayService, sender: AgentDoc) => Promise<void>): Promise<void> {
+async function withService(timers: Pick<HandoffTimers, 'withFirstStep'>, run: (service: RelayService, sender: AgentDoc) => Promise<void>): Promise<void> {
   const log = createLogger('silent');
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
@@ -240,9 +217,10 @@ async function withService(timers: Pick<HandoffTimers, 'armFirst'>, run: (servic
   }
 }
 
-test.each(failedArms)('a create whose %s gets its first timer from the thread.created job, and it fires when due', async (_how, failingArm) => {
+test('a create whose own arm failed gets its first timer from the thread.created job, and it fires when due', async () => {
   let tried = 0;
-  await withService(failingArm(() => (tried += 1)), async (service, sender) => {
+  const failing = { withFirstStep: async () => { tried += 1; throw new Error('the zone lookup failed'); } };
+  await withService(failing, async (service, sender) => {
     const created = await service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
     expect(tried).toBe(1);
     const id = created.task_id;
@@ -259,25 +237,7 @@ test.each(failedArms)('a create whose %s gets its first timer from the thread.cr
   });
 });
 
-test('a create\'s event goes on its queues while its timer row is still being written, and the create answers once the row is in', async () => {
-  let id: string | undefined;
-  let release!: () => void;
-  const rowHeld = new Promise<void>((resolve) => (release = resolve));
-  let rowDone = false;
-  const held = { armFirst: async (thread: ThreadDoc) => ((id = thread._id), async () => { await rowHeld; rowDone = true; }) };
-  await withService(held, async (service, sender) => {
-    let answered = false;
-    const creating = service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'row held' }), 'api').then((r) => ((answered = true), r));
-    // The DM and webhook jobs need no row: the event's webhooks job is there while the row waits.
-    await waitUntil(async () => (id && (await createdJobs(id)).webhooks ? true : undefined), 'the thread.created webhooks job while the row is held');
-    expect({ rowDone, answered }).toEqual({ rowDone: false, answered: false });
-    release();
-    expect((await creating).task_id).toBe(id);
-    expect(rowDone).toBe(true);
-  });
-});
-
-test('with working hours, a create arms its first step only from a remembered zone: it never waits on Slack for one', async () => {
+test('with working hours, a write arms a step only from a remembered zone: it never waits on Slack for one', async () => {
   const log = createLogger('silent');
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
@@ -294,20 +254,19 @@ test('with working hours, a create arms its first step only from a remembered zo
   const settings = { ...relay.config.timers, workingHours: { startMinute: 9 * 60, endMinute: 17 * 60, days: [1, 2, 3, 4, 5] } };
   const queue = new BullmqTimerQueue(verify, redis, `${relay.config.queuePrefix}:timers:armed`);
   const timers = new HandoffTimers({ store: relay.store, teammates, queue, outbox: new Outbox({ store: relay.store, events: noPublisher, clock, log }), zones, clock, log, settings });
-  // A thread as a create holds it before it is stored (an id no thread has: its row is removed again below).
+  // A thread as a create holds it before it is stored.
   const stored = (await relay.store.readThread(await sendHandoff(relay, aliceKey, 'bob@acme', 'a thread to copy')))!;
-  const thread = { ...stored, _id: randomUUID(), timers: undefined };
-  expect(await timers.armFirst(thread)).toBeNull();
+  const thread = withArmedTimer({ ...stored, _id: randomUUID(), timers: undefined }, null);
+  // A write's settle neither asks nor arms without the zone: the event's arm job does.
+  const accepted = { ...thread, status: 'accepted' as const, accepted_at: clock.now() };
+  expect(timers.settle(thread, accepted)).toBe(accepted);
+  expect(asked).toEqual([]);
+  expect(await timers.withFirstStep(thread)).toBe(thread);
   // Asked meanwhile, for the next create (this one's thread.created job arms it in full).
   await waitUntil(async () => (asked.length > 0 ? true : undefined), 'the zone asked for');
   expect(asked).toEqual(['bob@acme']);
-  const insertRow = await timers.armFirst(thread);
-  expect(insertRow).not.toBeNull();
-  await insertRow!();
-  try {
-    expect((await row(thread._id))!.due_at).toEqual(nextTimerStep(thread, settings, 'Asia/Tokyo')!.due);
-    expect(asked).toHaveLength(1);
-  } finally {
-    await relay.store.timers.deleteOne({ _id: thread._id });
-  }
+  const armed = await timers.withFirstStep(thread);
+  expect(armed.next_due_at).toEqual(nextTimerStep(thread, settings, 'Asia/Tokyo')!.due);
+  expect(timers.settle(thread, accepted).next_due_at).toEqual(nextTimerStep(accepted, settings, 'Asia/Tokyo')!.due);
+  expect(asked).toHaveLength(1);
 });

@@ -8,6 +8,7 @@ import { dmText } from '../helpers/slack-dm';
 import { TestClock } from '../helpers/test-clock';
 import { timerSteps } from '../helpers/timer-steps';
 import { waitUntil } from '../helpers/wait-until';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const ALICE = 'U0ECALICE';
 const BOB = 'U0ECBOB';
@@ -56,7 +57,7 @@ test('sent Friday 15:00 in Tokyo: reminded Monday 09:00 Tokyo, then escalated on
   const monday = new Date(friday.getTime() + 2 * DAY + 18 * HOUR);
   expect(monday.toISOString().slice(11, 16)).toBe('00:00');
   expect(monday.getUTCDay()).toBe(1);
-  const row = (await relay.store.timers.findOne({ _id: id }))!;
+  const row = (await armedTimerOf(relay.store, id))!;
   expect(row.due_at.toISOString()).toBe(monday.toISOString());
 
   // Monday 09:01 Tokyo: the reminder, then the escalation (48 h after sending was Sunday, also moved to Monday 09:00).
@@ -76,7 +77,7 @@ test('sent Friday 15:00 in Tokyo: reminded Monday 09:00 Tokyo, then escalated on
   await waitUntil(async () => dmText(slack, senderDm.channel, senderDm.ts).includes(`escalated to <#${ESCALATIONS}>`) || undefined, 'the sender DM to name the channel');
   await armed(id, 'remind-2');
   // The second reminder is Tuesday 09:00 Tokyo (24 h after the first, already in working hours).
-  expect((await relay.store.timers.findOne({ _id: id }))!.due_at.getTime()).toBe(reminded.timers!.fired['remind-1']!.getTime() + DAY);
+  expect((await armedTimerOf(relay.store, id))!.due_at.getTime()).toBe(reminded.timers!.fired['remind-1']!.getTime() + DAY);
 
   // Sweeps kept running meanwhile: the escalation channel got the message exactly once, nothing went to a lead.
   await waitUntil(async () => ((await read(id)).slack_replies?.escalation ? true : undefined), 'the escalation recorded');

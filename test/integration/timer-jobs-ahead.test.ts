@@ -10,6 +10,7 @@ import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -36,7 +37,7 @@ afterAll(async () => {
   await relay?.stop();
 });
 
-const row = (id: string) => relay.store.timers.findOne({ _id: id });
+const row = (id: string) => armedTimerOf(relay.store, id);
 const remindJob = (id: string) => verify.getJob(timerJobId({ thread_id: id, step: 'remind-1', attempt: 0 }));
 
 test('a reminder hours away gets its job from the sweep that sees it within the horizon, not from the create; one that moved on gets none; it fires when due', async () => {

@@ -11,6 +11,7 @@ import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { timerSteps } from '../helpers/timer-steps';
 import { waitUntil } from '../helpers/wait-until';
+import { armedTimerOf } from '../helpers/thread-docs';
 
 const SENDER = 'U0UTSENDER';
 const ANA = 'U0UTANA';
@@ -109,7 +110,7 @@ test('a role handoff in a bound channel is reminded under its Claim card, escala
   expect(claimed.timers?.fired).toEqual({});
   expect(Object.keys(claimed.timers?.unclaimed_fired ?? {}).sort()).toEqual(['escalate', 'remind-1', 'remind-2']);
   await waitUntil(async () => {
-    const row = await relay.store.timers.findOne({ _id: id });
+    const row = await armedTimerOf(relay.store, id);
     return row?.step === 'remind-1' && row.due_at.getTime() === claimed.claimed_at!.getTime() + 4 * HOUR ? row : undefined;
   }, 'the claimer’s first reminder armed 4 h after the claim');
   await waitUntil(async () => dmText(slack, claimed.slack_sender!.channel, claimed.slack_sender!.ts).includes(`claimed by <@${BEN}>`) || undefined, 'the sender DM to name the claimer');
@@ -152,7 +153,7 @@ test('with no channel bound: reminders under each candidate’s DM copy, and it 
   await at(id, 28 * HOUR + 2 * MINUTE);
   await fired(id, 'remind-2');
   await armed(id, 'expire');
-  expect((await relay.store.timers.findOne({ _id: id }))!.due_at.getTime()).toBe(sent.created_at.getTime() + 14 * DAY);
+  expect((await armedTimerOf(relay.store, id))!.due_at.getTime()).toBe(sent.created_at.getTime() + 14 * DAY);
   await at(id, 14 * DAY + MINUTE);
   const expired = await waitUntil(async () => ((await read(id)).status === 'expired' ? read(id) : undefined), 'expiry');
   expect(expired.timers?.expire_reason).toBe('expire_after');
