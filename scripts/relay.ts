@@ -56,6 +56,7 @@ import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
 import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
+import { EndpointOwners } from '../relay-core/webhooks/endpoint-owners';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
 import { newWebhookEndpoint, WebhookEndpoints } from '../relay-core/webhooks/endpoint-lifecycle';
 import { ENDPOINT_CHALLENGE_JOB, webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
@@ -132,6 +133,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }), feed);
   // Each thread write marks its new events' jobs on these queues pending until they finish (the outbox).
   store.outbox.deliverTo(publisher.queues);
+  // The webhook fan-out's copy of who has an endpoint, read again after a teammate write in any process.
+  const agentsChanged = `${config.queuePrefix}:agents:changed`;
+  const endpointOwners = new EndpointOwners((handles) => store.withWebhookEndpoint(handles), {
+    current: () => producer.get(agentsChanged),
+    bump: async () => void (await producer.incr(agentsChanged)),
+  });
+  store.afterAgentWrites(() => endpointOwners.changed());
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
@@ -232,7 +240,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
-        processor: createWebhookProcessor({ relay, database, store, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ relay, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         concurrency: WEBHOOK_WORKER_CONCURRENCY,
         settings: webhookSettings,
         lockMs: config.workerLockMs,

@@ -120,11 +120,10 @@ export class Teammates {
         throw error;
       }
     }
-    // Its tags first (agent-cards.ts); a registration refused as a duplicate leaves them, and the existing card's
-    // own checks keep them from listing it for what it does not have.
-    await this.store.cards.adding(doc);
+    // Its tags go in first (agent-cards.ts); a registration refused as a duplicate leaves them, and the existing
+    // card's own checks keep them from listing it for what it does not have.
     try {
-      await this.store.agents.insertOne(doc);
+      await this.store.insertAgent(doc);
     } catch (error) {
       if (input.slack_user_id) await this.store.slackLinks.deleteOne({ _id: input.slack_user_id, handle: input.handle });
       if (isDuplicateKey(error)) throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });

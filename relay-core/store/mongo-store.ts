@@ -126,6 +126,7 @@ export class MongoStore {
   /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
   readonly cards: AgentCards;
   private readonly threadWriteQueue = new KeyedQueue();
+  private readonly agentListeners: Array<() => Promise<void>> = [];
   /**
    * What every thread write does last to the document it stores: the relay's timers work out its next step there
    * (settleThreadsWith; service/handoff-timers.ts settle), so a write arms it without another command.
@@ -328,8 +329,24 @@ export class MongoStore {
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
     // The tags the card is about to have go in before it (agent-cards.ts: tags are never fewer than the card's).
     const written = await this.agentWriter.write(handle, change, (current) => this.cards.adding(change(current)));
-    if (written.after) await this.cards.removeLost(written.before, written.after);
+    if (written.after) await Promise.all([this.cards.removeLost(written.before, written.after), this.agentWritten()]);
     return written;
+  }
+
+  /** Inserts a new teammate's card (its tags go in first: agent-cards.ts). */
+  async insertAgent(doc: AgentDoc): Promise<void> {
+    await this.cards.adding(doc);
+    await this.agents.insertOne(doc);
+    await this.agentWritten();
+  }
+
+  /** Runs `listener` after every teammate write (the webhook fan-out's copy of who has an endpoint). */
+  afterAgentWrites(listener: () => Promise<void>): void {
+    this.agentListeners.push(listener);
+  }
+
+  private async agentWritten(): Promise<void> {
+    await Promise.all(this.agentListeners.map((listener) => listener()));
   }
 
   /** Those of `handles` that are active and have a webhook endpoint that is not disabled. */

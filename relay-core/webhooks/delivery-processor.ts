@@ -13,6 +13,7 @@ import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
 import { pushDelivery } from './push-delivery';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
+import type { EndpointOwners } from './endpoint-owners';
 import { postSigned } from './signed-post';
 import { DELIVER_JOB, deliveredEvent, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
@@ -32,6 +33,8 @@ export interface WebhookDeliveryDeps {
   /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
   feed?: EventRecorder;
   store: MongoStore;
+  /** Who of an event's participants has an endpoint (endpoint-owners.ts); the store's lookup by default. */
+  owners?: Pick<EndpointOwners, 'withEndpoint'>;
   endpoints: Pick<WebhookEndpoints, 'markGone'>;
   deliveries: WebhookDeliveries;
   queues: WebhookQueues;
@@ -53,6 +56,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   const { relay, store, deliveries, queues, log } = deps;
   const clock = deps.clock ?? systemClock;
   const foreign = new Set<string>();
+  const withEndpoint = (handles: string[]) => (deps.owners ? deps.owners.withEndpoint(handles) : store.withWebhookEndpoint(handles));
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
@@ -72,7 +76,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       return 'skipped';
     }
     // This runs for every event: the job carries the participants and the whole event, so recording it in the
-    // event logs and finding who has an endpoint (store.withWebhookEndpoint) need no thread or card reads.
+    // event logs and finding who has an endpoint (endpoint-owners.ts) need no thread or card reads.
     let thread: EventThread | null = from && to ? { _id: event.thread_id, from, to } : null;
     let recorded = outboxEventOf(taken);
     // A handoff to a role, skill or owner (a `to` no handle can be): its candidates hear of thread.created.
@@ -100,7 +104,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     if (recorded) await deps.feed?.record(thread, [recorded]);
     // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
     const carried = recorded ? { event: carriedEvent(recorded) } : {};
-    for (const handle of await store.withWebhookEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
+    for (const handle of await withEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
       const id = deliveryId(event.event_id, handle);
       await deliveries.open(event, handle, clock.now(), { recorded });
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0, ...carried });
