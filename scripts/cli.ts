@@ -135,7 +135,7 @@ async function start(): Promise<void> {
   const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log });
   stops.unshift(() => relay.stop());
   const slack = config.slack ? `on (HTTP at ${config.publicUrl}/slack/events)` : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)';
-  say(`handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · Slack: ${slack}`);
+  say(`handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · queues: ${relay.queuePrefix} · Slack: ${slack}`);
 
   async function shutdown(why: string, exitCode = 0): Promise<void> {
     if (stopping) return;
