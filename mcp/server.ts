@@ -2,8 +2,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RelayClient } from './relay-client';
 import { registerTools } from './tools';
+import { RELAY_VERSION } from '../relay-core/ops/version';
 
-export const SERVER_INFO = { name: 'handoff-relay', version: '0.1.0' };
+export const SERVER_INFO = { name: 'handoff-relay', version: RELAY_VERSION };
 
 export function createServer(relay: RelayClient): { server: McpServer; cleanup: () => Promise<void> } {
   const server = new McpServer(SERVER_INFO, {

@@ -1,17 +1,12 @@
 #!/usr/bin/env -S node --max-semi-space-size=4
 // The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
 // `invite`, `join`, `deliveries`, `policy`, `approvals`, `agent`, `rotate-key`, `audit`; `--help` on each (cli-help.ts).
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
-import { createLogger } from '../relay-core/ops/logger';
-import { ensureFerretDbBinary } from './local-services/ferretdb-build';
-import { startFerretDb } from './local-services/ferretdb';
-import { keepRunning } from './local-services/keep-running';
-import { ensureRedis } from './local-services/redis';
-import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret, readSecret } from './local-secrets';
+import { ADMIN_KEY_FILE, readSecret } from './local-secrets';
+import { startCommand, storeUrl } from './start-command';
 import { newTeammateText } from './new-teammate-text';
 import { cardFromOptions } from './card-options';
-import { startRelay } from './relay';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
 import { POLICY_COMMAND, policyCommand } from './policy-command';
@@ -88,84 +83,12 @@ const COMMANDS: CommandSpec[] = [
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-/**
- * MONGODB_URL, or the embedded FerretDB under the data directory (started now; its stop is pushed on `stops`). With
- * `onGiveUp`, a FerretDB that dies is started again on the same port and data (keep-running.ts).
- */
-async function storeUrl(config: ReturnType<typeof loadConfig>, stops: Array<() => Promise<void>>, onGiveUp?: (reason: string) => void): Promise<string> {
-  if (config.mongodbUrl) return config.mongodbUrl;
-  const dataDir = resolve(config.dataDir, 'ferretdb');
-  await ensureFerretDbBinary(say);
-  const ferret = await startFerretDb({ dataDir, log: say });
-  if (onGiveUp) {
-    const again = () => startFerretDb({ dataDir, port: ferret.port, log: say });
-    const kept = keepRunning(ferret, again, { name: 'FerretDB', where: `127.0.0.1:${ferret.port}`, log: say, onGiveUp });
-    stops.push(() => kept.stop());
-  } else {
-    stops.push(() => ferret.stop());
-  }
-  say(`FerretDB (SQLite under ${dataDir}) on ${ferret.url}`);
-  return ferret.url;
-}
-
-async function start(): Promise<void> {
-  const config = loadConfig(process.env);
-  const log = createLogger(config.logLevel);
-  const stops: Array<() => Promise<void>> = [];
-  let stopping = false;
-  // A local service that dies and cannot be started again stops the relay, rather than leave it answering errors.
-  const gaveUp = (reason: string) => void shutdown(`${reason}; stopping the relay`, 1);
-
-  const mongodbUrl = await storeUrl(config, stops, gaveUp);
-  // A redis-server started here keeps its jobs in .data/redis: deliveries and retries waiting survive it.
-  const redis = await ensureRedis(config.redisUrl, say, { dataDir: resolve(config.dataDir, 'redis') });
-  if (redis.started) {
-    const kept = keepRunning(redis, redis.startAgain, { name: 'redis-server', where: redis.where, log: say, onGiveUp: gaveUp });
-    stops.push(() => kept.stop());
-  }
-
-  let adminKey = config.adminKey;
-  if (!adminKey) {
-    const secret = await ensureSecret(config.dataDir, ADMIN_KEY_FILE, 'hra_');
-    adminKey = secret.value;
-    say(`Admin key ${secret.created ? 'generated and stored' : 'read from'} ${join(resolve(config.dataDir), ADMIN_KEY_FILE)} (owner-only; set RELAY_ADMIN_KEY to use your own)`);
-  }
-  const keyPepper = config.keyPepper ?? (await ensureSecret(config.dataDir, PEPPER_FILE)).value;
-
-  const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log });
-  stops.unshift(() => relay.stop());
-  const slack = config.slack ? `on (HTTP at ${config.publicUrl}/slack/events)` : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)';
-  say(`handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · Slack: ${slack}`);
-
-  async function shutdown(why: string, exitCode = 0): Promise<void> {
-    if (stopping) return;
-    stopping = true;
-    say(`${why}: draining (no new requests or jobs; running ones finish) and stopping…`);
-    // Past the grace period, exit anyway: a job cut short is taken up again by another worker (stalled-job recovery).
-    setTimeout(() => {
-      say(`still draining after ${config.shutdownGraceMs} ms (RELAY_SHUTDOWN_GRACE_MS); exiting with running work unfinished`);
-      process.exit(1);
-    }, config.shutdownGraceMs).unref();
-    let failed = false;
-    for (const stop of stops) {
-      await stop().catch((error: Error) => {
-        failed = true;
-        say(`stop failed: ${error.message}`);
-      });
-    }
-    await new Promise<void>((resolve) => log.flush(() => resolve()));
-    process.exit(failed ? 1 : exitCode);
-  }
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-}
-
 /** Brings the database up to this version's layout (start does the same before it serves). */
 async function migrate(): Promise<void> {
   const config = loadConfig(process.env);
   const stops: Array<() => Promise<void>> = [];
   try {
-    const store = await MongoStore.connect(await storeUrl(config, stops), config.mongodbDb);
+    const store = await MongoStore.connect(await storeUrl(config, stops, say), config.mongodbDb);
     stops.unshift(() => store.close());
     const touched = await migrateStore(store, say);
     await store.ensureIndexes();
@@ -292,7 +215,7 @@ async function main(): Promise<void> {
   switch (command) {
     case 'start':
       noOptions(spec, rest);
-      return start();
+      return void (await startCommand({ env: process.env, say }));
     case 'migrate':
       noOptions(spec, rest);
       return migrate();

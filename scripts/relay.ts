@@ -32,6 +32,7 @@ import {
   type RunningWorker,
 } from '../relay-core/queues/bullmq-queues';
 import { keepSyncLaneMoving } from '../relay-core/queues/slack-lanes';
+import { resolveQueuePrefix } from '../relay-core/queues/queue-prefix';
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
 import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
@@ -72,6 +73,8 @@ const WEBHOOK_WORKER_CONCURRENCY = 32;
 
 export interface RunningRelay {
   url: string;
+  /** RELAY_QUEUE_PREFIX, or the database's own (queues/queue-prefix.ts). */
+  queuePrefix: string;
   relay: RelayService;
   store: MongoStore;
   timers: HandoffTimers;
@@ -85,6 +88,8 @@ export interface StartRelayOptions {
   sweepIntervalMs?: number;
   /** What every service, processor and ledger reads as "now" (tests move it to expire tokens and secrets). */
   clock?: Clock;
+  /** The default of earlier relays an upgraded database keeps (queues/queue-prefix.ts); tests name their own. */
+  legacyQueuePrefix?: string;
 }
 
 /** A failed listen as one line a person can act on; other errors as they are. */
@@ -111,7 +116,7 @@ async function readPolicyFile(file: string): Promise<string> {
   return source;
 }
 
-export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock = systemClock }: StartRelayOptions): Promise<RunningRelay> {
+export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock = systemClock, legacyQueuePrefix }: StartRelayOptions): Promise<RunningRelay> {
   const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await migrateStore(store, (line) => log.info(line));
@@ -121,12 +126,20 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   producer.on('error', () => {
     // ioredis reconnects by itself; a failed publish is swept later.
   });
-  const queues = producerQueues(producer, config.queuePrefix);
   // The producer refuses commands until it has connected: the sweeps and the first requests wait for it (up to its
   // connect timeout; a Redis still down is then retried as at any other time). Awaited below, after the rest of
   // start-up, so the connection is made meanwhile.
   const producerReady = readyOrAfter(producer, 2_000);
-  const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: config.queuePrefix });
+  const { prefix: queuePrefix, source: prefixSource } = await resolveQueuePrefix({
+    setting: config.queuePrefix,
+    store,
+    redis: () => producerReady.then(() => producer),
+    log,
+    ...(legacyQueuePrefix ? { legacyPrefix: legacyQueuePrefix } : {}),
+  });
+  log.info({ queue_prefix: queuePrefix, from: prefixSource }, 'queue prefix');
+  const queues = producerQueues(producer, queuePrefix);
+  const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: queuePrefix });
   const feed = new EventFeed({ store, wakeups, log });
   const eventStreams = new OpenEventStreams();
   // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
@@ -134,7 +147,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   // Each thread write marks its new events' jobs on these queues pending until they finish (the outbox).
   store.outbox.deliverTo(publisher.queues);
   // The webhook fan-out's copy of who has an endpoint, read again after a teammate write in any process.
-  const agentsChanged = `${config.queuePrefix}:agents:changed`;
+  const agentsChanged = `${queuePrefix}:agents:changed`;
   const endpointOwners = new EndpointOwners((handles) => store.withWebhookEndpoint(handles), {
     current: () => producer.get(agentsChanged),
     bump: async () => void (await producer.incr(agentsChanged)),
@@ -163,7 +176,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     const policy = await policies.apply(policySource, 'RELAY_POLICY_FILE', config.policyFile);
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
-  const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${config.queuePrefix}:policy` }), store, clock, log });
+  const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${queuePrefix}:policy` }), store, clock, log });
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
@@ -171,7 +184,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const timers = new HandoffTimers({
     store,
     teammates,
-    queue: new BullmqTimerQueue(queues.verify, producer, `${config.queuePrefix}:timers:armed`),
+    queue: new BullmqTimerQueue(queues.verify, producer, `${queuePrefix}:timers:armed`),
     outbox: new Outbox({ store, events: publisher, clock, log }),
     zones: slackClient ? slackTimeZones(slackClient) : utcOnly,
     clock,
@@ -224,7 +237,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       const slackWorker = startWorker({
         name: 'slack',
         redisUrl: config.redisUrl,
-        prefix: config.queuePrefix,
+        prefix: queuePrefix,
         processor,
         lockMs: config.workerLockMs,
         onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
@@ -239,7 +252,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       startWorker({
         name: 'webhooks',
         redisUrl: config.redisUrl,
-        prefix: config.queuePrefix,
+        prefix: queuePrefix,
         processor: createWebhookProcessor({ relay, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         concurrency: WEBHOOK_WORKER_CONCURRENCY,
         settings: webhookSettings,
@@ -250,7 +263,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       startWorker({
         name: 'verify',
         redisUrl: config.redisUrl,
-        prefix: config.queuePrefix,
+        prefix: queuePrefix,
         processor: createVerifyProcessor({
           [ENDPOINT_CHALLENGE_JOB]: endpointChallengeHandler({
             store,
@@ -352,7 +365,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let url: string;
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
-    const rateLimiter = redisRateLimiter({ redis: producer, prefix: config.queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
+    const rateLimiter = redisRateLimiter({ redis: producer, prefix: queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
       relay,
       adminKey: config.adminKey,
@@ -395,6 +408,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
 
   return {
     url,
+    queuePrefix,
     relay,
     store,
     timers,

@@ -2,23 +2,11 @@
 import type { Queue } from 'bullmq';
 import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { constantTimeEqual } from '../ops/api-keys';
-import { bearer } from './bearer-auth';
+import { RelayError } from '../domain/errors';
+import { ADMIN_KEY_HELP, acceptedKey, challengeForAdminKey } from './admin-credentials';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';
-const REALM = 'handoff-relay admin';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** The admin key from `Authorization: Bearer <key>`, or from HTTP Basic (any user name, the key as password) for browsers. */
-function presentedKey(req: Request): { key: string; scheme: 'bearer' | 'basic' } | undefined {
-  const token = bearer(req);
-  if (token) return { key: token, scheme: 'bearer' };
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.get('authorization') ?? '');
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  return colon < 0 ? undefined : { key: decoded.slice(colon + 1), scheme: 'basic' };
-}
 
 /**
  * A browser re-sends Basic credentials to any request for this origin, including one a foreign page
@@ -36,14 +24,14 @@ function sameOrigin(req: Request): boolean {
 
 export function adminQueuesAuth(adminKey: string) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const presented = presentedKey(req);
-    if (!presented || !constantTimeEqual(presented.key, adminKey)) {
-      res.setHeader('WWW-Authenticate', `Basic realm="${REALM}", charset="UTF-8"`);
-      res.status(401).json({ code: 'unauthenticated', message: 'Missing or wrong admin key (RELAY_ADMIN_KEY): send it as a Bearer token, or as the Basic password' });
+    const presented = acceptedKey(req, [adminKey]);
+    if (!presented) {
+      challengeForAdminKey(res);
+      next(new RelayError('unauthenticated', `Missing or wrong admin key: ${ADMIN_KEY_HELP}`));
       return;
     }
     if (presented.scheme === 'basic' && !SAFE_METHODS.has(req.method) && !sameOrigin(req)) {
-      res.status(403).json({ code: 'forbidden', message: 'Cross-origin change refused; use the board from this relay\'s own origin' });
+      next(new RelayError('forbidden', "Cross-origin change refused; use the board from this relay's own origin"));
       return;
     }
     next();

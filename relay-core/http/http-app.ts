@@ -4,9 +4,11 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { agentCard } from '../jsonrpc/agent-card';
 import { jsonRpcEndpoint } from '../jsonrpc/endpoint';
-import { constantTimeEqual } from '../ops/api-keys';
 import { RelayError, invalidParams } from '../domain/errors';
-import { adminAuth, bearer, teammateAuth } from './bearer-auth';
+import { adminAuth, teammateAuth } from './bearer-auth';
+import { ADMIN_KEY_HELP, acceptedKey, challengeForAdminKey } from './admin-credentials';
+import { homePage } from './home-page';
+import { RELAY_VERSION } from '../ops/version';
 import { requireJsonContentType } from './json-content-type';
 import { failureAnswer } from '../jsonrpc/failure-answer';
 import { jsonRpcError } from '../jsonrpc/json-rpc-error';
@@ -53,8 +55,11 @@ export interface HttpAppDeps {
   invites?: Invites;
 }
 
+/** The relay's own pages (/, /inbox…) run no script and load nothing from elsewhere. */
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
-const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/slack/events']);
+const OPS_PATHS = new Set(['/', '/healthz', '/health', '/readyz', '/metrics', '/slack/events']);
 
 function restError(res: Response, error: RelayError): void {
   res.status(error.httpStatus).json({ code: error.code, message: error.message, request_id: requestId(res) });
@@ -77,9 +82,11 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   }
 
   app.get('/metrics', async (req, res) => {
-    const token = bearer(req);
-    const allowed = [deps.metricsToken, deps.adminKey].some((expected) => expected && token && constantTimeEqual(token, expected));
-    if (!allowed) throw new RelayError('unauthenticated', 'Missing or wrong Authorization: Bearer <RELAY_METRICS_TOKEN or RELAY_ADMIN_KEY>');
+    // The same admin key as /admin/queues, the same two ways; a scraper may hold RELAY_METRICS_TOKEN instead.
+    if (!acceptedKey(req, [deps.metricsToken, deps.adminKey])) {
+      challengeForAdminKey(res);
+      throw new RelayError('unauthenticated', `Missing or wrong admin key: ${ADMIN_KEY_HELP}; or RELAY_METRICS_TOKEN the same way`);
+    }
     if (!deps.metrics) throw new RelayError('method_not_found', 'Metrics are not collected by this relay');
     const { contentType, body } = await deps.metrics.render();
     res.type(contentType).send(body);
@@ -195,7 +202,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   });
 
   app.get('/inbox/:thread_id', async (req, res) => {
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Referrer-Policy', 'no-referrer');
@@ -212,15 +219,17 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type('html').send(inboxPage(found.view, found.viewer));
   });
 
-  app.get('/healthz', (_req, res) => {
+  // /health too: where people and load balancers often look first.
+  app.get(['/healthz', '/health'], (_req, res) => {
     res.json({ status: 'ok' });
   });
 
   app.get('/.well-known/agent-card.json', (_req, res) => {
-    res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: '0.1.0' }));
+    res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: RELAY_VERSION }));
   });
 
-  app.get('/readyz', async (_req, res) => {
+  /** Each dependency: 'ok', or why it does not answer. */
+  async function readiness(): Promise<Record<string, string>> {
     const checks = await Promise.all(
       Object.entries(deps.readiness).map(async ([name, check]) => {
         try {
@@ -231,8 +240,36 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
         }
       }),
     );
-    const ready = checks.every(([, state]) => state === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(checks) });
+    return Object.fromEntries(checks);
+  }
+
+  app.get('/readyz', async (_req, res) => {
+    const checks = await readiness();
+    const ready = Object.values(checks).every((state) => state === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+
+  app.get('/', async (_req, res) => {
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    const api = deps.apiRoutes !== false;
+    const links = [
+      { href: '/readyz', text: '/readyz', note: 'readiness as JSON (also /healthz, /health)' },
+      ...(api ? [{ href: '/admin/queues', text: '/admin/queues', note: 'the delivery queues (admin key: your browser asks for it)' }] : []),
+      { href: '/metrics', text: '/metrics', note: 'Prometheus metrics (admin key or RELAY_METRICS_TOKEN)' },
+      ...(api
+        ? [
+            { href: '/.well-known/agent-card.json', text: '/.well-known/agent-card.json', note: "the A2A agent card (POST /a2a, POST /mcp with a teammate's API key)" },
+            { href: '/inbox', text: '/inbox', note: "each handoff's read-only page: the signed inbox_url its sender and recipient get" },
+          ]
+        : []),
+    ];
+    res.type('html').send(homePage({ version: RELAY_VERSION, checks: await readiness(), links }));
+  });
+
+  app.get('/inbox', (_req, res) => {
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
+    res.type('html').send(inboxHelpPage('', 'Each handoff has its own page here: open the inbox_url its DM or its create answer gave you.'));
   });
 
   return app;

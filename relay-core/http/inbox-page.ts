@@ -99,7 +99,7 @@ export function inboxPage(thread: ThreadView, viewer: string): string {
 export function inboxHelpPage(threadId: string, reason: string): string {
   return page(
     'Handoff',
-    `<h1>Handoff <code>${h(threadId)}</code></h1><p>${h(reason)}</p>` +
+    `<h1>Handoff${threadId ? ` <code>${h(threadId)}</code>` : 's'}</h1><p>${h(reason)}</p>` +
       `<p>Open the link from your Slack DM or your agent's answer, or read the thread with the MCP tool <code>view_thread</code>.</p>`,
   );
 }

@@ -30,7 +30,8 @@ const envSchema = z.object({
     .optional(),
   MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,38}$/, 'must be a database name of letters, digits, _ and -').default('handoff_relay'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
-  RELAY_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be letters, digits, _ and -').default('handoff'),
+  // Unset: the database's own prefix (queues/queue-prefix.ts).
+  RELAY_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be letters, digits, _ and -').optional(),
   RELAY_ROLES: z
     .string()
     .default('api,worker,bot')
@@ -222,7 +223,8 @@ export interface RelayConfig {
   mongodbUrl?: string;
   mongodbDb: string;
   redisUrl: string;
-  queuePrefix: string;
+  /** RELAY_QUEUE_PREFIX; unset, the relay uses its database's own (queues/queue-prefix.ts). */
+  queuePrefix?: string;
   roles: Role[];
   adminKey?: string;
   keyPepper?: string;

@@ -237,17 +237,31 @@ export class MongoStore {
    * This database's own id, made on its first start: jobs carry it, so a worker never acts on jobs Redis still
    * holds for another database under the same queue prefix (a deleted `.data`, a restored backup).
    */
-  async identity(): Promise<string> {
-    const read = async () => (await this.meta.findOne({ _id: IDENTITY_ID }))?.value as string | undefined;
+  identity(): Promise<string> {
+    return this.settle(IDENTITY_ID, async () => randomUUID());
+  }
+
+  /**
+   * A setting this database decides once for every process and start of its relay (its `meta` document `key`):
+   * the value stored, else `decide()`'s, stored. Processes that decide at once agree on the one stored first.
+   */
+  async settle<T extends string>(key: string, decide: () => Promise<T>): Promise<T> {
+    const read = async () => (await this.meta.findOne({ _id: key }))?.value as T | undefined;
     const known = await read();
     if (known) return known;
     try {
-      await this.meta.insertOne({ _id: IDENTITY_ID, value: randomUUID(), at: new Date() });
+      await this.meta.insertOne({ _id: key, value: await decide(), at: new Date() });
     } catch (error) {
-      // Another process of this relay made it first: its id is the one.
+      // Another process of this relay decided first: its value is the one.
       if (!isDuplicateKey(error)) throw error;
     }
     return (await read())!;
+  }
+
+  /** Whether a relay has served this database already: it holds a teammate or a thread. */
+  async servedBefore(): Promise<boolean> {
+    const [agent, thread] = await Promise.all([this.agents.findOne({}, { projection: { _id: 1 } }), this.threads.findOne({}, { projection: { _id: 1 } })]);
+    return agent !== null || thread !== null;
   }
 
   /** The thread's current version. */

@@ -93,6 +93,10 @@ export interface FakeSlack {
   messages: Map<string, FakeSlackMessage[]>;
   /** Home tab views as last published, by user id. */
   homeViews: Map<string, Record<string, unknown>>;
+  /** A view (modal or home) as last opened, updated or published, by view id; undefined for an unknown id. */
+  view(id: string): Record<string, unknown> | undefined;
+  /** The workspace's people (not the bot), in the order added. */
+  userIds(): string[];
   /** Adds a user to the workspace; ids look like Slack's (U or W, then capitals and digits). */
   addUser(id: string, profile?: FakeSlackUserProfile): void;
   /**
@@ -146,8 +150,8 @@ export interface FakeSlack {
 /** The bot scopes the fake grants: exactly manifest.yml's. */
 export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write'] as const;
 
-export function startFakeSlack(opts: { token?: string } = {}): Promise<FakeSlack> {
-  const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay');
+export function startFakeSlack(opts: { token?: string; anyUser?: boolean } = {}): Promise<FakeSlack> {
+  const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay', opts.anyUser ?? false);
   fake.appToken = 'xapp-1-A0FAKEAPP-0000-fakeapptoken';
   return fake.listen();
 }
@@ -269,7 +273,14 @@ class FakeSlackServer implements FakeSlack {
     'apps.connections.open': () => this.appsConnectionsOpen(),
   };
 
-  constructor(readonly token: string) {
+  /**
+   * `anyUser`: a well-formed user id the workspace does not know yet joins it when a call names it (the local Slack
+   * page: whoever is registered with --slack-user is there), instead of `user_not_found`.
+   */
+  constructor(
+    readonly token: string,
+    private readonly anyUser = false,
+  ) {
     this.addUser(BOT_USER_ID, { name: 'handoff-relay', real_name: 'handoff-relay' });
     (this.users.get(BOT_USER_ID) as Body).is_bot = true;
   }
@@ -346,6 +357,21 @@ class FakeSlackServer implements FakeSlack {
       is_app_user: false,
       updated: 1700000000,
     });
+  }
+
+  view(id: string): Body | undefined {
+    return this.views.get(id)?.response;
+  }
+
+  userIds(): string[] {
+    return [...this.users.keys()].filter((id) => id !== BOT_USER_ID);
+  }
+
+  /** Whether the workspace has this person; with `anyUser`, a well-formed id joins it first. */
+  private hasUser(id: unknown): id is string {
+    if (typeof id !== 'string') return false;
+    if (!this.users.has(id) && this.anyUser && USER_ID.test(id)) this.addUser(id);
+    return this.users.has(id);
   }
 
   addChannel(id: string, members?: string[], opts: { botMember?: boolean } = {}): void {
@@ -656,7 +682,7 @@ class FakeSlackServer implements FakeSlack {
     const users = typeof a.users === 'string' ? a.users.split(',').map((u) => u.trim()).filter(Boolean) : [];
     if (users.length === 0) return fail('users_list_not_supplied');
     if (users.length > 8) return fail('too_many_users');
-    const unknown = users.find((u) => !this.users.has(u));
+    const unknown = users.find((u) => !this.hasUser(u));
     if (unknown) return fail('user_not_found');
     if (users.length > 1) {
       return { ok: false, error: 'missing_scope', needed: 'mpim:write', provided: FAKE_SLACK_SCOPES.join(',') };
@@ -671,7 +697,7 @@ class FakeSlackServer implements FakeSlack {
   private postMessage(a: Args): Body {
     // Like Slack, a user id as channel posts into the app's DM with that user.
     let channel = this.knownChannel(a.channel);
-    if (!channel && typeof a.channel === 'string' && this.users.has(a.channel) && a.channel !== BOT_USER_ID) {
+    if (!channel && this.hasUser(a.channel) && a.channel !== BOT_USER_ID) {
       channel = this.openIm(a.channel).id;
     }
     if (!channel) return fail('channel_not_found');
@@ -725,7 +751,7 @@ class FakeSlackServer implements FakeSlack {
   private postEphemeral(a: Args): Body {
     const channel = this.knownChannel(a.channel);
     if (!channel) return fail('channel_not_found');
-    if (typeof a.user !== 'string' || !this.users.has(a.user)) return fail('user_not_found');
+    if (!this.hasUser(a.user)) return fail('user_not_found');
     const ch = this.channels.get(channel) as Channel;
     const member = ch.kind === 'im' ? ch.user === a.user : !ch.members || ch.members.has(a.user);
     if (!member) return fail('user_not_in_channel');
@@ -735,7 +761,7 @@ class FakeSlackServer implements FakeSlack {
   }
 
   private usersInfo(a: Args): Body {
-    const user = typeof a.user === 'string' ? this.users.get(a.user) : undefined;
+    const user = this.hasUser(a.user) ? this.users.get(a.user) : undefined;
     return user ? { ok: true, user } : fail('user_not_found');
   }
 
@@ -892,7 +918,7 @@ class FakeSlackServer implements FakeSlack {
   private viewsPublish(a: Args): Body {
     if (!present(a.user_id)) return fail('invalid_arguments', '[ERROR] missing required field: user_id');
     const user = String(a.user_id);
-    if (!this.users.has(user) || user === BOT_USER_ID) return fail('invalid_arguments', 'invalid `user_id`');
+    if (!this.hasUser(user) || user === BOT_USER_ID) return fail('invalid_arguments', 'invalid `user_id`');
     const parsed = this.parseView(a, 'home');
     if ('error' in parsed) return parsed.error;
     const previousId = this.homeViews.get(user)?.id as string | undefined;

@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { withoutNonce } from '../helpers/provenance-nonce';
 import { inboxUrlOf, startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton, submitView } from '../helpers/slack-requests';
+import { clickButton, submitView } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 import { MCP_TOOL_NAMES } from '../helpers/mcp-tool-names';
 

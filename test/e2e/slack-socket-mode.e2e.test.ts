@@ -2,7 +2,7 @@
 // WebSocket instead of serving POST /slack/events; a button click arrives as an envelope and is acked by id.
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { blockActionPayload } from '../helpers/slack-requests';
+import { blockActionPayload } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const RECIPIENT = 'U0SOCKRCP';

@@ -8,7 +8,11 @@ export const QUEUE_PREFIXES = Symbol.for('handoff-relay.test-queue-prefixes');
 
 /** A fresh queue prefix (see uniqueName) whose keys are removed after this test file. */
 export function queuePrefix(name: string): string {
-  const prefix = uniqueName(name);
+  return recordQueuePrefix(uniqueName(name));
+}
+
+/** Records a prefix (one a relay chose, say) whose keys are removed after this test file. */
+export function recordQueuePrefix(prefix: string): string {
   const slot = globalThis as unknown as Record<symbol, Set<string> | undefined>;
   (slot[QUEUE_PREFIXES] ??= new Set()).add(prefix);
   return prefix;

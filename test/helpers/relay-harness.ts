@@ -8,12 +8,13 @@ import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { testMongoUrl, testRedisUrl, uniqueName } from './test-env';
-import { queuePrefix } from './queue-keys';
+import { queuePrefix, recordQueuePrefix } from './queue-keys';
 
 export interface TestRelay extends RunningRelay {
   adminKey: string;
   signingSecret: string;
-  config: RelayConfig;
+  /** As loaded, with the queue prefix the relay uses. */
+  config: RelayConfig & { queuePrefix: string };
   /** The relay's log lines so far, parsed (only with `captureLogs`, at debug level). */
   logs: Array<Record<string, unknown>>;
   /** Registers a teammate through POST /admin/agents and returns its raw API key. */
@@ -31,6 +32,8 @@ export async function startTestRelay(opts: {
   captureLogs?: boolean;
   /** The relay's clock (a TestClock to move time); the system clock by default. */
   clock?: Clock;
+  /** The earlier relays' default queue prefix, for a relay started with RELAY_QUEUE_PREFIX unset (env: ''). */
+  legacyQueuePrefix?: string;
 }): Promise<TestRelay> {
   const port = await findFreePort();
   const adminKey = `hra_${randomBytes(24).toString('base64url')}`;
@@ -62,7 +65,10 @@ export async function startTestRelay(opts: {
     log: opts.captureLogs ? createLogger('debug', capture) : createLogger(config.logLevel, 2),
     sweepIntervalMs: 500,
     clock: opts.clock,
+    legacyQueuePrefix: opts.legacyQueuePrefix,
   });
+  // A prefix the relay chose (RELAY_QUEUE_PREFIX unset) has its keys removed after the file too.
+  if (!config.queuePrefix) recordQueuePrefix(running.queuePrefix);
 
   async function rpc(apiKey: string | undefined, method: string, params?: unknown, headers: Record<string, string> = {}) {
     const response = await fetch(`${running.url}/a2a`, {
@@ -93,7 +99,7 @@ export async function startTestRelay(opts: {
     return { status: response.status, body: (await response.json()) as any };
   }
 
-  return { ...running, adminKey, signingSecret, config, logs, register, rpc, rest };
+  return { ...running, adminKey, signingSecret, config: { ...config, queuePrefix: running.queuePrefix }, logs, register, rpc, rest };
 }
 
 /** The signed inbox link a participant gets for a thread: `<relay>/inbox/<id>?as=<viewer>&sig=<hmac>`. */

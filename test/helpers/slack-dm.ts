@@ -3,7 +3,7 @@
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import type { FakeSlack, FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from './relay-harness';
-import { clickButton, submitView, type ButtonClick, type ViewSubmission } from './slack-requests';
+import { clickButton, submitView, type ButtonClick, type ViewSubmission } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from './wait-until';
 import { sendHandoff } from './handoffs';
 

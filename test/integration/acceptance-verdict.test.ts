@@ -8,7 +8,7 @@ import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-sl
 import { HANDOFF_TOKEN_TTL_MS } from '../../relay-core/service/handoff-tokens';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
-import { clickButton, type ButtonClick } from '../helpers/slack-requests';
+import { clickButton, type ButtonClick } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 import { sendHandoff } from '../helpers/handoffs';
 import { armedTimerOf } from '../helpers/thread-docs';

@@ -11,7 +11,7 @@ import { sendHandoff, text } from '../helpers/handoffs';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { dmBlocks, dmText, explanations, openModal, press, submit, threadDoc, waitForExplanation } from '../helpers/slack-dm';
-import { sendSlashCommand, type ButtonClick } from '../helpers/slack-requests';
+import { sendSlashCommand, type ButtonClick } from '../../scripts/fake-slack/slack-requests';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
 

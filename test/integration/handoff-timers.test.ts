@@ -3,7 +3,7 @@
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import { TIMER_ACTION_IDS, REASSIGN_VIEW } from '../../bot/blocks/timer-action-ids';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton, submitViewState } from '../helpers/slack-requests';
+import { clickButton, submitViewState } from '../../scripts/fake-slack/slack-requests';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { timerSteps } from '../helpers/timer-steps';

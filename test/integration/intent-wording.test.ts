@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { connectMcpHttp, toolErrorText } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { submitViewState } from '../helpers/slack-requests';
+import { submitViewState } from '../../scripts/fake-slack/slack-requests';
 
 const ALICE = 'U0ALICE';
 const BOB = 'U0BOB';

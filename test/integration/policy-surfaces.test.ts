@@ -13,7 +13,7 @@ import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-sl
 import { text } from '../helpers/handoffs';
 import { connectMcpHttp, type CallResult } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { sendSlashCommand, submitViewState } from '../helpers/slack-requests';
+import { sendSlashCommand, submitViewState } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const STDIO = join(__dirname, '..', '..', 'dist', 'mcp', 'stdio.js');

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { postSignedForm } from '../helpers/slack-requests';
+import { postSignedForm } from '../../scripts/fake-slack/slack-requests';
 import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 

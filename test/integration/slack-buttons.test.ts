@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from '../helpers/relay-harness';
 import { dmText, pressAndFinish, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
-import { clickButton } from '../helpers/slack-requests';
+import { clickButton } from '../../scripts/fake-slack/slack-requests';
 import { testRedisUrl } from '../helpers/test-env';
 import { SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';
 import { waitUntil } from '../helpers/wait-until';

@@ -8,7 +8,7 @@ import { sendHandoff } from '../helpers/handoffs';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { dmText, explanations, press, threadDoc, waitForExplanation } from '../helpers/slack-dm';
-import { postSignedEvent, sendSlashCommand, submitViewState, type ButtonClick } from '../helpers/slack-requests';
+import { postSignedEvent, sendSlashCommand, submitViewState, type ButtonClick } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const SENDER = 'U0SENDER';

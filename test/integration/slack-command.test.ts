@@ -2,7 +2,7 @@
 // new-handoff modal and its submission, quick send, inbox, link; every failure path answers clearly and changes nothing.
 import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton, sendSlashCommand, submitViewState, type ViewStateSubmission } from '../helpers/slack-requests';
+import { clickButton, sendSlashCommand, submitViewState, type ViewStateSubmission } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const ALICE = 'U0ALICE';

@@ -6,7 +6,7 @@ import { startFakeSlack, type FakeSlack, type FakeSlackCall } from '../../script
 import { digestTicks, nextWeekdayMorning, type DigestTicks } from '../helpers/digest-ticks';
 import { sendHandoff } from '../helpers/handoffs';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton } from '../helpers/slack-requests';
+import { clickButton } from '../../scripts/fake-slack/slack-requests';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';

@@ -3,7 +3,7 @@
 import { checkViewLimits } from '../../scripts/fake-slack/block-limits';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { clickButton, postSignedEvent, sendSlashCommand, slackSignature } from '../helpers/slack-requests';
+import { clickButton, postSignedEvent, sendSlashCommand, slackSignature } from '../../scripts/fake-slack/slack-requests';
 import { sendHandoff } from '../helpers/handoffs';
 
 const HANA = 'U0HANA'; // linked; receives and sends many handoffs

@@ -4,7 +4,7 @@
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { MESSAGE_SHORTCUT_CALLBACK_ID, NEW_HANDOFF_CALLBACK_ID } from '../../bot/views/new-handoff-modal';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { sendMessageShortcut, submitViewState } from '../helpers/slack-requests';
+import { sendMessageShortcut, submitViewState } from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from '../helpers/wait-until';
 
 const ALICE = 'U0ALICE';

@@ -2,7 +2,7 @@
 // unfurl that says only "a handoff" (chat.unfurl at the fake Slack); each participant in the conversation gets the
 // compact card (status, summary, participants) as an ephemeral message; nobody else learns anything.
 import { randomUUID } from 'node:crypto';
-import { postSignedEvent } from '../helpers/slack-requests';
+import { postSignedEvent } from '../../scripts/fake-slack/slack-requests';
 import { RECIPIENT, SENDER, STRANGER, startSlackTeam, type SlackTeam } from '../helpers/slack-team';
 
 const EVERYONE = 'C0EVERYONE'; // sender, recipient and a stranger

@@ -8,7 +8,7 @@ import { createLogger } from '../../relay-core/ops/logger';
 import { findFreePort } from '../../scripts/local-services/ports';
 import { startRelay, type RunningRelay } from '../../scripts/relay';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
-import { clickButton } from '../helpers/slack-requests';
+import { clickButton } from '../../scripts/fake-slack/slack-requests';
 import { testMongoUrl, testRedisUrl, uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 import { WebhookReceiver } from '../../scripts/webhook-receiver';

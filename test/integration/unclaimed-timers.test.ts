@@ -6,7 +6,7 @@ import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-sl
 import { REASSIGN_VIEW, TIMER_ACTION_IDS } from '../../bot/blocks/timer-action-ids';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { dmText, press, waitForExplanation } from '../helpers/slack-dm';
-import { sendSlashCommand, submitViewState, type ButtonClick } from '../helpers/slack-requests';
+import { sendSlashCommand, submitViewState, type ButtonClick } from '../../scripts/fake-slack/slack-requests';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
 import { timerSteps } from '../helpers/timer-steps';

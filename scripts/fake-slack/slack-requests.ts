@@ -1,4 +1,5 @@
-// Correctly signed Slack requests into the real Bolt receiver (v0 signature over the raw body).
+// Correctly signed Slack requests into the real Bolt receiver (v0 signature over the raw body), as Slack sends them: the
+// tests' clicks and commands, and the local Slack page's (scripts/local-slack/).
 import { createHmac, randomBytes } from 'node:crypto';
 
 export function slackSignature(secret: string, timestamp: number, rawBody: string): string {
