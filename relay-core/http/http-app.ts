@@ -219,10 +219,12 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type('html').send(inboxPage(found.view, found.viewer));
   });
 
-  // /health too: where people and load balancers often look first.
-  app.get(['/healthz', '/health'], (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  // /health too: where people and load balancers often look first (a route each, so each logs its own pattern).
+  for (const path of ['/healthz', '/health']) {
+    app.get(path, (_req, res) => {
+      res.json({ status: 'ok' });
+    });
+  }
 
   app.get('/.well-known/agent-card.json', (_req, res) => {
     res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: RELAY_VERSION }));
