@@ -82,9 +82,9 @@ test('past the 500th teammate, each linked teammate whose hour has come gets a d
   expect(JSON.stringify(digestsTo(ZACK)[0]!.args.blocks)).toContain('Digest team: for zack@acme');
   expect(digestsTo(YARA)).toHaveLength(0);
   expect(digestsTo(NICK)).toHaveLength(0);
-  // At most Zoe, Zack and Yara (disabled: read, then skipped) unless cached; never the 505 without Slack, nor Nick,
-  // whose hour has not come.
-  expect(agentReads.filter((id) => !['zoe@acme', 'zack@acme', 'yara@acme'].includes(id.split(':')[0]!))).toEqual([]);
+  // At most Zoe, Zack and Yara (disabled: read, then skipped) and the sender their digests name, unless cached (on a
+  // slower engine the set-up outlasts the card cache); never the 505 without Slack, nor Nick, whose hour has not come.
+  expect(agentReads.filter((id) => !['zoe@acme', 'zack@acme', 'yara@acme', 'aa-sender@acme'].includes(id.split(':')[0]!))).toEqual([]);
 });
 
 test('many people linked since the last tick get their time zones from users.list, a page of 200 at a time, not a users.info call each', async () => {
