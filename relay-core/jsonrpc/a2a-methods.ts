@@ -277,9 +277,12 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
 }
 
 // The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's;
-// their metadata is the envelope (envelope.ts), of which a cancel reads its reason and idempotency key.
-export const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() }).strict();
-const cancelParams = z
+// their metadata is the envelope (envelope.ts), of which a cancel reads its reason and idempotency key. v0.3 keeps the
+// wire's UUID check (invalid_params); in v1.0 any id is a task id, and one that is no UUID names no task.
+const v1TaskIdSchema = z.string().min(1, 'required: the task id').max(200, 'must be at most 200 characters');
+export const v03GetParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() }).strict();
+export const getParams = v03GetParams.extend({ id: v1TaskIdSchema }).strict();
+const v03CancelParams = z
   .object({
     id: taskIdSchema,
     metadata: envelopeMetadataSchema
@@ -288,10 +291,18 @@ const cancelParams = z
     tenant: z.string().optional(),
   })
   .strict();
+const cancelParams = v03CancelParams.extend({ id: v1TaskIdSchema }).strict();
+
+/** A v1.0 task id as the relay's thread id: one that cannot be a thread id is TaskNotFoundError like any unknown one. */
+export function taskIdOf(id: string): string {
+  if (!taskIdSchema.safeParse(id).success) throw new RelayError('thread_not_found', `No task ${id} (task ids are the UUIDs SendMessage answers)`);
+  return id;
+}
 
 /** Cancels as the sender (metadata.reason is the reason), then reads the task back. */
-async function cancelHandoff(ctx: MethodContext, params: unknown): Promise<ThreadView> {
-  const p = parseParams(cancelParams, params);
+async function cancelHandoff(ctx: MethodContext, params: unknown, version: '1.0' | '0.3'): Promise<ThreadView> {
+  const p = version === '1.0' ? parseParams(cancelParams, params) : parseParams(v03CancelParams, params);
+  if (version === '1.0') taskIdOf(p.id);
   const key = idempotencyKey(ctx, p.metadata?.client_idempotency_key);
   await ctx.relay.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);
   return ctx.relay.threadViewFor(ctx.caller, p.id);
@@ -307,10 +318,10 @@ export const A2A_STANDARD_METHODS: Record<string, Method> = {
   },
   async GetTask(ctx, params) {
     const p = parseParams(getParams, params);
-    return v1Task(await ctx.relay.threadViewFor(ctx.caller, p.id), p.historyLength);
+    return v1Task(await ctx.relay.threadViewFor(ctx.caller, taskIdOf(p.id)), p.historyLength);
   },
   async CancelTask(ctx, params) {
-    return v1Task(await cancelHandoff(ctx, params));
+    return v1Task(await cancelHandoff(ctx, params, '1.0'));
   },
 };
 
@@ -321,10 +332,10 @@ export const A2A_V03_METHODS: Record<string, Method> = {
     return v03Task(await sendHandoff(ctx, input), input.historyLength);
   },
   async 'tasks/get'(ctx, params) {
-    const p = parseParams(getParams, params);
+    const p = parseParams(v03GetParams, params);
     return v03Task(await ctx.relay.threadViewFor(ctx.caller, p.id), p.historyLength);
   },
   async 'tasks/cancel'(ctx, params) {
-    return v03Task(await cancelHandoff(ctx, params));
+    return v03Task(await cancelHandoff(ctx, params, '0.3'));
   },
 };

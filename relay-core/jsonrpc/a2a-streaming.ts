@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { RelayError } from '../domain/errors';
 import type { ThreadStatus } from '../domain/schemas';
 import { FEED_POLL_MS, type EventFeed, type FeedEvent } from '../service/event-feed';
-import { getParams, sendHandoff, v1SendInput } from './a2a-methods';
+import { getParams, sendHandoff, taskIdOf, v1SendInput } from './a2a-methods';
 import { v1Task } from './a2a-task';
 import type { MethodContext } from './method';
 import { parseParams } from './params';
@@ -60,7 +60,7 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     const feed = feedOf(ctx);
     const p = parseParams(subscribeParams, params);
     const cursor = await feed.head(ctx.caller.handle);
-    const view = await ctx.relay.threadViewFor(ctx.caller, p.id);
+    const view = await ctx.relay.threadViewFor(ctx.caller, taskIdOf(p.id));
     if (FINISHED.has(view.status)) {
       throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
     }
