@@ -14,6 +14,7 @@ import {
   type Artifact,
 } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
+import { listTasks } from './a2a-list-tasks';
 import { v03Task, v1Task } from './a2a-task';
 import { ENVELOPE, envelopeMetadataSchema } from './envelope';
 import type { Method, MethodContext } from './method';
@@ -323,6 +324,7 @@ export const A2A_STANDARD_METHODS: Record<string, Method> = {
   async CancelTask(ctx, params) {
     return v1Task(await cancelHandoff(ctx, params, '1.0'));
   },
+  ListTasks: listTasks,
 };
 
 export const A2A_V03_METHODS: Record<string, Method> = {

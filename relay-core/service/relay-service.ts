@@ -30,6 +30,7 @@ import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { AuditTrail } from './audit-trail';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
+import type { VisibleQuery } from '../store/thread-lists';
 import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
 
 // Each state change is one versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
@@ -372,6 +373,15 @@ export class RelayService {
   /** A page of the caller's threads, newest first (thread-list.ts). */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
     return listThreads({ store: this.store, teammates: this.teammates }, caller, request);
+  }
+
+  /**
+   * A page of every thread the caller can see (sent, received, unclaimed with them a candidate), newest first, as
+   * whole views, and how many match in all (A2A ListTasks). Listing marks nothing as read.
+   */
+  async listVisibleThreads(caller: AgentDoc, request: Omit<VisibleQuery, 'handle'>): Promise<{ views: ThreadView[]; next_cursor: string | null; total: number }> {
+    const page = await this.store.lists.visiblePage({ ...request, handle: caller.handle });
+    return { views: await Promise.all(page.threads.map((doc) => this.view(doc, caller.handle))), next_cursor: page.next_cursor, total: page.total };
   }
 
   // ── change ──────────────────────────────────────────────────────────────────
