@@ -207,15 +207,19 @@ function splitMetadata(metadata: Record<string, unknown> | undefined): { known: 
   return { known, rest };
 }
 
-export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
-  const { message } = input;
-  if (message.taskId !== undefined) {
-    throw fieldError(['message', 'taskId'], 'continuing an existing task is not supported by this relay yet; omit it to start a new handoff');
-  }
-  if (message.contextId !== undefined) {
-    throw fieldError(['message', 'contextId'], 'a handoff starts its own context (contextId = thread id); continuing one is not supported yet');
-  }
+/** What a message's parts and metadata say: its text, the handoff fields wherever given, and its URL parts as link artifacts. */
+interface ReadMessage {
+  text: string[];
+  sources: Source[];
+  linkArtifacts: Artifact[];
+  fromMessage: z.infer<typeof metadataFields>;
+  fromRequest: z.infer<typeof metadataFields>;
+  /** The metadata keys that are no handoff field: a new thread's own metadata. */
+  rest: Record<string, unknown>;
+}
 
+function readMessage(input: SendInput): ReadMessage {
+  const { message } = input;
   const messageMeta = splitMetadata(message.metadata);
   const requestMeta = splitMetadata(input.metadata);
   const fromMessage = parseParams(metadataFields, messageMeta.known, ['message', 'metadata']);
@@ -240,6 +244,45 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
     }
   }
   sources.push({ path: ['message', 'metadata'], fields: fromMessage }, { path: ['metadata'], fields: fromRequest });
+  return { text, sources, linkArtifacts, fromMessage, fromRequest, rest: { ...requestMeta.rest, ...messageMeta.rest } };
+}
+
+/** The task a message continues (its taskId, or its contextId, which is the same thread id), if it names one. */
+function continuedTask(message: InMessage): string | undefined {
+  if (message.taskId !== undefined && message.contextId !== undefined && message.taskId !== message.contextId) {
+    throw fieldError(['message', 'contextId'], `must be the task's own context (${message.taskId}: a task's contextId is its id), or be left out`);
+  }
+  return message.taskId ?? message.contextId;
+}
+
+/**
+ * A message in an existing task (multi-turn): the thread's next message from the caller, either participant, while it
+ * is not finished. Its text is the body, its data parts' and URL parts' artifacts its artifacts; who the handoff is for
+ * and why were settled when it was made. `messageId` is the idempotency key, as on a new handoff.
+ */
+async function continueTask(ctx: MethodContext, input: SendInput, taskId: string): Promise<ThreadView> {
+  const read = readMessage(input);
+  for (const source of read.sources) {
+    const settled = HANDOFF_KEYS.find((key) => key !== 'artifacts' && source.fields[key] !== undefined);
+    if (settled) throw fieldError([...source.path, settled], 'is set when the handoff is made; a message in an existing task carries text and artifacts');
+  }
+  const artifacts = [...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
+  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
+  const body = read.text.join('\n\n').trim();
+  if (body.length === 0) throw fieldError(['message', 'parts'], 'needs a text part with the message');
+  if (body.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
+  const clientKey = idempotencyKey(ctx, read.fromMessage.client_idempotency_key ?? read.fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
+  const threadId = taskIdOf(taskId);
+  await ctx.relay.appendMessage(ctx.caller, { thread_id: threadId, body, payload: {}, artifacts }, ctx.via, clientKey ?? input.message.messageId, ctx.sessionId);
+  return ctx.relay.threadViewFor(ctx.caller, threadId);
+}
+
+export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
+  const { message } = input;
+  const continued = continuedTask(message);
+  if (continued !== undefined) return continueTask(ctx, input, continued);
+
+  const { text, sources, linkArtifacts, fromMessage, fromRequest, rest } = readMessage(input);
 
   const recipient = pick(sources, 'recipient');
   if (recipient === undefined) {
@@ -256,7 +299,7 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
   if (summary.length === 0) throw fieldError(['message', 'parts'], 'needs a text part with the summary');
   if (summary.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the summary must be at most ${LIMITS.summary} characters`);
 
-  const metadata = parseParams(metadataSchema, { ...requestMeta.rest, ...messageMeta.rest }, ['message', 'metadata']);
+  const metadata = parseParams(metadataSchema, rest, ['message', 'metadata']);
   const clientKey = idempotencyKey(ctx, fromMessage.client_idempotency_key ?? fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
 
   const created = await ctx.relay.createHandoff(

@@ -325,6 +325,69 @@ describe('v0.3 compat client (@a2a-js/sdk/compat/v0_3/client, LegacyJsonRpcTrans
   });
 });
 
+describe('multi-turn: a message with the task\'s taskId or contextId appends to its thread', () => {
+  const follow = (parts: Part[], ids: { taskId?: string; contextId?: string }, metadata?: Record<string, unknown>, messageId?: string): Message => ({
+    ...message(parts, metadata, messageId),
+    taskId: ids.taskId ?? '',
+    contextId: ids.contextId ?? '',
+  });
+
+  test('either participant writes into the task through the SDK; a retried messageId appends once', async () => {
+    const sender = await v1Client(alice);
+    const task = await send(sender, message([text('Please look at the /users change')], { recipient: 'bob@acme', intent: 'inform' }));
+    const threads = await threadCount();
+
+    const more = follow([text('It also renames next to next_cursor.'), data({ artifacts: [{ type: 'link', url: 'https://example.com/pr/12' }] })], { taskId: task.id, contextId: task.id });
+    const after = await send(sender, more);
+    expect(after.id).toBe(task.id);
+    expect(after.history.map((m) => [m.role, m.parts[0]?.content])).toEqual([
+      [Role.ROLE_USER, { $case: 'text', value: 'Please look at the /users change' }],
+      [Role.ROLE_USER, { $case: 'text', value: 'It also renames next to next_cursor.' }],
+    ]);
+    // The recipient answers in the same context (contextId alone names the task); it reads back as the agent's turn.
+    const answer = await send(await v1Client(bob), follow([text('Seen, will update the client')], { contextId: task.id }));
+    expect(answer.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_USER, Role.ROLE_AGENT]);
+    // The same messageId again: the same answer, nothing appended twice.
+    await send(sender, more);
+    const thread = await wireThread(alice, task.id);
+    expect(thread.messages.map((m: { from: string; body: string }) => [m.from, m.body])).toEqual([
+      ['alice@acme', 'It also renames next to next_cursor.'],
+      ['bob@acme', 'Seen, will update the client'],
+    ]);
+    expect(thread.messages[0].artifacts).toEqual([{ type: 'link', url: 'https://example.com/pr/12' }]);
+    expect(thread.status).toBe('pending');
+    expect(await threadCount()).toBe(threads);
+  });
+
+  test('an unknown task, a stranger, a finished task and handoff fields are refused as A2A errors, and append nothing', async () => {
+    const sender = await v1Client(alice);
+    const task = await send(sender, message([text('Short-lived')], { recipient: 'bob@acme', intent: 'inform' }));
+    const messages = async () => (await wireThread(alice, task.id)).messages.length;
+
+    expect(await failure(send(sender, follow([text('hello?')], { taskId: randomUUID() })))).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001 });
+    expect(await failure(send(sender, follow([text('hello?')], { contextId: 'a-context-of-my-own' })))).toMatchObject({ name: 'TaskNotFoundError' });
+    expect(await failure(send(await v1Client(carol), follow([text('let me in')], { taskId: task.id })))).toMatchObject({
+      name: 'TaskNotFoundError',
+      data: { code: 'not_a_participant' },
+    });
+    const reroute = await failure(send(sender, follow([text('to carol instead')], { taskId: task.id }, { recipient: 'carol@acme' })));
+    expect(reroute).toMatchObject({ envelopeCode: -32602 });
+    expect(reroute.message).toMatch(/^params\.message\.metadata\.recipient: is set when the handoff is made/);
+    const mismatch = await failure(send(sender, follow([text('which one?')], { taskId: task.id, contextId: randomUUID() })));
+    expect(mismatch.message).toMatch(/^params\.message\.contextId: must be the task's own context/);
+    expect((await failure(send(sender, follow([data({ artifacts: [] })], { taskId: task.id })))).message).toMatch(/^params\.message\.parts: needs a text part/);
+    expect(await messages()).toBe(0);
+
+    await cancelTask(sender, task.id);
+    expect(await failure(send(sender, follow([text('one more')], { taskId: task.id })))).toMatchObject({
+      name: 'UnsupportedOperationError',
+      envelopeCode: -32004,
+      data: { code: 'thread_terminal' },
+    });
+    expect(await messages()).toBe(0);
+  });
+});
+
 describe('the handoff-relay wire methods beside them', () => {
   test('message/send, tasks/get with task_id and tasks/cancel with task_id answer the wire shapes unchanged', async () => {
     const created = await relay.rpc(alice, 'message/send', {
@@ -475,7 +538,6 @@ describe('bad input', () => {
     ],
     ['file bytes', { message: msg({ parts: [{ text: 'x' }, { raw: 'aGVsbG8=' }] }) }, /^params\.message\.parts\[1\]\.raw/],
     ['a javascript: file url', { message: msg({ parts: [{ text: 'x' }, { url: 'javascript:alert(1)' }] }) }, /^params\.message\.parts\[1\]\.url/],
-    ['continuing a task', { message: msg({ taskId: '00000000-0000-4000-8000-000000000000' }) }, /^params\.message\.taskId/],
     ['an agent-role message', { message: msg({ role: 'ROLE_AGENT' }) }, /^params\.message\.role/],
   ])('SendMessage with %s is invalid_params and stores nothing', async (_name, params, messagePattern) => {
     const before = await threadCount();
