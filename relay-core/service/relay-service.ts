@@ -176,6 +176,16 @@ export class RelayService {
     return this.store.pushConfigs;
   }
 
+  /** Now, by the relay's clock. */
+  now(): Date {
+    return this.clock.now();
+  }
+
+  /** The A2A tasks waiting for their recipient (jsonrpc/a2a-methods.ts). */
+  get drafts(): MongoStore['drafts'] {
+    return this.store.drafts;
+  }
+
   /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
   async notePushConfigs(taskId: string): Promise<void> {
     await this.store.writeThread(taskId, (thread) => (thread.push_configs ? undefined : { ...thread, push_configs: true }));

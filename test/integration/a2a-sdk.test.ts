@@ -316,12 +316,13 @@ describe('v0.3 compat client (@a2a-js/sdk/compat/v0_3/client, LegacyJsonRpcTrans
     expect((await wireThread(bob, task.id)).status).toBe('cancelled');
   });
 
-  test('metadata works on v0.3 too, and a message without a recipient is invalid_params', async () => {
+  test('metadata works on v0.3 too, and a message without a recipient waits for one (input-required)', async () => {
     const task = await send(client, message([text('Heads up')], { recipient: 'carol@acme', intent: 'inform' }));
     expect((await wireThread(carol, task.id)).recipient.handle).toBe('carol@acme');
-    const missing = await failure(send(client, message([text('to whom?')], { intent: 'inform' })));
-    expect(missing).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
-    expect(missing.message).toMatch(/^params\.message\.metadata\.recipient: required/);
+    const waiting = await send(client, message([text('to whom?')], { intent: 'inform' }));
+    expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const raw = await relay.rpc(alice, 'tasks/get', { id: waiting.id });
+    expect(raw.body.result).toMatchObject({ kind: 'task', id: waiting.id, status: { state: 'input-required', message: { kind: 'message', role: 'agent' } } });
   });
 });
 
@@ -385,6 +386,76 @@ describe('multi-turn: a message with the task\'s taskId or contextId appends to 
       data: { code: 'thread_terminal' },
     });
     expect(await messages()).toBe(0);
+  });
+});
+
+describe('a task without a recipient: input required, then the next message in its context names one', () => {
+  const reply = (parts: Part[], contextId: string, metadata?: Record<string, unknown>, messageId?: string): Message => ({
+    ...message(parts, metadata, messageId),
+    contextId,
+  });
+  const statusText = (task: Task) => (task.status?.message?.parts[0]?.content as { value?: string } | undefined)?.value;
+
+  test('a plain A2A message makes a task that asks whom to hand it to; a handle as the reply makes it a handoff with the same id', async () => {
+    const sender = await v1Client(alice);
+    const threads = await threadCount();
+    const first = message([text('The nightly build fails on the migration step.')]);
+    const waiting = await send(sender, first);
+    expect(waiting).toMatchObject({ contextId: waiting.id, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED } });
+    expect(statusText(waiting)).toMatch(/^Whom should I hand this to\? .*name@team.*role:<role>, skill:<skill>, owner:<path>/);
+    expect(waiting.status?.message?.role).toBe(Role.ROLE_AGENT);
+    expect(waiting.history.map((m) => m.parts[0]?.content)).toEqual([{ $case: 'text', value: 'The nightly build fails on the migration step.' }]);
+    expect(await threadCount()).toBe(threads);
+    // Read back, and sent again with the same messageId: the same waiting task; nobody else sees it.
+    expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect((await send(sender, first)).id).toBe(waiting.id);
+    expect(await failure(getTask(await v1Client(bob), waiting.id))).toMatchObject({ name: 'TaskNotFoundError' });
+    expect(await failure(send(await v1Client(bob), reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'TaskNotFoundError' });
+
+    const handed = await send(sender, reply([text(' bob@acme ')], waiting.id));
+    expect(handed).toMatchObject({ id: waiting.id, contextId: waiting.id, status: { state: TaskState.TASK_STATE_SUBMITTED } });
+    expect(handed.metadata).toMatchObject({ handoff: { recipient: 'bob@acme', intent: 'inform' } });
+    expect(await wireThread(bob, waiting.id)).toMatchObject({ status: 'pending', summary: 'The nightly build fails on the migration step.', intent: 'inform', messages: [] });
+    expect(await threadCount()).toBe(threads + 1);
+    // The first message again now answers the handoff, not a new wait.
+    expect((await send(sender, first)).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    // From here the context is the thread's: the next message appends to it.
+    await send(sender, reply([text('It started after the 2.3 upgrade.')], waiting.id));
+    expect((await wireThread(bob, waiting.id)).messages.map((m: { body: string }) => m.body)).toEqual(['It started after the 2.3 upgrade.']);
+  });
+
+  test('the reply may name a target in metadata and say more; the rest of its text is the thread\'s first message', async () => {
+    const sender = await v1Client(alice);
+    const waiting = await send(sender, message([text('Who can review the new date picker?')], { intent: 'ask_question', question: 'Who can review it?' }));
+    expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const handed = await send(sender, reply([text('Anyone on the frontend.')], waiting.id, { recipient: 'role:frontend' }));
+    expect(handed.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect(await wireThread(alice, waiting.id)).toMatchObject({
+      status: 'unclaimed',
+      intent: 'ask_question',
+      question: 'Who can review it?',
+      to_target: 'role:frontend',
+      messages: [{ from: 'alice@acme', body: 'Anyone on the frontend.' }],
+    });
+  });
+
+  test('a reply that names nobody, or nobody known, is invalid_params and the task keeps waiting; a cancelled one takes no reply', async () => {
+    const sender = await v1Client(alice);
+    const threads = await threadCount();
+    const waiting = await send(sender, message([text('Rotate the staging certificates')]));
+    const vague = await failure(send(sender, reply([text('whoever is free')], waiting.id)));
+    expect(vague).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
+    expect(vague.message).toMatch(/^params\.message: names no recipient: put a teammate handle/);
+    const unknown = await failure(send(sender, reply([text('nobody@acme')], waiting.id)));
+    expect(unknown).toMatchObject({ envelopeCode: -32602, data: { code: 'recipient_not_found' } });
+    expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(await threadCount()).toBe(threads);
+
+    const canceled = await cancelTask(sender, waiting.id);
+    expect(canceled).toMatchObject({ id: waiting.id, status: { state: TaskState.TASK_STATE_CANCELED } });
+    expect(await failure(send(sender, reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'UnsupportedOperationError', envelopeCode: -32004 });
+    expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(await threadCount()).toBe(threads);
   });
 });
 
@@ -504,11 +575,11 @@ describe('bad input', () => {
     ...over,
   });
 
-  test('SendMessage without a recipient is invalid_params naming the field (through the SDK)', async () => {
+  test('SendMessage with a recipient but no intent is invalid_params naming the field (through the SDK)', async () => {
     const before = await threadCount();
-    const error = await failure(send(await v1Client(alice), message([text('to whom?')], { intent: 'inform' })));
+    const error = await failure(send(await v1Client(alice), message([text('what for?')], { recipient: 'bob@acme' })));
     expect(error).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
-    expect(error.message).toMatch(/^params\.message\.metadata\.recipient: required/);
+    expect(error.message).toMatch(/^params\.message\.metadata\.intent: required/);
     expect(await threadCount()).toBe(before);
   });
 
@@ -520,7 +591,6 @@ describe('bad input', () => {
   });
 
   test.each([
-    ['no intent', { message: msg({ metadata: { recipient: 'bob@acme' } }) }, /^params\.message\.metadata\.intent: required/],
     ['an unknown intent', { message: msg({ metadata: { recipient: 'bob@acme', intent: 'order' } }) }, /^params\.message\.metadata\.intent/],
     ['a recipient that is not a handle', { message: msg({ metadata: { recipient: 'bob', intent: 'inform' } }) }, /^params\.message\.metadata\.recipient/],
     ['no messageId', { message: msg({ messageId: undefined }) }, /^params\.message\.messageId/],

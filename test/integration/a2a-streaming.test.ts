@@ -94,6 +94,14 @@ test('SubscribeToTask: the task as it is now, then its updates (not other thread
   expect(kinds(items)).toEqual([`task:${TaskState.TASK_STATE_WORKING}`, `update:${TaskState.TASK_STATE_WORKING}`, `update:${TaskState.TASK_STATE_CANCELED}`]);
 });
 
+test('SendStreamingMessage without a recipient: the task, input required, and the stream ends there', async () => {
+  const sdk = await client(alice);
+  const items: StreamResponse[] = [];
+  const plain: Message = { ...message('to whom?'), metadata: undefined };
+  await collect(sdk.sendMessageStream({ tenant: '', message: plain, configuration: undefined, metadata: undefined }), items);
+  expect(kinds(items)).toEqual([`task:${TaskState.TASK_STATE_INPUT_REQUIRED}`]);
+});
+
 test('SubscribeToTask refuses a finished task (UnsupportedOperationError), a stranger and an unknown id (TaskNotFoundError) before any stream opens', async () => {
   const id = await sendHandoff(relay, alice, 'bob@acme', 'finished');
   await relay.rpc(alice, 'tasks/cancel', { task_id: id });

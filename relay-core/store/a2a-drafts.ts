@@ -1,0 +1,59 @@
+// A2A tasks waiting for their recipient (a SendMessage that named none): one `_id`-addressed document per task, whose
+// id is the thread id the handoff gets once a later message in its context names the recipient (jsonrpc/a2a-methods.ts).
+import type { Collection, Db } from 'mongodb';
+import type { Artifact, Intent, ProposedAction } from '../domain/schemas';
+import { isDuplicateKey } from './thread-writes';
+
+export interface DraftDoc {
+  /** The task id: the thread id the handoff is created with (the create's idempotent id under `key`). */
+  _id: string;
+  from: string;
+  /** The idempotency key the handoff is created under: the first message's client key or messageId. */
+  key: string;
+  message_id: string;
+  summary: string;
+  intent?: Intent;
+  question?: string;
+  proposed_action?: ProposedAction;
+  artifacts: Artifact[];
+  metadata: Record<string, unknown>;
+  status: 'input_required' | 'cancelled';
+  created_at: Date;
+  updated_at: Date;
+}
+
+export class DraftStore {
+  readonly docs: Collection<DraftDoc>;
+
+  constructor(db: Db) {
+    this.docs = db.collection<DraftDoc>('a2a_drafts');
+  }
+
+  get(id: string): Promise<DraftDoc | null> {
+    return this.docs.findOne({ _id: id });
+  }
+
+  /** Stores the draft unless its id is there already (the first message sent again): the stored one either way. */
+  async put(doc: DraftDoc): Promise<DraftDoc> {
+    try {
+      await this.docs.insertOne(doc);
+      return doc;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const stored = await this.get(doc._id);
+      if (!stored) throw error;
+      return stored;
+    }
+  }
+
+  /** Cancels a waiting draft; a cancelled one stays cancelled. The draft as it is after. */
+  async cancel(id: string, at: Date): Promise<DraftDoc | null> {
+    await this.docs.updateOne({ _id: id, status: 'input_required' }, { $set: { status: 'cancelled', updated_at: at } });
+    return this.get(id);
+  }
+
+  /** The handoff exists now (its thread has the draft's id): the draft has done its work. */
+  async remove(id: string): Promise<void> {
+    await this.docs.deleteOne({ _id: id });
+  }
+}
