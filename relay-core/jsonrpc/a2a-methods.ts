@@ -267,7 +267,9 @@ function continuedTask(message: InMessage): string | undefined {
 async function continueTask(ctx: MethodContext, input: SendInput, taskId: string): Promise<SentTask> {
   const read = readMessage(input);
   const draft = await ownDraft(ctx, taskId);
-  if (draft && !(await ctx.relay.threadById(draft._id))) return completeDraft(ctx, draft, read);
+  if (draft && draft.status !== 'handed') return completeDraft(ctx, draft, read, input.message.messageId);
+  // The reply that named the recipient, sent again: the task as it is, nothing appended.
+  if (draft?.reply_message_id === input.message.messageId) return { view: await ctx.relay.threadViewFor(ctx.caller, draft._id) };
   for (const source of read.sources) {
     const settled = HANDOFF_KEYS.find((key) => key !== 'artifacts' && source.fields[key] !== undefined);
     if (settled) throw fieldError([...source.path, settled], 'is set when the handoff is made; a message in an existing task carries text and artifacts');
@@ -366,7 +368,7 @@ async function ownDraft(ctx: MethodContext, id: string): Promise<DraftDoc | null
  * created from the first message under its key, with the task's id, and any other text of this message follows as the
  * thread's first message. Nothing named: invalid_params saying how, and the task keeps waiting.
  */
-async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMessage): Promise<SentTask> {
+async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMessage, replyMessageId: string): Promise<SentTask> {
   if (draft.status === 'cancelled') throw new RelayError('thread_terminal', `Task ${draft._id} was cancelled before it named a recipient`);
   const text = read.text.join('\n\n').trim();
   let recipient = pick(read.sources, 'recipient');
@@ -379,7 +381,8 @@ async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMess
     recipient = asText.data;
     rest = '';
   }
-  const artifacts = [...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
+  const artifacts = [...draft.artifacts, ...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
+  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all, with the first message's`);
   if (rest.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
   await ctx.relay.createHandoff(
     ctx.caller,
@@ -390,15 +393,17 @@ async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMess
       summary: draft.summary,
       question: pick(read.sources, 'question') ?? draft.question,
       proposed_action: pick(read.sources, 'proposed_action') ?? draft.proposed_action,
-      artifacts: [...draft.artifacts, ...artifacts].slice(0, LIMITS.artifacts),
+      artifacts,
       metadata: draft.metadata,
       idempotency_key: draft.key,
     },
     ctx.via,
     ctx.sessionId,
   );
-  await ctx.relay.drafts.remove(draft._id);
-  if (rest) await ctx.relay.appendMessage(ctx.caller, { thread_id: draft._id, body: rest, payload: {}, artifacts: [] }, ctx.via, undefined, ctx.sessionId);
+  // Each step is safe to run again (the create and the append under their keys), so a reply retried after a failure
+  // part-way finishes the work; marked handed last, the draft then answers the same reply sent again.
+  if (rest) await ctx.relay.appendMessage(ctx.caller, { thread_id: draft._id, body: rest, payload: {}, artifacts: [] }, ctx.via, replyMessageId, ctx.sessionId);
+  await ctx.relay.drafts.handed(draft._id, replyMessageId, ctx.relay.now());
   return { view: await ctx.relay.threadViewFor(ctx.caller, draft._id) };
 }
 
@@ -441,7 +446,9 @@ async function cancelHandoff(ctx: MethodContext, params: unknown, version: '1.0'
   const p = version === '1.0' ? parseParams(cancelParams, params) : parseParams(v03CancelParams, params);
   // A task still waiting for its recipient is its sender's to cancel; cancelled, it takes no more messages.
   const draft = await ownDraft(ctx, p.id);
-  if (draft && !(await ctx.relay.threadById(draft._id))) return { draft: (await ctx.relay.drafts.cancel(draft._id, ctx.relay.now())) ?? draft };
+  if (draft && draft.status !== 'handed' && !(await ctx.relay.threadById(draft._id))) {
+    return { draft: (await ctx.relay.drafts.cancel(draft._id, ctx.relay.now())) ?? draft };
+  }
   if (version === '1.0') taskIdOf(p.id);
   const key = idempotencyKey(ctx, p.metadata?.client_idempotency_key);
   await ctx.relay.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);

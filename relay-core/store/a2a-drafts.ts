@@ -17,7 +17,10 @@ export interface DraftDoc {
   proposed_action?: ProposedAction;
   artifacts: Artifact[];
   metadata: Record<string, unknown>;
-  status: 'input_required' | 'cancelled';
+  /** handed: the handoff exists (its thread has this id); kept so that the reply that named the recipient, sent again, changes nothing. */
+  status: 'input_required' | 'cancelled' | 'handed';
+  /** The messageId of the reply that named the recipient. */
+  reply_message_id?: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -52,8 +55,8 @@ export class DraftStore {
     return this.get(id);
   }
 
-  /** The handoff exists now (its thread has the draft's id): the draft has done its work. */
-  async remove(id: string): Promise<void> {
-    await this.docs.deleteOne({ _id: id });
+  /** The handoff exists now (its thread has the draft's id), made by the reply `replyMessageId`. */
+  async handed(id: string, replyMessageId: string, at: Date): Promise<void> {
+    await this.docs.updateOne({ _id: id }, { $set: { status: 'handed', reply_message_id: replyMessageId, updated_at: at } });
   }
 }

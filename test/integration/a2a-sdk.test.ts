@@ -412,9 +412,12 @@ describe('a task without a recipient: input required, then the next message in i
     expect(await failure(getTask(await v1Client(bob), waiting.id))).toMatchObject({ name: 'TaskNotFoundError' });
     expect(await failure(send(await v1Client(bob), reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'TaskNotFoundError' });
 
-    const handed = await send(sender, reply([text(' bob@acme ')], waiting.id));
+    const naming = reply([text(' bob@acme ')], waiting.id);
+    const handed = await send(sender, naming);
     expect(handed).toMatchObject({ id: waiting.id, contextId: waiting.id, status: { state: TaskState.TASK_STATE_SUBMITTED } });
     expect(handed.metadata).toMatchObject({ handoff: { recipient: 'bob@acme', intent: 'inform' } });
+    // The naming reply sent again (a client that lost the answer) changes nothing: no message "bob@acme" in the thread.
+    expect((await send(sender, naming)).id).toBe(waiting.id);
     expect(await wireThread(bob, waiting.id)).toMatchObject({ status: 'pending', summary: 'The nightly build fails on the migration step.', intent: 'inform', messages: [] });
     expect(await threadCount()).toBe(threads + 1);
     // The first message again now answers the handoff, not a new wait.
@@ -428,8 +431,10 @@ describe('a task without a recipient: input required, then the next message in i
     const sender = await v1Client(alice);
     const waiting = await send(sender, message([text('Who can review the new date picker?')], { intent: 'ask_question', question: 'Who can review it?' }));
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const handed = await send(sender, reply([text('Anyone on the frontend.')], waiting.id, { recipient: 'role:frontend' }));
+    const naming = reply([text('Anyone on the frontend.')], waiting.id, { recipient: 'role:frontend' });
+    const handed = await send(sender, naming);
     expect(handed.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    await send(sender, naming);
     expect(await wireThread(alice, waiting.id)).toMatchObject({
       status: 'unclaimed',
       intent: 'ask_question',
