@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { A2A_V1_STATE } from '../domain/a2a-states';
 import { THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';
 import { cursorPosition } from '../store/thread-lists';
-import { v1Task } from './a2a-task';
+import { v1DraftTask, v1Task } from './a2a-task';
 import { ENVELOPE } from './envelope';
 import type { Method } from './method';
 import { parseParams, taskIdSchema } from './params';
@@ -48,29 +48,39 @@ function statusesOf(state: string): ThreadStatus[] {
   return THREAD_STATUSES.filter((status) => A2A_V1_STATE[status] === state);
 }
 
+/** The statuses of tasks waiting for a recipient a v1.0 state stands for (a2a-task.ts draftOutTask spells them). */
+function draftStatusesOf(state: string | undefined): Array<'input_required' | 'cancelled'> {
+  if (state === undefined) return ['input_required', 'cancelled'];
+  return state === 'TASK_STATE_INPUT_REQUIRED' ? ['input_required'] : state === 'TASK_STATE_CANCELED' ? ['cancelled'] : [];
+}
+
 /**
- * → ListTasksResponse `{ tasks, nextPageToken, pageSize, totalSize }`: the caller's sent, received and offered tasks,
+ * → ListTasksResponse `{ tasks, nextPageToken, pageSize, totalSize }`: the caller's sent, received and offered tasks
+ * and their own tasks still waiting for a recipient,
  * newest first, narrowed by contextId (a context is one thread), status and statusTimestampAfter; `nextPageToken` is
  * "" on the last page, `pageSize` the number of tasks in this one, `totalSize` how many match in all.
  */
 export const listTasks: Method = async (ctx, params) => {
   const p = parseParams(listTasksParams, params);
-  const statuses = p.status === undefined || p.status === 'TASK_STATE_UNSPECIFIED' ? undefined : statusesOf(p.status);
+  const state = p.status === undefined || p.status === 'TASK_STATE_UNSPECIFIED' ? undefined : p.status;
+  const statuses = state === undefined ? undefined : statusesOf(state);
+  const draftStatuses = draftStatusesOf(state);
   const contextId = p.contextId || undefined;
-  // A state no handoff is ever in, or a context id that cannot be a thread's, matches nothing.
-  if (statuses?.length === 0 || (contextId !== undefined && !taskIdSchema.safeParse(contextId).success)) {
+  // A state no task is ever in, or a context id that cannot be a task's, matches nothing.
+  if ((statuses?.length === 0 && draftStatuses.length === 0) || (contextId !== undefined && !taskIdSchema.safeParse(contextId).success)) {
     return { tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 };
   }
-  const page = await ctx.relay.listVisibleThreads(ctx.caller, {
+  const page = await ctx.relay.listVisibleTasks(ctx.caller, {
+    draftStatuses,
     limit: p.pageSize ?? LIST_TASKS_PAGE.default,
     ...(statuses ? { statuses } : {}),
     ...(p.statusTimestampAfter ? { statusSince: new Date(p.statusTimestampAfter) } : {}),
     ...(contextId ? { threadId: contextId } : {}),
     ...(p.pageToken ? { cursor: p.pageToken } : {}),
   });
-  const tasks = page.views.map((view) => {
+  const tasks = page.items.map((item) => {
     // Artifacts only when asked for (then always there, if empty); history as historyLength says, like GetTask.
-    const { artifacts, ...task } = v1Task(view, p.historyLength);
+    const { artifacts, ...task } = 'view' in item ? v1Task(item.view, p.historyLength) : v1DraftTask(item.draft, p.historyLength);
     return p.includeArtifacts ? { ...task, artifacts: artifacts ?? [] } : task;
   });
   return { tasks, nextPageToken: page.next_cursor ?? '', pageSize: tasks.length, totalSize: page.total };

@@ -1,6 +1,6 @@
 // A2A tasks waiting for their recipient (a SendMessage that named none): one `_id`-addressed document per task, whose
 // id is the thread id the handoff gets once a later message in its context names the recipient (jsonrpc/a2a-methods.ts).
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { Artifact, Intent, ProposedAction } from '../domain/schemas';
 import { isDuplicateKey } from './thread-writes';
 
@@ -25,6 +25,16 @@ export interface DraftDoc {
   updated_at: Date;
 }
 
+/** A sender's drafts in a ListTasks page: by status, last change, id, after a cursor position. */
+export interface DraftQuery {
+  from: string;
+  statuses: ReadonlyArray<'input_required' | 'cancelled'>;
+  since?: Date;
+  id?: string;
+  after?: { after: Date; id: string };
+  limit: number;
+}
+
 export class DraftStore {
   readonly docs: Collection<DraftDoc>;
 
@@ -34,6 +44,24 @@ export class DraftStore {
 
   get(id: string): Promise<DraftDoc | null> {
     return this.docs.findOne({ _id: id });
+  }
+
+  /** The newest `limit` drafts that match, newest first (the `by_sender` index), and how many match in all. */
+  async page(query: DraftQuery): Promise<{ drafts: DraftDoc[]; total: number }> {
+    const match: Filter<DraftDoc> = {
+      from: query.from,
+      status: { $in: [...query.statuses] },
+      ...(query.since ? { updated_at: { $gte: query.since } } : {}),
+      ...(query.id !== undefined ? { _id: query.id } : {}),
+    };
+    const range: Filter<DraftDoc> = query.after
+      ? { $or: [{ created_at: { $lt: query.after.after } }, { created_at: query.after.after, _id: { $lt: query.after.id } }] }
+      : {};
+    const [drafts, total] = await Promise.all([
+      this.docs.find({ ...match, ...range }).sort({ created_at: -1, _id: -1 }).limit(query.limit).toArray(),
+      this.docs.countDocuments(match),
+    ]);
+    return { drafts, total };
   }
 
   /** Stores the draft unless its id is there already (the first message sent again): the stored one either way. */

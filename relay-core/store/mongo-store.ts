@@ -200,6 +200,8 @@ export class MongoStore {
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
       // The unclaimed handoffs (few at any time), whose candidates' received lists show them.
       [this.threads, { status: 1, created_at: -1 }, { name: 'by_status' }],
+      // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.
+      [this.drafts.docs, { from: 1, created_at: -1 }, { name: 'by_sender' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
       // The timer sweep's due steps (store/timer-due.ts), and the outbox sweep's threads with jobs in flight
       // (outbox-ledger.ts).

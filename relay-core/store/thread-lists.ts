@@ -59,6 +59,11 @@ function encode(value: unknown[]): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
+/** The cursor that resumes after the document created at `created_at` with id `_id` (what cursorPosition reads). */
+export function cursorAfter(doc: { created_at: Date; _id: string }): string {
+  return encode([doc.created_at.getTime(), doc._id]);
+}
+
 
 /**
  * The `inbox` / `sent` indexes serve equality on the party, newest first, status within; the received list also

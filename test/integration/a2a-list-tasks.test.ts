@@ -176,6 +176,45 @@ describe('through the SDK client', () => {
   test('a teammate with no tasks gets an empty list', async () => {
     expect(await (await client(dave)).listTasks(request())).toMatchObject({ tasks: [], totalSize: 0, pageSize: 0, nextPageToken: '' });
   });
+
+  test('tasks waiting for a recipient are listed too, to their sender only, once each as they become handoffs', async () => {
+    const sender = await client(dave);
+    const plain = (summary: string, contextId = ''): Message => ({
+      messageId: randomUUID(),
+      contextId,
+      taskId: '',
+      role: Role.ROLE_USER,
+      parts: [text(summary)],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    });
+    const ask = async (msg: Message) => {
+      const result = await sender.sendMessage({ tenant: '', message: msg, configuration: undefined, metadata: undefined });
+      if (!('status' in result)) throw new Error('expected a task');
+      return result;
+    };
+    const waiting = await ask(plain('which one of you owns billing?'));
+    const dropped = await ask(plain('never mind'));
+    await sender.cancelTask({ tenant: '', id: dropped.id, metadata: undefined });
+    const handed = await ask(plain('the flaky test in checkout'));
+    await ask(plain('bob@acme', handed.id));
+
+    const { ids, pages } = await walk(sender, { pageSize: 2 });
+    expect(ids).toEqual([handed.id, dropped.id, waiting.id]);
+    expect(pages.map((p) => [p.pageSize, p.totalSize])).toEqual([[2, 3], [1, 3]]);
+    const all = await sender.listTasks(request());
+    expect(all.tasks.map((t) => t.status?.state)).toEqual([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_INPUT_REQUIRED]);
+
+    const inputRequired = await sender.listTasks(request({ status: TaskState.TASK_STATE_INPUT_REQUIRED }));
+    expect(inputRequired).toMatchObject({ totalSize: 1, tasks: [{ id: waiting.id, contextId: waiting.id }] });
+    expect((await sender.listTasks(request({ status: TaskState.TASK_STATE_CANCELED }))).tasks.map((t) => t.id)).toEqual([dropped.id]);
+    expect((await sender.listTasks(request({ contextId: waiting.id }))).tasks.map((t) => t.id)).toEqual([waiting.id]);
+    // Nobody else sees them; the handoff shows in its recipient's list.
+    const bobs = await walk(await client(bob));
+    expect(bobs.ids).toContain(handed.id);
+    expect(bobs.ids).not.toContain(waiting.id);
+  });
 });
 
 describe('bad input is -32602 naming the field, and changes nothing', () => {
