@@ -2,7 +2,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { agentCard } from '../jsonrpc/agent-card';
+import { agentCard, cardVersionOf } from '../jsonrpc/agent-card';
 import { jsonRpcEndpoint } from '../jsonrpc/endpoint';
 import { RelayError, invalidParams } from '../domain/errors';
 import { adminAuth, teammateAuth } from './bearer-auth';
@@ -226,8 +226,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     });
   }
 
-  app.get('/.well-known/agent-card.json', (_req, res) => {
-    res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: RELAY_VERSION }));
+  app.get('/.well-known/agent-card.json', (req, res) => {
+    const cardVersion = cardVersionOf(req.get('a2a-version'), req.query['A2A-Version']);
+    res.setHeader('Vary', 'A2A-Version');
+    res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: RELAY_VERSION, cardVersion }));
   });
 
   /** Each dependency: 'ok', or why it does not answer. */

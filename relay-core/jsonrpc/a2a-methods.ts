@@ -12,9 +12,14 @@ import {
   proposedActionSchema,
   text,
   type Artifact,
+  type Intent,
+  type ProposedAction,
 } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
-import { v03Task, v1Task } from './a2a-task';
+import { listTasks } from './a2a-list-tasks';
+import { v03DraftTask, v03Task, v1DraftTask, v1Task } from './a2a-task';
+import type { DraftDoc } from '../store/a2a-drafts';
+import { idempotentId } from '../service/idempotency';
 import { ENVELOPE, envelopeMetadataSchema } from './envelope';
 import type { Method, MethodContext } from './method';
 import { idempotencyKey, parseParams, taskIdSchema } from './params';
@@ -206,15 +211,19 @@ function splitMetadata(metadata: Record<string, unknown> | undefined): { known: 
   return { known, rest };
 }
 
-export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<ThreadView> {
-  const { message } = input;
-  if (message.taskId !== undefined) {
-    throw fieldError(['message', 'taskId'], 'continuing an existing task is not supported by this relay yet; omit it to start a new handoff');
-  }
-  if (message.contextId !== undefined) {
-    throw fieldError(['message', 'contextId'], 'a handoff starts its own context (contextId = thread id); continuing one is not supported yet');
-  }
+/** What a message's parts and metadata say: its text, the handoff fields wherever given, and its URL parts as link artifacts. */
+interface ReadMessage {
+  text: string[];
+  sources: Source[];
+  linkArtifacts: Artifact[];
+  fromMessage: z.infer<typeof metadataFields>;
+  fromRequest: z.infer<typeof metadataFields>;
+  /** The metadata keys that are no handoff field: a new thread's own metadata. */
+  rest: Record<string, unknown>;
+}
 
+function readMessage(input: SendInput): ReadMessage {
+  const { message } = input;
   const messageMeta = splitMetadata(message.metadata);
   const requestMeta = splitMetadata(input.metadata);
   const fromMessage = parseParams(metadataFields, messageMeta.known, ['message', 'metadata']);
@@ -239,15 +248,60 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
     }
   }
   sources.push({ path: ['message', 'metadata'], fields: fromMessage }, { path: ['metadata'], fields: fromRequest });
+  return { text, sources, linkArtifacts, fromMessage, fromRequest, rest: { ...requestMeta.rest, ...messageMeta.rest } };
+}
 
-  const recipient = pick(sources, 'recipient');
-  if (recipient === undefined) {
-    throw fieldError(['message', 'metadata', 'recipient'], 'required: the handle of the teammate to hand off to, or role:<role>, skill:<skill>, owner:<path> (in message metadata or a data part)');
+/** The task a message continues (its taskId, or its contextId, which is the same thread id), if it names one. */
+function continuedTask(message: InMessage): string | undefined {
+  if (message.taskId !== undefined && message.contextId !== undefined && message.taskId !== message.contextId) {
+    throw fieldError(['message', 'contextId'], `must be the task's own context (${message.taskId}: a task's contextId is its id), or be left out`);
   }
-  const intent = pick(sources, 'intent');
-  if (intent === undefined) {
-    throw fieldError(['message', 'metadata', 'intent'], 'required: one of inform, ask_question, propose_action (in message metadata or a data part)');
+  return message.taskId ?? message.contextId;
+}
+
+/**
+ * A message in an existing task (multi-turn): the thread's next message from the caller, either participant, while it
+ * is not finished. Its text is the body, its data parts' and URL parts' artifacts its artifacts; who the handoff is for
+ * and why were settled when it was made. `messageId` is the idempotency key, as on a new handoff.
+ */
+async function continueTask(ctx: MethodContext, input: SendInput, taskId: string): Promise<SentTask> {
+  const read = readMessage(input);
+  const draft = await ownDraft(ctx, taskId);
+  if (draft && draft.status !== 'handed') return completeDraft(ctx, draft, read, input.message.messageId);
+  // The reply that named the recipient, sent again: the task as it is, nothing appended.
+  if (draft?.reply_message_id === input.message.messageId) return { view: await ctx.relay.threadViewFor(ctx.caller, draft._id) };
+  for (const source of read.sources) {
+    const settled = HANDOFF_KEYS.find((key) => key !== 'artifacts' && source.fields[key] !== undefined);
+    if (settled) throw fieldError([...source.path, settled], 'is set when the handoff is made; a message in an existing task carries text and artifacts');
   }
+  const artifacts = [...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
+  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
+  const body = read.text.join('\n\n').trim();
+  if (body.length === 0) throw fieldError(['message', 'parts'], 'needs a text part with the message');
+  if (body.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
+  const clientKey = idempotencyKey(ctx, read.fromMessage.client_idempotency_key ?? read.fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
+  const threadId = taskIdOf(taskId);
+  await ctx.relay.appendMessage(ctx.caller, { thread_id: threadId, body, payload: {}, artifacts }, ctx.via, clientKey ?? input.message.messageId, ctx.sessionId);
+  return { view: await ctx.relay.threadViewFor(ctx.caller, threadId) };
+}
+
+/** What a SendMessage made or continued: a handoff's thread, or a task still waiting for its recipient. */
+export type SentTask = { view: ThreadView } | { draft: DraftDoc };
+
+export function v1SentTask(sent: SentTask, historyLength?: number): Record<string, unknown> {
+  return 'view' in sent ? v1Task(sent.view, historyLength) : v1DraftTask(sent.draft, historyLength);
+}
+
+function v03SentTask(sent: SentTask, historyLength?: number): Record<string, unknown> {
+  return 'view' in sent ? v03Task(sent.view, historyLength) : v03DraftTask(sent.draft, historyLength);
+}
+
+export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<SentTask> {
+  const { message } = input;
+  const continued = continuedTask(message);
+  if (continued !== undefined) return continueTask(ctx, input, continued);
+
+  const { text, sources, linkArtifacts, fromMessage, fromRequest, rest } = readMessage(input);
   const artifacts = [...(pick(sources, 'artifacts') ?? []), ...linkArtifacts];
   if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
 
@@ -255,31 +309,122 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
   if (summary.length === 0) throw fieldError(['message', 'parts'], 'needs a text part with the summary');
   if (summary.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the summary must be at most ${LIMITS.summary} characters`);
 
-  const metadata = parseParams(metadataSchema, { ...requestMeta.rest, ...messageMeta.rest }, ['message', 'metadata']);
+  const metadata = parseParams(metadataSchema, rest, ['message', 'metadata']);
   const clientKey = idempotencyKey(ctx, fromMessage.client_idempotency_key ?? fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
+  const key = clientKey ?? message.messageId;
+  const fields = { summary, artifacts, metadata, question: pick(sources, 'question'), proposed_action: pick(sources, 'proposed_action') };
 
-  const created = await ctx.relay.createHandoff(
+  const recipient = pick(sources, 'recipient');
+  // No recipient: the task waits for the next message in its context to name one (input required).
+  if (recipient === undefined) return startDraft(ctx, { ...fields, intent: pick(sources, 'intent'), key, messageId: message.messageId });
+  const intent = pick(sources, 'intent');
+  if (intent === undefined) {
+    throw fieldError(['message', 'metadata', 'intent'], 'required: one of inform, ask_question, propose_action (in message metadata or a data part)');
+  }
+  const created = await ctx.relay.createHandoff(ctx.caller, { ...fields, to: recipient, intent, idempotency_key: key }, ctx.via, ctx.sessionId);
+  return { view: await ctx.relay.threadViewFor(ctx.caller, created.task_id) };
+}
+
+// ── tasks waiting for their recipient ───────────────────────────────────────────────────────────
+
+/**
+ * A task for a handoff whose recipient is not known yet, stored until a later message in its context names one. Its
+ * id is the thread id the handoff will have (the create's idempotent id under the same key), so the task keeps its id;
+ * sent again, the first message answers the draft, or the handoff once it exists.
+ */
+async function startDraft(
+  ctx: MethodContext,
+  d: { summary: string; artifacts: Artifact[]; metadata: Record<string, unknown>; question?: string; proposed_action?: ProposedAction; intent?: Intent; key: string; messageId: string },
+): Promise<SentTask> {
+  const id = idempotentId(ctx.caller.handle, 'create', d.key);
+  if (await ctx.relay.threadById(id)) return { view: await ctx.relay.threadViewFor(ctx.caller, id) };
+  const now = ctx.relay.now();
+  const draft = await ctx.relay.drafts.put({
+    _id: id,
+    from: ctx.caller.handle,
+    key: d.key,
+    message_id: d.messageId,
+    summary: d.summary,
+    ...(d.intent ? { intent: d.intent } : {}),
+    ...(d.question ? { question: d.question } : {}),
+    ...(d.proposed_action ? { proposed_action: d.proposed_action } : {}),
+    artifacts: d.artifacts,
+    metadata: d.metadata,
+    status: 'input_required',
+    created_at: now,
+    updated_at: now,
+  });
+  return { draft };
+}
+
+/** The caller's own draft with this id, if the id names one (a draft is its sender's alone: anyone else finds no task). */
+async function ownDraft(ctx: MethodContext, id: string): Promise<DraftDoc | null> {
+  const draft = await ctx.relay.drafts.get(id);
+  return draft && draft.from === ctx.caller.handle ? draft : null;
+}
+
+/**
+ * The next message in a waiting task names the recipient (metadata or a data part, or its whole text): the handoff is
+ * created from the first message under its key, with the task's id, and any other text of this message follows as the
+ * thread's first message. Nothing named: invalid_params saying how, and the task keeps waiting.
+ */
+async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMessage, replyMessageId: string): Promise<SentTask> {
+  if (draft.status === 'cancelled') throw new RelayError('thread_terminal', `Task ${draft._id} was cancelled before it named a recipient`);
+  const text = read.text.join('\n\n').trim();
+  let recipient = pick(read.sources, 'recipient');
+  let rest = text;
+  if (recipient === undefined) {
+    const asText = recipientSchema.safeParse(text);
+    if (!asText.success) {
+      throw fieldError(['message'], `names no recipient: put a teammate handle (name@team) or role:<role>, skill:<skill>, owner:<path> in message.metadata.recipient or as the whole text`);
+    }
+    recipient = asText.data;
+    rest = '';
+  }
+  const artifacts = [...draft.artifacts, ...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
+  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all, with the first message's`);
+  if (rest.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
+  await ctx.relay.createHandoff(
     ctx.caller,
     {
       to: recipient,
-      intent,
-      summary,
-      question: pick(sources, 'question'),
+      // A generic A2A client knows no intents: a task begun without one informs.
+      intent: pick(read.sources, 'intent') ?? draft.intent ?? 'inform',
+      summary: draft.summary,
+      question: pick(read.sources, 'question') ?? draft.question,
+      proposed_action: pick(read.sources, 'proposed_action') ?? draft.proposed_action,
       artifacts,
-      proposed_action: pick(sources, 'proposed_action'),
-      metadata,
-      idempotency_key: clientKey ?? message.messageId,
+      metadata: draft.metadata,
+      idempotency_key: draft.key,
     },
     ctx.via,
     ctx.sessionId,
   );
-  return ctx.relay.threadViewFor(ctx.caller, created.task_id);
+  // Each step is safe to run again (the create and the append under their keys), so a reply retried after a failure
+  // part-way finishes the work; marked handed last, the draft then answers the same reply sent again.
+  if (rest) await ctx.relay.appendMessage(ctx.caller, { thread_id: draft._id, body: rest, payload: {}, artifacts: [] }, ctx.via, replyMessageId, ctx.sessionId);
+  await ctx.relay.drafts.handed(draft._id, replyMessageId, ctx.relay.now());
+  return { view: await ctx.relay.threadViewFor(ctx.caller, draft._id) };
+}
+
+/** The task with this id as the caller sees it: the thread, or their own task still waiting for its recipient. */
+async function readTask(ctx: MethodContext, id: string): Promise<SentTask> {
+  try {
+    return { view: await ctx.relay.threadViewFor(ctx.caller, taskIdOf(id)) };
+  } catch (error) {
+    const draft = error instanceof RelayError && error.code === 'thread_not_found' ? await ownDraft(ctx, id) : null;
+    if (!draft) throw error;
+    return { draft };
+  }
 }
 
 // The A2A request params (TaskQueryParams / GetTaskRequest, TaskIdParams / CancelTaskRequest), strict like the wire's;
-// their metadata is the envelope (envelope.ts), of which a cancel reads its reason and idempotency key.
-export const getParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() }).strict();
-const cancelParams = z
+// their metadata is the envelope (envelope.ts), of which a cancel reads its reason and idempotency key. v0.3 keeps the
+// wire's UUID check (invalid_params); in v1.0 any id is a task id, and one that is no UUID names no task.
+const v1TaskIdSchema = z.string().min(1, 'required: the task id').max(200, 'must be at most 200 characters');
+export const v03GetParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() }).strict();
+export const getParams = v03GetParams.extend({ id: v1TaskIdSchema }).strict();
+const v03CancelParams = z
   .object({
     id: taskIdSchema,
     metadata: envelopeMetadataSchema
@@ -288,13 +433,26 @@ const cancelParams = z
     tenant: z.string().optional(),
   })
   .strict();
+const cancelParams = v03CancelParams.extend({ id: v1TaskIdSchema }).strict();
+
+/** A v1.0 task id as the relay's thread id: one that cannot be a thread id is TaskNotFoundError like any unknown one. */
+export function taskIdOf(id: string): string {
+  if (!taskIdSchema.safeParse(id).success) throw new RelayError('thread_not_found', `No task ${id} (task ids are the UUIDs SendMessage answers)`);
+  return id;
+}
 
 /** Cancels as the sender (metadata.reason is the reason), then reads the task back. */
-async function cancelHandoff(ctx: MethodContext, params: unknown): Promise<ThreadView> {
-  const p = parseParams(cancelParams, params);
+async function cancelHandoff(ctx: MethodContext, params: unknown, version: '1.0' | '0.3'): Promise<SentTask> {
+  const p = version === '1.0' ? parseParams(cancelParams, params) : parseParams(v03CancelParams, params);
+  // A task still waiting for its recipient is its sender's to cancel; cancelled, it takes no more messages.
+  const draft = await ownDraft(ctx, p.id);
+  if (draft && draft.status !== 'handed' && !(await ctx.relay.threadById(draft._id))) {
+    return { draft: (await ctx.relay.drafts.cancel(draft._id, ctx.relay.now())) ?? draft };
+  }
+  if (version === '1.0') taskIdOf(p.id);
   const key = idempotencyKey(ctx, p.metadata?.client_idempotency_key);
   await ctx.relay.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);
-  return ctx.relay.threadViewFor(ctx.caller, p.id);
+  return { view: await ctx.relay.threadViewFor(ctx.caller, p.id) };
 }
 
 // ── methods ─────────────────────────────────────────────────────────────────────────────────────
@@ -303,28 +461,29 @@ export const A2A_STANDARD_METHODS: Record<string, Method> = {
   /** → `{ task }` (SendMessageResponse). */
   async SendMessage(ctx, params) {
     const input = v1SendInput(params);
-    return { task: v1Task(await sendHandoff(ctx, input), input.historyLength) };
+    return { task: v1SentTask(await sendHandoff(ctx, input), input.historyLength) };
   },
   async GetTask(ctx, params) {
     const p = parseParams(getParams, params);
-    return v1Task(await ctx.relay.threadViewFor(ctx.caller, p.id), p.historyLength);
+    return v1SentTask(await readTask(ctx, p.id), p.historyLength);
   },
   async CancelTask(ctx, params) {
-    return v1Task(await cancelHandoff(ctx, params));
+    return v1SentTask(await cancelHandoff(ctx, params, '1.0'));
   },
+  ListTasks: listTasks,
 };
 
 export const A2A_V03_METHODS: Record<string, Method> = {
   /** → the Task itself (`kind: "task"`). */
   async 'message/send'(ctx, params) {
     const input = v03SendInput(params);
-    return v03Task(await sendHandoff(ctx, input), input.historyLength);
+    return v03SentTask(await sendHandoff(ctx, input), input.historyLength);
   },
   async 'tasks/get'(ctx, params) {
-    const p = parseParams(getParams, params);
-    return v03Task(await ctx.relay.threadViewFor(ctx.caller, p.id), p.historyLength);
+    const p = parseParams(v03GetParams, params);
+    return v03SentTask(await readTask(ctx, p.id), p.historyLength);
   },
   async 'tasks/cancel'(ctx, params) {
-    return v03Task(await cancelHandoff(ctx, params));
+    return v03SentTask(await cancelHandoff(ctx, params, '0.3'));
   },
 };

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { RelayError } from '../domain/errors';
 import type { ThreadStatus } from '../domain/schemas';
 import { FEED_POLL_MS, type EventFeed, type FeedEvent } from '../service/event-feed';
-import { getParams, sendHandoff, v1SendInput } from './a2a-methods';
+import { getParams, sendHandoff, taskIdOf, v1SendInput, v1SentTask } from './a2a-methods';
 import { v1Task } from './a2a-task';
 import type { MethodContext } from './method';
 import { parseParams } from './params';
@@ -51,8 +51,11 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     const input = v1SendInput(params);
     // The cursor first: nothing that happens to the new task after it is read back can fall between the two.
     const cursor = await feed.head(ctx.caller.handle);
-    const view = await sendHandoff(ctx, input);
-    const task = v1Task(view, input.historyLength);
+    const sent = await sendHandoff(ctx, input);
+    const task = v1SentTask(sent, input.historyLength);
+    // A task waiting for its recipient is interrupted (input required): the stream ends with it, as A2A ends one.
+    if (!('view' in sent)) return { threadId: sent.draft._id, cursor, first: { task }, state: stateOf(task), asOf: sent.draft.updated_at.toISOString(), finished: true };
+    const { view } = sent;
     return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: FINISHED.has(view.status) };
   },
   /** The task as it is now, then its updates; a finished task has none (thread_terminal). */
@@ -60,7 +63,7 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     const feed = feedOf(ctx);
     const p = parseParams(subscribeParams, params);
     const cursor = await feed.head(ctx.caller.handle);
-    const view = await ctx.relay.threadViewFor(ctx.caller, p.id);
+    const view = await ctx.relay.threadViewFor(ctx.caller, taskIdOf(p.id));
     if (FINISHED.has(view.status)) {
       throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
     }

@@ -1,7 +1,7 @@
 // A handoff read back as an A2A Task, spelled for v1.0 (proto JSON) or v0.3 (`kind`-tagged); the README's A2A section maps the fields.
 import { A2A_V03_STATE, A2A_V1_STATE } from '../domain/a2a-states';
-import type { ThreadStatus } from '../domain/schemas';
 import type { ThreadView } from '../service/wire-views';
+import type { DraftDoc } from '../store/a2a-drafts';
 
 /** A version-neutral task; render() spells it for v1.0 or v0.3. */
 type OutPart = { text: string } | { data: Record<string, unknown> };
@@ -12,7 +12,8 @@ interface OutMessage {
 }
 interface OutTask {
   id: string;
-  state: ThreadStatus;
+  /** The task's state as each version spells it. */
+  state: { v1: string; v03: string };
   timestamp: string;
   statusMessage?: OutMessage;
   history: OutMessage[];
@@ -57,7 +58,7 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
   const last = view.status_history[view.status_history.length - 1];
   return {
     id,
-    state: view.status,
+    state: { v1: V1_STATE[view.status], v03: V03_STATE[view.status] },
     timestamp: last?.at ?? view.updated_at,
     statusMessage,
     history: historyLength === undefined ? history : historyLength === 0 ? [] : history.slice(-historyLength),
@@ -80,9 +81,38 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
   };
 }
 
+/** What the agent asks of a task that names no recipient yet (README, A2A section). */
+export const WHOM_QUESTION =
+  'Whom should I hand this to? Reply in this task (same contextId) with a teammate handle (name@team) or a target ' +
+  '(role:<role>, skill:<skill>, owner:<path>), as message.metadata.recipient or as the whole text of your message.';
+
+/** A task waiting for its recipient: input required, the sender's message its history, the question its status message. */
+function draftOutTask(draft: DraftDoc, historyLength: number | undefined): OutTask {
+  const cancelled = draft.status === 'cancelled';
+  const opening: OutMessage = { messageId: draft.message_id, role: 'user', parts: [{ text: draft.summary }] };
+  const history = historyLength === 0 ? [] : [opening];
+  return {
+    id: draft._id,
+    state: cancelled ? { v1: 'TASK_STATE_CANCELED', v03: 'canceled' } : { v1: 'TASK_STATE_INPUT_REQUIRED', v03: 'input-required' },
+    timestamp: draft.updated_at.toISOString(),
+    ...(cancelled ? {} : { statusMessage: { messageId: `${draft._id}:whom`, role: 'agent' as const, parts: [{ text: WHOM_QUESTION }] } }),
+    history,
+    artifacts: [],
+    metadata: { handoff: { thread_id: null, status: cancelled ? 'cancelled' : 'input_required', sender: draft.from, recipient: null, created_at: draft.created_at.toISOString() } },
+  };
+}
+
 /** v1.0 proto JSON: `{ text }` / `{ data, mediaType }` parts, ROLE_* roles, TASK_STATE_* states. */
 export function v1Task(view: ThreadView, historyLength?: number): Record<string, unknown> {
-  const t = outTask(view, historyLength);
+  return renderV1(outTask(view, historyLength));
+}
+
+/** A task waiting for its recipient, in v1.0. */
+export function v1DraftTask(draft: DraftDoc, historyLength?: number): Record<string, unknown> {
+  return renderV1(draftOutTask(draft, historyLength));
+}
+
+function renderV1(t: OutTask): Record<string, unknown> {
   const part = (p: OutPart) => ('text' in p ? { text: p.text } : { data: p.data, mediaType: 'application/json' });
   const message = (m: OutMessage) => ({
     messageId: m.messageId,
@@ -94,7 +124,7 @@ export function v1Task(view: ThreadView, historyLength?: number): Record<string,
   return {
     id: t.id,
     contextId: t.id,
-    status: { state: V1_STATE[t.state], timestamp: t.timestamp, ...(t.statusMessage ? { message: message(t.statusMessage) } : {}) },
+    status: { state: t.state.v1, timestamp: t.timestamp, ...(t.statusMessage ? { message: message(t.statusMessage) } : {}) },
     ...(t.artifacts.length ? { artifacts: t.artifacts.map((a) => ({ ...a, parts: a.parts.map(part) })) } : {}),
     ...(t.history.length ? { history: t.history.map(message) } : {}),
     metadata: t.metadata,
@@ -103,7 +133,15 @@ export function v1Task(view: ThreadView, historyLength?: number): Record<string,
 
 /** v0.3 JSON: `kind`-tagged task, messages and parts, lower-case states and roles. */
 export function v03Task(view: ThreadView, historyLength?: number): Record<string, unknown> {
-  const t = outTask(view, historyLength);
+  return renderV03(outTask(view, historyLength));
+}
+
+/** A task waiting for its recipient, in v0.3. */
+export function v03DraftTask(draft: DraftDoc, historyLength?: number): Record<string, unknown> {
+  return renderV03(draftOutTask(draft, historyLength));
+}
+
+function renderV03(t: OutTask): Record<string, unknown> {
   const part = (p: OutPart) => ('text' in p ? { kind: 'text', text: p.text } : { kind: 'data', data: p.data });
   const message = (m: OutMessage) => ({
     kind: 'message',
@@ -117,7 +155,7 @@ export function v03Task(view: ThreadView, historyLength?: number): Record<string
     kind: 'task',
     id: t.id,
     contextId: t.id,
-    status: { state: V03_STATE[t.state], timestamp: t.timestamp, ...(t.statusMessage ? { message: message(t.statusMessage) } : {}) },
+    status: { state: t.state.v03, timestamp: t.timestamp, ...(t.statusMessage ? { message: message(t.statusMessage) } : {}) },
     ...(t.artifacts.length ? { artifacts: t.artifacts.map((a) => ({ ...a, parts: a.parts.map(part) })) } : {}),
     ...(t.history.length ? { history: t.history.map(message) } : {}),
     metadata: t.metadata,

@@ -2,42 +2,49 @@
 const SKILL_DESCRIPTION = [
   'Hand work to a teammate (their agent and, in Slack, the person). Send one message:',
   'text parts = the summary;',
-  'message.metadata (or a data part) = { recipient: "name@team", intent: "inform" | "ask_question" | "propose_action",',
+  'message.metadata (or a data part) = { recipient: "name@team" or "role:<role>" | "skill:<skill>" | "owner:<path>",',
+  'intent: "inform" | "ask_question" | "propose_action",',
   'question? (ask_question only), proposed_action? { description, target_files[], rationale, suggested_diff? } (required for propose_action),',
-  'artifacts? [{ type: "file_diff" | "file_ref" | "test_command" | "api_contract" | "link", … }] };',
+  'artifacts? (typed: file diffs, file references, commands to run, API contracts, links) };',
   'messageId is the idempotency key.',
   'The task stays submitted until the recipient accepts (working), completes (completed) or declines (rejected);',
-  'the sender may cancel it. Poll GetTask (tasks/get in v0.3), or follow it with SubscribeToTask / SendStreamingMessage (A2A 1.0, SSE); contextId is the thread id.',
+  'the sender may cancel it. Poll GetTask (tasks/get in v0.3) or ListTasks, or follow it with SubscribeToTask / SendStreamingMessage',
+  '(A2A 1.0, SSE); contextId is the thread id.',
 ].join(' ');
 
+/** The card's protocol versions: each reads its own card shape (v1.0 proto JSON, v0.3 `type`-tagged security). */
+export type CardVersion = '1.0' | '0.3';
+
 /**
- * The card at /.well-known/agent-card.json, one document both SDK generations read: the v1.0 fields in proto
- * JSON (supportedInterfaces with a 1.0 and a 0.3 JSON-RPC entry, securityRequirements, httpAuthSecurityScheme)
- * plus the v0.3 fields (url, preferredTransport, protocolVersion, security, `type`-tagged scheme). A v1.0
- * reader takes supportedInterfaces first (the SDK's own "superset" card works the same way). No secrets.
+ * Which card a request asks for: `A2A-Version: 0.3` (header, or the `A2A-Version` query parameter the spec allows
+ * instead) gets the v0.3 card; anything else the v1.0 card, which also names the 0.3 interface.
  */
-export function agentCard(opts: { publicUrl: string; version: string }): Record<string, unknown> {
+export function cardVersionOf(header: string | undefined, query: unknown): CardVersion {
+  const asked = (header ?? (typeof query === 'string' ? query : '')).trim();
+  return /^0\.3(\.\d+)?$/.test(asked) ? '0.3' : '1.0';
+}
+
+/**
+ * The card at /.well-known/agent-card.json. Each protocol version gets its own security scheme shape, never both in
+ * one object: v1.0 (proto JSON: supportedInterfaces with a 1.0 and a 0.3 JSON-RPC entry, securityRequirements,
+ * `httpAuthSecurityScheme`), or, asked for with `A2A-Version: 0.3`, the v0.3 card (url, preferredTransport,
+ * protocolVersion, security, a `type`-tagged scheme). The v1.0 card keeps v0.3's url, preferredTransport and
+ * protocolVersion, which no v1.0 field shares, so that a v0.3 client that reads only those still finds /a2a.
+ * Public: it shows RELAY_PUBLIC_URL and nothing of the relay's insides, and no word that reads like a secret.
+ */
+export function agentCard(opts: { publicUrl: string; version: string; cardVersion?: CardVersion }): Record<string, unknown> {
   const url = `${opts.publicUrl.replace(/\/+$/, '')}/a2a`;
   const bearer = {
-    description: 'The teammate API key handoff-relay issued (POST /admin/agents or `handoff-relay register`)',
-    bearerFormat: 'hr_<key id>_<secret>',
+    description: 'Your teammate API key from this relay (handoff-relay register prints it once)',
+    bearerFormat: 'handoff-relay API key',
   };
   const modes = ['text/plain', 'application/json'];
-  return {
+  const common = {
     name: 'handoff-relay',
     description:
       "Structured handoffs between developers' AI agents: send a teammate a summary, an intent and typed artifacts; " +
       'they get it in Slack and through their own agent, and accept, complete or decline it.',
-    supportedInterfaces: [
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-    ],
     version: opts.version,
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
-    securitySchemes: {
-      bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', ...bearer }, type: 'http', scheme: 'bearer', ...bearer },
-    },
-    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     defaultInputModes: modes,
     defaultOutputModes: modes,
     skills: [
@@ -54,10 +61,26 @@ export function agentCard(opts: { publicUrl: string; version: string }): Record<
         outputModes: modes,
       },
     ],
-    // v0.3 readers
-    url,
-    preferredTransport: 'JSONRPC',
-    protocolVersion: '0.3.0',
-    security: [{ bearer: [] }],
+  };
+  const v03Locator = { url, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0' };
+  if (opts.cardVersion === '0.3') {
+    return {
+      ...common,
+      ...v03Locator,
+      capabilities: { streaming: false, pushNotifications: false },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', ...bearer } },
+      security: [{ bearer: [] }],
+    };
+  }
+  return {
+    ...common,
+    supportedInterfaces: [
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ],
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
+    securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', ...bearer } } },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    ...v03Locator,
   };
 }

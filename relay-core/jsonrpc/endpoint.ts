@@ -12,6 +12,7 @@ import { failureAnswer } from './failure-answer';
 import { MUTATING_METHODS, SESSION_ID_PATTERN, WAITING_METHODS, type MethodContext } from './method';
 import { A2A_STREAMING_METHODS, followTask, isStreamingMethod } from './a2a-streaming';
 import { assertCleanParams } from './params-hygiene';
+import { a2aErrorCode, isA2AV1Method } from './a2a-errors';
 
 export interface JsonRpcEndpointDeps {
   relay: RelayService;
@@ -32,24 +33,29 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
       return res.status(400).json(jsonRpcError(null, new RelayError('parse_error', 'The request body is empty; expected a JSON-RPC request'), reqId));
     }
     const body = req.body as unknown;
-    const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : null;
+    const envelope = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
+    // Every answer echoes the request's id when it can be read, a malformed request's too; an id of another type is null.
+    const id = typeof envelope.id === 'string' || typeof envelope.id === 'number' ? envelope.id : null;
     const send = (status: number, payload: unknown) => res.status(status).json(payload);
     const fail = (error: unknown, method?: unknown) => {
       const answer = failureAnswer(error);
       if (answer.unexpected) log.error({ err: error, request_id: reqId, method }, 'unexpected error in JSON-RPC method');
       if (answer.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(answer.retryAfterSeconds));
-      return send(answer.status, jsonRpcError(id, answer.error, reqId));
+      const code = isA2AV1Method(method) ? a2aErrorCode(method, answer.error) : answer.error.numericCode;
+      return send(answer.status, jsonRpcError(id, answer.error, reqId, code));
     };
     let caller: AgentDoc;
     try {
       caller = await deps.authenticate(req);
     } catch (error) {
       // unauthenticated (401), or unavailable (503) when the key could not be looked up.
-      return fail(error instanceof RelayError ? error : new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly'));
+      return fail(
+        error instanceof RelayError ? error : new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly'),
+        envelope.method,
+      );
     }
-    const envelope = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
     if (!body || typeof body !== 'object' || Array.isArray(body) || envelope.jsonrpc !== '2.0' || typeof envelope.method !== 'string') {
-      return send(200, jsonRpcError(null, new RelayError('invalid_request', 'Expected a JSON-RPC 2.0 request object with "jsonrpc": "2.0" and a method'), reqId));
+      return send(200, jsonRpcError(id, new RelayError('invalid_request', 'Expected a JSON-RPC 2.0 request object with "jsonrpc": "2.0" and a method'), reqId));
     }
     if (envelope.id !== undefined && envelope.id !== null && typeof envelope.id !== 'string' && typeof envelope.id !== 'number') {
       return send(200, jsonRpcError(null, new RelayError('invalid_request', 'The JSON-RPC id must be a string, a number or null'), reqId));
@@ -128,7 +134,7 @@ async function streamMethod(
   } catch (error) {
     deps.log.warn({ err: (error as Error).message, method: name }, 'task stream ended by an error');
     const answer = failureAnswer(error);
-    await write(`data: ${JSON.stringify(jsonRpcError(id, answer.error, requestId(res)))}\n\n`).catch(() => {});
+    await write(`data: ${JSON.stringify(jsonRpcError(id, answer.error, requestId(res), a2aErrorCode(name, answer.error)))}\n\n`).catch(() => {});
   } finally {
     res.end();
   }

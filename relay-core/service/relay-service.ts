@@ -30,6 +30,11 @@ import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 import { AuditTrail } from './audit-trail';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
+import { cursorAfter, cursorPosition, type VisibleQuery } from '../store/thread-lists';
+import type { DraftDoc, DraftQuery } from '../store/a2a-drafts';
+
+/** A task in a ListTasks page: a thread, or an A2A task still waiting for its recipient. */
+export type VisibleTask = { view: ThreadView } | { draft: DraftDoc };
 import { messageView, threadView, transitionView, type ThreadView, type TransitionAnswer } from './wire-views';
 
 // Each state change is one versioned thread write (mongo-store.ts) whose outbox events go to the queues (outbox.ts).
@@ -173,6 +178,16 @@ export class RelayService {
   /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
   get pushConfigs(): MongoStore['pushConfigs'] {
     return this.store.pushConfigs;
+  }
+
+  /** Now, by the relay's clock. */
+  now(): Date {
+    return this.clock.now();
+  }
+
+  /** The A2A tasks waiting for their recipient (jsonrpc/a2a-methods.ts). */
+  get drafts(): MongoStore['drafts'] {
+    return this.store.drafts;
   }
 
   /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
@@ -372,6 +387,37 @@ export class RelayService {
   /** A page of the caller's threads, newest first (thread-list.ts). */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
     return listThreads({ store: this.store, teammates: this.teammates }, caller, request);
+  }
+
+  /**
+   * A page of every task the caller can see, newest first, and how many match in all (A2A ListTasks): the threads
+   * (sent, received, unclaimed with them a candidate) as whole views, and their own A2A tasks still waiting for a
+   * recipient (`draftStatuses` says which of those match; none, when the status asked for is no draft's), merged
+   * under one cursor. Listing marks nothing as read.
+   */
+  async listVisibleTasks(
+    caller: AgentDoc,
+    request: Omit<VisibleQuery, 'handle'> & { draftStatuses: DraftQuery['statuses'] },
+  ): Promise<{ items: VisibleTask[]; next_cursor: string | null; total: number }> {
+    const { draftStatuses, ...query } = request;
+    const threadsWanted = query.statuses === undefined || query.statuses.length > 0;
+    const after = query.cursor ? cursorPosition(query.cursor) : undefined;
+    const [threads, drafts] = await Promise.all([
+      threadsWanted ? this.store.lists.visiblePage({ ...query, handle: caller.handle }) : { threads: [], next_cursor: null, total: 0 },
+      draftStatuses.length
+        ? this.store.drafts.page({ from: caller.handle, statuses: draftStatuses, since: query.statusSince, id: query.threadId, after, limit: query.limit + 1 })
+        : { drafts: [], total: 0 },
+    ]);
+    const merged = [...threads.threads.map((doc) => ({ doc, draft: false })), ...drafts.drafts.map((doc) => ({ doc, draft: true }))].sort(
+      (a, b) => b.doc.created_at.getTime() - a.doc.created_at.getTime() || (a.doc._id < b.doc._id ? 1 : a.doc._id > b.doc._id ? -1 : 0),
+    );
+    const page = merged.slice(0, query.limit);
+    const last = page[page.length - 1];
+    const more = merged.length > query.limit || threads.next_cursor !== null;
+    const items = await Promise.all(
+      page.map(async ({ doc, draft }): Promise<VisibleTask> => (draft ? { draft: doc as DraftDoc } : { view: await this.view(doc as ThreadDoc, caller.handle) })),
+    );
+    return { items, next_cursor: more && last ? cursorAfter(last.doc) : null, total: threads.total + drafts.total };
   }
 
   // ── change ──────────────────────────────────────────────────────────────────

@@ -23,6 +23,7 @@ import { KeyedQueue } from './keyed-queue';
 import { AccountLog } from './account-log';
 import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
+import { DraftStore } from './a2a-drafts';
 import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
@@ -121,6 +122,8 @@ export class MongoStore {
   readonly accountLog: AccountLog;
   /** A2A push notification configs, one document per task. */
   readonly pushConfigs: PushConfigStore;
+  /** A2A tasks waiting for the recipient a later message names, one document per task. */
+  readonly drafts: DraftStore;
   /** Handoff runs by the recipients' agents and each teammate's open runs (service/handoff-runs.ts). */
   readonly runs: RunStore;
   /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
@@ -164,6 +167,7 @@ export class MongoStore {
     this.eventLog = new EventLog(db, inFlight);
     this.accountLog = new AccountLog(db);
     this.pushConfigs = new PushConfigStore(db);
+    this.drafts = new DraftStore(db);
     this.runs = new RunStore(db);
     // A thread's pending jobs: its writes add them, the workers take them out (outbox-ledger.ts).
     this.writer = new VersionedWriter(this.threads, 'thread', { list: 'jobs_pending', since: 'pending_since' });
@@ -196,6 +200,8 @@ export class MongoStore {
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
       // The unclaimed handoffs (few at any time), whose candidates' received lists show them.
       [this.threads, { status: 1, created_at: -1 }, { name: 'by_status' }],
+      // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.
+      [this.drafts.docs, { from: 1, created_at: -1 }, { name: 'by_sender' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
       // The timer sweep's due steps (store/timer-due.ts), and the outbox sweep's threads with jobs in flight
       // (outbox-ledger.ts).

@@ -1,4 +1,4 @@
-// tasks/list pages, served by the threads' `inbox`, `sent` and `by_status` indexes on every engine.
+// tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `by_status` indexes on every engine.
 import type { Collection, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
@@ -20,26 +20,50 @@ export type ListedThread = Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | '
 
 export const LISTED_FIELDS = { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1, hidden_from_recipient: 1 } as const;
 
-/** Port: one page of a teammate's received or sent threads, newest first; walking the cursors returns every matching thread exactly once. */
+/** Every thread a teammate can see (A2A ListTasks), narrowed by status, last status change and thread id. */
+export interface VisibleQuery {
+  handle: string;
+  statuses?: readonly ThreadStatus[];
+  /** Only threads whose status last changed at or after this instant. */
+  statusSince?: Date;
+  threadId?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Port: pages of a teammate's threads, newest first; walking the cursors returns every matching thread exactly once. */
 export interface ThreadLists {
+  /** The received or sent threads (tasks/list). */
   page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }>;
+  /** Sent, received and unclaimed-with-them-a-candidate together, as whole documents, and how many match in all. */
+  visiblePage(query: VisibleQuery): Promise<{ threads: ThreadDoc[]; next_cursor: string | null; total: number }>;
 }
 
 const badCursor = () => new RelayError('invalid_params', 'params.page.cursor: not a cursor this relay issued');
+
+/** Where a cursor resumes: after the thread created at `after` with id `id`; undefined when it is no cursor this relay issued. */
+export function cursorPosition(cursor: string): { after: Date; id: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(value)) return undefined;
+  const [ms, id] = value as unknown[];
+  if (typeof ms !== 'number' || !Number.isFinite(new Date(ms).getTime()) || typeof id !== 'string' || id.length > 64) return undefined;
+  return { after: new Date(ms), id };
+}
 
 function encode(value: unknown[]): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
-function decode(cursor: string): unknown[] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value)) return value;
-  } catch {
-    // fall through
-  }
-  throw badCursor();
+/** The cursor that resumes after the document created at `created_at` with id `_id` (what cursorPosition reads). */
+export function cursorAfter(doc: { created_at: Date; _id: string }): string {
+  return encode([doc.created_at.getTime(), doc._id]);
 }
+
 
 /**
  * The `inbox` / `sent` indexes serve equality on the party, newest first, status within; the received list also
@@ -54,9 +78,9 @@ export class IndexedThreadLists implements ThreadLists {
     const createdAt: Record<string, Date> = {};
     if (query.since) createdAt.$gte = query.since;
     if (query.cursor) {
-      const [ms, id] = decode(query.cursor);
-      if (typeof ms !== 'number' || !Number.isFinite(new Date(ms).getTime()) || typeof id !== 'string' || id.length > 64) throw badCursor();
-      const after = new Date(ms);
+      const position = cursorPosition(query.cursor);
+      if (!position) throw badCursor();
+      const { after, id } = position;
       createdAt.$lte = after;
       range.$or = [{ created_at: { $lt: after } }, { created_at: after, _id: { $lt: id } }];
     }
@@ -69,15 +93,53 @@ export class IndexedThreadLists implements ThreadLists {
     }
     // A thread in both (addressed to the caller and unclaimed with them among its candidates) is listed once.
     const unique = new Map((await Promise.all(pages)).flat().map((doc) => [doc._id, doc]));
-    const docs = [...unique.values()].sort(newestFirst).slice(0, query.limit + 1);
-    const threads = docs.slice(0, query.limit);
-    const last = threads[threads.length - 1];
-    return { threads, next_cursor: docs.length > query.limit && last ? encode([last.created_at.getTime(), last._id]) : null };
+    return onePage([...unique.values()], query.limit);
+  }
+
+  /**
+   * Three disjoint sets, each read through its own index and merged: the threads the teammate sent (`sent`), those
+   * someone else sent them and did not hold from them for approval (`inbox`), and the unclaimed handoffs someone else
+   * offered them as a candidate (`by_status`). Each page query returns at most a page and one more; each count is
+   * one count over the same index.
+   */
+  async visiblePage(query: VisibleQuery): Promise<{ threads: ThreadDoc[]; next_cursor: string | null; total: number }> {
+    const h = query.handle;
+    const statuses = query.statuses ? [...query.statuses] : undefined;
+    const narrow: Filter<ThreadDoc> = {
+      ...(statuses ? { status: { $in: statuses } } : {}),
+      // Status changes are appended in time order: one at or after the instant means the last one is.
+      ...(query.statusSince ? { 'status_history.at': { $gte: query.statusSince } } : {}),
+      ...(query.threadId !== undefined ? { _id: query.threadId } : {}),
+    };
+    const sets: Filter<ThreadDoc>[] = [
+      { from: h, ...narrow },
+      { to: h, ...narrow, from: { $ne: h }, hidden_from_recipient: { $ne: true } },
+    ];
+    if (!statuses || statuses.includes('unclaimed')) sets.push({ ...narrow, status: 'unclaimed', candidates: h, from: { $ne: h }, to: { $ne: h } });
+    const range: Filter<ThreadDoc> = {};
+    if (query.cursor) {
+      const position = cursorPosition(query.cursor);
+      if (!position) throw badCursor();
+      range.$or = [{ created_at: { $lt: position.after } }, { created_at: position.after, _id: { $lt: position.id } }];
+    }
+    const [pages, counts] = await Promise.all([
+      Promise.all(sets.map((set) => this.threads.find({ ...set, ...range }).sort({ created_at: -1, _id: -1 }).limit(query.limit + 1).toArray())),
+      Promise.all(sets.map((set) => this.threads.countDocuments(set))),
+    ]);
+    return { ...onePage(pages.flat(), query.limit), total: counts.reduce((a, b) => a + b, 0) };
   }
 
   private newest(filter: Filter<ThreadDoc>, limit: number): Promise<ListedThread[]> {
     return this.threads.find(filter, { projection: LISTED_FIELDS }).sort({ created_at: -1, _id: -1 }).limit(limit).toArray();
   }
+}
+
+/** The newest `limit` of `docs`, and the cursor after them when more matched. */
+function onePage<T extends ListedThread>(docs: T[], limit: number): { threads: T[]; next_cursor: string | null } {
+  const sorted = docs.sort(newestFirst).slice(0, limit + 1);
+  const threads = sorted.slice(0, limit);
+  const last = threads[threads.length - 1];
+  return { threads, next_cursor: sorted.length > limit && last ? encode([last.created_at.getTime(), last._id]) : null };
 }
 
 function newestFirst(a: ListedThread, b: ListedThread): number {

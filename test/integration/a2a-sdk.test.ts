@@ -55,9 +55,16 @@ async function v1Client(apiKey: string): Promise<Client> {
   return new ClientFactory(options).createFromUrl(relay.url);
 }
 
-/** A v0.3 client: the card read as a v0.3 card (url, preferredTransport, protocolVersion) and the compat transport. */
+/** The card as a client of one protocol version asks for it (a v0.3 client says `A2A-Version: 0.3`). */
+async function cardJson(version?: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${relay.url}/.well-known/agent-card.json`, { headers: version ? { 'A2A-Version': version } : {} });
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** A v0.3 client: the v0.3 card (url, preferredTransport, protocolVersion, type-tagged security) and the compat transport. */
 async function v03Client(apiKey: string): Promise<Client> {
-  const raw = await (await fetch(`${relay.url}/.well-known/agent-card.json`)).json();
+  const raw = await cardJson('0.3');
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory({ fetchImpl: bearerFetch(apiKey), legacyCompat: { enabled: true } })],
   });
@@ -217,14 +224,15 @@ describe('v1.0 ClientFactory (@a2a-js/sdk/client)', () => {
     ]);
   });
 
-  test('CancelTask: the sender cancels; the recipient and outsiders get the relay error', async () => {
+  test('CancelTask: the sender cancels; the recipient gets TaskNotCancelableError, outsiders TaskNotFoundError', async () => {
     const created = await send(client, message([text('Never mind this one')], { recipient: 'bob@acme', intent: 'inform' }));
 
+    // A2A's own codes on the v1.0 methods, which the SDK turns into its error classes; data.code keeps the relay's meaning.
     const byRecipient = await failure(cancelTask(await v1Client(bob), created.id));
-    expect(byRecipient).toMatchObject({ envelopeCode: -32009, data: { code: 'not_authorized_transition' } });
+    expect(byRecipient).toMatchObject({ name: 'TaskNotCancelableError', envelopeCode: -32002, data: { code: 'not_authorized_transition' } });
     expect(byRecipient.message).toMatch(/Only the sender \(alice@acme\) can cancel/);
     const byOutsider = await failure(cancelTask(await v1Client(carol), created.id));
-    expect(byOutsider).toMatchObject({ envelopeCode: -32005, data: { code: 'not_a_participant' } });
+    expect(byOutsider).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001, data: { code: 'not_a_participant' } });
 
     const canceled = await cancelTask(client, created.id);
     expect(sent[sent.length - 1]).toMatchObject({ method: 'CancelTask', params: { id: created.id } });
@@ -308,12 +316,151 @@ describe('v0.3 compat client (@a2a-js/sdk/compat/v0_3/client, LegacyJsonRpcTrans
     expect((await wireThread(bob, task.id)).status).toBe('cancelled');
   });
 
-  test('metadata works on v0.3 too, and a message without a recipient is invalid_params', async () => {
+  test('metadata works on v0.3 too, and a message without a recipient waits for one (input-required)', async () => {
     const task = await send(client, message([text('Heads up')], { recipient: 'carol@acme', intent: 'inform' }));
     expect((await wireThread(carol, task.id)).recipient.handle).toBe('carol@acme');
-    const missing = await failure(send(client, message([text('to whom?')], { intent: 'inform' })));
-    expect(missing).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
-    expect(missing.message).toMatch(/^params\.message\.metadata\.recipient: required/);
+    const waiting = await send(client, message([text('to whom?')], { intent: 'inform' }));
+    expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const raw = await relay.rpc(alice, 'tasks/get', { id: waiting.id });
+    expect(raw.body.result).toMatchObject({ kind: 'task', id: waiting.id, status: { state: 'input-required', message: { kind: 'message', role: 'agent' } } });
+  });
+});
+
+describe('multi-turn: a message with the task\'s taskId or contextId appends to its thread', () => {
+  const follow = (parts: Part[], ids: { taskId?: string; contextId?: string }, metadata?: Record<string, unknown>, messageId?: string): Message => ({
+    ...message(parts, metadata, messageId),
+    taskId: ids.taskId ?? '',
+    contextId: ids.contextId ?? '',
+  });
+
+  test('either participant writes into the task through the SDK; a retried messageId appends once', async () => {
+    const sender = await v1Client(alice);
+    const task = await send(sender, message([text('Please look at the /users change')], { recipient: 'bob@acme', intent: 'inform' }));
+    const threads = await threadCount();
+
+    const more = follow([text('It also renames next to next_cursor.'), data({ artifacts: [{ type: 'link', url: 'https://example.com/pr/12' }] })], { taskId: task.id, contextId: task.id });
+    const after = await send(sender, more);
+    expect(after.id).toBe(task.id);
+    expect(after.history.map((m) => [m.role, m.parts[0]?.content])).toEqual([
+      [Role.ROLE_USER, { $case: 'text', value: 'Please look at the /users change' }],
+      [Role.ROLE_USER, { $case: 'text', value: 'It also renames next to next_cursor.' }],
+    ]);
+    // The recipient answers in the same context (contextId alone names the task); it reads back as the agent's turn.
+    const answer = await send(await v1Client(bob), follow([text('Seen, will update the client')], { contextId: task.id }));
+    expect(answer.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_USER, Role.ROLE_AGENT]);
+    // The same messageId again: the same answer, nothing appended twice.
+    await send(sender, more);
+    const thread = await wireThread(alice, task.id);
+    expect(thread.messages.map((m: { from: string; body: string }) => [m.from, m.body])).toEqual([
+      ['alice@acme', 'It also renames next to next_cursor.'],
+      ['bob@acme', 'Seen, will update the client'],
+    ]);
+    expect(thread.messages[0].artifacts).toEqual([{ type: 'link', url: 'https://example.com/pr/12' }]);
+    expect(thread.status).toBe('pending');
+    expect(await threadCount()).toBe(threads);
+  });
+
+  test('an unknown task, a stranger, a finished task and handoff fields are refused as A2A errors, and append nothing', async () => {
+    const sender = await v1Client(alice);
+    const task = await send(sender, message([text('Short-lived')], { recipient: 'bob@acme', intent: 'inform' }));
+    const messages = async () => (await wireThread(alice, task.id)).messages.length;
+
+    expect(await failure(send(sender, follow([text('hello?')], { taskId: randomUUID() })))).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001 });
+    expect(await failure(send(sender, follow([text('hello?')], { contextId: 'a-context-of-my-own' })))).toMatchObject({ name: 'TaskNotFoundError' });
+    expect(await failure(send(await v1Client(carol), follow([text('let me in')], { taskId: task.id })))).toMatchObject({
+      name: 'TaskNotFoundError',
+      data: { code: 'not_a_participant' },
+    });
+    const reroute = await failure(send(sender, follow([text('to carol instead')], { taskId: task.id }, { recipient: 'carol@acme' })));
+    expect(reroute).toMatchObject({ envelopeCode: -32602 });
+    expect(reroute.message).toMatch(/^params\.message\.metadata\.recipient: is set when the handoff is made/);
+    const mismatch = await failure(send(sender, follow([text('which one?')], { taskId: task.id, contextId: randomUUID() })));
+    expect(mismatch.message).toMatch(/^params\.message\.contextId: must be the task's own context/);
+    expect((await failure(send(sender, follow([data({ artifacts: [] })], { taskId: task.id })))).message).toMatch(/^params\.message\.parts: needs a text part/);
+    expect(await messages()).toBe(0);
+
+    await cancelTask(sender, task.id);
+    expect(await failure(send(sender, follow([text('one more')], { taskId: task.id })))).toMatchObject({
+      name: 'UnsupportedOperationError',
+      envelopeCode: -32004,
+      data: { code: 'thread_terminal' },
+    });
+    expect(await messages()).toBe(0);
+  });
+});
+
+describe('a task without a recipient: input required, then the next message in its context names one', () => {
+  const reply = (parts: Part[], contextId: string, metadata?: Record<string, unknown>, messageId?: string): Message => ({
+    ...message(parts, metadata, messageId),
+    contextId,
+  });
+  const statusText = (task: Task) => (task.status?.message?.parts[0]?.content as { value?: string } | undefined)?.value;
+
+  test('a plain A2A message makes a task that asks whom to hand it to; a handle as the reply makes it a handoff with the same id', async () => {
+    const sender = await v1Client(alice);
+    const threads = await threadCount();
+    const first = message([text('The nightly build fails on the migration step.')]);
+    const waiting = await send(sender, first);
+    expect(waiting).toMatchObject({ contextId: waiting.id, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED } });
+    expect(statusText(waiting)).toMatch(/^Whom should I hand this to\? .*name@team.*role:<role>, skill:<skill>, owner:<path>/);
+    expect(waiting.status?.message?.role).toBe(Role.ROLE_AGENT);
+    expect(waiting.history.map((m) => m.parts[0]?.content)).toEqual([{ $case: 'text', value: 'The nightly build fails on the migration step.' }]);
+    expect(await threadCount()).toBe(threads);
+    // Read back, and sent again with the same messageId: the same waiting task; nobody else sees it.
+    expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect((await send(sender, first)).id).toBe(waiting.id);
+    expect(await failure(getTask(await v1Client(bob), waiting.id))).toMatchObject({ name: 'TaskNotFoundError' });
+    expect(await failure(send(await v1Client(bob), reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'TaskNotFoundError' });
+
+    const naming = reply([text(' bob@acme ')], waiting.id);
+    const handed = await send(sender, naming);
+    expect(handed).toMatchObject({ id: waiting.id, contextId: waiting.id, status: { state: TaskState.TASK_STATE_SUBMITTED } });
+    expect(handed.metadata).toMatchObject({ handoff: { recipient: 'bob@acme', intent: 'inform' } });
+    // The naming reply sent again (a client that lost the answer) changes nothing: no message "bob@acme" in the thread.
+    expect((await send(sender, naming)).id).toBe(waiting.id);
+    expect(await wireThread(bob, waiting.id)).toMatchObject({ status: 'pending', summary: 'The nightly build fails on the migration step.', intent: 'inform', messages: [] });
+    expect(await threadCount()).toBe(threads + 1);
+    // The first message again now answers the handoff, not a new wait.
+    expect((await send(sender, first)).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    // From here the context is the thread's: the next message appends to it.
+    await send(sender, reply([text('It started after the 2.3 upgrade.')], waiting.id));
+    expect((await wireThread(bob, waiting.id)).messages.map((m: { body: string }) => m.body)).toEqual(['It started after the 2.3 upgrade.']);
+  });
+
+  test('the reply may name a target in metadata and say more; the rest of its text is the thread\'s first message', async () => {
+    const sender = await v1Client(alice);
+    const waiting = await send(sender, message([text('Who can review the new date picker?')], { intent: 'ask_question', question: 'Who can review it?' }));
+    expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const naming = reply([text('Anyone on the frontend.')], waiting.id, { recipient: 'role:frontend' });
+    const handed = await send(sender, naming);
+    expect(handed.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    await send(sender, naming);
+    expect(await wireThread(alice, waiting.id)).toMatchObject({
+      status: 'unclaimed',
+      intent: 'ask_question',
+      question: 'Who can review it?',
+      to_target: 'role:frontend',
+      messages: [{ from: 'alice@acme', body: 'Anyone on the frontend.' }],
+    });
+  });
+
+  test('a reply that names nobody, or nobody known, is invalid_params and the task keeps waiting; a cancelled one takes no reply', async () => {
+    const sender = await v1Client(alice);
+    const threads = await threadCount();
+    const waiting = await send(sender, message([text('Rotate the staging certificates')]));
+    const vague = await failure(send(sender, reply([text('whoever is free')], waiting.id)));
+    expect(vague).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
+    expect(vague.message).toMatch(/^params\.message: names no recipient: put a teammate handle/);
+    const unknown = await failure(send(sender, reply([text('nobody@acme')], waiting.id)));
+    expect(unknown).toMatchObject({ envelopeCode: -32602, data: { code: 'recipient_not_found' } });
+    expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(await threadCount()).toBe(threads);
+
+    const canceled = await cancelTask(sender, waiting.id);
+    expect(canceled).toMatchObject({ id: waiting.id, status: { state: TaskState.TASK_STATE_CANCELED } });
+    expect(await failure(send(sender, reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'UnsupportedOperationError', envelopeCode: -32004 });
+    expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(await threadCount()).toBe(threads);
   });
 });
 
@@ -376,10 +523,26 @@ describe('GET /.well-known/agent-card.json', () => {
     expect(json).toMatchObject(AgentCard.toJSON(card) as Record<string, unknown>);
   });
 
-  test('parses as a v0.3 card with the SDK translator (which requires the v0.3 fields)', () => {
-    const legacy = parseLegacyAgentCard(json);
+  test('one security scheme shape per protocol version: v1.0 by default, the v0.3 shape when A2A-Version: 0.3 asks', async () => {
+    expect(json.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: 'Bearer' }) } });
+    expect(json).not.toHaveProperty('security');
+
+    const v03 = await cardJson('0.3');
+    expect(v03.securitySchemes).toEqual({ bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    expect((v03.securitySchemes as { bearer: object }).bearer).not.toHaveProperty('httpAuthSecurityScheme');
+    expect(v03).toMatchObject({ url: `${relay.url}/a2a`, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0', security: [{ bearer: [] }] });
+    expect(v03).not.toHaveProperty('supportedInterfaces');
+    expect(v03).not.toHaveProperty('securityRequirements');
+    // The query parameter the spec allows instead of the header; any other version gets the v1.0 card.
+    expect((await (await fetch(`${relay.url}/.well-known/agent-card.json?A2A-Version=0.3`)).json()).security).toEqual([{ bearer: [] }]);
+    expect(await cardJson('1.0')).toEqual(json);
+  });
+
+  test('the v0.3 card parses with the SDK translator (which requires the v0.3 fields)', async () => {
+    const legacy = parseLegacyAgentCard(await cardJson('0.3'));
     expect(legacy.supportedInterfaces).toEqual([{ url: `${relay.url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3.0' }]);
     expect(legacy.securitySchemes.bearer?.scheme).toMatchObject({ $case: 'httpAuthSecurityScheme', value: { scheme: 'bearer' } });
+    expect(legacy.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
     expect(legacy.skills.map((s) => s.id)).toEqual(['handoff']);
   });
 
@@ -390,12 +553,20 @@ describe('GET /.well-known/agent-card.json', () => {
     }
   });
 
-  test('needs no key and holds no secret', () => {
-    for (const secret of [alice, bob, carol, relay.adminKey, relay.config.keyPepper!, relay.signingSecret]) {
-      expect(raw).not.toContain(secret);
+  test('needs no key and holds no secret, nothing internal and no word that reads like one, in either version', async () => {
+    for (const text of [raw, JSON.stringify(await cardJson('0.3'))]) {
+      for (const secret of [alice, bob, carol, relay.adminKey, relay.config.keyPepper!, relay.signingSecret]) {
+        expect(text).not.toContain(secret);
+      }
+      expect(text).not.toMatch(/hr_[0-9a-f]{12}_/);
+      expect(text).not.toMatch(/mongodb:|redis:/);
+      // Words that scanners of public cards (the A2A TCK among them) flag, and the routes a card has no business naming.
+      expect(text).not.toMatch(/secret|token|password|credential|private|internal|admin|debug|api[_-]key/i);
+      // The only URL on it is RELAY_PUBLIC_URL's.
+      const urls = [...text.matchAll(/https?:\/\/[^"\s]+/g)].map((m) => m[0]);
+      expect(urls.length).toBeGreaterThan(0);
+      for (const url of urls) expect(url).toBe(`${relay.config.publicUrl}/a2a`);
     }
-    expect(raw).not.toMatch(/hr_[0-9a-f]{12}_/);
-    expect(raw).not.toMatch(/mongodb:|redis:/);
   });
 });
 
@@ -409,21 +580,22 @@ describe('bad input', () => {
     ...over,
   });
 
-  test('SendMessage without a recipient is invalid_params naming the field (through the SDK)', async () => {
+  test('SendMessage with a recipient but no intent is invalid_params naming the field (through the SDK)', async () => {
     const before = await threadCount();
-    const error = await failure(send(await v1Client(alice), message([text('to whom?')], { intent: 'inform' })));
+    const error = await failure(send(await v1Client(alice), message([text('what for?')], { recipient: 'bob@acme' })));
     expect(error).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
-    expect(error.message).toMatch(/^params\.message\.metadata\.recipient: required/);
+    expect(error.message).toMatch(/^params\.message\.metadata\.intent: required/);
     expect(await threadCount()).toBe(before);
   });
 
-  test('an unknown recipient is -32004 recipient_not_found (through the SDK)', async () => {
+  test('an unknown recipient is InvalidParams -32602 with data.code recipient_not_found (through the SDK), not A2A\'s -32004', async () => {
+    const before = await threadCount();
     const error = await failure(send(await v1Client(alice), message([text('hi')], { recipient: 'nobody@acme', intent: 'inform' })));
-    expect(error).toMatchObject({ envelopeCode: -32004, data: { code: 'recipient_not_found' } });
+    expect(error).toMatchObject({ name: 'RequestMalformedError', envelopeCode: -32602, data: { code: 'recipient_not_found' } });
+    expect(await threadCount()).toBe(before);
   });
 
   test.each([
-    ['no intent', { message: msg({ metadata: { recipient: 'bob@acme' } }) }, /^params\.message\.metadata\.intent: required/],
     ['an unknown intent', { message: msg({ metadata: { recipient: 'bob@acme', intent: 'order' } }) }, /^params\.message\.metadata\.intent/],
     ['a recipient that is not a handle', { message: msg({ metadata: { recipient: 'bob', intent: 'inform' } }) }, /^params\.message\.metadata\.recipient/],
     ['no messageId', { message: msg({ messageId: undefined }) }, /^params\.message\.messageId/],
@@ -441,7 +613,6 @@ describe('bad input', () => {
     ],
     ['file bytes', { message: msg({ parts: [{ text: 'x' }, { raw: 'aGVsbG8=' }] }) }, /^params\.message\.parts\[1\]\.raw/],
     ['a javascript: file url', { message: msg({ parts: [{ text: 'x' }, { url: 'javascript:alert(1)' }] }) }, /^params\.message\.parts\[1\]\.url/],
-    ['continuing a task', { message: msg({ taskId: '00000000-0000-4000-8000-000000000000' }) }, /^params\.message\.taskId/],
     ['an agent-role message', { message: msg({ role: 'ROLE_AGENT' }) }, /^params\.message\.role/],
   ])('SendMessage with %s is invalid_params and stores nothing', async (_name, params, messagePattern) => {
     const before = await threadCount();
@@ -457,14 +628,44 @@ describe('bad input', () => {
     expect((await wireThread(bob, body.result.task.id)).artifacts).toEqual([{ type: 'link', url: 'https://example.com/pr/1', title: 'PR #1' }]);
   });
 
-  test('GetTask with a malformed or unknown id, and without a key', async () => {
-    expect((await relay.rpc(alice, 'GetTask', { id: 'nope' })).body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^params\.id/) });
-    expect((await relay.rpc(alice, 'GetTask', { id: '00000000-0000-4000-8000-000000000000' })).body.error).toMatchObject({
+  test('GetTask, CancelTask and SubscribeToTask of an unknown task are TaskNotFoundError (-32001), whatever the id looks like', async () => {
+    const client = await v1Client(alice);
+    for (const id of ['nope', '00000000-0000-4000-8000-000000000000']) {
+      const get = await failure(getTask(client, id));
+      expect(get).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001, data: { code: 'thread_not_found' } });
+      expect(get.message).toContain(id);
+      expect(await failure(cancelTask(client, id))).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001 });
+      const subscribe = await relay.rpc(alice, 'SubscribeToTask', { id });
+      expect(subscribe.body.error).toMatchObject({ code: -32001, data: { code: 'thread_not_found' } });
+    }
+    expect((await relay.rpc(alice, 'GetTask', { id: '' })).body.error).toMatchObject({ code: -32602, message: 'params.id: required: the task id' });
+  });
+
+  test('CancelTask of a finished task is TaskNotCancelableError and changes nothing', async () => {
+    const { body } = await sendRaw({ message: msg() });
+    const id = body.result.task.id;
+    await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'decline', reason: 'not mine' });
+    const error = await failure(cancelTask(await v1Client(alice), id));
+    expect(error).toMatchObject({ name: 'TaskNotCancelableError', envelopeCode: -32002 });
+    expect((await wireThread(alice, id)).status).toBe('declined');
+  });
+
+  test('the wire methods and v0.3 keep the relay\'s own codes for the same mistakes', async () => {
+    expect((await relay.rpc(alice, 'tasks/get', { id: 'nope' })).body.error.message).toMatch(/^params\.id/);
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: '00000000-0000-4000-8000-000000000000' })).body.error).toMatchObject({
       code: -32006,
       data: { code: 'thread_not_found' },
     });
-    expect((await relay.rpc(alice, 'tasks/get', { id: 'nope' })).body.error.message).toMatch(/^params\.id/);
+    const unknownRecipient = await relay.rpc(alice, 'message/send', { recipient: 'nobody@acme', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] } });
+    expect(unknownRecipient.body.error).toMatchObject({ code: -32004, data: { code: 'recipient_not_found' } });
+  });
+
+  test('without a key: HTTP 401, and on a v1.0 method a code A2A does not read as TaskNotFoundError', async () => {
     const anonymous = await relay.rpc(undefined, 'GetTask', { id: '00000000-0000-4000-8000-000000000000' });
     expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error).toMatchObject({ code: -32000, data: { code: 'unauthenticated' } });
+    const wire = await relay.rpc(undefined, 'tasks/get', { task_id: '00000000-0000-4000-8000-000000000000' });
+    expect(wire.status).toBe(401);
+    expect(wire.body.error).toMatchObject({ code: -32001, data: { code: 'unauthenticated' } });
   });
 });

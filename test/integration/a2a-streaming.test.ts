@@ -94,7 +94,15 @@ test('SubscribeToTask: the task as it is now, then its updates (not other thread
   expect(kinds(items)).toEqual([`task:${TaskState.TASK_STATE_WORKING}`, `update:${TaskState.TASK_STATE_WORKING}`, `update:${TaskState.TASK_STATE_CANCELED}`]);
 });
 
-test('SubscribeToTask refuses a finished task, a stranger and a bad id before any stream opens', async () => {
+test('SendStreamingMessage without a recipient: the task, input required, and the stream ends there', async () => {
+  const sdk = await client(alice);
+  const items: StreamResponse[] = [];
+  const plain: Message = { ...message('to whom?'), metadata: undefined };
+  await collect(sdk.sendMessageStream({ tenant: '', message: plain, configuration: undefined, metadata: undefined }), items);
+  expect(kinds(items)).toEqual([`task:${TaskState.TASK_STATE_INPUT_REQUIRED}`]);
+});
+
+test('SubscribeToTask refuses a finished task (UnsupportedOperationError), a stranger and an unknown id (TaskNotFoundError) before any stream opens', async () => {
   const id = await sendHandoff(relay, alice, 'bob@acme', 'finished');
   await relay.rpc(alice, 'tasks/cancel', { task_id: id });
   const failure = async (key: string, params: any) => {
@@ -102,12 +110,13 @@ test('SubscribeToTask refuses a finished task, a stranger and a bad id before an
     try {
       for await (const _ of sdk.resubscribeTask(params)) throw new Error('no event expected');
     } catch (error) {
-      return error as { message: string; data?: { code?: string } };
+      return error as { name: string; message: string; envelopeCode?: number; data?: { code?: string } };
     }
     throw new Error('expected a refusal');
   };
-  expect((await failure(bob, { tenant: '', id })).data?.code).toBe('thread_terminal');
+  // A2A's codes (the SDK's error classes), the relay's meaning in data.code.
+  expect(await failure(bob, { tenant: '', id })).toMatchObject({ name: 'UnsupportedOperationError', envelopeCode: -32004, data: { code: 'thread_terminal' } });
   const open = await sendHandoff(relay, alice, 'bob@acme', 'not yours');
-  expect((await failure(carol, { tenant: '', id: open })).data?.code).toBe('not_a_participant');
-  expect((await failure(bob, { tenant: '', id: 'nope' })).data?.code).toBe('invalid_params');
+  expect(await failure(carol, { tenant: '', id: open })).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001, data: { code: 'not_a_participant' } });
+  expect(await failure(bob, { tenant: '', id: 'nope' })).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001, data: { code: 'thread_not_found' } });
 });

@@ -134,6 +134,35 @@ describe('authentication and envelope', () => {
     const unknown = await relay.rpc(alice, 'tasks/explode', {});
     expect(unknown.body.error).toMatchObject({ code: -32601, data: { code: 'method_not_found' } });
   });
+
+  test.each([
+    ['a wrong jsonrpc version', { jsonrpc: '1.0', id: 'req-7', method: 'SendMessage', params: {} }, 'req-7'],
+    ['no jsonrpc', { id: 42, method: 'tasks/get', params: {} }, 42],
+    ['no method', { jsonrpc: '2.0', id: 'req-8', params: {} }, 'req-8'],
+    ['a method that is not a string', { jsonrpc: '2.0', id: 0, method: 7 }, 0],
+    ['an id of another type', { jsonrpc: '2.0', id: { a: 1 }, method: 'tasks/get' }, null],
+  ])('an invalid request with %s is invalid_request echoing the id it can read', async (_name, request, id) => {
+    const before = await threadCount();
+    const response = await fetch(`${relay.url}/a2a`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32600, data: { code: 'invalid_request' } } });
+    expect(await threadCount()).toBe(before);
+  });
+
+  test('a refused key echoes the id too', async () => {
+    const response = await fetch(`${relay.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'req-9', method: 'tasks/get', params: {} }),
+    });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ id: 'req-9', error: { code: -32001, data: { code: 'unauthenticated' } } });
+  });
 });
 
 describe('tasks/get and tasks/update', () => {

@@ -206,3 +206,70 @@ describe.each([
     await expect(lists().page({ party: 'to', handle: reader, limit: 4, cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'invalid_params' });
   });
 });
+
+describe.each([
+  ['the store’s own lists', () => store.lists],
+  ['index-served lists (what MongoDB uses)', () => new IndexedThreadLists(store.threads) as ThreadLists],
+])('ListTasks pages (every thread a teammate can see): %s', (_name, lists) => {
+  /** A thread with its status history as the relay writes it: one change at `at`. */
+  async function visibleThread(from: string, to: string, status: ThreadStatus, extra: Partial<ThreadDoc> = {}): Promise<ThreadDoc> {
+    const at = new Date((clock += 1_000));
+    const doc = { ...threadDocAt(from, to, status, at), status_history: [{ status, by: from, at, via: 'a2a' as const }], ...extra };
+    await store.threads.insertOne(doc);
+    return doc;
+  }
+
+  async function walkVisible(handle: string, narrow: { statuses?: ThreadStatus[]; statusSince?: Date; threadId?: string } = {}) {
+    const ids: string[] = [];
+    const totals: number[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page += 1) {
+      const got = await lists().visiblePage({ handle, limit: 3, ...narrow, ...(cursor ? { cursor } : {}) });
+      ids.push(...got.threads.map((t) => t._id));
+      totals.push(got.total);
+      if (!got.next_cursor) return { ids, totals };
+      cursor = got.next_cursor;
+    }
+    throw new Error('more than 100 pages');
+  }
+
+  test('sent, received and offered-unclaimed threads, each exactly once, newest first, with the total of them all', async () => {
+    const me = `me-${randomUUID().slice(0, 8)}@acme`;
+    const mine: ThreadDoc[] = [];
+    mine.push(await visibleThread(me, 'b@acme', 'pending'));
+    mine.push(await visibleThread('a@acme', me, 'accepted'));
+    await visibleThread('a@acme', 'b@acme', 'pending'); // someone else's
+    mine.push(await visibleThread('a@acme', 'role:backend', 'unclaimed', { candidates: [me, 'c@acme'] }));
+    await visibleThread('a@acme', me, 'awaiting_approval', { hidden_from_recipient: true }); // held from me until approved
+    mine.push(await visibleThread(me, 'c@acme', 'awaiting_approval', { hidden_from_recipient: true })); // but the sender sees it
+    mine.push(await visibleThread('a@acme', me, 'unclaimed', { candidates: [me] })); // addressed to me and offered to me: once
+    mine.push(await visibleThread(me, 'a@acme', 'completed'));
+    mine.push(await visibleThread('c@acme', me, 'declined'));
+
+    const { ids, totals } = await walkVisible(me);
+    expect(ids).toEqual(mine.map((t) => t._id).reverse());
+    expect(new Set(totals)).toEqual(new Set([mine.length]));
+  });
+
+  test('narrowed by status, by last status change and by thread id, with totals to match; a forged cursor is invalid_params', async () => {
+    const me = `me-${randomUUID().slice(0, 8)}@acme`;
+    const pending = await visibleThread(me, 'b@acme', 'pending');
+    const unclaimed = await visibleThread('a@acme', 'role:web', 'unclaimed', { candidates: [me] });
+    const old = await visibleThread('a@acme', me, 'completed');
+    // A thread created before the instant whose status changed after it counts; one whose last change is before does not.
+    const since = new Date((clock += 1_000));
+    const changed = await visibleThread('a@acme', me, 'accepted');
+    const late = new Date(since.getTime() + 500);
+    await store.threads.updateOne({ _id: pending._id }, { $push: { status_history: { status: 'pending', by: me, at: late, via: 'a2a' } } });
+
+    expect((await walkVisible(me, { statuses: ['pending', 'unclaimed'] })).ids).toEqual([unclaimed._id, pending._id]);
+    expect((await walkVisible(me, { statuses: ['pending'] })).ids).toEqual([pending._id]);
+    const recent = await walkVisible(me, { statusSince: since });
+    expect(recent.ids).toEqual([changed._id, pending._id]);
+    expect(recent.totals).toEqual([2]);
+    expect((await walkVisible(me, { threadId: old._id })).ids).toEqual([old._id]);
+    const notMine = await visibleThread('a@acme', 'b@acme', 'pending');
+    expect(await lists().visiblePage({ handle: me, limit: 5, threadId: notMine._id })).toEqual({ threads: [], next_cursor: null, total: 0 });
+    await expect(lists().visiblePage({ handle: me, limit: 5, cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'invalid_params' });
+  });
+});

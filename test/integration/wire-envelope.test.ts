@@ -51,7 +51,7 @@ const create = (summary: string, over: Record<string, unknown> = {}) =>
 /** Every document of the collections a call could write, hashed (what the workers and sweeps write on their own left out). */
 async function snapshot(): Promise<string> {
   const hash = createHash('sha256');
-  for (const name of ['threads', 'messages', 'idempotency', 'runs', 'push_configs']) {
+  for (const name of ['threads', 'messages', 'idempotency', 'runs', 'push_configs', 'a2a_drafts']) {
     const docs = await relay.store.db.collection(name).find().toArray();
     hash.update(`${name}:${docs.map(({ version: _v, outbox_dirty: _d, outbox_enqueued: _e, jobs_pending: _j, pending_since: _p, next_timer: _n, next_due_at: _due, timer_version: _t, ...doc }) => JSON.stringify(doc)).sort().join('\n')}`);
   }
