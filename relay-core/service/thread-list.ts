@@ -33,14 +33,10 @@ export async function listThreads(deps: { store: MongoStore; teammates: Teammate
   // A create held for approval (or rejected before it was approved) is not in its recipient's inbox.
   const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;
   const other = party === 'to' ? 'from' : 'to';
-  // What the caller has seen matters only where the other side wrote something; each read is one `_id` lookup.
-  const seen = new Map(
-    await Promise.all(
-      page
-        .filter((d) => d.message_counts[other] > 0)
-        .map(async (d) => [d._id, (await deps.store.threadReads.findOne({ _id: `${d._id}:${caller.handle}` }))?.seen ?? 0] as const),
-    ),
-  );
+  // What the caller has seen matters only where the other side wrote something: one `_id` read for the page.
+  const threadOf = new Map(page.filter((d) => d.message_counts[other] > 0).map((d) => [`${d._id}:${caller.handle}`, d._id]));
+  const marks = threadOf.size === 0 ? [] : await deps.store.threadReads.find({ _id: { $in: [...threadOf.keys()] } }).toArray();
+  const seen = new Map(marks.map((mark) => [threadOf.get(mark._id), mark.seen] as const));
   const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
   const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));
   const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - (seen.get(d._id) ?? 0))));

@@ -66,3 +66,29 @@ test('an accept reads its thread once', async () => {
   expect((await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' })).body.result).toMatchObject({ status: 'accepted' });
   expect((await relay.rpc(aliceKey, 'tasks/update', { task_id: id, transition: 'complete' })).body.error).toBeDefined();
 });
+
+test("a list page reads what the caller has seen of its threads in one query, and counts each thread's unread messages", async () => {
+  const carol = await relay.register({ handle: 'carol@acme' });
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    const id = await sendHandoff(relay, aliceKey, 'carol@acme', `thread ${i}`);
+    for (let m = 0; m <= i; m += 1) await relay.rpc(aliceKey, 'message/send', { task_id: id, message: text(`note ${m}`) });
+    ids.push(id);
+  }
+  // Carol reads the middle thread: its two messages are seen.
+  await relay.rpc(carol, 'tasks/get', { task_id: ids[1] });
+  const reads: unknown[] = [];
+  const started = (event: CommandStartedEvent) => {
+    if (event.commandName === 'find' && event.command.find === 'thread_reads') reads.push(event.command.filter);
+  };
+  relay.store.db.client.on('commandStarted', started);
+  let page;
+  try {
+    page = (await relay.rpc(carol, 'tasks/list', { filter: { role: 'recipient' } })).body.result;
+  } finally {
+    relay.store.db.client.off('commandStarted', started);
+  }
+  expect(reads).toHaveLength(1);
+  const unread = Object.fromEntries(page.items.map((item: { thread_id: string; unread_messages: number }) => [item.thread_id, item.unread_messages]));
+  expect([unread[ids[0]!], unread[ids[1]!], unread[ids[2]!]]).toEqual([1, 0, 3]);
+});
