@@ -28,7 +28,7 @@ import { RunStore } from './run-store';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
 import { IndexedThreadLists, type ThreadLists } from './thread-lists';
-import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite } from './thread-writes';
+import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite, type WriteOptions } from './thread-writes';
 import { TtlCache } from '../ops/ttl-cache';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
@@ -320,10 +320,7 @@ export class MongoStore {
       const next = change(current);
       return next && this.settleThread(current, cappedOutbox(this.outbox.marked(current, next, new Date())));
     };
-    // This process's writes of one thread go one after the other (20 concurrent appends: no retries among them).
-    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, stored, undefined, from));
-    if (written.after) this.remember(written.after);
-    return written;
+    return this.queuedThreadWrite(id, stored, from);
   }
 
   /**
@@ -331,8 +328,13 @@ export class MongoStore {
    * version: the thread's own writes meanwhile neither conflict with it nor undo it (they write only what they
    * change), and one that moved the version first makes this read again.
    */
-  async writeThreadTimer(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
-    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, change, undefined, from, { keepVersion: true }));
+  writeThreadTimer(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<ThreadWrite> {
+    return this.queuedThreadWrite(id, change, from, { keepVersion: true });
+  }
+
+  /** This process's writes of one thread go one after the other (20 concurrent appends: no retries among them). */
+  private async queuedThreadWrite(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, opts?: WriteOptions): Promise<ThreadWrite> {
+    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, change, undefined, from, opts));
     if (written.after) this.remember(written.after);
     return written;
   }
