@@ -29,7 +29,7 @@ const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'handler_write_locks.go', dir: path.join('internal', 'handler') },
   { name: 'sqlite_index_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
   { name: 'metadata_multikey.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
-  { name: 'sjson_fields.go', dir: path.join('internal', 'handler', 'sjson') },
+  { name: 'sjson_decode.go', dir: path.join('internal', 'handler', 'sjson') },
   { name: 'handler_projection_fields.go', dir: path.join('internal', 'handler') },
   { name: 'sqlite_fields.go', dir: path.join('internal', 'backends', 'sqlite') },
 ];
@@ -170,9 +170,16 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     to: '\tpushed := planPushdown(meta, params.Filter, nil)\n\twhereClause, args = pushed.where, pushed.args\n\tfilterPushdown = whereClause != ""\n',
   },
   /**
-   * Fields pushdown (sjson_fields.go, handler_projection_fields.go, sqlite_fields.go): a find whose projection,
+   * Fields pushdown (sjson_decode.go, handler_projection_fields.go, sqlite_fields.go): a find whose projection,
    * filter and sort read a few top-level fields decodes only those of each stored document, and explain says so.
    */
+  /** The fast sjson decoder (sjson_decode.go) answers Unmarshal; upstream's stays as its fallback. */
+  {
+    name: 'the fast decoder patch',
+    file: path.join('internal', 'handler', 'sjson', 'sjson.go'),
+    from: 'func Unmarshal(data []byte) (*types.Document, error) {\n',
+    to: 'func unmarshalSlow(data []byte) (*types.Document, error) {\n',
+  },
   {
     name: 'the fields pushdown patch (iterator field)',
     file: path.join('internal', 'backends', 'sqlite', 'query_iterator.go'),

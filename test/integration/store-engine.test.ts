@@ -3,7 +3,7 @@
 // `_id` lookup served by the `_id` index when the filter also holds other conditions, and a command of hundreds of
 // statements answered. Each of these failed on a stock FerretDB 1.24 (scripts/local-services/ferretdb-build.ts and
 // ferretdb-patches/ beside it hold what makes the embedded one pass).
-import { MongoClient, type Collection, type Document } from 'mongodb';
+import { Binary, BSON, BSONRegExp, Int32, Long, MongoClient, ObjectId, Timestamp, type Collection, type Document } from 'mongodb';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 
 interface Counter {
@@ -151,6 +151,36 @@ describe('secondary indexes', () => {
     expect((await before.find({ role: 'ops' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual(['array', 'scalar']);
   });
 });
+
+test('a document of every BSON type the engine stores reads back as written, whole and projected', async () => {
+  const [docs] = through('every_type');
+  const doc = {
+    _id: 'every',
+    text: '<a href="x">&amp;</a>\n\t\r\\ / \u2028 é 日本 🎉 \u0001\b\f',
+    doubles: [0.1, 1e300, 5e-324, 123456789, -2.5e-10, 2 ** 53],
+    int32s: [new Int32(-(2 ** 31)), new Int32(2 ** 31 - 1)],
+    longs: [Long.MIN_VALUE, Long.MAX_VALUE, Long.fromNumber(-1)],
+    dates: [new Date(-1234567), new Date(Date.UTC(2026, 11, 5, 10, 0, 0, 123))],
+    ts: new Timestamp({ t: 4294967295, i: 4294967295 }),
+    bins: [new Binary(Buffer.from([0, 1, 2, 255, 254]), 0x80), new Binary(Buffer.alloc(0), 0)],
+    re: new BSONRegExp('^a\\.b/c$', 'im'),
+    oid: new ObjectId('0102030405060708090a0bff'),
+    flags: [true, false, null],
+    nested: { a: 'x', empty: {}, arr: [], deep: { l1: [{ l2: ['v', 1, { l3: null }] }] } },
+    'kéy': 'odd key',
+  };
+  await docs!.insertOne(doc as never);
+  const raw = { promoteLongs: false, promoteValues: false, promoteBuffers: false } as const;
+  expect(await docs!.findOne({ _id: 'every' } as never, raw)).toEqual(roundTrip(doc));
+  expect(await docs!.findOne({ _id: 'every' } as never, { ...raw, projection: { text: 1, nested: 1, missing: 1 } })).toEqual(
+    roundTrip({ _id: doc._id, text: doc.text, nested: doc.nested }),
+  );
+});
+
+/** `value` as the driver gives it back when it decodes exactly what it sent (the same BSON read without promotion). */
+function roundTrip(value: object): unknown {
+  return BSON.deserialize(BSON.serialize(value), { promoteLongs: false, promoteValues: false, promoteBuffers: false });
+}
 
 describe('a find that returns a few fields of large documents', () => {
   interface Big {

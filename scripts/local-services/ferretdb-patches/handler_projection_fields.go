@@ -1,6 +1,6 @@
 // handoff-relay patch for FerretDB 1.24.2 (copied into internal/handler/ at build time).
 //
-// A find's projection is applied by the handler after the backend decoded whole documents (sjson_fields.go says
+// A find's projection is applied by the handler after the backend decoded whole documents (sjson_decode.go says
 // what that cost). When the projection only includes fields, this names the top-level fields the rest of the find
 // reads — the projection's, the filter's (through $and, $or and $nor) and the sort's — so the backend decodes only
 // those. Anything it does not understand (a projection operator, an exclusion, a filter operator at the top level
