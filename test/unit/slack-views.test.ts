@@ -7,7 +7,7 @@ import { linkedModal, linkFailedModal, linkingModal } from '../../bot/views/link
 import { mcpClientSnippets } from '../../mcp/client-config';
 import { newHandoffFromForm, newHandoffModal, readNewHandoffState, type NewHandoffForm } from '../../bot/views/new-handoff-modal';
 import { parseHandoffCommand, slackTextToPlain } from '../../bot/listeners/commands/parse-command';
-import { toHandleLocal } from '../../bot/listeners/commands/link-command';
+import { toHandleLocal } from '../../bot/listeners/commands/new-teammate-modal';
 import { LIMITS } from '../../relay-core/domain/schemas';
 import type { ListItem } from '../../relay-core/service/wire-views';
 
