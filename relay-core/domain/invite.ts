@@ -89,16 +89,28 @@ export function inviteView(doc: InviteDoc, now: Date): InviteView {
 const union = (a: string[] = [], b: string[] = []) => [...new Set([...a, ...b])];
 
 /**
+ * What a surface that asks for less than REST does brings along: Slack links the person it knows, and fills in a
+ * team for a bare handle (RELAY_TEAM) and a role when neither the invitation nor the person gave one.
+ */
+export interface RedeemDefaults {
+  slackUserId?: string;
+  team?: string;
+  role?: string;
+}
+
+/**
  * The card an invitation and its invitee's choice make: the preset team binds the handle, a preset role or lead is
  * the card's (a different one is refused, naming the field), preset skills and paths are added to the invitee's.
  * The result goes through the registration schema, so every rule of a card applies.
  */
-export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemption, slackUserId?: string): AgentCardInput | { field: string; message: string } {
+export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemption, defaults: RedeemDefaults = {}): AgentCardInput | { field: string; message: string } {
   let handle = choice.handle.replace(/^@/, '');
   if (preset.team) {
     const [local, team] = handle.split('@');
     if (team !== undefined && team !== preset.team) return { field: 'handle', message: `this invitation is for team ${preset.team}: the handle must end in @${preset.team}` };
     handle = `${local}@${preset.team}`;
+  } else if (defaults.team && !handle.includes('@')) {
+    handle = `${handle}@${defaults.team}`;
   }
   for (const field of ['role', 'lead'] as const) {
     if (preset[field] !== undefined && choice[field] !== undefined && choice[field] !== preset[field]) {
@@ -110,7 +122,7 @@ export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemptio
   }
   const name = choice.name ?? choice.display_name;
   if (name === undefined) return { field: 'name', message: 'required (or display_name)' };
-  const role = preset.role ?? choice.role;
+  const role = preset.role ?? choice.role ?? defaults.role;
   if (role === undefined) return { field: 'role', message: 'required (this invitation does not set one)' };
   const lead = preset.lead ?? choice.lead;
   const parsed = agentCardInputSchema.safeParse({
@@ -121,7 +133,7 @@ export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemptio
     repos_owned: union(preset.repos_owned, choice.repos_owned),
     tools: choice.tools ?? [],
     ...(lead ? { lead } : {}),
-    ...(slackUserId ? { slack_user_id: slackUserId } : {}),
+    ...(defaults.slackUserId ? { slack_user_id: defaults.slackUserId } : {}),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -19,8 +19,11 @@ export interface InvitesDeps {
   clock?: Clock;
 }
 
-/** Where a redemption comes from: the REST API, or Slack (then the Slack user is linked in the same registration). */
-export type RedeemVia = { via: 'api' } | { via: 'slack'; slackUserId: string };
+/**
+ * Where a redemption comes from: the REST API, or Slack (then the Slack user is linked in the same registration,
+ * and a bare handle joins `team`, `role` filling in when the invitation sets none).
+ */
+export type RedeemVia = { via: 'api' } | { via: 'slack'; slackUserId: string; team?: string; role?: string };
 
 const LIST_LIMIT = 500;
 
@@ -91,18 +94,28 @@ export class Invites {
   }
 
   /**
-   * Registers the invitee: the code is checked against its hash, the card made from the preset and the choice, then
-   * the invitation is taken from `open` by one conditional update before Teammates.register runs; a registration
-   * that is refused (a handle taken, a lead gone) gives the invitation back.
+   * The invitation a code opens, when it can be redeemed now; else the same clear error a redemption answers.
+   * Nothing changes: Slack asks this before it opens the window a redemption fills in.
    */
-  async redeem(code: string, choice: InviteRedemption, from: RedeemVia = { via: 'api' }): Promise<{ card: OwnCard; api_key: string; invite_id: string }> {
+  async usable(code: string): Promise<{ doc: InviteDoc; now: Date }> {
     const id = inviteIdOf(code);
     if (!id) throw noSuchInvite();
     const doc = await this.store.invites.findOne({ _id: id });
     if (!doc || !constantTimeEqual(doc.token_hash, hashApiKey(code, this.keyPepper))) throw noSuchInvite();
     const now = this.clock.now();
     assertUsable(doc, now);
-    const card = invitedCard(doc.preset, choice, from.via === 'slack' ? from.slackUserId : undefined);
+    return { doc, now };
+  }
+
+  /**
+   * Registers the invitee: the code is checked against its hash, the card made from the preset and the choice, then
+   * the invitation is taken from `open` by one conditional update before Teammates.register runs; a registration
+   * that is refused (a handle taken, a lead gone) gives the invitation back.
+   */
+  async redeem(code: string, choice: InviteRedemption, from: RedeemVia = { via: 'api' }): Promise<{ card: OwnCard; api_key: string; invite_id: string }> {
+    const { doc, now } = await this.usable(code);
+    const id = doc._id;
+    const card = invitedCard(doc.preset, choice, from.via === 'slack' ? { slackUserId: from.slackUserId, team: from.team, role: from.role } : {});
     if ('field' in card) throw new RelayError('invalid_params', `body.${card.field}: ${card.message}`, { field: card.field });
 
     const claim = { status: 'redeemed' as const, redeemed_at: now, redeemed_by: card.handle };
