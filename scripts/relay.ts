@@ -366,6 +366,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
+    const redeemLimiter = redisRateLimiter({
+      redis: producer,
+      prefix: `${queuePrefix}:redeem`,
+      points: config.redeemRateLimitPerMinute,
+      durationSeconds: 60,
+      counted: () => 'invitation redemptions from your address',
+    });
     const httpApp = createHttpApp({
       relay,
       adminKey: config.adminKey,
@@ -379,6 +386,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       policy: { policies, gate: policyGate, store },
       events: { feed, streams: eventStreams },
       invites,
+      redeemLimiter,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

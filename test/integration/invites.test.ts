@@ -2,6 +2,7 @@
 // expire on the relay's test clock, revoke, concurrent redemptions, bad input), the code kept out of lists, the
 // store and logs; and the built CLI's `invite` and `join` over them.
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createLogger } from '../../relay-core/ops/logger';
@@ -233,6 +234,62 @@ describe('the CLI', () => {
     await expect(cli(['join', codes[0]!, '--name', 'A'])).rejects.toMatchObject({ stderr: expect.stringContaining('join: --handle is required') });
     await expect(cli(['invite', '--list', '--role', 'x'])).rejects.toMatchObject({ stderr: expect.stringContaining('are separate calls') });
     await expect(cli(['invite', '--expires', 'forever'])).rejects.toMatchObject({ stderr: expect.stringContaining('the relay refused: body.expires_in') });
+  });
+});
+
+describe('redeeming is limited per client address (no key to count by)', () => {
+  let limited: TestRelay;
+
+  beforeAll(async () => {
+    limited = await startTestRelay({ name: 'invites_limit', env: { RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  /** POST /invites/:id/redeem from a chosen loopback address; the status, Retry-After and parsed body. */
+  function redeemFrom(localAddress: string, id: string, body: Record<string, unknown>): Promise<{ status: number; retryAfter: string | undefined; body: any }> {
+    const url = new URL(`${limited.url}/invites/${id}/redeem`);
+    return new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  }
+
+  test('past the limit: 429 with when to retry, whatever the request; the invitation is untouched; another address is not limited', async () => {
+    const created = await limited.rest('POST', '/admin/invites', limited.adminKey, { team: 'acme', role: 'qa' });
+    const { id, token } = created.body as { id: string; token: string };
+    codes.push(token);
+    // Three wrong codes use up this address's minute.
+    for (let i = 0; i < 3; i++) {
+      expect((await redeemFrom('127.0.0.1', id, { token: `${token.slice(0, -4)}AAA${i}`, handle: 'x', name: 'X' })).status).toBe(404);
+    }
+    const refused = [
+      await redeemFrom('127.0.0.1', id, { token, handle: 'quinn', name: 'Quinn' }),
+      await redeemFrom('127.0.0.1', '000000000000', { handle: 'x' }),
+    ];
+    for (const answer of refused) {
+      expect(answer).toMatchObject({
+        status: 429,
+        body: { code: 'rate_limited', message: expect.stringMatching(/^Too many invitation redemptions from your address: at most 3 per 60 s; try again in \d+ s$/), retry_after_ms: expect.any(Number) },
+      });
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
+      expect(answer.body.retry_after_ms).toBeLessThanOrEqual(60_000);
+    }
+    expect(await limited.store.invites.findOne({ _id: id })).toMatchObject({ status: 'open' });
+    expect(await limited.store.agents.findOne({ _id: 'quinn@acme' })).toBeNull();
+
+    // The admin routes count nothing here, and another address still redeems.
+    expect((await limited.rest('GET', '/admin/invites', limited.adminKey)).status).toBe(200);
+    expect(await redeemFrom('127.0.0.2', id, { token, handle: 'quinn', name: 'Quinn' })).toMatchObject({ status: 201, body: { handle: 'quinn@acme' } });
   });
 });
 
