@@ -6,9 +6,12 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createLogger } from '../../relay-core/ops/logger';
-import { Invites } from '../../relay-core/service/invites';
+import type { AgentCardInput } from '../../relay-core/domain/schemas';
+import { Invites, REDEEM_DEADLINE_MS } from '../../relay-core/service/invites';
+import type { OwnCard, Teammates } from '../../relay-core/service/teammates';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
+import { waitUntil } from '../helpers/wait-until';
 
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
@@ -149,6 +152,69 @@ test('redemptions that all read the invitation open before any takes it still ma
   expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
   for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'conflict', message: expect.stringMatching(/already used|being redeemed/) });
   expect(await relay.store.agents.countDocuments({ team: 'race2' })).toBe(1);
+});
+
+describe('a redemption that stops between taking the invitation and registering', () => {
+  /** Invites whose registrations run `register` instead of the relay's own (still reading and writing its store). */
+  function invitesWith(register: (card: AgentCardInput) => Promise<{ card: OwnCard; api_key: string }>): Invites {
+    const teammates = relay.relay.teammates;
+    const stalling = Object.assign(Object.create(teammates) as Teammates, { register });
+    return new Invites({ store: relay.store, teammates: stalling, keyPepper: relay.config.keyPepper!, log: createLogger('silent'), clock });
+  }
+  const taken = (id: string) => waitUntil(async () => (await inviteDoc(id))?.redeeming_until, 'the invitation taken');
+
+  test('holds it until its deadline; after that a later redemption takes it and registers', async () => {
+    const { id, token } = await invite({ team: 'dies', role: 'backend' });
+    // A process that dies after taking it: its registration never ends.
+    void invitesWith(() => new Promise(() => {})).redeem(token, { handle: 'ghost', name: 'Ghost' });
+    const until = await taken(id);
+    expect(until.getTime() - (await inviteDoc(id))!.redeemed_at!.getTime()).toBe(REDEEM_DEADLINE_MS);
+    expect(await redeem(id, { token, handle: 'early', name: 'Early' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('being redeemed by someone else right now') } });
+
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    const late = await redeem(id, { token, handle: 'late', name: 'Late' });
+    expect(late).toMatchObject({ status: 201, body: { handle: 'late@dies' } });
+    const doc = await inviteDoc(id);
+    expect(doc).toMatchObject({ status: 'redeemed', redeemed_by: 'late@dies' });
+    expect(doc).not.toHaveProperty('redeeming_until');
+    expect(await relay.store.agents.find({ team: 'dies' }).map((a) => a.handle).toArray()).toEqual(['late@dies']);
+    expect(await redeem(id, { token, handle: 'third', name: 'Third' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
+  });
+
+  test('one that registered its teammate and stopped before confirming leaves the invitation used', async () => {
+    const { id, token } = await invite({ team: 'halfway', role: 'backend' });
+    const teammates = relay.relay.teammates;
+    void invitesWith(async (card) => {
+      await teammates.register(card);
+      return new Promise(() => {});
+    }).redeem(token, { handle: 'first', name: 'First' });
+    await waitUntil(async () => relay.store.agents.findOne({ _id: 'first@halfway' }), 'the first teammate registered');
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    expect(await redeem(id, { token, handle: 'second', name: 'Second' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
+    expect(await relay.store.agents.countDocuments({ team: 'halfway' })).toBe(1);
+    const doc = await inviteDoc(id);
+    expect(doc).toMatchObject({ status: 'redeemed', redeemed_by: 'first@halfway' });
+    expect(doc).not.toHaveProperty('redeeming_until');
+  });
+
+  test('one that resumes after another took the invitation over disables the teammate it made: one active teammate', async () => {
+    const { id, token } = await invite({ team: 'stall', role: 'backend' });
+    const teammates = relay.relay.teammates;
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    const stalled = invitesWith(async (card) => {
+      await resumed;
+      return teammates.register(card);
+    }).redeem(token, { handle: 'slow', name: 'Slow' });
+    await taken(id);
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    expect(await redeem(id, { token, handle: 'quick', name: 'Quick' })).toMatchObject({ status: 201, body: { handle: 'quick@stall' } });
+    resume();
+    await expect(stalled).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('took too long and the invitation was used by another') });
+    expect(await relay.store.agents.find({ team: 'stall', status: 'active' }).map((a) => a.handle).toArray()).toEqual(['quick@stall']);
+    expect(await relay.store.agents.findOne({ _id: 'slow@stall' })).toMatchObject({ status: 'disabled' });
+    expect(await inviteDoc(id)).toMatchObject({ status: 'redeemed', redeemed_by: 'quick@stall' });
+  });
 });
 
 test('bad input answers a clear error naming what is wrong, and changes nothing', async () => {
