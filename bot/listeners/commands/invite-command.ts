@@ -32,10 +32,11 @@ export function parseInviteOptions(text: string): { input: InviteCreate } | { pr
     // The note is the rest of the line, spaces and all.
     const value = name === 'note' ? rest.slice(rest.indexOf(':') + 1).trim() : option[2]!;
     rest = name === 'note' ? '' : rest.slice(word.length).trim();
-    if (!value) return { problem: `\`${name}:\` needs a value, e.g. \`${name}:${name === 'expires' ? '48h' : '…'}\`` };
+    const items = value.split(',').filter(Boolean);
+    if (!value || items.length === 0) return { problem: `\`${name}:\` needs a value, e.g. \`${name}:${name === 'expires' ? '48h' : '…'}\`` };
     const field = OPTION_FIELDS[name];
     if (field in body) return { problem: `\`${name}:\` is given twice` };
-    body[field] = LIST_OPTIONS.has(name) ? value.split(',').map((v) => v.trim()).filter(Boolean) : value;
+    body[field] = LIST_OPTIONS.has(name) ? items : value;
   }
   const parsed = inviteCreateSchema.safeParse(body);
   if (!parsed.success) {

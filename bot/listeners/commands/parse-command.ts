@@ -37,7 +37,7 @@ export function parseHandoffCommand(raw: string): HandoffCommand {
     case 'link':
       return rest.length ? { kind: 'link', handle: rest[0] } : { kind: 'link' };
     case 'invite':
-      return { kind: 'invite', options: tail };
+      return { kind: 'invite', options: slackTextToPlain(tail) };
     case 'join': {
       const [code, handle, extra] = rest;
       return { kind: 'join', ...(code ? { code } : {}), ...(handle ? { handle } : {}), ...(extra ? { extra } : {}) };
