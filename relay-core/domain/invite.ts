@@ -56,10 +56,13 @@ export const inviteRedemptionSchema = z.strictObject({
 });
 export type InviteRedemption = z.infer<typeof inviteRedemptionSchema>;
 
-/** What lists and the creation answer show of an invitation: never its code or hash. `expired` is read off the clock. */
+/**
+ * What lists and the creation answer show of an invitation: never its code or hash. `expired` is read off the clock;
+ * `redeeming` while a redemption holds it (until `redeeming_until`, then it can be redeemed or revoked again).
+ */
 export interface InviteView {
   id: string;
-  status: 'open' | 'redeemed' | 'revoked' | 'expired';
+  status: 'open' | 'redeeming' | 'redeemed' | 'revoked' | 'expired';
   preset: InviteDoc['preset'];
   note: string | null;
   created_by: string;
@@ -67,6 +70,7 @@ export interface InviteView {
   expires_at: string;
   redeemed_at: string | null;
   redeemed_by: string | null;
+  redeeming_until: string | null;
   revoked_at: string | null;
 }
 
@@ -74,7 +78,7 @@ export function inviteView(doc: InviteDoc, now: Date): InviteView {
   const expired = doc.status === 'open' && doc.expires_at.getTime() <= now.getTime();
   return {
     id: doc._id,
-    status: expired ? 'expired' : doc.status,
+    status: expired ? 'expired' : doc.redeeming_until ? 'redeeming' : doc.status,
     preset: doc.preset,
     note: doc.note ?? null,
     created_by: doc.created_by,
@@ -82,6 +86,7 @@ export function inviteView(doc: InviteDoc, now: Date): InviteView {
     expires_at: doc.expires_at.toISOString(),
     redeemed_at: doc.redeemed_at?.toISOString() ?? null,
     redeemed_by: doc.redeemed_by ?? null,
+    redeeming_until: doc.redeeming_until?.toISOString() ?? null,
     revoked_at: doc.revoked_at?.toISOString() ?? null,
   };
 }

@@ -84,13 +84,26 @@ export class Invites {
     return docs.map((doc) => inviteView(doc, now));
   }
 
-  /** Revokes an open invitation; revoking one again answers it as it is; a redeemed one is a conflict. */
+  /**
+   * Revokes an open invitation, or one whose redemption stopped past its deadline without a teammate; revoking one
+   * again answers it as it is; a redeemed one, or one a redemption holds now, is a conflict.
+   */
   async revoke(id: string): Promise<InviteView> {
     if (!INVITE_ID_PATTERN.test(id)) throw new RelayError('invalid_params', `path.id: not an invite id this relay issues (got "${id.slice(0, 100)}")`);
     const now = this.clock.now();
-    await this.store.invites.updateOne({ _id: id, status: 'open' }, { $set: { status: 'revoked', revoked_at: now } });
+    const before = await this.store.invites.findOne({ _id: id });
+    const revoked = { $set: { status: 'revoked' as const, revoked_at: now } };
+    if (before?.redeeming_until && before.redeeming_until.getTime() <= now.getTime() && !(await this.finishedBefore(before))) {
+      const stale = { _id: id, redeemed_by: before.redeemed_by, redeemed_at: before.redeemed_at, redeeming_until: { $lte: now } };
+      await this.store.invites.updateOne(stale, { ...revoked, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } });
+    } else {
+      await this.store.invites.updateOne({ _id: id, status: 'open' }, revoked);
+    }
     const doc = await this.store.invites.findOne({ _id: id });
     if (!doc) throw new RelayError('not_found', `No invitation with id ${id}`);
+    if (doc.redeeming_until) {
+      throw new RelayError('conflict', `Invitation ${id} is being redeemed right now (as ${doc.redeemed_by}); if that does not finish, revoke it after ${doc.redeeming_until.toISOString()}`, { reason: 'busy' });
+    }
     if (doc.status === 'redeemed') {
       throw new RelayError('conflict', `Invitation ${id} was already redeemed by ${doc.redeemed_by}; disable that teammate instead (POST /admin/agents/${doc.redeemed_by}/disable)`, { reason: 'redeemed' });
     }

@@ -181,6 +181,23 @@ describe('a redemption that stops between taking the invitation and registering'
     expect(await redeem(id, { token, handle: 'third', name: 'Third' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
   });
 
+  test('the list shows it redeeming until its deadline; it can be revoked only after that', async () => {
+    const { id, token } = await invite({ team: 'gone', role: 'backend' });
+    void invitesWith(() => new Promise(() => {})).redeem(token, { handle: 'ghost', name: 'Ghost' });
+    const until = await taken(id);
+    const listed = async () => (await relay.rest('GET', '/admin/invites', relay.adminKey)).body.invites.find((i: { id: string }) => i.id === id);
+    expect(await listed()).toMatchObject({ status: 'redeeming', redeemed_by: 'ghost@gone', redeeming_until: until.toISOString() });
+    expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({
+      status: 409,
+      body: { message: `Invitation ${id} is being redeemed right now (as ghost@gone); if that does not finish, revoke it after ${until.toISOString()}` },
+    });
+
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({ status: 200, body: { id, status: 'revoked', redeemed_by: null, redeeming_until: null } });
+    expect(await redeem(id, { token, handle: 'late', name: 'Late' })).toMatchObject({ status: 410, body: { message: expect.stringContaining('revoked') } });
+    expect(await relay.store.agents.countDocuments({ team: 'gone' })).toBe(0);
+  });
+
   test('one that registered its teammate and stopped before confirming leaves the invitation used', async () => {
     const { id, token } = await invite({ team: 'halfway', role: 'backend' });
     const teammates = relay.relay.teammates;
