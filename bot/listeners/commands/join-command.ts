@@ -1,5 +1,6 @@
 // `/handoff join CODE [handle]`: redeems an invitation from Slack. The caller's Slack account is linked to the new
 // teammate in the same registration, and its API key is shown once in the modal `/handoff link` uses.
+import type { InviteDoc } from '../../../relay-core/domain/documents';
 import { invitedCard } from '../../../relay-core/domain/invite';
 import { RelayError } from '../../../relay-core/domain/errors';
 import { LIMITS } from '../../../relay-core/domain/schemas';
@@ -25,7 +26,7 @@ export async function joinCommand(deps: CommandDeps, args: CommandArgs, parsed: 
     return void (await say(`Your Slack account is already linked to teammate \`${existing.handle}\`; the invitation was not used and no new key was made.`));
   }
   // A used, revoked, expired or wrong code is told before any window opens, in the words REST answers with.
-  let preset;
+  let preset: InviteDoc['preset'];
   try {
     preset = (await invites.usable(code)).doc.preset;
   } catch (error) {
