@@ -366,6 +366,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
+    const redeemLimiter = redisRateLimiter({
+      redis: producer,
+      prefix: `${queuePrefix}:redeem`,
+      points: config.redeemRateLimitPerMinute,
+      durationSeconds: 60,
+      counted: () => 'invitation redemptions from your address',
+    });
     const httpApp = createHttpApp({
       relay,
       adminKey: config.adminKey,
@@ -379,6 +386,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       policy: { policies, gate: policyGate, store },
       events: { feed, streams: eventStreams },
       invites,
+      redeemLimiter,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -387,7 +395,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack && slackModule) {
-      slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
+      slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, invites, digest: homeDigest, clock, timers });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
     if (roles.has('api')) {
