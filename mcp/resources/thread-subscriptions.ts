@@ -2,6 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { asMcpError } from '../mcp-errors';
 import type { RelayClient } from '../relay-client';
 import { INBOX_URI } from './inbox-resource';
 import { readThread, threadIdOf, threadUri, THREAD_URI_PREFIX } from './thread-resource';
@@ -45,10 +46,23 @@ export class ThreadSubscriptions {
       if (!threadId) throw new McpError(ErrorCode.InvalidParams, `${uri}: only ${INBOX_URI} and ${THREAD_URI_PREFIX}<thread id> can be subscribed to`);
       await readThread(this.relay, threadId); // not found unless the caller sent or received it
     }
-    // The feed's position now, before the answer: nothing that happens after the subscription is missed.
-    this.cursor ??= (await this.relay.events({ wait_seconds: 0 })).cursor;
+    // No loop running: the feed's position now, before the answer, so nothing after the subscription is missed. A
+    // running (or ending) loop goes on from its own cursor.
+    if (!this.loop) {
+      const { cursor } = await asMcpError('Your events', () => this.relay.events({ wait_seconds: 0 }));
+      if (!this.loop) this.cursor = cursor;
+    }
     this.uris.add(uri);
-    this.loop ??= this.watch().finally(() => (this.loop = undefined));
+    this.ensureLoop();
+  }
+
+  /** One loop while anything is subscribed; one that ends as a subscription arrives is started again from its cursor. */
+  private ensureLoop(): void {
+    if (this.loop || this.closed || this.uris.size === 0) return;
+    this.loop = this.watch().finally(() => {
+      this.loop = undefined;
+      this.ensureLoop();
+    });
   }
 
   private async watch(): Promise<void> {
@@ -66,8 +80,6 @@ export class ThreadSubscriptions {
         await sleep(RETRY_DELAYS_MS[Math.min(failures++, RETRY_DELAYS_MS.length - 1)]);
       }
     }
-    // The last subscription went: the next one starts from its own moment.
-    this.cursor = undefined;
   }
 
   close(): void {
