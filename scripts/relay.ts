@@ -397,7 +397,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     if (roles.has('bot') && config.slack && slackModule) {
       slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, invites, digest: homeDigest, clock, timers });
     }
-    if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
+    if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });

@@ -143,7 +143,55 @@ const envSchema = z.object({
     .enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' })
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
+  RELAY_MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const origins: string[] = [];
+      for (const item of value.split(',').map((o) => o.trim()).filter(Boolean)) {
+        const origin = originOf(item);
+        if (!origin) {
+          ctx.addIssue({ code: 'custom', message: `must be comma-separated origins such as https://app.example.com (scheme, host and port only; "${item}" is not one)` });
+          return z.NEVER;
+        }
+        origins.push(origin);
+      }
+      return origins;
+    }),
+  RELAY_MCP_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const hosts = value.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+      const bad = hosts.find((h) => hostnameOf(h) !== h);
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated host names without ports, such as relay.internal ("${bad}" is not one)` });
+        return z.NEVER;
+      }
+      return hosts;
+    }),
 });
+
+/** `scheme://host[:port]` of an http(s) origin written exactly so (no path, query or credentials), or null. */
+function originOf(text: string): string | null {
+  try {
+    const url = new URL(text);
+    if (!/^https?:$/.test(url.protocol) || url.username || url.password) return null;
+    if (text.replace(/\/$/, '').toLowerCase() !== url.origin) return null;
+    return url.origin;
+  } catch {
+    return null;
+  }
+}
+
+/** The host name a Host header value names (lower case, IPv6 in brackets, no port), or null. */
+export function hostnameOf(host: string): string | null {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return null;
+  }
+}
 
 /** A run setting: a duration such as 500ms, 3s or 2m, at least `minMs` and at most an hour. */
 function runDuration(fallback: string, minMs: number) {
@@ -248,6 +296,8 @@ export interface RelayConfig {
   /** RELAY_DIGEST_AT: when the daily Slack digest goes out, local to each person; null = off for everyone. */
   digestAt: DigestTime | null;
   timers: TimerConfig;
+  /** Who may call /mcp from a browser page and under what Host (mcp/origin-guard.ts), besides RELAY_PUBLIC_URL and loopback. */
+  mcp: { allowedOrigins: string[]; allowedHosts: string[] };
   /** Handoff runs (README "Hand it to my agent"): how long a runner's lease lasts, the least time between progress batches. */
   runs: { leaseMs: number; progressIntervalMs: number };
 }
@@ -336,6 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     workerLockMs: e.RELAY_WORKER_LOCK_MS,
     shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,
     digestAt: e.RELAY_DIGEST_AT,
+    mcp: { allowedOrigins: e.RELAY_MCP_ALLOWED_ORIGINS, allowedHosts: e.RELAY_MCP_ALLOWED_HOSTS },
     runs: { leaseMs: e.RELAY_RUN_LEASE, progressIntervalMs: e.RELAY_RUN_PROGRESS_INTERVAL },
   };
 }
