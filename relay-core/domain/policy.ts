@@ -13,7 +13,7 @@ export const POLICY_ACTIONS = [
   'handoff.cancel',
   'message.append',
   'draft.attach',
-  /** Handing an accepted handoff to the recipient's own agent (a runner); see README "Hand it to my agent". */
+  /** Handing an accepted handoff to the recipient's own agent (a runner); see docs/agent-runner.md. */
   'handoff.run',
 ] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
