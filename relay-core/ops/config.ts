@@ -20,7 +20,8 @@ export class ConfigError extends Error {
 const port = z.coerce.number().int().min(0).max(65535);
 const httpUrl = z.url({ protocol: /^https?$/ });
 
-const envSchema = z.object({
+/** The relay's environment: every variable it reads, its check and its default (docs/configuration.md documents each). */
+export const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   RELAY_PUBLIC_URL: httpUrl.optional(),
@@ -144,6 +145,19 @@ const envSchema = z.object({
     .transform((v) => v === '1' || v === 'true'),
 });
 
+/**
+ * Test hooks and internal tuning: settable like the rest, but documented for contributors, not in the operators' table
+ * (docs/configuration.md; test/unit/docs-configuration.test.ts holds the two tables to this split).
+ */
+export const CONTRIBUTOR_SETTINGS = [
+  'SLACK_API_URL',
+  'RELAY_WEBHOOK_ALLOW_PRIVATE',
+  'RELAY_WORKER_LOCK_MS',
+  'RELAY_SHUTDOWN_GRACE_MS',
+  'RELAY_TIMER_SWEEP_INTERVAL',
+  'RELAY_RUN_PROGRESS_INTERVAL',
+] as const satisfies ReadonlyArray<keyof typeof envSchema.shape>;
+
 /** A run setting: a duration such as 500ms, 3s or 2m, at least `minMs` and at most an hour. */
 function runDuration(fallback: string, minMs: number) {
   return z
@@ -245,11 +259,11 @@ export interface RelayConfig {
   /** RELAY_DIGEST_AT: when the daily Slack digest goes out, local to each person; null = off for everyone. */
   digestAt: DigestTime | null;
   timers: TimerConfig;
-  /** Handoff runs (README "Hand it to my agent"): how long a runner's lease lasts, the least time between progress batches. */
+  /** Handoff runs (docs/agent-runner.md): how long a runner's lease lasts, the least time between progress batches. */
   runs: { leaseMs: number; progressIntervalMs: number };
 }
 
-/** Reminders, escalation and expiry (README: Reminders, escalation and expiry); a null duration turns its step off. */
+/** Reminders, escalation and expiry (docs/timers.md); a null duration turns its step off. */
 export interface TimerConfig {
   remindAfterMs: number | null;
   remindAgainMs: number | null;
@@ -262,7 +276,7 @@ export interface TimerConfig {
   escalateIntents: Array<'inform' | 'ask_question' | 'propose_action'>;
   /** Reminders, nudges and escalations due outside these hours (recipient's Slack time zone) move to the next start; null: any time. */
   workingHours: { startMinute: number; endMinute: number; days: number[] } | null;
-  /** How often the worker re-checks the `timers` collection for steps due (and re-arms after Redis lost its jobs). */
+  /** How often the worker re-checks the threads' `due` index for steps due (and re-arms after Redis lost its jobs). */
   sweepIntervalMs: number;
 }
 
@@ -336,7 +350,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
   };
 }
 
-const clientEnvSchema = z.object({
+/** What the CLI and the stdio MCP server read (a subset shared with the relay's, plus RELAY_URL and RELAY_API_KEY). */
+export const clientEnvSchema = z.object({
   RELAY_URL: httpUrl.default('http://127.0.0.1:3000'),
   RELAY_API_KEY: z.string().regex(/^hr_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}$/, 'must be a handoff-relay API key (hr_…), as printed by `handoff-relay register`').optional(),
   RELAY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
