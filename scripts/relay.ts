@@ -176,6 +176,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     const policy = await policies.apply(policySource, 'RELAY_POLICY_FILE', config.policyFile);
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
+  // The timers read the policy's `team:` settings as they work a step out; read it once now, so the first writes have it.
+  await policies.current();
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${queuePrefix}:policy` }), store, clock, log });
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
@@ -190,6 +192,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     clock,
     log,
     settings: config.timers,
+    team: () => policies.known()?.team,
   });
   // Every thread write arms the thread's next timer step on the document it stores, when it can (settle).
   store.settleThreadsWith((before, next) => timers.settle(before, next));
@@ -343,6 +346,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
       timerSweeping ??= rescheduleLostDigest()
+        // The policy's `team:` timer settings, fresh for the steps this sweep and the writes after it work out.
+        .then(() => policies.current().catch(() => undefined))
         .then(() => timers.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
         // The store's clean-up job, set up at start and again when Redis lost it.

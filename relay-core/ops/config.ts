@@ -1,5 +1,6 @@
 // Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
 import { z } from 'zod';
+import { parseTimerDuration, parseWorkingHours, TIMER_DURATION_MESSAGE, WEEKDAYS, WORKING_HOURS_MESSAGE } from '../domain/team-settings';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -106,14 +107,12 @@ export const envSchema = z.object({
     .default('09:00-18:00')
     .transform((value, ctx) => {
       if (value === 'off') return null;
-      const match = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)$/.exec(value);
-      const start = match ? Number(match[1]) * 60 + Number(match[2]) : NaN;
-      const end = match ? Number(match[3]) * 60 + Number(match[4]) : NaN;
-      if (!match || end > 24 * 60 || start >= end) {
-        ctx.addIssue({ code: 'custom', message: 'must be HH:MM-HH:MM with the start before the end, e.g. 09:00-18:00, or off' });
+      const hours = parseWorkingHours(value);
+      if (!hours) {
+        ctx.addIssue({ code: 'custom', message: WORKING_HOURS_MESSAGE });
         return z.NEVER;
       }
-      return { startMinute: start, endMinute: end };
+      return hours;
     }),
   RELAY_WORKING_DAYS: z
     .string()
@@ -173,20 +172,6 @@ function runDuration(fallback: string, minMs: number) {
     });
 }
 
-/** Sunday first, as Date#getUTCDay counts. */
-export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
-
-const LONG_DURATION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-const MAX_TIMER_MS = 366 * 86_400_000;
-
-/** `30m`, `4h`, `3d`, `2w` → milliseconds (1 minute to a year); null when malformed. */
-export function parseTimerDuration(text: string): number | null {
-  const match = /^(\d{1,6})(m|h|d|w)$/.exec(text);
-  if (!match) return null;
-  const ms = Number(match[1]) * LONG_DURATION_UNITS[match[2]!]!;
-  return ms >= 60_000 && ms <= MAX_TIMER_MS ? ms : null;
-}
-
 /** A timer setting: a duration such as 4h or 3d, or `off` (null: that step never fires). */
 function timerDuration(fallback: string) {
   return z
@@ -196,7 +181,7 @@ function timerDuration(fallback: string) {
       if (value === 'off') return null;
       const ms = parseTimerDuration(value);
       if (ms === null) {
-        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (units m, h, d, w), or off' });
+        ctx.addIssue({ code: 'custom', message: TIMER_DURATION_MESSAGE });
         return z.NEVER;
       }
       return ms;
