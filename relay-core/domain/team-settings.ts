@@ -30,6 +30,20 @@ export function parseWorkingHours(text: string): { startMinute: number; endMinut
   return end > 24 * 60 || start >= end ? null : { startMinute: start, endMinute: end };
 }
 
+/** The local time of day the daily digest goes out (in each person's Slack time zone). */
+export interface DigestTime {
+  hour: number;
+  minute: number;
+}
+
+export const DIGEST_TIME_MESSAGE = 'must be a local time HH:MM (00:00–23:59), or off';
+
+/** `09:30` → { hour: 9, minute: 30 }; null when malformed (`off` is the caller's). */
+export function parseDigestTime(text: string): DigestTime | null {
+  const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(text);
+  return match ? { hour: Number(match[1]), minute: Number(match[2]) } : null;
+}
+
 /** A timer step's setting: a duration, or `off` (null: that step never fires). */
 const timerSetting = z.string().transform((value, ctx) => {
   if (value === 'off') return null;
@@ -51,6 +65,16 @@ const workingHoursSetting = z.string().transform((value, ctx) => {
   return hours;
 });
 
+const digestTimeSetting = z.string().transform((value, ctx) => {
+  if (value === 'off') return null;
+  const at = parseDigestTime(value);
+  if (!at) {
+    ctx.addIssue({ code: 'custom', message: `${DIGEST_TIME_MESSAGE}, got "${value}"` });
+    return z.NEVER;
+  }
+  return at;
+});
+
 /** The `team:` section of a policy document; every key optional, an absent one keeps the environment's value. */
 export const teamSettingsSchema = z
   .object({
@@ -63,6 +87,7 @@ export const teamSettingsSchema = z
     escalate_channel: z.string().regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (the app must be invited to it)').optional(),
     working_hours: workingHoursSetting.optional(),
     working_days: z.array(z.enum(WEEKDAYS)).min(1).max(7).optional(),
+    digest_at: digestTimeSetting.optional(),
   })
   .strict();
 
@@ -96,6 +121,11 @@ export function withTeamSettings<T extends TeamTimerSettings>(defaults: T, team:
     ...(team.escalate_channel ? { escalateChannel: team.escalate_channel } : {}),
     workingHours: workingHoursOf(defaults.workingHours, team),
   };
+}
+
+/** When the daily digest goes out: the team's time when it sets one (off included), else the environment's. */
+export function teamDigestAt(defaultAt: DigestTime | null, team: TeamSettings | undefined): DigestTime | null {
+  return team?.digest_at === undefined ? defaultAt : team.digest_at;
 }
 
 /** Hours and days each from the policy when it sets them; days alone keep the environment's hours (none if it has none). */

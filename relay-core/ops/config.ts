@@ -1,6 +1,8 @@
 // Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
 import { z } from 'zod';
-import { parseTimerDuration, parseWorkingHours, TIMER_DURATION_MESSAGE, WEEKDAYS, WORKING_HOURS_MESSAGE } from '../domain/team-settings';
+import { DIGEST_TIME_MESSAGE, parseDigestTime, parseTimerDuration, parseWorkingHours, TIMER_DURATION_MESSAGE, WEEKDAYS, WORKING_HOURS_MESSAGE, type DigestTime } from '../domain/team-settings';
+
+export type { DigestTime } from '../domain/team-settings';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -65,12 +67,12 @@ export const envSchema = z.object({
     .default('09:30')
     .transform((value, ctx): DigestTime | null => {
       if (value.toLowerCase() === 'off') return null;
-      const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
-      if (!match) {
-        ctx.addIssue({ code: 'custom', message: 'must be a local time HH:MM (00:00–23:59), or off' });
+      const at = parseDigestTime(value);
+      if (!at) {
+        ctx.addIssue({ code: 'custom', message: DIGEST_TIME_MESSAGE });
         return z.NEVER;
       }
-      return { hour: Number(match[1]), minute: Number(match[2]) };
+      return at;
     }),
   RELAY_WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -199,12 +201,6 @@ export function parseDuration(text: string): number | null {
   if (!match) return null;
   const ms = Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!;
   return ms <= 86_400_000 ? ms : null;
-}
-
-/** The local time of day the daily digest goes out (in each person's Slack time zone). */
-export interface DigestTime {
-  hour: number;
-  minute: number;
 }
 
 export interface SlackConfig {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePolicy, PolicyError } from '../../relay-core/domain/policy';
-import { withTeamSettings, type TeamTimerSettings } from '../../relay-core/domain/team-settings';
+import { teamDigestAt, withTeamSettings, type TeamTimerSettings } from '../../relay-core/domain/team-settings';
 
 const HOUR = 3_600_000;
 const ENV: TeamTimerSettings = {
@@ -38,7 +38,17 @@ test('working hours and days: each from the team when set, off means any time', 
   expect(withTeamSettings({ ...ENV, workingHours: null }, team('  working_days: [sat]\n')).workingHours).toBeNull();
 });
 
+test('the digest time: the team one when set, off included, else the environment one', () => {
+  const env = { hour: 9, minute: 30 };
+  expect(teamDigestAt(env, undefined)).toBe(env);
+  expect(teamDigestAt(env, team('  remind_after: 1h\n'))).toBe(env);
+  expect(teamDigestAt(env, team('  digest_at: "08:15"\n'))).toEqual({ hour: 8, minute: 15 });
+  expect(teamDigestAt(env, team('  digest_at: off\n'))).toBeNull();
+  expect(teamDigestAt(null, team('  digest_at: "07:00"\n'))).toEqual({ hour: 7, minute: 0 });
+});
+
 test.each([
+  ['a bad digest time', '  digest_at: "9:30"\n', 'team.digest_at: must be a local time HH:MM'],
   ['a bad duration', '  remind_after: 4 hours\n', 'team.remind_after: must be a duration from 1m to 366d'],
   ['a duration too short', '  escalate_after: 30s\n', 'team.escalate_after: must be a duration'],
   ['bad working hours', '  working_hours: 18:00-09:00\n', 'team.working_hours: must be HH:MM-HH:MM'],
@@ -66,7 +76,7 @@ test('the example in docs/policies.md parses, every key set', () => {
   const example = /```yaml\n(team:\n[\s\S]*?)```/.exec(page)![1]!;
   const settings = parsePolicy(example, 'docs/policies.md').team!;
   expect(Object.keys(settings).sort()).toEqual(
-    ['escalate_after', 'escalate_channel', 'escalate_intents', 'expire_after', 'remind_after', 'remind_again', 'stale_after', 'working_days', 'working_hours'],
+    ['digest_at', 'escalate_after', 'escalate_channel', 'escalate_intents', 'expire_after', 'remind_after', 'remind_again', 'stale_after', 'working_days', 'working_hours'],
   );
   expect(settings.remind_after).toBe(2 * HOUR);
 });
