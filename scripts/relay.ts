@@ -50,6 +50,7 @@ import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-lim
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
 import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
+import { teamDigestAt } from '../relay-core/domain/team-settings';
 import { RelayService } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { Invites } from '../relay-core/service/invites';
@@ -176,6 +177,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     const policy = await policies.apply(policySource, 'RELAY_POLICY_FILE', config.policyFile);
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
+  // The timers read the policy's `team:` settings as they work a step out; read it once now, so the first writes have it.
+  await policies.current();
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${queuePrefix}:policy` }), store, clock, log });
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
@@ -190,6 +193,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     clock,
     log,
     settings: config.timers,
+    team: () => policies.known()?.team,
   });
   // Every thread write arms the thread's next timer step on the document it stores, when it can (settle).
   store.settleThreadsWith((before, next) => timers.settle(before, next));
@@ -213,8 +217,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const workers: RunningWorker[] = [];
   // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
   const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
-  const digestAt = config.digestAt ? `${String(config.digestAt.hour).padStart(2, '0')}:${String(config.digestAt.minute).padStart(2, '0')}` : null;
-  const homeDigest = digestPrefs && digestAt ? { prefs: digestPrefs, at: digestAt } : undefined;
+  // When the digest goes out: RELAY_DIGEST_AT, or the team.digest_at of the policy this process last read.
+  const digestAt = () => teamDigestAt(config.digestAt, policies.known()?.team);
+  const shownDigestAt = () => {
+    const at = digestAt();
+    return at ? `${String(at.hour).padStart(2, '0')}:${String(at.minute).padStart(2, '0')}` : null;
+  };
+  const homeDigest = digestPrefs ? { prefs: digestPrefs, at: shownDigestAt } : undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   let timerTimer: NodeJS.Timeout | undefined;
@@ -292,7 +301,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
                   ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
                   clock,
                   log,
-                  at: config.digestAt,
+                  at: digestAt,
                 }),
               }
             : {}),
@@ -306,7 +315,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     let digestScheduled = !slackClient;
     const scheduleDigest = async () => {
       if (digestScheduled) return;
-      await scheduleDigestTick(queues.verify, config.digestAt, { redis: producer }).then(
+      await scheduleDigestTick(queues.verify, digestAt(), { redis: producer }).then(
         () => (digestScheduled = true),
         (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
       );
@@ -336,13 +345,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // The digest's schedule again, when a Redis that came back empty lost it (scheduleDigestTick's marker tells).
     const rescheduleLostDigest = async () => {
       if (!slackClient || !digestScheduled) return;
-      await scheduleDigestTick(queues.verify, config.digestAt, { redis: producer, onlyIfLost: true }).catch((error: Error) =>
+      await scheduleDigestTick(queues.verify, digestAt(), { redis: producer, onlyIfLost: true }).catch((error: Error) =>
         log.warn({ err: error.message }, 'digest schedule not checked; the next timer sweep does'),
       );
     };
     // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
-      timerSweeping ??= rescheduleLostDigest()
+      // The policy's `team:` settings first, fresh for the digest's schedule, this sweep's steps and the writes after it.
+      timerSweeping ??= policies
+        .current()
+        .catch(() => undefined)
+        .then(() => rescheduleLostDigest())
         .then(() => timers.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
         // The store's clean-up job, set up at start and again when Redis lost it.

@@ -534,7 +534,7 @@ export class RelayService {
     return after;
   }
 
-  // ── follow-ups of the timers (README: Reminders, escalation and expiry) ──────
+  // ── follow-ups of the timers (docs/timers.md) ──────
 
   /**
    * The sender hands a pending handoff to another teammate (Reassign): one versioned write changes `to`, re-binds the
