@@ -30,6 +30,7 @@ const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'sqlite_index_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
   { name: 'metadata_multikey.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
   { name: 'sjson_decode.go', dir: path.join('internal', 'handler', 'sjson') },
+  { name: 'sjson_encode.go', dir: path.join('internal', 'handler', 'sjson') },
   { name: 'handler_projection_fields.go', dir: path.join('internal', 'handler') },
   { name: 'sqlite_fields.go', dir: path.join('internal', 'backends', 'sqlite') },
 ];
@@ -173,6 +174,13 @@ const FERRETDB_PATCHES: SourcePatch[] = [
    * Fields pushdown (sjson_decode.go, handler_projection_fields.go, sqlite_fields.go): a find whose projection,
    * filter and sort read a few top-level fields decodes only those of each stored document, and explain says so.
    */
+  /** The fast sjson encoder (sjson_encode.go) answers Marshal, byte for byte; upstream's stays as its fallback. */
+  {
+    name: 'the fast encoder patch',
+    file: path.join('internal', 'handler', 'sjson', 'sjson.go'),
+    from: 'func Marshal(d *types.Document) ([]byte, error) {\n',
+    to: 'func marshalSlow(d *types.Document) ([]byte, error) {\n',
+  },
   /** The fast sjson decoder (sjson_decode.go) answers Unmarshal; upstream's stays as its fallback. */
   {
     name: 'the fast decoder patch',
