@@ -229,11 +229,13 @@ describe('a find that returns a few fields of large documents', () => {
     expect(await big.find({ _id: { $in: ['b007', 'b008'] } }, { projection: { meta: 1 } }).sort({ _id: 1 }).toArray()).toEqual([{ _id: 'b007' }, { _id: 'b008', meta: null }]);
   });
 
-  test('an exclusion and `_id: 0` answer as MongoDB does', async () => {
+  test('an exclusion, `_id: 0` beside inclusions and `_id: 0` alone answer as MongoDB does', async () => {
     const excluded = await big.find({ to: 'u2' }, { projection: { body: 0, meta: 0 } }).sort({ created_at: -1 }).limit(2).toArray();
     expect(excluded).toEqual(expected((d) => d.to === 'u2', ['to', 'status', 'n', 'created_at', 'hidden'], 2));
     const noId = await big.find({ to: 'u2' }, { projection: { _id: 0, n: 1 } }).sort({ created_at: -1 }).limit(2).toArray();
     expect(noId).toEqual(expected((d) => d.to === 'u2', ['n'], 2).map(({ _id: _unused, ...rest }) => rest));
+    const onlyNoId = await big.find({ to: 'u2' }, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(2).toArray();
+    expect(onlyNoId).toEqual(docs.filter((d) => d.to === 'u2').reverse().slice(0, 2).map(({ _id: _unused, ...rest }) => rest));
   });
 
   test('the engine decodes only the fields it returns (explain says so)', async () => {

@@ -21,6 +21,7 @@ func projectedFields(projection, filter, sort *types.Document) []string {
 	}
 
 	fields := map[string]struct{}{"_id": {}}
+	included := false
 
 	iter := projection.Iterator()
 	defer iter.Close()
@@ -42,9 +43,12 @@ func projectedFields(projection, filter, sort *types.Document) []string {
 		if !addField(fields, key) {
 			return nil
 		}
+
+		included = true
 	}
 
-	if !addFilterFields(fields, filter) {
+	// {_id: 0} alone excludes a field: whole documents.
+	if !included || !addFilterFields(fields, filter) {
 		return nil
 	}
 
