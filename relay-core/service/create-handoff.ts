@@ -10,7 +10,7 @@ import { unclaimedThread } from '../domain/claim';
 import type { NewHandoff, RecipientTarget, Surface } from '../domain/schemas';
 import { intentProblems, newPendingThread } from '../domain/thread-lifecycle';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
-import type { Approvals } from './approvals';
+import type { ApprovalRequests } from './approval-requests';
 import type { HandoffTimers } from './handoff-timers';
 import type { HandoffTokens } from './handoff-tokens';
 import { routeHandoff } from './handoff-routing';
@@ -49,7 +49,7 @@ export interface CreateHandoffDeps {
   /** The policy enforcement point; without one every create is allowed (tests of other things). */
   gate?: PolicyGate;
   /** Where a create a rule holds is recorded for its approvers. */
-  approvals: Pick<Approvals, 'holdCreate' | 'opened'>;
+  approvals: Pick<ApprovalRequests, 'holdCreate' | 'opened'>;
   /** Arms a new thread's first timer step at create (handoff-timers.ts); without it the thread.created job does. */
   timers?: Pick<HandoffTimers, 'withFirstStep'>;
   clock: Clock;

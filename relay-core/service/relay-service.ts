@@ -13,7 +13,14 @@ import { IdempotencyLedger } from './idempotency';
 import { InboxLinks } from './inbox-links';
 import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
 import { Outbox } from './outbox';
-import { Approvals, type ApprovalAppliers } from './approvals';
+import { ApprovalRecords } from './approval-records';
+import { Approvers } from './approval-approvers';
+import { ApprovalTimers } from './approval-timers';
+import { ApprovalRequests } from './approval-requests';
+import { ApprovalDecisions } from './approval-decisions';
+import { ApprovalViews } from './approval-views';
+import { ApprovalSweep } from './approval-sweep';
+import { approvedCallAppliers } from './approved-calls';
 import { ChannelBindings } from './channel-bindings';
 import type { EventFeed } from './event-feed';
 import { DEFAULT_RUN_SETTINGS, HandoffRuns, type RunSettings } from './handoff-runs';
@@ -25,7 +32,7 @@ import type { ListRequest, ThreadPage } from './thread-list';
 import { ThreadReads } from './thread-reads';
 import { Claims, type ClaimResult } from './claims';
 import { Transitions, type TransitionRequest } from './transitions';
-import { isRefusal, Messages } from './messages';
+import { Messages } from './messages';
 import { CreateHandoff, type CreateResult } from './create-handoff';
 import { Reassignments } from './reassignments';
 import type { ThreadView, TransitionAnswer } from './wire-views';
@@ -78,8 +85,17 @@ export class RelayService {
   private readonly messages: Messages;
   private readonly creates: CreateHandoff;
   private readonly reassignments: Reassignments;
-  /** Calls a policy holds for people to approve (approvals.ts). */
-  readonly approvals: Approvals;
+  /** Calls a policy holds for people to approve (approvals.ts): who approves, their decisions, the views, the timers. */
+  readonly approvals: {
+    get: ApprovalRecords['get'];
+    voterFor: Approvers['voterFor'];
+    decide: ApprovalDecisions['decide'];
+    viewFor: ApprovalViews['viewFor'];
+    forThread: ApprovalViews['forThread'];
+    list: ApprovalViews['list'];
+    fire: ApprovalTimers['fire'];
+    sweep: ApprovalSweep['sweep'];
+  };
   /** Runs of accepted handoffs by the recipients' own agents (handoff-runs.ts). */
   readonly runs: HandoffRuns;
   /** Each teammate's own history (GET /agents/me/audit). */
@@ -107,8 +123,11 @@ export class RelayService {
       log: deps.log,
       readThread: (caller, threadId) => this.readThread(caller, threadId),
     });
-    this.approvals = new Approvals({ store: deps.store, teammates: deps.teammates, outbox: this.outbox, clock: this.clock, log: deps.log, timers: deps.approvalTimers });
-    this.policy = new ThreadPolicy({ store: deps.store, teammates: deps.teammates, gate: deps.policy, requests: this.approvals });
+    const records = new ApprovalRecords({ store: deps.store, log: deps.log });
+    const approvers = new Approvers({ teammates: deps.teammates });
+    const approvalTimers = new ApprovalTimers({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, approvers, queue: deps.approvalTimers, clock: this.clock, log: deps.log });
+    const requests = new ApprovalRequests({ store: deps.store, outbox: this.outbox, approvers, records, timers: approvalTimers, clock: this.clock, log: deps.log });
+    this.policy = new ThreadPolicy({ store: deps.store, teammates: deps.teammates, gate: deps.policy, requests });
     this.claims = new Claims({ store: deps.store, outbox: this.outbox, tokens: this.tokens, policy: this.policy, clock: this.clock, log: deps.log });
     this.transitions = new Transitions({ store: deps.store, outbox: this.outbox, ledger: this.ledger, tokens: this.tokens, policy: this.policy, claims: this.claims, clock: this.clock, log: deps.log });
     this.messages = new Messages({ ledger: this.ledger, appender: this.appender, policy: this.policy });
@@ -119,7 +138,7 @@ export class RelayService {
       tokens: this.tokens,
       links: this.links,
       gate: deps.policy,
-      approvals: this.approvals,
+      approvals: requests,
       timers: deps.timers,
       clock: this.clock,
       log: deps.log,
@@ -135,7 +154,6 @@ export class RelayService {
       clock: this.clock,
       log: deps.log,
     });
-    this.approvals.setAppliers({ transition: this.transitions.applyApproved, message: this.applyApprovedMessage, recheck: (doc, record, actor) => this.policy.recheck(doc, record, actor) });
     const feed = deps.feed;
     this.runs = new HandoffRuns({
       store: deps.store,
@@ -143,7 +161,7 @@ export class RelayService {
       clock: this.clock,
       log: deps.log,
       settings: { ...DEFAULT_RUN_SETTINGS, ...deps.runs },
-      // A require_approval rule holds the run (approval_pending); approved, applyApprovedMessage queues it.
+      // A require_approval rule holds the run (approval_pending); approved, approved-calls.ts queues it.
       gate: async (caller, threadId, via, sessionId) => {
         await this.policy.forChange(caller, threadId, 'handoff.run', via, sessionId, { task_id: threadId });
       },
@@ -151,6 +169,20 @@ export class RelayService {
       append: (caller, request, via, key) => this.appendMessage(caller, request, via, key),
       ...(feed ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) } : {}),
     });
+    const appliers = approvedCallAppliers({ transitions: this.transitions, messages: this.messages, runs: this.runs, policy: this.policy });
+    const decisions = new ApprovalDecisions({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, appliers, clock: this.clock, log: deps.log });
+    const views = new ApprovalViews({ store: deps.store, records });
+    const sweep = new ApprovalSweep({ store: deps.store, records, timers: approvalTimers, decisions, clock: this.clock });
+    this.approvals = {
+      get: (id) => records.get(id),
+      voterFor: (identity) => approvers.voterFor(identity),
+      decide: (...args) => decisions.decide(...args),
+      viewFor: (caller, id) => views.viewFor(caller, id),
+      forThread: (caller, thread) => views.forThread(caller, thread),
+      list: (filter, limit) => views.list(filter, limit),
+      fire: (id) => approvalTimers.fire(id),
+      sweep: (limit) => sweep.sweep(limit),
+    };
   }
 
   /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
@@ -249,24 +281,6 @@ export class RelayService {
   async sweepOutbox(settleMs: number, limit = 500): Promise<number> {
     return this.outbox.sweep(settleMs, limit);
   }
-
-  /**
-   * An approved message.append or draft.attach, appended as its actor by the normal append; the approval id is the
-   * idempotency key, so however many processes finish the approval the message is appended once.
-   */
-  private readonly applyApprovedMessage: ApprovalAppliers['message'] = async (doc, record, actor) => {
-    if (record.action === 'handoff.run') {
-      // Queued once however often it is asked: an active run of the thread is the one this approval queued.
-      try {
-        const run = await this.runs.request(actor, doc._id, record.via, undefined, { approved: true });
-        return { message: `${record.action} was applied as ${actor.handle} (run ${run.run_id} ${run.status})` };
-      } catch (error) {
-        if (isRefusal(error)) return { refusal: error.message };
-        throw error;
-      }
-    }
-    return this.messages.appendApproved(doc, record, actor);
-  };
 }
 
 /** Resolves after `ms`, or as soon as a hint says `handle`'s event log grew, or `signal` aborts. */

@@ -5,7 +5,7 @@ import type { ApprovalRecord } from '../domain/approval';
 import { RelayError } from '../domain/errors';
 import { parseRecipient, type RecipientTarget, type Surface } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
-import type { Approvals } from './approvals';
+import type { ApprovalRequests } from './approval-requests';
 import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
 
@@ -17,7 +17,7 @@ export interface ThreadPolicyDeps {
   /** The policy enforcement point; without one every call is allowed (tests of other things). */
   gate?: PolicyGate;
   /** Where a held call is recorded for its approvers. */
-  requests: Pick<Approvals, 'request'>;
+  requests: Pick<ApprovalRequests, 'request'>;
 }
 
 export class ThreadPolicy {
