@@ -253,7 +253,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: queuePrefix,
-        processor: createWebhookProcessor({ relay, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ reads: relay.reads, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         concurrency: WEBHOOK_WORKER_CONCURRENCY,
         settings: webhookSettings,
         lockMs: config.workerLockMs,
@@ -367,7 +367,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
     const httpApp = createHttpApp({
-      relay,
+      uses: relay,
       adminKey: config.adminKey,
       rateLimiter,
       log,
@@ -389,7 +389,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     if (roles.has('bot') && config.slack && slackModule) {
       slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
     }
-    if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter });
+    if (roles.has('api')) mountMcpHttp(httpApp, { uses: relay, rateLimiter });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });

@@ -33,6 +33,7 @@ import { ThreadReads } from './thread-reads';
 import { Claims, type ClaimResult } from './claims';
 import { Transitions, type TransitionRequest } from './transitions';
 import { Messages } from './messages';
+import { PushConfigs } from './push-configs';
 import { CreateHandoff, type CreateResult } from './create-handoff';
 import { Reassignments } from './reassignments';
 import type { ThreadView, TransitionAnswer } from './wire-views';
@@ -65,26 +66,68 @@ export interface RelayServiceDeps {
   timers?: Pick<HandoffTimers, 'withFirstStep'>;
 }
 
-export class RelayService {
-  readonly teammates: Teammates;
+/**
+ * The relay's use cases, built once from their ports (createRelay): each surface (JSON-RPC methods, MCP tools, Slack
+ * listeners and processors, the web page, the CLI) is given the ones it calls.
+ */
+export interface Relay {
+  teammates: Teammates;
   /** Where unclaimed handoffs to a role, skill or owner are posted in Slack. */
+  channels: ChannelBindings;
+  /** The teammates' event logs (event-feed.ts), for readers that wait on them. */
+  feed?: EventFeed;
+  /** Each teammate's own history (GET /agents/me/audit). */
+  auditTrail: AuditTrail;
+  clock: Clock;
+  links: InboxLinks;
+  reads: ThreadReads;
+  creates: CreateHandoff;
+  claims: Claims;
+  transitions: Transitions;
+  messages: Messages;
+  reassignments: Reassignments;
+  /** Enqueues what missed its queue and finishes interrupted writes (outbox.ts). */
+  outbox: Outbox;
+  /** Runs of accepted handoffs by the recipients' own agents (handoff-runs.ts). */
+  runs: HandoffRuns;
+  approvers: Approvers;
+  approvalRecords: ApprovalRecords;
+  approvalDecisions: ApprovalDecisions;
+  approvalViews: ApprovalViews;
+  approvalTimers: ApprovalTimers;
+  approvalSweep: ApprovalSweep;
+  pushConfigs: PushConfigs;
+  /** The A2A tasks waiting for their recipient (jsonrpc/a2a-methods.ts). */
+  drafts: MongoStore['drafts'];
+}
+
+export class RelayService implements Relay {
+  readonly teammates: Teammates;
   readonly channels: ChannelBindings;
   readonly feed?: EventFeed;
-  private readonly store: MongoStore;
-  private readonly outbox: Outbox;
+  readonly auditTrail: AuditTrail;
+  readonly clock: Clock;
+  readonly links: InboxLinks;
+  readonly reads: ThreadReads;
+  readonly creates: CreateHandoff;
+  readonly claims: Claims;
+  readonly transitions: Transitions;
+  readonly messages: Messages;
+  readonly reassignments: Reassignments;
+  readonly outbox: Outbox;
+  readonly runs: HandoffRuns;
+  readonly approvers: Approvers;
+  readonly approvalRecords: ApprovalRecords;
+  readonly approvalDecisions: ApprovalDecisions;
+  readonly approvalViews: ApprovalViews;
+  readonly approvalTimers: ApprovalTimers;
+  readonly approvalSweep: ApprovalSweep;
+  readonly pushConfigs: PushConfigs;
+  readonly drafts: MongoStore['drafts'];
   private readonly appender: MessageAppender;
-  private readonly clock: Clock;
-  private readonly log: Logger;
   private readonly ledger: IdempotencyLedger;
   private readonly tokens: HandoffTokens;
-  private readonly links: InboxLinks;
-  private readonly reads: ThreadReads;
   private readonly policy: ThreadPolicy;
-  private readonly claims: Claims;
-  private readonly transitions: Transitions;
-  private readonly messages: Messages;
-  private readonly creates: CreateHandoff;
-  private readonly reassignments: Reassignments;
   /** Calls a policy holds for people to approve (approvals.ts): who approves, their decisions, the views, the timers. */
   readonly approvals: {
     get: ApprovalRecords['get'];
@@ -96,19 +139,15 @@ export class RelayService {
     fire: ApprovalTimers['fire'];
     sweep: ApprovalSweep['sweep'];
   };
-  /** Runs of accepted handoffs by the recipients' own agents (handoff-runs.ts). */
-  readonly runs: HandoffRuns;
-  /** Each teammate's own history (GET /agents/me/audit). */
-  readonly auditTrail: AuditTrail;
 
   constructor(deps: RelayServiceDeps) {
     const tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
     this.tokens = new HandoffTokens(tokenSecret, deps.handoffTokenTtlMs ?? HANDOFF_TOKEN_TTL_MS);
     this.links = new InboxLinks(deps.publicUrl, tokenSecret);
-    this.store = deps.store;
+    this.pushConfigs = new PushConfigs(deps.store);
+    this.drafts = deps.store.drafts;
     this.teammates = deps.teammates;
     this.clock = deps.clock ?? systemClock;
-    this.log = deps.log;
     this.ledger = new IdempotencyLedger(deps.store);
     this.auditTrail = new AuditTrail({ store: deps.store, clock: this.clock });
     this.channels = new ChannelBindings(deps.store, this.clock);
@@ -123,9 +162,9 @@ export class RelayService {
       log: deps.log,
       readThread: (caller, threadId) => this.readThread(caller, threadId),
     });
-    const records = new ApprovalRecords({ store: deps.store, log: deps.log });
-    const approvers = new Approvers({ teammates: deps.teammates });
-    const approvalTimers = new ApprovalTimers({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, approvers, queue: deps.approvalTimers, clock: this.clock, log: deps.log });
+    const records = (this.approvalRecords = new ApprovalRecords({ store: deps.store, log: deps.log }));
+    const approvers = (this.approvers = new Approvers({ teammates: deps.teammates }));
+    const approvalTimers = (this.approvalTimers = new ApprovalTimers({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, approvers, queue: deps.approvalTimers, clock: this.clock, log: deps.log }));
     const requests = new ApprovalRequests({ store: deps.store, outbox: this.outbox, approvers, records, timers: approvalTimers, clock: this.clock, log: deps.log });
     this.policy = new ThreadPolicy({ store: deps.store, teammates: deps.teammates, gate: deps.policy, requests });
     this.claims = new Claims({ store: deps.store, outbox: this.outbox, tokens: this.tokens, policy: this.policy, clock: this.clock, log: deps.log });
@@ -170,9 +209,9 @@ export class RelayService {
       ...(feed ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) } : {}),
     });
     const appliers = approvedCallAppliers({ transitions: this.transitions, messages: this.messages, runs: this.runs, policy: this.policy });
-    const decisions = new ApprovalDecisions({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, appliers, clock: this.clock, log: deps.log });
-    const views = new ApprovalViews({ store: deps.store, records });
-    const sweep = new ApprovalSweep({ store: deps.store, records, timers: approvalTimers, decisions, clock: this.clock });
+    const decisions = (this.approvalDecisions = new ApprovalDecisions({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, appliers, clock: this.clock, log: deps.log }));
+    const views = (this.approvalViews = new ApprovalViews({ store: deps.store, records }));
+    const sweep = (this.approvalSweep = new ApprovalSweep({ store: deps.store, records, timers: approvalTimers, decisions, clock: this.clock }));
     this.approvals = {
       get: (id) => records.get(id),
       voterFor: (identity) => approvers.voterFor(identity),
@@ -185,24 +224,14 @@ export class RelayService {
     };
   }
 
-  /** The A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants). */
-  get pushConfigs(): MongoStore['pushConfigs'] {
-    return this.store.pushConfigs;
-  }
-
   /** Now, by the relay's clock. */
   now(): Date {
     return this.clock.now();
   }
 
-  /** The A2A tasks waiting for their recipient (jsonrpc/a2a-methods.ts). */
-  get drafts(): MongoStore['drafts'] {
-    return this.store.drafts;
-  }
-
   /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
   async notePushConfigs(taskId: string): Promise<void> {
-    await this.store.writeThread(taskId, (thread) => (thread.push_configs ? undefined : { ...thread, push_configs: true }));
+    await this.pushConfigs.mark(taskId);
   }
 
   /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
