@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { createSlackApp } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
-import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { createVerifyAcceptProcessor } from '../bot/verify-accept';
+import { SLACK_ACCEPT_JOB } from '../bot/delivery/slack-accept-job';
 import { slackTimeZones } from '../bot/delivery/slack-time-zones';
 import { BullmqTimerQueue } from '../relay-core/queues/bullmq-timer-queue';
 import { timerJobHandlers } from '../relay-core/queues/timer-jobs';
@@ -232,8 +233,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (eventId && typeof threadId === 'string') store.outbox.finished(threadId, queue, eventId);
     };
     if (slackClient) {
-      const home = homeRefresher({ relay, queue: queues.verify });
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
+      const home = homeRefresher({ reads: relay.reads, teammates: relay.teammates, queue: queues.verify });
+      const processor = createSlackDeliveryProcessor({ channels: relay.channels, links: relay.links, teammates: relay.teammates, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
       const slackWorker = startWorker({
         name: 'slack',
         redisUrl: config.redisUrl,
@@ -279,14 +280,16 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
           [APPROVAL_TIMER_JOB]: (job) => relay.approvals.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
+          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ ...relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log, digest: homeDigest }) } : {}),
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ reads: relay.reads, teammates: relay.teammates, links: relay.links, client: slackClient, log, digest: homeDigest }) } : {}),
           // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
           ...(slackClient && digestPrefs
             ? {
                 [DIGEST_TICK_JOB]: digestTickHandler({
-                  relay,
+                  reads: relay.reads,
+                  teammates: relay.teammates,
+                  links: relay.links,
                   client: slackClient,
                   prefs: digestPrefs,
                   ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
@@ -387,7 +390,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack && slackModule) {
-      slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
+      slackApp = slackModule.createSlackApp({ ...relay, config: config.slack, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
     }
     if (roles.has('api')) mountMcpHttp(httpApp, { uses: relay, rateLimiter });
     if (roles.has('api')) {

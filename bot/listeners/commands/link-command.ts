@@ -25,9 +25,9 @@ function profileNames(data: unknown): { name: string; realName: string; displayN
 }
 
 export async function linkCommand(deps: CommandDeps, { client, command, respond }: CommandArgs, requested?: string): Promise<void> {
-  const { relay, team } = deps;
+  const { teammates, links, team } = deps;
   const say = (text: string) => respond({ response_type: 'ephemeral', text });
-  const existing = await relay.teammates.bySlackUser(command.user_id);
+  const existing = await teammates.bySlackUser(command.user_id);
   if (existing) {
     return void (await say(`Your Slack account is already linked to teammate \`${existing.handle}\`; no new key was made.`));
   }
@@ -79,14 +79,14 @@ export async function linkCommand(deps: CommandDeps, { client, command, respond 
 
   let result: { api_key: string } | { problem: string };
   try {
-    result = await relay.teammates.register(card.data);
+    result = await teammates.register(card.data);
   } catch (error) {
     if (!(error instanceof RelayError)) throw error;
     result = { problem: await whyNotRegistered(deps, command.user_id, handle, error) };
   }
   const view =
     'api_key' in result
-      ? linkedModal({ handle, apiKey: result.api_key, snippets: deps.clientSetup({ relayUrl: relay.publicUrlBase, apiKey: result.api_key, handle }) })
+      ? linkedModal({ handle, apiKey: result.api_key, snippets: deps.clientSetup({ relayUrl: links.publicUrl, apiKey: result.api_key, handle }) })
       : linkFailedModal(result.problem);
   deps.log.info({ slack_user: command.user_id, handle, linked: 'api_key' in result }, 'slack link');
   try {
@@ -101,7 +101,7 @@ export async function linkCommand(deps: CommandDeps, { client, command, respond 
 
 async function whyNotRegistered(deps: CommandDeps, slackUser: string, handle: string, error: RelayError): Promise<string> {
   // A concurrent `/handoff link` may have won: then this user is linked, just not by this call.
-  const linked = await deps.relay.teammates.bySlackUser(slackUser);
+  const linked = await deps.teammates.bySlackUser(slackUser);
   if (linked) return `Your Slack account is already linked to teammate ${linked.handle}; no new key was made.`;
   // The link exists but its teammate is not readable yet (the winner is still writing it) or is disabled.
   const taken = error.code === 'conflict' ? (error.details as { field?: string } | undefined)?.field : undefined;
