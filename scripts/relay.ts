@@ -51,7 +51,7 @@ import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-lim
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
 import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
-import { RelayService } from '../relay-core/service/relay-service';
+import { createRelay, type Relay } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { Invites } from '../relay-core/service/invites';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
@@ -76,7 +76,7 @@ export interface RunningRelay {
   url: string;
   /** RELAY_QUEUE_PREFIX, or the database's own (queues/queue-prefix.ts). */
   queuePrefix: string;
-  relay: RelayService;
+  relay: Relay;
   store: MongoStore;
   timers: HandoffTimers;
   stop(): Promise<void>;
@@ -194,7 +194,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   });
   // Every thread write arms the thread's next timer step on the document it stores, when it can (settle).
   store.settleThreadsWith((before, next) => timers.settle(before, next));
-  const relay = new RelayService({
+  const relay = createRelay({
     store,
     teammates,
     events: publisher,
@@ -225,7 +225,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // are enqueueing theirs: twice is once): enqueued before this process serves or works, so they reach the event
     // logs first.
     await producerReady;
-    await relay.sweepOutbox(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
+    await relay.outbox.sweep(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
     // An event's job finished: its thread stops waiting for it (store/outbox-ledger.ts).
     const outboxMark = (queue: QueueName) => (job: Job) => {
       const eventId = eventOfJob(job);
@@ -278,7 +278,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           // Reminders, escalation and expiry (service/handoff-timers.ts).
           ...timerJobHandlers(timers),
           // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
-          [APPROVAL_TIMER_JOB]: (job) => relay.approvals.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
+          [APPROVAL_TIMER_JOB]: (job) => relay.approvalTimers.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ ...relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
@@ -324,10 +324,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       sweeping ??= scheduleDigest()
         .then(() => requeueLostDeliveries())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'pending webhook deliveries not checked; the next sweep does'))
-        .then(() => relay.sweepOutbox(sweepIntervalMs))
+        .then(() => relay.outbox.sweep(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
         // Pending approvals: re-arm lost timers, fire what is overdue.
-        .then(() => relay.approvals.sweep())
+        .then(() => relay.approvalSweep.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'approval sweep failed'))
         .finally(() => (sweeping = undefined));
       return sweeping;

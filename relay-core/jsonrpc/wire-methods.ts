@@ -1,4 +1,4 @@
-// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the relay service.
+// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the use case each calls.
 import { z } from 'zod';
 import { RelayError } from '../domain/errors';
 import {

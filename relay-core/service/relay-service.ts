@@ -1,9 +1,10 @@
-// The relay service: every surface (A2A, MCP, Slack, web) calls these operations.
+// The composition of the relay's use cases: each built once from its ports, in the order they depend on each other.
+// A handoff's path through them: creates (create-handoff.ts) → claims (claims.ts, unclaimed only) → transitions
+// (transitions.ts) and messages (messages.ts) → reassignments (reassignments.ts) after the timers; the approval
+// pieces (approval-*.ts) and runs (handoff-runs.ts) on the side; every write's events leave through the outbox.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../domain/clock';
-import type { AgentDoc, ThreadDoc } from '../domain/documents';
-import type { NewHandoff, Surface } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
 import type { JobQueue } from '../queues/bullmq-queues';
 import type { EventPublisher } from './event-publisher';
@@ -11,7 +12,7 @@ import type { HandoffTimers } from './handoff-timers';
 import { HANDOFF_TOKEN_TTL_MS, HandoffTokens } from './handoff-tokens';
 import { IdempotencyLedger } from './idempotency';
 import { InboxLinks } from './inbox-links';
-import { MessageAppender, type AppendRequest, type AppendResult } from './message-append';
+import { MessageAppender } from './message-append';
 import { Outbox } from './outbox';
 import { ApprovalRecords } from './approval-records';
 import { Approvers } from './approval-approvers';
@@ -28,22 +29,15 @@ import type { PolicyGate } from './policy-gate';
 import { ThreadPolicy } from './thread-policy';
 import type { Teammates } from './teammates';
 import { AuditTrail } from './audit-trail';
-import type { ListRequest, ThreadPage } from './thread-list';
 import { ThreadReads } from './thread-reads';
-import { Claims, type ClaimResult } from './claims';
-import { Transitions, type TransitionRequest } from './transitions';
+import { Claims } from './claims';
+import { Transitions } from './transitions';
 import { Messages } from './messages';
 import { PushConfigs } from './push-configs';
-import { CreateHandoff, type CreateResult } from './create-handoff';
+import { CreateHandoff } from './create-handoff';
 import { Reassignments } from './reassignments';
-import type { ThreadView, TransitionAnswer } from './wire-views';
 
-export type { VisibleTask } from './thread-reads';
-export type { ClaimResult } from './claims';
-export type { CreateResult } from './create-handoff';
-export { SLACK_DELIVERY_SOURCE, type TransitionRequest } from './transitions';
-
-export interface RelayServiceDeps {
+export interface RelayDeps {
   store: MongoStore;
   teammates: Teammates;
   events: EventPublisher;
@@ -101,215 +95,73 @@ export interface Relay {
   drafts: MongoStore['drafts'];
 }
 
-export class RelayService implements Relay {
-  readonly teammates: Teammates;
-  readonly channels: ChannelBindings;
-  readonly feed?: EventFeed;
-  readonly auditTrail: AuditTrail;
-  readonly clock: Clock;
-  readonly links: InboxLinks;
-  readonly reads: ThreadReads;
-  readonly creates: CreateHandoff;
-  readonly claims: Claims;
-  readonly transitions: Transitions;
-  readonly messages: Messages;
-  readonly reassignments: Reassignments;
-  readonly outbox: Outbox;
-  readonly runs: HandoffRuns;
-  readonly approvers: Approvers;
-  readonly approvalRecords: ApprovalRecords;
-  readonly approvalDecisions: ApprovalDecisions;
-  readonly approvalViews: ApprovalViews;
-  readonly approvalTimers: ApprovalTimers;
-  readonly approvalSweep: ApprovalSweep;
-  readonly pushConfigs: PushConfigs;
-  readonly drafts: MongoStore['drafts'];
-  private readonly appender: MessageAppender;
-  private readonly ledger: IdempotencyLedger;
-  private readonly tokens: HandoffTokens;
-  private readonly policy: ThreadPolicy;
-  /** Calls a policy holds for people to approve (approvals.ts): who approves, their decisions, the views, the timers. */
-  readonly approvals: {
-    get: ApprovalRecords['get'];
-    voterFor: Approvers['voterFor'];
-    decide: ApprovalDecisions['decide'];
-    viewFor: ApprovalViews['viewFor'];
-    forThread: ApprovalViews['forThread'];
-    list: ApprovalViews['list'];
-    fire: ApprovalTimers['fire'];
-    sweep: ApprovalSweep['sweep'];
+export function createRelay(deps: RelayDeps): Relay {
+  const { store, teammates, log } = deps;
+  const clock = deps.clock ?? systemClock;
+  const tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
+  const tokens = new HandoffTokens(tokenSecret, deps.handoffTokenTtlMs ?? HANDOFF_TOKEN_TTL_MS);
+  const links = new InboxLinks(deps.publicUrl, tokenSecret);
+  const ledger = new IdempotencyLedger(store);
+  const outbox = new Outbox({ store, events: deps.events, clock, log });
+  const reads = new ThreadReads({ store, teammates, links, tokens, clock });
+  const appender = new MessageAppender({ store, teammates, outbox, clock, log, readThread: (caller, threadId) => reads.readThread(caller, threadId) });
+
+  const approvalRecords = new ApprovalRecords({ store, log });
+  const approvers = new Approvers({ teammates });
+  const approvalTimers = new ApprovalTimers({ store, outbox, teammates, records: approvalRecords, approvers, queue: deps.approvalTimers, clock, log });
+  const requests = new ApprovalRequests({ store, outbox, approvers, records: approvalRecords, timers: approvalTimers, clock, log });
+  const policy = new ThreadPolicy({ store, teammates, gate: deps.policy, requests });
+
+  const claims = new Claims({ store, outbox, tokens, policy, clock, log });
+  const transitions = new Transitions({ store, outbox, ledger, tokens, policy, claims, clock, log });
+  const messages = new Messages({ ledger, appender, policy });
+  const creates = new CreateHandoff({ store, teammates, outbox, tokens, links, gate: deps.policy, approvals: requests, timers: deps.timers, clock, log });
+  const reassignments = new Reassignments({ store, teammates, outbox, tokens, policy, reads, creates, clock, log });
+  const feed = deps.feed;
+  const runs = new HandoffRuns({
+    store,
+    outbox,
+    clock,
+    log,
+    settings: { ...DEFAULT_RUN_SETTINGS, ...deps.runs },
+    // A require_approval rule holds the run (approval_pending); approved, approved-calls.ts queues it.
+    gate: async (caller, threadId, via, sessionId) => {
+      await policy.forChange(caller, threadId, 'handoff.run', via, sessionId, { task_id: threadId });
+    },
+    complete: (caller, request, via, key) => transitions.transition(caller, request, via, key),
+    append: (caller, request, via, key) => messages.append(caller, request, via, key),
+    ...(feed ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) } : {}),
+  });
+
+  const appliers = approvedCallAppliers({ transitions, messages, runs, policy });
+  const approvalDecisions = new ApprovalDecisions({ store, outbox, teammates, records: approvalRecords, appliers, clock, log });
+  const approvalViews = new ApprovalViews({ store, records: approvalRecords });
+  const approvalSweep = new ApprovalSweep({ store, records: approvalRecords, timers: approvalTimers, decisions: approvalDecisions, clock });
+
+  return {
+    teammates,
+    channels: new ChannelBindings(store, clock),
+    ...(feed ? { feed } : {}),
+    auditTrail: new AuditTrail({ store, clock }),
+    clock,
+    links,
+    reads,
+    creates,
+    claims,
+    transitions,
+    messages,
+    reassignments,
+    outbox,
+    runs,
+    approvers,
+    approvalRecords,
+    approvalDecisions,
+    approvalViews,
+    approvalTimers,
+    approvalSweep,
+    pushConfigs: new PushConfigs(store),
+    drafts: store.drafts,
   };
-
-  constructor(deps: RelayServiceDeps) {
-    const tokenSecret = deps.tokenSecret ?? randomBytes(32).toString('hex');
-    this.tokens = new HandoffTokens(tokenSecret, deps.handoffTokenTtlMs ?? HANDOFF_TOKEN_TTL_MS);
-    this.links = new InboxLinks(deps.publicUrl, tokenSecret);
-    this.pushConfigs = new PushConfigs(deps.store);
-    this.drafts = deps.store.drafts;
-    this.teammates = deps.teammates;
-    this.clock = deps.clock ?? systemClock;
-    this.ledger = new IdempotencyLedger(deps.store);
-    this.auditTrail = new AuditTrail({ store: deps.store, clock: this.clock });
-    this.channels = new ChannelBindings(deps.store, this.clock);
-    this.reads = new ThreadReads({ store: deps.store, teammates: deps.teammates, links: this.links, tokens: this.tokens, clock: this.clock });
-    this.feed = deps.feed;
-    this.outbox = new Outbox({ store: deps.store, events: deps.events, clock: this.clock, log: deps.log });
-    this.appender = new MessageAppender({
-      store: deps.store,
-      teammates: deps.teammates,
-      outbox: this.outbox,
-      clock: this.clock,
-      log: deps.log,
-      readThread: (caller, threadId) => this.readThread(caller, threadId),
-    });
-    const records = (this.approvalRecords = new ApprovalRecords({ store: deps.store, log: deps.log }));
-    const approvers = (this.approvers = new Approvers({ teammates: deps.teammates }));
-    const approvalTimers = (this.approvalTimers = new ApprovalTimers({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, approvers, queue: deps.approvalTimers, clock: this.clock, log: deps.log }));
-    const requests = new ApprovalRequests({ store: deps.store, outbox: this.outbox, approvers, records, timers: approvalTimers, clock: this.clock, log: deps.log });
-    this.policy = new ThreadPolicy({ store: deps.store, teammates: deps.teammates, gate: deps.policy, requests });
-    this.claims = new Claims({ store: deps.store, outbox: this.outbox, tokens: this.tokens, policy: this.policy, clock: this.clock, log: deps.log });
-    this.transitions = new Transitions({ store: deps.store, outbox: this.outbox, ledger: this.ledger, tokens: this.tokens, policy: this.policy, claims: this.claims, clock: this.clock, log: deps.log });
-    this.messages = new Messages({ ledger: this.ledger, appender: this.appender, policy: this.policy });
-    this.creates = new CreateHandoff({
-      store: deps.store,
-      teammates: deps.teammates,
-      outbox: this.outbox,
-      tokens: this.tokens,
-      links: this.links,
-      gate: deps.policy,
-      approvals: requests,
-      timers: deps.timers,
-      clock: this.clock,
-      log: deps.log,
-    });
-    this.reassignments = new Reassignments({
-      store: deps.store,
-      teammates: deps.teammates,
-      outbox: this.outbox,
-      tokens: this.tokens,
-      policy: this.policy,
-      reads: this.reads,
-      creates: this.creates,
-      clock: this.clock,
-      log: deps.log,
-    });
-    const feed = deps.feed;
-    this.runs = new HandoffRuns({
-      store: deps.store,
-      outbox: this.outbox,
-      clock: this.clock,
-      log: deps.log,
-      settings: { ...DEFAULT_RUN_SETTINGS, ...deps.runs },
-      // A require_approval rule holds the run (approval_pending); approved, approved-calls.ts queues it.
-      gate: async (caller, threadId, via, sessionId) => {
-        await this.policy.forChange(caller, threadId, 'handoff.run', via, sessionId, { task_id: threadId });
-      },
-      complete: (caller, request, via, key) => this.transition(caller, request, via, key),
-      append: (caller, request, via, key) => this.appendMessage(caller, request, via, key),
-      ...(feed ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) } : {}),
-    });
-    const appliers = approvedCallAppliers({ transitions: this.transitions, messages: this.messages, runs: this.runs, policy: this.policy });
-    const decisions = (this.approvalDecisions = new ApprovalDecisions({ store: deps.store, outbox: this.outbox, teammates: deps.teammates, records, appliers, clock: this.clock, log: deps.log }));
-    const views = (this.approvalViews = new ApprovalViews({ store: deps.store, records }));
-    const sweep = (this.approvalSweep = new ApprovalSweep({ store: deps.store, records, timers: approvalTimers, decisions, clock: this.clock }));
-    this.approvals = {
-      get: (id) => records.get(id),
-      voterFor: (identity) => approvers.voterFor(identity),
-      decide: (...args) => decisions.decide(...args),
-      viewFor: (caller, id) => views.viewFor(caller, id),
-      forThread: (caller, thread) => views.forThread(caller, thread),
-      list: (filter, limit) => views.list(filter, limit),
-      fire: (id) => approvalTimers.fire(id),
-      sweep: (limit) => sweep.sweep(limit),
-    };
-  }
-
-  /** Now, by the relay's clock. */
-  now(): Date {
-    return this.clock.now();
-  }
-
-  /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
-  async notePushConfigs(taskId: string): Promise<void> {
-    await this.pushConfigs.mark(taskId);
-  }
-
-  /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
-  get publicUrlBase(): string {
-    return this.links.publicUrl;
-  }
-
-  /** The thread's inbox page, signed for `viewer` when given (inbox-links.ts). */
-  inboxUrl(threadId: string, viewer?: string): string {
-    return this.links.url(threadId, viewer);
-  }
-
-  threadForInboxLink(threadId: string, viewer: string, signature: string): Promise<{ view: ThreadView; viewer: string } | null> {
-    return this.reads.threadForInboxLink(threadId, viewer, signature);
-  }
-
-  // ── create ──────────────────────────────────────────────────────────────────
-
-  createHandoff(sender: AgentDoc, input: NewHandoff, via: Surface, sessionId?: string): Promise<CreateResult> {
-    return this.creates.create(sender, input, via, sessionId);
-  }
-
-  // ── claim ───────────────────────────────────────────────────────────────────
-
-  claim(caller: AgentDoc, threadId: string, via: Surface, sessionId?: string): Promise<ClaimResult> {
-    return this.claims.claim(caller, threadId, via, sessionId);
-  }
-
-  // ── read ────────────────────────────────────────────────────────────────────
-
-  readThread(caller: AgentDoc, threadId: string): Promise<ThreadDoc> {
-    return this.reads.readThread(caller, threadId);
-  }
-
-  threadViewFor(caller: AgentDoc, threadId: string): Promise<ThreadView> {
-    return this.reads.threadViewFor(caller, threadId);
-  }
-
-  view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
-    return this.reads.view(doc, viewer);
-  }
-
-  threadById(threadId: string): Promise<ThreadDoc | null> {
-    return this.reads.threadById(threadId);
-  }
-
-  listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
-    return this.reads.listThreads(caller, request);
-  }
-
-  listVisibleTasks(caller: AgentDoc, request: Parameters<ThreadReads['listVisibleTasks']>[1]): ReturnType<ThreadReads['listVisibleTasks']> {
-    return this.reads.listVisibleTasks(caller, request);
-  }
-
-  // ── change ──────────────────────────────────────────────────────────────────
-
-  transition(caller: AgentDoc, request: TransitionRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<TransitionAnswer> {
-    return this.transitions.transition(caller, request, via, idempotencyKey, sessionId);
-  }
-
-  // ── follow-ups of the timers (README: Reminders, escalation and expiry) ──────
-
-  reassign(caller: AgentDoc, threadId: string, to: string, via: Surface): Promise<ThreadDoc> {
-    return this.reassignments.reassign(caller, threadId, to, via);
-  }
-
-  resend(caller: AgentDoc, threadId: string, via: Surface): Promise<CreateResult> {
-    return this.reassignments.resend(caller, threadId, via);
-  }
-
-  appendMessage(caller: AgentDoc, request: AppendRequest, via: Surface, idempotencyKey?: string, sessionId?: string): Promise<AppendResult> {
-    return this.messages.append(caller, request, via, idempotencyKey, sessionId);
-  }
-
-  /** Enqueues what missed its queue and finishes interrupted writes (outbox.ts); the number of events enqueued. */
-  async sweepOutbox(settleMs: number, limit = 500): Promise<number> {
-    return this.outbox.sweep(settleMs, limit);
-  }
 }
 
 /** Resolves after `ms`, or as soon as a hint says `handle`'s event log grew, or `signal` aborts. */
