@@ -5,7 +5,7 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
 import { claimedThread, explainFailedClaim, isCandidate, isRepeatedClaim } from '../domain/claim';
 import type { Surface, ThreadStatus } from '../domain/schemas';
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
 import type { HandoffTokens } from './handoff-tokens';
 import type { Outbox } from './outbox';
 import type { ThreadPolicy } from './thread-policy';
@@ -19,10 +19,10 @@ export interface ClaimResult {
 }
 
 export interface ClaimsDeps {
-  store: MongoStore;
-  outbox: Outbox;
-  tokens: HandoffTokens;
-  policy: ThreadPolicy;
+  store: Pick<ThreadWriter, 'readThread' | 'writeThread'>;
+  outbox: Pick<Outbox, 'recording'>;
+  tokens: Pick<HandoffTokens, 'mint'>;
+  policy: Pick<ThreadPolicy, 'forClaim'>;
   clock: Clock;
   log: Logger;
 }

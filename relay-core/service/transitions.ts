@@ -11,7 +11,7 @@ import { explainFailedClaim, isCandidate } from '../domain/claim';
 import type { Artifact, Surface, ThreadStatus, TransitionName } from '../domain/schemas';
 import { explainFailedTransition, isRepeatedTransition, TRANSITIONS } from '../domain/thread-lifecycle';
 import type { VerdictInput } from '../domain/verdict-input';
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
 import type { ApplyApproved } from './approvals';
 import type { Claims } from './claims';
 import type { HandoffTokens } from './handoff-tokens';
@@ -49,11 +49,11 @@ interface Outcome {
 }
 
 export interface TransitionsDeps {
-  store: MongoStore;
-  outbox: Outbox;
-  ledger: IdempotencyLedger;
-  tokens: HandoffTokens;
-  policy: ThreadPolicy;
+  store: Pick<ThreadWriter, 'readThread' | 'writeThread'>;
+  outbox: Pick<Outbox, 'recording'>;
+  ledger: Pick<IdempotencyLedger, 'run'>;
+  tokens: Pick<HandoffTokens, 'derive'>;
+  policy: Pick<ThreadPolicy, 'forChange'>;
   /** An agent accepting an unclaimed handoff it is a candidate for claims it first. */
   claims: Pick<Claims, 'claim'>;
   clock: Clock;
