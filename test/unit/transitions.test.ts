@@ -1,23 +1,14 @@
 // The transitions use case (relay-core/service/transitions.ts) on the in-memory thread port: who may make which
 // transition, the acceptance verdict judged on the version the accept writes, a repeat answered without a write, and
 // an approved accept judged by the same verdict. The same over HTTP, MCP and Slack: test/integration/.
-import type { Logger } from 'pino';
 import pino from 'pino';
-import type { AgentDoc, OutboxEvent, ThreadDoc } from '../../relay-core/domain/documents';
+import type { OutboxEvent } from '../../relay-core/domain/documents';
 import type { ApprovalRecord } from '../../relay-core/domain/approval';
 import { RelayError } from '../../relay-core/domain/errors';
-import { newHandoffSchema } from '../../relay-core/domain/schemas';
-import { newPendingThread } from '../../relay-core/domain/thread-lifecycle';
 import { HandoffTokens } from '../../relay-core/service/handoff-tokens';
 import { Transitions } from '../../relay-core/service/transitions';
 import { InMemoryThreads } from '../fakes/in-memory-threads';
-
-const NOW = new Date('2026-03-02T10:00:00Z');
-const log: Logger = pino({ level: 'silent' });
-
-function agent(handle: string, tools: string[] = []): AgentDoc {
-  return { _id: handle, handle, team: 'acme', name: handle, role: '', skills: [], repos_owned: [], tools, slack_user_id: null, status: 'active', blocked: [], notification: null, created_at: NOW, updated_at: NOW };
-}
+import { agent, NOW, recordingOutbox, storedPending, unkeyedLedger } from '../fakes/use-case-ports';
 
 const sender = agent('sender@acme');
 const recipient = agent('recipient@acme');
@@ -25,34 +16,18 @@ const recipient = agent('recipient@acme');
 function setup(now = NOW) {
   const threads = new InMemoryThreads();
   const tokens = new HandoffTokens('fast-tier-secret');
-  const published: OutboxEvent[] = [];
+  const outbox = recordingOutbox();
   const transitions = new Transitions({
     store: threads,
-    outbox: {
-      recording: async (event, write) => {
-        const written = await write();
-        if (written !== null) published.push(event);
-        return written;
-      },
-    },
-    ledger: { run: (_caller, _key, _body, operation) => operation(null) },
+    outbox,
+    ledger: unkeyedLedger,
     tokens,
     policy: { forChange: async () => ({ stamp: undefined }) },
     claims: { claim: async () => Promise.reject(new Error('no claims here')) },
     clock: { now: () => now },
-    log,
+    log: pino({ level: 'silent' }),
   });
-  async function pending(): Promise<ThreadDoc> {
-    const input = newHandoffSchema.parse({ to: recipient.handle, intent: 'inform', summary: 'Read the release notes' });
-    const doc = newPendingThread({ id: crypto.randomUUID(), sender, recipient, input, via: 'api', now: NOW, eventId: crypto.randomUUID() }, (bodyHash) =>
-      tokens.mint({ id: 'unused', team: recipient.team, bodyHash, metadata: {} }, NOW),
-    );
-    // The token is bound to the thread's own id, as the create mints it.
-    const bound = { ...doc, handoff_token: tokens.mint({ id: doc._id, team: recipient.team, bodyHash: doc.body_hash, metadata: {} }, NOW) };
-    await threads.insert(bound);
-    return bound;
-  }
-  return { threads, tokens, transitions, published, pending };
+  return { threads, tokens, transitions, published: outbox.published, pending: () => storedPending(threads, tokens, sender, recipient) };
 }
 
 test('the recipient accepts a pending handoff: one write, thread.accepted out, the token consumed', async () => {
