@@ -7,6 +7,7 @@ import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
 import type { Relay } from '../relay-core/service/relay-service';
 import type { HandoffTimers } from '../relay-core/service/handoff-timers';
+import type { Invites } from '../relay-core/service/invites';
 import type { ClientSetup } from './views/link-modal';
 import type { HomeDigest } from './listeners/events/app-home';
 import type { Clock } from '../relay-core/domain/clock';
@@ -40,8 +41,10 @@ export interface SlackAppDeps extends SlackUses {
   team?: string;
   /** Snooze moves a handoff's next reminder (relay-core/service/handoff-timers.ts). */
   timers: HandoffTimers;
-  /** The MCP client configuration `/handoff link` shows with the new key; the composition root passes it in. */
+  /** The MCP client configuration `/handoff link` and `/handoff join` show with the new key; the composition root passes it in. */
   clientSetup: ClientSetup;
+  /** Invitations: `/handoff invite` (workspace admins) makes one, `/handoff join` redeems one. */
+  invites: Invites;
   /** The daily digest's opt-outs and hour (bot/digest/), when it is on: its buttons and the Home tab use them. */
   digest?: HomeDigest;
   clock?: Clock;

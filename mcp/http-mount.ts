@@ -10,6 +10,7 @@ import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { AgentDoc } from '../relay-core/domain/documents';
 import { SESSION_ID_PATTERN, type MethodUseCases } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
+import { originGuard, type McpOriginPolicy } from './origin-guard';
 
 // Stateless: one McpServer and transport per request (http-session.ts).
 
@@ -32,6 +33,8 @@ export interface McpHttpDeps {
   uses: MethodUseCases;
   /** Counts mutating calls per teammate, like /a2a; omitted, MCP calls are not rate limited. */
   rateLimiter?: RateLimiter;
+  /** Which Host and Origin headers /mcp serves (DNS-rebinding protection), checked before the key. */
+  origins: McpOriginPolicy;
 }
 
 function unauthenticated(res: Response, key: string | undefined): void {
@@ -59,8 +62,9 @@ function refuse(res: Response, error: RelayError): void {
 
 export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
   const json = express.json({ limit: LIMITS.bodyBytes });
+  const guard = originGuard(deps.origins);
 
-  app.post('/mcp', requireJsonContentType(), json, async (req, res, next) => {
+  app.post('/mcp', guard, requireJsonContentType(), json, async (req, res, next) => {
     try {
       const key = bearer(req);
       const caller = await callerOf(deps, key);
@@ -93,6 +97,6 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       next(error);
     }
   };
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+  app.get('/mcp', guard, notAllowed);
+  app.delete('/mcp', guard, notAllowed);
 }

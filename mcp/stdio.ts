@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const config = loadClientConfig(process.env);
   if (!config.apiKey) throw new ConfigError('RELAY_API_KEY', 'is not set; use the key printed by `handoff-relay register`');
   const relay = new HttpRelayClient({ relayUrl: config.relayUrl, apiKey: config.apiKey });
-  const { server, cleanup } = createServer(relay);
+  const { server, cleanup } = createServer(relay, { subscriptions: true });
   await server.connect(new StdioServerTransport());
   const stop = () =>
     void cleanup().finally(() => {

@@ -25,7 +25,7 @@
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
 //
-// Run time on the 2-core reference box: see README (Performance); seeding 100k threads (and indexing them)
+// Run time on the 2-core reference box: see docs/benchmarks.md; seeding 100k threads (and indexing them)
 // takes about two minutes, and the paths at three sizes at the default counts are most of the run.
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';

@@ -58,7 +58,7 @@ export function overviewHelp(specs: readonly CommandSpec[]): string {
     `  ${'help'.padEnd(width)}print the help of a command (handoff-relay help register)`,
     '',
     'Every command takes --help (-h): its usage, options and examples, with no relay or configuration needed.',
-    'Environment: see README.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, RELAY_API_KEY, SLACK_*, RELAY_URL, …)',
+    'Environment: see docs/configuration.md (PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, RELAY_API_KEY, SLACK_*, RELAY_URL, …)',
     '',
   ].join('\n');
 }

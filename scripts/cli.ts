@@ -22,7 +22,7 @@ const START_COMMAND = {
   usage: ['start'],
   options: {},
   examples: ['handoff-relay start', 'MONGODB_URL=mongodb://db:27017 REDIS_URL=redis://cache:6379 RELAY_ROLES=api handoff-relay start'],
-  env: 'PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, RELAY_ROLES, RELAY_DATA_DIR, SLACK_* (README "Configuration")',
+  env: 'PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, RELAY_ROLES, RELAY_DATA_DIR, SLACK_* (docs/configuration.md)',
 } satisfies CommandSpec;
 
 const MIGRATE_COMMAND = {

@@ -51,6 +51,7 @@ import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-lim
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
 import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
+import { teamDigestAt } from '../relay-core/domain/team-settings';
 import { createRelay, type Relay } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { Invites } from '../relay-core/service/invites';
@@ -177,6 +178,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     const policy = await policies.apply(policySource, 'RELAY_POLICY_FILE', config.policyFile);
     log.info({ file: config.policyFile, version: policy.version, rules: policy.rules.length }, 'policy applied');
   }
+  // The timers read the policy's `team:` settings as they work a step out; read it once now, so the first writes have it.
+  await policies.current();
   const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${queuePrefix}:policy` }), store, clock, log });
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
@@ -191,6 +194,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     clock,
     log,
     settings: config.timers,
+    team: () => policies.known()?.team,
   });
   // Every thread write arms the thread's next timer step on the document it stores, when it can (settle).
   store.settleThreadsWith((before, next) => timers.settle(before, next));
@@ -214,8 +218,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const workers: RunningWorker[] = [];
   // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
   const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
-  const digestAt = config.digestAt ? `${String(config.digestAt.hour).padStart(2, '0')}:${String(config.digestAt.minute).padStart(2, '0')}` : null;
-  const homeDigest = digestPrefs && digestAt ? { prefs: digestPrefs, at: digestAt } : undefined;
+  // When the digest goes out: RELAY_DIGEST_AT, or the team.digest_at of the policy this process last read.
+  const digestAt = () => teamDigestAt(config.digestAt, policies.known()?.team);
+  const shownDigestAt = () => {
+    const at = digestAt();
+    return at ? `${String(at.hour).padStart(2, '0')}:${String(at.minute).padStart(2, '0')}` : null;
+  };
+  const homeDigest = digestPrefs ? { prefs: digestPrefs, at: shownDigestAt } : undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   let timerTimer: NodeJS.Timeout | undefined;
@@ -233,8 +242,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (eventId && typeof threadId === 'string') store.outbox.finished(threadId, queue, eventId);
     };
     if (slackClient) {
-      const home = homeRefresher({ reads: relay.reads, teammates: relay.teammates, queue: queues.verify });
-      const processor = createSlackDeliveryProcessor({ channels: relay.channels, links: relay.links, teammates: relay.teammates, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
+      const home = homeRefresher({ reads: relay.reads, teammates, queue: queues.verify });
+      const processor = createSlackDeliveryProcessor({ channels: relay.channels, links: relay.links, teammates, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
       const slackWorker = startWorker({
         name: 'slack',
         redisUrl: config.redisUrl,
@@ -282,20 +291,20 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
           ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ ...relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ reads: relay.reads, teammates: relay.teammates, links: relay.links, client: slackClient, log, digest: homeDigest }) } : {}),
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ reads: relay.reads, teammates, links: relay.links, client: slackClient, log, digest: homeDigest }) } : {}),
           // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
           ...(slackClient && digestPrefs
             ? {
                 [DIGEST_TICK_JOB]: digestTickHandler({
                   reads: relay.reads,
-                  teammates: relay.teammates,
+                  teammates,
                   links: relay.links,
                   client: slackClient,
                   prefs: digestPrefs,
                   ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
                   clock,
                   log,
-                  at: config.digestAt,
+                  at: digestAt,
                 }),
               }
             : {}),
@@ -309,7 +318,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     let digestScheduled = !slackClient;
     const scheduleDigest = async () => {
       if (digestScheduled) return;
-      await scheduleDigestTick(queues.verify, config.digestAt, { redis: producer }).then(
+      await scheduleDigestTick(queues.verify, digestAt(), { redis: producer }).then(
         () => (digestScheduled = true),
         (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
       );
@@ -339,13 +348,17 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // The digest's schedule again, when a Redis that came back empty lost it (scheduleDigestTick's marker tells).
     const rescheduleLostDigest = async () => {
       if (!slackClient || !digestScheduled) return;
-      await scheduleDigestTick(queues.verify, config.digestAt, { redis: producer, onlyIfLost: true }).catch((error: Error) =>
+      await scheduleDigestTick(queues.verify, digestAt(), { redis: producer, onlyIfLost: true }).catch((error: Error) =>
         log.warn({ err: error.message }, 'digest schedule not checked; the next timer sweep does'),
       );
     };
     // The timer sweep: due steps (found through store/timer-due.ts) whose jobs Redis lost, and a re-arm after it restarted empty.
     const sweepTimers = () => {
-      timerSweeping ??= rescheduleLostDigest()
+      // The policy's `team:` settings first, fresh for the digest's schedule, this sweep's steps and the writes after it.
+      timerSweeping ??= policies
+        .current()
+        .catch(() => undefined)
+        .then(() => rescheduleLostDigest())
         .then(() => timers.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
         // The store's clean-up job, set up at start and again when Redis lost it.
@@ -369,6 +382,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
     const rateLimiter = redisRateLimiter({ redis: producer, prefix: queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
+    const redeemLimiter = redisRateLimiter({
+      redis: producer,
+      prefix: `${queuePrefix}:redeem`,
+      points: config.redeemRateLimitPerMinute,
+      durationSeconds: 60,
+      counted: () => 'invitation redemptions from your address',
+    });
     const httpApp = createHttpApp({
       uses: relay,
       adminKey: config.adminKey,
@@ -382,6 +402,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       policy: { policies, gate: policyGate, store },
       events: { feed, streams: eventStreams },
       invites,
+      redeemLimiter,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {
@@ -390,9 +411,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack && slackModule) {
-      slackApp = slackModule.createSlackApp({ ...relay, config: config.slack, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, digest: homeDigest, clock, timers });
+      slackApp = slackModule.createSlackApp({ ...relay, config: config.slack, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, invites, digest: homeDigest, clock, timers });
     }
-    if (roles.has('api')) mountMcpHttp(httpApp, { uses: relay, rateLimiter });
+    if (roles.has('api')) mountMcpHttp(httpApp, { uses: relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });

@@ -192,7 +192,7 @@ describe('manifest.yml', () => {
       command: '/handoff',
       url: EVENTS_URL,
       description: 'Hand work to a teammate',
-      usage_hint: '[@someone or role:x text] | inbox | channel role:x | link | help',
+      usage_hint: '[@someone or role:x text] | inbox | channel role:x | link | join CODE | invite | help',
       // `/handoff @someone …` arrives as <@U…>, a user id the command resolves to a teammate.
       should_escape: true,
     });

@@ -31,7 +31,7 @@ export const ACTION_IDS = {
   complete: 'handoff_complete',
   reply: 'handoff_reply',
   openInbox: 'handoff_open_inbox',
-  /** Hand to my agent: accept if pending, then queue a run for the recipient's runner (README "Hand it to my agent"). */
+  /** Hand to my agent: accept if pending, then queue a run for the recipient's runner (docs/agent-runner.md). */
   handToAgent: 'handoff_run_agent',
   /** Stop the recipient's agent: its runner ends the agent's process group. */
   stopAgent: 'handoff_stop_agent',

@@ -47,8 +47,8 @@ export interface DigestDeps {
   ensurePosted: EnsureDigestPosted;
   clock: Clock;
   log: Logger;
-  /** RELAY_DIGEST_AT; null: the tick does nothing. */
-  at: DigestTime | null;
+  /** When the digest goes out (RELAY_DIGEST_AT, or the policy's team.digest_at), asked at each tick; null: the tick does nothing. */
+  at: DigestTime | null | (() => DigestTime | null);
 }
 
 /**
@@ -141,7 +141,8 @@ export function digestTickHandler(deps: DigestDeps) {
 
   return async function digestTick(_job: Job): Promise<{ due: number; outcomes: Record<string, string> }> {
     const outcomes: Record<string, string> = {};
-    if (!deps.at) return { due: 0, outcomes };
+    const at = typeof deps.at === 'function' ? deps.at() : deps.at;
+    if (!at) return { due: 0, outcomes };
     const now = clock.now();
     let due = 0;
     // Everyone linked to Slack (one read), whose local digest hour has come; only they are read.
@@ -150,7 +151,7 @@ export function digestTickHandler(deps: DigestDeps) {
     if (unknown.size > ZONES_BY_LIST_ABOVE) await learnZones(unknown);
     for (const { slackUser, handle } of links) {
       const tz = await zoneOf(slackUser);
-      const day = tz ? digestDueDay(now, tz, deps.at) : null;
+      const day = tz ? digestDueDay(now, tz, at) : null;
       if (!day) continue;
       const teammate = await teammates.get(handle);
       if (teammate?.slack_user_id !== slackUser || teammate.status !== 'active' || (await prefs.isOff(handle))) continue;

@@ -67,7 +67,7 @@ const item = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
-type Item = z.infer<typeof item>;
+export type Item = z.infer<typeof item>;
 const change = z.object({ cursor: z.string(), thread_id: z.string(), type: z.string(), at: z.string(), by: z.string().optional(), via: z.string().optional() });
 export const checkInboxOutput = z.object({
   ...provenanceNonceField,

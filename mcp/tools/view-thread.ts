@@ -63,7 +63,7 @@ export const viewThreadOutput = z.object({
 
 type Party = { handle: string; name: string; role: string };
 type Rec = Record<string, unknown>;
-interface RelayThread {
+export interface RelayThread {
   thread_id: string;
   intent: string;
   status: string;

@@ -9,7 +9,7 @@ export const A2A_V1_STATE: Record<ThreadStatus, string> = {
   cancelled: 'TASK_STATE_CANCELED',
   // A2A has no "unassigned" state: an unclaimed handoff is submitted, and metadata.handoff says who may claim it.
   unclaimed: 'TASK_STATE_SUBMITTED',
-  // Nobody acted in time (README: Lifecycle); A2A has no "expired", and the task ended without being worked.
+  // Nobody acted in time (docs/lifecycle.md); A2A has no "expired", and the task ended without being worked.
   expired: 'TASK_STATE_CANCELED',
   // A create held for approval waits for a person's authorisation; a rejected one is refused for good.
   awaiting_approval: 'TASK_STATE_AUTH_REQUIRED',

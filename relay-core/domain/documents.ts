@@ -69,6 +69,8 @@ export interface InviteDoc {
   redeemed_at?: Date;
   /** The handle of the teammate the redemption registered. */
   redeemed_by?: string;
+  /** While a redemption registers its teammate: after this, a redemption whose process died is taken over. */
+  redeeming_until?: Date;
   revoked_at?: Date;
 }
 

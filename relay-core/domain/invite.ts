@@ -56,10 +56,13 @@ export const inviteRedemptionSchema = z.strictObject({
 });
 export type InviteRedemption = z.infer<typeof inviteRedemptionSchema>;
 
-/** What lists and the creation answer show of an invitation: never its code or hash. `expired` is read off the clock. */
+/**
+ * What lists and the creation answer show of an invitation: never its code or hash. `expired` is read off the clock;
+ * `redeeming` while a redemption holds it (until `redeeming_until`, then it can be redeemed or revoked again).
+ */
 export interface InviteView {
   id: string;
-  status: 'open' | 'redeemed' | 'revoked' | 'expired';
+  status: 'open' | 'redeeming' | 'redeemed' | 'revoked' | 'expired';
   preset: InviteDoc['preset'];
   note: string | null;
   created_by: string;
@@ -67,6 +70,7 @@ export interface InviteView {
   expires_at: string;
   redeemed_at: string | null;
   redeemed_by: string | null;
+  redeeming_until: string | null;
   revoked_at: string | null;
 }
 
@@ -74,7 +78,7 @@ export function inviteView(doc: InviteDoc, now: Date): InviteView {
   const expired = doc.status === 'open' && doc.expires_at.getTime() <= now.getTime();
   return {
     id: doc._id,
-    status: expired ? 'expired' : doc.status,
+    status: expired ? 'expired' : doc.redeeming_until ? 'redeeming' : doc.status,
     preset: doc.preset,
     note: doc.note ?? null,
     created_by: doc.created_by,
@@ -82,6 +86,7 @@ export function inviteView(doc: InviteDoc, now: Date): InviteView {
     expires_at: doc.expires_at.toISOString(),
     redeemed_at: doc.redeemed_at?.toISOString() ?? null,
     redeemed_by: doc.redeemed_by ?? null,
+    redeeming_until: doc.redeeming_until?.toISOString() ?? null,
     revoked_at: doc.revoked_at?.toISOString() ?? null,
   };
 }
@@ -89,16 +94,28 @@ export function inviteView(doc: InviteDoc, now: Date): InviteView {
 const union = (a: string[] = [], b: string[] = []) => [...new Set([...a, ...b])];
 
 /**
+ * What a surface that asks for less than REST does brings along: Slack links the person it knows, and fills in a
+ * team for a bare handle (RELAY_TEAM) and a role when neither the invitation nor the person gave one.
+ */
+export interface RedeemDefaults {
+  slackUserId?: string;
+  team?: string;
+  role?: string;
+}
+
+/**
  * The card an invitation and its invitee's choice make: the preset team binds the handle, a preset role or lead is
  * the card's (a different one is refused, naming the field), preset skills and paths are added to the invitee's.
  * The result goes through the registration schema, so every rule of a card applies.
  */
-export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemption, slackUserId?: string): AgentCardInput | { field: string; message: string } {
+export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemption, defaults: RedeemDefaults = {}): AgentCardInput | { field: string; message: string } {
   let handle = choice.handle.replace(/^@/, '');
   if (preset.team) {
     const [local, team] = handle.split('@');
     if (team !== undefined && team !== preset.team) return { field: 'handle', message: `this invitation is for team ${preset.team}: the handle must end in @${preset.team}` };
     handle = `${local}@${preset.team}`;
+  } else if (defaults.team && !handle.includes('@')) {
+    handle = `${handle}@${defaults.team}`;
   }
   for (const field of ['role', 'lead'] as const) {
     if (preset[field] !== undefined && choice[field] !== undefined && choice[field] !== preset[field]) {
@@ -110,7 +127,7 @@ export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemptio
   }
   const name = choice.name ?? choice.display_name;
   if (name === undefined) return { field: 'name', message: 'required (or display_name)' };
-  const role = preset.role ?? choice.role;
+  const role = preset.role ?? choice.role ?? defaults.role;
   if (role === undefined) return { field: 'role', message: 'required (this invitation does not set one)' };
   const lead = preset.lead ?? choice.lead;
   const parsed = agentCardInputSchema.safeParse({
@@ -121,7 +138,7 @@ export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemptio
     repos_owned: union(preset.repos_owned, choice.repos_owned),
     tools: choice.tools ?? [],
     ...(lead ? { lead } : {}),
-    ...(slackUserId ? { slack_user_id: slackUserId } : {}),
+    ...(defaults.slackUserId ? { slack_user_id: defaults.slackUserId } : {}),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

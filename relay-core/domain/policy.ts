@@ -3,6 +3,7 @@ import { LineCounter, parseDocument, isNode, type Node } from 'yaml';
 import { z } from 'zod';
 import { canonicalHash } from './canonical-json';
 import { intentSchema } from './schemas';
+import { teamSettingsSchema, WEEKDAYS, type TeamSettings } from './team-settings';
 
 /** What a rule can be about; every MCP tool, JSON-RPC method, REST route and Slack action maps onto one. */
 export const POLICY_ACTIONS = [
@@ -13,7 +14,7 @@ export const POLICY_ACTIONS = [
   'handoff.cancel',
   'message.append',
   'draft.attach',
-  /** Handing an accepted handoff to the recipient's own agent (a runner); see README "Hand it to my agent". */
+  /** Handing an accepted handoff to the recipient's own agent (a runner); see docs/agent-runner.md. */
   'handoff.run',
 ] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
@@ -21,7 +22,6 @@ export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 /** The surfaces a rule's `via` names; `rest` is the REST API (recorded as `api` in a thread's history). */
 export const POLICY_SURFACES = ['mcp', 'a2a', 'slack', 'rest', 'web'] as const;
 
-const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
 const DURATION_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -150,6 +150,7 @@ const policySchema = z
     default: z.enum(['allow', 'deny']).default('allow'),
     default_reason: z.string().min(1).max(500).optional(),
     rules: z.array(ruleSchema).max(1_000).default([]),
+    team: teamSettingsSchema.optional(),
   })
   .superRefine((policy, ctx) => {
     const seen = new Set<string>();
@@ -166,6 +167,8 @@ export interface Policy {
   default: 'allow' | 'deny';
   default_reason?: string;
   rules: PolicyRule[];
+  /** Timer settings for the team (reminders, escalation, expiry, working hours) in place of the environment's. */
+  team?: TeamSettings;
   /** The canonical hash of the document as parsed: recorded on every decision. */
   version: string;
   /** The YAML it was read from, for `policy show`. */
@@ -207,8 +210,8 @@ export function parsePolicy(source: string, fileName = 'policy'): Policy {
     const line = lineOf(doc, lines, path);
     throw new PolicyError(`${fileName}${line ? `:${line}` : ''}: ${field || 'the document'}: ${issue.message}`, line, field);
   }
-  const { default: fallback, default_reason, rules } = parsed.data;
-  return { default: fallback, ...(default_reason ? { default_reason } : {}), rules, version: canonicalHash(raw).slice(0, 16), source };
+  const { default: fallback, default_reason, rules, team } = parsed.data;
+  return { default: fallback, ...(default_reason ? { default_reason } : {}), rules, ...(team ? { team } : {}), version: canonicalHash(raw).slice(0, 16), source };
 }
 
 /** `rules[2].match.sender.team` */

@@ -1,7 +1,7 @@
 // The timer rules: which step of a handoff's schedule comes next and when it is due, a pure function of the thread.
 import type { EscalationTarget, ThreadDoc, TimerDoc, TimerStep } from './documents';
-import type { Intent } from './schemas';
-import { nextWorkingTime, type WorkingHours } from './working-hours';
+import type { TimerSettings } from './team-settings';
+import { nextWorkingTime } from './working-hours';
 
 // A pending handoff: remind-1 after remind_after, remind-2 remind_again after that (a Snooze adds one more at the
 // time chosen), escalate after escalate_after (intents that escalate), expire after expire_after or when its
@@ -10,15 +10,7 @@ import { nextWorkingTime, type WorkingHours } from './working-hours';
 // An unclaimed handoff (a role, skill or owner target with several candidates) runs the same pending chain (no
 // handoff token yet, so only expire_after expires it); a claim starts it over for the claimer (claim.ts).
 
-export interface TimerSettings {
-  remindAfterMs: number | null;
-  remindAgainMs: number | null;
-  escalateAfterMs: number | null;
-  staleAfterMs: number | null;
-  expireAfterMs: number | null;
-  escalateIntents: readonly Intent[];
-  workingHours: WorkingHours | null;
-}
+export type { TimerSettings } from './team-settings';
 
 export interface DueStep {
   step: TimerStep;

@@ -35,7 +35,8 @@ export function homePage(view: HomePageView): string {
     `<h2>Health: <span id="health" class="${ready ? 'ok' : 'bad'}">${ready ? 'ready' : 'not ready'}</span></h2><ul>${checks}</ul>` +
     `<h2>Links</h2><ul>${links}</ul>` +
     `<h2>Docs</h2><p><code>README.md</code> in the relay's repository: the quick start (register teammates, connect an MCP client, ` +
-    `send a handoff), Slack, policies, the JSON-RPC, REST and webhook references, configuration and operations.</p>` +
+    `send a handoff); <code>docs/</code> beside it: Slack, policies, the JSON-RPC, REST and webhook references, configuration and ` +
+    `operations, one page each.</p>` +
     `</body></html>`
   );
 }

@@ -55,6 +55,8 @@ export interface HttpAppDeps {
   events?: { feed: EventFeed; streams: OpenEventStreams };
   /** Invitations (/admin/invites…, /invites/:id/redeem). */
   invites?: Invites;
+  /** Redemptions per client address (POST /invites/:id/redeem takes no key to count by). */
+  redeemLimiter?: RateLimiter;
 }
 
 /** The relay's own pages (/, /inbox…) run no script and load nothing from elsewhere. */
@@ -64,7 +66,15 @@ const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'
 const OPS_PATHS = new Set(['/', '/healthz', '/health', '/readyz', '/metrics', '/slack/events']);
 
 function restError(res: Response, error: RelayError): void {
-  res.status(error.httpStatus).json({ code: error.code, message: error.message, request_id: requestId(res) });
+  // A rate limit says when to come back, in the header clients and proxies read and in the body.
+  const retryAfterMs = error.code === 'rate_limited' ? (error.details as { retry_after_ms?: unknown } | undefined)?.retry_after_ms : undefined;
+  if (typeof retryAfterMs === 'number') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1_000))));
+  res.status(error.httpStatus).json({
+    code: error.code,
+    message: error.message,
+    ...(typeof retryAfterMs === 'number' ? { retry_after_ms: retryAfterMs } : {}),
+    request_id: requestId(res),
+  });
 }
 
 export function createHttpApp(deps: HttpAppDeps): express.Express {
@@ -144,9 +154,9 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   });
 
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
-  if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates: teammates, requireAdmin });
+  if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates, requireAdmin });
   mountApprovalRoutes(app, { uses: deps.uses, requireAdmin, authenticate });
-  if (deps.invites) mountInviteRoutes(app, { invites: deps.invites, requireAdmin, publicUrl: links.publicUrl });
+  if (deps.invites) mountInviteRoutes(app, { invites: deps.invites, requireAdmin, publicUrl: links.publicUrl, redeemLimiter: deps.redeemLimiter });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));

@@ -1,9 +1,10 @@
 // Invitations over REST: an admin makes, lists and revokes them; an invitee redeems one with no key but its code,
 // and gets its API key once. Codes travel in bodies (or the redeem path) and are never logged (routes log patterns).
-import express, { type Request } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { RelayError, invalidParams } from '../domain/errors';
 import { INVITE_CODE_PATTERN, INVITE_ID_PATTERN, inviteCreateSchema, inviteRedemptionSchema } from '../domain/invite';
+import type { RateLimiter } from '../ops/rate-limiter';
 import type { Invites } from '../service/invites';
 
 export interface InviteRouteDeps {
@@ -11,6 +12,8 @@ export interface InviteRouteDeps {
   requireAdmin(req: Request): void;
   /** The relay's public URL, for the redeem URL a creation answers with. */
   publicUrl: string;
+  /** Counts every redemption by the client's address before its body is read (429 past the limit). */
+  redeemLimiter?: RateLimiter;
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, source: string): z.infer<T> {
@@ -58,7 +61,13 @@ export function mountInviteRoutes(app: express.Express, deps: InviteRouteDeps): 
     res.json(await invites.revoke(String(req.params.id)));
   });
 
-  app.post('/invites/:id/redeem', json, async (req, res) => {
+  // No key to count by: the address is (the socket's; `trust proxy` is off, so a forwarded header cannot pick it).
+  const limitByAddress = async (req: Request, _res: Response, next: NextFunction) => {
+    await deps.redeemLimiter?.consume(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    next();
+  };
+
+  app.post('/invites/:id/redeem', limitByAddress, json, async (req, res) => {
     const choice = parse(inviteRedemptionSchema, req.body, 'body');
     const code = redeemCode(String(req.params.id), choice.token);
     const { card, api_key, invite_id } = await invites.redeem(code, choice);

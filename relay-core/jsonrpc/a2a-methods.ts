@@ -1,4 +1,4 @@
-// Standard A2A on POST /a2a: v1.0 SendMessage / GetTask / CancelTask and their v0.3 twins, mapped onto handoffs (README, A2A section).
+// Standard A2A on POST /a2a: v1.0 SendMessage / GetTask / CancelTask and their v0.3 twins, mapped onto handoffs (docs/a2a.md).
 import { z } from 'zod';
 import { canonicalJson } from '../domain/canonical-json';
 import { RelayError, invalidParams } from '../domain/errors';

@@ -1,4 +1,4 @@
-// A handoff read back as an A2A Task, spelled for v1.0 (proto JSON) or v0.3 (`kind`-tagged); the README's A2A section maps the fields.
+// A handoff read back as an A2A Task, spelled for v1.0 (proto JSON) or v0.3 (`kind`-tagged); docs/a2a.md maps the fields.
 import { A2A_V03_STATE, A2A_V1_STATE } from '../domain/a2a-states';
 import type { ThreadView } from '../service/wire-views';
 import type { DraftDoc } from '../store/a2a-drafts';
@@ -81,7 +81,7 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
   };
 }
 
-/** What the agent asks of a task that names no recipient yet (README, A2A section). */
+/** What the agent asks of a task that names no recipient yet (docs/a2a.md). */
 export const WHOM_QUESTION =
   'Whom should I hand this to? Reply in this task (same contextId) with a teammate handle (name@team) or a target ' +
   '(role:<role>, skill:<skill>, owner:<path>), as message.metadata.recipient or as the whole text of your message.';

@@ -1,4 +1,4 @@
-// What a client attaches to any JSON-RPC call beside the method's own params (README "Envelope and content"):
+// What a client attaches to any JSON-RPC call beside the method's own params (docs/jsonrpc.md, "Envelope and content"):
 // every method takes it, checks only that it is bounded, and never reads it.
 import { z } from 'zod';
 import { LIMITS, jsonProblem, text } from '../domain/schemas';

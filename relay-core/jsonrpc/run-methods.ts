@@ -1,4 +1,4 @@
-// The runner's JSON-RPC methods of POST /a2a (README "Hand it to my agent"): params parsed once here, then handed
+// The runner's JSON-RPC methods of POST /a2a (docs/agent-runner.md): params parsed once here, then handed
 // to the relay's runs (service/handoff-runs.ts). The caller is the teammate whose agent runs the handoff.
 import { z } from 'zod';
 import { RelayError } from '../domain/errors';

@@ -94,7 +94,7 @@ const updateSchema = z
     reason: text(LIMITS.reason).min(1).optional(),
     session_id: text(200).optional(),
     verdict: verdictInputSchema.strict().optional(),
-    /** accept only: also hand the handoff to the recipient's agent (runs/request), README "Hand it to my agent". */
+    /** accept only: also hand the handoff to the recipient's agent (runs/request), docs/agent-runner.md. */
     run: z.boolean().optional(),
     metadata: keyedEnvelopeSchema.optional(),
   })

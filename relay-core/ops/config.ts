@@ -1,5 +1,8 @@
 // Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
 import { z } from 'zod';
+import { DIGEST_TIME_MESSAGE, parseDigestTime, parseTimerDuration, parseWorkingHours, TIMER_DURATION_MESSAGE, WEEKDAYS, WORKING_HOURS_MESSAGE, type DigestTime } from '../domain/team-settings';
+
+export type { DigestTime } from '../domain/team-settings';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -20,7 +23,8 @@ export class ConfigError extends Error {
 const port = z.coerce.number().int().min(0).max(65535);
 const httpUrl = z.url({ protocol: /^https?$/ });
 
-const envSchema = z.object({
+/** The relay's environment: every variable it reads, its check and its default (docs/configuration.md documents each). */
+export const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   RELAY_PUBLIC_URL: httpUrl.optional(),
@@ -54,6 +58,7 @@ const envSchema = z.object({
   SLACK_API_URL: httpUrl.optional(),
   RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
   RELAY_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   RELAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
@@ -63,12 +68,12 @@ const envSchema = z.object({
     .default('09:30')
     .transform((value, ctx): DigestTime | null => {
       if (value.toLowerCase() === 'off') return null;
-      const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
-      if (!match) {
-        ctx.addIssue({ code: 'custom', message: 'must be a local time HH:MM (00:00–23:59), or off' });
+      const at = parseDigestTime(value);
+      if (!at) {
+        ctx.addIssue({ code: 'custom', message: DIGEST_TIME_MESSAGE });
         return z.NEVER;
       }
-      return { hour: Number(match[1]), minute: Number(match[2]) };
+      return at;
     }),
   RELAY_WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -105,14 +110,12 @@ const envSchema = z.object({
     .default('09:00-18:00')
     .transform((value, ctx) => {
       if (value === 'off') return null;
-      const match = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)$/.exec(value);
-      const start = match ? Number(match[1]) * 60 + Number(match[2]) : NaN;
-      const end = match ? Number(match[3]) * 60 + Number(match[4]) : NaN;
-      if (!match || end > 24 * 60 || start >= end) {
-        ctx.addIssue({ code: 'custom', message: 'must be HH:MM-HH:MM with the start before the end, e.g. 09:00-18:00, or off' });
+      const hours = parseWorkingHours(value);
+      if (!hours) {
+        ctx.addIssue({ code: 'custom', message: WORKING_HOURS_MESSAGE });
         return z.NEVER;
       }
-      return { startMinute: start, endMinute: end };
+      return hours;
     }),
   RELAY_WORKING_DAYS: z
     .string()
@@ -142,7 +145,68 @@ const envSchema = z.object({
     .enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' })
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
+  RELAY_MCP_ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const origins: string[] = [];
+      for (const item of (value ?? '').split(',').map((o) => o.trim()).filter(Boolean)) {
+        const origin = originOf(item);
+        if (!origin) {
+          ctx.addIssue({ code: 'custom', message: `must be comma-separated origins such as https://app.example.com (scheme, host and port only; "${item}" is not one)` });
+          return z.NEVER;
+        }
+        origins.push(origin);
+      }
+      return origins;
+    }),
+  RELAY_MCP_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const hosts = (value ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+      const bad = hosts.find((h) => hostnameOf(h) !== h);
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated host names without ports, such as relay.internal ("${bad}" is not one)` });
+        return z.NEVER;
+      }
+      return hosts;
+    }),
 });
+
+/** `scheme://host[:port]` of an http(s) origin written exactly so (no path, query or credentials), or null. */
+function originOf(text: string): string | null {
+  try {
+    const url = new URL(text);
+    if (!/^https?:$/.test(url.protocol) || url.username || url.password) return null;
+    if (text.replace(/\/$/, '').toLowerCase() !== url.origin) return null;
+    return url.origin;
+  } catch {
+    return null;
+  }
+}
+
+/** The host name a Host header value names (lower case, IPv6 in brackets, no port), or null. */
+export function hostnameOf(host: string): string | null {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Test hooks and internal tuning: settable like the rest, but documented for contributors, not in the operators' table
+ * (docs/configuration.md; test/unit/docs-configuration.test.ts holds the two tables to this split).
+ */
+export const CONTRIBUTOR_SETTINGS = [
+  'SLACK_API_URL',
+  'RELAY_WEBHOOK_ALLOW_PRIVATE',
+  'RELAY_WORKER_LOCK_MS',
+  'RELAY_SHUTDOWN_GRACE_MS',
+  'RELAY_TIMER_SWEEP_INTERVAL',
+  'RELAY_RUN_PROGRESS_INTERVAL',
+] as const satisfies ReadonlyArray<keyof typeof envSchema.shape>;
 
 /** A run setting: a duration such as 500ms, 3s or 2m, at least `minMs` and at most an hour. */
 function runDuration(fallback: string, minMs: number) {
@@ -159,20 +223,6 @@ function runDuration(fallback: string, minMs: number) {
     });
 }
 
-/** Sunday first, as Date#getUTCDay counts. */
-export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
-
-const LONG_DURATION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-const MAX_TIMER_MS = 366 * 86_400_000;
-
-/** `30m`, `4h`, `3d`, `2w` → milliseconds (1 minute to a year); null when malformed. */
-export function parseTimerDuration(text: string): number | null {
-  const match = /^(\d{1,6})(m|h|d|w)$/.exec(text);
-  if (!match) return null;
-  const ms = Number(match[1]) * LONG_DURATION_UNITS[match[2]!]!;
-  return ms >= 60_000 && ms <= MAX_TIMER_MS ? ms : null;
-}
-
 /** A timer setting: a duration such as 4h or 3d, or `off` (null: that step never fires). */
 function timerDuration(fallback: string) {
   return z
@@ -182,7 +232,7 @@ function timerDuration(fallback: string) {
       if (value === 'off') return null;
       const ms = parseTimerDuration(value);
       if (ms === null) {
-        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (units m, h, d, w), or off' });
+        ctx.addIssue({ code: 'custom', message: TIMER_DURATION_MESSAGE });
         return z.NEVER;
       }
       return ms;
@@ -200,12 +250,6 @@ export function parseDuration(text: string): number | null {
   if (!match) return null;
   const ms = Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!;
   return ms <= 86_400_000 ? ms : null;
-}
-
-/** The local time of day the daily digest goes out (in each person's Slack time zone). */
-export interface DigestTime {
-  hour: number;
-  minute: number;
 }
 
 export interface SlackConfig {
@@ -232,6 +276,8 @@ export interface RelayConfig {
   team?: string;
   slack?: SlackConfig;
   rateLimitPerMinute: number;
+  /** POST /invites/:id/redeem per client address per minute (the route takes no key to count by). */
+  redeemRateLimitPerMinute: number;
   /** A policy file (YAML) applied at start; without one the stored policy (or allow-all) stays in force. */
   policyFile?: string;
   logLevel: LogLevel;
@@ -245,11 +291,13 @@ export interface RelayConfig {
   /** RELAY_DIGEST_AT: when the daily Slack digest goes out, local to each person; null = off for everyone. */
   digestAt: DigestTime | null;
   timers: TimerConfig;
-  /** Handoff runs (README "Hand it to my agent"): how long a runner's lease lasts, the least time between progress batches. */
+  /** Who may call /mcp from a browser page and under what Host (mcp/origin-guard.ts), besides RELAY_PUBLIC_URL and loopback. */
+  mcp: { allowedOrigins: string[]; allowedHosts: string[] };
+  /** Handoff runs (docs/agent-runner.md): how long a runner's lease lasts, the least time between progress batches. */
   runs: { leaseMs: number; progressIntervalMs: number };
 }
 
-/** Reminders, escalation and expiry (README: Reminders, escalation and expiry); a null duration turns its step off. */
+/** Reminders, escalation and expiry (docs/timers.md); a null duration turns its step off. */
 export interface TimerConfig {
   remindAfterMs: number | null;
   remindAgainMs: number | null;
@@ -262,7 +310,7 @@ export interface TimerConfig {
   escalateIntents: Array<'inform' | 'ask_question' | 'propose_action'>;
   /** Reminders, nudges and escalations due outside these hours (recipient's Slack time zone) move to the next start; null: any time. */
   workingHours: { startMinute: number; endMinute: number; days: number[] } | null;
-  /** How often the worker re-checks the `timers` collection for steps due (and re-arms after Redis lost its jobs). */
+  /** How often the worker re-checks the threads' `due` index for steps due (and re-arms after Redis lost its jobs). */
   sweepIntervalMs: number;
 }
 
@@ -314,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
         }
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
+    redeemRateLimitPerMinute: e.RELAY_REDEEM_RATE_LIMIT_PER_MINUTE,
     ...(e.RELAY_POLICY_FILE ? { policyFile: e.RELAY_POLICY_FILE } : {}),
     logLevel: e.LOG_LEVEL,
     webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },
@@ -332,11 +381,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     workerLockMs: e.RELAY_WORKER_LOCK_MS,
     shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,
     digestAt: e.RELAY_DIGEST_AT,
+    mcp: { allowedOrigins: e.RELAY_MCP_ALLOWED_ORIGINS, allowedHosts: e.RELAY_MCP_ALLOWED_HOSTS },
     runs: { leaseMs: e.RELAY_RUN_LEASE, progressIntervalMs: e.RELAY_RUN_PROGRESS_INTERVAL },
   };
 }
 
-const clientEnvSchema = z.object({
+/** What the CLI and the stdio MCP server read (a subset shared with the relay's, plus RELAY_URL and RELAY_API_KEY). */
+export const clientEnvSchema = z.object({
   RELAY_URL: httpUrl.default('http://127.0.0.1:3000'),
   RELAY_API_KEY: z.string().regex(/^hr_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}$/, 'must be a handoff-relay API key (hr_…), as printed by `handoff-relay register`').optional(),
   RELAY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),

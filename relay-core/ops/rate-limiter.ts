@@ -1,4 +1,5 @@
-// Per-teammate limits on mutating calls, shared by every relay process through Redis.
+// Per-teammate limits on mutating calls, and per-address limits on the one route that takes no key (an invitation's
+// redemption), shared by every relay process through Redis.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RelayError } from '../domain/errors';
@@ -8,7 +9,15 @@ export interface RateLimiter {
   consume(key: string): Promise<void>;
 }
 
-export function redisRateLimiter(opts: { redis: Redis; prefix: string; points: number; durationSeconds: number }): RateLimiter {
+export function redisRateLimiter(opts: {
+  redis: Redis;
+  prefix: string;
+  points: number;
+  durationSeconds: number;
+  /** What is counted, for the refusal: `changes from <key>` unless said. */
+  counted?: (key: string) => string;
+}): RateLimiter {
+  const counted = opts.counted ?? ((key: string) => `changes from ${key}`);
   const limiter = new RateLimiterRedis({
     storeClient: opts.redis,
     keyPrefix: `${opts.prefix}:ratelimit`,
@@ -23,7 +32,7 @@ export function redisRateLimiter(opts: { redis: Redis; prefix: string; points: n
         await limiter.consume(key);
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
-          throw new RelayError('rate_limited', `Too many changes from ${key}: at most ${opts.points} per ${opts.durationSeconds} s`, {
+          throw new RelayError('rate_limited', `Too many ${counted(key)}: at most ${opts.points} per ${opts.durationSeconds} s; try again in ${Math.ceil(rejection.msBeforeNext / 1_000)} s`, {
             retry_after_ms: rejection.msBeforeNext,
           });
         }

@@ -6,6 +6,7 @@ import type { AgentDoc, EscalationTarget, OutboxEvent, ThreadDoc, TimerDoc, Time
 import { RelayError } from '../domain/errors';
 import type { EventType } from '../domain/schemas';
 import { applyTimerStep, armedTimer, nextTimerStep, RELAY_ACTOR, sameTimer, withArmedTimer, type DueStep, type TimerSettings } from '../domain/timer-schedule';
+import { withTeamSettings, type TeamSettings } from '../domain/team-settings';
 import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
 import type { MongoStore } from '../store/mongo-store';
 import { MINUTE_MS, minuteOf, timerDueFor, type TimerDue } from '../store/timer-due';
@@ -40,6 +41,8 @@ export interface HandoffTimersDeps {
   log: Logger;
   /** `sweepIntervalMs`: how often `sweep` runs (the jobs of later steps are added by it: JOB_HORIZON_SWEEPS). */
   settings: TimerSettings & { escalateChannel?: string; sweepIntervalMs?: number };
+  /** The `team:` section of the policy in force, read as each step is worked out: it overrides `settings` key by key. */
+  team?: () => TeamSettings | undefined;
 }
 
 /**
@@ -73,6 +76,11 @@ export class HandoffTimers {
   private readonly horizonMs: number;
   /** The first minute whose noted steps this process's sweeps have not yet added jobs for (null: none swept yet). */
   private aheadFrom: number | null = null;
+
+  /** The settings in force now: the environment's, with the policy's `team:` section in their place where it sets them. */
+  private get settings(): HandoffTimersDeps['settings'] {
+    return withTeamSettings(this.deps.settings, this.deps.team?.());
+  }
 
   constructor(private readonly deps: HandoffTimersDeps) {
     this.dueTimers = timerDueFor(deps.store);
@@ -110,9 +118,9 @@ export class HandoffTimers {
 
   private async next(thread: ThreadDoc): Promise<{ next: DueStep | null; zone: string }> {
     // Without working hours no step depends on a zone: nobody's is looked up.
-    if (!this.deps.settings.workingHours) return { next: nextTimerStep(thread, this.deps.settings, 'UTC'), zone: 'UTC' };
+    if (!this.settings.workingHours) return { next: nextTimerStep(thread, this.settings, 'UTC'), zone: 'UTC' };
     const { zone } = await this.zoneOf(this.timedFor(thread));
-    return { next: nextTimerStep(thread, this.deps.settings, zone), zone };
+    return { next: nextTimerStep(thread, this.settings, zone), zone };
   }
 
   /**
@@ -120,7 +128,8 @@ export class HandoffTimers {
    * asked for meanwhile, for the next create; this thread's job arms it in full).
    */
   private async nextWithoutWaiting(thread: ThreadDoc): Promise<DueStep | null | undefined> {
-    const { settings, teammates, zones } = this.deps;
+    const { teammates, zones } = this.deps;
+    const settings = this.settings;
     if (!settings.workingHours) return nextTimerStep(thread, settings, 'UTC');
     const agent = await teammates.get(this.timedFor(thread));
     const zone = agent ? zones.known(agent) : null;
@@ -150,7 +159,7 @@ export class HandoffTimers {
     if (before.next_timer !== next.next_timer || before.next_due_at !== next.next_due_at || before.timer_version !== next.timer_version) return next;
     const zone = this.zoneNow(next);
     if (zone === undefined) return next;
-    return this.armedOn(before, next, nextTimerStep(next, this.deps.settings, zone), (before.version ?? 0) + 1);
+    return this.armedOn(before, next, nextTimerStep(next, this.settings, zone), (before.version ?? 0) + 1);
   }
 
   /**
@@ -173,7 +182,7 @@ export class HandoffTimers {
 
   /** The zone the thread's steps keep, when known without a call (undefined: only zoneOf can tell). */
   private zoneNow(thread: ThreadDoc): string | undefined {
-    if (!this.deps.settings.workingHours) return 'UTC';
+    if (!this.settings.workingHours) return 'UTC';
     const agent = this.deps.teammates.cached(this.timedFor(thread));
     const zone = agent ? this.deps.zones.known(agent) : undefined;
     if (zone === undefined) return undefined;
@@ -201,7 +210,7 @@ export class HandoffTimers {
         (doc) => {
           // Another write moved the thread to someone else (a claim, a reassignment): its own event arms it.
           if (this.timedFor(doc) !== this.timedFor(thread)) return undefined;
-          const again = nextTimerStep(doc, this.deps.settings, zone);
+          const again = nextTimerStep(doc, this.settings, zone);
           const step = again ? this.stepOn(doc, doc.status, again, now, opts.force) : null;
           return sameTimer(armedTimer(doc), step) ? undefined : withArmedTimer(doc, step, doc.version);
         },
@@ -240,10 +249,10 @@ export class HandoffTimers {
         applied = false;
         // The very version written is judged again: a transition or another job in between wins.
         if (doc.status !== thread.status || doc.timers?.fired?.[job.step]) return undefined;
-        const again = nextTimerStep(doc, this.deps.settings, zone);
+        const again = nextTimerStep(doc, this.settings, zone);
         if (again?.step !== job.step) return undefined;
         applied = true;
-        const changed = applyTimerStep(doc, job.step, now, escalation, this.deps.settings);
+        const changed = applyTimerStep(doc, job.step, now, escalation, this.settings);
         return { ...changed, outbox: [...doc.outbox, event] };
       });
       return after;
@@ -265,7 +274,7 @@ export class HandoffTimers {
     const leadHandle = leadOf(recipient);
     const lead = leadHandle ? await this.deps.teammates.get(leadHandle) : null;
     if (lead && lead.status === 'active' && lead.slack_user_id && lead.handle !== thread.to) return { kind: 'lead', handle: lead.handle, slack: lead.slack_user_id };
-    if (this.deps.settings.escalateChannel) return { kind: 'channel', slack: this.deps.settings.escalateChannel };
+    if (this.settings.escalateChannel) return { kind: 'channel', slack: this.settings.escalateChannel };
     const sender = await this.deps.teammates.get(thread.from);
     return { kind: 'sender', handle: thread.from, slack: sender?.slack_user_id ?? null };
   }
@@ -337,7 +346,7 @@ export class HandoffTimers {
     const { store, clock } = this.deps;
     const now = clock.now();
     const { zone } = await this.zoneOf(caller.handle);
-    const until = snoozedUntil(choice, now, this.deps.settings.workingHours, zone);
+    const until = snoozedUntil(choice, now, this.settings.workingHours, zone);
     let refused: RelayError | null = null;
     await store.writeThread(threadId, (doc) => {
       refused = null;

@@ -19,10 +19,18 @@ export interface InvitesDeps {
   clock?: Clock;
 }
 
-/** Where a redemption comes from: the REST API, or Slack (then the Slack user is linked in the same registration). */
-export type RedeemVia = { via: 'api' } | { via: 'slack'; slackUserId: string };
+/**
+ * Where a redemption comes from: the REST API, or Slack (then the Slack user is linked in the same registration,
+ * and a bare handle joins `team`, `role` filling in when the invitation sets none).
+ */
+export type RedeemVia = { via: 'api' } | { via: 'slack'; slackUserId: string; team?: string; role?: string };
 
 const LIST_LIMIT = 500;
+/**
+ * How long a redemption holds the invitation it took before registering: a process that dies in between leaves it
+ * taken, and after this a later redemption may take it again (registering takes milliseconds).
+ */
+export const REDEEM_DEADLINE_MS = 2 * 60_000;
 
 /** The one answer to an unknown id and to a wrong code, so a guess learns nothing. */
 const noSuchInvite = () => new RelayError('not_found', 'No such invitation: check the code you were given (handoff-relay join hri_…)');
@@ -76,13 +84,26 @@ export class Invites {
     return docs.map((doc) => inviteView(doc, now));
   }
 
-  /** Revokes an open invitation; revoking one again answers it as it is; a redeemed one is a conflict. */
+  /**
+   * Revokes an open invitation, or one whose redemption stopped past its deadline without a teammate; revoking one
+   * again answers it as it is; a redeemed one, or one a redemption holds now, is a conflict.
+   */
   async revoke(id: string): Promise<InviteView> {
     if (!INVITE_ID_PATTERN.test(id)) throw new RelayError('invalid_params', `path.id: not an invite id this relay issues (got "${id.slice(0, 100)}")`);
     const now = this.clock.now();
-    await this.store.invites.updateOne({ _id: id, status: 'open' }, { $set: { status: 'revoked', revoked_at: now } });
+    const before = await this.store.invites.findOne({ _id: id });
+    const revoked = { $set: { status: 'revoked' as const, revoked_at: now } };
+    if (before?.redeeming_until && before.redeeming_until.getTime() <= now.getTime() && !(await this.finishedBefore(before))) {
+      const stale = { _id: id, redeemed_by: before.redeemed_by, redeemed_at: before.redeemed_at, redeeming_until: { $lte: now } };
+      await this.store.invites.updateOne(stale, { ...revoked, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } });
+    } else {
+      await this.store.invites.updateOne({ _id: id, status: 'open' }, revoked);
+    }
     const doc = await this.store.invites.findOne({ _id: id });
     if (!doc) throw new RelayError('not_found', `No invitation with id ${id}`);
+    if (doc.redeeming_until) {
+      throw new RelayError('conflict', `Invitation ${id} is being redeemed right now (as ${doc.redeemed_by}); if that does not finish, revoke it after ${doc.redeeming_until.toISOString()}`, { reason: 'busy' });
+    }
     if (doc.status === 'redeemed') {
       throw new RelayError('conflict', `Invitation ${id} was already redeemed by ${doc.redeemed_by}; disable that teammate instead (POST /admin/agents/${doc.redeemed_by}/disable)`, { reason: 'redeemed' });
     }
@@ -91,34 +112,69 @@ export class Invites {
   }
 
   /**
-   * Registers the invitee: the code is checked against its hash, the card made from the preset and the choice, then
-   * the invitation is taken from `open` by one conditional update before Teammates.register runs; a registration
-   * that is refused (a handle taken, a lead gone) gives the invitation back.
+   * Whether the redemption that took `doc` and missed its deadline registered its teammate before it stopped (then
+   * the invitation is used, and is marked so).
    */
-  async redeem(code: string, choice: InviteRedemption, from: RedeemVia = { via: 'api' }): Promise<{ card: OwnCard; api_key: string; invite_id: string }> {
+  private async finishedBefore(doc: InviteDoc): Promise<boolean> {
+    const made = await this.store.agents.findOne({ _id: doc.redeemed_by!, created_at: { $gte: doc.redeemed_at! } }, { projection: { _id: 1 } });
+    if (!made) return false;
+    await this.store.invites.updateOne({ _id: doc._id, redeemed_by: doc.redeemed_by, redeemed_at: doc.redeemed_at }, { $unset: { redeeming_until: '' } });
+    return true;
+  }
+
+  /**
+   * The invitation a code opens, when it can be redeemed now; else the same clear error a redemption answers.
+   * Nothing changes: Slack asks this before it opens the window a redemption fills in.
+   */
+  async usable(code: string): Promise<{ doc: InviteDoc; now: Date }> {
     const id = inviteIdOf(code);
     if (!id) throw noSuchInvite();
     const doc = await this.store.invites.findOne({ _id: id });
     if (!doc || !constantTimeEqual(doc.token_hash, hashApiKey(code, this.keyPepper))) throw noSuchInvite();
     const now = this.clock.now();
     assertUsable(doc, now);
-    const card = invitedCard(doc.preset, choice, from.via === 'slack' ? from.slackUserId : undefined);
+    return { doc, now };
+  }
+
+  /**
+   * Registers the invitee: the code is checked against its hash, the card made from the preset and the choice, then
+   * the invitation is taken by one conditional update before Teammates.register runs; a registration that is
+   * refused (a handle taken, a lead gone) gives the invitation back. The taking holds until `redeeming_until`, when
+   * the registration confirms it: a taking whose process died is taken again after that, unless its teammate
+   * exists; a process that resumes after its taking was taken over disables the teammate it just made.
+   */
+  async redeem(code: string, choice: InviteRedemption, from: RedeemVia = { via: 'api' }): Promise<{ card: OwnCard; api_key: string; invite_id: string }> {
+    const { doc, now } = await this.usable(code);
+    const id = doc._id;
+    const card = invitedCard(doc.preset, choice, from.via === 'slack' ? { slackUserId: from.slackUserId, team: from.team, role: from.role } : {});
     if ('field' in card) throw new RelayError('invalid_params', `body.${card.field}: ${card.message}`, { field: card.field });
 
+    if (doc.redeeming_until && (await this.finishedBefore(doc))) throw used();
     const claim = { status: 'redeemed' as const, redeemed_at: now, redeemed_by: card.handle };
-    const taken = await this.store.invites.updateOne({ _id: id, status: 'open', expires_at: { $gt: now } }, { $set: claim });
+    const takeable = [{ status: 'open' as const }, { status: 'redeemed' as const, redeeming_until: { $lte: now } }];
+    const taken = await this.store.invites.updateOne(
+      { _id: id, expires_at: { $gt: now }, $or: takeable },
+      { $set: { ...claim, redeeming_until: new Date(now.getTime() + REDEEM_DEADLINE_MS) } },
+    );
     if (taken.modifiedCount !== 1) {
       const current = await this.store.invites.findOne({ _id: id });
       if (current) assertUsable(current, now);
       // Open and unexpired again: a redemption that had it was refused and gave it back just now.
-      throw new RelayError('conflict', 'This invitation is being redeemed by someone else right now; try again in a moment', { reason: 'busy' });
+      throw busy();
     }
     let registered: { card: OwnCard; api_key: string };
     try {
       registered = await this.teammates.register(card);
     } catch (error) {
-      await this.store.invites.updateOne({ _id: id, ...claim }, { $set: { status: 'open' }, $unset: { redeemed_at: '', redeemed_by: '' } });
+      await this.store.invites.updateOne({ _id: id, ...claim }, { $set: { status: 'open' }, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } });
       throw error;
+    }
+    const confirmed = await this.store.invites.updateOne({ _id: id, ...claim }, { $unset: { redeeming_until: '' } });
+    if (confirmed.matchedCount !== 1) {
+      // This process stalled past the deadline and another redemption took the invitation: one teammate per invitation.
+      await this.teammates.disable(card.handle);
+      this.log.warn({ invite_id: id, handle: card.handle }, 'invitation taken over during a stalled redemption; its teammate disabled');
+      throw new RelayError('conflict', 'This redemption took too long and the invitation was used by another; ask an admin for a new one', { reason: 'redeemed' });
     }
     this.log.info({ invite_id: id, handle: card.handle, via: from.via }, 'invitation redeemed');
     await this.store.accountLog.record([{ handle: card.handle, at: now, actor: card.handle, action: 'invite.redeemed', resource_type: 'invite', resource_id: id, via: from.via }]);
@@ -126,9 +182,16 @@ export class Invites {
   }
 }
 
-/** A clear refusal for an invitation that can no longer be redeemed: 409 once used, 410 once revoked or expired. */
+const used = () => new RelayError('conflict', 'This invitation was already used; ask an admin for a new one', { reason: 'redeemed' });
+const busy = () => new RelayError('conflict', 'This invitation is being redeemed by someone else right now; try again in a moment', { reason: 'busy' });
+
+/**
+ * A clear refusal for an invitation that can no longer be redeemed: 409 once used or while a redemption holds it,
+ * 410 once revoked or expired. A taking past its deadline can be taken again.
+ */
 function assertUsable(doc: InviteDoc, now: Date): void {
-  if (doc.status === 'redeemed') throw new RelayError('conflict', 'This invitation was already used; ask an admin for a new one', { reason: 'redeemed' });
+  if (doc.status === 'redeemed' && doc.redeeming_until && doc.redeeming_until.getTime() > now.getTime()) throw busy();
+  if (doc.status === 'redeemed' && !doc.redeeming_until) throw used();
   if (doc.status === 'revoked') throw new RelayError('conflict', 'This invitation was revoked; ask an admin for a new one', { reason: 'revoked' }, 410);
   if (doc.expires_at.getTime() <= now.getTime()) {
     throw new RelayError('conflict', `This invitation expired at ${doc.expires_at.toISOString()}; ask an admin for a new one`, { reason: 'expired' }, 410);

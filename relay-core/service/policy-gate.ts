@@ -37,6 +37,14 @@ export class PolicyStore {
   }
 
   /**
+   * The policy as this process last read it, for what must decide without a read of its own (a thread write's timer
+   * step): `current()` keeps it fresh, on every gated call and at each timer sweep. Null before the first read.
+   */
+  known(): Policy | null {
+    return this.cached?.policy ?? null;
+  }
+
+  /**
    * Validates and stores a policy; a bad one throws invalid_params naming line and field, and the old one stays.
    * With `checkApprovers` (the admin API) every approver a rule names by handle or `role:` must exist now.
    */

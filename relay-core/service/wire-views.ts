@@ -1,4 +1,4 @@
-// What a participant reads back: the thread in the wire shape (snake_case, ISO 8601 timestamps; the README describes it).
+// What a participant reads back: the thread in the wire shape (snake_case, ISO 8601 timestamps; docs/jsonrpc.md describes it).
 import type { Verdict } from '../domain/acceptance-verdict';
 import { describeApprovers, type ApprovalRecord } from '../domain/approval';
 import type { AgentDoc, MessageDoc, ThreadDoc } from '../domain/documents';

@@ -6,7 +6,7 @@ import { startAgentRunner, stopRun } from './agent-runner';
 
 export const AGENT_COMMAND = {
   name: 'agent',
-  summary: 'run the handoffs handed to your agent on this machine; stop a run (your API key; README "Hand it to my agent")',
+  summary: 'run the handoffs handed to your agent on this machine; stop a run (your API key; docs/agent-runner.md)',
   usage: ['agent [--config handoff-agent.yaml]', 'agent stop RUN_ID'],
   options: {
     config: { type: 'string', value: 'FILE', description: 'the runner\'s config (YAML or JSON); handoff-agent.yaml by default' },

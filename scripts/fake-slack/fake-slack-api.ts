@@ -72,6 +72,9 @@ export interface FakeSlackUserProfile {
   display_name?: string;
   /** IANA time zone users.info reports (default Europe/London); tz_offset and tz_label follow it. */
   tz?: string;
+  /** A workspace admin or owner, as users.info reports (both false unless set). */
+  is_admin?: boolean;
+  is_owner?: boolean;
 }
 
 export interface FakeSlack {
@@ -351,8 +354,8 @@ class FakeSlackServer implements FakeSlack {
         display_name_normalized: displayName,
         team: TEAM_ID,
       },
-      is_admin: false,
-      is_owner: false,
+      is_admin: profile.is_admin ?? false,
+      is_owner: profile.is_owner ?? false,
       is_bot: false,
       is_app_user: false,
       updated: 1700000000,

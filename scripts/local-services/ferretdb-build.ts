@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.6`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.7`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -29,6 +29,9 @@ const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'handler_write_locks.go', dir: path.join('internal', 'handler') },
   { name: 'sqlite_index_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
   { name: 'metadata_multikey.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
+  { name: 'sjson_decode.go', dir: path.join('internal', 'handler', 'sjson') },
+  { name: 'handler_projection_fields.go', dir: path.join('internal', 'handler') },
+  { name: 'sqlite_fields.go', dir: path.join('internal', 'backends', 'sqlite') },
 ];
 
 const SQLITE_COLLECTION = path.join('internal', 'backends', 'sqlite', 'collection.go');
@@ -134,14 +137,17 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '\tFilter *types.Document\n\tSort   *types.Document\n\tLimit  int64\n\n' +
       '\t// IndexSort and IndexLimit: the whole sort, and the limit plus the skip; a backend applies them only where\n' +
       '\t// its indexes serve the whole filter and sort (the handler applies them again either way).\n' +
-      '\tIndexSort  *types.Document\n\tIndexLimit int64\n',
+      '\tIndexSort  *types.Document\n\tIndexLimit int64\n\n' +
+      '\t// Fields: the top-level fields the handler reads of each document; nil: all (sqlite_fields.go).\n' +
+      '\tFields []string\n',
   },
   {
     name: 'the index pushdown patch (find)',
     file: path.join('internal', 'handler', 'msg_find.go'),
     from: '\th.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))\n',
     to:
-      '\tif !h.DisablePushdown {\n\t\tqp.IndexSort = params.Sort\n\n' +
+      '\tif !h.DisablePushdown {\n\t\tqp.IndexSort = params.Sort\n' +
+      '\t\tqp.Fields = projectedFields(params.Projection, params.Filter, params.Sort)\n\n' +
       // Only while the backend sees the whole filter: without nested pushdown, dotted keys were taken out above.
       '\t\tif params.Limit > 0 && qp.Filter.Len() == params.Filter.Len() {\n\t\t\tqp.IndexLimit = params.Limit + params.Skip\n\t\t}\n\t}\n\n' +
       '\th.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))\n',
@@ -162,6 +168,41 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     file: SQLITE_COLLECTION,
     from: UPSTREAM_ID_PUSHDOWN(true),
     to: '\tpushed := planPushdown(meta, params.Filter, nil)\n\twhereClause, args = pushed.where, pushed.args\n\tfilterPushdown = whereClause != ""\n',
+  },
+  /**
+   * Fields pushdown (sjson_decode.go, handler_projection_fields.go, sqlite_fields.go): a find whose projection,
+   * filter and sort read a few top-level fields decodes only those of each stored document, and explain says so.
+   */
+  /** The fast sjson decoder (sjson_decode.go) answers Unmarshal; upstream's stays as its fallback. */
+  {
+    name: 'the fast decoder patch',
+    file: path.join('internal', 'handler', 'sjson', 'sjson.go'),
+    from: 'func Unmarshal(data []byte) (*types.Document, error) {\n',
+    to: 'func unmarshalSlow(data []byte) (*types.Document, error) {\n',
+  },
+  {
+    name: 'the fields pushdown patch (iterator field)',
+    file: path.join('internal', 'backends', 'sqlite', 'query_iterator.go'),
+    from: '\tonlyRecordIDs bool\n}',
+    to: '\tonlyRecordIDs bool\n\tfields        map[string]struct{} // nil: every field (sqlite_fields.go)\n}',
+  },
+  {
+    name: 'the fields pushdown patch (decode)',
+    file: path.join('internal', 'backends', 'sqlite', 'query_iterator.go'),
+    from: '\t\tif doc, err = sjson.Unmarshal(b); err != nil {\n',
+    to: '\t\tif doc, err = sjson.UnmarshalFields(b, iter.fields); err != nil {\n',
+  },
+  {
+    name: 'the fields pushdown patch (Query)',
+    file: SQLITE_COLLECTION,
+    from: '\t\tIter: newQueryIterator(ctx, rows, params.OnlyRecordIDs),\n\t}, nil\n}\n\n// InsertAll',
+    to: '\t\tIter: withFields(newQueryIterator(ctx, rows, params.OnlyRecordIDs), params.Fields),\n\t}, nil\n}\n\n// InsertAll',
+  },
+  {
+    name: 'the fields pushdown patch (explain)',
+    file: path.join('internal', 'handler', 'msg_explain.go'),
+    from: '\t\t\t"limitPushdown", res.LimitPushdown,\n',
+    to: '\t\t\t"limitPushdown", res.LimitPushdown,\n\t\t\t"projectionPushdown", explainProjectionPushdown(params.Command, params.Filter, params.Sort),\n',
   },
   {
     name: 'the multikey patch (insert)',

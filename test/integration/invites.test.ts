@@ -2,12 +2,16 @@
 // expire on the relay's test clock, revoke, concurrent redemptions, bad input), the code kept out of lists, the
 // store and logs; and the built CLI's `invite` and `join` over them.
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createLogger } from '../../relay-core/ops/logger';
-import { Invites } from '../../relay-core/service/invites';
+import type { AgentCardInput } from '../../relay-core/domain/schemas';
+import { Invites, REDEEM_DEADLINE_MS } from '../../relay-core/service/invites';
+import type { OwnCard, Teammates } from '../../relay-core/service/teammates';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
+import { waitUntil } from '../helpers/wait-until';
 
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
@@ -150,6 +154,86 @@ test('redemptions that all read the invitation open before any takes it still ma
   expect(await relay.store.agents.countDocuments({ team: 'race2' })).toBe(1);
 });
 
+describe('a redemption that stops between taking the invitation and registering', () => {
+  /** Invites whose registrations run `register` instead of the relay's own (still reading and writing its store). */
+  function invitesWith(register: (card: AgentCardInput) => Promise<{ card: OwnCard; api_key: string }>): Invites {
+    const teammates = relay.relay.teammates;
+    const stalling = Object.assign(Object.create(teammates) as Teammates, { register });
+    return new Invites({ store: relay.store, teammates: stalling, keyPepper: relay.config.keyPepper!, log: createLogger('silent'), clock });
+  }
+  const taken = (id: string) => waitUntil(async () => (await inviteDoc(id))?.redeeming_until, 'the invitation taken');
+
+  test('holds it until its deadline; after that a later redemption takes it and registers', async () => {
+    const { id, token } = await invite({ team: 'dies', role: 'backend' });
+    // A process that dies after taking it: its registration never ends.
+    void invitesWith(() => new Promise(() => {})).redeem(token, { handle: 'ghost', name: 'Ghost' });
+    const until = await taken(id);
+    expect(until.getTime() - (await inviteDoc(id))!.redeemed_at!.getTime()).toBe(REDEEM_DEADLINE_MS);
+    expect(await redeem(id, { token, handle: 'early', name: 'Early' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('being redeemed by someone else right now') } });
+
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    const late = await redeem(id, { token, handle: 'late', name: 'Late' });
+    expect(late).toMatchObject({ status: 201, body: { handle: 'late@dies' } });
+    const doc = await inviteDoc(id);
+    expect(doc).toMatchObject({ status: 'redeemed', redeemed_by: 'late@dies' });
+    expect(doc).not.toHaveProperty('redeeming_until');
+    expect(await relay.store.agents.find({ team: 'dies' }).map((a) => a.handle).toArray()).toEqual(['late@dies']);
+    expect(await redeem(id, { token, handle: 'third', name: 'Third' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
+  });
+
+  test('the list shows it redeeming until its deadline; it can be revoked only after that', async () => {
+    const { id, token } = await invite({ team: 'gone', role: 'backend' });
+    void invitesWith(() => new Promise(() => {})).redeem(token, { handle: 'ghost', name: 'Ghost' });
+    const until = await taken(id);
+    const listed = async () => (await relay.rest('GET', '/admin/invites', relay.adminKey)).body.invites.find((i: { id: string }) => i.id === id);
+    expect(await listed()).toMatchObject({ status: 'redeeming', redeemed_by: 'ghost@gone', redeeming_until: until.toISOString() });
+    expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({
+      status: 409,
+      body: { message: `Invitation ${id} is being redeemed right now (as ghost@gone); if that does not finish, revoke it after ${until.toISOString()}` },
+    });
+
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({ status: 200, body: { id, status: 'revoked', redeemed_by: null, redeeming_until: null } });
+    expect(await redeem(id, { token, handle: 'late', name: 'Late' })).toMatchObject({ status: 410, body: { message: expect.stringContaining('revoked') } });
+    expect(await relay.store.agents.countDocuments({ team: 'gone' })).toBe(0);
+  });
+
+  test('one that registered its teammate and stopped before confirming leaves the invitation used', async () => {
+    const { id, token } = await invite({ team: 'halfway', role: 'backend' });
+    const teammates = relay.relay.teammates;
+    void invitesWith(async (card) => {
+      await teammates.register(card);
+      return new Promise(() => {});
+    }).redeem(token, { handle: 'first', name: 'First' });
+    await waitUntil(async () => relay.store.agents.findOne({ _id: 'first@halfway' }), 'the first teammate registered');
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    expect(await redeem(id, { token, handle: 'second', name: 'Second' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
+    expect(await relay.store.agents.countDocuments({ team: 'halfway' })).toBe(1);
+    const doc = await inviteDoc(id);
+    expect(doc).toMatchObject({ status: 'redeemed', redeemed_by: 'first@halfway' });
+    expect(doc).not.toHaveProperty('redeeming_until');
+  });
+
+  test('one that resumes after another took the invitation over disables the teammate it made: one active teammate', async () => {
+    const { id, token } = await invite({ team: 'stall', role: 'backend' });
+    const teammates = relay.relay.teammates;
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    const stalled = invitesWith(async (card) => {
+      await resumed;
+      return teammates.register(card);
+    }).redeem(token, { handle: 'slow', name: 'Slow' });
+    await taken(id);
+    clock.advance(REDEEM_DEADLINE_MS + 1_000);
+    expect(await redeem(id, { token, handle: 'quick', name: 'Quick' })).toMatchObject({ status: 201, body: { handle: 'quick@stall' } });
+    resume();
+    await expect(stalled).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('took too long and the invitation was used by another') });
+    expect(await relay.store.agents.find({ team: 'stall', status: 'active' }).map((a) => a.handle).toArray()).toEqual(['quick@stall']);
+    expect(await relay.store.agents.findOne({ _id: 'slow@stall' })).toMatchObject({ status: 'disabled' });
+    expect(await inviteDoc(id)).toMatchObject({ status: 'redeemed', redeemed_by: 'quick@stall' });
+  });
+});
+
 test('bad input answers a clear error naming what is wrong, and changes nothing', async () => {
   const { id, token } = await invite({ team: 'acme', role: 'backend', lead: 'lena@acme' });
   const otherToken = (await invite({})).token;
@@ -233,6 +317,62 @@ describe('the CLI', () => {
     await expect(cli(['join', codes[0]!, '--name', 'A'])).rejects.toMatchObject({ stderr: expect.stringContaining('join: --handle is required') });
     await expect(cli(['invite', '--list', '--role', 'x'])).rejects.toMatchObject({ stderr: expect.stringContaining('are separate calls') });
     await expect(cli(['invite', '--expires', 'forever'])).rejects.toMatchObject({ stderr: expect.stringContaining('the relay refused: body.expires_in') });
+  });
+});
+
+describe('redeeming is limited per client address (no key to count by)', () => {
+  let limited: TestRelay;
+
+  beforeAll(async () => {
+    limited = await startTestRelay({ name: 'invites_limit', env: { RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  /** POST /invites/:id/redeem from a chosen loopback address; the status, Retry-After and parsed body. */
+  function redeemFrom(localAddress: string, id: string, body: Record<string, unknown>): Promise<{ status: number; retryAfter: string | undefined; body: any }> {
+    const url = new URL(`${limited.url}/invites/${id}/redeem`);
+    return new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  }
+
+  test('past the limit: 429 with when to retry, whatever the request; the invitation is untouched; another address is not limited', async () => {
+    const created = await limited.rest('POST', '/admin/invites', limited.adminKey, { team: 'acme', role: 'qa' });
+    const { id, token } = created.body as { id: string; token: string };
+    codes.push(token);
+    // Three wrong codes use up this address's minute.
+    for (let i = 0; i < 3; i++) {
+      expect((await redeemFrom('127.0.0.1', id, { token: `${token.slice(0, -4)}AAA${i}`, handle: 'x', name: 'X' })).status).toBe(404);
+    }
+    const refused = [
+      await redeemFrom('127.0.0.1', id, { token, handle: 'quinn', name: 'Quinn' }),
+      await redeemFrom('127.0.0.1', '000000000000', { handle: 'x' }),
+    ];
+    for (const answer of refused) {
+      expect(answer).toMatchObject({
+        status: 429,
+        body: { code: 'rate_limited', message: expect.stringMatching(/^Too many invitation redemptions from your address: at most 3 per 60 s; try again in \d+ s$/), retry_after_ms: expect.any(Number) },
+      });
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
+      expect(answer.body.retry_after_ms).toBeLessThanOrEqual(60_000);
+    }
+    expect(await limited.store.invites.findOne({ _id: id })).toMatchObject({ status: 'open' });
+    expect(await limited.store.agents.findOne({ _id: 'quinn@acme' })).toBeNull();
+
+    // The admin routes count nothing here, and another address still redeems.
+    expect((await limited.rest('GET', '/admin/invites', limited.adminKey)).status).toBe(200);
+    expect(await redeemFrom('127.0.0.2', id, { token, handle: 'quinn', name: 'Quinn' })).toMatchObject({ status: 201, body: { handle: 'quinn@acme' } });
   });
 });
 

@@ -3,7 +3,7 @@
 // `_id` lookup served by the `_id` index when the filter also holds other conditions, and a command of hundreds of
 // statements answered. Each of these failed on a stock FerretDB 1.24 (scripts/local-services/ferretdb-build.ts and
 // ferretdb-patches/ beside it hold what makes the embedded one pass).
-import { MongoClient, type Collection, type Document } from 'mongodb';
+import { Binary, BSON, BSONRegExp, Int32, Long, MongoClient, ObjectId, Timestamp, type Collection, type Document } from 'mongodb';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 
 interface Counter {
@@ -151,6 +151,104 @@ describe('secondary indexes', () => {
     expect((await before.find({ role: 'ops' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual(['array', 'scalar']);
   });
 });
+
+test('a document of every BSON type the engine stores reads back as written, whole and projected', async () => {
+  const [docs] = through('every_type');
+  const doc = {
+    _id: 'every',
+    text: '<a href="x">&amp;</a>\n\t\r\\ / \u2028 é 日本 🎉 \u0001\b\f',
+    doubles: [0.1, 1e300, 5e-324, 123456789, -2.5e-10, 2 ** 53],
+    int32s: [new Int32(-(2 ** 31)), new Int32(2 ** 31 - 1)],
+    longs: [Long.MIN_VALUE, Long.MAX_VALUE, Long.fromNumber(-1)],
+    dates: [new Date(-1234567), new Date(Date.UTC(2026, 11, 5, 10, 0, 0, 123))],
+    ts: new Timestamp({ t: 4294967295, i: 4294967295 }),
+    bins: [new Binary(Buffer.from([0, 1, 2, 255, 254]), 0x80), new Binary(Buffer.alloc(0), 0)],
+    re: new BSONRegExp('^a\\.b/c$', 'im'),
+    oid: new ObjectId('0102030405060708090a0bff'),
+    flags: [true, false, null],
+    nested: { a: 'x', empty: {}, arr: [], deep: { l1: [{ l2: ['v', 1, { l3: null }] }] } },
+    'kéy': 'odd key',
+  };
+  await docs!.insertOne(doc as never);
+  const raw = { promoteLongs: false, promoteValues: false, promoteBuffers: false } as const;
+  expect(await docs!.findOne({ _id: 'every' } as never, raw)).toEqual(roundTrip(doc));
+  expect(await docs!.findOne({ _id: 'every' } as never, { ...raw, projection: { text: 1, nested: 1, missing: 1 } })).toEqual(
+    roundTrip({ _id: doc._id, text: doc.text, nested: doc.nested }),
+  );
+});
+
+/** `value` as the driver gives it back when it decodes exactly what it sent (the same BSON read without promotion). */
+function roundTrip(value: object): unknown {
+  return BSON.deserialize(BSON.serialize(value), { promoteLongs: false, promoteValues: false, promoteBuffers: false });
+}
+
+describe('a find that returns a few fields of large documents', () => {
+  interface Big {
+    _id: string;
+    to: string;
+    status: string;
+    n: number;
+    created_at: Date;
+    hidden?: boolean;
+    meta?: { kind: string; nested: { deep: number[] } } | null;
+    body: Array<{ text: string; at: Date }>;
+  }
+  const base = Date.UTC(2026, 0, 1);
+  const docs: Big[] = Array.from({ length: 60 }, (_, i) => ({
+    _id: `b${String(i).padStart(3, '0')}`,
+    to: `u${i % 3}`,
+    status: i % 2 ? 'open' : 'done',
+    n: i,
+    created_at: new Date(base + i * 1000),
+    ...(i % 5 === 0 ? { hidden: true } : {}),
+    ...(i % 4 === 0 ? { meta: i % 8 === 0 ? null : { kind: `k${i % 3}`, nested: { deep: [i, i + 1] } } } : {}),
+    body: Array.from({ length: 20 }, (_, j) => ({ text: `line ${j} of document ${i}: ${'x'.repeat(100)}`, at: new Date(base + j) })),
+  }));
+  let big: Collection<Big>;
+
+  beforeAll(async () => {
+    big = clients[0]!.db(dbName).collection<Big>('big');
+    await big.createIndex({ to: 1, created_at: -1 }, { name: 'inbox' });
+    await big.insertMany(docs);
+  });
+
+  /** What MongoDB answers: the documents of `keep`, newest first, with only `fields` (and `_id`) of each, absent ones absent. */
+  const expected = (keep: (d: Big) => boolean, fields: Array<keyof Big>, limit: number) =>
+    docs
+      .filter(keep)
+      .sort((a, b) => b.created_at.getTime() - a.created_at.getTime())
+      .slice(0, limit)
+      .map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k === '_id' || fields.includes(k as keyof Big))));
+
+  test('it answers just those fields, filtered and sorted on fields it does not return (through $or, $ne and a dotted path)', async () => {
+    const filter = { to: 'u1', $or: [{ status: 'open' }, { n: { $lt: 10 } }], hidden: { $ne: true }, 'meta.kind': { $ne: 'k2' } };
+    const page = await big.find(filter as never, { projection: { n: 1, meta: 1 } }).sort({ created_at: -1 }).limit(7).toArray();
+    const keep = (d: Big) => d.to === 'u1' && (d.status === 'open' || d.n < 10) && d.hidden !== true && d.meta?.kind !== 'k2';
+    expect(page).toEqual(expected(keep, ['n', 'meta'], 7));
+    // A null field is returned as null, an absent one left out.
+    expect(await big.find({ _id: { $in: ['b007', 'b008'] } }, { projection: { meta: 1 } }).sort({ _id: 1 }).toArray()).toEqual([{ _id: 'b007' }, { _id: 'b008', meta: null }]);
+  });
+
+  test('an exclusion and `_id: 0` answer as MongoDB does', async () => {
+    const excluded = await big.find({ to: 'u2' }, { projection: { body: 0, meta: 0 } }).sort({ created_at: -1 }).limit(2).toArray();
+    expect(excluded).toEqual(expected((d) => d.to === 'u2', ['to', 'status', 'n', 'created_at', 'hidden'], 2));
+    const noId = await big.find({ to: 'u2' }, { projection: { _id: 0, n: 1 } }).sort({ created_at: -1 }).limit(2).toArray();
+    expect(noId).toEqual(expected((d) => d.to === 'u2', ['n'], 2).map(({ _id: _unused, ...rest }) => rest));
+  });
+
+  test('the engine decodes only the fields it returns (explain says so)', async () => {
+    const explain = await big.find({ to: 'u1', hidden: { $ne: true } }, { projection: { n: 1, status: 1 } }).sort({ created_at: -1 }).limit(7).explain();
+    expect(projectionPushedDown(explain)).toBe(true);
+    // Whole documents: nothing to push down.
+    expect(projectionPushedDown(await big.find({ to: 'u1' }).sort({ created_at: -1 }).limit(7).explain())).toBe(false);
+  });
+});
+
+/** Whether an explain's plan (the embedded FerretDB's flag, MongoDB's projection stages) applies the projection while it reads. */
+function projectionPushedDown(explain: Document): boolean {
+  if (typeof explain.projectionPushdown === 'boolean') return explain.projectionPushdown;
+  return /PROJECTION_(SIMPLE|COVERED|DEFAULT)/.test(JSON.stringify(explain.queryPlanner ?? explain));
+}
 
 test('a limited find on a dotted path (which the embedded engine does not push down) still finds its document', async () => {
   const [docs] = through('dotted');

@@ -1,4 +1,4 @@
-// The envelope of the wire contract (README "Envelope and content") against one real relay (FerretDB + Redis): every
+// The envelope of the wire contract (docs/jsonrpc.md, "Envelope and content") against one real relay (FerretDB + Redis): every
 // read and write JSON-RPC method (wire, runner, A2A, push configs) answers with a client's `metadata` envelope as it
 // does without one; an oversized or too deeply nested envelope is invalid_params naming its limit and changes nothing;
 // a read of an unknown thread or by a non-participant keeps its own error whatever envelope it carries; and the

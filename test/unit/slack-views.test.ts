@@ -7,7 +7,8 @@ import { linkedModal, linkFailedModal, linkingModal } from '../../bot/views/link
 import { mcpClientSnippets } from '../../mcp/client-config';
 import { newHandoffFromForm, newHandoffModal, readNewHandoffState, type NewHandoffForm } from '../../bot/views/new-handoff-modal';
 import { parseHandoffCommand, slackTextToPlain } from '../../bot/listeners/commands/parse-command';
-import { toHandleLocal } from '../../bot/listeners/commands/link-command';
+import { toHandleLocal } from '../../bot/listeners/commands/new-teammate-modal';
+import { parseInviteOptions } from '../../bot/listeners/commands/invite-command';
 import { LIMITS } from '../../relay-core/domain/schemas';
 import type { ListItem } from '../../relay-core/service/wire-views';
 
@@ -160,6 +161,10 @@ describe('command text', () => {
     ['inbox', { kind: 'inbox' }],
     ['link', { kind: 'link' }],
     ['link bob', { kind: 'link', handle: 'bob' }],
+    ['join', { kind: 'join' }],
+    ['join hri_x bob', { kind: 'join', code: 'hri_x', handle: 'bob' }],
+    ['join hri_x bob more', { kind: 'join', code: 'hri_x', handle: 'bob', extra: 'more' }],
+    ['invite role:qa note:R&amp;D', { kind: 'invite', options: 'role:qa note:R&D' }],
     ['<@U0BOB|bob> hi there', { kind: 'send', to: { slackUser: 'U0BOB' }, text: 'hi there' }],
     ['<@U0BOB> hi', { kind: 'send', to: { slackUser: 'U0BOB' }, text: 'hi' }],
     ['@bob@acme hi', { kind: 'send', to: { handle: 'bob@acme' }, text: 'hi' }],
@@ -167,6 +172,17 @@ describe('command text', () => {
     ['deploy now', { kind: 'unknown', word: 'deploy' }],
   ])('%j', (text, expected) => {
     expect(parseHandoffCommand(text)).toEqual(expected);
+  });
+
+  test('/handoff invite options become the invitation; what is wrong is named by its option', () => {
+    expect(parseInviteOptions('team:acme skills:go,sql repos:a/,b/, expires:2h note: for  Frank, backend ')).toEqual({
+      input: { team: 'acme', skills: ['go', 'sql'], repos_owned: ['a/', 'b/'], expires_in: 2 * 3_600_000, note: 'for  Frank, backend' },
+    });
+    expect(parseInviteOptions('')).toEqual({ input: { expires_in: 7 * 86_400_000 } });
+    expect(parseInviteOptions('skills:go, sql')).toEqual({ problem: expect.stringMatching(/^`sql` is not an option of `\/handoff invite`/) });
+    expect(parseInviteOptions('skills:,')).toEqual({ problem: '`skills:` needs a value, e.g. `skills:…`' });
+    expect(parseInviteOptions('role:a role:b')).toEqual({ problem: '`role:` is given twice' });
+    expect(parseInviteOptions('expires:never')).toEqual({ problem: expect.stringMatching(/^`expires:` must be a duration/) });
   });
 
   test('Slack markup becomes plain text', () => {

@@ -24,7 +24,7 @@ export function registerActions(
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));
   app.action(ACTION_IDS.reply, modalButton(deps, 'reply'));
-  // The recipient's own agent (README "Hand it to my agent").
+  // The recipient's own agent (docs/agent-runner.md).
   app.action(ACTION_IDS.handToAgent, handToAgentButton(deps));
   app.action(ACTION_IDS.stopAgent, stopAgentButton(deps));
   // The inbox button is a link; Slack still sends an action, which only needs an ack.

@@ -7,11 +7,14 @@ import { newHandoffSchema } from '../../../relay-core/domain/schemas';
 import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
 import type { CommandArgs, CommandDeps } from './command-args';
 import { channelCommand } from './channel-command';
+import { inviteCommand } from './invite-command';
+import { joinCommand } from './join-command';
 import { linkCommand } from './link-command';
 import { openNewHandoffModal } from './new-handoff-command';
 import { parseHandoffCommand, type Recipient } from './parse-command';
 
-// Subcommands: none (new-handoff modal), `@someone text` / `role:x text` (quick inform), inbox, link, channel, help.
+// Subcommands: none (new-handoff modal), `@someone text` / `role:x text` (quick inform), inbox, link, join, invite,
+// channel, help.
 
 export const HANDOFF_COMMAND = '/handoff';
 
@@ -23,6 +26,8 @@ export const HANDOFF_HELP =
   '• `/handoff channel role:frontend` — run in a channel: handoffs to that target land there with *Claim* (`channel unbind …`, `channel list`).\n' +
   '• `/handoff inbox` — your pending and accepted handoffs, with their buttons (and Claim on unclaimed ones you are a candidate for).\n' +
   '• `/handoff link [handle]` — link your Slack account to a new teammate and get its API key and MCP configuration, once.\n' +
+  '• `/handoff join CODE [handle]` — redeem an invitation: your Slack account becomes the invited teammate; its API key and MCP configuration are shown once.\n' +
+  '• `/handoff invite [role:backend] [skills:go,sql] [expires:48h] [note:…]` — workspace admins: make a single-use invitation code (`/handoff invite help`).\n' +
   '• `/handoff help` — this help.\n' +
   'The *Home* tab of handoff-relay lists what waits for you and what you sent.';
 
@@ -48,6 +53,10 @@ export function handoffCommand(deps: CommandDeps) {
         ));
       case 'link':
         return linkCommand(deps, args, parsed.handle);
+      case 'join':
+        return joinCommand(deps, args, parsed);
+      case 'invite':
+        return inviteCommand(deps, args, parsed.options);
     }
     const caller = await deps.teammates.bySlackUser(command.user_id);
     if (!caller) return void (await say(NOT_LINKED));

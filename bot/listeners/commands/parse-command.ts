@@ -9,6 +9,10 @@ export type HandoffCommand =
   | { kind: 'help' }
   | { kind: 'inbox' }
   | { kind: 'link'; handle?: string }
+  /** `invite [team:acme] [role:x] … [note:…]`: the options' text, read by the invite command. */
+  | { kind: 'invite'; options: string }
+  /** `join CODE [handle]`; `extra` is the first word past those two (refused, never used). */
+  | { kind: 'join'; code?: string; handle?: string; extra?: string }
   /** `channel <target>` binds, `channel unbind <target>` unbinds, `channel list` lists; bare `channel` explains. */
   | { kind: 'channel'; action: 'bind' | 'unbind' | 'list' | 'usage'; target?: string }
   | { kind: 'send'; to: Recipient; text: string }
@@ -32,6 +36,12 @@ export function parseHandoffCommand(raw: string): HandoffCommand {
       return { kind: 'inbox' };
     case 'link':
       return rest.length ? { kind: 'link', handle: rest[0] } : { kind: 'link' };
+    case 'invite':
+      return { kind: 'invite', options: slackTextToPlain(tail) };
+    case 'join': {
+      const [code, handle, extra] = rest;
+      return { kind: 'join', ...(code ? { code } : {}), ...(handle ? { handle } : {}), ...(extra ? { extra } : {}) };
+    }
     case 'channel': {
       const [verb = '', target] = rest;
       if (verb === '') return { kind: 'channel', action: 'usage' };

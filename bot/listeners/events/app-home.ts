@@ -19,8 +19,8 @@ export interface HomeDeps {
 
 export interface HomeDigest {
   prefs: DigestPrefs;
-  /** RELAY_DIGEST_AT as shown, e.g. 09:30. */
-  at: string;
+  /** When the digest goes out as shown, e.g. 09:30 (RELAY_DIGEST_AT, or the policy's team.digest_at); null: off for everyone. */
+  at: () => string | null;
 }
 
 /** Renders and publishes the Home tab of one Slack user at one page. */
@@ -42,7 +42,8 @@ export async function publishHome({ links, reads, teammates }: Pick<Relay, 'link
     [waiting, sent] = await Promise.all([list('recipient'), list('sender')]);
     page = {};
   }
-  const digestSetting = digest ? { off: await digest.prefs.isOff(caller.handle), at: digest.at } : undefined;
+  const digestAt = digest?.at();
+  const digestSetting = digest && digestAt ? { off: await digest.prefs.isOff(caller.handle), at: digestAt } : undefined;
   const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => links.url(id, caller.handle), digest: digestSetting });
   await client.views.publish({ user_id: slackUser, view });
 }
