@@ -5,7 +5,7 @@ import type express from 'express';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../relay-core/queues/bullmq-queues';
 import type { SlackConfig } from '../relay-core/ops/config';
-import type { RelayService } from '../relay-core/service/relay-service';
+import type { Relay } from '../relay-core/service/relay-service';
 import type { HandoffTimers } from '../relay-core/service/handoff-timers';
 import type { Invites } from '../relay-core/service/invites';
 import type { ClientSetup } from './views/link-modal';
@@ -23,9 +23,14 @@ import { registerViews } from './listeners/views';
 export const SLACK_EVENTS_PATH = '/slack/events';
 const MAX_CLOCK_SKEW_SECONDS = 300;
 
-export interface SlackAppDeps {
+/** The use cases the Slack listeners call. */
+export type SlackUses = Pick<
+  Relay,
+  'teammates' | 'reads' | 'links' | 'channels' | 'creates' | 'claims' | 'transitions' | 'messages' | 'reassignments' | 'runs' | 'approvers' | 'approvalRecords' | 'approvalDecisions'
+>;
+
+export interface SlackAppDeps extends SlackUses {
   config: SlackConfig;
-  relay: RelayService;
   httpApp: express.Express;
   log: Logger;
   /** The `verify` queue: Slack Accept runs there (bot/verify-accept.ts). */

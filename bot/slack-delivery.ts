@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../relay-core/domain/clock';
 import type { ThreadWriter } from '../relay-core/domain/thread-writer';
 import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
 import { parseJob } from '../relay-core/queues/parse-job';
-import type { RelayService } from '../relay-core/service/relay-service';
+import type { Relay } from '../relay-core/service/relay-service';
 import { CLAIM_LEASE_MS, exactlyOncePost } from './delivery/exactly-once-post';
 import { isPermanentSlackError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
 import { threadSync, type SlackDeliveryOutcome } from './delivery/thread-sync';
@@ -25,7 +25,9 @@ export interface SyncedThread {
 }
 
 export interface SlackDeliveryDeps {
-  relay: RelayService;
+  channels: Relay['channels'];
+  links: Relay['links'];
+  teammates: Relay['teammates'];
   /** Where the post ledger writes its claims and records. */
   threads: ThreadWriter;
   client: WebClient;
@@ -41,9 +43,9 @@ export interface SlackDeliveryDeps {
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
-  const { relay, threads, client, log } = deps;
+  const { channels, links, teammates, threads, client, log } = deps;
   const ensurePosted = exactlyOncePost({ threads, client, log, clock: deps.clock ?? systemClock, leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS });
-  const sync = threadSync({ relay, threads, client, ensurePosted });
+  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
     const { thread_id: threadId, type, from, to, version } = parseJob(eventJobSchema, job);

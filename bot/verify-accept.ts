@@ -1,66 +1,23 @@
-// Slack Accept as a `verify` job: runs the accept (and so the acceptance verdict) and redraws the DM on a refusal.
+// The processor of Slack Accept's `verify` job (delivery/slack-accept-job.ts): runs the accept (and so the
+// acceptance verdict) and redraws the DM on a refusal.
 import { UnrecoverableError, type Job } from 'bullmq';
-import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import type { ThreadDoc } from '../relay-core/domain/documents';
-import type { ThreadWriter } from '../relay-core/domain/thread-writer';
+import type { AgentDoc } from '../relay-core/domain/documents';
 import { RelayError } from '../relay-core/domain/errors';
 import { parseJob } from '../relay-core/queues/parse-job';
-import type { RelayService } from '../relay-core/service/relay-service';
-import { threadStatusSchema } from '../relay-core/domain/schemas';
-import { handoffDm } from './blocks/handoff-dm';
-import { messageDigest, withShown } from './delivery/slack-posts';
+import type { Relay } from '../relay-core/service/relay-service';
+import { redrawDm, type DmDeps } from './delivery/dm-redraw';
+import { slackAcceptJobSchema, type SlackAcceptJob } from './delivery/slack-accept-job';
 
 // The button only acks, shows "Verifying acceptance…" and enqueues `slack-accept`. The verdict is the same pure
 // function MCP accept_handoff runs. On success the `slack` queue redraws the DM as accepted; on a refusal this
 // processor redraws it with the result code and reasons as the notice.
 
-export const SLACK_ACCEPT_JOB = 'slack-accept';
-export const VERIFYING_NOTICE = 'Verifying acceptance…';
-
-export const slackAcceptJobSchema = z
-  .object({
-    thread_id: z.uuid(),
-    slack_user: z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'must be a Slack user id'),
-    shown_status: threadStatusSchema,
-    /** Where to explain a doubled click to the person who made it (absent for Home-tab clicks). */
-    response_url: z.url({ protocol: /^https?$/ }).optional(),
-    /** Hand to my agent: once accepted, also queue a run for the recipient's runner. */
-    run: z.boolean().optional(),
-  })
-  .strict();
-export type SlackAcceptJob = z.infer<typeof slackAcceptJobSchema>;
-
-/** One job per click: a Slack retry of the same click (same action_ts) is the same job, never a second. */
-export function slackAcceptJobId(threadId: string, actionTs: string): string {
-  return `${SLACK_ACCEPT_JOB}-${threadId}-${actionTs.replace(/[^0-9.]/g, '')}`;
-}
-
-export interface DmDeps {
-  relay: RelayService;
-  client: WebClient;
-  /** Where the DM's record notes what it shows now (`shown`), so the next sync redraws it (without the notice). */
-  threads: ThreadWriter;
-}
-
-/**
- * Redraws the thread's recorded DM from its current state, with an optional notice under the header. The record
- * notes what the DM shows, so the next sync draws it again without the notice. Except VERIFYING_NOTICE, recorded as
- * the DM without it: the accept job behind it always ends it (its verdict redraws the DM or changes the thread), and
- * a sync of the unchanged thread meanwhile (a message, the sender's DM still being posted) leaves it standing
- * rather than flashing the Accept button back up before the verdict.
- */
-export async function redrawDm({ relay, client, threads }: DmDeps, thread: ThreadDoc, notice?: string): Promise<boolean> {
-  const dm = thread.slack;
-  if (!dm) return false;
-  const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
-  const render = (notice?: string) => handoffDm({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, thread.to), ...(notice ? { notice } : {}) });
-  const message = render(notice);
-  await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
-  const shown = messageDigest(notice === VERIFYING_NOTICE ? render() : message);
-  await threads.writeThread(thread._id, (doc) => withShown(doc, [{ key: 'recipient', ts: dm.ts, shown }]));
-  return true;
+export interface VerifyAcceptDeps extends DmDeps {
+  reads: Relay['reads'];
+  transitions: Relay['transitions'];
+  runs: Relay['runs'];
+  log: Logger;
 }
 
 /** `held`: a policy holds the accept for a person's approval; it is applied once approved. */
@@ -74,8 +31,8 @@ function heldNotice(details: unknown, what = 'your Accept', then = 'It is applie
   return `Waiting for approval: policy rule ${held?.rule_id ?? ''} holds ${what} until ${who} approve${quorum}. ${then}; nothing to do meanwhile.`;
 }
 
-export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
-  const { relay, log } = deps;
+export function createVerifyAcceptProcessor(deps: VerifyAcceptDeps) {
+  const { reads, runs, teammates, transitions, log } = deps;
 
   async function tellClicker(responseUrl: string | undefined, text: string): Promise<void> {
     if (!responseUrl) return;
@@ -95,19 +52,19 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
 
   /** A refusal goes on the DM where the Accept was pressed; without a recorded DM, to the clicker alone. */
   async function refuse<O extends 'refused' | 'held'>(job: SlackAcceptJob, notice: string, outcome: O = 'refused' as O): Promise<O> {
-    const thread = await relay.threadById(job.thread_id);
+    const thread = await reads.threadById(job.thread_id);
     const shown = thread ? await redrawDm(deps, thread, notice) : false;
     if (!shown) await tellClicker(job.response_url, `${notice} Nothing was changed.`);
     return outcome;
   }
 
   /** The run after the accept; a refusal (policy) leaves the handoff accepted and says why on the DM. */
-  async function handToAgent(actor: Parameters<RelayService['runs']['request']>[0], data: SlackAcceptJob): Promise<void> {
+  async function handToAgent(actor: AgentDoc, data: SlackAcceptJob): Promise<void> {
     try {
-      await relay.runs.request(actor, data.thread_id, 'slack');
+      await runs.request(actor, data.thread_id, 'slack');
     } catch (error) {
       if (!(error instanceof RelayError)) throw error;
-      const thread = await relay.threadById(data.thread_id);
+      const thread = await reads.threadById(data.thread_id);
       const notice =
         error.code === 'approval_pending'
           ? `Accepted. ${heldNotice(error.details, 'your Hand to my agent', 'The run is queued for your agent then')}`
@@ -120,14 +77,14 @@ export function createVerifyAcceptProcessor(deps: DmDeps & { log: Logger }) {
   return async function verifySlackAccept(job: Job): Promise<VerifyAcceptOutcome> {
     const data = parseJob(slackAcceptJobSchema, job);
     try {
-      const actor = await relay.teammates.bySlackUser(data.slack_user);
+      const actor = await teammates.bySlackUser(data.slack_user);
       if (!actor) return await refuse(data, 'Not accepted: this Slack account is no longer linked to a handoff-relay teammate.');
       let answer;
       try {
-        answer = await relay.transition(actor, { thread_id: data.thread_id, transition: 'accept', expected_status: data.shown_status }, 'slack');
+        answer = await transitions.transition(actor, { thread_id: data.thread_id, transition: 'accept', expected_status: data.shown_status }, 'slack');
       } catch (error) {
         if (!(error instanceof RelayError)) throw error;
-        const thread = await relay.threadById(data.thread_id);
+        const thread = await reads.threadById(data.thread_id);
         const last = thread?.status_history[thread.status_history.length - 1];
         if (thread && thread.status === 'accepted' && last?.by === actor.handle) {
           // A second click (or a re-run) after the first accept: show the accepted DM, tell the clicker.

@@ -8,8 +8,7 @@ import { jsonRpcError } from '../relay-core/jsonrpc/json-rpc-error';
 import { requestId } from '../relay-core/ops/request-context';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
 import type { AgentDoc } from '../relay-core/domain/documents';
-import type { RelayService } from '../relay-core/service/relay-service';
-import { SESSION_ID_PATTERN } from '../relay-core/jsonrpc/method';
+import { SESSION_ID_PATTERN, type MethodUseCases } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { originGuard, type McpOriginPolicy } from './origin-guard';
 
@@ -30,7 +29,8 @@ function loadSessionModule(): Promise<typeof import('./http-session.js')> {
 }
 
 export interface McpHttpDeps {
-  relay: RelayService;
+  /** The use cases the tools' JSON-RPC methods call. */
+  uses: MethodUseCases;
   /** Counts mutating calls per teammate, like /a2a; omitted, MCP calls are not rate limited. */
   rateLimiter?: RateLimiter;
   /** Which Host and Origin headers /mcp serves (DNS-rebinding protection), checked before the key. */
@@ -47,7 +47,7 @@ function unauthenticated(res: Response, key: string | undefined): void {
 async function callerOf(deps: McpHttpDeps, key: string | undefined): Promise<AgentDoc | null> {
   if (!key) return null;
   try {
-    return await deps.relay.teammates.authenticate(key);
+    return await deps.uses.teammates.authenticate(key);
   } catch (error) {
     if (error instanceof RelayError) throw error;
     throw new RelayError('unavailable', 'The relay cannot check API keys right now; retry shortly');
@@ -73,7 +73,7 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
       const sessionId = session && SESSION_ID_PATTERN.test(session) ? session : undefined;
       const { serveMcpRequest } = await loadSessionModule();
-      await serveMcpRequest(new InProcessRelayClient({ relay: deps.relay, caller, rateLimiter: deps.rateLimiter, sessionId }), req, res);
+      await serveMcpRequest(new InProcessRelayClient({ uses: deps.uses, caller, rateLimiter: deps.rateLimiter, sessionId }), req, res);
     } catch (error) {
       if (res.headersSent) return;
       if (error instanceof RelayError) return refuse(res, error);

@@ -1,15 +1,14 @@
 // The MCP tools' port to the relay inside the relay process: the JSON-RPC method table, called directly as one teammate.
 import { resolveMethod } from '../relay-core/jsonrpc/dispatch';
-import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
+import { MUTATING_METHODS, type MethodUseCases } from '../relay-core/jsonrpc/method';
 import type { AgentDoc } from '../relay-core/domain/documents';
 import { ERROR_CODES, RelayError } from '../relay-core/domain/errors';
 import type { RateLimiter } from '../relay-core/ops/rate-limiter';
-import type { RelayService } from '../relay-core/service/relay-service';
 import { keyedCall, RelayCallError, type EventsPage, type EventsQuery, type RelayClient } from './relay-client';
 
 export class InProcessRelayClient implements RelayClient {
   constructor(
-    private readonly deps: { relay: RelayService; caller: AgentDoc; rateLimiter?: RateLimiter; sessionId?: string },
+    private readonly deps: { uses: MethodUseCases; caller: AgentDoc; rateLimiter?: RateLimiter; sessionId?: string },
   ) {}
 
   async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
@@ -19,7 +18,7 @@ export class InProcessRelayClient implements RelayClient {
     try {
       if (this.deps.rateLimiter && MUTATING_METHODS.has(method)) await this.deps.rateLimiter.consume(this.deps.caller.handle);
       return (await handler(
-        { caller: this.deps.caller, relay: this.deps.relay, idempotencyKey, via: 'mcp', sessionId: this.deps.sessionId },
+        { ...this.deps.uses, caller: this.deps.caller, idempotencyKey, via: 'mcp', sessionId: this.deps.sessionId },
         params,
       )) as T;
     } catch (error) {
@@ -29,7 +28,7 @@ export class InProcessRelayClient implements RelayClient {
   }
 
   async events(query: EventsQuery): Promise<EventsPage> {
-    const feed = this.deps.relay.feed;
+    const feed = this.deps.uses.feed;
     if (!feed) throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, 'This relay keeps no event logs');
     try {
       const handle = this.deps.caller.handle;

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { createSlackApp } from '../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../bot/slack-delivery';
-import { createVerifyAcceptProcessor, SLACK_ACCEPT_JOB } from '../bot/verify-accept';
+import { createVerifyAcceptProcessor } from '../bot/verify-accept';
+import { SLACK_ACCEPT_JOB } from '../bot/delivery/slack-accept-job';
 import { slackTimeZones } from '../bot/delivery/slack-time-zones';
 import { BullmqTimerQueue } from '../relay-core/queues/bullmq-timer-queue';
 import { timerJobHandlers } from '../relay-core/queues/timer-jobs';
@@ -51,7 +52,7 @@ import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
 import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
 import { parsePolicy } from '../relay-core/domain/policy';
 import { teamDigestAt } from '../relay-core/domain/team-settings';
-import { RelayService } from '../relay-core/service/relay-service';
+import { createRelay, type Relay } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { Invites } from '../relay-core/service/invites';
 import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
@@ -76,7 +77,7 @@ export interface RunningRelay {
   url: string;
   /** RELAY_QUEUE_PREFIX, or the database's own (queues/queue-prefix.ts). */
   queuePrefix: string;
-  relay: RelayService;
+  relay: Relay;
   store: MongoStore;
   timers: HandoffTimers;
   stop(): Promise<void>;
@@ -197,7 +198,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   });
   // Every thread write arms the thread's next timer step on the document it stores, when it can (settle).
   store.settleThreadsWith((before, next) => timers.settle(before, next));
-  const relay = new RelayService({
+  const relay = createRelay({
     store,
     teammates,
     events: publisher,
@@ -233,7 +234,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // are enqueueing theirs: twice is once): enqueued before this process serves or works, so they reach the event
     // logs first.
     await producerReady;
-    await relay.sweepOutbox(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
+    await relay.outbox.sweep(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
     // An event's job finished: its thread stops waiting for it (store/outbox-ledger.ts).
     const outboxMark = (queue: QueueName) => (job: Job) => {
       const eventId = eventOfJob(job);
@@ -241,8 +242,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (eventId && typeof threadId === 'string') store.outbox.finished(threadId, queue, eventId);
     };
     if (slackClient) {
-      const home = homeRefresher({ relay, queue: queues.verify });
-      const processor = createSlackDeliveryProcessor({ relay, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
+      const home = homeRefresher({ reads: relay.reads, teammates, queue: queues.verify });
+      const processor = createSlackDeliveryProcessor({ channels: relay.channels, links: relay.links, teammates, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
       const slackWorker = startWorker({
         name: 'slack',
         redisUrl: config.redisUrl,
@@ -262,7 +263,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: queuePrefix,
-        processor: createWebhookProcessor({ relay, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({ reads: relay.reads, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
         concurrency: WEBHOOK_WORKER_CONCURRENCY,
         settings: webhookSettings,
         lockMs: config.workerLockMs,
@@ -286,16 +287,18 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           // Reminders, escalation and expiry (service/handoff-timers.ts).
           ...timerJobHandlers(timers),
           // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
-          [APPROVAL_TIMER_JOB]: (job) => relay.approvals.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
+          [APPROVAL_TIMER_JOB]: (job) => relay.approvalTimers.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
+          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ ...relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ relay, client: slackClient, log, digest: homeDigest }) } : {}),
+          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ reads: relay.reads, teammates, links: relay.links, client: slackClient, log, digest: homeDigest }) } : {}),
           // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
           ...(slackClient && digestPrefs
             ? {
                 [DIGEST_TICK_JOB]: digestTickHandler({
-                  relay,
+                  reads: relay.reads,
+                  teammates,
+                  links: relay.links,
                   client: slackClient,
                   prefs: digestPrefs,
                   ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
@@ -330,10 +333,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       sweeping ??= scheduleDigest()
         .then(() => requeueLostDeliveries())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'pending webhook deliveries not checked; the next sweep does'))
-        .then(() => relay.sweepOutbox(sweepIntervalMs))
+        .then(() => relay.outbox.sweep(sweepIntervalMs))
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
         // Pending approvals: re-arm lost timers, fire what is overdue.
-        .then(() => relay.approvals.sweep())
+        .then(() => relay.approvalSweep.sweep())
         .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'approval sweep failed'))
         .finally(() => (sweeping = undefined));
       return sweeping;
@@ -387,7 +390,7 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       counted: () => 'invitation redemptions from your address',
     });
     const httpApp = createHttpApp({
-      relay,
+      uses: relay,
       adminKey: config.adminKey,
       rateLimiter,
       log,
@@ -408,9 +411,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack && slackModule) {
-      slackApp = slackModule.createSlackApp({ config: config.slack, relay, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, invites, digest: homeDigest, clock, timers });
+      slackApp = slackModule.createSlackApp({ ...relay, config: config.slack, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, invites, digest: homeDigest, clock, timers });
     }
-    if (roles.has('api')) mountMcpHttp(httpApp, { relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
+    if (roles.has('api')) mountMcpHttp(httpApp, { uses: relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });

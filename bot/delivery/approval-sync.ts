@@ -4,13 +4,13 @@
 import type { WebClient } from '@slack/web-api';
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
-import type { RelayService } from '../../relay-core/service/relay-service';
+import type { Relay } from '../../relay-core/service/relay-service';
 import { approvalDm, approvalReminder } from '../blocks/approval-dm';
 import type { EnsurePosted } from './exactly-once-post';
 import { approvalDmKey, approvalReminderKey, messageDigest, withShown, type Redrawn } from './slack-posts';
 
 export interface ApprovalSyncDeps {
-  relay: RelayService;
+  links: Relay['links'];
   threads: ThreadWriter;
   client: WebClient;
   ensurePosted: EnsurePosted;
@@ -18,11 +18,11 @@ export interface ApprovalSyncDeps {
 }
 
 /** Returns whether it posted or redrew anything. `redrawAll`: redraw DMs the records say are current too (a retried job). */
-export function approvalSync({ relay, threads, client, ensurePosted, openIm }: ApprovalSyncDeps) {
+export function approvalSync({ links, threads, client, ensurePosted, openIm }: ApprovalSyncDeps) {
   return async function syncApprovals(threadId: string, owner: string, people: { sender: AgentDoc | null; recipient: AgentDoc | null }, redrawAll = false): Promise<boolean> {
     let thread = await threads.readThread(threadId);
     if (!thread?.approvals?.length) return false;
-    const inboxUrl = relay.inboxUrl(threadId);
+    const inboxUrl = links.url(threadId);
     const render = (record: NonNullable<ThreadDoc['approvals']>[number]) => async (t: ThreadDoc) =>
       approvalDm({ thread: t, record: t.approvals?.find((a) => a.id === record.id) ?? record, ...people, inboxUrl });
     const justPosted = new Set<string>();

@@ -2,7 +2,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { AgentDoc, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
-import type { RelayService } from '../../relay-core/service/relay-service';
+import type { Relay } from '../../relay-core/service/relay-service';
 import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
@@ -43,7 +43,9 @@ const IM_CHANNEL_TTL_MS = 60 * 60_000;
 const CHANNEL_GONE = new Set(['not_in_channel', 'channel_not_found', 'is_archived']);
 
 export interface ThreadSyncDeps {
-  relay: RelayService;
+  channels: Relay['channels'];
+  links: Relay['links'];
+  teammates: Relay['teammates'];
   threads: ThreadWriter;
   client: WebClient;
   ensurePosted: EnsurePosted;
@@ -66,9 +68,9 @@ interface Participants {
  *   2. every recorded thread message is a reply under that DM, in sequence_no order, each exactly once;
  *   3. the DM shows the thread as it is now (re-rendered from the current thread, so a late job cannot roll it back).
  */
-export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncDeps) {
+export function threadSync({ channels, links, teammates, threads, client, ensurePosted }: ThreadSyncDeps) {
   async function participants(thread: ThreadDoc): Promise<Participants> {
-    const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
+    const [sender, recipient] = await Promise.all([teammates.get(thread.from), teammates.get(thread.to)]);
     return { sender, recipient };
   }
 
@@ -84,7 +86,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
 
   /** The inbox link in an audience's DM and replies is signed for that participant (it is as private as the DM). */
   function inboxUrlFor(thread: ThreadDoc, audience: SlackAudience): string {
-    return relay.inboxUrl(thread._id, audience === 'recipient' ? thread.to : thread.from);
+    return links.url(thread._id, audience === 'recipient' ? thread.to : thread.from);
   }
 
   function renderDm(thread: ThreadDoc, people: Participants, audience: SlackAudience): SlackMessage {
@@ -175,7 +177,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     let posted = 0;
     let current = thread;
     for (const message of messages) {
-      if (!authors.has(message.from)) authors.set(message.from, await relay.teammates.get(message.from));
+      if (!authors.has(message.from)) authors.set(message.from, await teammates.get(message.from));
       const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: inboxUrlFor(thread, audience) });
       const target = { channel: async () => dm.channel, thread_ts: dm.ts };
       const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, current);
@@ -185,11 +187,11 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     return { posted, current };
   }
 
-  const syncApprovals = approvalSync({ relay, threads, client, ensurePosted, openIm });
+  const syncApprovals = approvalSync({ links, threads, client, ensurePosted, openIm });
 
   /** Each linked candidate's DM copy of the Claim card (by Slack user id). */
   async function candidateCopies(thread: ThreadDoc): Promise<Array<{ copy: ClaimCopy; target: PostTarget }>> {
-    const candidates = await Promise.all((thread.candidates ?? []).map((handle) => relay.teammates.get(handle)));
+    const candidates = await Promise.all((thread.candidates ?? []).map((handle) => teammates.get(handle)));
     return candidates
       .map((c) => c?.slack_user_id)
       .filter((user): user is string => Boolean(user))
@@ -198,7 +200,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
 
   async function renderClaimCard(thread: ThreadDoc): Promise<SlackMessage> {
     const handles = [...new Set([thread.from, ...(thread.candidates ?? [])])];
-    const cards = new Map(await Promise.all(handles.map(async (h) => [h, await relay.teammates.get(h)] as const)));
+    const cards = new Map(await Promise.all(handles.map(async (h) => [h, await teammates.get(h)] as const)));
     return claimCard({ thread, sender: cards.get(thread.from) ?? null, claimer: thread.claimed_by ? (cards.get(thread.claimed_by) ?? null) : null, candidates: cards });
   }
 
@@ -209,14 +211,14 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
   async function postUnclaimedReminders(thread: ThreadDoc, owner: string): Promise<boolean> {
     const steps = Object.keys(thread.timers?.fired ?? {}).filter((step) => step.startsWith('remind-')) as Array<`remind-${number}`>;
     if (thread.status !== 'unclaimed' || steps.length === 0) return false;
-    const sender = await relay.teammates.get(thread.from);
+    const sender = await teammates.get(thread.from);
     let posted = false;
     let current = thread;
     for (const step of steps) {
       for (const [copy, card] of claimPosts(thread)) {
         const key = unclaimedNoticeKey(step, copy);
         if (thread.slack_replies?.[key]) continue;
-        const render = async (t: ThreadDoc) => unclaimedReminderNotice({ thread: t, sender, recipient: null, inboxUrl: relay.inboxUrl(t._id) }, step);
+        const render = async (t: ThreadDoc) => unclaimedReminderNotice({ thread: t, sender, recipient: null, inboxUrl: links.url(t._id) }, step);
         const result = await ensurePosted(thread._id, key, owner, { channel: async () => card.channel, thread_ts: card.ts }, render, current);
         if (result.posted) posted = true;
         current = result.current;
@@ -245,7 +247,7 @@ export function threadSync({ relay, threads, client, ensurePosted }: ThreadSyncD
     if (thread.status === 'unclaimed' && (thread.candidates?.length ?? 0) > 1) {
       // The channel bound to the target, or else each candidate's DM; a channel the app can no longer post in
       // (removed, archived) falls back to the DMs, so the candidates still hear of it.
-      const binding = await relay.channels.get(thread.to_target!);
+      const binding = await channels.get(thread.to_target!);
       let inChannel = false;
       if (binding) {
         try {

@@ -9,7 +9,7 @@ import type { AgentDoc } from '../../relay-core/domain/documents';
 import type { DigestTime } from '../../relay-core/ops/config';
 import { TtlCache } from '../../relay-core/ops/ttl-cache';
 import type { ListItem } from '../../relay-core/service/wire-views';
-import type { RelayService } from '../../relay-core/service/relay-service';
+import type { Relay } from '../../relay-core/service/relay-service';
 import type { EnsureDigestPosted } from '../delivery/digest-post';
 import { slackErrorCode } from '../delivery/slack-errors';
 import { dailyDigest } from '../views/daily-digest';
@@ -39,7 +39,9 @@ const USERS_LIST_PAGE = 200;
 const LIST_CAP = 500;
 
 export interface DigestDeps {
-  relay: RelayService;
+  links: Relay['links'];
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
   client: WebClient;
   prefs: DigestPrefs;
   ensurePosted: EnsureDigestPosted;
@@ -74,7 +76,7 @@ export async function scheduleDigestTick(
 }
 
 export function digestTickHandler(deps: DigestDeps) {
-  const { relay, client, prefs, ensurePosted, clock, log } = deps;
+  const { links, reads, teammates, client, prefs, ensurePosted, clock, log } = deps;
   const zones = new TtlCache<string, string>(TZ_CACHE_MS);
 
   async function zoneOf(slackUser: string): Promise<string | null> {
@@ -113,7 +115,7 @@ export function digestTickHandler(deps: DigestDeps) {
     const items: ListItem[] = [];
     let cursor: string | undefined;
     do {
-      const page = await relay.listThreads(teammate, { role, status: ['unclaimed', 'pending', 'accepted'], limit: 100, cursor });
+      const page = await reads.listThreads(teammate, { role, status: ['unclaimed', 'pending', 'accepted'], limit: 100, cursor });
       items.push(...page.items);
       cursor = page.next_cursor ?? undefined;
     } while (cursor && items.length < LIST_CAP);
@@ -132,7 +134,7 @@ export function digestTickHandler(deps: DigestDeps) {
         // Asked again right before posting: a click on "turn off" since the tick began wins.
         if (await prefs.isOff(teammate.handle)) return null;
         const [waiting, sent] = await Promise.all([open(teammate, 'recipient'), open(teammate, 'sender')]);
-        return dailyDigest({ handle: teammate.handle, waiting, sent, inboxUrl: (id) => relay.inboxUrl(id, teammate.handle) });
+        return dailyDigest({ handle: teammate.handle, waiting, sent, inboxUrl: (id) => links.url(id, teammate.handle) });
       },
     );
   }
@@ -144,14 +146,14 @@ export function digestTickHandler(deps: DigestDeps) {
     const now = clock.now();
     let due = 0;
     // Everyone linked to Slack (one read), whose local digest hour has come; only they are read.
-    const links = await relay.teammates.slackLinks();
+    const links = await teammates.slackLinks();
     const unknown = new Set(links.map((link) => link.slackUser).filter((user) => !zones.get(user)));
     if (unknown.size > ZONES_BY_LIST_ABOVE) await learnZones(unknown);
     for (const { slackUser, handle } of links) {
       const tz = await zoneOf(slackUser);
       const day = tz ? digestDueDay(now, tz, at) : null;
       if (!day) continue;
-      const teammate = await relay.teammates.get(handle);
+      const teammate = await teammates.get(handle);
       if (teammate?.slack_user_id !== slackUser || teammate.status !== 'active' || (await prefs.isOff(handle))) continue;
       due += 1;
       try {

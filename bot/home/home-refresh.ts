@@ -5,7 +5,7 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { parseJob } from '../../relay-core/queues/parse-job';
-import type { RelayService } from '../../relay-core/service/relay-service';
+import type { Relay } from '../../relay-core/service/relay-service';
 import { publishHome, type HomeDigest } from '../listeners/events/app-home';
 import type { SyncedThread } from '../slack-delivery';
 
@@ -29,14 +29,14 @@ export interface HomeRefresher {
   armForThread(thread: SyncedThread): Promise<void>;
 }
 
-export function homeRefresher(deps: { relay: RelayService; queue: Queue; delayMs?: number }): HomeRefresher {
-  const { relay, queue } = deps;
+export function homeRefresher(deps: Pick<Relay, 'reads' | 'teammates'> & { queue: Queue; delayMs?: number }): HomeRefresher {
+  const { reads, teammates, queue } = deps;
   const delay = deps.delayMs ?? HOME_REFRESH_DELAY_MS;
   return {
     async armForThread({ id, from, to }) {
-      const parties = from && to ? { from, to } : await relay.threadById(id);
+      const parties = from && to ? { from, to } : await reads.threadById(id);
       if (!parties) return;
-      const people = await Promise.all([relay.teammates.get(parties.from), relay.teammates.get(parties.to)]);
+      const people = await Promise.all([teammates.get(parties.from), teammates.get(parties.to)]);
       const users = new Set(people.map((p) => p?.slack_user_id).filter((u): u is string => Boolean(u)));
       await Promise.all(
         [...users].map((user) =>
@@ -55,10 +55,10 @@ export function homeRefresher(deps: { relay: RelayService; queue: Queue; delayMs
 }
 
 /** The job: publish the user's Home tab at its first page, as it is now. */
-export function homeRefreshHandler(deps: { relay: RelayService; client: WebClient; log: Logger; digest?: HomeDigest }) {
+export function homeRefreshHandler(deps: Pick<Relay, 'reads' | 'teammates' | 'links'> & { client: WebClient; log: Logger; digest?: HomeDigest }) {
   return async function refreshHome(job: Job): Promise<{ published: string }> {
     const { slack_user: user } = parseJob(homeRefreshJobSchema, job);
-    await publishHome(deps.relay, deps.client, user, {}, deps.digest);
+    await publishHome(deps, deps.client, user, {}, deps.digest);
     deps.log.debug({ slack_user: user }, 'home tab re-published');
     return { published: user };
   };

@@ -1,4 +1,5 @@
-// The thread-write port a surface's own protocol uses (the Slack post ledger in bot/delivery/).
+// The thread-write port: a surface's own protocol uses it (the Slack post ledger in bot/delivery/), and the use cases
+// that only read and write threads take its readThread and writeThread (transitions.ts, claims.ts).
 import type { MessageDoc, ThreadDoc } from './documents';
 
 export interface ThreadWriter {

@@ -8,7 +8,7 @@ import type { AgentDoc } from '../domain/documents';
 import { RelayError, invalidParams } from '../domain/errors';
 import { handleSchema, LIMITS, text } from '../domain/schemas';
 import type { DecisionAnswer } from '../service/approvals';
-import type { RelayService } from '../service/relay-service';
+import type { Relay } from '../service/relay-service';
 import { approvalView } from '../service/wire-views';
 
 const identity = z.union([handleSchema, z.string().regex(/^[UW][A-Z0-9]{2,20}$/)], { error: 'must be the approver: a teammate handle (name@team) or a Slack user id (U…)' });
@@ -22,7 +22,7 @@ const adminReject = z.strictObject({ as: identity, reason: text(LIMITS.reason).m
 const ownReject = z.strictObject({ reason: text(LIMITS.reason).min(1, 'must not be empty') });
 
 export interface ApprovalRouteDeps {
-  relay: RelayService;
+  uses: Pick<Relay, 'approvalDecisions' | 'approvalRecords' | 'approvalViews' | 'approvers'>;
   requireAdmin(req: Request): void;
   authenticate(req: Request): Promise<AgentDoc>;
 }
@@ -49,18 +49,19 @@ function answered(answer: DecisionAnswer): DecisionAnswer {
 }
 
 export function mountApprovalRoutes(app: express.Express, deps: ApprovalRouteDeps): void {
-  const { relay, requireAdmin, authenticate } = deps;
+  const { requireAdmin, authenticate } = deps;
+  const { approvalDecisions, approvalRecords, approvalViews, approvers } = deps.uses;
   const json = express.json({ limit: '64kb' });
 
   app.get('/admin/approvals', async (req, res) => {
     requireAdmin(req);
     const q = parse(listQuery, req.query, 'query');
-    res.json({ approvals: await relay.approvals.list({ status: q.status, approver: q.approver }, q.limit) });
+    res.json({ approvals: await approvalViews.list({ status: q.status, approver: q.approver }, q.limit) });
   });
 
   app.get('/admin/approvals/:id', async (req, res) => {
     requireAdmin(req);
-    const { thread, record } = await relay.approvals.get(approvalIdParam(req));
+    const { thread, record } = await approvalRecords.get(approvalIdParam(req));
     res.json(approvalView(thread._id, record));
   });
 
@@ -68,31 +69,31 @@ export function mountApprovalRoutes(app: express.Express, deps: ApprovalRouteDep
     requireAdmin(req);
     const id = approvalIdParam(req);
     const b = parse(adminApprove, req.body, 'body');
-    res.json(answered(await relay.approvals.decide(id, { ...(await relay.approvals.voterFor(b.as)), admin: true }, 'approve', 'api')));
+    res.json(answered(await approvalDecisions.decide(id, { ...(await approvers.voterFor(b.as)), admin: true }, 'approve', 'api')));
   });
 
   app.post('/admin/approvals/:id/reject', json, async (req, res) => {
     requireAdmin(req);
     const id = approvalIdParam(req);
     const b = parse(adminReject, req.body, 'body');
-    res.json(answered(await relay.approvals.decide(id, { ...(await relay.approvals.voterFor(b.as)), admin: true }, 'reject', 'api', b.reason)));
+    res.json(answered(await approvalDecisions.decide(id, { ...(await approvers.voterFor(b.as)), admin: true }, 'reject', 'api', b.reason)));
   });
 
   const self = (agent: AgentDoc): Voter => ({ handle: agent.handle, slack_user_id: agent.slack_user_id, label: agent.handle });
 
   app.get('/approvals/:id', async (req, res) => {
     const agent = await authenticate(req);
-    res.json(await relay.approvals.viewFor(agent, approvalIdParam(req)));
+    res.json(await approvalViews.viewFor(agent, approvalIdParam(req)));
   });
 
   app.post('/approvals/:id/approve', json, async (req, res) => {
     const agent = await authenticate(req);
-    res.json(answered(await relay.approvals.decide(approvalIdParam(req), self(agent), 'approve', 'api')));
+    res.json(answered(await approvalDecisions.decide(approvalIdParam(req), self(agent), 'approve', 'api')));
   });
 
   app.post('/approvals/:id/reject', json, async (req, res) => {
     const agent = await authenticate(req);
     const b = parse(ownReject, req.body, 'body');
-    res.json(answered(await relay.approvals.decide(approvalIdParam(req), self(agent), 'reject', 'api', b.reason)));
+    res.json(answered(await approvalDecisions.decide(approvalIdParam(req), self(agent), 'reject', 'api', b.reason)));
   });
 }

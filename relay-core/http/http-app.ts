@@ -15,12 +15,13 @@ import { jsonRpcError } from '../jsonrpc/json-rpc-error';
 import { requestContext, requestId } from '../ops/request-context';
 import { inboxHelpPage, inboxPage } from './inbox-page';
 import type { RateLimiter } from '../ops/rate-limiter';
-import type { RelayService } from '../service/relay-service';
+import type { Relay } from '../service/relay-service';
+import type { MethodUseCases } from '../jsonrpc/method';
 import { LIMITS, agentRegistrationSchema, cardUpdateSchema, handleSchema } from '../domain/schemas';
 import { ownCard } from '../service/teammates';
 import { mountWebhookAdminRoutes } from '../webhooks/admin-routes';
 import { mountPolicyAdminRoutes, type PolicyAdminDeps } from './policy-admin-routes';
-import { mountApprovalRoutes } from './approval-routes';
+import { mountApprovalRoutes, type ApprovalRouteDeps } from './approval-routes';
 import { mountInviteRoutes } from './invite-routes';
 import type { Invites } from '../service/invites';
 import type { WebhookDeadLetters } from '../webhooks/delivery-processor';
@@ -32,7 +33,8 @@ import { mountEventsRoute, type OpenEventStreams } from './events-route';
 // Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
 export interface HttpAppDeps {
-  relay: RelayService;
+  /** The use cases the routes and the JSON-RPC methods call. */
+  uses: MethodUseCases & ApprovalRouteDeps['uses'] & Pick<Relay, 'auditTrail' | 'links'>;
   adminKey: string;
   rateLimiter: RateLimiter;
   log: Logger;
@@ -76,7 +78,8 @@ function restError(res: Response, error: RelayError): void {
 }
 
 export function createHttpApp(deps: HttpAppDeps): express.Express {
-  const { relay, log } = deps;
+  const { log } = deps;
+  const { teammates, auditTrail, links, reads } = deps.uses;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -102,10 +105,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.type(contentType).send(body);
   });
 
-  const authenticate = teammateAuth(relay.teammates, log);
+  const authenticate = teammateAuth(teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ relay, rateLimiter: deps.rateLimiter, log, authenticate, streams: deps.events?.streams }));
+  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ uses: deps.uses, rateLimiter: deps.rateLimiter, log, authenticate, streams: deps.events?.streams }));
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);
@@ -133,7 +136,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/admin/agents', json, async (req, res) => {
     requireAdmin(req);
-    const { card, api_key } = await relay.teammates.register(body(req, agentRegistrationSchema));
+    const { card, api_key } = await teammates.register(body(req, agentRegistrationSchema));
     // agent_id: the handle, under the name other relays' onboarding commands read it by.
     res.status(201).json({ ...card, agent_id: card.handle, api_key });
   });
@@ -141,19 +144,19 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   app.post('/admin/agents/:handle/keys', async (req, res) => {
     requireAdmin(req);
     const handle = handleParam(req);
-    const { api_key, key_id } = await relay.teammates.rotateKey(handle, 'admin');
+    const { api_key, key_id } = await teammates.rotateKey(handle, 'admin');
     res.status(201).json({ handle, api_key, key_id });
   });
 
   app.post('/admin/agents/:handle/disable', async (req, res) => {
     requireAdmin(req);
-    res.json(await relay.teammates.disable(handleParam(req)));
+    res.json(await teammates.disable(handleParam(req)));
   });
 
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
-  if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates: relay.teammates, requireAdmin });
-  mountApprovalRoutes(app, { relay, requireAdmin, authenticate });
-  if (deps.invites) mountInviteRoutes(app, { invites: deps.invites, requireAdmin, publicUrl: relay.publicUrlBase, redeemLimiter: deps.redeemLimiter });
+  if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates, requireAdmin });
+  mountApprovalRoutes(app, { uses: deps.uses, requireAdmin, authenticate });
+  if (deps.invites) mountInviteRoutes(app, { invites: deps.invites, requireAdmin, publicUrl: links.publicUrl, redeemLimiter: deps.redeemLimiter });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));
@@ -161,7 +164,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.put('/agents/me/card', json, async (req, res) => {
     const agent = await authenticate(req);
-    res.json(await relay.teammates.updateCard(agent.handle, body(req, cardUpdateSchema)));
+    res.json(await teammates.updateCard(agent.handle, body(req, cardUpdateSchema)));
   });
 
   app.post('/agents/me/notification/secret', async (req, res) => {
@@ -171,44 +174,44 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.post('/agents/me/keys', async (req, res) => {
     const agent = await authenticate(req);
-    const { api_key, key_id } = await relay.teammates.rotateKey(agent.handle);
+    const { api_key, key_id } = await teammates.rotateKey(agent.handle);
     res.status(201).json({ handle: agent.handle, api_key, key_id });
   });
 
   // The same rotation where other relays' clients look for it (`rotate-key`), in their shape.
   app.post('/agents/me/keys/rotate', async (req, res) => {
     const agent = await authenticate(req);
-    const { api_key, key_id } = await relay.teammates.rotateKey(agent.handle);
+    const { api_key, key_id } = await teammates.rotateKey(agent.handle);
     res.status(201).json({ agent_id: agent.handle, api_key, key_id });
   });
 
   app.get('/agents/me/audit', async (req, res) => {
     const agent = await authenticate(req);
     const { limit, cursor } = body(req, auditQuery, 'query');
-    res.json(await relay.auditTrail.page(agent.handle, cursor, limit));
+    res.json(await auditTrail.page(agent.handle, cursor, limit));
   });
 
   app.get('/agents/me/block', async (req, res) => {
     const agent = await authenticate(req);
-    res.json({ blocked: await relay.teammates.blocks(agent.handle) });
+    res.json({ blocked: await teammates.blocks(agent.handle) });
   });
 
   app.post('/agents/me/block', json, async (req, res) => {
     const agent = await authenticate(req);
     const { handle } = body(req, z.object({ handle: handleSchema }).strict());
-    res.json({ blocked: await relay.teammates.block(agent.handle, handle) });
+    res.json({ blocked: await teammates.block(agent.handle, handle) });
   });
 
   app.delete('/agents/me/block/:handle', async (req, res) => {
     const agent = await authenticate(req);
-    res.json({ blocked: await relay.teammates.unblock(agent.handle, handleParam(req)) });
+    res.json({ blocked: await teammates.unblock(agent.handle, handleParam(req)) });
   });
 
   if (deps.events) mountEventsRoute(app, { ...deps.events, authenticate, log });
 
   app.get('/agents', async (req, res) => {
     await authenticate(req);
-    res.json({ teammates: await relay.teammates.list(body(req, agentsQuery, 'query')) });
+    res.json({ teammates: await teammates.list(body(req, agentsQuery, 'query')) });
   });
 
   app.get('/inbox/:thread_id', async (req, res) => {
@@ -224,7 +227,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     if (typeof as !== 'string' || typeof sig !== 'string') {
       return res.status(200).type('html').send(inboxHelpPage(id, 'This link does not say who you are, so the thread is not shown here.'));
     }
-    const found = await relay.threadForInboxLink(id, as, sig);
+    const found = await reads.threadForInboxLink(id, as, sig);
     if (!found) return res.status(403).type('html').send(inboxHelpPage(id, 'This link is not valid for this handoff.'));
     res.type('html').send(inboxPage(found.view, found.viewer));
   });
@@ -239,7 +242,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   app.get('/.well-known/agent-card.json', (req, res) => {
     const cardVersion = cardVersionOf(req.get('a2a-version'), req.query['A2A-Version']);
     res.setHeader('Vary', 'A2A-Version');
-    res.json(agentCard({ publicUrl: deps.relay.publicUrlBase, version: RELAY_VERSION, cardVersion }));
+    res.json(agentCard({ publicUrl: links.publicUrl, version: RELAY_VERSION, cardVersion }));
   });
 
   /** Each dependency: 'ok', or why it does not answer. */

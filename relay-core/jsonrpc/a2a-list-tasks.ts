@@ -70,7 +70,7 @@ export const listTasks: Method = async (ctx, params) => {
   if ((statuses?.length === 0 && draftStatuses.length === 0) || (contextId !== undefined && !taskIdSchema.safeParse(contextId).success)) {
     return { tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 };
   }
-  const page = await ctx.relay.listVisibleTasks(ctx.caller, {
+  const page = await ctx.reads.listVisibleTasks(ctx.caller, {
     draftStatuses,
     limit: p.pageSize ?? LIST_TASKS_PAGE.default,
     ...(statuses ? { statuses } : {}),

@@ -269,7 +269,7 @@ async function continueTask(ctx: MethodContext, input: SendInput, taskId: string
   const draft = await ownDraft(ctx, taskId);
   if (draft && draft.status !== 'handed') return completeDraft(ctx, draft, read, input.message.messageId);
   // The reply that named the recipient, sent again: the task as it is, nothing appended.
-  if (draft?.reply_message_id === input.message.messageId) return { view: await ctx.relay.threadViewFor(ctx.caller, draft._id) };
+  if (draft?.reply_message_id === input.message.messageId) return { view: await ctx.reads.threadViewFor(ctx.caller, draft._id) };
   for (const source of read.sources) {
     const settled = HANDOFF_KEYS.find((key) => key !== 'artifacts' && source.fields[key] !== undefined);
     if (settled) throw fieldError([...source.path, settled], 'is set when the handoff is made; a message in an existing task carries text and artifacts');
@@ -281,8 +281,8 @@ async function continueTask(ctx: MethodContext, input: SendInput, taskId: string
   if (body.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
   const clientKey = idempotencyKey(ctx, read.fromMessage.client_idempotency_key ?? read.fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
   const threadId = taskIdOf(taskId);
-  await ctx.relay.appendMessage(ctx.caller, { thread_id: threadId, body, payload: {}, artifacts }, ctx.via, clientKey ?? input.message.messageId, ctx.sessionId);
-  return { view: await ctx.relay.threadViewFor(ctx.caller, threadId) };
+  await ctx.messages.append(ctx.caller, { thread_id: threadId, body, payload: {}, artifacts }, ctx.via, clientKey ?? input.message.messageId, ctx.sessionId);
+  return { view: await ctx.reads.threadViewFor(ctx.caller, threadId) };
 }
 
 /** What a SendMessage made or continued: a handoff's thread, or a task still waiting for its recipient. */
@@ -321,8 +321,8 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
   if (intent === undefined) {
     throw fieldError(['message', 'metadata', 'intent'], 'required: one of inform, ask_question, propose_action (in message metadata or a data part)');
   }
-  const created = await ctx.relay.createHandoff(ctx.caller, { ...fields, to: recipient, intent, idempotency_key: key }, ctx.via, ctx.sessionId);
-  return { view: await ctx.relay.threadViewFor(ctx.caller, created.task_id) };
+  const created = await ctx.creates.create(ctx.caller, { ...fields, to: recipient, intent, idempotency_key: key }, ctx.via, ctx.sessionId);
+  return { view: await ctx.reads.threadViewFor(ctx.caller, created.task_id) };
 }
 
 // ── tasks waiting for their recipient ───────────────────────────────────────────────────────────
@@ -337,9 +337,9 @@ async function startDraft(
   d: { summary: string; artifacts: Artifact[]; metadata: Record<string, unknown>; question?: string; proposed_action?: ProposedAction; intent?: Intent; key: string; messageId: string },
 ): Promise<SentTask> {
   const id = idempotentId(ctx.caller.handle, 'create', d.key);
-  if (await ctx.relay.threadById(id)) return { view: await ctx.relay.threadViewFor(ctx.caller, id) };
-  const now = ctx.relay.now();
-  const draft = await ctx.relay.drafts.put({
+  if (await ctx.reads.threadById(id)) return { view: await ctx.reads.threadViewFor(ctx.caller, id) };
+  const now = ctx.clock.now();
+  const draft = await ctx.drafts.put({
     _id: id,
     from: ctx.caller.handle,
     key: d.key,
@@ -359,7 +359,7 @@ async function startDraft(
 
 /** The caller's own draft with this id, if the id names one (a draft is its sender's alone: anyone else finds no task). */
 async function ownDraft(ctx: MethodContext, id: string): Promise<DraftDoc | null> {
-  const draft = await ctx.relay.drafts.get(id);
+  const draft = await ctx.drafts.get(id);
   return draft && draft.from === ctx.caller.handle ? draft : null;
 }
 
@@ -384,7 +384,7 @@ async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMess
   const artifacts = [...draft.artifacts, ...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
   if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all, with the first message's`);
   if (rest.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
-  await ctx.relay.createHandoff(
+  await ctx.creates.create(
     ctx.caller,
     {
       to: recipient,
@@ -402,15 +402,15 @@ async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMess
   );
   // Each step is safe to run again (the create and the append under their keys), so a reply retried after a failure
   // part-way finishes the work; marked handed last, the draft then answers the same reply sent again.
-  if (rest) await ctx.relay.appendMessage(ctx.caller, { thread_id: draft._id, body: rest, payload: {}, artifacts: [] }, ctx.via, replyMessageId, ctx.sessionId);
-  await ctx.relay.drafts.handed(draft._id, replyMessageId, ctx.relay.now());
-  return { view: await ctx.relay.threadViewFor(ctx.caller, draft._id) };
+  if (rest) await ctx.messages.append(ctx.caller, { thread_id: draft._id, body: rest, payload: {}, artifacts: [] }, ctx.via, replyMessageId, ctx.sessionId);
+  await ctx.drafts.handed(draft._id, replyMessageId, ctx.clock.now());
+  return { view: await ctx.reads.threadViewFor(ctx.caller, draft._id) };
 }
 
 /** The task with this id as the caller sees it: the thread, or their own task still waiting for its recipient. */
 async function readTask(ctx: MethodContext, id: string): Promise<SentTask> {
   try {
-    return { view: await ctx.relay.threadViewFor(ctx.caller, taskIdOf(id)) };
+    return { view: await ctx.reads.threadViewFor(ctx.caller, taskIdOf(id)) };
   } catch (error) {
     const draft = error instanceof RelayError && error.code === 'thread_not_found' ? await ownDraft(ctx, id) : null;
     if (!draft) throw error;
@@ -446,13 +446,13 @@ async function cancelHandoff(ctx: MethodContext, params: unknown, version: '1.0'
   const p = version === '1.0' ? parseParams(cancelParams, params) : parseParams(v03CancelParams, params);
   // A task still waiting for its recipient is its sender's to cancel; cancelled, it takes no more messages.
   const draft = await ownDraft(ctx, p.id);
-  if (draft && draft.status !== 'handed' && !(await ctx.relay.threadById(draft._id))) {
-    return { draft: (await ctx.relay.drafts.cancel(draft._id, ctx.relay.now())) ?? draft };
+  if (draft && draft.status !== 'handed' && !(await ctx.reads.threadById(draft._id))) {
+    return { draft: (await ctx.drafts.cancel(draft._id, ctx.clock.now())) ?? draft };
   }
   if (version === '1.0') taskIdOf(p.id);
   const key = idempotencyKey(ctx, p.metadata?.client_idempotency_key);
-  await ctx.relay.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);
-  return { view: await ctx.relay.threadViewFor(ctx.caller, p.id) };
+  await ctx.transitions.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);
+  return { view: await ctx.reads.threadViewFor(ctx.caller, p.id) };
 }
 
 // ── methods ─────────────────────────────────────────────────────────────────────────────────────

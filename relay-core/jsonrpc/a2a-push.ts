@@ -53,11 +53,11 @@ function configView(taskId: string, c: PushConfigEntry): Record<string, unknown>
 
 /** Participants only: reading the task is the check (not_a_participant / thread_not_found otherwise). */
 async function participantTask(ctx: MethodContext, taskId: string): Promise<void> {
-  await ctx.relay.threadViewFor(ctx.caller, taskId);
+  await ctx.reads.threadViewFor(ctx.caller, taskId);
 }
 
 async function ownConfig(ctx: MethodContext, taskId: string, id: string): Promise<PushConfigEntry> {
-  const found = (await ctx.relay.pushConfigs.of(taskId)).find((c) => c.id === id && c.owner === ctx.caller.handle);
+  const found = (await ctx.pushConfigs.of(taskId)).find((c) => c.id === id && c.owner === ctx.caller.handle);
   if (!found) throw new RelayError('not_found', `No push notification config ${id} of yours on task ${taskId}`);
   return found;
 }
@@ -78,8 +78,8 @@ export const A2A_PUSH_METHODS: Record<string, Method> = {
     };
     let refusal: RelayError | undefined;
     // The task is marked first: an event published once the config is stored reads its configs.
-    await ctx.relay.notePushConfigs(p.taskId);
-    await ctx.relay.pushConfigs.change(p.taskId, (doc) => {
+    await ctx.pushConfigs.mark(p.taskId);
+    await ctx.pushConfigs.change(p.taskId, (doc) => {
       refusal = undefined;
       const taken = doc.configs.find((c) => c.id === entry.id);
       if (taken) {
@@ -103,14 +103,14 @@ export const A2A_PUSH_METHODS: Record<string, Method> = {
   async ListTaskPushNotificationConfigs(ctx, params) {
     const p = parseParams(listParams, params);
     await participantTask(ctx, p.taskId);
-    const mine = (await ctx.relay.pushConfigs.of(p.taskId)).filter((c) => c.owner === ctx.caller.handle);
+    const mine = (await ctx.pushConfigs.of(p.taskId)).filter((c) => c.owner === ctx.caller.handle);
     return { configs: mine.map((c) => configView(p.taskId, c)), nextPageToken: '' };
   },
   async DeleteTaskPushNotificationConfig(ctx, params) {
     const p = parseParams(oneParams, params);
     await participantTask(ctx, p.taskId);
     await ownConfig(ctx, p.taskId, p.id);
-    await ctx.relay.pushConfigs.change(p.taskId, (doc) => {
+    await ctx.pushConfigs.change(p.taskId, (doc) => {
       const configs = doc.configs.filter((c) => !(c.id === p.id && c.owner === ctx.caller.handle));
       return configs.length === doc.configs.length ? undefined : { ...doc, configs };
     });

@@ -38,8 +38,8 @@ const STATE_OF_EVENT: Record<string, string> = {
 const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled', 'thread.expired']);
 
 function feedOf(ctx: MethodContext): EventFeed {
-  if (!ctx.relay.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
-  return ctx.relay.feed;
+  if (!ctx.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
+  return ctx.feed;
 }
 
 const subscribeParams = getParams.omit({ historyLength: true }).strict();
@@ -63,7 +63,7 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     const feed = feedOf(ctx);
     const p = parseParams(subscribeParams, params);
     const cursor = await feed.head(ctx.caller.handle);
-    const view = await ctx.relay.threadViewFor(ctx.caller, taskIdOf(p.id));
+    const view = await ctx.reads.threadViewFor(ctx.caller, taskIdOf(p.id));
     if (FINISHED.has(view.status)) {
       throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
     }
@@ -119,7 +119,7 @@ export async function followTask(
     for (const event of events) {
       state = STATE_OF_EVENT[event.type] ?? state;
       // A finishing event leaves the thread as it stays: its status carries the result or the reason.
-      const status = FINISHING_EVENTS.has(event.type) ? v1Task(await ctx.relay.threadViewFor(ctx.caller, opened.threadId)).status : { state, timestamp: event.at };
+      const status = FINISHING_EVENTS.has(event.type) ? v1Task(await ctx.reads.threadViewFor(ctx.caller, opened.threadId)).status : { state, timestamp: event.at };
       await send({
         statusUpdate: {
           taskId: opened.threadId,

@@ -6,16 +6,16 @@ import { RelayError } from '../domain/errors';
 import { requestId } from '../ops/request-context';
 import { jsonRpcError } from './json-rpc-error';
 import type { RateLimiter } from '../ops/rate-limiter';
-import type { RelayService } from '../service/relay-service';
 import { resolveMethod } from './dispatch';
 import { failureAnswer } from './failure-answer';
-import { MUTATING_METHODS, SESSION_ID_PATTERN, WAITING_METHODS, type MethodContext } from './method';
+import { MUTATING_METHODS, SESSION_ID_PATTERN, WAITING_METHODS, type MethodContext, type MethodUseCases } from './method';
 import { A2A_STREAMING_METHODS, followTask, isStreamingMethod } from './a2a-streaming';
 import { assertCleanParams } from './params-hygiene';
 import { a2aErrorCode, isA2AV1Method } from './a2a-errors';
 
 export interface JsonRpcEndpointDeps {
-  relay: RelayService;
+  /** The use cases the methods call. */
+  uses: MethodUseCases;
   rateLimiter: RateLimiter;
   log: Logger;
   /** The open streams of this process (SendStreamingMessage, SubscribeToTask), ended on shutdown. */
@@ -25,7 +25,7 @@ export interface JsonRpcEndpointDeps {
 }
 
 export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
-  const { relay, log } = deps;
+  const { uses, log } = deps;
   return async (req, res) => {
     const reqId = requestId(res);
     // express.json reads an empty body as {}; an empty body is not JSON.
@@ -78,7 +78,7 @@ export function jsonRpcEndpoint(deps: JsonRpcEndpointDeps): RequestHandler {
         throw new RelayError('invalid_params', 'X-Relay-Session: must be 1–128 letters, digits, ".", "_", ":" or "-"');
       }
       const signal = WAITING_METHODS.has(envelope.method) ? deps.streams?.track(res) : undefined;
-      const result = await method({ caller, relay, idempotencyKey, via, sessionId, ...(signal ? { signal } : {}) }, envelope.params);
+      const result = await method({ ...uses, caller, idempotencyKey, via, sessionId, ...(signal ? { signal } : {}) }, envelope.params);
       return send(200, { jsonrpc: '2.0', id: id ?? null, result });
     } catch (error) {
       return fail(error, envelope.method);
@@ -103,7 +103,7 @@ async function streamMethod(
 ): Promise<unknown> {
   const name = envelope.method as string;
   const id = (envelope.id as string | number | null | undefined) ?? null;
-  const ctx: MethodContext = { caller, relay: deps.relay, idempotencyKey: req.get('idempotency-key') || undefined, via: 'a2a', sessionId: undefined };
+  const ctx: MethodContext = { ...deps.uses, caller, idempotencyKey: req.get('idempotency-key') || undefined, via: 'a2a', sessionId: undefined };
   let opened;
   try {
     if (envelope.params !== undefined && (envelope.params === null || typeof envelope.params !== 'object' || Array.isArray(envelope.params))) {

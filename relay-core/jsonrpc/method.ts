@@ -1,11 +1,13 @@
 // What a JSON-RPC method of /a2a is: a function of the caller's context and the request's raw params.
 import type { AgentDoc } from '../domain/documents';
 import type { Surface } from '../domain/schemas';
-import type { RelayService } from '../service/relay-service';
+import type { Relay } from '../service/relay-service';
 
-export interface MethodContext {
+/** The use cases the methods call. */
+export type MethodUseCases = Pick<Relay, 'teammates' | 'reads' | 'creates' | 'claims' | 'transitions' | 'messages' | 'runs' | 'approvalViews' | 'pushConfigs' | 'drafts' | 'feed' | 'clock'>;
+
+export interface MethodContext extends MethodUseCases {
   caller: AgentDoc;
-  relay: RelayService;
   /** The Idempotency-Key header, when the client sent one. */
   idempotencyKey?: string;
   via: Surface;

@@ -55,33 +55,33 @@ export const RUN_METHODS: Record<string, Method> = {
   /** The recipient hands an accepted handoff to their agent (tasks/update accept with run: true does both). */
   'runs/request': async (ctx, params) => {
     const p = parseParams(requestSchema, params);
-    return ctx.relay.runs.request(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
+    return ctx.runs.request(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
   },
   /** The caller's next run, under a fresh lease; waits up to wait_seconds; `run: null` when none came. */
   'runs/claim': async (ctx, params) => {
     const p = parseParams(claimSchema, params);
-    return { run: await ctx.relay.runs.claim(ctx.caller, p.runner, p.wait_seconds * 1000, ctx.signal) };
+    return { run: await ctx.runs.claim(ctx.caller, p.runner, p.wait_seconds * 1000, ctx.signal) };
   },
   'runs/heartbeat': async (ctx, params) => {
     const p = parseParams(leaseSchema, params);
-    return ctx.relay.runs.heartbeat(ctx.caller, p.run_id, p.lease_id);
+    return ctx.runs.heartbeat(ctx.caller, p.run_id, p.lease_id);
   },
   'runs/progress': async (ctx, params) => {
     const p = parseParams(progressSchema, params);
-    const max = ctx.relay.runs.settings.progressMaxChars;
+    const max = ctx.runs.settings.progressMaxChars;
     if (p.text.length > max) throw new RelayError('invalid_params', `params.text: must be at most ${max} characters (send the rest in the next batch)`);
-    return ctx.relay.runs.progress(ctx.caller, p.run_id, p.lease_id, p.seq, p.text, ctx.via);
+    return ctx.runs.progress(ctx.caller, p.run_id, p.lease_id, p.seq, p.text, ctx.via);
   },
   'runs/finish': async (ctx, params) => {
     const p = parseParams(finishSchema, params);
-    return ctx.relay.runs.finish(ctx.caller, p, ctx.via);
+    return ctx.runs.finish(ctx.caller, p, ctx.via);
   },
   'runs/stop': async (ctx, params) => {
     const p = parseParams(runRefSchema, params);
-    return ctx.relay.runs.stop(ctx.caller, p.run_id, ctx.via);
+    return ctx.runs.stop(ctx.caller, p.run_id, ctx.via);
   },
   'runs/get': async (ctx, params) => {
     const p = parseParams(runRefSchema, params);
-    return ctx.relay.runs.get(ctx.caller, p.run_id);
+    return ctx.runs.get(ctx.caller, p.run_id);
   },
 };

@@ -1,4 +1,4 @@
-// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the relay service.
+// The project's own JSON-RPC methods of POST /a2a: params parsed once here, then handed to the use case each calls.
 import { z } from 'zod';
 import { RelayError } from '../domain/errors';
 import {
@@ -133,7 +133,7 @@ async function messageSend(ctx: MethodContext, params: unknown): Promise<unknown
 async function createThread(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(sendNewSchema, params);
   const { client_idempotency_key, question, ...metadata } = p.metadata;
-  return ctx.relay.createHandoff(
+  return ctx.creates.create(
     ctx.caller,
     {
       to: p.recipient,
@@ -152,7 +152,7 @@ async function createThread(ctx: MethodContext, params: unknown): Promise<unknow
 
 async function appendMessage(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(sendAppendSchema, params);
-  return ctx.relay.appendMessage(
+  return ctx.messages.append(
     ctx.caller,
     { thread_id: p.task_id, body: summaryOf(p.message.parts, 'params.message.parts', LIMITS.summary), payload: p.payload, artifacts: p.artifacts },
     ctx.via,
@@ -163,12 +163,12 @@ async function appendMessage(ctx: MethodContext, params: unknown): Promise<unkno
 
 async function tasksGet(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(getSchema, params);
-  return ctx.relay.threadViewFor(ctx.caller, p.task_id);
+  return ctx.reads.threadViewFor(ctx.caller, p.task_id);
 }
 
 async function tasksList(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(listSchema, params);
-  return ctx.relay.listThreads(ctx.caller, {
+  return ctx.reads.listThreads(ctx.caller, {
     role: p.filter.role,
     status: p.filter.status,
     since: p.filter.since ? new Date(p.filter.since) : undefined,
@@ -181,10 +181,10 @@ async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown
   const p = parseParams(updateSchema, params);
   if (p.verdict && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.verdict: only allowed with transition "accept"');
   if (p.run !== undefined && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.run: only allowed with transition "accept"');
-  if (p.transition === 'claim') return ctx.relay.claim(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
+  if (p.transition === 'claim') return ctx.claims.claim(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
   const transition = p.transition;
   const verdict = p.verdict ? { ...p.verdict, ...(p.verdict.session_id === undefined && p.session_id !== undefined ? { session_id: p.session_id } : {}) } : undefined;
-  const answer = await ctx.relay.transition(
+  const answer = await ctx.transitions.transition(
     ctx.caller,
     { thread_id: p.task_id, transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
     ctx.via,
@@ -193,12 +193,12 @@ async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown
   );
   // The accept went through (not refused by the verdict): now the run. Asking again answers the run already queued.
   if (!p.run || ('accepted' in answer && answer.accepted === false)) return answer;
-  return { ...answer, run: await ctx.relay.runs.request(ctx.caller, p.task_id, ctx.via, ctx.sessionId) };
+  return { ...answer, run: await ctx.runs.request(ctx.caller, p.task_id, ctx.via, ctx.sessionId) };
 }
 
 async function tasksCancel(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(cancelSchema, params);
-  return ctx.relay.transition(
+  return ctx.transitions.transition(
     ctx.caller,
     { thread_id: p.task_id, transition: 'cancel', reason: p.reason },
     ctx.via,
@@ -219,14 +219,14 @@ const approvalGetSchema = z
 /** Where approvals stand: one by id (its actor, the thread's sender or an approver), or every one of a thread. */
 async function approvalsGet(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(approvalGetSchema, params);
-  if (p.approval_id) return { approvals: [await ctx.relay.approvals.viewFor(ctx.caller, p.approval_id)] };
-  const thread = await ctx.relay.readThread(ctx.caller, p.task_id!);
-  return { approvals: await ctx.relay.approvals.forThread(ctx.caller, thread) };
+  if (p.approval_id) return { approvals: [await ctx.approvalViews.viewFor(ctx.caller, p.approval_id)] };
+  const thread = await ctx.reads.readThread(ctx.caller, p.task_id!);
+  return { approvals: await ctx.approvalViews.forThread(ctx.caller, thread) };
 }
 
 async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown> {
   const { metadata: _envelope, ...filters } = parseParams(agentsListSchema, params);
-  return { teammates: await ctx.relay.teammates.list(filters) };
+  return { teammates: await ctx.teammates.list(filters) };
 }
 
 export const WIRE_METHODS: Record<string, Method> = {

@@ -77,7 +77,7 @@ export interface FinishRequest {
   report: string | null;
 }
 
-/** What the relay service lends the runs: its outbox, its policy check, and its own transitions and appends. */
+/** What the runs are given: the outbox, the policy check, and the transitions and appends (relay-service.ts wires them). */
 export interface HandoffRunsDeps {
   store: MongoStore;
   outbox: Outbox;

@@ -1,6 +1,6 @@
 // Handoff tokens: minted with each new thread, derived again for the recipient's view, stored only as a hash.
 import { createHmac, randomBytes } from 'node:crypto';
-import { hashHandoffToken } from '../domain/acceptance-verdict';
+import { declaredProject, hashHandoffToken } from '../domain/acceptance-verdict';
 import type { ThreadDoc } from '../domain/documents';
 
 export const HANDOFF_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -29,4 +29,22 @@ export function mintHandoffToken(
     expires_at: new Date(now.getTime() + ttlMs),
     consumed_at: null,
   };
+}
+
+/** The relay's handoff tokens under its secret: minted for a thread's (new) recipient, derived again for their view. */
+export class HandoffTokens {
+  constructor(
+    private readonly secret: string,
+    private readonly ttlMs: number = HANDOFF_TOKEN_TTL_MS,
+  ) {}
+
+  /** A token record for `thread` going to someone in `team`, bound to `bodyHash`; `metadata` declares its project. */
+  mint(thread: { id: string; team: string; bodyHash: string; metadata: Record<string, unknown> }, now: Date): StoredHandoffToken {
+    return mintHandoffToken(this.secret, { id: thread.id, team: thread.team, bodyHash: thread.bodyHash, projectId: declaredProject(thread.metadata).project_id }, now, this.ttlMs);
+  }
+
+  /** The raw token of a thread's stored record. */
+  derive(threadId: string, nonce: string): string {
+    return deriveHandoffToken(this.secret, threadId, nonce);
+  }
 }

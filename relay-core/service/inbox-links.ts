@@ -22,6 +22,25 @@ export function isGenuineInboxLink(secret: string, threadId: string, viewer: str
   return constantTimeEqual(sig, signature(secret, threadId, viewer));
 }
 
+/** This relay's inbox links: its public base URL and the secret they are signed under. */
+export class InboxLinks {
+  constructor(
+    /** The relay's public base URL (RELAY_PUBLIC_URL), without a trailing slash. */
+    readonly publicUrl: string,
+    private readonly secret: string,
+  ) {}
+
+  /** The thread's inbox page, signed for `viewer` when given. */
+  url(threadId: string, viewer?: string): string {
+    return inboxUrl(this.publicUrl, this.secret, threadId, viewer);
+  }
+
+  /** Whether `sig` is the signature this relay gave the link for `viewer` on `threadId`. */
+  isGenuine(threadId: string, viewer: string, sig: string): boolean {
+    return isGenuineInboxLink(this.secret, threadId, viewer, sig);
+  }
+}
+
 /** What an inbox link names: its thread, and the viewer it is signed for (with the signature it carries). */
 export interface InboxLinkTarget {
   threadId: string;

@@ -7,7 +7,7 @@ import type { EventThread } from '../service/event-publisher';
 import { parseJob } from '../queues/parse-job';
 import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
-import type { RelayService } from '../service/relay-service';
+import type { Relay } from '../service/relay-service';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
@@ -27,7 +27,7 @@ export interface EventRecorder {
 }
 
 export interface WebhookDeliveryDeps {
-  relay: RelayService;
+  reads: Relay['reads'];
   /** This relay's database (MongoStore.identity): an event job stamped with another one is left alone. */
   database?: string;
   /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
@@ -53,7 +53,7 @@ export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 class AttemptFailed extends Error {}
 
 export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
-  const { relay, store, deliveries, queues, log } = deps;
+  const { reads, store, deliveries, queues, log } = deps;
   const clock = deps.clock ?? systemClock;
   const foreign = new Set<string>();
   const withEndpoint = (handles: string[]) => (deps.owners ? deps.owners.withEndpoint(handles) : store.withWebhookEndpoint(handles));
@@ -146,13 +146,13 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       return fail({ outcome: 'held', http_status: null, error: 'endpoint not verified yet (waiting for the challenge answer)' }, 'endpoint not verified yet');
     }
 
-    const thread = await relay.threadById(data.thread_id);
+    const thread = await reads.threadById(data.thread_id);
     const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
       await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');
       throw new UnrecoverableError(`delivery ${id}: thread or event missing`);
     }
-    const view = await relay.view(thread, data.handle);
+    const view = await reads.view(thread, data.handle);
     const body = JSON.stringify({
       type: event.type,
       timestamp: event.at.toISOString(),
@@ -179,7 +179,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     return fail({ outcome: 'failed', http_status: status, error: why }, why);
   }
 
-  const push = pushDelivery({ relay, store, deliveries, policy: deps.policy, log, clock, timeoutMs: deps.timeoutMs });
+  const push = pushDelivery({ reads, store, deliveries, policy: deps.policy, log, clock, timeoutMs: deps.timeoutMs });
 
   return async function processWebhookJob(job: Job): Promise<WebhookOutcome> {
     return job.name === DELIVER_JOB ? deliver(job) : fanOut(job);

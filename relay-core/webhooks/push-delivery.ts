@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { WebhookAttempt } from '../domain/documents';
 import { A2A_V1_STATE } from '../domain/a2a-states';
-import type { RelayService } from '../service/relay-service';
+import type { Relay } from '../service/relay-service';
 import type { MongoStore } from '../store/mongo-store';
 import { pushDeliveryId, type WebhookDeliveries } from './deliveries';
 import { postSigned } from './signed-post';
@@ -26,7 +26,7 @@ const STATE_OF_EVENT: Record<string, string> = {
 class AttemptFailed extends Error {}
 
 export interface PushDeliveryDeps {
-  relay: RelayService;
+  reads: Relay['reads'];
   store: MongoStore;
   deliveries: WebhookDeliveries;
   policy: TargetPolicy;
@@ -36,7 +36,7 @@ export interface PushDeliveryDeps {
 }
 
 export function pushDelivery(deps: PushDeliveryDeps) {
-  const { relay, store, deliveries, log, clock } = deps;
+  const { reads, store, deliveries, log, clock } = deps;
   return async function deliverPush(job: Job, data: DeliveryJob, configId: string): Promise<'delivered' | 'gone' | 'skipped'> {
     const id = pushDeliveryId(data.event_id, configId);
     const doc = await deliveries.get(id);
@@ -53,7 +53,7 @@ export function pushDelivery(deps: PushDeliveryDeps) {
       await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the push notification config was deleted' }, 'skipped');
       return 'skipped';
     }
-    const thread = await relay.threadById(data.thread_id);
+    const thread = await reads.threadById(data.thread_id);
     const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
       await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');

@@ -167,7 +167,7 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
       }
       return answer;
     }) as typeof client.chat.postMessage;
-    return createSlackDeliveryProcessor({ relay: api.relay, threads: mongoThreadWriter(api.store), client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
+    return createSlackDeliveryProcessor({ channels: api.relay.channels, links: api.relay.links, teammates: api.relay.teammates, threads: mongoThreadWriter(api.store), client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
   }
 
   const job = (id: string, threadId: string, type: string) => ({ id, data: { thread_id: threadId, event_id: randomUUID(), type } }) as unknown as Job;

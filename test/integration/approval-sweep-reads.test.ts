@@ -3,7 +3,7 @@
 // SQLite would serve by decoding the whole collection). Counted with the driver's command monitoring, not timed.
 import type { CommandStartedEvent } from 'mongodb';
 import { createLogger } from '../../relay-core/ops/logger';
-import { RelayService } from '../../relay-core/service/relay-service';
+import { createRelay, type Relay } from '../../relay-core/service/relay-service';
 import { Teammates } from '../../relay-core/service/teammates';
 import { MongoStore } from '../../relay-core/store/mongo-store';
 import { text } from '../helpers/handoffs';
@@ -16,7 +16,7 @@ const POLICY = `rules:\n  - { id: to-memo-needs-lead, match: { action: handoff.c
 let relay: TestRelay;
 let senderKey: string;
 let store: MongoStore;
-let sweeper: RelayService;
+let sweeper: Relay;
 const commands: CommandStartedEvent[] = [];
 
 beforeAll(async () => {
@@ -31,7 +31,7 @@ beforeAll(async () => {
   const log = createLogger('silent');
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const teammates = new Teammates({ store, keyPepper: relay.config.keyPepper!, log, webhooks });
-  sweeper = new RelayService({ store, teammates, events: noPublisher, publicUrl: relay.url, log });
+  sweeper = createRelay({ store, teammates, events: noPublisher, publicUrl: relay.url, log });
 });
 
 afterAll(async () => {
@@ -56,7 +56,7 @@ async function decided(n: number, round: number): Promise<void> {
 /** The commands one sweep sends, by command and collection. */
 async function sweepCommands(): Promise<string[]> {
   commands.length = 0;
-  await sweeper.approvals.sweep();
+  await sweeper.approvalSweep.sweep();
   return commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`).sort();
 }
 

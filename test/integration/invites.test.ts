@@ -53,7 +53,7 @@ test('an admin creates an invitation: the code once, the id and presets in the l
     note: 'Frank',
     created_by: 'admin',
     redeemed_by: null,
-    redeem_url: `${relay.relay.publicUrlBase}/invites/${id}/redeem`,
+    redeem_url: `${relay.relay.links.publicUrl}/invites/${id}/redeem`,
     join_command: `handoff-relay join ${token}`,
   });
   expect(new Date(body.expires_at).getTime() - new Date(body.created_at).getTime()).toBe(48 * 3_600_000);

@@ -54,13 +54,13 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
   expect(thread.pending_since).toBeInstanceOf(Date);
 
   // Queued: left to the workers.
-  expect(await relay.relay.sweepOutbox(0)).toBe(0);
+  expect(await relay.relay.outbox.sweep(0)).toBe(0);
   expect(await relay.store.outbox.count()).toBe(1);
 
   // Run by workers whose marks were lost (this relay runs none): the sweep finds them finished and takes them out.
   await runJobs('slack', [created]);
   await runJobs('webhooks', [created]);
-  expect(await relay.relay.sweepOutbox(0)).toBe(0);
+  expect(await relay.relay.outbox.sweep(0)).toBe(0);
   expect(await relay.store.outbox.count()).toBe(0);
   const swept = (await relay.store.threads.findOne({ _id: threadId }))!;
   expect(swept.jobs_pending).toBeUndefined();
@@ -71,7 +71,7 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
   const appended = await relay.rpc(sender, 'message/send', { task_id: threadId, message: { parts: [{ text: 'more' }] } });
   expect(appended.body.error).toBeUndefined();
   const message = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[1]!.id;
-  await relay.relay.sweepOutbox(0);
+  await relay.relay.outbox.sweep(0);
   expect(await jobEventIds()).toEqual([message]);
 });
 
@@ -105,7 +105,7 @@ test('a job Redis lost is enqueued again by the sweep', async () => {
   const event = (await relay.store.threads.findOne({ _id: body.result.task_id }))!.outbox[0]!;
   await queue.remove(event.id);
   expect(await jobEventIds()).not.toContain(event.id);
-  expect(await relay.relay.sweepOutbox(0)).toBe(1);
+  expect(await relay.relay.outbox.sweep(0)).toBe(1);
   expect(await jobEventIds()).toContain(event.id);
 });
 
@@ -117,11 +117,11 @@ test('an event whose writer died after the write is enqueued by the sweep once i
   const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
   await queue.remove(event.id);
   // Not settled yet: a writer may be enqueueing it right now.
-  expect(await relay.relay.sweepOutbox(60_000)).toBe(0);
+  expect(await relay.relay.outbox.sweep(60_000)).toBe(0);
   // As a process leaves it when it dies between its write and the add: the job pending on the thread, on no queue.
   const never = '00000000-0000-4000-8000-000000000001';
   await relay.store.threads.updateOne({ _id: threadId }, { $set: { pending_since: new Date(Date.now() - 60_000) }, $push: { jobs_pending: `slack:${never}` } });
-  expect(await relay.relay.sweepOutbox(1_000)).toBe(1);
+  expect(await relay.relay.outbox.sweep(1_000)).toBe(1);
   expect((await jobEventIds()).filter((id) => id === event.id || id === never)).toEqual([event.id]);
   expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${event.id}`, `slack:${event.id}`]);
 });

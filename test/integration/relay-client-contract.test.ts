@@ -16,7 +16,7 @@ beforeAll(async () => {
   await relay.register({ handle: 'peer@acme' });
   http = new HttpRelayClient({ relayUrl: relay.url, apiKey: key, retryDelaysMs: [] });
   clients.http = http;
-  clients['in-process'] = new InProcessRelayClient({ relay: relay.relay, caller: (await relay.relay.teammates.get('agent@acme'))! });
+  clients['in-process'] = new InProcessRelayClient({ uses: relay.relay, caller: (await relay.relay.teammates.get('agent@acme'))! });
 });
 
 afterAll(async () => {

@@ -109,7 +109,7 @@ test("the digest's Accept button works on its thread (the digest is not an out-o
     triggerId: slack.triggerId(),
   });
   expect(answer.status).toBe(200);
-  await waitUntil(async () => (await relay.relay.threadById(ids.anaFirst!))?.status === 'accepted', 'the accept from the digest');
+  await waitUntil(async () => (await relay.relay.reads.threadById(ids.anaFirst!))?.status === 'accepted', 'the accept from the digest');
   expect(slack.calls.filter((c) => c.method === 'response_url' && c.args.response_url === 'ana-accept')).toHaveLength(0);
 });
 

@@ -34,7 +34,7 @@ beforeAll(async () => {
   // Newest first is the relay's order (handoffs sent at the same moment may come in either order); the lists below
   // are read back in that order from tasks/list, oldest first.
   const hana = (await relay.relay.teammates.get('hana@acme'))!;
-  const ordered = async (role: 'recipient' | 'sender') => (await relay.relay.listThreads(hana, { role, limit: 100 })).items.map((t) => t.thread_id).reverse();
+  const ordered = async (role: 'recipient' | 'sender') => (await relay.relay.reads.listThreads(hana, { role, limit: 100 })).items.map((t) => t.thread_id).reverse();
   waitingIds.push(...(await ordered('recipient')));
   sentIds.push(...(await ordered('sender')));
   // One waiting handoff accepted (still waits), one declined (waits no more), one sent completed (still listed as sent).

@@ -43,8 +43,8 @@ const ephemeralsIn = (channel: string, since: number) => team.slack.callsTo('cha
 const ephemeralAttempts = (since: number) => team.slack.calls.filter((c) => c.method === 'chat.postEphemeral').slice(since);
 
 test('everyone sees only that it is a handoff; the two participants in the channel each get the card, the stranger nothing', async () => {
-  const signed = team.relay.relay.inboxUrl(threadId, 'sender@acme');
-  const plain = team.relay.relay.inboxUrl(threadId);
+  const signed = team.relay.relay.links.url(threadId, 'sender@acme');
+  const plain = team.relay.relay.links.url(threadId);
   const before = team.slack.callsTo('chat.postEphemeral').length;
   const shared = await paste(EVERYONE, SENDER, [signed, plain]);
   await team.slack.waitFor('chat.unfurl', (c) => c.args.unfurl_id === shared.unfurl_id);
@@ -66,7 +66,7 @@ test('everyone sees only that it is a handoff; the two participants in the chann
     expect(shown).toContain(`<@${SENDER}> → <@${RECIPIENT}>`);
     // Each participant's button opens the inbox signed for them, not for whoever pasted the link.
     const viewer = card.args.user === SENDER ? 'sender@acme' : 'recipient@acme';
-    expect(shown).toContain(team.relay.relay.inboxUrl(threadId, viewer));
+    expect(shown).toContain(team.relay.relay.links.url(threadId, viewer));
     // The pasted link was signed for the sender: both are told it opens the thread as them for anyone.
     expect(shown).toContain('signed for `sender@acme`');
   }
@@ -75,7 +75,7 @@ test('everyone sees only that it is a handoff; the two participants in the chann
 test('a participant who is not in the conversation gets no card (Slack refuses it), the one who is does', async () => {
   const before = team.slack.callsTo('chat.postEphemeral').length;
   const attempts = team.slack.calls.filter((c) => c.method === 'chat.postEphemeral').length;
-  const shared = await paste(SENDER_ONLY, STRANGER, [team.relay.relay.inboxUrl(threadId)]);
+  const shared = await paste(SENDER_ONLY, STRANGER, [team.relay.relay.links.url(threadId)]);
   await team.slack.waitFor('chat.unfurl', (c) => c.args.unfurl_id === shared.unfurl_id);
   await waitForCount(() => ephemeralAttempts(attempts), 2);
   expect(ephemeralsIn(SENDER_ONLY, before).map((c) => c.args.user)).toEqual([SENDER]);
@@ -85,8 +85,8 @@ test('a participant who is not in the conversation gets no card (Slack refuses i
 
 test('a link to no thread, or with a forged signature, unfurls the same and tells nobody anything', async () => {
   const attempts = team.slack.calls.filter((c) => c.method === 'chat.postEphemeral').length;
-  const missing = team.relay.relay.inboxUrl(randomUUID(), 'sender@acme');
-  const forged = `${team.relay.relay.inboxUrl(threadId)}?as=stranger%40acme&sig=${'A'.repeat(43)}`;
+  const missing = team.relay.relay.links.url(randomUUID(), 'sender@acme');
+  const forged = `${team.relay.relay.links.url(threadId)}?as=stranger%40acme&sig=${'A'.repeat(43)}`;
   const shared = await paste(EVERYONE, STRANGER, [missing, forged]);
   await team.slack.waitFor('chat.unfurl', (c) => c.args.unfurl_id === shared.unfurl_id);
   const unfurls = unfurled(EVERYONE, shared.message_ts)!;
@@ -101,7 +101,7 @@ test('a link to no thread, or with a forged signature, unfurls the same and tell
 test('links to other sites are left alone; a link still in the composer unfurls by unfurl_id, with no cards', async () => {
   const calls = team.slack.calls.length;
   const other = await paste(EVERYONE, SENDER, ['https://example.org/inbox/' + threadId, `${team.relay.url}/healthz`]);
-  const composed = await paste(EVERYONE, SENDER, [team.relay.relay.inboxUrl(threadId)], 'composer');
+  const composed = await paste(EVERYONE, SENDER, [team.relay.relay.links.url(threadId)], 'composer');
   const unfurl = await team.slack.waitFor('chat.unfurl', (c) => c.args.unfurl_id === composed.unfurl_id);
   expect(unfurl.args.source).toBe('composer');
   expect(unfurl.args.channel).toBeUndefined();

@@ -14,7 +14,7 @@ import { nextTimerStep, withArmedTimer } from '../../relay-core/domain/timer-sch
 import { BullmqTimerQueue } from '../../relay-core/queues/bullmq-timer-queue';
 import { HandoffTimers } from '../../relay-core/service/handoff-timers';
 import { Outbox } from '../../relay-core/service/outbox';
-import { RelayService } from '../../relay-core/service/relay-service';
+import { createRelay, type Relay } from '../../relay-core/service/relay-service';
 import { Teammates } from '../../relay-core/service/teammates';
 import { IndexedTimerDue } from '../../relay-core/store/timer-due';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -203,7 +203,7 @@ test('a create retried with the same idempotency key gets the same thread and le
 });
 
 /** A second relay service on the same database, whose create-time arm is `timers` (its events on the same queues). */
-async function withService(timers: Pick<HandoffTimers, 'withFirstStep'>, run: (service: RelayService, sender: AgentDoc) => Promise<void>): Promise<void> {
+async function withService(timers: Pick<HandoffTimers, 'withFirstStep'>, run: (service: Relay, sender: AgentDoc) => Promise<void>): Promise<void> {
   const log = createLogger('silent');
   const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
   const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
@@ -211,7 +211,7 @@ async function withService(timers: Pick<HandoffTimers, 'withFirstStep'>, run: (s
   const queues: ProducerQueues = producerQueues(producer, relay.config.queuePrefix);
   try {
     const events = new BullmqEventPublisher({ queues, slackEnabled: false, database: await relay.store.identity(), armTimers: true });
-    const service = new RelayService({ store: relay.store, teammates, events, clock, publicUrl: relay.url, log, timers });
+    const service = createRelay({ store: relay.store, teammates, events, clock, publicUrl: relay.url, log, timers });
     await run(service, (await teammates.get('alice@acme'))!);
   } finally {
     await Promise.all(Object.values(queues).map((q) => q.close()));
@@ -223,7 +223,7 @@ test('a create whose own arm failed gets its first timer from the thread.created
   let tried = 0;
   const failing = { withFirstStep: async () => { tried += 1; throw new Error('the zone lookup failed'); } };
   await withService(failing, async (service, sender) => {
-    const created = await service.createHandoff(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
+    const created = await service.creates.create(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
     expect(tried).toBe(1);
     const id = created.task_id;
     await waitUntil(async () => ((await createdJobs(id)).webhooks ? true : undefined), 'the thread.created webhooks job');

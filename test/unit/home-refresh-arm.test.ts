@@ -2,19 +2,19 @@
 // reads no thread; only a job queued before jobs carried them makes it read the thread.
 import type { Queue } from 'bullmq';
 import { HOME_REFRESH_JOB, homeRefresher } from '../../bot/home/home-refresh';
-import type { RelayService } from '../../relay-core/service/relay-service';
+import type { Relay } from '../../relay-core/service/relay-service';
 
 const slackUsers: Record<string, string | undefined> = { 'api-dev@acme': 'U0AAAAAAA', 'web-dev@acme': 'U0123456', 'no-slack@acme': undefined };
 
 function harness() {
   const threadReads: string[] = [];
   const armed: string[] = [];
-  const relay = {
-    threadById: async (id: string) => (threadReads.push(id), { from: 'api-dev@acme', to: 'no-slack@acme' }),
+  const uses = {
+    reads: { threadById: async (id: string) => (threadReads.push(id), { from: 'api-dev@acme', to: 'no-slack@acme' }) },
     teammates: { get: async (handle: string) => (handle in slackUsers ? { handle, slack_user_id: slackUsers[handle] } : null) },
   };
   const queue = { add: async (name: string, data: { slack_user: string }) => void armed.push(`${name} ${data.slack_user}`) };
-  const home = homeRefresher({ relay: relay as unknown as RelayService, queue: queue as unknown as Queue });
+  const home = homeRefresher({ ...(uses as unknown as Pick<Relay, 'reads' | 'teammates'>), queue: queue as unknown as Queue });
   return { home, threadReads, armed };
 }
 

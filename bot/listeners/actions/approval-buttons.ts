@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { APPROVAL_ID_PATTERN, approverEntries, type ApprovalRecord, type Voter } from '../../../relay-core/domain/approval';
 import type { ThreadDoc } from '../../../relay-core/domain/documents';
 import { RelayError } from '../../../relay-core/domain/errors';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { stillApplicable } from '../../blocks/approval-dm';
 import { approvalDmKey } from '../../delivery/slack-posts';
 import { approvalRejectModal } from '../../views/approval-reject-modal';
@@ -14,13 +14,15 @@ import { explain, type ButtonArgs } from './button-click';
 const approvalValueSchema = z.object({ a: z.string().regex(APPROVAL_ID_PATTERN), b: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
 
 export interface ApprovalButtonDeps {
-  relay: RelayService;
+  approvalDecisions: Relay['approvalDecisions'];
+  approvalRecords: Relay['approvalRecords'];
+  teammates: Relay['teammates'];
   log: Logger;
 }
 
 /** The Slack user as a voter: their own id, and the teammate it is linked to when there is one. */
-export async function slackVoter(relay: RelayService, slackUser: string): Promise<Voter> {
-  const linked = await relay.teammates.bySlackUser(slackUser);
+export async function slackVoter(teammates: Relay['teammates'], slackUser: string): Promise<Voter> {
+  const linked = await teammates.bySlackUser(slackUser);
   return { slack_user_id: slackUser, handle: linked?.handle ?? null, label: linked?.handle ?? slackUser };
 }
 
@@ -30,7 +32,7 @@ export async function slackVoter(relay: RelayService, slackUser: string): Promis
  * refusal was explained; nothing is changed by a refused click.
  */
 export async function checkApprovalClick(
-  relay: RelayService,
+  { approvalRecords, teammates }: Pick<Relay, 'approvalRecords' | 'teammates'>,
   slackUser: string,
   value: unknown,
   where: { channel?: string; messageTs?: string; inMessage: boolean },
@@ -41,7 +43,7 @@ export async function checkApprovalClick(
     await say('This button is not one handoff-relay recognises; nothing was changed.');
     return null;
   }
-  const found = await relay.approvals.get(parsed.data.a).catch((error: unknown) => {
+  const found = await approvalRecords.get(parsed.data.a).catch((error: unknown) => {
     if (error instanceof RelayError && error.code === 'not_found') return null;
     throw error;
   });
@@ -50,7 +52,7 @@ export async function checkApprovalClick(
     return null;
   }
   const { thread, record } = found;
-  const voter = await slackVoter(relay, slackUser);
+  const voter = await slackVoter(teammates, slackUser);
   if (approverEntries(record, voter).length === 0) {
     await say(`Only the approvers of this request (${[...new Set(record.approvers.map((a) => a.label))].join(', ')}) can decide it. Nothing was changed.`);
     return null;
@@ -84,14 +86,15 @@ function clickPlace(args: ButtonArgs) {
   };
 }
 
-export function approveButton({ relay, log }: ApprovalButtonDeps) {
+export function approveButton(deps: ApprovalButtonDeps) {
+  const { approvalDecisions, log } = deps;
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
     const say = (text: string) => explain(args, text);
-    const click = await checkApprovalClick(relay, args.body.user.id, safeJson(args.action.value), clickPlace(args), say);
+    const click = await checkApprovalClick(deps, args.body.user.id, safeJson(args.action.value), clickPlace(args), say);
     if (!click) return;
     try {
-      const answer = await relay.approvals.decide(click.record.id, click.voter, 'approve', 'slack');
+      const answer = await approvalDecisions.decide(click.record.id, click.voter, 'approve', 'slack');
       await say(answer.message);
     } catch (error) {
       log.warn({ approval_id: click.record.id, err: (error as Error).message }, 'slack approve failed');
@@ -100,10 +103,10 @@ export function approveButton({ relay, log }: ApprovalButtonDeps) {
   };
 }
 
-export function rejectButton({ relay }: ApprovalButtonDeps) {
+export function rejectButton(deps: ApprovalButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkApprovalClick(relay, args.body.user.id, safeJson(args.action.value), clickPlace(args), (text) => explain(args, text));
+    const click = await checkApprovalClick(deps, args.body.user.id, safeJson(args.action.value), clickPlace(args), (text) => explain(args, text));
     if (!click) return;
     const { thread, record } = click;
     const about = record.action === 'handoff.create' ? `Handoff from ${thread.from} to ${thread.to}: ${thread.summary}` : `${record.action} by ${record.actor} on the handoff "${thread.summary}"`;

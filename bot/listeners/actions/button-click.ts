@@ -2,7 +2,7 @@
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod';
 import type { AgentDoc, ThreadDoc } from '../../../relay-core/domain/documents';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { TERMINAL_STATUSES, threadStatusSchema, type ThreadStatus } from '../../../relay-core/domain/schemas';
 import { safeJson } from '../safe-json';
 import { BLOCK_IDS } from '../../blocks/handoff-dm';
@@ -54,7 +54,7 @@ export function historyLine(thread: ThreadDoc): string {
 // linked Slack user allowed to act, and a thread still in the status the button showed.
 /** The checks every button runs; null after the refusal was explained. */
 /** `notice`: the button is on a timer notice (a reply under the DM), which is never an out-of-date copy of the DM. */
-export async function checkClick(relay: RelayService, args: ButtonArgs, rule: ClickRule, opts: { notice?: boolean } = {}): Promise<CheckedClick | null> {
+export async function checkClick({ reads, teammates }: Pick<Relay, 'reads' | 'teammates'>, args: ButtonArgs, rule: ClickRule, opts: { notice?: boolean } = {}): Promise<CheckedClick | null> {
   const { body, action } = args;
   const value = buttonValueSchema.safeParse(safeJson(action.value));
   if (!value.success) {
@@ -62,7 +62,7 @@ export async function checkClick(relay: RelayService, args: ButtonArgs, rule: Cl
     return null;
   }
   const { t: threadId, s: shownStatus } = value.data;
-  const [thread, actor] = await Promise.all([relay.threadById(threadId), relay.teammates.bySlackUser(body.user.id)]);
+  const [thread, actor] = await Promise.all([reads.threadById(threadId), teammates.bySlackUser(body.user.id)]);
   if (!thread) {
     await explain(args, 'This handoff no longer exists; nothing was changed.');
     return null;

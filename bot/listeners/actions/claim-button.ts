@@ -2,23 +2,25 @@
 // wins), and tell the clicker what happened; every copy of the card is redrawn by the `slack` job thread.claimed starts.
 import { z } from 'zod';
 import { RelayError } from '../../../relay-core/domain/errors';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { explain, type ButtonArgs } from './button-click';
 import { safeJson } from '../safe-json';
 
 const claimValueSchema = z.object({ t: z.uuid(), s: z.literal('unclaimed') });
 
 export interface ClaimButtonDeps {
-  relay: RelayService;
+  claims: Relay['claims'];
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
 }
 
-export function claimButton({ relay }: ClaimButtonDeps) {
+export function claimButton({ claims, reads, teammates }: ClaimButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
     const value = claimValueSchema.safeParse(safeJson(args.action.value));
     if (!value.success) return explain(args, 'This button is not one handoff-relay recognises; nothing was changed.');
     const threadId = value.data.t;
-    const [thread, actor] = await Promise.all([relay.threadById(threadId), relay.teammates.bySlackUser(args.body.user.id)]);
+    const [thread, actor] = await Promise.all([reads.threadById(threadId), teammates.bySlackUser(args.body.user.id)]);
     if (!thread) return explain(args, 'This handoff no longer exists; nothing was changed.');
     if (!actor) {
       return explain(args, 'Your Slack account is not linked to a handoff-relay teammate, so you cannot claim handoffs. Run `/handoff link` first. Nothing was changed.');
@@ -27,7 +29,7 @@ export function claimButton({ relay }: ClaimButtonDeps) {
       return explain(args, `You already claimed this handoff (at ${thread.claimed_at?.toISOString()}); its DM with Accept and Decline is yours. Nothing was changed.`);
     }
     try {
-      await relay.claim(actor, threadId, 'slack');
+      await claims.claim(actor, threadId, 'slack');
     } catch (error) {
       if (error instanceof RelayError) return explain(args, `${error.message.replace(/\.$/, '')}. Nothing was changed.`);
       throw error;

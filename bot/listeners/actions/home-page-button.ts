@@ -4,10 +4,10 @@ import { homePageSchema } from '../../views/home';
 import { publishHome, type HomeDeps } from '../events/app-home';
 import { safeJson } from '../safe-json';
 
-export function homePageButton({ relay, digest }: HomeDeps) {
+export function homePageButton(deps: HomeDeps) {
   return async ({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> => {
     await ack();
     const page = homePageSchema.safeParse(safeJson(action.value));
-    await publishHome(relay, client, body.user.id, page.success ? page.data : {}, digest);
+    await publishHome(deps, client, body.user.id, page.success ? page.data : {}, deps.digest);
   };
 }

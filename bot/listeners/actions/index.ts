@@ -8,15 +8,18 @@ import { digestButton, type DigestButtonDeps } from './digest-button';
 import type { HomeDeps } from '../events/app-home';
 import { APPROVAL_ACTION_IDS } from '../../blocks/approval-dm';
 import { acceptButton, type AcceptButtonDeps } from './accept-button';
-import { approveButton, rejectButton } from './approval-buttons';
-import { claimButton } from './claim-button';
-import { handToAgentButton, stopAgentButton } from './run-buttons';
+import { approveButton, rejectButton, type ApprovalButtonDeps } from './approval-buttons';
+import { claimButton, type ClaimButtonDeps } from './claim-button';
+import { handToAgentButton, stopAgentButton, type RunButtonDeps } from './run-buttons';
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 import { TIMER_ACTION_IDS } from '../../blocks/timer-action-ids';
 import { reassignButton, resendButton, snoozeButton, type TimerButtonDeps } from './timer-buttons';
 
-export function registerActions(app: App, deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & DigestButtonDeps & TimerButtonDeps): void {
+export function registerActions(
+  app: App,
+  deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & DigestButtonDeps & TimerButtonDeps & ApprovalButtonDeps & ClaimButtonDeps & RunButtonDeps,
+): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
   app.action(ACTION_IDS.complete, modalButton(deps, 'complete'));

@@ -1,5 +1,5 @@
 // Decline, Complete and Reply buttons: ack, check the click, then open the modal with the click's trigger_id.
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { TRANSITION_MODALS, type TransitionModal } from '../../views/transition-modals';
 import { checkClick, type ButtonArgs, type ClickRule } from './button-click';
 
@@ -13,15 +13,16 @@ const RULES: Record<TransitionModal, ClickRule> = {
 };
 
 export interface ModalButtonDeps {
-  relay: RelayService;
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
 }
 
-export function modalButton({ relay }: ModalButtonDeps, kind: TransitionModal) {
+export function modalButton({ reads, teammates }: ModalButtonDeps, kind: TransitionModal) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, RULES[kind]);
+    const click = await checkClick({ reads, teammates }, args, RULES[kind]);
     if (!click) return;
-    const sender = await relay.teammates.get(click.thread.from);
+    const sender = await teammates.get(click.thread.from);
     const view = TRANSITION_MODALS[kind]({ thread: click.thread, shownStatus: click.shownStatus, senderName: sender?.name ?? click.thread.from });
     await args.client.views.open({ trigger_id: args.body.trigger_id, view });
   };

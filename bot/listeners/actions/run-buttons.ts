@@ -2,18 +2,21 @@
 // same `verify` job as Accept) or ends the agent; refusals are explained to whoever clicked.
 import { RelayError } from '../../../relay-core/domain/errors';
 import { isFinishedRun } from '../../../relay-core/domain/run';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { enqueueSlackAccept, type AcceptButtonDeps } from './accept-button';
 import { checkClick, explain, type ButtonArgs } from './button-click';
 
-export function handToAgentButton(deps: AcceptButtonDeps) {
-  const { relay } = deps;
+export type RunButtonDeps = AcceptButtonDeps & Pick<Relay, 'runs'>;
+
+export function handToAgentButton(deps: RunButtonDeps) {
+  const { runs } = deps;
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'recipient', verb: 'hand to your agent', from: ['pending', 'accepted'] });
+    const click = await checkClick(deps, args, { who: 'recipient', verb: 'hand to your agent', from: ['pending', 'accepted'] });
     if (!click) return;
     if (click.thread.status === 'accepted') {
       try {
-        await relay.runs.request(click.actor, click.thread._id, 'slack');
+        await runs.request(click.actor, click.thread._id, 'slack');
       } catch (error) {
         if (!(error instanceof RelayError)) throw error;
         await explain(args, `Not handed to your agent: ${error.message}. Nothing was changed.`);
@@ -25,10 +28,11 @@ export function handToAgentButton(deps: AcceptButtonDeps) {
   };
 }
 
-export function stopAgentButton({ relay }: Pick<AcceptButtonDeps, 'relay'>) {
+export function stopAgentButton(deps: Pick<Relay, 'reads' | 'teammates' | 'runs'>) {
+  const { runs } = deps;
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'recipient', verb: 'stop the agent on', from: ['accepted'] });
+    const click = await checkClick(deps, args, { who: 'recipient', verb: 'stop the agent on', from: ['accepted'] });
     if (!click) return;
     const run = click.thread.run;
     if (!run || isFinishedRun(run.status)) {
@@ -36,7 +40,7 @@ export function stopAgentButton({ relay }: Pick<AcceptButtonDeps, 'relay'>) {
       return;
     }
     try {
-      await relay.runs.stop(click.actor, run.id, 'slack');
+      await runs.stop(click.actor, run.id, 'slack');
     } catch (error) {
       if (!(error instanceof RelayError)) throw error;
       await explain(args, `Not stopped: ${error.message}.`);

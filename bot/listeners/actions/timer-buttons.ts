@@ -2,14 +2,16 @@
 import type { Logger } from 'pino';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { HandoffTimers } from '../../../relay-core/service/handoff-timers';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { slackDate } from '../../blocks/mrkdwn';
 import { SNOOZE_BY_ACTION } from '../../blocks/timer-action-ids';
 import { reassignModal } from '../../views/reassign-modal';
 import { checkClick, explain, type ButtonArgs } from './button-click';
 
 export interface TimerButtonDeps {
-  relay: RelayService;
+  reads: Relay['reads'];
+  reassignments: Relay['reassignments'];
+  teammates: Relay['teammates'];
   timers: HandoffTimers;
   log: Logger;
 }
@@ -21,10 +23,10 @@ async function refused(args: ButtonArgs, error: unknown): Promise<void> {
 }
 
 /** Snooze: the choice is the button's id (1 h, tomorrow morning, next week); the value only names the thread. */
-export function snoozeButton({ relay, timers }: TimerButtonDeps, actionId: keyof typeof SNOOZE_BY_ACTION) {
+export function snoozeButton({ reads, teammates, timers }: TimerButtonDeps, actionId: keyof typeof SNOOZE_BY_ACTION) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'recipient', verb: 'snooze the reminders of', from: ['pending'] }, { notice: true });
+    const click = await checkClick({ reads, teammates }, args, { who: 'recipient', verb: 'snooze the reminders of', from: ['pending'] }, { notice: true });
     if (!click) return;
     try {
       const until = await timers.snooze(click.actor, click.thread._id, SNOOZE_BY_ACTION[actionId]);
@@ -35,23 +37,23 @@ export function snoozeButton({ relay, timers }: TimerButtonDeps, actionId: keyof
   };
 }
 
-export function reassignButton({ relay }: TimerButtonDeps) {
+export function reassignButton({ reads, teammates }: TimerButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] }, { notice: true });
+    const click = await checkClick({ reads, teammates }, args, { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] }, { notice: true });
     if (!click) return;
-    const recipient = click.thread.status === 'unclaimed' ? null : await relay.teammates.get(click.thread.to);
+    const recipient = click.thread.status === 'unclaimed' ? null : await teammates.get(click.thread.to);
     await args.client.views.open({ trigger_id: args.body.trigger_id, view: reassignModal(click.thread, recipient?.name ?? click.thread.to) });
   };
 }
 
-export function resendButton({ relay, log }: TimerButtonDeps) {
+export function resendButton({ reads, reassignments, teammates, log }: TimerButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(relay, args, { who: 'sender', verb: 'resend', from: ['expired'] }, { notice: true });
+    const click = await checkClick({ reads, teammates }, args, { who: 'sender', verb: 'resend', from: ['expired'] }, { notice: true });
     if (!click) return;
     try {
-      const created = await relay.resend(click.actor, click.thread._id, 'slack');
+      const created = await reassignments.resend(click.actor, click.thread._id, 'slack');
       log.info({ thread_id: click.thread._id, resent_as: created.task_id }, 'expired handoff resent');
       await explain(args, `Resent to ${created.recipient} as a new handoff (thread ${created.task_id}).`);
     } catch (error) {

@@ -21,7 +21,7 @@ export async function channelCommand(
   parsed: { action: 'bind' | 'unbind' | 'list' | 'usage'; target?: string },
   say: (text: string) => Promise<unknown>,
 ): Promise<void> {
-  const channels = deps.relay.channels;
+  const channels = deps.channels;
   const channel = args.command.channel_id;
   if (parsed.action === 'usage') return void (await say(CHANNEL_USAGE));
   if (parsed.action === 'list') {

@@ -2,11 +2,15 @@
 import type { AllMiddlewareArgs, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { Invites } from '../../../relay-core/service/invites';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import type { ClientSetup } from '../../views/link-modal';
 
 export interface CommandDeps {
-  relay: RelayService;
+  channels: Relay['channels'];
+  creates: Relay['creates'];
+  links: Relay['links'];
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
   log: Logger;
   /** RELAY_TEAM: the team a teammate created by `/handoff link` joins. */
   team?: string;

@@ -2,7 +2,7 @@
 import type { RespondFn } from '@slack/bolt';
 import type { AgentDoc } from '../../../relay-core/domain/documents';
 import { RelayError } from '../../../relay-core/domain/errors';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { newHandoffSchema } from '../../../relay-core/domain/schemas';
 import { inboxMessage, INBOX_PAGE_SIZE } from '../../views/home';
 import type { CommandArgs, CommandDeps } from './command-args';
@@ -58,29 +58,29 @@ export function handoffCommand(deps: CommandDeps) {
       case 'invite':
         return inviteCommand(deps, args, parsed.options);
     }
-    const caller = await deps.relay.teammates.bySlackUser(command.user_id);
+    const caller = await deps.teammates.bySlackUser(command.user_id);
     if (!caller) return void (await say(NOT_LINKED));
     switch (parsed.kind) {
       case 'modal':
         return openNewHandoffModal(args, say);
       case 'inbox':
-        return inbox(deps.relay, caller, respond);
+        return inbox(deps, caller, respond);
       case 'send':
-        return quickSend(deps.relay, caller, parsed.to, parsed.text, command.trigger_id, say);
+        return quickSend(deps, caller, parsed.to, parsed.text, command.trigger_id, say);
       case 'channel':
         return channelCommand(deps, args, caller, parsed, say);
     }
   };
 }
 
-async function inbox(relay: RelayService, caller: AgentDoc, respond: RespondFn): Promise<void> {
-  const page = await relay.listThreads(caller, { role: 'recipient', status: ['unclaimed', 'pending', 'accepted'], limit: INBOX_PAGE_SIZE });
-  const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle) });
+async function inbox({ reads, links }: Pick<Relay, 'reads' | 'links'>, caller: AgentDoc, respond: RespondFn): Promise<void> {
+  const page = await reads.listThreads(caller, { role: 'recipient', status: ['unclaimed', 'pending', 'accepted'], limit: INBOX_PAGE_SIZE });
+  const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => links.url(id, caller.handle) });
   await respond({ response_type: 'ephemeral', replace_original: false, ...message });
 }
 
 async function quickSend(
-  relay: RelayService,
+  { teammates, creates }: Pick<Relay, 'teammates' | 'creates'>,
   caller: AgentDoc,
   to: Recipient,
   summary: string,
@@ -90,7 +90,7 @@ async function quickSend(
   if (!summary) return void (await say('Say what you hand over: `/handoff @someone what they need to know`.'));
   let handle: string;
   if ('slackUser' in to) {
-    const recipient = await relay.teammates.bySlackUser(to.slackUser);
+    const recipient = await teammates.bySlackUser(to.slackUser);
     if (!recipient) {
       return void (await say(`<@${to.slackUser}> has no handoff-relay teammate linked to their Slack account, so nothing was sent. They can run \`/handoff link\`.`));
     }
@@ -105,7 +105,7 @@ async function quickSend(
     return void (await say(`Nothing was sent: ${issue.path[0] === 'to' ? 'the recipient' : 'the text'} ${issue.message}.`));
   }
   try {
-    const created = await relay.createHandoff(caller, input.data, 'slack');
+    const created = await creates.create(caller, input.data, 'slack');
     const to = created.status.state === 'unclaimed' ? `\`${created.recipient}\` (unclaimed: ${created.candidates?.length} teammates can claim it)` : `\`${created.recipient}\``;
     if (created.approval) {
       const approvers = created.approval.approvers.map((a) => `\`${a}\``).join(', ');

@@ -15,13 +15,13 @@ export const JOIN_USAGE =
 const SLACK_ROLE = 'member';
 
 export async function joinCommand(deps: CommandDeps, args: CommandArgs, parsed: { code?: string; handle?: string; extra?: string }): Promise<void> {
-  const { relay, invites, team } = deps;
+  const { teammates, invites, team } = deps;
   const { command, respond } = args;
   const say = (text: string) => respond({ response_type: 'ephemeral', text });
   if (!parsed.code) return void (await say(JOIN_USAGE));
   if (parsed.extra) return void (await say(`\`/handoff join\` takes the code and at most a handle; nothing was created.\n${JOIN_USAGE}`));
   const code = parsed.code;
-  const existing = await relay.teammates.bySlackUser(command.user_id);
+  const existing = await teammates.bySlackUser(command.user_id);
   if (existing) {
     return void (await say(`Your Slack account is already linked to teammate \`${existing.handle}\`; the invitation was not used and no new key was made.`));
   }

@@ -7,10 +7,10 @@ import { newTeammateModal, profileHandleLocal, slackProfile, whyNotRegistered, t
 // An already linked caller is told who they are; no second key is ever made.
 
 export async function linkCommand(deps: CommandDeps, args: CommandArgs, requested?: string): Promise<void> {
-  const { relay, team } = deps;
+  const { teammates, team } = deps;
   const { command, respond } = args;
   const say = (text: string) => respond({ response_type: 'ephemeral', text });
-  const existing = await relay.teammates.bySlackUser(command.user_id);
+  const existing = await teammates.bySlackUser(command.user_id);
   if (existing) {
     return void (await say(`Your Slack account is already linked to teammate \`${existing.handle}\`; no new key was made.`));
   }
@@ -51,7 +51,7 @@ export async function linkCommand(deps: CommandDeps, args: CommandArgs, requeste
     via: 'link',
     create: async (): Promise<NewTeammate> => {
       try {
-        const { api_key } = await relay.teammates.register(card.data);
+        const { api_key } = await teammates.register(card.data);
         return { handle, api_key };
       } catch (error) {
         if (!(error instanceof RelayError)) throw error;

@@ -83,10 +83,10 @@ export async function newTeammateModal(deps: CommandDeps, args: CommandArgs, inp
   }
 
   const result = await input.create();
-  const relay = deps.relay;
+  const { links } = deps;
   const view =
     'api_key' in result
-      ? linkedModal({ handle: result.handle, apiKey: result.api_key, snippets: deps.clientSetup({ relayUrl: relay.publicUrlBase, apiKey: result.api_key, handle: result.handle }) })
+      ? linkedModal({ handle: result.handle, apiKey: result.api_key, snippets: deps.clientSetup({ relayUrl: links.publicUrl, apiKey: result.api_key, handle: result.handle }) })
       : linkFailedModal(result.problem);
   deps.log.info({ slack_user: command.user_id, handle: 'api_key' in result ? result.handle : input.handle, linked: 'api_key' in result, via: input.via }, 'slack link');
   try {
@@ -102,7 +102,7 @@ export async function newTeammateModal(deps: CommandDeps, args: CommandArgs, inp
 /** Why a registration for this Slack user was refused, in words for the modal. */
 export async function whyNotRegistered(deps: CommandDeps, slackUser: string, handle: string, error: RelayError, again: string): Promise<string> {
   // A concurrent link or join may have won: then this user is linked, just not by this call.
-  const linked = await deps.relay.teammates.bySlackUser(slackUser);
+  const linked = await deps.teammates.bySlackUser(slackUser);
   if (linked) return `Your Slack account is already linked to teammate ${linked.handle}; no new key was made.`;
   // The link exists but its teammate is not readable yet (the winner is still writing it) or is disabled.
   const taken = error.code === 'conflict' ? (error.details as { field?: string } | undefined)?.field : undefined;

@@ -2,7 +2,7 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { RelayError } from '../../../relay-core/domain/errors';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { HOME_PAGE_SIZE, homeView, unlinkedHomeView, type HomePage } from '../../views/home';
 import type { DigestPrefs } from '../../digest/digest-prefs';
 
@@ -10,7 +10,9 @@ import type { DigestPrefs } from '../../digest/digest-prefs';
 // publish through the same function.
 
 export interface HomeDeps {
-  relay: RelayService;
+  links: Relay['links'];
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
   /** The daily digest's opt-outs and hour, when the digest is on for this relay: the tab shows the setting and its button. */
   digest?: HomeDigest;
 }
@@ -22,14 +24,14 @@ export interface HomeDigest {
 }
 
 /** Renders and publishes the Home tab of one Slack user at one page. */
-export async function publishHome(relay: RelayService, client: WebClient, slackUser: string, page: HomePage = {}, digest?: HomeDigest): Promise<void> {
-  const caller = await relay.teammates.bySlackUser(slackUser);
+export async function publishHome({ links, reads, teammates }: Pick<Relay, 'links' | 'reads' | 'teammates'>, client: WebClient, slackUser: string, page: HomePage = {}, digest?: HomeDigest): Promise<void> {
+  const caller = await teammates.bySlackUser(slackUser);
   if (!caller) {
     await client.views.publish({ user_id: slackUser, view: unlinkedHomeView() });
     return;
   }
   const list = (role: 'recipient' | 'sender', cursor?: string) =>
-    relay.listThreads(caller, { role, status: role === 'recipient' ? ['unclaimed', 'pending', 'accepted'] : undefined, limit: HOME_PAGE_SIZE, cursor });
+    reads.listThreads(caller, { role, status: role === 'recipient' ? ['unclaimed', 'pending', 'accepted'] : undefined, limit: HOME_PAGE_SIZE, cursor });
   let waiting;
   let sent;
   try {
@@ -42,14 +44,14 @@ export async function publishHome(relay: RelayService, client: WebClient, slackU
   }
   const digestAt = digest?.at();
   const digestSetting = digest && digestAt ? { off: await digest.prefs.isOff(caller.handle), at: digestAt } : undefined;
-  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => relay.inboxUrl(id, caller.handle), digest: digestSetting });
+  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => links.url(id, caller.handle), digest: digestSetting });
   await client.views.publish({ user_id: slackUser, view });
 }
 
-export function appHomeOpened({ relay, digest }: HomeDeps) {
+export function appHomeOpened(deps: HomeDeps) {
   return async ({ event, client }: SlackEventMiddlewareArgs<'app_home_opened'> & AllMiddlewareArgs): Promise<void> => {
     // The event also fires for the Messages tab, which this app does not draw.
     if (event.tab !== 'home') return;
-    await publishHome(relay, client, event.user, {}, digest);
+    await publishHome(deps, client, event.user, {}, deps.digest);
   };
 }

@@ -3,7 +3,7 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { parseInboxUrl } from '../../../relay-core/service/inbox-links';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { participantCard, publicUnfurl } from '../../blocks/handoff-unfurl';
 import { slackErrorCode } from '../../delivery/slack-errors';
 
@@ -13,17 +13,19 @@ import { slackErrorCode } from '../../delivery/slack-errors';
 // membership, and a refusal only means that person gets no card. Nothing is said to anyone who is not a participant.
 
 export interface LinkSharedDeps {
-  relay: RelayService;
+  links: Relay['links'];
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
   log: Logger;
 }
 
 /** What Slack no longer needs an answer for: the person or the bot is not in that conversation. */
 const NOT_THERE = new Set(['user_not_in_channel', 'channel_not_found', 'not_in_channel', 'is_archived']);
 
-export function linkShared({ relay, log }: LinkSharedDeps) {
+export function linkShared({ links, reads, teammates, log }: LinkSharedDeps) {
   return async ({ event, client }: SlackEventMiddlewareArgs<'link_shared'> & AllMiddlewareArgs): Promise<void> => {
     const targets = event.links
-      .map((link) => ({ url: link.url, target: parseInboxUrl(relay.publicUrlBase, link.url) }))
+      .map((link) => ({ url: link.url, target: parseInboxUrl(links.publicUrl, link.url) }))
       .filter((l): l is { url: string; target: NonNullable<typeof l.target> } => l.target !== null);
     if (targets.length === 0) return;
     const unfurls = Object.fromEntries(targets.map((t) => [t.url, publicUnfurl()]));
@@ -36,15 +38,15 @@ export function linkShared({ relay, log }: LinkSharedDeps) {
     for (const { target } of targets) {
       if (seen.has(target.threadId)) continue;
       seen.add(target.threadId);
-      const thread = await relay.threadById(target.threadId);
+      const thread = await reads.threadById(target.threadId);
       if (!thread) continue;
-      const [sender, recipient] = await Promise.all([relay.teammates.get(thread.from), relay.teammates.get(thread.to)]);
+      const [sender, recipient] = await Promise.all([teammates.get(thread.from), teammates.get(thread.to)]);
       // Only a signature this relay made counts as "signed for" someone (a forged one names nobody).
       const signedFor =
-        target.viewer && target.signature && (await relay.threadForInboxLink(thread._id, target.viewer, target.signature)) ? target.viewer : null;
+        target.viewer && target.signature && (await reads.threadForInboxLink(thread._id, target.viewer, target.signature)) ? target.viewer : null;
       for (const participant of [sender, recipient]) {
         if (!participant?.slack_user_id || participant.status !== 'active') continue;
-        const card = participantCard({ thread, sender, recipient, inboxUrl: relay.inboxUrl(thread._id, participant.handle), signedFor });
+        const card = participantCard({ thread, sender, recipient, inboxUrl: links.url(thread._id, participant.handle), signedFor });
         try {
           await client.chat.postEphemeral({ channel: event.channel, user: participant.slack_user_id, ...card });
         } catch (error) {

@@ -1,7 +1,7 @@
 // *Hand off this message*: ack, then open the new-handoff modal prefilled with the message's text and its permalink.
 import type { AllMiddlewareArgs, MessageShortcut, SlackShortcutMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { slackErrorCode } from '../../delivery/slack-errors';
 import { newHandoffModal } from '../../views/new-handoff-modal';
 import { NOT_LINKED } from '../commands/handoff-command';
@@ -11,17 +11,17 @@ import { slackTextToPlain } from '../commands/parse-command';
 // right after, without it if Slack would not give one. The submission is the `/handoff` modal's (views/new-handoff-view.ts).
 
 export interface MessageShortcutDeps {
-  relay: RelayService;
+  teammates: Relay['teammates'];
   log: Logger;
 }
 
 type ShortcutArgs = SlackShortcutMiddlewareArgs<MessageShortcut> & AllMiddlewareArgs;
 
-export function messageShortcut({ relay, log }: MessageShortcutDeps) {
+export function messageShortcut({ teammates, log }: MessageShortcutDeps) {
   return async ({ ack, shortcut, client, respond }: ShortcutArgs): Promise<void> => {
     await ack();
     const say = (text: string) => respond({ response_type: 'ephemeral', replace_original: false, text });
-    if (!(await relay.teammates.bySlackUser(shortcut.user.id))) return void (await say(NOT_LINKED));
+    if (!(await teammates.bySlackUser(shortcut.user.id))) return void (await say(NOT_LINKED));
     let permalink: string | undefined;
     try {
       permalink = (await client.chat.getPermalink({ channel: shortcut.channel.id, message_ts: shortcut.message.ts })).permalink;

@@ -3,7 +3,7 @@ import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } fro
 import type { Logger } from 'pino';
 import { RelayError } from '../../../relay-core/domain/errors';
 import { isWellFormedText } from '../../../relay-core/domain/schemas';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { APPROVAL_REASON_MAX, APPROVAL_REJECT_INPUT, approvalMetadataSchema } from '../../views/approval-reject-modal';
 import { checkApprovalClick } from '../actions/approval-buttons';
 import { safeJson } from '../safe-json';
@@ -11,11 +11,14 @@ import { safeJson } from '../safe-json';
 type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 
 export interface ApprovalRejectViewDeps {
-  relay: RelayService;
+  approvalDecisions: Relay['approvalDecisions'];
+  approvalRecords: Relay['approvalRecords'];
+  teammates: Relay['teammates'];
   log: Logger;
 }
 
-export function approvalRejectSubmitted({ relay, log }: ApprovalRejectViewDeps) {
+export function approvalRejectSubmitted(deps: ApprovalRejectViewDeps) {
+  const { approvalDecisions, log } = deps;
   return async ({ ack, body, view }: SubmitArgs): Promise<void> => {
     const field = APPROVAL_REJECT_INPUT.block_id;
     const refuse = (text: string) => ack({ response_action: 'errors', errors: { [field]: text } });
@@ -26,12 +29,12 @@ export function approvalRejectSubmitted({ relay, log }: ApprovalRejectViewDeps) 
     if (reason.length > APPROVAL_REASON_MAX) return refuse(`Please keep it to ${APPROVAL_REASON_MAX} characters.`);
     if (!isWellFormedText(reason) || reason.includes('\u0000')) return refuse('This text has characters that cannot be stored; please retype it.');
     let refusal: string | null = null;
-    const click = await checkApprovalClick(relay, body.user.id, metadata.data, { inMessage: false }, async (text) => {
+    const click = await checkApprovalClick(deps, body.user.id, metadata.data, { inMessage: false }, async (text) => {
       refusal = text;
     });
     if (!click) return refuse(refusal ?? 'Nothing was changed.');
     try {
-      const answer = await relay.approvals.decide(click.record.id, click.voter, 'reject', 'slack', reason);
+      const answer = await approvalDecisions.decide(click.record.id, click.voter, 'reject', 'slack', reason);
       if (!answer.changed) return refuse(answer.message);
       await ack();
     } catch (error) {

@@ -2,7 +2,7 @@
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { RelayError } from '../../../relay-core/domain/errors';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { NEW_HANDOFF_FIELDS as F, newHandoffFromForm, readNewHandoffState, type FieldErrors } from '../../views/new-handoff-modal';
 import { NOT_LINKED } from '../commands/handoff-command';
 
@@ -13,22 +13,23 @@ import { NOT_LINKED } from '../commands/handoff-command';
 type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 
 export interface NewHandoffViewDeps {
-  relay: RelayService;
+  creates: Relay['creates'];
+  teammates: Relay['teammates'];
   log: Logger;
 }
 
 export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
-  const { relay } = deps;
+  const { creates, teammates } = deps;
   return async ({ ack, body, view, client }: SubmitArgs): Promise<void> => {
     const fail = (errors: FieldErrors) => ack({ response_action: 'errors', errors: errors as Record<string, string> });
-    const caller = await relay.teammates.bySlackUser(body.user.id);
+    const caller = await teammates.bySlackUser(body.user.id);
     if (!caller) return fail({ [F.recipient]: NOT_LINKED });
     const form = readNewHandoffState(view.state.values);
     if (!form) return fail({ [F.summary]: 'This form is from an older version of handoff-relay; close it and run /handoff again.' });
 
     if (form.recipientSlackUser && form.target) return fail({ [F.target]: 'Choose a person or name a role, skill or owner, not both.' });
     if (!form.recipientSlackUser && !form.target) return fail({ [F.recipient]: 'Choose who takes the handoff over (or name a role, skill or owner below).' });
-    const recipient = form.recipientSlackUser ? await relay.teammates.bySlackUser(form.recipientSlackUser) : null;
+    const recipient = form.recipientSlackUser ? await teammates.bySlackUser(form.recipientSlackUser) : null;
     const checked = newHandoffFromForm(form, form.target ?? recipient?.handle ?? 'unlinked@slack', `slack-view:${view.id}`);
     const errors: FieldErrors = 'errors' in checked ? { ...checked.errors } : {};
     // A malformed target is the target field's problem.
@@ -42,7 +43,7 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
 
     let created;
     try {
-      created = await relay.createHandoff(caller, checked.handoff, 'slack');
+      created = await creates.create(caller, checked.handoff, 'slack');
     } catch (error) {
       if (!(error instanceof RelayError)) throw error;
       const field = error.code === 'recipient_not_found' || error.code === 'teammate_blocked' ? (form.target ? F.target : F.recipient) : F.summary;

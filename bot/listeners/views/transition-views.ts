@@ -3,7 +3,8 @@ import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } fro
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { RelayError } from '../../../relay-core/domain/errors';
-import type { RelayService } from '../../../relay-core/service/relay-service';
+import type { AgentDoc } from '../../../relay-core/domain/documents';
+import type { Relay } from '../../../relay-core/service/relay-service';
 import { artifactSchema, isWellFormedText, LIMITS, type Artifact } from '../../../relay-core/domain/schemas';
 import { INPUT_MAX, INPUTS, modalMetadataSchema, type ModalMetadata, type TransitionModal } from '../../views/transition-modals';
 import { historyLine } from '../actions/button-click';
@@ -31,11 +32,15 @@ const requiredText = (what: string, max: number) =>
     .refine(isWellFormedText, 'This text has characters that cannot be stored; please retype it.');
 
 export interface TransitionViewsDeps {
-  relay: RelayService;
+  messages: Relay['messages'];
+  reads: Relay['reads'];
+  teammates: Relay['teammates'];
+  transitions: Relay['transitions'];
   log: Logger;
 }
 
-export function transitionSubmission({ relay, log }: TransitionViewsDeps, kind: TransitionModal) {
+export function transitionSubmission(deps: TransitionViewsDeps, kind: TransitionModal) {
+  const { teammates, log } = deps;
   return async ({ ack, body, view, client }: SubmitArgs): Promise<void> => {
     const main = MAIN_FIELD[kind].block_id;
     const refuse = (errors: FieldErrors) => ack({ response_action: 'errors', errors });
@@ -48,10 +53,10 @@ export function transitionSubmission({ relay, log }: TransitionViewsDeps, kind: 
     const form = parseForm(kind, read);
     if ('errors' in form) return refuse(form.errors);
 
-    const actor = await relay.teammates.bySlackUser(body.user.id);
+    const actor = await teammates.bySlackUser(body.user.id);
     if (!actor) return refuse({ [main]: 'Your Slack account is not linked to a handoff-relay teammate, so you cannot act on this handoff. Nothing was changed.' });
 
-    const work = apply(relay, kind, metadata.data, form.values, actor);
+    const work = apply(deps, kind, metadata.data, form.values, actor);
     const outcome = await Promise.race([
       work.then(
         () => ({ done: true as const }),
@@ -63,7 +68,7 @@ export function transitionSubmission({ relay, log }: TransitionViewsDeps, kind: 
       // Too slow to answer on the form: close it and report the outcome in the user's DM if it fails.
       await ack();
       work.catch(async (error: unknown) => {
-        const text = await explainFailure(relay, metadata.data, error);
+        const text = await explainFailure(deps, metadata.data, error);
         await client.chat.postMessage({ channel: body.user.id, text: `Your ${kind} did not go through: ${text}` });
       }).catch((error: Error) => log.warn({ err: error.message }, 'could not report a late modal failure'));
       return;
@@ -73,7 +78,7 @@ export function transitionSubmission({ relay, log }: TransitionViewsDeps, kind: 
         await refuse({ [main]: 'Something went wrong on handoff-relay’s side; please try again. Nothing was changed.' });
         throw outcome.error;
       }
-      return refuse({ [main]: await explainFailure(relay, metadata.data, outcome.error) });
+      return refuse({ [main]: await explainFailure(deps, metadata.data, outcome.error) });
     }
     await ack();
   };
@@ -102,19 +107,19 @@ function parseForm(kind: TransitionModal, read: (input: Input) => string): { val
   return { values: { text: text.data, artifacts } };
 }
 
-async function apply(relay: RelayService, kind: TransitionModal, meta: ModalMetadata, form: FormValues, actor: Parameters<RelayService['transition']>[0]) {
+async function apply({ messages, transitions }: Pick<Relay, 'messages' | 'transitions'>, kind: TransitionModal, meta: ModalMetadata, form: FormValues, actor: AgentDoc) {
   if (kind === 'reply') {
-    return relay.appendMessage(actor, { thread_id: meta.t, body: form.text, payload: {}, artifacts: [] }, 'slack');
+    return messages.append(actor, { thread_id: meta.t, body: form.text, payload: {}, artifacts: [] }, 'slack');
   }
   const details = kind === 'decline' ? { reason: form.text } : { result_summary: form.text, artifacts: form.artifacts };
-  return relay.transition(actor, { thread_id: meta.t, transition: kind, expected_status: meta.s, ...details }, 'slack');
+  return transitions.transition(actor, { thread_id: meta.t, transition: kind, expected_status: meta.s, ...details }, 'slack');
 }
 
 /** A refusal in the user's words; a thread that moved on since the form opened says how. */
-async function explainFailure(relay: RelayService, meta: ModalMetadata, error: unknown): Promise<string> {
+async function explainFailure({ reads }: Pick<Relay, 'reads'>, meta: ModalMetadata, error: unknown): Promise<string> {
   if (!(error instanceof RelayError)) return 'something went wrong on handoff-relay’s side; please try again.';
   if (error.code === 'state_changed' || error.code === 'thread_terminal' || error.code === 'invalid_transition') {
-    const thread = await relay.threadById(meta.t);
+    const thread = await reads.threadById(meta.t);
     if (thread && thread.status !== meta.s) {
       return `This handoff ${historyLine(thread)} since this form was opened. Nothing was changed; close this form.`;
     }
