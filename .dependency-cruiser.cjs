@@ -13,7 +13,8 @@ module.exports = {
     {
       name: 'surfaces-apart',
       severity: 'error',
-      comment: 'bot/ and mcp/ are separate surfaces over relay-core/: what both need belongs in relay-core/ or is injected.',
+      comment:
+        'bot/ and mcp/ are separate surfaces over relay-core/: what both need belongs in relay-core/ or is injected.',
       from: { path: '^(bot|mcp)/' },
       to: { path: '^(bot|mcp)/', pathNot: '^$1/' },
     },
@@ -34,7 +35,8 @@ module.exports = {
     {
       name: 'shipped-code-not-to-dev-deps',
       severity: 'error',
-      comment: 'The relay, the CLI and the MCP server run on the dependencies alone: a package they load belongs in dependencies (the bench and the fake Slack are dev tools).',
+      comment:
+        'The relay, the CLI and the MCP server run on the dependencies alone: a package they load belongs in dependencies (the bench and the fake Slack are dev tools).',
       from: { path: '^(relay-core|bot|mcp|scripts)/', pathNot: '^scripts/(bench[^/]*|fake-slack/.*)$' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },

@@ -12,12 +12,18 @@ export default tseslint.config(
       // CLI, the bench); every boundary that trusts data parses it with zod instead.
       '@typescript-eslint/no-explicit-any': 'off',
       // The codebase marks a deliberately unused binding with a leading underscore (`{ secret: _dropped, ...rest }`).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {
     files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' },
+    },
     // CommonJS files (the dependency-cruiser config, the build step that runs before anything is compiled) load with require().
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -26,7 +26,19 @@ const MAX_CLOCK_SKEW_SECONDS = 300;
 /** The use cases the Slack listeners call. */
 export type SlackUses = Pick<
   Relay,
-  'teammates' | 'reads' | 'links' | 'channels' | 'creates' | 'claims' | 'transitions' | 'messages' | 'reassignments' | 'runs' | 'approvers' | 'approvalRecords' | 'approvalDecisions'
+  | 'teammates'
+  | 'reads'
+  | 'links'
+  | 'channels'
+  | 'creates'
+  | 'claims'
+  | 'transitions'
+  | 'messages'
+  | 'reassignments'
+  | 'runs'
+  | 'approvers'
+  | 'approvalRecords'
+  | 'approvalDecisions'
 >;
 
 export interface SlackAppDeps extends SlackUses {
@@ -76,7 +88,9 @@ function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver
     return new SocketModeReceiver({
       appToken: config.appToken,
       logLevel: LogLevel.ERROR,
-      installerOptions: { clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } } },
+      installerOptions: {
+        clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
+      },
     });
   }
   // Bolt accepts timestamps from the future; Slack's rule is five minutes either way. The signature
@@ -112,7 +126,10 @@ export function createSlackApp(deps: SlackAppDeps): App {
     const started = Date.now();
     await next();
     const action = (body as { actions?: Array<{ action_id?: string }> }).actions?.[0]?.action_id;
-    log.debug({ type: body.type, ...(action ? { action_id: action } : {}), ms: Date.now() - started }, 'slack request handled');
+    log.debug(
+      { type: body.type, ...(action ? { action_id: action } : {}), ms: Date.now() - started },
+      'slack request handled',
+    );
   });
   registerListeners(app, deps);
   app.error(async (error) => {

@@ -44,7 +44,13 @@ export interface SlackDeliveryDeps {
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   const { channels, links, teammates, threads, client, log } = deps;
-  const ensurePosted = exactlyOncePost({ threads, client, log, clock: deps.clock ?? systemClock, leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS });
+  const ensurePosted = exactlyOncePost({
+    threads,
+    client,
+    log,
+    clock: deps.clock ?? systemClock,
+    leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
+  });
   const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
@@ -53,12 +59,17 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
       // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
       const outcome = await sync(threadId, String(job.id), job.attemptsMade > 0 || job.stalledCounter > 0, version);
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
-      await deps.afterSync?.({ id: threadId, from, to }).catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
+      await deps
+        .afterSync?.({ id: threadId, from, to })
+        .catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
       return outcome;
     } catch (error) {
       const waitMs = error instanceof WaitAndRetry ? error.ms : rateLimitedMs(error);
       if (waitMs !== null && token) {
-        log.info({ thread_id: threadId, event: type, wait_ms: waitMs, reason: (error as Error).message }, 'slack delivery waits');
+        log.info(
+          { thread_id: threadId, event: type, wait_ms: waitMs, reason: (error as Error).message },
+          'slack delivery waits',
+        );
         await job.moveToDelayed(Date.now() + waitMs, token);
         throw new DelayedError();
       }

@@ -51,7 +51,11 @@ export function createVerifyAcceptProcessor(deps: VerifyAcceptDeps) {
   }
 
   /** A refusal goes on the DM where the Accept was pressed; without a recorded DM, to the clicker alone. */
-  async function refuse<O extends 'refused' | 'held'>(job: SlackAcceptJob, notice: string, outcome: O = 'refused' as O): Promise<O> {
+  async function refuse<O extends 'refused' | 'held'>(
+    job: SlackAcceptJob,
+    notice: string,
+    outcome: O = 'refused' as O,
+  ): Promise<O> {
     const thread = await reads.threadById(job.thread_id);
     const shown = thread ? await redrawDm(deps, thread, notice) : false;
     if (!shown) await tellClicker(job.response_url, `${notice} Nothing was changed.`);
@@ -78,10 +82,15 @@ export function createVerifyAcceptProcessor(deps: VerifyAcceptDeps) {
     const data = parseJob(slackAcceptJobSchema, job);
     try {
       const actor = await teammates.bySlackUser(data.slack_user);
-      if (!actor) return await refuse(data, 'Not accepted: this Slack account is no longer linked to a handoff-relay teammate.');
+      if (!actor)
+        return await refuse(data, 'Not accepted: this Slack account is no longer linked to a handoff-relay teammate.');
       let answer;
       try {
-        answer = await transitions.transition(actor, { thread_id: data.thread_id, transition: 'accept', expected_status: data.shown_status }, 'slack');
+        answer = await transitions.transition(
+          actor,
+          { thread_id: data.thread_id, transition: 'accept', expected_status: data.shown_status },
+          'slack',
+        );
       } catch (error) {
         if (!(error instanceof RelayError)) throw error;
         const thread = await reads.threadById(data.thread_id);
@@ -100,7 +109,10 @@ export function createVerifyAcceptProcessor(deps: VerifyAcceptDeps) {
         return await refuse(data, `Not accepted: ${error.message}.`);
       }
       if (answer.accepted === false) {
-        log.info({ thread_id: data.thread_id, result: answer.result }, 'slack accept refused by the acceptance verdict');
+        log.info(
+          { thread_id: data.thread_id, result: answer.result },
+          'slack accept refused by the acceptance verdict',
+        );
         return await refuse(data, `Not accepted (${answer.result}): ${answer.reasons.join('; ')}.`);
       }
       if (data.run) await handToAgent(actor, data);

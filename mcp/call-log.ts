@@ -42,7 +42,9 @@ export class CallLog {
     });
     const set = inner.setRequestHandler.bind(inner);
     inner.setRequestHandler = ((schema, handler) =>
-      set(schema, (request, extra) => this.request.run(extra, () => handler(request, extra)))) as typeof inner.setRequestHandler;
+      set(schema, (request, extra) =>
+        this.request.run(extra, () => handler(request, extra)),
+      )) as typeof inner.setRequestHandler;
   }
 
   /** Sends one log message when `level` is at or above the connection's; never fails the call it reports on. */
@@ -50,7 +52,9 @@ export class CallLog {
     if (SEVERITY.get(level)! < SEVERITY.get(this.level)!) return;
     const extra = this.request.getStore();
     if (!extra) return;
-    void extra.sendNotification({ method: 'notifications/message', params: { level, logger: LOGGER, data } }).catch(() => {});
+    void extra
+      .sendNotification({ method: 'notifications/message', params: { level, logger: LOGGER, data } })
+      .catch(() => {});
   }
 
   /** `relay` with every call and events wait reported: method, thread, outcome, time taken (never a key or content). */
@@ -61,8 +65,15 @@ export class CallLog {
         const threadId = typeof params.task_id === 'string' ? { thread_id: params.task_id } : {};
         try {
           const result = await relay.call<T>(method, params);
-          const created = method === 'message/send' && !params.task_id ? { thread_id: (result as { task_id?: string }).task_id } : {};
-          this.log('info', { message: `relay ${method}: ok`, method, ...threadId, ...created, ms: Date.now() - started });
+          const created =
+            method === 'message/send' && !params.task_id ? { thread_id: (result as { task_id?: string }).task_id } : {};
+          this.log('info', {
+            message: `relay ${method}: ok`,
+            method,
+            ...threadId,
+            ...created,
+            ms: Date.now() - started,
+          });
           return result;
         } catch (error) {
           const code = error instanceof RelayCallError ? error.code : 'error';
@@ -79,7 +90,11 @@ export class CallLog {
       events: async (query: EventsQuery) => {
         const started = Date.now();
         const page = await relay.events(query);
-        this.log('debug', { message: `relay events: ${page.events.length} after ${query.since ?? 'now'}`, cursor: page.cursor, ms: Date.now() - started });
+        this.log('debug', {
+          message: `relay events: ${page.events.length} after ${query.since ?? 'now'}`,
+          cursor: page.cursor,
+          ms: Date.now() - started,
+        });
         return page;
       },
     };

@@ -64,11 +64,23 @@ export function mcpClientSnippets(opts: McpClientConfigOptions): McpClientSnippe
     {
       title: `Codex (~/.codex/config.toml), Streamable HTTP (the key comes from ${CODEX_TOKEN_ENV} in Codex's environment):`,
       kind: 'toml',
-      text: [`[mcp_servers.${SERVER}]`, `url = ${tomlString(httpUrl)}`, `bearer_token_env_var = ${tomlString(CODEX_TOKEN_ENV)}`].join('\n'),
+      text: [
+        `[mcp_servers.${SERVER}]`,
+        `url = ${tomlString(httpUrl)}`,
+        `bearer_token_env_var = ${tomlString(CODEX_TOKEN_ENV)}`,
+      ].join('\n'),
     },
-    { title: `Codex, before starting it (shell profile):`, kind: 'shell', text: `export ${CODEX_TOKEN_ENV}=${sh(opts.apiKey)}` },
+    {
+      title: `Codex, before starting it (shell profile):`,
+      kind: 'shell',
+      text: `export ${CODEX_TOKEN_ENV}=${sh(opts.apiKey)}`,
+    },
     { title: 'Any client reading .mcp.json, stdio:', kind: 'json', text: json({ type: 'stdio', command, args, env }) },
-    { title: 'Any client reading .mcp.json, Streamable HTTP:', kind: 'json', text: json({ type: 'http', url: httpUrl, headers }) },
+    {
+      title: 'Any client reading .mcp.json, Streamable HTTP:',
+      kind: 'json',
+      text: json({ type: 'http', url: httpUrl, headers }),
+    },
   ];
 }
 
@@ -77,7 +89,11 @@ export function mcpClientSnippets(opts: McpClientConfigOptions): McpClientSnippe
  * line (two spaces in) and the snippet (four spaces in). Pick stdio or HTTP per client, not both.
  */
 export function mcpClientConfig(opts: McpClientConfigOptions): string {
-  const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
+  const indent = (text: string) =>
+    text
+      .split('\n')
+      .map((l) => `    ${l}`)
+      .join('\n');
   const sections = mcpClientSnippets(opts).map((s) => `  ${s.title}\n${indent(s.text)}`);
   return (
     `MCP client configuration for ${opts.handle} — use one entry per client, stdio or Streamable HTTP (${opts.relayUrl.replace(/\/+$/, '')}/mcp):\n\n` +

@@ -13,7 +13,10 @@ interface Card {
 
 function matching(values: Iterable<string>, typed: string): string[] {
   const prefix = typed.toLowerCase();
-  return [...new Set(values)].filter((v) => v.toLowerCase().startsWith(prefix)).sort().slice(0, MAX_VALUES);
+  return [...new Set(values)]
+    .filter((v) => v.toLowerCase().startsWith(prefix))
+    .sort()
+    .slice(0, MAX_VALUES);
 }
 
 /**
@@ -25,17 +28,30 @@ export function teammateTargets(relay: RelayClient): (typed: string) => Promise<
     const { teammates } = await relay.call<{ teammates: Card[] }>('agents/list', {});
     const values: string[] = [];
     for (const t of teammates) {
-      values.push(t.handle, `role:${t.role}`, ...t.skills.map((s) => `skill:${s}`), ...t.repos_owned.map((r) => `owner:${r}`));
+      values.push(
+        t.handle,
+        `role:${t.role}`,
+        ...t.skills.map((s) => `skill:${s}`),
+        ...t.repos_owned.map((r) => `owner:${r}`),
+      );
     }
     return matching(values, typed);
   };
 }
 
 /** The ids of the threads the caller received (and with `sent`, sent) most recently, those starting with what was typed. */
-export function threadIds(relay: RelayClient, boxes: ReadonlyArray<'recipient' | 'sender'> = ['recipient', 'sender']): (typed: string) => Promise<string[]> {
+export function threadIds(
+  relay: RelayClient,
+  boxes: ReadonlyArray<'recipient' | 'sender'> = ['recipient', 'sender'],
+): (typed: string) => Promise<string[]> {
   return async (typed) => {
     const pages = await Promise.all(
-      boxes.map((role) => relay.call<{ items: Array<{ thread_id: string }> }>('tasks/list', { filter: { role }, page: { limit: MAX_VALUES } })),
+      boxes.map((role) =>
+        relay.call<{ items: Array<{ thread_id: string }> }>('tasks/list', {
+          filter: { role },
+          page: { limit: MAX_VALUES },
+        }),
+      ),
     );
     return matching(
       pages.flatMap((p) => p.items.map((i) => i.thread_id)),

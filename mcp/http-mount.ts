@@ -39,7 +39,10 @@ export interface McpHttpDeps {
 
 function unauthenticated(res: Response, key: string | undefined): void {
   res.setHeader('WWW-Authenticate', 'Bearer');
-  const error = new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
+  const error = new RelayError(
+    'unauthenticated',
+    key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>',
+  );
   res.status(401).json(jsonRpcError(null, error, requestId(res)));
 }
 
@@ -73,7 +76,11 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
       const sessionId = session && SESSION_ID_PATTERN.test(session) ? session : undefined;
       const { serveMcpRequest } = await loadSessionModule();
-      await serveMcpRequest(new InProcessRelayClient({ uses: deps.uses, caller, rateLimiter: deps.rateLimiter, sessionId }), req, res);
+      await serveMcpRequest(
+        new InProcessRelayClient({ uses: deps.uses, caller, rateLimiter: deps.rateLimiter, sessionId }),
+        req,
+        res,
+      );
     } catch (error) {
       if (res.headersSent) return;
       if (error instanceof RelayError) return refuse(res, error);
@@ -90,7 +97,11 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
       res.status(405).json({
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; use POST', data: { code: 'method_not_allowed' } },
+        error: {
+          code: -32000,
+          message: 'Method not allowed: this MCP endpoint is stateless; use POST',
+          data: { code: 'method_not_allowed' },
+        },
       });
     } catch (error) {
       if (error instanceof RelayError) return refuse(res, error);

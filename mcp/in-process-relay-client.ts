@@ -14,9 +14,11 @@ export class InProcessRelayClient implements RelayClient {
   async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
     const { params, idempotencyKey } = keyedCall(method, unkeyed);
     const handler = resolveMethod(method, params);
-    if (!handler) throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, `Unknown method ${method}`);
+    if (!handler)
+      throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, `Unknown method ${method}`);
     try {
-      if (this.deps.rateLimiter && MUTATING_METHODS.has(method)) await this.deps.rateLimiter.consume(this.deps.caller.handle);
+      if (this.deps.rateLimiter && MUTATING_METHODS.has(method))
+        await this.deps.rateLimiter.consume(this.deps.caller.handle);
       return (await handler(
         { ...this.deps.uses, caller: this.deps.caller, idempotencyKey, via: 'mcp', sessionId: this.deps.sessionId },
         params,
@@ -29,14 +31,19 @@ export class InProcessRelayClient implements RelayClient {
 
   async events(query: EventsQuery): Promise<EventsPage> {
     const feed = this.deps.uses.feed;
-    if (!feed) throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, 'This relay keeps no event logs');
+    if (!feed)
+      throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, 'This relay keeps no event logs');
     try {
       const handle = this.deps.caller.handle;
       const from = await feed.start(handle, query.since, 'since');
       return await feed.wait(handle, from, query.limit ?? 100, query.wait_seconds * 1000);
     } catch (error) {
       if (error instanceof RelayError) throw new RelayCallError(error.code, error.numericCode, error.message);
-      throw new RelayCallError('unavailable', ERROR_CODES.unavailable, 'The relay cannot read your events right now (its database is unreachable); retry shortly');
+      throw new RelayCallError(
+        'unavailable',
+        ERROR_CODES.unavailable,
+        'The relay cannot read your events right now (its database is unreachable); retry shortly',
+      );
     }
   }
 }

@@ -15,8 +15,10 @@ export async function asMcpError<T>(what: string, read: () => Promise<T>): Promi
     if (error instanceof RelayCallError && NOT_FOUND.has(error.code)) {
       throw new McpError(RESOURCE_NOT_FOUND, `${what} not found: no thread with that id that you sent or received`);
     }
-    if (error instanceof RelayCallError && error.code === 'invalid_params') throw new McpError(ErrorCode.InvalidParams, error.message);
-    if (error instanceof RelayCallError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
+    if (error instanceof RelayCallError && error.code === 'invalid_params')
+      throw new McpError(ErrorCode.InvalidParams, error.message);
+    if (error instanceof RelayCallError)
+      throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
     throw error;
   }
 }

@@ -26,10 +26,18 @@ export function isLoopbackHostname(hostname: string): boolean {
 }
 
 /** The check itself: null when the request may go on, else the refusal (forbidden, 403) saying what to configure. */
-export function originRefusal(policy: McpOriginPolicy, host: string | undefined, origin: string | undefined): RelayError | null {
+export function originRefusal(
+  policy: McpOriginPolicy,
+  host: string | undefined,
+  origin: string | undefined,
+): RelayError | null {
   const publicUrl = new URL(policy.publicUrl);
   const hostname = host === undefined ? null : hostnameOf(host);
-  const hosts = new Set([publicUrl.hostname, ...policy.allowedHosts, ...policy.allowedOrigins.map((o) => new URL(o).hostname)]);
+  const hosts = new Set([
+    publicUrl.hostname,
+    ...policy.allowedHosts,
+    ...policy.allowedOrigins.map((o) => new URL(o).hostname),
+  ]);
   if (hostname === null || !(hosts.has(hostname) || isLoopbackHostname(hostname))) {
     return new RelayError(
       'forbidden',
@@ -50,7 +58,9 @@ export function originRefusal(policy: McpOriginPolicy, host: string | undefined,
   const allowed =
     url !== undefined &&
     /^https?:$/.test(url.protocol) &&
-    (url.origin === publicUrl.origin || policy.allowedOrigins.includes(url.origin) || (local && isLoopbackHostname(url.hostname)));
+    (url.origin === publicUrl.origin ||
+      policy.allowedOrigins.includes(url.origin) ||
+      (local && isLoopbackHostname(url.hostname)));
   if (allowed) return null;
   return new RelayError(
     'forbidden',

@@ -23,7 +23,16 @@ export interface EventsQuery {
 }
 
 export interface EventsPage {
-  events: Array<{ cursor: string; event_id: string; type: string; thread_id: string; at: string; by?: string; via?: string; [field: string]: unknown }>;
+  events: Array<{
+    cursor: string;
+    event_id: string;
+    type: string;
+    thread_id: string;
+    at: string;
+    by?: string;
+    via?: string;
+    [field: string]: unknown;
+  }>;
   cursor: string;
 }
 
@@ -32,10 +41,16 @@ export interface EventsPage {
  * `metadata.client_idempotency_key` and as the Idempotency-Key beside it, so a retry of this call (the HTTP client
  * retries a 5xx or a dropped connection) never applies it twice; a read goes as it is.
  */
-export function keyedCall(method: string, params: Record<string, unknown>): { params: Record<string, unknown>; idempotencyKey?: string } {
+export function keyedCall(
+  method: string,
+  params: Record<string, unknown>,
+): { params: Record<string, unknown>; idempotencyKey?: string } {
   if (!MUTATING_METHODS.has(method)) return { params };
   const idempotencyKey = randomUUID();
-  const metadata = { ...(params.metadata as Record<string, unknown> | undefined), client_idempotency_key: idempotencyKey };
+  const metadata = {
+    ...(params.metadata as Record<string, unknown> | undefined),
+    client_idempotency_key: idempotencyKey,
+  };
   return { params: { ...params, metadata }, idempotencyKey };
 }
 
@@ -69,24 +84,36 @@ interface HttpAnswer {
  * millisecond more per call, which is most of what the stdio hop adds to a tool call.
  */
 function post(url: URL, agent: http.Agent, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
-  return send(url, agent, 'POST', { ...headers, 'content-length': String(Buffer.byteLength(body)) }, body, REQUEST_TIMEOUT_MS);
+  return send(
+    url,
+    agent,
+    'POST',
+    { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    body,
+    REQUEST_TIMEOUT_MS,
+  );
 }
 
-function send(url: URL, agent: http.Agent, method: 'GET' | 'POST', headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<HttpAnswer> {
+function send(
+  url: URL,
+  agent: http.Agent,
+  method: 'GET' | 'POST',
+  headers: Record<string, string>,
+  body: string | undefined,
+  timeoutMs: number,
+): Promise<HttpAnswer> {
   const request = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method, agent, headers, timeout: timeoutMs },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        const retryAfter = Number(res.headers['retry-after']);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, ...(retryAfter >= 0 ? { retryAfterMs: retryAfter * 1000 } : {}) }));
-        res.on('error', reject);
-      },
-    );
+    const req = request(url, { method, agent, headers, timeout: timeoutMs }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      const retryAfter = Number(res.headers['retry-after']);
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text, ...(retryAfter >= 0 ? { retryAfterMs: retryAfter * 1000 } : {}) }),
+      );
+      res.on('error', reject);
+    });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     req.on('error', reject);
     req.end(body);
@@ -112,7 +139,8 @@ export class HttpRelayClient implements RelayClient {
 
   constructor(private readonly opts: { relayUrl: string; apiKey: string; retryDelaysMs?: number[] }) {
     this.endpoint = new URL(`${opts.relayUrl}/a2a`);
-    this.agent = this.endpoint.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    this.agent =
+      this.endpoint.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   }
 
   async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
@@ -136,12 +164,15 @@ export class HttpRelayClient implements RelayClient {
       try {
         const response = await post(this.endpoint, this.agent, headers, body);
         const payload = parseJson(response.text) as
-          | { result?: T; error?: { code: number; message: string; data?: { code?: string } } }
-          | undefined;
-        const relayError = payload?.error && new RelayCallError(payload.error.data?.code ?? 'error', payload.error.code, payload.error.message);
+          { result?: T; error?: { code: number; message: string; data?: { code?: string } } } | undefined;
+        const relayError =
+          payload?.error &&
+          new RelayCallError(payload.error.data?.code ?? 'error', payload.error.code, payload.error.message);
         if (response.status >= 500 || !payload) {
           // The relay's own failure (it answers 5xx for those, with the JSON-RPC error): worth the same call again.
-          transient = relayError ?? new RelayCallError('relay_unavailable', undefined, `the relay answered HTTP ${response.status}`);
+          transient =
+            relayError ??
+            new RelayCallError('relay_unavailable', undefined, `the relay answered HTTP ${response.status}`);
           retryAfterMs = Math.min(response.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
         } else if (relayError) {
           throw relayError;
@@ -151,7 +182,11 @@ export class HttpRelayClient implements RelayClient {
       } catch (error) {
         if (error instanceof RelayCallError) throw error;
         const cause = (error as { code?: string }).code ?? (error as Error).name;
-        transient = new RelayCallError('relay_unreachable', undefined, `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`);
+        transient = new RelayCallError(
+          'relay_unreachable',
+          undefined,
+          `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`,
+        );
       }
       const delay = delays[attempt];
       if (delay === undefined) throw transient;
@@ -175,16 +210,25 @@ export class HttpRelayClient implements RelayClient {
       try {
         const response = await send(url, this.agent, 'GET', headers, undefined, wait * 1000 + LONG_POLL_GRACE_MS);
         const payload = parseJson(response.text) as (EventsPage & { code?: string; message?: string }) | undefined;
-        if (response.status === 200 && payload && Array.isArray(payload.events)) return { events: payload.events, cursor: payload.cursor };
+        if (response.status === 200 && payload && Array.isArray(payload.events))
+          return { events: payload.events, cursor: payload.cursor };
         const code = payload?.code ?? 'relay_unavailable';
-        const error = new RelayCallError(code, (ERROR_CODES as Record<string, number>)[code], payload?.message ?? `the relay answered HTTP ${response.status}`);
+        const error = new RelayCallError(
+          code,
+          (ERROR_CODES as Record<string, number>)[code],
+          payload?.message ?? `the relay answered HTTP ${response.status}`,
+        );
         if (response.status < 500) throw error;
         transient = error;
         retryAfterMs = Math.min(response.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
       } catch (error) {
         if (error instanceof RelayCallError) throw error;
         const cause = (error as { code?: string }).code ?? (error as Error).name;
-        transient = new RelayCallError('relay_unreachable', undefined, `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`);
+        transient = new RelayCallError(
+          'relay_unreachable',
+          undefined,
+          `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`,
+        );
       }
       const delay = delays[attempt];
       if (delay === undefined) throw transient;

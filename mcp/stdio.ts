@@ -7,7 +7,8 @@ import { createServer } from './server';
 
 async function main(): Promise<void> {
   const config = loadClientConfig(process.env);
-  if (!config.apiKey) throw new ConfigError('RELAY_API_KEY', 'is not set; use the key printed by `handoff-relay register`');
+  if (!config.apiKey)
+    throw new ConfigError('RELAY_API_KEY', 'is not set; use the key printed by `handoff-relay register`');
   const relay = new HttpRelayClient({ relayUrl: config.relayUrl, apiKey: config.apiKey });
   const { server, cleanup } = createServer(relay, { subscriptions: true });
   await server.connect(new StdioServerTransport());

@@ -5,7 +5,11 @@ import type { AdminCall } from './policy-command';
 export const APPROVALS_COMMAND = {
   name: 'approvals',
   summary: 'list approvals; decide one as approver WHO (a handle or a Slack user id) (admin key)',
-  usage: ['approvals list [--status pending|approved|rejected|timed_out] [--approver WHO]', 'approvals approve ID --as WHO', 'approvals reject ID --as WHO --reason TEXT'],
+  usage: [
+    'approvals list [--status pending|approved|rejected|timed_out] [--approver WHO]',
+    'approvals approve ID --as WHO',
+    'approvals reject ID --as WHO --reason TEXT',
+  ],
   options: {
     status: { type: 'string', value: 'STATUS', description: 'list: pending, approved, rejected or timed_out' },
     approver: { type: 'string', value: 'WHO', description: 'list: only approvals WHO may decide' },
@@ -34,7 +38,12 @@ interface ApprovalLine {
   deadline: string;
 }
 
-export async function approvalsCommand(argv: string[], admin: AdminCall, out: (text: string) => void, fail: (message: string) => Error): Promise<void> {
+export async function approvalsCommand(
+  argv: string[],
+  admin: AdminCall,
+  out: (text: string) => void,
+  fail: (message: string) => Error,
+): Promise<void> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseOptions(APPROVALS_COMMAND.name, APPROVALS_COMMAND.options, rest);
   switch (sub) {
@@ -42,7 +51,9 @@ export async function approvalsCommand(argv: string[], admin: AdminCall, out: (t
       const query = new URLSearchParams();
       if (values.status) query.set('status', values.status);
       if (values.approver) query.set('approver', values.approver);
-      const { approvals } = (await admin('GET', `/admin/approvals${query.size ? `?${query}` : ''}`)) as { approvals: ApprovalLine[] };
+      const { approvals } = (await admin('GET', `/admin/approvals${query.size ? `?${query}` : ''}`)) as {
+        approvals: ApprovalLine[];
+      };
       if (approvals.length === 0) {
         out('no approvals\n');
         return;
@@ -50,7 +61,9 @@ export async function approvalsCommand(argv: string[], admin: AdminCall, out: (t
       for (const a of approvals) {
         const votes = `${a.approved_by.length}/${a.quorum}`;
         const tail = a.status === 'pending' ? `decide by ${a.deadline}` : (a.reason ?? a.outcome?.message ?? '');
-        out(`${a.approval_id}  ${a.status}  ${a.action} by ${a.actor}  approvers: ${a.approvers.join(', ')} (${votes})  ${tail}\n`);
+        out(
+          `${a.approval_id}  ${a.status}  ${a.action} by ${a.actor}  approvers: ${a.approvers.join(', ')} (${votes})  ${tail}\n`,
+        );
       }
       return;
     }
@@ -58,9 +71,15 @@ export async function approvalsCommand(argv: string[], admin: AdminCall, out: (t
     case 'reject': {
       const id = positionals[0];
       if (!id) throw fail(`approvals ${sub} needs an approval ID (see approvals list)`);
-      if (!values.as) throw fail(`approvals ${sub} needs --as WHO: the approver you act for (a handle or a Slack user id)`);
-      if (sub === 'reject' && !values.reason) throw fail('approvals reject needs --reason TEXT (the sender is told why)');
-      const answer = (await admin('POST', `/admin/approvals/${encodeURIComponent(id)}/${sub}`, sub === 'reject' ? { as: values.as, reason: values.reason } : { as: values.as })) as {
+      if (!values.as)
+        throw fail(`approvals ${sub} needs --as WHO: the approver you act for (a handle or a Slack user id)`);
+      if (sub === 'reject' && !values.reason)
+        throw fail('approvals reject needs --reason TEXT (the sender is told why)');
+      const answer = (await admin(
+        'POST',
+        `/admin/approvals/${encodeURIComponent(id)}/${sub}`,
+        sub === 'reject' ? { as: values.as, reason: values.reason } : { as: values.as },
+      )) as {
         message: string;
         approval: ApprovalLine;
       };
@@ -69,7 +88,9 @@ export async function approvalsCommand(argv: string[], admin: AdminCall, out: (t
     }
     default: {
       const near = sub ? closest(sub, ['list', 'approve', 'reject']) : undefined;
-      throw fail(`unknown approvals command "${sub ?? ''}"${near ? `; did you mean ${near}?` : ''} (handoff-relay approvals --help)`);
+      throw fail(
+        `unknown approvals command "${sub ?? ''}"${near ? `; did you mean ${near}?` : ''} (handoff-relay approvals --help)`,
+      );
     }
   }
 }

@@ -27,7 +27,14 @@ interface Measured extends Figures {
   after1sMs: number;
 }
 
-async function run(pids: number[], metricsUrl: string | null, concurrency: number, warmup: number, count: number, fn: () => Promise<void>): Promise<Measured> {
+async function run(
+  pids: number[],
+  metricsUrl: string | null,
+  concurrency: number,
+  warmup: number,
+  count: number,
+  fn: () => Promise<void>,
+): Promise<Measured> {
   await measure(concurrency, warmup, fn);
   const meter = await cpuMeter(pids);
   const commands = metricsUrl ? await commandMeter(metricsUrl) : null;
@@ -41,11 +48,22 @@ async function run(pids: number[], metricsUrl: string | null, concurrency: numbe
   const counted = commands ? await commands.read() : null;
   const commandsPerRequest = counted ? counted.total / count : null;
   const commandMix = (counted?.byKind ?? []).map(([kind, n]): [string, number] => [kind, n / count]);
-  return { ...summarize(sample), serverCpuMsPerRequest: during / count, cpuMsPerRequestEach: duringEach.map((ms) => ms / count), commandsPerRequest, commandMix, after10sMs: after10s, after1sMs: after1s };
+  return {
+    ...summarize(sample),
+    serverCpuMsPerRequest: during / count,
+    cpuMsPerRequestEach: duringEach.map((ms) => ms / count),
+    commandsPerRequest,
+    commandMix,
+    after10sMs: after10s,
+    after1sMs: after1s,
+  };
 }
 
 /** Creates and baseline at one size; returns the printed rows' figures for the summary. */
-export async function benchCreateAt(opts: CreateOptions, size: number): Promise<Array<{ concurrency: number; ours: Measured; base: Measured }>> {
+export async function benchCreateAt(
+  opts: CreateOptions,
+  size: number,
+): Promise<Array<{ concurrency: number; ours: Measured; base: Measured }>> {
   const relay = await startServedRelay(opts);
   const client = new BenchHttpClient(relay.url);
   const connection = redisConnection(opts.redisUrl, 'producer');
@@ -55,23 +73,44 @@ export async function benchCreateAt(opts: CreateOptions, size: number): Promise<
   try {
     const sender = await register(client, relay.adminKey, `bench-create-${size}@acme`);
     const recipient = await register(client, relay.adminKey, `bench-create-to-${size}@acme`);
-    const { task_id } = await client.call(sender.apiKey, 'message/send', handoffParams(recipient.handle, `${opts.runId}-c${size}-template`));
+    const { task_id } = await client.call(
+      sender.apiKey,
+      'message/send',
+      handoffParams(recipient.handle, `${opts.runId}-c${size}-template`),
+    );
     const template = (await opts.store.threads.findOne({ _id: task_id }))!;
     // The baseline writes into the relay's own threads collection, at its size.
     const baseline = async () => {
       const id = randomUUID();
       const event = { ...template.outbox[0]!, id: randomUUID(), at: new Date() };
-      await opts.store.threads.insertOne({ ...template, _id: id, from: 'bench-baseline@acme', to: 'bench-baseline@acme', outbox: [event] } as ThreadDoc);
-      await queue.add(event.type, { thread_id: id, event_id: event.id, type: event.type }, { ...DELIVERY_JOB_OPTIONS, jobId: event.id });
+      await opts.store.threads.insertOne({
+        ...template,
+        _id: id,
+        from: 'bench-baseline@acme',
+        to: 'bench-baseline@acme',
+        outbox: [event],
+      } as ThreadDoc);
+      await queue.add(
+        event.type,
+        { thread_id: id, event_id: event.id, type: event.type },
+        { ...DELIVERY_JOB_OPTIONS, jobId: event.id },
+      );
     };
     let sequence = 0;
     const ours = async () => {
-      const result = await client.call(sender.apiKey, 'message/send', handoffParams(recipient.handle, `${opts.runId}-c${size}-${sequence++}`));
-      if (typeof result?.task_id !== 'string') throw new Error(`message/send answered without a task_id: ${JSON.stringify(result)}`);
+      const result = await client.call(
+        sender.apiKey,
+        'message/send',
+        handoffParams(recipient.handle, `${opts.runId}-c${size}-${sequence++}`),
+      );
+      if (typeof result?.task_id !== 'string')
+        throw new Error(`message/send answered without a task_id: ${JSON.stringify(result)}`);
     };
     const ferret = opts.ferretPid ? [opts.ferretPid] : [];
     for (const c of opts.concurrencies) {
-      opts.progress(`create at ${size.toLocaleString('en')} threads, c=${c}: ${opts.warmup} + ${opts.requests} baseline inserts+adds, then as many message/send…`);
+      opts.progress(
+        `create at ${size.toLocaleString('en')} threads, c=${c}: ${opts.warmup} + ${opts.requests} baseline inserts+adds, then as many message/send…`,
+      );
       const base = await run(ferret, opts.ferretMetricsUrl, c, opts.warmup, opts.requests, baseline);
       const mine = await run([relay.pid, ...ferret], opts.ferretMetricsUrl, c, opts.warmup, opts.requests, ours);
       results.push({ concurrency: c, ours: mine, base });
@@ -86,10 +125,18 @@ export async function benchCreateAt(opts: CreateOptions, size: number): Promise<
   return results;
 }
 
-function printCreate(opts: CreateOptions, size: number, results: Array<{ concurrency: number; ours: Measured; base: Measured }>): void {
+function printCreate(
+  opts: CreateOptions,
+  size: number,
+  results: Array<{ concurrency: number; ours: Measured; base: Measured }>,
+): void {
   opts.out('');
-  opts.out(`Create at ${size.toLocaleString('en')} threads (relay process vs insertOne + BullMQ add from the bench; cpu = relay+FerretDB ms per request, baseline: FerretDB only; after = server CPU ms in the 1 s / 10 s after the run)`);
-  opts.out('  c   req/s  p50 ms  p99 ms  cpu/req  after 1s/10s | base req/s  p50   p99  cpu/req  after 1s/10s | tput ratio  p99 ratio  target');
+  opts.out(
+    `Create at ${size.toLocaleString('en')} threads (relay process vs insertOne + BullMQ add from the bench; cpu = relay+FerretDB ms per request, baseline: FerretDB only; after = server CPU ms in the 1 s / 10 s after the run)`,
+  );
+  opts.out(
+    '  c   req/s  p50 ms  p99 ms  cpu/req  after 1s/10s | base req/s  p50   p99  cpu/req  after 1s/10s | tput ratio  p99 ratio  target',
+  );
   for (const { concurrency, ours, base } of results) {
     const tput = ours.reqPerSec / base.reqPerSec;
     const p99 = ours.p99 / base.p99;

@@ -39,7 +39,12 @@ async function openLoop(rate: number, count: number, send: (i: number) => Promis
   await Promise.all(sends);
 }
 
-async function waitFor(what: string, check: () => boolean, timeoutMs: number, status: () => string = () => ''): Promise<void> {
+async function waitFor(
+  what: string,
+  check: () => boolean,
+  timeoutMs: number,
+  status: () => string = () => '',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} ${status()}`);
@@ -55,7 +60,11 @@ function figures(latencies: number[], elapsedMs: number, cpuMs: number): Figures
  * Baseline: queue.add → BullMQ worker → one HTTP POST to a loopback server; latency from add to the POST arriving
  * (the paths phase runs it beside the Slack delivery at each size too).
  */
-export async function bareDeliveryBaseline(opts: { redisUrl: string; rate: number }, prefix: string, count: number): Promise<Figures> {
+export async function bareDeliveryBaseline(
+  opts: { redisUrl: string; rate: number },
+  prefix: string,
+  count: number,
+): Promise<Figures> {
   const arrivals = new Map<number, number>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -74,7 +83,11 @@ export async function bareDeliveryBaseline(opts: { redisUrl: string; rate: numbe
   const worker = new Worker(
     'bench-delivery-baseline',
     async (job) => {
-      const response = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(job.data) });
+      const response = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(job.data),
+      });
       await response.arrayBuffer();
     },
     { connection: workerConnection, prefix, concurrency: WORKER_CONCURRENCY },
@@ -110,7 +123,12 @@ export async function bareDeliveryBaseline(opts: { redisUrl: string; rate: numbe
  * A loopback webhook receiver that echoes the challenge and notes when each thread's thread.created arrives
  * (by thread id). `created` is what the bench reads; the receiver keeps no request bodies.
  */
-export async function startTimedReceiver(): Promise<{ receiver: WebhookReceiver; created: Map<string, number>; events: () => number; close: () => Promise<void> }> {
+export async function startTimedReceiver(): Promise<{
+  receiver: WebhookReceiver;
+  created: Map<string, number>;
+  events: () => number;
+  close: () => Promise<void>;
+}> {
   const receiver = await new WebhookReceiver().start();
   const created = new Map<string, number>();
   let events = 0;
@@ -118,7 +136,8 @@ export async function startTimedReceiver(): Promise<{ receiver: WebhookReceiver;
     const at = Date.now();
     receiver.requests.length = 0;
     if (request.json?.type !== 'endpoint.challenge') events += 1;
-    if (request.json?.type === 'thread.created' && typeof request.json.data?.thread_id === 'string') created.set(request.json.data.thread_id, at);
+    if (request.json?.type === 'thread.created' && typeof request.json.data?.thread_id === 'string')
+      created.set(request.json.data.thread_id, at);
     return echoChallenge(request);
   };
   return { receiver, created, events: () => events, close: () => receiver.stop() };
@@ -127,13 +146,18 @@ export async function startTimedReceiver(): Promise<{ receiver: WebhookReceiver;
 /** PUT /agents/me/card with the receiver's URL, then waits until the relay has verified it (the challenge echoed). */
 export async function setVerifiedWebhook(relayUrl: string, apiKey: string, url: string): Promise<void> {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const put = await fetch(`${relayUrl}/agents/me/card`, { method: 'PUT', headers, body: JSON.stringify({ notification_url: url }) });
+  const put = await fetch(`${relayUrl}/agents/me/card`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ notification_url: url }),
+  });
   if (!put.ok) throw new Error(`PUT /agents/me/card: ${put.status} ${await put.text()}`);
   const deadline = Date.now() + 30_000;
   for (;;) {
     const me = (await (await fetch(`${relayUrl}/agents/me`, { headers })).json()) as any;
     if (me.notification?.verified === true) return;
-    if (Date.now() > deadline) throw new Error(`the webhook was not verified within 30 s: ${JSON.stringify(me.notification)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the webhook was not verified within 30 s: ${JSON.stringify(me.notification)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -142,7 +166,11 @@ export async function setVerifiedWebhook(relayUrl: string, apiKey: string, url: 
  * Ours: message/send over HTTP to a relay running api+worker → the DM's chat.postMessage at the fake Slack, and
  * the recipient's webhook receiving thread.created; both timed from the same send.
  */
-async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: number): Promise<{ dm: Figures; webhook: Figures }> {
+async function relayDelivery(
+  opts: DeliveryBenchOptions,
+  name: string,
+  count: number,
+): Promise<{ dm: Figures; webhook: Figures }> {
   const slack = await startFakeSlack();
   const hooks = await startTimedReceiver();
   const recipientSlack = 'U0BENCHDM1';
@@ -165,11 +193,24 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
   const adminKey = relay.adminKey;
   try {
     const post = async (path: string, key: string, body: unknown) => {
-      const response = await fetch(`${relay.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${relay.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return (await response.json()) as any;
     };
-    const sender = (await post('/admin/agents', adminKey, { handle: 'bench-dm-sender@acme', name: 'S', role: 'engineer' })).api_key as string;
-    const recipient = (await post('/admin/agents', adminKey, { handle: 'bench-dm-recipient@acme', name: 'R', role: 'engineer', slack_user_id: recipientSlack })).api_key as string;
+    const sender = (
+      await post('/admin/agents', adminKey, { handle: 'bench-dm-sender@acme', name: 'S', role: 'engineer' })
+    ).api_key as string;
+    const recipient = (
+      await post('/admin/agents', adminKey, {
+        handle: 'bench-dm-recipient@acme',
+        name: 'R',
+        role: 'engineer',
+        slack_user_id: recipientSlack,
+      })
+    ).api_key as string;
     await setVerifiedWebhook(relay.url, recipient, hooks.receiver.url());
 
     const arrivals = new Map<number, number>();
@@ -199,7 +240,13 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
           jsonrpc: '2.0',
           id,
           method: 'message/send',
-          params: { recipient: 'bench-dm-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `bench-dm ${id}. The API now pages users; please update the web client.` }] } },
+          params: {
+            recipient: 'bench-dm-recipient@acme',
+            intent: 'inform',
+            message: {
+              parts: [{ type: 'text', text: `bench-dm ${id}. The API now pages users; please update the web client.` }],
+            },
+          },
         });
         if (!answer.result?.task_id) throw new Error(`message/send failed: ${JSON.stringify(answer)}`);
         threadOf.set(id, answer.result.task_id as string);
@@ -219,8 +266,16 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
     const cpuMs = await meter.read();
     const ids = Array.from({ length: count }, (_, i) => WARMUP + i);
     return {
-      dm: figures(ids.map((id) => arrivals.get(id)! - sentAt.get(id)!), elapsed, cpuMs),
-      webhook: figures(ids.map((id) => hooks.created.get(threadOf.get(id)!)! - sentAt.get(id)!), elapsed, cpuMs),
+      dm: figures(
+        ids.map((id) => arrivals.get(id)! - sentAt.get(id)!),
+        elapsed,
+        cpuMs,
+      ),
+      webhook: figures(
+        ids.map((id) => hooks.created.get(threadOf.get(id)!)! - sentAt.get(id)!),
+        elapsed,
+        cpuMs,
+      ),
     };
   } finally {
     await relay.stop().catch(() => {});
@@ -231,17 +286,33 @@ async function relayDelivery(opts: DeliveryBenchOptions, name: string, count: nu
 
 export async function benchDelivery(opts: DeliveryBenchOptions): Promise<void> {
   const prefix = `${opts.runId.slice(0, 30)}_dl`;
-  opts.progress(`delivery: baseline (BullMQ add → worker → HTTP POST) at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
+  opts.progress(
+    `delivery: baseline (BullMQ add → worker → HTTP POST) at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`,
+  );
   const base = await bareDeliveryBaseline(opts, prefix, opts.count);
-  opts.progress(`delivery: handoff (message/send) → DM at the fake Slack and webhook call at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`);
+  opts.progress(
+    `delivery: handoff (message/send) → DM at the fake Slack and webhook call at ${opts.rate}/s, ${WARMUP} warm-up + ${opts.count}…`,
+  );
   const ours = await relayDelivery(opts, prefix, opts.count);
   const target = { label: 'p99 ≤3×', met: (o: Figures, b: Figures) => o.p99 <= 3 * b.p99 };
   const rows: Row[] = [
-    { name: `handoff → Slack DM @${opts.rate}/s`, concurrency: WORKER_CONCURRENCY, ours: ours.dm, baseline: base, target },
-    { name: `handoff → webhook @${opts.rate}/s`, concurrency: WORKER_CONCURRENCY, ours: ours.webhook, baseline: base, target },
+    {
+      name: `handoff → Slack DM @${opts.rate}/s`,
+      concurrency: WORKER_CONCURRENCY,
+      ours: ours.dm,
+      baseline: base,
+      target,
+    },
+    {
+      name: `handoff → webhook @${opts.rate}/s`,
+      concurrency: WORKER_CONCURRENCY,
+      ours: ours.webhook,
+      baseline: base,
+      target,
+    },
   ];
   printTable(
-    'Delivery (latency from send to arrival; each handoff is both DM\'d and webhooked, one run; req/s = handoffs per second; cpu ms/req = per handoff, both deliveries; conc = worker concurrency)',
+    "Delivery (latency from send to arrival; each handoff is both DM'd and webhooked, one run; req/s = handoffs per second; cpu ms/req = per handoff, both deliveries; conc = worker concurrency)",
     'BullMQ add → worker → one HTTP POST, same rate',
     rows,
     opts.out,
@@ -250,7 +321,9 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<void> {
   // and the latencies then measure the queue, not the path.
   for (const row of rows) {
     if (row.ours.reqPerSec < 0.9 * opts.rate) {
-      opts.out(`fell behind: ${row.name} delivered ${row.ours.reqPerSec.toFixed(1)}/s of ${opts.rate}/s sent (latencies include the backlog; lower BENCH_DELIVERY_RATE)`);
+      opts.out(
+        `fell behind: ${row.name} delivered ${row.ours.reqPerSec.toFixed(1)}/s of ${opts.rate}/s sent (latencies include the backlog; lower BENCH_DELIVERY_RATE)`,
+      );
     }
   }
 }

@@ -15,8 +15,16 @@ export interface EventsBenchOptions extends ServedPhase {
 }
 
 /** A minimal SSE reader: calls `onEvent` with each event's data as it arrives. */
-async function openStream(url: string, apiKey: string, onEvent: (event: string, data: string) => void, signal: AbortSignal): Promise<void> {
-  const response = await fetch(`${url}/events`, { headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' }, signal });
+async function openStream(
+  url: string,
+  apiKey: string,
+  onEvent: (event: string, data: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await fetch(`${url}/events`, {
+    headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' },
+    signal,
+  });
   if (!response.ok || !response.body) throw new Error(`GET /events: HTTP ${response.status}`);
   void (async () => {
     const decoder = new TextDecoder();
@@ -44,7 +52,12 @@ async function openStream(url: string, apiKey: string, onEvent: (event: string, 
   })();
 }
 
-async function measureSetup(name: string, writer: RelayProcess, reader: RelayProcess, opts: EventsBenchOptions): Promise<string> {
+async function measureSetup(
+  name: string,
+  writer: RelayProcess,
+  reader: RelayProcess,
+  opts: EventsBenchOptions,
+): Promise<string> {
   const client = new BenchHttpClient(writer.url);
   const controller = new AbortController();
   try {
@@ -69,16 +82,22 @@ async function measureSetup(name: string, writer: RelayProcess, reader: RelayPro
     const fromWrite: number[] = [];
     const fromAnswer: number[] = [];
     for (let i = 0; i < opts.warmup + opts.count; i += 1) {
-      const result = await client.call(sender.apiKey, 'message/send', handoffParams(recipient.handle, `${opts.runId}-ev-${suffix}-${i}`));
+      const result = await client.call(
+        sender.apiKey,
+        'message/send',
+        handoffParams(recipient.handle, `${opts.runId}-ev-${suffix}-${i}`),
+      );
       const answeredAt = Date.now();
       const threadId = result?.task_id as string;
-      const got = early.get(threadId) ?? (await new Promise<{ receivedAt: number; at: string }>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no event for ${threadId} within 10 s`)), 10_000);
-        waiting.set(threadId, (receivedAt, at) => {
-          clearTimeout(timer);
-          resolve({ receivedAt, at });
-        });
-      }));
+      const got =
+        early.get(threadId) ??
+        (await new Promise<{ receivedAt: number; at: string }>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no event for ${threadId} within 10 s`)), 10_000);
+          waiting.set(threadId, (receivedAt, at) => {
+            clearTimeout(timer);
+            resolve({ receivedAt, at });
+          });
+        }));
       waiting.delete(threadId);
       early.delete(threadId);
       if (i < opts.warmup) continue;

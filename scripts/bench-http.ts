@@ -37,7 +37,11 @@ export class BenchHttpClient {
           port: this.base.port,
           path,
           method,
-          headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: `Bearer ${bearer}` },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': body.length,
+            authorization: `Bearer ${bearer}`,
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -62,7 +66,8 @@ export class BenchHttpClient {
   async rpc(apiKey: string, method: string, params: unknown): Promise<{ result?: any; error?: RpcError }> {
     const { status, body } = await this.post('/a2a', apiKey, { jsonrpc: '2.0', id: this.nextId++, method, params });
     if (body?.error) return { error: body.error as RpcError };
-    if (status !== 200 || body?.result === undefined) throw new Error(`${method}: HTTP ${status} ${JSON.stringify(body).slice(0, 300)}`);
+    if (status !== 200 || body?.result === undefined)
+      throw new Error(`${method}: HTTP ${status} ${JSON.stringify(body).slice(0, 300)}`);
     return { result: body.result };
   }
 

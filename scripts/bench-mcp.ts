@@ -43,9 +43,12 @@ export async function benchMcp(opts: McpBenchOptions): Promise<void> {
     const call = async () => {
       const result = await client.callTool({ name: 'handoff_to_teammate', arguments: opts.toolArguments });
       const threadId = (result.structuredContent as { thread_id?: unknown } | undefined)?.thread_id;
-      if (result.isError || typeof threadId !== 'string') throw new Error(`handoff_to_teammate failed: ${JSON.stringify(result)}`);
+      if (result.isError || typeof threadId !== 'string')
+        throw new Error(`handoff_to_teammate failed: ${JSON.stringify(result)}`);
     };
-    opts.progress(`MCP handoff_to_teammate, sequential: warm-up ${MCP_WARMUP} + ${MCP_REQUESTS} direct message/send, ${MCP_REQUESTS} tool calls…`);
+    opts.progress(
+      `MCP handoff_to_teammate, sequential: warm-up ${MCP_WARMUP} + ${MCP_REQUESTS} direct message/send, ${MCP_REQUESTS} tool calls…`,
+    );
     await measure(1, MCP_WARMUP, () => opts.directCreate());
     await measure(1, MCP_WARMUP, call);
     const base = summarize(await measure(1, MCP_REQUESTS, () => opts.directCreate()));

@@ -27,7 +27,12 @@ export interface Sample {
  * Runs `fn(0..count-1)` with `concurrency` calls in flight at every moment; one latency per call.
  * After `maxMs` no new call starts, so a very slow path is sampled rather than waited out.
  */
-export async function measure(concurrency: number, count: number, fn: (i: number) => Promise<void>, maxMs = Infinity): Promise<Sample> {
+export async function measure(
+  concurrency: number,
+  count: number,
+  fn: (i: number) => Promise<void>,
+  maxMs = Infinity,
+): Promise<Sample> {
   const latenciesMs: number[] = [];
   const deadline = performance.now() + maxMs;
   let next = 0;
@@ -89,8 +94,30 @@ export interface Row {
  * One table: our figures, the baseline's, the ratios (ours/baseline) and the target with PASS/MISS.
  * cpu ms/req is this process's CPU per request (relay + bench client), not the servers'.
  */
-export function printTable(title: string, baselineName: string, rows: readonly Row[], out: (line: string) => void): void {
-  const header = ['name', 'conc', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'cpu ms/req', 'base req/s', 'base p50', 'base p99', 'base cpu', 'tput ratio', 'p50 ratio', 'p99 ratio', 'target', ''];
+export function printTable(
+  title: string,
+  baselineName: string,
+  rows: readonly Row[],
+  out: (line: string) => void,
+): void {
+  const header = [
+    'name',
+    'conc',
+    'requests',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'cpu ms/req',
+    'base req/s',
+    'base p50',
+    'base p99',
+    'base cpu',
+    'tput ratio',
+    'p50 ratio',
+    'p99 ratio',
+    'target',
+    '',
+  ];
   const lines = rows.map((r) => [
     r.name,
     String(r.concurrency),
@@ -110,7 +137,11 @@ export function printTable(title: string, baselineName: string, rows: readonly R
     r.target.met(r.ours, r.baseline) ? 'PASS' : 'MISS',
   ]);
   const widths = header.map((h, col) => Math.max(h.length, ...lines.map((l) => l[col]!.length)));
-  const format = (cells: string[]) => cells.map((c, col) => (col === 0 || col >= 14 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!))).join('  ').trimEnd();
+  const format = (cells: string[]) =>
+    cells
+      .map((c, col) => (col === 0 || col >= 14 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!)))
+      .join('  ')
+      .trimEnd();
   out('');
   out(`${title} (baseline: ${baselineName})`);
   out(format(header));

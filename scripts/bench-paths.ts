@@ -11,7 +11,17 @@ import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
 import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
 import { bareDeliveryBaseline } from './bench-delivery';
-import { MAILBOX_EVERY, TARGET_REPO, TARGET_ROLE, TARGET_SKILL, TARGET_SKILL_HOLDERS, seed, seededAgent, seededThread, seedThreads } from './bench-seed';
+import {
+  MAILBOX_EVERY,
+  TARGET_REPO,
+  TARGET_ROLE,
+  TARGET_SKILL,
+  TARGET_SKILL_HOLDERS,
+  seed,
+  seededAgent,
+  seededThread,
+  seedThreads,
+} from './bench-seed';
 
 /** What every phase that starts relay processes on the run's database gets. */
 export interface ServedPhase extends PhaseOutput {
@@ -33,7 +43,14 @@ export interface ServedPhase extends PhaseOutput {
 
 /** A relay process (every role unless `env` says otherwise) on the run's database, queues and key pepper. */
 export function startServedRelay(opts: ServedPhase, env: Record<string, string> = {}): Promise<RelayProcess> {
-  return startRelayProcess({ mongodbUrl: opts.mongodbUrl, database: opts.runId, redisUrl: opts.redisUrl, prefix: opts.runId, keyPepper: opts.keyPepper, env: { RELAY_ROLES: 'api,bot,worker', ...env } });
+  return startRelayProcess({
+    mongodbUrl: opts.mongodbUrl,
+    database: opts.runId,
+    redisUrl: opts.redisUrl,
+    prefix: opts.runId,
+    keyPepper: opts.keyPepper,
+    env: { RELAY_ROLES: 'api,bot,worker', ...env },
+  });
 }
 
 export interface PathsOptions extends ServedPhase {
@@ -68,15 +85,30 @@ export interface Teammate {
   apiKey: string;
 }
 
-export async function register(client: BenchHttpClient, adminKey: string, handle: string, extra: Record<string, unknown> = {}): Promise<Teammate> {
-  const { status, body } = await client.post('/admin/agents', adminKey, { handle, name: handle.split('@')[0], role: 'engineer', ...extra });
-  if (status !== 201 || typeof body.api_key !== 'string') throw new Error(`POST /admin/agents ${handle}: HTTP ${status} ${JSON.stringify(body)}`);
+export async function register(
+  client: BenchHttpClient,
+  adminKey: string,
+  handle: string,
+  extra: Record<string, unknown> = {},
+): Promise<Teammate> {
+  const { status, body } = await client.post('/admin/agents', adminKey, {
+    handle,
+    name: handle.split('@')[0],
+    role: 'engineer',
+    ...extra,
+  });
+  if (status !== 201 || typeof body.api_key !== 'string')
+    throw new Error(`POST /admin/agents ${handle}: HTTP ${status} ${JSON.stringify(body)}`);
   return { handle, apiKey: body.api_key };
 }
 
 /** A realistic handoff: a few hundred characters of summary, a diff, a file reference and a test command. */
 export function handoffParams(recipient: string, idempotencyKey: string) {
-  const diff = Array.from({ length: 30 }, (_, n) => `-  const old${n} = legacyUsers.page(${n});\n+  const page${n} = await users.list({ cursor, limit: ${n} });`).join('\n');
+  const diff = Array.from(
+    { length: 30 },
+    (_, n) =>
+      `-  const old${n} = legacyUsers.page(${n});\n+  const page${n} = await users.list({ cursor, limit: ${n} });`,
+  ).join('\n');
   return {
     task_id: null,
     recipient,
@@ -134,7 +166,9 @@ export async function measureServed(
 /** ` (relay 8.1 + FerretDB 5.2)` when FerretDB's CPU was measured apart. */
 export function cpuSplit(figures: Pick<PathFigures, 'cpuMsPerRequestEach'>): string {
   const [relay, ferret] = figures.cpuMsPerRequestEach ?? [];
-  return relay !== undefined && ferret !== undefined ? ` (relay ${relay.toFixed(1)} + FerretDB ${ferret.toFixed(1)})` : '';
+  return relay !== undefined && ferret !== undefined
+    ? ` (relay ${relay.toFixed(1)} + FerretDB ${ferret.toFixed(1)})`
+    : '';
 }
 
 interface PathRow {
@@ -153,16 +187,29 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
     const sender = await register(client, relay.adminKey, 'bench-sender@acme');
     const reader = await register(client, relay.adminKey, 'bench-reader@acme', { skills: ['typescript'] });
     const other = await register(client, relay.adminKey, 'bench-other@acme');
-    const { task_id } = await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-template`));
+    const { task_id } = await client.call(
+      sender.apiKey,
+      'message/send',
+      handoffParams(reader.handle, `${opts.runId}-template`),
+    );
     const template = (await store.threads.findOne({ _id: task_id }))!;
     const agentTemplate = (await store.agents.findOne({ _id: reader.handle }))!;
-    opts.out(`thread document: ${Buffer.byteLength(JSON.stringify(template))} bytes as JSON; relay pid ${relay.pid}; store: ${store.capabilities.kind}`);
+    opts.out(
+      `thread document: ${Buffer.byteLength(JSON.stringify(template))} bytes as JSON; relay pid ${relay.pid}; store: ${store.capabilities.kind}`,
+    );
 
     // The 20-message thread tasks/get reads, written through the API.
-    const { task_id: conversation } = await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-conversation`));
+    const { task_id: conversation } = await client.call(
+      sender.apiKey,
+      'message/send',
+      handoffParams(reader.handle, `${opts.runId}-conversation`),
+    );
     for (let i = 0; i < 20; i += 1) {
       const author = i % 2 ? sender : reader;
-      await client.call(author.apiKey, 'message/send', { task_id: conversation, message: { role: 'user', parts: [{ type: 'text', text: `message ${i}: ${'details '.repeat(20)}` }] } });
+      await client.call(author.apiKey, 'message/send', {
+        task_id: conversation,
+        message: { role: 'user', parts: [{ type: 'text', text: `message ${i}: ${'details '.repeat(20)}` }] },
+      });
     }
 
     const rows = new Map<string, PathRow>();
@@ -174,7 +221,9 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       opts.progress(
         `  ${name} c=${concurrency} at ${size.toLocaleString('en')}: ${figures.reqPerSec.toFixed(0)} req/s, p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms, ` +
           `relay+FerretDB ${figures.serverCpuMsPerRequest.toFixed(1)} ms CPU/req${cpuSplit(figures)}, ${figures.cpuAfterMs.toFixed(0)} ms CPU in the second after` +
-          (figures.commandMix !== undefined ? `; FerretDB commands/req ${figures.commandsPerRequest!.toFixed(1)} (${figures.commandMix})` : ''),
+          (figures.commandMix !== undefined
+            ? `; FerretDB commands/req ${figures.commandsPerRequest!.toFixed(1)} (${figures.commandMix})`
+            : ''),
       );
     };
     const epoch = Date.now() - 400 * 24 * 3600 * 1000;
@@ -185,15 +234,33 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       const first = index === 0;
       const last = index === opts.sizes.length - 1;
       const mates = Math.max(TARGET_SKILL_HOLDERS + 1, Math.round(size / 10));
-      opts.progress(`paths: growing to ${size.toLocaleString('en')} threads and ${mates.toLocaleString('en')} teammates…`);
-      await seed(store.agents, teammates, mates, (i) => seededAgent(agentTemplate as AgentDoc, i, epoch), opts.progress);
+      opts.progress(
+        `paths: growing to ${size.toLocaleString('en')} threads and ${mates.toLocaleString('en')} teammates…`,
+      );
+      await seed(
+        store.agents,
+        teammates,
+        mates,
+        (i) => seededAgent(agentTemplate as AgentDoc, i, epoch),
+        opts.progress,
+      );
       teammates = mates;
       // Seeded in bulk, behind the relay's back: their skills and repos get their tags as a start would give them.
       const tagsStarted = performance.now();
       const tagged = await store.cards.reconcile();
-      opts.out(`agent tags after seeding: ${tagged.toLocaleString('en')} written in ${((performance.now() - tagsStarted) / 1000).toFixed(1)} s`);
-      const seconds = await seedThreads(store, threads, size, (i) => seededThread(template, i, { reader: reader.handle, teammates: mates, epoch }), opts.progress);
-      opts.out(`seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader's inbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`);
+      opts.out(
+        `agent tags after seeding: ${tagged.toLocaleString('en')} written in ${((performance.now() - tagsStarted) / 1000).toFixed(1)} s`,
+      );
+      const seconds = await seedThreads(
+        store,
+        threads,
+        size,
+        (i) => seededThread(template, i, { reader: reader.handle, teammates: mates, epoch }),
+        opts.progress,
+      );
+      opts.out(
+        `seeded ${(size - threads).toLocaleString('en')} threads in ${seconds.toFixed(1)} s; reader's inbox ${Math.round(size / MAILBOX_EVERY).toLocaleString('en')} threads`,
+      );
       threads = size;
 
       if (opts.atSize && (first || last || !opts.measurePaths)) {
@@ -205,57 +272,144 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       }
 
       if (!opts.measurePaths) continue;
-      const call = (who: Teammate, method: string, params: unknown) => async () => void (await client.call(who.apiKey, method, params));
+      const call = (who: Teammate, method: string, params: unknown) => async () =>
+        void (await client.call(who.apiKey, method, params));
       for (const c of opts.concurrencies) {
         const n = opts.requests;
-        const run = (fn: (i: number) => Promise<void>) => measureServed(pids(), c, opts.warmup, n, fn, opts.ferretMetricsUrl);
-        record('create message/send', c, size, await run(async () => void (await client.call(sender.apiKey, 'message/send', handoffParams(other.handle, `${opts.runId}-p${sequence++}`)))));
+        const run = (fn: (i: number) => Promise<void>) =>
+          measureServed(pids(), c, opts.warmup, n, fn, opts.ferretMetricsUrl);
+        record(
+          'create message/send',
+          c,
+          size,
+          await run(
+            async () =>
+              void (await client.call(
+                sender.apiKey,
+                'message/send',
+                handoffParams(other.handle, `${opts.runId}-p${sequence++}`),
+              )),
+          ),
+        );
         record('tasks/get (20 messages)', c, size, await run(call(reader, 'tasks/get', { task_id: conversation })));
-        record('tasks/list first page', c, size, await run(call(reader, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 20 } })));
-        record('tasks/list first page, status', c, size, await run(call(reader, 'tasks/list', { filter: { role: 'recipient', status: ['pending', 'accepted'] }, page: { limit: 20 } })));
+        record(
+          'tasks/list first page',
+          c,
+          size,
+          await run(call(reader, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 20 } })),
+        );
+        record(
+          'tasks/list first page, status',
+          c,
+          size,
+          await run(
+            call(reader, 'tasks/list', {
+              filter: { role: 'recipient', status: ['pending', 'accepted'] },
+              page: { limit: 20 },
+            }),
+          ),
+        );
         record('agents/list role', c, size, await run(call(reader, 'agents/list', { role: TARGET_ROLE })));
         record('agents/list skill', c, size, await run(call(reader, 'agents/list', { skill: TARGET_SKILL })));
         record('agents/list repo', c, size, await run(call(reader, 'agents/list', { repo: TARGET_REPO })));
         // A teammate changes their card and someone lists the team: a card write with its tags, then a listing.
-        record('card change + agents/list', c, size, await run(async (i) => {
-          const changed = await client.send('PUT', '/agents/me/card', reader.apiKey, { skills: [`bench-skill-${i % 2}`] });
-          if (changed.status !== 200) throw new Error(`PUT /agents/me/card answered ${changed.status}: ${JSON.stringify(changed.body).slice(0, 200)}`);
-          await call(reader, 'agents/list', { role: TARGET_ROLE })();
-        }));
+        record(
+          'card change + agents/list',
+          c,
+          size,
+          await run(async (i) => {
+            const changed = await client.send('PUT', '/agents/me/card', reader.apiKey, {
+              skills: [`bench-skill-${i % 2}`],
+            });
+            if (changed.status !== 200)
+              throw new Error(
+                `PUT /agents/me/card answered ${changed.status}: ${JSON.stringify(changed.body).slice(0, 200)}`,
+              );
+            await call(reader, 'agents/list', { role: TARGET_ROLE })();
+          }),
+        );
         await client.send('PUT', '/agents/me/card', reader.apiKey, { skills: ['typescript'] });
 
         // Appends spread over 20 open threads of the reader's, written through the API.
         const targets: string[] = [];
-        for (let i = 0; i < 20; i += 1) targets.push((await client.call(sender.apiKey, 'message/send', handoffParams(reader.handle, `${opts.runId}-a${sequence++}`))).task_id);
-        record('append message/send', c, size, await run(async (i) => {
-          await client.call(i % 2 ? sender.apiKey : reader.apiKey, 'message/send', { task_id: targets[i % targets.length], message: { role: 'user', parts: [{ type: 'text', text: `reply ${i}` }] } });
-        }));
+        for (let i = 0; i < 20; i += 1)
+          targets.push(
+            (
+              await client.call(
+                sender.apiKey,
+                'message/send',
+                handoffParams(reader.handle, `${opts.runId}-a${sequence++}`),
+              )
+            ).task_id,
+          );
+        record(
+          'append message/send',
+          c,
+          size,
+          await run(async (i) => {
+            await client.call(i % 2 ? sender.apiKey : reader.apiKey, 'message/send', {
+              task_id: targets[i % targets.length],
+              message: { role: 'user', parts: [{ type: 'text', text: `reply ${i}` }] },
+            });
+          }),
+        );
 
         // Accepts of pending handoffs to the reader, seeded in bulk like the rest (they add to the size: reported).
         const pending: string[] = [];
         const base = Date.now();
-        await seedThreads(store, 0, n + opts.warmup, (i) => {
-          const doc = seededThread(template, 0, { reader: reader.handle, teammates: mates, epoch });
-          const at = new Date(base + i);
-          pending.push(doc._id);
-          return { ...doc, from: sender.handle, created_at: at, updated_at: at, status_history: [{ ...template.status_history[0]!, by: sender.handle, at }] } as ThreadDoc;
-        }, () => {});
-        record('accept tasks/update', c, size, await run(async (i) => {
-          const answer = await client.call(reader.apiKey, 'tasks/update', { task_id: pending[i], transition: 'accept' });
-          if (answer?.status !== 'accepted') throw new Error(`accept answered ${JSON.stringify(answer)}`);
-        }));
+        await seedThreads(
+          store,
+          0,
+          n + opts.warmup,
+          (i) => {
+            const doc = seededThread(template, 0, { reader: reader.handle, teammates: mates, epoch });
+            const at = new Date(base + i);
+            pending.push(doc._id);
+            return {
+              ...doc,
+              from: sender.handle,
+              created_at: at,
+              updated_at: at,
+              status_history: [{ ...template.status_history[0]!, by: sender.handle, at }],
+            } as ThreadDoc;
+          },
+          () => {},
+        );
+        record(
+          'accept tasks/update',
+          c,
+          size,
+          await run(async (i) => {
+            const answer = await client.call(reader.apiKey, 'tasks/update', {
+              task_id: pending[i],
+              transition: 'accept',
+            });
+            if (answer?.status !== 'accepted') throw new Error(`accept answered ${JSON.stringify(answer)}`);
+          }),
+        );
         threads += n + opts.warmup + 20;
       }
-      opts.out(`relay RSS after size ${size.toLocaleString('en')}: ${(await readRssMiB(relay.pid)).toFixed(0)} MiB; threads now ${(await store.threads.estimatedDocumentCount()).toLocaleString('en')}`);
+      opts.out(
+        `relay RSS after size ${size.toLocaleString('en')}: ${(await readRssMiB(relay.pid)).toFixed(0)} MiB; threads now ${(await store.threads.estimatedDocumentCount()).toLocaleString('en')}`,
+      );
 
       client.close();
       await relay.stop();
       const delivery = await slackDelivery(opts, sender, size);
-      const row = rows.get('Slack delivery (handoff → DM)@1') ?? { name: 'Slack delivery (handoff → DM)', concurrency: 1, bySize: new Map() };
+      const row = rows.get('Slack delivery (handoff → DM)@1') ?? {
+        name: 'Slack delivery (handoff → DM)',
+        concurrency: 1,
+        bySize: new Map(),
+      };
       row.bySize.set(size, delivery);
       rows.set('Slack delivery (handoff → DM)@1', row);
-      const mix = delivery.commandMix === undefined ? '' : `; FerretDB commands per handoff ${delivery.commandsPerRequest!.toFixed(1)} (${delivery.commandMix})`;
-      opts.progress(`  Slack delivery at ${size.toLocaleString('en')}: p50 ${delivery.p50.toFixed(1)} ms, p99 ${delivery.p99.toFixed(1)} ms${mix}`);
+      const mix =
+        delivery.commandMix === undefined
+          ? ''
+          : `; FerretDB commands per handoff ${delivery.commandsPerRequest!.toFixed(1)} (${delivery.commandMix})`;
+      opts.progress(
+        `  Slack delivery at ${size.toLocaleString('en')}: p50 ${delivery.p50.toFixed(1)} ms, p99 ${delivery.p99.toFixed(1)} ms${mix}`,
+      );
       const { answer, afterAnswer } = delivery.split!;
       opts.out(
         `Slack delivery at ${size.toLocaleString('en')}: send → create answered p50 ${answer[0].toFixed(1)} / p99 ${answer[1].toFixed(1)} ms, ` +
@@ -284,9 +438,17 @@ const DELIVERY_P99_VS_BASELINE = 3;
 async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number): Promise<PathFigures> {
   // The bare baseline first, at the same rate and count, with no relay running (under the delivery phase's prefix,
   // which the bench deletes at the end).
-  const baseline = await bareDeliveryBaseline({ redisUrl: opts.redisUrl, rate: DELIVERY_RATE }, `${opts.runId.slice(0, 30)}_dl`, DELIVERY_COUNT);
+  const baseline = await bareDeliveryBaseline(
+    { redisUrl: opts.redisUrl, rate: DELIVERY_RATE },
+    `${opts.runId.slice(0, 30)}_dl`,
+    DELIVERY_COUNT,
+  );
   const slack = await startFakeSlack();
-  const relay = await startServedRelay(opts, { SLACK_BOT_TOKEN: slack.token, SLACK_SIGNING_SECRET: 'bench-signing-secret-0123456789', SLACK_API_URL: slack.url });
+  const relay = await startServedRelay(opts, {
+    SLACK_BOT_TOKEN: slack.token,
+    SLACK_SIGNING_SECRET: 'bench-signing-secret-0123456789',
+    SLACK_API_URL: slack.url,
+  });
   const client = new BenchHttpClient(relay.url);
   try {
     // A recipient of its own per size: a Slack user links to one teammate.
@@ -309,7 +471,11 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
       sentAt.set(marker, Date.now());
       sends.push(
         client
-          .call(sender.apiKey, 'message/send', { recipient: recipient.handle, intent: 'inform', message: { parts: [{ type: 'text', text: `${marker} The API pages users now.` }] } })
+          .call(sender.apiKey, 'message/send', {
+            recipient: recipient.handle,
+            intent: 'inform',
+            message: { parts: [{ type: 'text', text: `${marker} The API pages users now.` }] },
+          })
           .then(() => void answeredAt.set(marker, Date.now())),
       );
     }
@@ -332,7 +498,8 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     // The first ten are the warm-up.
     const measured = [...sentAt].slice(10).filter(([marker]) => arrived.has(marker));
     const latencies = measured.map(([marker, at]) => arrived.get(marker)! - at);
-    if (latencies.length < count) opts.out(`Slack delivery at ${size}: only ${latencies.length} of ${count} DMs arrived within 2 minutes`);
+    if (latencies.length < count)
+      opts.out(`Slack delivery at ${size}: only ${latencies.length} of ${count} DMs arrived within 2 minutes`);
     // Where a DM's time goes: the create until its answer (the job is queued before it answers), then the job.
     const p50p99 = (latenciesMs: number[]): [number, number] => {
       const { p50, p99 } = summarize({ latenciesMs, elapsedMs, cpuMs: 0 });
@@ -347,7 +514,12 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
       serverCpuMsPerRequest: cpu / sent,
       cpuAfterMs: Number.NaN,
       baseline,
-      ...(counted ? { commandsPerRequest: counted.total / sent, commandMix: counted.byKind.map(([kind, k]) => `${kind} ${(k / sent).toFixed(1)}`).join(', ') } : {}),
+      ...(counted
+        ? {
+            commandsPerRequest: counted.total / sent,
+            commandMix: counted.byKind.map(([kind, k]) => `${kind} ${(k / sent).toFixed(1)}`).join(', '),
+          }
+        : {}),
     };
   } finally {
     client.close();
@@ -362,8 +534,20 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
   const largest = sizes[sizes.length - 1]!;
   const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
   opts.out('');
-  opts.out(`Hot paths by history size (relay as its own process, every role; p50 / p99 ms, req/s, relay+FerretDB CPU ms per request; ratio = ${k(largest)} vs ${k(smallest)}, cost = 1/throughput)`);
-  const header = ['path', 'c', ...sizes.map((s) => `${k(s)} p50/p99 ms`), ...sizes.map((s) => `${k(s)} req/s`), ...sizes.map((s) => `${k(s)} cpu/req`), ...sizes.map((s) => `${k(s)} cmds/req`), 'cost ratio', 'p50 ratio', 'target ≤1.5×'];
+  opts.out(
+    `Hot paths by history size (relay as its own process, every role; p50 / p99 ms, req/s, relay+FerretDB CPU ms per request; ratio = ${k(largest)} vs ${k(smallest)}, cost = 1/throughput)`,
+  );
+  const header = [
+    'path',
+    'c',
+    ...sizes.map((s) => `${k(s)} p50/p99 ms`),
+    ...sizes.map((s) => `${k(s)} req/s`),
+    ...sizes.map((s) => `${k(s)} cpu/req`),
+    ...sizes.map((s) => `${k(s)} cmds/req`),
+    'cost ratio',
+    'p50 ratio',
+    'target ≤1.5×',
+  ];
   const lines = rows.map((row) => {
     const small = row.bySize.get(smallest);
     const big = row.bySize.get(largest);
@@ -374,7 +558,9 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
     return [
       row.name,
       String(row.concurrency),
-      ...sizes.map((s) => (row.bySize.get(s) ? `${row.bySize.get(s)!.p50.toFixed(1)} / ${row.bySize.get(s)!.p99.toFixed(1)}` : '-')),
+      ...sizes.map((s) =>
+        row.bySize.get(s) ? `${row.bySize.get(s)!.p50.toFixed(1)} / ${row.bySize.get(s)!.p99.toFixed(1)}` : '-',
+      ),
       ...sizes.map((s) => (row.bySize.get(s) && !delivery ? row.bySize.get(s)!.reqPerSec.toFixed(0) : '-')),
       ...sizes.map((s) => (row.bySize.get(s) ? row.bySize.get(s)!.serverCpuMsPerRequest.toFixed(1) : '-')),
       ...sizes.map((s) => row.bySize.get(s)?.commandsPerRequest?.toFixed(1) ?? '-'),
@@ -384,7 +570,11 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
     ];
   });
   const widths = header.map((h, col) => Math.max(h.length, ...lines.map((l) => l[col]!.length)));
-  const format = (cells: string[]) => cells.map((c, col) => (col === 0 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!))).join('  ').trimEnd();
+  const format = (cells: string[]) =>
+    cells
+      .map((c, col) => (col === 0 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!)))
+      .join('  ')
+      .trimEnd();
   opts.out(format(header));
   opts.out(format(widths.map((w) => '-'.repeat(w))));
   for (const line of lines) opts.out(format(line));
@@ -392,11 +582,23 @@ function printPaths(opts: PathsOptions, rows: PathRow[]): void {
   if (delivery) {
     const vs = sizes.map((s) => {
       const f = delivery.bySize.get(s);
-      return f?.baseline ? `${k(s)} p99 ${f.p99.toFixed(0)} vs ${f.baseline.p99.toFixed(0)} ms (${(f.p99 / f.baseline.p99).toFixed(1)}×), p50 ${f.p50.toFixed(0)} vs ${f.baseline.p50.toFixed(0)}` : `${k(s)} -`;
+      return f?.baseline
+        ? `${k(s)} p99 ${f.p99.toFixed(0)} vs ${f.baseline.p99.toFixed(0)} ms (${(f.p99 / f.baseline.p99).toFixed(1)}×), p50 ${f.p50.toFixed(0)} vs ${f.baseline.p50.toFixed(0)}`
+        : `${k(s)} -`;
     });
     const big = delivery.bySize.get(largest);
     const met = big?.baseline ? big.p99 <= DELIVERY_P99_VS_BASELINE * big.baseline.p99 : false;
-    opts.out(`Slack delivery vs a bare BullMQ add → worker → one HTTP POST (same rate, same run): ${vs.join(' · ')}; target at ${k(largest)} p99 ≤ ${DELIVERY_P99_VS_BASELINE}× → ${met ? 'PASS' : 'MISS'}`);
+    opts.out(
+      `Slack delivery vs a bare BullMQ add → worker → one HTTP POST (same rate, same run): ${vs.join(' · ')}; target at ${k(largest)} p99 ≤ ${DELIVERY_P99_VS_BASELINE}× → ${met ? 'PASS' : 'MISS'}`,
+    );
   }
-  opts.out(`(CPU in the second after each phase, ms: ${rows.filter((r) => !r.name.startsWith('Slack')).map((r) => `${r.name}@${r.concurrency} ${sizes.map((s) => r.bySize.get(s)?.cpuAfterMs.toFixed(0) ?? '-').join('/')}`).join('; ')})`);
+  opts.out(
+    `(CPU in the second after each phase, ms: ${rows
+      .filter((r) => !r.name.startsWith('Slack'))
+      .map(
+        (r) =>
+          `${r.name}@${r.concurrency} ${sizes.map((s) => r.bySize.get(s)?.cpuAfterMs.toFixed(0) ?? '-').join('/')}`,
+      )
+      .join('; ')})`,
+  );
 }

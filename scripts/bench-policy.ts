@@ -16,7 +16,12 @@ export async function benchPolicy(opts: PhaseOutput): Promise<void> {
   const file = path.join(__dirname, '..', '..', 'scripts', 'bench-policy-50.yaml');
   const fifty = parsePolicy(await readFile(file, 'utf8'), 'bench-policy-50.yaml');
   const none = defaultPolicy();
-  const party = (handle: string): PartyFacts => ({ handle, team: 'acme', role: 'engineer', skills: ['typescript', 'react'] });
+  const party = (handle: string): PartyFacts => ({
+    handle,
+    team: 'acme',
+    role: 'engineer',
+    skills: ['typescript', 'react'],
+  });
   const request: PolicyRequest = {
     action: 'handoff.create',
     via: 'mcp',
@@ -30,7 +35,8 @@ export async function benchPolicy(opts: PhaseOutput): Promise<void> {
   };
   const time = (policy: Policy): number => {
     const started = performance.now();
-    for (let i = 0; i < PER_ROUND; i += 1) if (decide(policy, request).effect !== 'allow') throw new Error('the bench policy matched the bench create');
+    for (let i = 0; i < PER_ROUND; i += 1)
+      if (decide(policy, request).effect !== 'allow') throw new Error('the bench policy matched the bench create');
     return ((performance.now() - started) * 1000) / PER_ROUND;
   };
   time(fifty);
@@ -43,7 +49,11 @@ export async function benchPolicy(opts: PhaseOutput): Promise<void> {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   opts.out('');
-  opts.out(`Policy evaluation of one create, in this process (median of ${ROUNDS} rounds of ${PER_ROUND.toLocaleString('en')}):`);
-  opts.out(`  ${fifty.rules.length}-rule policy, no rule matching: ${median(ours).toFixed(2)} µs per decision; default policy (baseline): ${median(base).toFixed(2)} µs; ` +
-    `added ${(median(ours) - median(base)).toFixed(2)} µs (${(median(ours) / median(base)).toFixed(1)}×)`);
+  opts.out(
+    `Policy evaluation of one create, in this process (median of ${ROUNDS} rounds of ${PER_ROUND.toLocaleString('en')}):`,
+  );
+  opts.out(
+    `  ${fifty.rules.length}-rule policy, no rule matching: ${median(ours).toFixed(2)} µs per decision; default policy (baseline): ${median(base).toFixed(2)} µs; ` +
+      `added ${(median(ours) - median(base)).toFixed(2)} µs (${(median(ours) / median(base)).toFixed(1)}×)`,
+  );
 }

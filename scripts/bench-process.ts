@@ -60,26 +60,30 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
   // Node flags for the relay, e.g. BENCH_RELAY_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it
   // during the bench (flags NODE_OPTIONS refuses, like --cpu-prof, go on the command line).
   const nodeFlags = (process.env.BENCH_RELAY_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...relayNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      MONGODB_URL: opts.mongodbUrl,
-      MONGODB_DB: opts.database,
-      REDIS_URL: opts.redisUrl,
-      RELAY_QUEUE_PREFIX: opts.prefix,
-      RELAY_ADMIN_KEY: adminKey,
-      RELAY_KEY_PEPPER: opts.keyPepper,
-      // The limiter still runs (its Redis call is part of every request); only its ceiling is lifted.
-      RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
-      LOG_LEVEL: 'warn',
-      // e.g. BENCH_POLICY_FILE=scripts/bench-policy-50.yaml to measure what evaluating a policy adds.
-      ...(process.env.BENCH_POLICY_FILE ? { RELAY_POLICY_FILE: process.env.BENCH_POLICY_FILE } : {}),
-      ...opts.env,
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...relayNodeFlags(), ...nodeFlags, join(__dirname, 'cli.js'), 'start'],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(port),
+        MONGODB_URL: opts.mongodbUrl,
+        MONGODB_DB: opts.database,
+        REDIS_URL: opts.redisUrl,
+        RELAY_QUEUE_PREFIX: opts.prefix,
+        RELAY_ADMIN_KEY: adminKey,
+        RELAY_KEY_PEPPER: opts.keyPepper,
+        // The limiter still runs (its Redis call is part of every request); only its ceiling is lifted.
+        RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
+        LOG_LEVEL: 'warn',
+        // e.g. BENCH_POLICY_FILE=scripts/bench-policy-50.yaml to measure what evaluating a policy adds.
+        ...(process.env.BENCH_POLICY_FILE ? { RELAY_POLICY_FILE: process.env.BENCH_POLICY_FILE } : {}),
+        ...opts.env,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  );
   trackRelay(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-20_000)));
@@ -119,7 +123,9 @@ export async function processCpuMs(pid: number): Promise<number> {
 }
 
 /** CPU ms of several processes between `start()` and each read: summed (`read`), or each (`readEach`, in `pids` order). */
-export async function cpuMeter(pids: readonly number[]): Promise<{ read(): Promise<number>; readEach(): Promise<number[]> }> {
+export async function cpuMeter(
+  pids: readonly number[],
+): Promise<{ read(): Promise<number>; readEach(): Promise<number[]> }> {
   const each = () => Promise.all(pids.map(processCpuMs));
   const start = await each();
   const readEach = async () => (await each()).map((ms, i) => ms - start[i]!);
@@ -148,7 +154,16 @@ export interface CommandCounts {
   byKind: Array<[string, number]>;
 }
 
-const DRIVER_COMMANDS = new Set(['hello', 'isMaster', 'ismaster', 'endSessions', 'ping', 'buildInfo', 'getParameter', 'unknown']);
+const DRIVER_COMMANDS = new Set([
+  'hello',
+  'isMaster',
+  'ismaster',
+  'endSessions',
+  'ping',
+  'buildInfo',
+  'getParameter',
+  'unknown',
+]);
 
 /** FerretDB's command counts between `start()` and each `read()`; counts do not depend on the machine's load. */
 export async function commandMeter(metricsUrl: string): Promise<{ read(): Promise<CommandCounts> }> {
@@ -156,8 +171,12 @@ export async function commandMeter(metricsUrl: string): Promise<{ read(): Promis
   return {
     read: async () => {
       const now = await ferretCounts(metricsUrl);
-      const byKind = [...now].map(([key, n]): [string, number] => [key, n - (start.get(key) ?? 0)]).filter(([, n]) => n > 0);
-      const total = byKind.filter(([key]) => !key.startsWith('find:') && !DRIVER_COMMANDS.has(key)).reduce((sum, [, n]) => sum + n, 0);
+      const byKind = [...now]
+        .map(([key, n]): [string, number] => [key, n - (start.get(key) ?? 0)])
+        .filter(([, n]) => n > 0);
+      const total = byKind
+        .filter(([key]) => !key.startsWith('find:') && !DRIVER_COMMANDS.has(key))
+        .reduce((sum, [, n]) => sum + n, 0);
       return { total, byKind: byKind.filter(([key]) => !DRIVER_COMMANDS.has(key)).sort((a, b) => b[1] - a[1]) };
     },
   };

@@ -10,7 +10,18 @@ const BATCH = 2_000;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** Status mix of the seeded threads: an inbox is mostly finished work with some open handoffs. */
-const STATUS_CYCLE: readonly ThreadStatus[] = ['pending', 'accepted', 'completed', 'completed', 'declined', 'completed', 'cancelled', 'pending', 'completed', 'completed'];
+const STATUS_CYCLE: readonly ThreadStatus[] = [
+  'pending',
+  'accepted',
+  'completed',
+  'completed',
+  'declined',
+  'completed',
+  'cancelled',
+  'pending',
+  'completed',
+  'completed',
+];
 
 /** The measuring reader receives every MAILBOX_EVERY-th thread, so its mailbox grows with the collection. */
 export const MAILBOX_EVERY = 10;
@@ -57,10 +68,21 @@ export function openInMailbox(threads: number): number {
   return open;
 }
 
-export function seededThread(thread: ThreadDoc, i: number, opts: { reader: string; teammates: number; epoch: number }): ThreadDoc {
+export function seededThread(
+  thread: ThreadDoc,
+  i: number,
+  opts: { reader: string; teammates: number; epoch: number },
+): ThreadDoc {
   // Without what the template's own life left on it: its jobs in flight and its armed timer step (history's threads
   // have neither running: no sweep is to work through them during a measurement).
-  const { jobs_pending: _jobs, pending_since: _since, next_timer: _step, next_due_at: _due, timer_version: _armed, ...template } = thread;
+  const {
+    jobs_pending: _jobs,
+    pending_since: _since,
+    next_timer: _step,
+    next_due_at: _due,
+    timer_version: _armed,
+    ...template
+  } = thread;
   const status = seededStatus(i);
   const from = seededHandle(i % opts.teammates);
   const to = i % MAILBOX_EVERY === 0 ? opts.reader : seededHandle((i + 1) % opts.teammates);
@@ -92,7 +114,13 @@ export function seededThread(thread: ThreadDoc, i: number, opts: { reader: strin
 }
 
 /** Inserts threads make(from..to-1) in batches, oldest first in each. Returns the seconds it took. */
-export async function seedThreads(store: MongoStore, from: number, to: number, make: (i: number) => ThreadDoc, progress: (line: string) => void): Promise<number> {
+export async function seedThreads(
+  store: MongoStore,
+  from: number,
+  to: number,
+  make: (i: number) => ThreadDoc,
+  progress: (line: string) => void,
+): Promise<number> {
   const started = Date.now();
   let lastReport = started;
   for (let start = from; start < to; start += BATCH) {
@@ -103,7 +131,9 @@ export async function seedThreads(store: MongoStore, from: number, to: number, m
     const done = Math.min(to, start + BATCH);
     if (Date.now() - lastReport > 10_000 || done === to) {
       lastReport = Date.now();
-      progress(`  threads: ${done.toLocaleString('en')} of ${to.toLocaleString('en')} (${Math.round((done - from) / ((Date.now() - started) / 1000))} docs/s)`);
+      progress(
+        `  threads: ${done.toLocaleString('en')} of ${to.toLocaleString('en')} (${Math.round((done - from) / ((Date.now() - started) / 1000))} docs/s)`,
+      );
     }
   }
   return (Date.now() - started) / 1000;
@@ -127,7 +157,9 @@ export async function seed<T extends { _id: string }>(
     if (Date.now() - lastReport > 10_000 || done === to) {
       lastReport = Date.now();
       const seconds = (Date.now() - started) / 1000;
-      progress(`  ${collection.collectionName}: ${done.toLocaleString('en')} of ${to.toLocaleString('en')} (${Math.round((done - from) / seconds)} docs/s)`);
+      progress(
+        `  ${collection.collectionName}: ${done.toLocaleString('en')} of ${to.toLocaleString('en')} (${Math.round((done - from) / seconds)} docs/s)`,
+      );
     }
   }
   return (Date.now() - started) / 1000;

@@ -68,14 +68,28 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const post = async (path: string, key: string, body: unknown) => {
-      const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return (await response.json()) as any;
     };
-    const sender = (await post('/admin/agents', adminKey, { handle: 'soak-sender@acme', name: 'S', role: 'engineer' })).api_key as string;
-    const recipient = (await post('/admin/agents', adminKey, { handle: 'soak-recipient@acme', name: 'R', role: 'engineer', slack_user_id: 'U0SOAK001' })).api_key as string;
+    const sender = (await post('/admin/agents', adminKey, { handle: 'soak-sender@acme', name: 'S', role: 'engineer' }))
+      .api_key as string;
+    const recipient = (
+      await post('/admin/agents', adminKey, {
+        handle: 'soak-recipient@acme',
+        name: 'R',
+        role: 'engineer',
+        slack_user_id: 'U0SOAK001',
+      })
+    ).api_key as string;
     await setVerifiedWebhook(url, recipient, hooks.receiver.url());
 
-    opts.progress(`soak: relay pid ${child.pid}, ${opts.rate} handoffs/s for ${opts.durationSeconds} s, RSS every ${opts.sampleSeconds} s…`);
+    opts.progress(
+      `soak: relay pid ${child.pid}, ${opts.rate} handoffs/s for ${opts.durationSeconds} s, RSS every ${opts.sampleSeconds} s…`,
+    );
     let sent = 0;
     let failed = 0;
     const load = setInterval(() => {
@@ -84,7 +98,11 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
         jsonrpc: '2.0',
         id: n,
         method: 'message/send',
-        params: { recipient: 'soak-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `soak ${n}: the API pages users now; update the web client.` }] } },
+        params: {
+          recipient: 'soak-recipient@acme',
+          intent: 'inform',
+          message: { parts: [{ type: 'text', text: `soak ${n}: the API pages users now; update the web client.` }] },
+        },
       })
         .then((a) => {
           if (!a.result) failed += 1;
@@ -92,17 +110,27 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
         .catch(() => (failed += 1));
       // The recipient checks its inbox now and then, as an agent would.
       if (n % INBOX_EVERY === 0) {
-        post('/a2a', recipient, { jsonrpc: '2.0', id: n, method: 'tasks/list', params: { filter: { role: 'recipient', status: ['pending'] }, page: { limit: 20 } } }).catch(() => (failed += 1));
+        post('/a2a', recipient, {
+          jsonrpc: '2.0',
+          id: n,
+          method: 'tasks/list',
+          params: { filter: { role: 'recipient', status: ['pending'] }, page: { limit: 20 } },
+        }).catch(() => (failed += 1));
       }
     }, 1000 / opts.rate);
 
     const samples: Array<{ at: number; mib: number; anon: number }> = [];
     const started = Date.now();
     opts.out('');
-    opts.out(`Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack, the recipient's webhook on loopback`);
+    opts.out(
+      `Soak: relay process RSS under ${opts.rate} handoffs/s (+ a tasks/list every ${INBOX_EVERY}), DMs to a fake Slack, the recipient's webhook on loopback`,
+    );
     opts.out(`   t s   RSS MiB  (anon + file)   handoffs   DMs  webhooks${opts.ferretPid ? '  FerretDB RSS MiB' : ''}`);
     const sample = async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(
+          `the relay exited (${child.exitCode ?? child.signalCode}) during the soak:\n${stderr.slice(-4000)}`,
+        );
       const memory = await readMemoryMiB(child.pid!);
       const mib = memory.rss;
       if (mib === 0) throw new Error(`no VmRSS for pid ${child.pid}`);
@@ -110,10 +138,14 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       const at = Math.round((Date.now() - started) / 1000);
       samples.push({ at, mib, anon: memory.anon });
       const parts = `(${memory.anon.toFixed(1)} + ${memory.file.toFixed(1)})`;
-      opts.out(`${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${parts.padStart(13)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}${ferret}`);
+      opts.out(
+        `${String(at).padStart(6)}  ${mib.toFixed(1).padStart(8)}  ${parts.padStart(13)}  ${String(sent).padStart(9)}  ${String(slack.callsTo('chat.postMessage').length).padStart(5)}  ${String(hooks.events()).padStart(8)}${ferret}`,
+      );
     };
     while (Date.now() - started < opts.durationSeconds * 1000) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(opts.sampleSeconds * 1000, opts.durationSeconds * 1000 - (Date.now() - started))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(opts.sampleSeconds * 1000, opts.durationSeconds * 1000 - (Date.now() - started))),
+      );
       await sample();
     }
     clearInterval(load);
@@ -128,7 +160,9 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
       `steady (from ${steady[0]!.at} s): min ${min.toFixed(1)} MiB, max ${max.toFixed(1)} MiB, spread ${(spread * 100).toFixed(1)}%, ` +
         `drift first→last ${drift >= 0 ? '+' : ''}${drift.toFixed(1)}% · sent ${sent}, failed ${failed}, DMs ${slack.callsTo('chat.postMessage').length}, webhook calls ${hooks.events()}`,
     );
-    opts.out(`target: max ≤ ${TARGET_MIB} MiB and spread ≤ ${TARGET_SPREAD * 100}% → ${max <= TARGET_MIB && spread <= TARGET_SPREAD ? 'PASS' : 'MISS'}`);
+    opts.out(
+      `target: max ≤ ${TARGET_MIB} MiB and spread ≤ ${TARGET_SPREAD * 100}% → ${max <= TARGET_MIB && spread <= TARGET_SPREAD ? 'PASS' : 'MISS'}`,
+    );
     const anon = steady.map((s) => s.anon);
     opts.out(
       `of which the relay's own (anonymous) memory: min ${Math.min(...anon).toFixed(1)} MiB, max ${Math.max(...anon).toFixed(1)} MiB; ` +
@@ -136,9 +170,16 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     );
     // The relay's own view of the run: what its workers did, and what is still owed.
     const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text();
-    const wanted = /^relay_(jobs_\w+_total\{queue="(slack|webhooks)"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="(slack|webhook)"\}) /;
-    opts.out(`relay metrics at the end: ${metrics.split('\n').filter((l) => wanted.test(l)).join(' · ')}`);
-    if (opts.durationSeconds < 600) opts.out(`(a ${opts.durationSeconds} s soak; the target is stated for 10 minutes: BENCH_SOAK_SECONDS=600)`);
+    const wanted =
+      /^relay_(jobs_\w+_total\{queue="(slack|webhooks)"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="(slack|webhook)"\}) /;
+    opts.out(
+      `relay metrics at the end: ${metrics
+        .split('\n')
+        .filter((l) => wanted.test(l))
+        .join(' · ')}`,
+    );
+    if (opts.durationSeconds < 600)
+      opts.out(`(a ${opts.durationSeconds} s soak; the target is stated for 10 minutes: BENCH_SOAK_SECONDS=600)`);
   } finally {
     if (child.exitCode === null) {
       child.kill('SIGTERM');

@@ -50,7 +50,8 @@ import { findFreePort } from './local-services/ports';
 import { ensureRedis } from './local-services/redis';
 
 const benchStart = performance.now();
-const progress = (line: string) => process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const progress = (line: string) =>
+  process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
 const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'events', 'policy', 'runs', 'soak'] as const;
@@ -77,10 +78,12 @@ interface Settings {
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {
   const scale = env.BENCH_SCALE === undefined || env.BENCH_SCALE === '' ? 1 : Number(env.BENCH_SCALE);
-  if (!Number.isFinite(scale) || scale <= 0 || scale > 10) throw new Error(`BENCH_SCALE: must be a number in (0, 10] (got "${env.BENCH_SCALE}")`);
+  if (!Number.isFinite(scale) || scale <= 0 || scale > 10)
+    throw new Error(`BENCH_SCALE: must be a number in (0, 10] (got "${env.BENCH_SCALE}")`);
   const only = env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((p) => p.trim()) : undefined;
   const unknown = only?.find((p) => !(PHASES as readonly string[]).includes(p));
-  if (unknown !== undefined) throw new Error(`BENCH_ONLY: phases from ${PHASES.join(', ')}, separated by commas (got "${env.BENCH_ONLY}")`);
+  if (unknown !== undefined)
+    throw new Error(`BENCH_ONLY: phases from ${PHASES.join(', ')}, separated by commas (got "${env.BENCH_ONLY}")`);
   const positive = (name: string, fallback: number) => {
     const raw = env[name];
     const value = raw === undefined || raw === '' ? fallback : Number(raw);
@@ -90,7 +93,8 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
   const list = (name: string, fallback: string, least = 1) => {
     const values = (env[name] || fallback).split(',').map((v) => Number(v.trim()));
     const what = least === 0 ? 'whole numbers' : 'positive integers';
-    if (values.some((v) => !Number.isInteger(v) || v < least)) throw new Error(`${name}: must be ${what} separated by commas (got "${env[name]}")`);
+    if (values.some((v) => !Number.isInteger(v) || v < least))
+      throw new Error(`${name}: must be ${what} separated by commas (got "${env[name]}")`);
     return values;
   };
   const phases = new Set<Phase>(only ? only.map((p) => (p === 'lists' ? 'paths' : (p as Phase))) : DEFAULT_PHASES);
@@ -98,7 +102,11 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     phases,
     // 0 is a fresh database (nothing seeded: the table of the issue that set the create targets); any other size at
     // least 100, for the reader's share of it.
-    sizes: [...new Set(list('BENCH_SIZES', '1000,10000,100000', 0).map((n) => (n === 0 ? 0 : Math.max(100, Math.round(n * scale)))))].sort((a, b) => a - b),
+    sizes: [
+      ...new Set(
+        list('BENCH_SIZES', '1000,10000,100000', 0).map((n) => (n === 0 ? 0 : Math.max(100, Math.round(n * scale)))),
+      ),
+    ].sort((a, b) => a - b),
     requests: Math.round(positive('BENCH_REQUESTS', 2000)),
     warmup: Math.round(positive('BENCH_WARMUP', 200)),
     concurrencies: list('BENCH_CONCURRENCY', '1,8'),
@@ -159,7 +167,11 @@ async function startServers(settings: Settings, cleanup: Cleanup): Promise<Serve
     const tempDir = await fs.mkdtemp(path.join(os.tmpdir(), 'handoff-bench-'));
     cleanup.add(`remove ${tempDir}`, () => fs.rm(tempDir, { recursive: true, force: true }));
     progress(`FerretDB binary: ${await ensureFerretDbBinary(progress)}; starting it on SQLite under ${tempDir}…`);
-    const ferret = await startFerretDb({ dataDir: path.join(tempDir, 'ferretdb'), debugPort: await findFreePort(), log: progress });
+    const ferret = await startFerretDb({
+      dataDir: path.join(tempDir, 'ferretdb'),
+      debugPort: await findFreePort(),
+      log: progress,
+    });
     ferretMetricsUrl = ferret.metricsUrl;
     cleanup.add('stop FerretDB', () => ferret.stop());
     mongodbUrl = ferret.url;
@@ -169,11 +181,22 @@ async function startServers(settings: Settings, cleanup: Cleanup): Promise<Serve
   if (redis.started) cleanup.add('stop redis-server', () => redis.stop());
   cleanup.add(`delete the BullMQ keys ${runId}:*`, () => deleteRedisKeys(settings.redisUrl, runId));
   // The delivery and soak phases' own relays and baseline queues (bench-delivery.ts, bench-soak.ts).
-  for (const suffix of ['_dl', '_sk']) cleanup.add(`delete the BullMQ keys ${runId}${suffix}:*`, () => deleteRedisKeys(settings.redisUrl, `${runId}${suffix}`));
+  for (const suffix of ['_dl', '_sk'])
+    cleanup.add(`delete the BullMQ keys ${runId}${suffix}:*`, () =>
+      deleteRedisKeys(settings.redisUrl, `${runId}${suffix}`),
+    );
   const store = await MongoStore.connect(mongodbUrl, runId);
   cleanup.add('close the bench store connection', () => store.close());
   if (settings.mongodbUrl) cleanup.add(`drop database ${runId}`, () => store.db.dropDatabase());
-  return { mongodbUrl, redisUrl: settings.redisUrl, ferretPid, ferretMetricsUrl, runId, keyPepper: randomBytes(32).toString('hex'), store };
+  return {
+    mongodbUrl,
+    redisUrl: settings.redisUrl,
+    ferretPid,
+    ferretMetricsUrl,
+    runId,
+    keyPepper: randomBytes(32).toString('hex'),
+    store,
+  };
 }
 
 async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
@@ -202,10 +225,20 @@ async function mcpPhase(servers: Servers): Promise<void> {
     await benchMcp({
       relayUrl: relay.url,
       senderKey: sender.apiKey,
-      toolArguments: { to: recipient.handle, intent: params.intent, summary: params.message.parts[0]!.text, artifacts: params.artifacts },
+      toolArguments: {
+        to: recipient.handle,
+        intent: params.intent,
+        summary: params.message.parts[0]!.text,
+        artifacts: params.artifacts,
+      },
       directCreate: async () => {
-        const result = await client.call(sender.apiKey, 'message/send', handoffParams(recipient.handle, `${servers.runId}-mcp-${sequence++}`));
-        if (typeof result?.task_id !== 'string') throw new Error(`message/send answered without a task_id: ${JSON.stringify(result)}`);
+        const result = await client.call(
+          sender.apiKey,
+          'message/send',
+          handoffParams(recipient.handle, `${servers.runId}-mcp-${sequence++}`),
+        );
+        if (typeof result?.task_id !== 'string')
+          throw new Error(`message/send answered without a task_id: ${JSON.stringify(result)}`);
       },
       progress,
       out,
@@ -235,13 +268,24 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => stop('SIGTERM', 143));
   process.once('exit', stopRelaysNow);
   try {
-    out(`handoff-relay bench · node ${process.version} · ${os.cpus().length} CPUs · sizes ${settings.sizes.join(', ')} · ${settings.requests} requests per measurement`);
+    out(
+      `handoff-relay bench · node ${process.version} · ${os.cpus().length} CPUs · sizes ${settings.sizes.join(', ')} · ${settings.requests} requests per measurement`,
+    );
     const servers = await startServers(settings, cleanup);
     out(`store: ${servers.store.capabilities.kind}`);
     const phase = { ...servers, progress, out };
     if (settings.phases.has('paths') || settings.phases.has('create')) {
       const create = settings.phases.has('create')
-        ? async (size: number) => void (await benchCreateAt({ ...phase, concurrencies: settings.createConcurrencies, requests: settings.requests, warmup: settings.warmup }, size))
+        ? async (size: number) =>
+            void (await benchCreateAt(
+              {
+                ...phase,
+                concurrencies: settings.createConcurrencies,
+                requests: settings.requests,
+                warmup: settings.warmup,
+              },
+              size,
+            ))
         : undefined;
       await benchPaths({
         ...phase,
@@ -255,10 +299,21 @@ async function main(): Promise<number> {
     }
     if (settings.phases.has('mcp')) await mcpPhase(servers);
     if (settings.phases.has('delivery')) {
-      await benchDelivery({ mongodbUrl: servers.mongodbUrl, redisUrl: servers.redisUrl, runId: servers.runId, keyPepper: servers.keyPepper, ferretPid: servers.ferretPid, rate: settings.deliveryRate, count: settings.deliveryCount, progress, out });
+      await benchDelivery({
+        mongodbUrl: servers.mongodbUrl,
+        redisUrl: servers.redisUrl,
+        runId: servers.runId,
+        keyPepper: servers.keyPepper,
+        ferretPid: servers.ferretPid,
+        rate: settings.deliveryRate,
+        count: settings.deliveryCount,
+        progress,
+        out,
+      });
     }
     if (settings.phases.has('policy')) await benchPolicy({ progress, out });
-    if (settings.phases.has('runs')) await benchRuns({ ...phase, concurrencies: [1], requests: Math.min(settings.requests, 500), warmup: 20 });
+    if (settings.phases.has('runs'))
+      await benchRuns({ ...phase, concurrencies: [1], requests: Math.min(settings.requests, 500), warmup: 20 });
     if (settings.phases.has('events')) {
       await benchEvents({ ...phase, concurrencies: [1], requests: 0, warmup: 20, count: settings.eventCount });
     }

@@ -61,7 +61,9 @@ function ensure() {
   process.stderr.write(`build: ${why}; building (npm run build)…\n`);
   // Under npm, npm_execpath is the npm that runs us; otherwise the npm on PATH.
   const npm = process.env.npm_execpath;
-  const result = npm ? spawnSync(process.execPath, [npm, 'run', '--silent', 'build'], { stdio: 'inherit' }) : spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  const result = npm
+    ? spawnSync(process.execPath, [npm, 'run', '--silent', 'build'], { stdio: 'inherit' })
+    : spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   return result.status ?? 1;
 }
 

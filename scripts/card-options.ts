@@ -1,7 +1,13 @@
 // A teammate's card from the command line's options, as `register` and `join` send it (lists comma-separated).
 
 /** `a, b,,c` → `['a', 'b', 'c']`; absent stays absent. */
-export const commaList = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+export const commaList = (v: string | undefined) =>
+  v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 
 export interface CardOptions {
   handle?: string;

@@ -36,10 +36,19 @@ export function wantsHelp(argv: readonly string[]): boolean {
 export function commandHelp(spec: CommandSpec): string {
   // A usage line may wrap: its continuation (after a newline) is aligned under the command's arguments.
   const indent = ' '.repeat(`  handoff-relay ${spec.name} `.length);
-  const usage = spec.usage.map((u) => `  handoff-relay ${u.split('\n').map((part) => part.trim()).join(`\n${indent}`)}`);
+  const usage = spec.usage.map(
+    (u) =>
+      `  handoff-relay ${u
+        .split('\n')
+        .map((part) => part.trim())
+        .join(`\n${indent}`)}`,
+  );
   const lines = ['Usage:', ...usage, '', spec.summary];
   const options = Object.entries(spec.options);
-  const left = [...options.map(([name, o]) => `${o.short ? `-${o.short}, ` : ''}--${name}${o.value ? ` ${o.value}` : ''}`), '-h, --help'];
+  const left = [
+    ...options.map(([name, o]) => `${o.short ? `-${o.short}, ` : ''}--${name}${o.value ? ` ${o.value}` : ''}`),
+    '-h, --help',
+  ];
   const descriptions = [...options.map(([, o]) => o.description), 'print this help'];
   const width = Math.max(...left.map((l) => l.length)) + 2;
   lines.push('', 'Options:', ...left.map((l, i) => `  ${l.padEnd(width)}${descriptions[i]}`));
@@ -68,7 +77,8 @@ function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length]!;
@@ -84,13 +94,19 @@ export function closest(word: string, candidates: readonly string[]): string | u
   return best && best.d <= Math.max(2, Math.floor(best.name.length / 3)) ? best.name : undefined;
 }
 
-type Parsed<O extends Record<string, OptionSpec>> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+type Parsed<O extends Record<string, OptionSpec>> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
 
 /**
  * parseArgs over `options` (a command's, or the part of them one of its subcommands takes); an unknown option or a
  * missing value is a UsageError naming the closest valid option and where the help is.
  */
-export function parseOptions<O extends Record<string, OptionSpec>>(command: string, options: O, argv: string[]): Parsed<O> {
+export function parseOptions<O extends Record<string, OptionSpec>>(
+  command: string,
+  options: O,
+  argv: string[],
+): Parsed<O> {
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
@@ -101,7 +117,8 @@ export function parseOptions<O extends Record<string, OptionSpec>>(command: stri
       const near = closest(given.replace(/^-+/, '').split('=')[0]!, [...Object.keys(options), 'help']);
       throw new UsageError(`${command}: unknown option ${given}${near ? `; did you mean --${near}?` : ''} ${more}`);
     }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`${command}: ${(error as Error).message} ${more}`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+      throw new UsageError(`${command}: ${(error as Error).message} ${more}`);
     throw error;
   }
 }

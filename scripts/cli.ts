@@ -18,10 +18,14 @@ import { UsageError, closest, commandHelp, overviewHelp, parseOptions, wantsHelp
 
 const START_COMMAND = {
   name: 'start',
-  summary: 'run the relay (every role unless RELAY_ROLES says otherwise); starts FerretDB and Redis here when none are configured',
+  summary:
+    'run the relay (every role unless RELAY_ROLES says otherwise); starts FerretDB and Redis here when none are configured',
   usage: ['start'],
   options: {},
-  examples: ['handoff-relay start', 'MONGODB_URL=mongodb://db:27017 REDIS_URL=redis://cache:6379 RELAY_ROLES=api handoff-relay start'],
+  examples: [
+    'handoff-relay start',
+    'MONGODB_URL=mongodb://db:27017 REDIS_URL=redis://cache:6379 RELAY_ROLES=api handoff-relay start',
+  ],
   env: 'PORT, HOST, MONGODB_URL, REDIS_URL, RELAY_ADMIN_KEY, RELAY_ROLES, RELAY_DATA_DIR, SLACK_* (docs/configuration.md)',
 } satisfies CommandSpec;
 
@@ -37,18 +41,27 @@ const MIGRATE_COMMAND = {
 const REGISTER_COMMAND = {
   name: 'register',
   summary: 'create a teammate; prints its API key once and the MCP configuration to paste (admin key)',
-  usage: ['register --handle NAME@TEAM --name "Display name" --role ROLE [--slack-user U0123456] [--skills a,b]\n' + '                       [--repos apps/web/,docs/] [--tools git,npm] [--lead LEAD@TEAM]'],
+  usage: [
+    'register --handle NAME@TEAM --name "Display name" --role ROLE [--slack-user U0123456] [--skills a,b]\n' +
+      '                       [--repos apps/web/,docs/] [--tools git,npm] [--lead LEAD@TEAM]',
+  ],
   options: {
-    handle: { type: 'string', value: 'NAME@TEAM', description: 'the teammate\'s handle (required)' },
+    handle: { type: 'string', value: 'NAME@TEAM', description: "the teammate's handle (required)" },
     name: { type: 'string', value: 'TEXT', description: 'display name (required)' },
     role: { type: 'string', value: 'ROLE', description: 'role, e.g. backend (required)' },
     'slack-user': { type: 'string', value: 'U0123456', description: 'the Slack user to link' },
     skills: { type: 'string', value: 'a,b', description: 'skills (comma-separated)' },
-    repos: { type: 'string', value: 'P,P', description: 'owned repos or paths (comma-separated; a trailing / owns what is below)' },
+    repos: {
+      type: 'string',
+      value: 'P,P',
+      description: 'owned repos or paths (comma-separated; a trailing / owns what is below)',
+    },
     tools: { type: 'string', value: 'a,b', description: 'tools the agent has (comma-separated)' },
-    lead: { type: 'string', value: 'LEAD@TEAM', description: 'the teammate\'s lead (registered already)' },
+    lead: { type: 'string', value: 'LEAD@TEAM', description: "the teammate's lead (registered already)" },
   },
-  examples: ['handoff-relay register --handle frank@acme --name "Frank" --role backend --skills go,sql --repos services/api/'],
+  examples: [
+    'handoff-relay register --handle frank@acme --name "Frank" --role backend --skills go,sql --repos services/api/',
+  ],
   env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
 } satisfies CommandSpec;
 
@@ -58,7 +71,7 @@ const DELIVERIES_COMMAND = {
   usage: ['deliveries --failed [--handle NAME@TEAM] | --redrive ID | --redrive-all'],
   options: {
     failed: { type: 'boolean', description: 'list the deliveries that gave up' },
-    handle: { type: 'string', value: 'NAME@TEAM', description: 'with --failed: only this teammate\'s' },
+    handle: { type: 'string', value: 'NAME@TEAM', description: "with --failed: only this teammate's" },
     redrive: { type: 'string', value: 'ID', description: 'send one failed delivery again' },
     'redrive-all': { type: 'boolean', description: 'send every failed delivery again' },
   },
@@ -92,7 +105,11 @@ async function migrate(): Promise<void> {
     stops.unshift(() => store.close());
     const touched = await migrateStore(store, say);
     await store.ensureIndexes();
-    say(touched === 0 ? `migrate: nothing to do (layout ${SCHEMA_VERSION})` : `migrate: done, ${touched.toLocaleString('en')} threads updated`);
+    say(
+      touched === 0
+        ? `migrate: nothing to do (layout ${SCHEMA_VERSION})`
+        : `migrate: done, ${touched.toLocaleString('en')} threads updated`,
+    );
   } finally {
     for (const stop of stops) await stop();
   }
@@ -113,7 +130,9 @@ async function register(argv: string[]): Promise<void> {
       body: JSON.stringify(body),
     });
   } catch (error) {
-    throw new UsageError(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`);
+    throw new UsageError(
+      `cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`,
+    );
   }
   const answer = (await response.json().catch(() => ({}))) as { api_key?: string; handle?: string; message?: string };
   if (!response.ok || !answer.api_key) {
@@ -127,7 +146,9 @@ async function adminClient() {
   const client = loadClientConfig(process.env);
   const adminKey = client.adminKey ?? (await readSecret(client.dataDir, ADMIN_KEY_FILE));
   if (!adminKey) {
-    throw new UsageError(`RELAY_ADMIN_KEY is not set and ${join(client.dataDir, ADMIN_KEY_FILE)} does not exist (run \`npm start\` once, or set RELAY_ADMIN_KEY)`);
+    throw new UsageError(
+      `RELAY_ADMIN_KEY is not set and ${join(client.dataDir, ADMIN_KEY_FILE)} does not exist (run \`npm start\` once, or set RELAY_ADMIN_KEY)`,
+    );
   }
   return { client, adminKey };
 }
@@ -144,7 +165,9 @@ async function adminCall(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (error) {
-    throw new UsageError(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`);
+    throw new UsageError(
+      `cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is \`npm start\` running? (RELAY_URL)`,
+    );
   }
   const answer = (await response.json().catch(() => ({}))) as { message?: string };
   if (!response.ok) throw new UsageError(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
@@ -165,7 +188,10 @@ async function deliveries(argv: string[]): Promise<void> {
   const modes = [values.failed, values.redrive !== undefined, values['redrive-all']].filter(Boolean).length;
   if (modes !== 1) throw new UsageError('deliveries needs exactly one of --failed, --redrive ID, --redrive-all');
   if (values.redrive !== undefined) {
-    const answer = (await adminCall('POST', `/admin/deliveries/${encodeURIComponent(values.redrive)}/redrive`)) as DeliveryLine;
+    const answer = (await adminCall(
+      'POST',
+      `/admin/deliveries/${encodeURIComponent(values.redrive)}/redrive`,
+    )) as DeliveryLine;
     process.stdout.write(`Re-driving ${answer.id} (${answer.event_type} to ${answer.handle}).\n`);
     return;
   }
@@ -175,41 +201,54 @@ async function deliveries(argv: string[]): Promise<void> {
     return;
   }
   const query = new URLSearchParams({ status: 'failed', ...(values.handle ? { handle: values.handle } : {}) });
-  const { deliveries: failed } = (await adminCall('GET', `/admin/deliveries?${query}`)) as { deliveries: DeliveryLine[] };
+  const { deliveries: failed } = (await adminCall('GET', `/admin/deliveries?${query}`)) as {
+    deliveries: DeliveryLine[];
+  };
   if (failed.length === 0) {
     process.stdout.write('No failed deliveries.\n');
     return;
   }
   for (const d of failed) {
     const last = d.attempts[d.attempts.length - 1];
-    const why = last ? `${last.http_status ? `HTTP ${last.http_status}` : ''}${last.http_status && last.error ? ' ' : ''}${last.error ?? ''}` : '';
-    process.stdout.write(`${d.id}  ${d.event_type}  to ${d.handle}  thread ${d.thread_id}  ${d.attempts.length} attempts  last: ${last?.at ?? '-'} ${why}\n`);
+    const why = last
+      ? `${last.http_status ? `HTTP ${last.http_status}` : ''}${last.http_status && last.error ? ' ' : ''}${last.error ?? ''}`
+      : '';
+    process.stdout.write(
+      `${d.id}  ${d.event_type}  to ${d.handle}  thread ${d.thread_id}  ${d.attempts.length} attempts  last: ${last?.at ?? '-'} ${why}\n`,
+    );
   }
 }
 
 /** Commands that take no options still refuse one, naming the help. */
 function noOptions(spec: CommandSpec, argv: string[]): void {
   const { positionals } = parseOptions(spec.name, spec.options, argv);
-  if (positionals.length > 0) throw new UsageError(`${spec.name} takes no arguments (handoff-relay ${spec.name} --help)`);
+  if (positionals.length > 0)
+    throw new UsageError(`${spec.name} takes no arguments (handoff-relay ${spec.name} --help)`);
 }
 
 function unknownCommand(command: string): UsageError {
   const near = closest(command, [...COMMANDS.map((c) => c.name), 'help']);
-  return new UsageError(`unknown command "${command}"${near ? `; did you mean ${near}?` : ''} (handoff-relay --help lists them)`);
+  return new UsageError(
+    `unknown command "${command}"${near ? `; did you mean ${near}?` : ''} (handoff-relay --help lists them)`,
+  );
 }
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   const out = (text: string) => process.stdout.write(text);
   // Help before anything else: it needs no configuration, no key and no relay.
-  if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) return void out(overviewHelp(COMMANDS));
+  if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0))
+    return void out(overviewHelp(COMMANDS));
   if (command === 'help') {
     const spec = COMMANDS.find((c) => c.name === rest[0]);
     if (!spec) throw unknownCommand(rest[0]!);
     return void out(commandHelp(spec));
   }
   const spec = COMMANDS.find((c) => c.name === command);
-  if (!spec) throw command.startsWith('-') ? new UsageError(`unknown option ${command}; a command comes first (handoff-relay --help)`) : unknownCommand(command);
+  if (!spec)
+    throw command.startsWith('-')
+      ? new UsageError(`unknown option ${command}; a command comes first (handoff-relay --help)`)
+      : unknownCommand(command);
   if (wantsHelp(rest)) return void out(commandHelp(spec));
   const fail = (message: string) => new UsageError(message);
   switch (command) {

@@ -10,21 +10,33 @@ import type { AdminCall } from './policy-command';
 const CARD_OPTIONS = {
   role: { type: 'string', value: 'ROLE', description: 'role, e.g. backend' },
   skills: { type: 'string', value: 'a,b', description: 'skills (comma-separated)' },
-  repos: { type: 'string', value: 'P,P', description: 'owned repos or paths (comma-separated; a trailing / owns what is below)' },
+  repos: {
+    type: 'string',
+    value: 'P,P',
+    description: 'owned repos or paths (comma-separated; a trailing / owns what is below)',
+  },
   lead: { type: 'string', value: 'LEAD@TEAM', description: "the teammate's lead (registered already)" },
 } as const;
 
 export const INVITE_COMMAND = {
   name: 'invite',
   summary: 'make a single-use, expiring invitation (prints its code once); list or revoke invitations (admin key)',
-  usage: ['invite [--team TEAM] [--role ROLE] [--skills a,b] [--repos P,P] [--lead LEAD@TEAM] [--expires 7d] [--note TEXT]', 'invite --list', 'invite --revoke ID'],
+  usage: [
+    'invite [--team TEAM] [--role ROLE] [--skills a,b] [--repos P,P] [--lead LEAD@TEAM] [--expires 7d] [--note TEXT]',
+    'invite --list',
+    'invite --revoke ID',
+  ],
   options: {
     team: { type: 'string', value: 'TEAM', description: 'the team the invitee joins (its handle must end in @TEAM)' },
     role: { type: 'string', value: 'ROLE', description: 'the role the invitee gets (else it chooses one)' },
     skills: { type: 'string', value: 'a,b', description: "skills added to the invitee's own (comma-separated)" },
     repos: { type: 'string', value: 'P,P', description: "owned paths added to the invitee's own (comma-separated)" },
     lead: { type: 'string', value: 'LEAD@TEAM', description: 'the lead the invitee gets (registered already)' },
-    expires: { type: 'string', value: 'DURATION', description: 'how long the code works: 30m, 24h, 7d (the default; at most 30d)' },
+    expires: {
+      type: 'string',
+      value: 'DURATION',
+      description: 'how long the code works: 30m, 24h, 7d (the default; at most 30d)',
+    },
     note: { type: 'string', value: 'TEXT', description: 'who it is for, shown in the list' },
     list: { type: 'boolean', description: 'list invitations, newest first (never their codes)' },
     revoke: { type: 'string', value: 'ID', description: 'revoke an open invitation by its id' },
@@ -39,10 +51,18 @@ export const INVITE_COMMAND = {
 
 export const JOIN_COMMAND = {
   name: 'join',
-  summary: 'redeem an invitation: choose your handle and card; prints your API key once and the MCP configuration to paste',
-  usage: ['join INVITE_CODE --handle NAME[@TEAM] --name "Display name" [--role ROLE] [--skills a,b] [--repos P,P]\n' + '                   [--tools git,npm] [--lead LEAD@TEAM]'],
+  summary:
+    'redeem an invitation: choose your handle and card; prints your API key once and the MCP configuration to paste',
+  usage: [
+    'join INVITE_CODE --handle NAME[@TEAM] --name "Display name" [--role ROLE] [--skills a,b] [--repos P,P]\n' +
+      '                   [--tools git,npm] [--lead LEAD@TEAM]',
+  ],
   options: {
-    handle: { type: 'string', value: 'NAME@TEAM', description: 'your handle (required; NAME alone when the invitation names the team)' },
+    handle: {
+      type: 'string',
+      value: 'NAME@TEAM',
+      description: 'your handle (required; NAME alone when the invitation names the team)',
+    },
     name: { type: 'string', value: 'TEXT', description: 'your display name (required)' },
     ...CARD_OPTIONS,
     role: { type: 'string', value: 'ROLE', description: 'your role (required unless the invitation sets it)' },
@@ -60,12 +80,20 @@ function inviteLine(i: InviteView): string {
   return `${i.id}  ${i.status.padEnd(8)}  expires ${i.expires_at}${outcome}${preset ? `  [${preset}]` : ''}${i.note ? `  "${i.note}"` : ''}\n`;
 }
 
-export async function inviteCommand(argv: string[], adminCall: AdminCall, out: (text: string) => void, fail: (message: string) => Error): Promise<void> {
+export async function inviteCommand(
+  argv: string[],
+  adminCall: AdminCall,
+  out: (text: string) => void,
+  fail: (message: string) => Error,
+): Promise<void> {
   const { values, positionals } = parseOptions(INVITE_COMMAND.name, INVITE_COMMAND.options, argv);
   if (positionals.length > 0) throw fail(`invite: unexpected "${positionals[0]}" (handoff-relay invite --help)`);
   const presets = ['team', 'role', 'skills', 'repos', 'lead', 'expires', 'note'] as const;
-  const modes = [values.list, values.revoke !== undefined, presets.some((p) => values[p] !== undefined)].filter(Boolean).length;
-  if (modes > 1) throw fail('invite: --list, --revoke ID and making an invitation are separate calls (handoff-relay invite --help)');
+  const modes = [values.list, values.revoke !== undefined, presets.some((p) => values[p] !== undefined)].filter(
+    Boolean,
+  ).length;
+  if (modes > 1)
+    throw fail('invite: --list, --revoke ID and making an invitation are separate calls (handoff-relay invite --help)');
   if (values.list) {
     const { invites } = (await adminCall('GET', '/admin/invites')) as { invites: InviteView[] };
     if (invites.length === 0) return void out('No invitations.\n');
@@ -85,7 +113,10 @@ export async function inviteCommand(argv: string[], adminCall: AdminCall, out: (
     expires_in: values.expires,
     note: values.note,
   };
-  const created = (await adminCall('POST', '/admin/invites', body)) as InviteView & { token: string; redeem_url: string };
+  const created = (await adminCall('POST', '/admin/invites', body)) as InviteView & {
+    token: string;
+    redeem_url: string;
+  };
   const handle = created.preset.team ? 'NAME' : 'NAME@TEAM';
   const role = created.preset.role ? '' : ' --role ROLE';
   out(
@@ -104,10 +135,14 @@ export interface JoinDeps {
 
 export async function joinCommand(argv: string[], deps: JoinDeps): Promise<void> {
   const { values, positionals } = parseOptions(JOIN_COMMAND.name, JOIN_COMMAND.options, argv);
-  if (positionals.length !== 1) throw deps.fail('join needs the invite code you were given: handoff-relay join hri_… --handle NAME --name "Your name" (handoff-relay join --help)');
+  if (positionals.length !== 1)
+    throw deps.fail(
+      'join needs the invite code you were given: handoff-relay join hri_… --handle NAME --name "Your name" (handoff-relay join --help)',
+    );
   const code = positionals[0]!.trim();
   const id = INVITE_CODE_PATTERN.exec(code)?.[1];
-  if (!id) throw deps.fail('join: that is not an invite code (it starts with hri_ and is 60 characters long); copy it whole');
+  if (!id)
+    throw deps.fail('join: that is not an invite code (it starts with hri_ and is 60 characters long); copy it whole');
   for (const required of ['handle', 'name'] as const) {
     if (!values[required]) throw deps.fail(`join: --${required} is required (handoff-relay join --help)`);
   }
@@ -115,11 +150,18 @@ export async function joinCommand(argv: string[], deps: JoinDeps): Promise<void>
   const body = { token: code, ...cardFromOptions(values) };
   let response: Response;
   try {
-    response = await fetch(`${client.relayUrl}/invites/${id}/redeem`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    response = await fetch(`${client.relayUrl}/invites/${id}/redeem`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   } catch (error) {
-    throw deps.fail(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is it running? (RELAY_URL)`);
+    throw deps.fail(
+      `cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is it running? (RELAY_URL)`,
+    );
   }
   const answer = (await response.json().catch(() => ({}))) as { api_key?: string; handle?: string; message?: string };
-  if (!response.ok || !answer.api_key || !answer.handle) throw deps.fail(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
+  if (!response.ok || !answer.api_key || !answer.handle)
+    throw deps.fail(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
   deps.out(newTeammateText(client.relayUrl, { handle: answer.handle, api_key: answer.api_key }, 'Joined as'));
 }

@@ -16,7 +16,11 @@ export async function readSecret(dataDir: string, file: string): Promise<string 
 }
 
 /** Reads the secret, or generates one and stores it readable only by the owner. */
-export async function ensureSecret(dataDir: string, file: string, prefix = ''): Promise<{ value: string; created: boolean }> {
+export async function ensureSecret(
+  dataDir: string,
+  file: string,
+  prefix = '',
+): Promise<{ value: string; created: boolean }> {
   const existing = await readSecret(dataDir, file);
   if (existing) return { value: existing, created: false };
   await mkdir(dataDir, { recursive: true, mode: 0o700 });

@@ -32,7 +32,10 @@ async function waitReady(url: string, relay: ChildProcess): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (relay.exitCode !== null) throw new Error(`the relay exited (status ${relay.exitCode}) before it was ready`);
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -46,7 +49,8 @@ async function register(url: string, adminKey: string): Promise<string> {
     body: JSON.stringify({ handle: 'conformance@ci', name: 'MCP conformance suite', role: 'ci' }),
   });
   const body = (await response.json()) as { api_key?: string };
-  if (response.status !== 201 || !body.api_key) throw new Error(`registering the suite's teammate answered ${response.status}: ${JSON.stringify(body)}`);
+  if (response.status !== 201 || !body.api_key)
+    throw new Error(`registering the suite's teammate answered ${response.status}: ${JSON.stringify(body)}`);
   return body.api_key;
 }
 
@@ -54,7 +58,13 @@ async function register(url: string, adminKey: string): Promise<string> {
 function keyProxy(relayPort: number, apiKey: string): Promise<{ port: number; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
     const upstream = http.request(
-      { host: '127.0.0.1', port: relayPort, method: req.method, path: req.url, headers: { ...req.headers, authorization: `Bearer ${apiKey}` } },
+      {
+        host: '127.0.0.1',
+        port: relayPort,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, authorization: `Bearer ${apiKey}` },
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
@@ -68,17 +78,20 @@ function keyProxy(relayPort: number, apiKey: string): Promise<{ port: number; cl
     server.listen(0, '127.0.0.1', () =>
       done({
         port: (server.address() as AddressInfo).port,
-        close: () => new Promise((closed) => {
-          server.closeAllConnections();
-          server.close(() => closed());
-        }),
+        close: () =>
+          new Promise((closed) => {
+            server.closeAllConnections();
+            server.close(() => closed());
+          }),
       }),
     ),
   );
 }
 
 function exited(child: ChildProcess): Promise<number> {
-  return new Promise((done) => (child.exitCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code ?? 1))));
+  return new Promise((done) =>
+    child.exitCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code ?? 1)),
+  );
 }
 
 async function main(): Promise<number> {
@@ -90,7 +103,10 @@ async function main(): Promise<number> {
       relay: { type: 'string', default: join(__dirname, 'cli.js') },
     },
   });
-  if (!values.node || !values.suite || !values.expected) throw new Error('usage: --node <node 22 binary> --suite <conformance dist/index.js> --expected <expected-failures.yml> [--relay <cli.js>]');
+  if (!values.node || !values.suite || !values.expected)
+    throw new Error(
+      'usage: --node <node 22 binary> --suite <conformance dist/index.js> --expected <expected-failures.yml> [--relay <cli.js>]',
+    );
 
   const dataDir = mkdtempSync(join(tmpdir(), 'mcp-conformance-'));
   const port = await freePort();
@@ -120,14 +136,26 @@ async function main(): Promise<number> {
     console.log(`relay ${url}; the suite calls http://127.0.0.1:${proxy.port}/mcp (a proxy adding the teammate's key)`);
     const suite = spawn(
       values.node,
-      [values.suite, 'server', '--url', `http://127.0.0.1:${proxy.port}/mcp`, '--expected-failures', resolve(values.expected), '--output-dir', join(dataDir, 'results')],
+      [
+        values.suite,
+        'server',
+        '--url',
+        `http://127.0.0.1:${proxy.port}/mcp`,
+        '--expected-failures',
+        resolve(values.expected),
+        '--output-dir',
+        join(dataDir, 'results'),
+      ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
     return await exited(suite);
   } finally {
     await proxy?.close();
     relay.kill('SIGTERM');
-    const stopped = await Promise.race([exited(relay), new Promise<null>((r) => setTimeout(() => r(null), STOP_TIMEOUT_MS).unref())]);
+    const stopped = await Promise.race([
+      exited(relay),
+      new Promise<null>((r) => setTimeout(() => r(null), STOP_TIMEOUT_MS).unref()),
+    ]);
     if (stopped === null) relay.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }

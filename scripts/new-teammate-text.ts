@@ -2,7 +2,11 @@
 import { resolve } from 'node:path';
 import { mcpClientConfig } from '../mcp/client-config';
 
-export function newTeammateText(relayUrl: string, teammate: { handle: string; api_key: string }, verb = 'Registered'): string {
+export function newTeammateText(
+  relayUrl: string,
+  teammate: { handle: string; api_key: string },
+  verb = 'Registered',
+): string {
   return (
     `${verb} ${teammate.handle}.\n\nAPI key (shown once, store it now):\n  ${teammate.api_key}\n\n` +
     mcpClientConfig({

@@ -40,7 +40,12 @@ export const POLICY_COMMAND: CommandSpec = {
   env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote); check needs neither',
 };
 
-export async function policyCommand(argv: string[], admin: AdminCall, out: (text: string) => void, fail: (message: string) => Error): Promise<void> {
+export async function policyCommand(
+  argv: string[],
+  admin: AdminCall,
+  out: (text: string) => void,
+  fail: (message: string) => Error,
+): Promise<void> {
   const [sub, ...rest] = argv;
   const source = async (file: string | undefined) => {
     if (!file) throw fail(`policy ${sub} needs a FILE`);
@@ -53,7 +58,9 @@ export async function policyCommand(argv: string[], admin: AdminCall, out: (text
   switch (sub) {
     case 'show': {
       const p = await admin('GET', '/admin/policy');
-      out(`# version ${p.version} · default ${p.default} · ${p.rules.length} rules · applied ${p.applied_at ?? 'never'} by ${p.applied_by ?? '-'}\n${p.source}`);
+      out(
+        `# version ${p.version} · default ${p.default} · ${p.rules.length} rules · applied ${p.applied_at ?? 'never'} by ${p.applied_by ?? '-'}\n${p.source}`,
+      );
       return;
     }
     case 'check': {
@@ -70,13 +77,22 @@ export async function policyCommand(argv: string[], admin: AdminCall, out: (text
     case 'apply': {
       const file = rest[0];
       const answer = await admin('PUT', '/admin/policy', { source: await source(file) });
-      out(`Applied ${file}: version ${answer.version}, ${answer.rules} rules (every relay process picks it up within 2 s).\n`);
+      out(
+        `Applied ${file}: version ${answer.version}, ${answer.rules} rules (every relay process picks it up within 2 s).\n`,
+      );
       return;
     }
     case 'test': {
       const { values } = parseOptions('policy test', TEST_OPTIONS, rest);
-      for (const required of ['action', 'from', 'to'] as const) if (!values[required]) throw fail(`policy test needs --${required}`);
-      const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+      for (const required of ['action', 'from', 'to'] as const)
+        if (!values[required]) throw fail(`policy test needs --${required}`);
+      const list = (v: string | undefined) =>
+        v
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : undefined;
       const decision = await admin('POST', '/admin/policy/test', {
         action: values.action,
         from: values.from,
@@ -89,21 +105,30 @@ export async function policyCommand(argv: string[], admin: AdminCall, out: (text
         ...(values.at ? { at: values.at } : {}),
         ...(values.file ? { source: await source(values.file) } : {}),
       });
-      out(`${decision.effect}  rule ${decision.rule_id ?? '(default)'}  policy ${decision.policy_version}${decision.reason ? `  reason: ${decision.reason}` : ''}\n`);
+      out(
+        `${decision.effect}  rule ${decision.rule_id ?? '(default)'}  policy ${decision.policy_version}${decision.reason ? `  reason: ${decision.reason}` : ''}\n`,
+      );
       return;
     }
     case 'audit': {
       const { values } = parseOptions('policy audit', AUDIT_OPTIONS, rest);
-      const { refusals } = await admin('GET', `/admin/policy/audit${values.limit ? `?limit=${encodeURIComponent(values.limit)}` : ''}`);
+      const { refusals } = await admin(
+        'GET',
+        `/admin/policy/audit${values.limit ? `?limit=${encodeURIComponent(values.limit)}` : ''}`,
+      );
       if (refusals.length === 0) out('No refused calls.\n');
       for (const r of refusals) {
-        out(`${r.at}  ${r.outcome}  ${r.action} by ${r.actor} via ${r.via}${r.thread_id ? ` thread ${r.thread_id}` : ''}  rule ${r.rule_id ?? '(default)'}  ${r.reason}\n`);
+        out(
+          `${r.at}  ${r.outcome}  ${r.action} by ${r.actor} via ${r.via}${r.thread_id ? ` thread ${r.thread_id}` : ''}  rule ${r.rule_id ?? '(default)'}  ${r.reason}\n`,
+        );
       }
       return;
     }
     default: {
       const near = sub ? closest(sub, ['show', 'check', 'apply', 'test', 'audit']) : undefined;
-      throw fail(`policy needs one of show, check FILE, apply FILE, test, audit${sub ? ` (not "${sub}"${near ? `; did you mean ${near}?` : ''})` : ''} (handoff-relay policy --help)`);
+      throw fail(
+        `policy needs one of show, check FILE, apply FILE, test, audit${sub ? ` (not "${sub}"${near ? `; did you mean ${near}?` : ''})` : ''} (handoff-relay policy --help)`,
+      );
     }
   }
 }

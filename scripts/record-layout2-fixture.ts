@@ -52,8 +52,22 @@ const SLACK_USERS: Record<string, string> = {
 
 const TEAM = [
   { handle: 'lena@acme', name: 'Lena', role: 'lead' },
-  { handle: 'alice@acme', name: 'Alice', role: 'backend', skills: ['go', 'sql'], repos_owned: ['services/api/'], lead: 'lena@acme' },
-  { handle: 'bob@acme', name: 'Bob', role: 'frontend', skills: ['react', 'css'], repos_owned: ['apps/web/'], lead: 'lena@acme' },
+  {
+    handle: 'alice@acme',
+    name: 'Alice',
+    role: 'backend',
+    skills: ['go', 'sql'],
+    repos_owned: ['services/api/'],
+    lead: 'lena@acme',
+  },
+  {
+    handle: 'bob@acme',
+    name: 'Bob',
+    role: 'frontend',
+    skills: ['react', 'css'],
+    repos_owned: ['apps/web/'],
+    lead: 'lena@acme',
+  },
   { handle: 'carol@acme', name: 'Carol', role: 'frontend', skills: ['react'], repos_owned: ['apps/admin/'] },
   { handle: 'dave@acme', name: 'Dave', role: 'qa', skills: ['e2e'] },
   // Without Slack: a teammate only agents reach.
@@ -93,7 +107,10 @@ async function main(): Promise<void> {
   for (const user of Object.values(SLACK_USERS)) slack.addUser(user);
   const hooks = await new WebhookReceiver().start();
   // Dave's receiver takes the challenge and then fails every event: his deliveries end in the dead-letter list.
-  hooks.answer = (request) => (request.path === '/dave' && request.json?.type !== 'endpoint.challenge' ? { status: 500, body: 'down' } : echoChallenge(request));
+  hooks.answer = (request) =>
+    request.path === '/dave' && request.json?.type !== 'endpoint.challenge'
+      ? { status: 500, body: 'down' }
+      : echoChallenge(request);
   const signingSecret = randomBytes(16).toString('hex');
   const baseEnv: Record<string, string> = {
     ...pick(process.env, ['HOME', 'USER', 'LANG', 'TMPDIR', 'GOPATH', 'GOMODCACHE', 'GOCACHE', 'GOFLAGS', 'GOPROXY']),
@@ -123,18 +140,36 @@ async function main(): Promise<void> {
     relay = await startOld({ ...baseEnv, ...TIMER_ENV, RELAY_REMIND_AFTER: 'off', RELAY_EXPIRE_AFTER: '1m' }, log);
     const api = client(relay.url, adminKey);
     const keys: Record<string, string> = {};
-    for (const card of TEAM) keys[card.handle] = await api.register({ ...card, ...(SLACK_USERS[card.handle] ? { slack_user_id: SLACK_USERS[card.handle] } : {}) });
+    for (const card of TEAM)
+      keys[card.handle] = await api.register({
+        ...card,
+        ...(SLACK_USERS[card.handle] ? { slack_user_id: SLACK_USERS[card.handle] } : {}),
+      });
     const secrets: Record<string, string> = {};
     for (const handle of ['alice@acme', 'bob@acme', 'dave@acme']) {
-      const put = await api.rest('PUT', '/agents/me/card', keys[handle], { notification_url: hooks.url(`/${handle.split('@')[0]}`) });
+      const put = await api.rest('PUT', '/agents/me/card', keys[handle], {
+        notification_url: hooks.url(`/${handle.split('@')[0]}`),
+      });
       secrets[handle] = put.notification_secret;
     }
-    for (const handle of Object.keys(secrets)) await until(async () => (await api.rest('GET', '/agents/me', keys[handle])).notification?.verified === true, `${handle}'s endpoint verified`);
+    for (const handle of Object.keys(secrets))
+      await until(
+        async () => (await api.rest('GET', '/agents/me', keys[handle])).notification?.verified === true,
+        `${handle}'s endpoint verified`,
+      );
     await api.rest('PUT', '/admin/policy', adminKey, { source: POLICY });
     const [alice, bob, carol, lena] = ['alice@acme', 'bob@acme', 'carol@acme', 'lena@acme'].map((h) => keys[h]!);
     const t: Record<string, string> = {};
-    t.expired = await api.send(alice, { recipient: 'bob@acme', intent: 'inform', message: text('Expired: nobody acted on the release notes in time') });
-    await until(async () => (await api.ok(alice, 'tasks/get', { task_id: t.expired })).status === 'expired', 'the expiry', 3 * MINUTE);
+    t.expired = await api.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Expired: nobody acted on the release notes in time'),
+    });
+    await until(
+      async () => (await api.ok(alice, 'tasks/get', { task_id: t.expired })).status === 'expired',
+      'the expiry',
+      3 * MINUTE,
+    );
     relay.child.kill('SIGTERM');
     await relay.exited;
 
@@ -142,7 +177,11 @@ async function main(): Promise<void> {
     relay = await startOld({ ...baseEnv, ...TIMER_ENV }, log);
     const old = client(relay.url, adminKey);
     const artifacts = [
-      { type: 'file_diff', path: 'apps/web/src/Login.tsx', diff: '--- a/apps/web/src/Login.tsx\n+++ b/apps/web/src/Login.tsx\n@@ -1 +1 @@\n-old\n+new\n' },
+      {
+        type: 'file_diff',
+        path: 'apps/web/src/Login.tsx',
+        diff: '--- a/apps/web/src/Login.tsx\n+++ b/apps/web/src/Login.tsx\n@@ -1 +1 @@\n-old\n+new\n',
+      },
       { type: 'file_ref', path: 'services/api/auth.go', git_sha: 'a1b2c3d', lines: [10, 20] },
       { type: 'test_command', command: 'npm test -- login', cwd: 'apps/web' },
       { type: 'api_contract', inline: { openapi: '3.1.0', paths: { '/login': { post: { summary: 'log in' } } } } },
@@ -150,71 +189,200 @@ async function main(): Promise<void> {
       { type: 'screenshot', url: 'https://example.com/shot.png', note: 'kept as data' },
     ];
     // Under a client idempotency key: a client that asks again after the upgrade must get this thread back.
-    const idempotentCreate = { recipient: 'bob@acme', intent: 'inform', message: text('Pending: the login form posts twice'), artifacts, metadata: { ticket: 'WEB-101', client_idempotency_key: 'web-101-login' } };
+    const idempotentCreate = {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Pending: the login form posts twice'),
+      artifacts,
+      metadata: { ticket: 'WEB-101', client_idempotency_key: 'web-101-login' },
+    };
     t.pending = await old.send(alice, idempotentCreate);
-    t.escalated = await old.send(alice, { recipient: 'bob@acme', intent: 'ask_question', message: text('Escalated: which date format does the admin export use?'), metadata: { question: 'ISO or locale?' } });
-    t.accepted = await old.send(alice, { recipient: 'bob@acme', intent: 'inform', message: text('Accepted: move the banner to the header') });
+    t.escalated = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'ask_question',
+      message: text('Escalated: which date format does the admin export use?'),
+      metadata: { question: 'ISO or locale?' },
+    });
+    t.accepted = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Accepted: move the banner to the header'),
+    });
     await old.ok(bob, 'tasks/update', { task_id: t.accepted, transition: 'accept' });
-    const push = await old.ok(alice, 'CreateTaskPushNotificationConfig', { taskId: t.accepted, id: 'alice-push', url: hooks.url('/push'), token: 'push-token' });
-    t.declined = await old.send(alice, { recipient: 'carol@acme', intent: 'inform', message: text('Declined: rename the admin routes') });
-    await old.ok(carol, 'tasks/update', { task_id: t.declined, transition: 'decline', reason: 'Not mine: the routes are bob’s' });
-    t.completed = await old.send(alice, { recipient: 'bob@acme', intent: 'inform', message: text('Completed: bump the date library') });
+    const push = await old.ok(alice, 'CreateTaskPushNotificationConfig', {
+      taskId: t.accepted,
+      id: 'alice-push',
+      url: hooks.url('/push'),
+      token: 'push-token',
+    });
+    t.declined = await old.send(alice, {
+      recipient: 'carol@acme',
+      intent: 'inform',
+      message: text('Declined: rename the admin routes'),
+    });
+    await old.ok(carol, 'tasks/update', {
+      task_id: t.declined,
+      transition: 'decline',
+      reason: 'Not mine: the routes are bob’s',
+    });
+    t.completed = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Completed: bump the date library'),
+    });
     await old.ok(bob, 'tasks/update', { task_id: t.completed, transition: 'accept' });
     await old.ok(bob, 'message/send', { task_id: t.completed, message: text('On it, the bump touches three files') });
-    await old.ok(bob, 'tasks/update', { task_id: t.completed, transition: 'complete', result_summary: 'Bumped to 4.1, tests green', artifacts: [{ type: 'link', url: 'https://example.com/pr/7', title: 'PR 7' }] });
-    t.cancelled = await old.send(alice, { recipient: 'bob@acme', intent: 'inform', message: text('Cancelled: the color tokens') });
+    await old.ok(bob, 'tasks/update', {
+      task_id: t.completed,
+      transition: 'complete',
+      result_summary: 'Bumped to 4.1, tests green',
+      artifacts: [{ type: 'link', url: 'https://example.com/pr/7', title: 'PR 7' }],
+    });
+    t.cancelled = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Cancelled: the color tokens'),
+    });
     await old.ok(alice, 'tasks/cancel', { task_id: t.cancelled, reason: 'Design changed its mind' });
-    const held = await old.rpc(alice, 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('Held for approval: run the e2e suite on staging') });
+    const held = await old.rpc(alice, 'message/send', {
+      recipient: 'dave@acme',
+      intent: 'inform',
+      message: text('Held for approval: run the e2e suite on staging'),
+    });
     t.held_create = held.result.task_id;
     const heldApproval = held.result.approval.approval_id as string;
-    const timingOut = await old.rpc(alice, 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('Held until it times out: rotate the staging keys') });
+    const timingOut = await old.rpc(alice, 'message/send', {
+      recipient: 'dave@acme',
+      intent: 'inform',
+      message: text('Held until it times out: rotate the staging keys'),
+    });
     t.held_timeout = timingOut.result.task_id;
-    const rejected = await old.rpc(alice, 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('Rejected: load-test production') });
+    const rejected = await old.rpc(alice, 'message/send', {
+      recipient: 'dave@acme',
+      intent: 'inform',
+      message: text('Rejected: load-test production'),
+    });
     t.rejected = rejected.result.task_id;
-    await old.rest('POST', `/approvals/${rejected.result.approval.approval_id}/reject`, lena, { reason: 'Not on production' });
-    const approved = await old.rpc(alice, 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('Approved: smoke-test the new checkout') });
+    await old.rest('POST', `/approvals/${rejected.result.approval.approval_id}/reject`, lena, {
+      reason: 'Not on production',
+    });
+    const approved = await old.rpc(alice, 'message/send', {
+      recipient: 'dave@acme',
+      intent: 'inform',
+      message: text('Approved: smoke-test the new checkout'),
+    });
     t.approved = approved.result.task_id;
     await old.rest('POST', `/approvals/${approved.result.approval.approval_id}/approve`, lena);
     t.held_accept = await old.send(alice, {
       recipient: 'bob@acme',
       intent: 'propose_action',
       message: text('Held accept: raise the web tier’s memory'),
-      proposed_action: { description: 'Raise the memory limit', target_files: ['infra/web.tf'], rationale: 'OOM kills at peak', suggested_diff: '-memory = 512\n+memory = 1024\n' },
+      proposed_action: {
+        description: 'Raise the memory limit',
+        target_files: ['infra/web.tf'],
+        rationale: 'OOM kills at peak',
+        suggested_diff: '-memory = 512\n+memory = 1024\n',
+      },
     });
     const heldAccept = await old.rpc(bob, 'tasks/update', { task_id: t.held_accept, transition: 'accept' });
     const heldAcceptApproval = heldAccept.error?.data?.details?.approval_id as string;
-    if (heldAccept.error?.data?.code !== 'approval_pending') throw new Error(`the accept was not held: ${JSON.stringify(heldAccept)}`);
-    t.unclaimed = await old.send(alice, { recipient: 'role:frontend', intent: 'inform', message: text('Unclaimed: someone on frontend, fix the focus ring') });
-    t.claimed = await old.send(alice, { recipient: 'skill:react', intent: 'inform', message: text('Claimed: a react hook leaks a listener') });
+    if (heldAccept.error?.data?.code !== 'approval_pending')
+      throw new Error(`the accept was not held: ${JSON.stringify(heldAccept)}`);
+    t.unclaimed = await old.send(alice, {
+      recipient: 'role:frontend',
+      intent: 'inform',
+      message: text('Unclaimed: someone on frontend, fix the focus ring'),
+    });
+    t.claimed = await old.send(alice, {
+      recipient: 'skill:react',
+      intent: 'inform',
+      message: text('Claimed: a react hook leaks a listener'),
+    });
     await old.ok(carol, 'tasks/update', { task_id: t.claimed, transition: 'claim' });
-    t.to_dave = await old.send(bob, { recipient: 'dave@acme', intent: 'inform', message: text('For dave: the checkout flakes on Safari') });
-    t.long = await old.send(alice, { recipient: 'bob@acme', intent: 'ask_question', message: text('Long: pair on the cache invalidation'), metadata: { question: 'Which keys go stale?' } });
+    t.to_dave = await old.send(bob, {
+      recipient: 'dave@acme',
+      intent: 'inform',
+      message: text('For dave: the checkout flakes on Safari'),
+    });
+    t.long = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'ask_question',
+      message: text('Long: pair on the cache invalidation'),
+      metadata: { question: 'Which keys go stale?' },
+    });
     await old.ok(bob, 'tasks/update', { task_id: t.long, transition: 'accept' });
     for (let i = 1; i <= 26; i += 1) {
       const [from, who] = i % 2 === 1 ? [bob, 'bob'] : [alice, 'alice'];
-      const extra = i % 7 === 0 ? { artifacts: [{ type: 'file_ref', path: `services/api/cache_${i}.go`, lines: `${i}-${i + 5}` }] } : {};
+      const extra =
+        i % 7 === 0
+          ? { artifacts: [{ type: 'file_ref', path: `services/api/cache_${i}.go`, lines: `${i}-${i + 5}` }] }
+          : {};
       await old.ok(from, 'message/send', { task_id: t.long, message: text(`message ${i} from ${who}`), ...extra });
     }
-    t.chat = await old.send(alice, { recipient: 'carol@acme', intent: 'inform', message: text('Chat: the admin table paginates wrong') });
-    for (let i = 1; i <= 5; i += 1) await old.ok(i % 2 ? carol : alice, 'message/send', { task_id: t.chat, message: text(`chat ${i}`), ...(i === 3 ? { payload: { step: i, tags: ['a', 'b'] } } : {}) });
-    t.run_finished = await old.send(alice, { recipient: 'bob@acme', intent: 'inform', message: text('Run finished: regenerate the API client') });
-    const runFinished = (await old.ok(bob, 'tasks/update', { task_id: t.run_finished, transition: 'accept', run: true })).run.run_id as string;
+    t.chat = await old.send(alice, {
+      recipient: 'carol@acme',
+      intent: 'inform',
+      message: text('Chat: the admin table paginates wrong'),
+    });
+    for (let i = 1; i <= 5; i += 1)
+      await old.ok(i % 2 ? carol : alice, 'message/send', {
+        task_id: t.chat,
+        message: text(`chat ${i}`),
+        ...(i === 3 ? { payload: { step: i, tags: ['a', 'b'] } } : {}),
+      });
+    t.run_finished = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Run finished: regenerate the API client'),
+    });
+    const runFinished = (
+      await old.ok(bob, 'tasks/update', { task_id: t.run_finished, transition: 'accept', run: true })
+    ).run.run_id as string;
     const first = await claimRun(old, bob, runFinished);
-    await old.ok(bob, 'runs/progress', { run_id: runFinished, lease_id: first.lease_id, seq: 1, text: 'generating\nwriting client.ts' });
-    await old.ok(bob, 'runs/finish', { run_id: runFinished, lease_id: first.lease_id, outcome: 'succeeded', exit_code: 0, report: 'Regenerated: 14 endpoints, no breaking change' });
-    t.run_running = await old.send(alice, { recipient: 'bob@acme', intent: 'inform', message: text('Run running: migrate the settings page') });
-    const runRunning = (await old.ok(bob, 'tasks/update', { task_id: t.run_running, transition: 'accept', run: true })).run.run_id as string;
+    await old.ok(bob, 'runs/progress', {
+      run_id: runFinished,
+      lease_id: first.lease_id,
+      seq: 1,
+      text: 'generating\nwriting client.ts',
+    });
+    await old.ok(bob, 'runs/finish', {
+      run_id: runFinished,
+      lease_id: first.lease_id,
+      outcome: 'succeeded',
+      exit_code: 0,
+      report: 'Regenerated: 14 endpoints, no breaking change',
+    });
+    t.run_running = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('Run running: migrate the settings page'),
+    });
+    const runRunning = (await old.ok(bob, 'tasks/update', { task_id: t.run_running, transition: 'accept', run: true }))
+      .run.run_id as string;
     const second = await claimRun(old, bob, runRunning);
-    await old.ok(bob, 'runs/progress', { run_id: runRunning, lease_id: second.lease_id, seq: 1, text: 'reading the settings page' });
+    await old.ok(bob, 'runs/progress', {
+      run_id: runRunning,
+      lease_id: second.lease_id,
+      seq: 1,
+      text: 'reading the settings page',
+    });
     await old.ok(bob, 'runs/heartbeat', { run_id: runRunning, lease_id: second.lease_id });
 
     // Everything settles: every step due within the hour has fired, the queues and the outbox are empty.
     const mongo = await MongoClient.connect(relay.mongoUrl);
     const db = mongo.db(DB);
-    await until(async () => {
-      const soon = await db.collection('timers').countDocuments({ due_at: { $lt: new Date(Date.now() + 60 * MINUTE) } });
-      return soon === 0 && (await db.collection('outbox_entries').countDocuments({})) === 0 && (await queuesIdle(prefix));
-    }, 'the timers due within the hour to fire and the queues to drain', 6 * MINUTE);
+    await until(
+      async () => {
+        const soon = await db
+          .collection('timers')
+          .countDocuments({ due_at: { $lt: new Date(Date.now() + 60 * MINUTE) } });
+        return (
+          soon === 0 && (await db.collection('outbox_entries').countDocuments({})) === 0 && (await queuesIdle(prefix))
+        );
+      },
+      'the timers due within the hour to fire and the queues to drain',
+      6 * MINUTE,
+    );
     await mongo.close();
 
     // What the old relay answers for every thread and list: the test expects the same from the new one.
@@ -235,7 +403,10 @@ async function main(): Promise<void> {
         const items: Array<[string, string]> = [];
         let cursor: string | undefined;
         do {
-          const page = await old.ok(key, 'tasks/list', { filter: { role }, page: { limit: 5, ...(cursor ? { cursor } : {}) } });
+          const page = await old.ok(key, 'tasks/list', {
+            filter: { role },
+            page: { limit: 5, ...(cursor ? { cursor } : {}) },
+          });
           items.push(...page.items.map((item: any) => [item.thread_id, item.status] as [string, string]));
           cursor = page.next_cursor ?? undefined;
         } while (cursor);
@@ -247,10 +418,21 @@ async function main(): Promise<void> {
     // Last, the two threads the upgrade catches mid-flight: one whose first reminder comes due while the relay is down,
     // and one whose Slack post was claimed (a claim in thread_writes, applied with the post's record) when the relay
     // died: Slack holds the post, and the relay is killed before it answers.
-    t.due = await old.send(alice, { recipient: 'bob@acme', intent: 'ask_question', message: text('Due: is the CDN purge automatic?'), metadata: { question: 'Manual or automatic?' } });
+    t.due = await old.send(alice, {
+      recipient: 'bob@acme',
+      intent: 'ask_question',
+      message: text('Due: is the CDN purge automatic?'),
+      metadata: { question: 'Manual or automatic?' },
+    });
     const dueCreated = Date.now();
-    const hold: FakeSlackHold = slack.holdNext('chat.postMessage', (args) => JSON.stringify(args).includes('Unapplied claim'));
-    t.unapplied_claim = await old.send(alice, { recipient: 'carol@acme', intent: 'inform', message: text('Unapplied claim: the admin logo is blurry') });
+    const hold: FakeSlackHold = slack.holdNext('chat.postMessage', (args) =>
+      JSON.stringify(args).includes('Unapplied claim'),
+    );
+    t.unapplied_claim = await old.send(alice, {
+      recipient: 'carol@acme',
+      intent: 'inform',
+      message: text('Unapplied claim: the admin logo is blurry'),
+    });
     await hold.arrived;
     await until(async () => (await queueCounts(prefix, ['webhooks'])) === 0, 'the last webhooks', MINUTE);
     const pidFile = JSON.parse(await readFile(join(dataDir, 'ferretdb', 'ferretdb.pid'), 'utf8')) as { pid: number };
@@ -264,7 +446,8 @@ async function main(): Promise<void> {
     const recordedAt = new Date();
     const dumped = await dump(relay.mongoUrl, join(OUT, 'db'));
     await writeJson(join(OUT, 'recording.json'), {
-      about: 'The database a layout-2 relay (1017f57) left, recorded by scripts/record-layout2-fixture.ts; see README.md.',
+      about:
+        'The database a layout-2 relay (1017f57) left, recorded by scripts/record-layout2-fixture.ts; see README.md.',
       recorded_at: recordedAt.toISOString(),
       stopped_at: stoppedAt.toISOString(),
       key_pepper: pepper,
@@ -272,7 +455,11 @@ async function main(): Promise<void> {
       webhook_secrets: secrets,
       env: TIMER_ENV,
       threads: t,
-      approvals: { held_create: heldApproval, held_accept: heldAcceptApproval, held_timeout: timingOut.result.approval.approval_id },
+      approvals: {
+        held_create: heldApproval,
+        held_accept: heldAcceptApproval,
+        held_timeout: timingOut.result.approval.approval_id,
+      },
       idempotent_create: idempotentCreate,
       runs: { finished: runFinished, running: runRunning },
       push_config: { task: t.accepted, id: push.id },
@@ -280,7 +467,11 @@ async function main(): Promise<void> {
     });
     await writeJson(join(OUT, 'old-answers.json'), { reads, lists });
     await writeJson(join(OUT, 'slack.json'), slackWorkspace(slack));
-    say(`wrote ${OUT}: ${Object.entries(dumped).map(([name, c]) => `${name} ${c.documents}`).join(', ')}`);
+    say(
+      `wrote ${OUT}: ${Object.entries(dumped)
+        .map(([name, c]) => `${name} ${c.documents}`)
+        .join(', ')}`,
+    );
   } finally {
     if (relay && relay.child.exitCode === null && relay.child.signalCode === null) relay.child.kill('SIGKILL');
     if (ferretPid) await stopPid(ferretPid);
@@ -295,7 +486,11 @@ async function main(): Promise<void> {
 
 /** `handoff-relay start` of the old checkout, as `npm start` runs it; resolves once it listens. */
 async function startOld(env: Record<string, string>, log: NodeJS.WritableStream): Promise<OldRelay> {
-  const child = spawn(join(OLD_CHECKOUT, 'dist', 'scripts', 'cli.js'), ['start'], { cwd: OLD_CHECKOUT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(join(OLD_CHECKOUT, 'dist', 'scripts', 'cli.js'), ['start'], {
+    cwd: OLD_CHECKOUT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.pipe(log, { end: false });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let mongoUrl = '';
@@ -319,14 +514,19 @@ function client(url: string, adminKey: string) {
   async function call(method: string, path: string, key: string | undefined, body?: unknown): Promise<any> {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const answer = (await response.json()) as any;
-    if (path !== '/a2a' && response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+    if (path !== '/a2a' && response.status >= 300)
+      throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
     return answer;
   }
-  const rpc = (key: string, method: string, params: unknown) => call('POST', '/a2a', key, { jsonrpc: '2.0', id: 1, method, params });
+  const rpc = (key: string, method: string, params: unknown) =>
+    call('POST', '/a2a', key, { jsonrpc: '2.0', id: 1, method, params });
   const ok = async (key: string, method: string, params: unknown) => {
     const answer = await rpc(key, method, params);
     if (!answer.result) throw new Error(`${method}: ${JSON.stringify(answer.error)}`);
@@ -336,8 +536,10 @@ function client(url: string, adminKey: string) {
     rest: call,
     rpc,
     ok,
-    send: async (key: string, params: Record<string, unknown>) => (await ok(key, 'message/send', params)).task_id as string,
-    register: async (card: Record<string, unknown>) => (await call('POST', '/admin/agents', adminKey, card)).api_key as string,
+    send: async (key: string, params: Record<string, unknown>) =>
+      (await ok(key, 'message/send', params)).task_id as string,
+    register: async (card: Record<string, unknown>) =>
+      (await call('POST', '/admin/agents', adminKey, card)).api_key as string,
   };
 }
 
@@ -376,7 +578,15 @@ async function queuesIdle(prefix: string): Promise<boolean> {
  */
 function slackWorkspace(slack: FakeSlack): Record<string, unknown> {
   const messages = Object.fromEntries(
-    [...slack.messages].map(([channel, list]) => [channel, list.map(({ ts, thread_ts, text, metadata }) => ({ ts, ...(thread_ts ? { thread_ts } : {}), text, ...(metadata ? { metadata } : {}) }))]),
+    [...slack.messages].map(([channel, list]) => [
+      channel,
+      list.map(({ ts, thread_ts, text, metadata }) => ({
+        ts,
+        ...(thread_ts ? { thread_ts } : {}),
+        text,
+        ...(metadata ? { metadata } : {}),
+      })),
+    ]),
   );
   return { users: SLACK_USERS, messages };
 }
@@ -428,7 +638,11 @@ async function writeJson(file: string, value: unknown): Promise<void> {
   await writeFile(file, `${JSON.stringify(value, null, 1)}\n`);
 }
 
-async function until<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 30_000): Promise<T> {
+async function until<T>(
+  check: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -445,14 +659,18 @@ async function stopPid(pid: number): Promise<void> {
   } catch {
     return;
   }
-  await until(async () => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  }, `FerretDB (pid ${pid}) to stop`, 10_000).catch(() => process.kill(pid, 'SIGKILL'));
+  await until(
+    async () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    `FerretDB (pid ${pid}) to stop`,
+    10_000,
+  ).catch(() => process.kill(pid, 'SIGKILL'));
 }
 
 async function removeKeys(prefix: string): Promise<void> {

@@ -96,8 +96,13 @@ export interface StartRelayOptions {
 
 /** A failed listen as one line a person can act on; other errors as they are. */
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
-  if (error.code === 'EADDRINUSE') return new ConfigError('PORT', `${host}:${port} is already in use (another relay?): stop that process or set PORT to a free port`);
-  if (error.code === 'EACCES') return new ConfigError('PORT', `not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`);
+  if (error.code === 'EADDRINUSE')
+    return new ConfigError(
+      'PORT',
+      `${host}:${port} is already in use (another relay?): stop that process or set PORT to a free port`,
+    );
+  if (error.code === 'EACCES')
+    return new ConfigError('PORT', `not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`);
   if (error.code === 'EADDRNOTAVAIL') return new ConfigError('HOST', `${host} is not an address of this machine`);
   return error;
 }
@@ -108,7 +113,10 @@ async function readPolicyFile(file: string): Promise<string> {
   try {
     source = await readFile(file, 'utf8');
   } catch (error) {
-    throw new ConfigError('RELAY_POLICY_FILE', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ConfigError(
+      'RELAY_POLICY_FILE',
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   try {
     parsePolicy(source, file);
@@ -118,7 +126,13 @@ async function readPolicyFile(file: string): Promise<string> {
   return source;
 }
 
-export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock = systemClock, legacyQueuePrefix }: StartRelayOptions): Promise<RunningRelay> {
+export async function startRelay({
+  config,
+  log,
+  sweepIntervalMs = 5_000,
+  clock = systemClock,
+  legacyQueuePrefix,
+}: StartRelayOptions): Promise<RunningRelay> {
   const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await migrateStore(store, (line) => log.info(line));
@@ -145,7 +159,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const feed = new EventFeed({ store, wakeups, log });
   const eventStreams = new OpenEventStreams();
   // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
-  const publisher = new LoggingEventPublisher(new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }), feed);
+  const publisher = new LoggingEventPublisher(
+    new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }),
+    feed,
+  );
   // Each thread write marks its new events' jobs on these queues pending until they finish (the outbox).
   store.outbox.deliverTo(publisher.queues);
   // The webhook fan-out's copy of who has an endpoint, read again after a teammate write in any process.
@@ -180,7 +197,13 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   }
   // The timers read the policy's `team:` settings as they work a step out; read it once now, so the first writes have it.
   await policies.current();
-  const policyGate = new PolicyGate({ policies, limiter: redisPolicyLimiter({ redis: producer, prefix: `${queuePrefix}:policy` }), store, clock, log });
+  const policyGate = new PolicyGate({
+    policies,
+    limiter: redisPolicyLimiter({ redis: producer, prefix: `${queuePrefix}:policy` }),
+    store,
+    clock,
+    log,
+  });
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
@@ -217,7 +240,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   const roles = new Set(config.roles);
   const workers: RunningWorker[] = [];
   // The daily digest's opt-outs (bot/digest/), read by its tick and written by its buttons.
-  const digestPrefs = config.slack ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs')) : undefined;
+  const digestPrefs = config.slack
+    ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs'))
+    : undefined;
   // When the digest goes out: RELAY_DIGEST_AT, or the team.digest_at of the policy this process last read.
   const digestAt = () => teamDigestAt(config.digestAt, policies.known()?.team);
   const shownDigestAt = () => {
@@ -234,7 +259,11 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     // are enqueueing theirs: twice is once): enqueued before this process serves or works, so they reach the event
     // logs first.
     await producerReady;
-    await relay.outbox.sweep(0).catch((error: Error) => log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'));
+    await relay.outbox
+      .sweep(0)
+      .catch((error: Error) =>
+        log.warn({ err: error.message }, 'outbox sweep at start failed; the next sweep retries'),
+      );
     // An event's job finished: its thread stops waiting for it (store/outbox-ledger.ts).
     const outboxMark = (queue: QueueName) => (job: Job) => {
       const eventId = eventOfJob(job);
@@ -243,14 +272,27 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     };
     if (slackClient) {
       const home = homeRefresher({ reads: relay.reads, teammates, queue: queues.verify });
-      const processor = createSlackDeliveryProcessor({ channels: relay.channels, links: relay.links, teammates, threads: mongoThreadWriter(store), client: slackClient, log, clock, afterSync: home.armForThread });
+      const processor = createSlackDeliveryProcessor({
+        channels: relay.channels,
+        links: relay.links,
+        teammates,
+        threads: mongoThreadWriter(store),
+        client: slackClient,
+        log,
+        clock,
+        afterSync: home.armForThread,
+      });
       const slackWorker = startWorker({
         name: 'slack',
         redisUrl: config.redisUrl,
         prefix: queuePrefix,
         processor,
         lockMs: config.workerLockMs,
-        onFailed: (job, error) => log.warn({ job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message }, 'slack delivery attempt failed'),
+        onFailed: (job, error) =>
+          log.warn(
+            { job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message },
+            'slack delivery attempt failed',
+          ),
         onFinished: outboxMark('slack'),
       });
       // First deliveries before syncs and redraws, with a share for the syncs (queues/slack-lanes.ts).
@@ -263,11 +305,24 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         name: 'webhooks',
         redisUrl: config.redisUrl,
         prefix: queuePrefix,
-        processor: createWebhookProcessor({ reads: relay.reads, database, store, owners: endpointOwners, feed, endpoints, deliveries, queues: webhookQueues, policy: webhookPolicy, log, clock }),
+        processor: createWebhookProcessor({
+          reads: relay.reads,
+          database,
+          store,
+          owners: endpointOwners,
+          feed,
+          endpoints,
+          deliveries,
+          queues: webhookQueues,
+          policy: webhookPolicy,
+          log,
+          clock,
+        }),
         concurrency: WEBHOOK_WORKER_CONCURRENCY,
         settings: webhookSettings,
         lockMs: config.workerLockMs,
-        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
+        onFailed: (job, error) =>
+          log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'webhook attempt failed'),
         onFinished: outboxMark('webhooks'),
       }),
       startWorker({
@@ -287,11 +342,32 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
           // Reminders, escalation and expiry (service/handoff-timers.ts).
           ...timerJobHandlers(timers),
           // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
-          [APPROVAL_TIMER_JOB]: (job) => relay.approvalTimers.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
+          [APPROVAL_TIMER_JOB]: (job) =>
+            relay.approvalTimers.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
           // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          ...(slackClient ? { [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({ ...relay, client: slackClient, log, threads: mongoThreadWriter(store) }) } : {}),
+          ...(slackClient
+            ? {
+                [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({
+                  ...relay,
+                  client: slackClient,
+                  log,
+                  threads: mongoThreadWriter(store),
+                }),
+              }
+            : {}),
           // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient ? { [HOME_REFRESH_JOB]: homeRefreshHandler({ reads: relay.reads, teammates, links: relay.links, client: slackClient, log, digest: homeDigest }) } : {}),
+          ...(slackClient
+            ? {
+                [HOME_REFRESH_JOB]: homeRefreshHandler({
+                  reads: relay.reads,
+                  teammates,
+                  links: relay.links,
+                  client: slackClient,
+                  log,
+                  digest: homeDigest,
+                }),
+              }
+            : {}),
           // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
           ...(slackClient && digestPrefs
             ? {
@@ -301,7 +377,12 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
                   links: relay.links,
                   client: slackClient,
                   prefs: digestPrefs,
-                  ensurePosted: digestPoster({ docs: store.db.collection<DigestPostDoc>('slack_digests'), client: slackClient, clock, log }),
+                  ensurePosted: digestPoster({
+                    docs: store.db.collection<DigestPostDoc>('slack_digests'),
+                    client: slackClient,
+                    clock,
+                    log,
+                  }),
                   clock,
                   log,
                   at: digestAt,
@@ -311,7 +392,8 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         }),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
-        onFailed: (job, error) => log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
+        onFailed: (job, error) =>
+          log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
       }),
     );
     // The digest's repeatable tick is (re)configured once Redis takes it: at start, else at the next sweeps.
@@ -320,24 +402,36 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       if (digestScheduled) return;
       await scheduleDigestTick(queues.verify, digestAt(), { redis: producer }).then(
         () => (digestScheduled = true),
-        (error: Error) => log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
+        (error: Error) =>
+          log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),
       );
     };
     // The webhook deliveries still pending get their jobs again when Redis came back without them.
     const requeueLostDeliveries = async () => {
       const requeued = await deadLetters.requeueIfLost(producer);
-      if (requeued > 0) log.info({ requeued }, 'pending webhook deliveries enqueued again: Redis came back without its jobs');
+      if (requeued > 0)
+        log.info({ requeued }, 'pending webhook deliveries enqueued again: Redis came back without its jobs');
     };
     // One sweep at a time: a slow sweep that overlapped the next would redo its threads and race its own writes.
     const sweep = () => {
       sweeping ??= scheduleDigest()
         .then(() => requeueLostDeliveries())
-        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'pending webhook deliveries not checked; the next sweep does'))
+        .then(
+          () => undefined,
+          (error: Error) =>
+            log.warn({ err: error.message }, 'pending webhook deliveries not checked; the next sweep does'),
+        )
         .then(() => relay.outbox.sweep(sweepIntervalMs))
-        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'))
+        .then(
+          () => undefined,
+          (error: Error) => log.warn({ err: error.message }, 'outbox sweep failed'),
+        )
         // Pending approvals: re-arm lost timers, fire what is overdue.
         .then(() => relay.approvalSweep.sweep())
-        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'approval sweep failed'))
+        .then(
+          () => undefined,
+          (error: Error) => log.warn({ err: error.message }, 'approval sweep failed'),
+        )
         .finally(() => (sweeping = undefined));
       return sweeping;
     };
@@ -360,9 +454,16 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
         .catch(() => undefined)
         .then(() => rescheduleLostDigest())
         .then(() => timers.sweep())
-        .then(() => undefined, (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'))
+        .then(
+          () => undefined,
+          (error: Error) => log.warn({ err: error.message }, 'timer sweep failed'),
+        )
         // The store's clean-up job, set up at start and again when Redis lost it.
-        .then(() => scheduleStoreCleanup(queues.verify).catch((error: Error) => log.warn({ err: error.message }, 'store clean-up not scheduled yet')))
+        .then(() =>
+          scheduleStoreCleanup(queues.verify).catch((error: Error) =>
+            log.warn({ err: error.message }, 'store clean-up not scheduled yet'),
+          ),
+        )
         .finally(() => (timerSweeping = undefined));
       return timerSweeping;
     };
@@ -370,7 +471,10 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     timerTimer = setInterval(sweepTimers, config.timers.sweepIntervalMs);
     timerTimer.unref();
   }
-  const metrics = new RelayMetrics({ outboxBacklog: () => store.outbox.count(), openEventStreams: () => eventStreams.size });
+  const metrics = new RelayMetrics({
+    outboxBacklog: () => store.outbox.count(),
+    openEventStreams: () => eventStreams.size,
+  });
   for (const running of workers) {
     metrics.watchWorker(running.worker);
     logWorkerEvents(running.worker, log);
@@ -381,7 +485,12 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
   let url: string;
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   {
-    const rateLimiter = redisRateLimiter({ redis: producer, prefix: queuePrefix, points: config.rateLimitPerMinute, durationSeconds: 60 });
+    const rateLimiter = redisRateLimiter({
+      redis: producer,
+      prefix: queuePrefix,
+      points: config.rateLimitPerMinute,
+      durationSeconds: 60,
+    });
     const redeemLimiter = redisRateLimiter({
       redis: producer,
       prefix: `${queuePrefix}:redeem`,
@@ -411,9 +520,23 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
       },
     });
     if (roles.has('bot') && config.slack && slackModule) {
-      slackApp = slackModule.createSlackApp({ ...relay, config: config.slack, httpApp, log, verifyJobs, threads: mongoThreadWriter(store), team: config.team, clientSetup: mcpClientSnippets, invites, digest: homeDigest, clock, timers });
+      slackApp = slackModule.createSlackApp({
+        ...relay,
+        config: config.slack,
+        httpApp,
+        log,
+        verifyJobs,
+        threads: mongoThreadWriter(store),
+        team: config.team,
+        clientSetup: mcpClientSnippets,
+        invites,
+        digest: homeDigest,
+        clock,
+        timers,
+      });
     }
-    if (roles.has('api')) mountMcpHttp(httpApp, { uses: relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
+    if (roles.has('api'))
+      mountMcpHttp(httpApp, { uses: relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });
@@ -422,7 +545,9 @@ export async function startRelay({ config, log, sweepIntervalMs = 5_000, clock =
     await producerReady;
     server = await new Promise<Server>((resolve, reject) => {
       // Express 5 hands a listen error to this callback (a port in use, say), not to an 'error' listener.
-      const s = httpApp.listen(config.port, config.host, (error?: Error) => (error ? reject(listenError(error, config.host, config.port)) : resolve(s)));
+      const s = httpApp.listen(config.port, config.host, (error?: Error) =>
+        error ? reject(listenError(error, config.host, config.port)) : resolve(s),
+      );
     });
     // Socket Mode: connect out to Slack now (HTTP mode is served by the listening server above).
     if (slackApp && config.slack?.appToken) await slackApp.start();

@@ -14,14 +14,24 @@ import { startRelay, type RunningRelay } from './relay';
  * MONGODB_URL, or the embedded FerretDB under the data directory (started now; its stop is pushed on `stops`). With
  * `onGiveUp`, a FerretDB that dies is started again on the same port and data (keep-running.ts).
  */
-export async function storeUrl(config: RelayConfig, stops: Array<() => Promise<void>>, say: (line: string) => void, onGiveUp?: (reason: string) => void): Promise<string> {
+export async function storeUrl(
+  config: RelayConfig,
+  stops: Array<() => Promise<void>>,
+  say: (line: string) => void,
+  onGiveUp?: (reason: string) => void,
+): Promise<string> {
   if (config.mongodbUrl) return config.mongodbUrl;
   const dataDir = resolve(config.dataDir, 'ferretdb');
   await ensureFerretDbBinary(say);
   const ferret = await startFerretDb({ dataDir, log: say });
   if (onGiveUp) {
     const again = () => startFerretDb({ dataDir, port: ferret.port, log: say });
-    const kept = keepRunning(ferret, again, { name: 'FerretDB', where: `127.0.0.1:${ferret.port}`, log: say, onGiveUp });
+    const kept = keepRunning(ferret, again, {
+      name: 'FerretDB',
+      where: `127.0.0.1:${ferret.port}`,
+      log: say,
+      onGiveUp,
+    });
     stops.push(() => kept.stop());
   } else {
     stops.push(() => ferret.stop());
@@ -42,7 +52,11 @@ export interface StartCommandOptions {
  * `handoff-relay start`: the store (MONGODB_URL, or FerretDB started here), Redis (started here when none answers),
  * the admin key and pepper (generated under the data dir when unset), the relay, and a drain on SIGTERM / SIGINT.
  */
-export async function startCommand({ env, say, alsoStop = [] }: StartCommandOptions): Promise<{ relay: RunningRelay; config: RelayConfig }> {
+export async function startCommand({
+  env,
+  say,
+  alsoStop = [],
+}: StartCommandOptions): Promise<{ relay: RunningRelay; config: RelayConfig }> {
   const config = loadConfig(env);
   const log = createLogger(config.logLevel);
   const stops: Array<() => Promise<void>> = [];
@@ -54,7 +68,12 @@ export async function startCommand({ env, say, alsoStop = [] }: StartCommandOpti
   // A redis-server started here keeps its jobs in .data/redis: deliveries and retries waiting survive it.
   const redis = await ensureRedis(config.redisUrl, say, { dataDir: resolve(config.dataDir, 'redis') });
   if (redis.started) {
-    const kept = keepRunning(redis, redis.startAgain, { name: 'redis-server', where: redis.where, log: say, onGiveUp: gaveUp });
+    const kept = keepRunning(redis, redis.startAgain, {
+      name: 'redis-server',
+      where: redis.where,
+      log: say,
+      onGiveUp: gaveUp,
+    });
     stops.push(() => kept.stop());
   }
 
@@ -62,14 +81,20 @@ export async function startCommand({ env, say, alsoStop = [] }: StartCommandOpti
   if (!adminKey) {
     const secret = await ensureSecret(config.dataDir, ADMIN_KEY_FILE, 'hra_');
     adminKey = secret.value;
-    say(`Admin key ${secret.created ? 'generated and stored' : 'read from'} ${join(resolve(config.dataDir), ADMIN_KEY_FILE)} (owner-only; set RELAY_ADMIN_KEY to use your own)`);
+    say(
+      `Admin key ${secret.created ? 'generated and stored' : 'read from'} ${join(resolve(config.dataDir), ADMIN_KEY_FILE)} (owner-only; set RELAY_ADMIN_KEY to use your own)`,
+    );
   }
   const keyPepper = config.keyPepper ?? (await ensureSecret(config.dataDir, PEPPER_FILE)).value;
 
   const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log });
   stops.unshift(() => relay.stop(), ...alsoStop);
-  const slack = config.slack ? `on (HTTP at ${config.publicUrl}/slack/events)` : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)';
-  say(`handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · queues: ${relay.queuePrefix} · Slack: ${slack}`);
+  const slack = config.slack
+    ? `on (HTTP at ${config.publicUrl}/slack/events)`
+    : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)';
+  say(
+    `handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · queues: ${relay.queuePrefix} · Slack: ${slack}`,
+  );
 
   async function shutdown(why: string, exitCode = 0): Promise<void> {
     if (stopping) return;
@@ -77,7 +102,9 @@ export async function startCommand({ env, say, alsoStop = [] }: StartCommandOpti
     say(`${why}: draining (no new requests or jobs; running ones finish) and stopping…`);
     // Past the grace period, exit anyway: a job cut short is taken up again by another worker (stalled-job recovery).
     setTimeout(() => {
-      say(`still draining after ${config.shutdownGraceMs} ms (RELAY_SHUTDOWN_GRACE_MS); exiting with running work unfinished`);
+      say(
+        `still draining after ${config.shutdownGraceMs} ms (RELAY_SHUTDOWN_GRACE_MS); exiting with running work unfinished`,
+      );
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     let failed = false;

@@ -14,7 +14,8 @@ export const ROTATE_KEY_COMMAND = {
 
 export const AUDIT_COMMAND = {
   name: 'audit',
-  summary: 'your own history on the relay, newest first: handoffs, transitions, messages, key rotations, blocks, policy refusals',
+  summary:
+    'your own history on the relay, newest first: handoffs, transitions, messages, key rotations, blocks, policy refusals',
   usage: ['audit [--limit N] [--cursor CURSOR] [--all]'],
   options: {
     limit: { type: 'string', value: 'N', description: 'events per page (1-200, 50 by default)' },
@@ -37,9 +38,14 @@ async function teammateCall(deps: TeammateCommandDeps, method: 'GET' | 'POST', p
   if (!client.apiKey) throw deps.fail('RELAY_API_KEY: must be set to your API key');
   let response: Response;
   try {
-    response = await fetch(`${client.relayUrl}${path}`, { method, headers: { authorization: `Bearer ${client.apiKey}` } });
+    response = await fetch(`${client.relayUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${client.apiKey}` },
+    });
   } catch (error) {
-    throw deps.fail(`cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is it running? (RELAY_URL)`);
+    throw deps.fail(
+      `cannot reach the relay at ${client.relayUrl} (${(error as Error).message}); is it running? (RELAY_URL)`,
+    );
   }
   const answer = (await response.json().catch(() => ({}))) as { message?: string };
   if (!response.ok) throw deps.fail(`the relay refused: ${answer.message ?? `HTTP ${response.status}`}`);
@@ -49,7 +55,11 @@ async function teammateCall(deps: TeammateCommandDeps, method: 'GET' | 'POST', p
 export async function rotateKeyCommand(argv: string[], deps: TeammateCommandDeps): Promise<void> {
   const { positionals } = parseOptions(ROTATE_KEY_COMMAND.name, ROTATE_KEY_COMMAND.options, argv);
   if (positionals.length > 0) throw deps.fail(`rotate-key takes no arguments (handoff-relay rotate-key --help)`);
-  const answer = (await teammateCall(deps, 'POST', '/agents/me/keys/rotate')) as { agent_id: string; api_key: string; key_id: string };
+  const answer = (await teammateCall(deps, 'POST', '/agents/me/keys/rotate')) as {
+    agent_id: string;
+    api_key: string;
+    key_id: string;
+  };
   deps.out(
     `Rotated the key of ${answer.agent_id} (new key id ${answer.key_id}); the old key is refused from now on.\n\n` +
       `New API key (shown once, store it now, and update RELAY_API_KEY and your MCP client config):\n  ${answer.api_key}\n`,
@@ -62,13 +72,18 @@ export async function auditCommand(argv: string[], deps: TeammateCommandDeps): P
   let cursor = values.cursor;
   let printed = 0;
   for (;;) {
-    const query = new URLSearchParams({ ...(values.limit ? { limit: values.limit } : {}), ...(cursor ? { cursor } : {}) });
+    const query = new URLSearchParams({
+      ...(values.limit ? { limit: values.limit } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
     const page = (await teammateCall(deps, 'GET', `/agents/me/audit${query.size ? `?${query}` : ''}`)) as AuditPage;
-    for (const e of page.events) deps.out(`${e.timestamp}  ${e.action}  by ${e.actor_handle} via ${e.via}  ${e.resource_type} ${e.resource_id}\n`);
+    for (const e of page.events)
+      deps.out(`${e.timestamp}  ${e.action}  by ${e.actor_handle} via ${e.via}  ${e.resource_type} ${e.resource_id}\n`);
     printed += page.events.length;
     cursor = page.next_cursor ?? undefined;
     if (!values.all || !cursor) break;
   }
   if (printed === 0) deps.out('No events.\n');
-  if (cursor && !values.all) deps.out(`More: handoff-relay audit --cursor ${cursor}${values.limit ? ` --limit ${values.limit}` : ''}\n`);
+  if (cursor && !values.all)
+    deps.out(`More: handoff-relay audit --cursor ${cursor}${values.limit ? ` --limit ${values.limit}` : ''}\n`);
 }

@@ -20,7 +20,11 @@ export interface Answer {
 /** Echoes challenges (as a verified receiver does) and answers 200 to events. */
 export function echoChallenge(request: ReceivedRequest): Answer {
   if (request.json?.type === 'endpoint.challenge') {
-    return { status: 200, body: JSON.stringify({ challenge: request.json.challenge }), headers: { 'content-type': 'application/json' } };
+    return {
+      status: 200,
+      body: JSON.stringify({ challenge: request.json.challenge }),
+      headers: { 'content-type': 'application/json' },
+    };
   }
   return { status: 200, body: '{}' };
 }

@@ -6,7 +6,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { PID_FILE, ferretDbEnv, sqliteUrl, startFerretDb, type RunningFerretDb } from '../scripts/local-services/ferretdb';
+import {
+  PID_FILE,
+  ferretDbEnv,
+  sqliteUrl,
+  startFerretDb,
+  type RunningFerretDb,
+} from '../scripts/local-services/ferretdb';
 import { keepRunning } from '../scripts/local-services/keep-running';
 import { findFreePort } from '../scripts/local-services/ports';
 import { ensureRedis, startRedis } from '../scripts/local-services/redis';
@@ -157,9 +163,14 @@ describe('startFerretDb on the real ferretdb binary', () => {
     const lines: string[] = [];
     const third = await startFerretDb({ dataDir: first.dataDir, log: (line) => lines.push(line) });
     cleanups.push(third.stop);
-    expect(lines).toContain(`stopping FerretDB (pid ${first.pid}) left running on ${first.dataDir} by a process that was killed (pid ${killed.pid})…`);
+    expect(lines).toContain(
+      `stopping FerretDB (pid ${first.pid}) left running on ${first.dataDir} by a process that was killed (pid ${killed.pid})…`,
+    );
     await expect(pidOf(first.port)).rejects.toThrow(/no process listens/);
-    expect(JSON.parse(await fs.readFile(path.join(first.dataDir, PID_FILE), 'utf8'))).toEqual({ pid: third.pid, parent: process.pid });
+    expect(JSON.parse(await fs.readFile(path.join(first.dataDir, PID_FILE), 'utf8'))).toEqual({
+      pid: third.pid,
+      parent: process.pid,
+    });
 
     // A clean stop takes the note with it: the next start has nothing to stop.
     await third.stop();
@@ -171,7 +182,11 @@ describe('startFerretDb on the real ferretdb binary', () => {
     const environ = await environOf(db.port);
     expect(environ.get('GOGC')).toBe(process.env.GOGC ?? '200');
     expect(environ.get('DO_NOT_TRACK')).toBe('1');
-    expect(ferretDbEnv({ GOGC: 'off', FERRETDB_LISTEN_ADDR: ':27017', PATH: '/bin' })).toEqual({ DO_NOT_TRACK: '1', GOGC: 'off', PATH: '/bin' });
+    expect(ferretDbEnv({ GOGC: 'off', FERRETDB_LISTEN_ADDR: ':27017', PATH: '/bin' })).toEqual({
+      DO_NOT_TRACK: '1',
+      GOGC: 'off',
+      PATH: '/bin',
+    });
   });
 });
 
@@ -191,7 +206,12 @@ async function cmdlineOf(port: number): Promise<string[]> {
 
 async function environOf(port: number): Promise<Map<string, string>> {
   const environ = await fs.readFile(`/proc/${await pidOf(port)}/environ`, 'utf8');
-  return new Map(environ.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  return new Map(
+    environ
+      .split('\0')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }
 
 describe('startRedis on the real redis-server binary', () => {
@@ -238,7 +258,12 @@ describe('ensureRedis', () => {
     const lines: string[] = [];
     const redis = await ensureRedis(url, noLog, { dataDir });
     if (!redis.started) throw new Error('expected a redis-server to be started');
-    const kept = keepRunning(redis, redis.startAgain, { name: 'redis-server', where: redis.where, log: (line) => lines.push(line), onGiveUp: noLog });
+    const kept = keepRunning(redis, redis.startAgain, {
+      name: 'redis-server',
+      where: redis.where,
+      log: (line) => lines.push(line),
+      onGiveUp: noLog,
+    });
     cleanups.push(kept.stop);
     const pid = await redisPid(url);
     // Acknowledged writes, the last just before the kill: a queue's jobs are such writes.
@@ -249,7 +274,10 @@ describe('ensureRedis', () => {
 
     process.kill(pid, 'SIGKILL');
     await waitUntil(async () => lines.length === 2, 'redis-server to be started again', 10_000);
-    expect(lines).toEqual([`redis-server exited on SIGKILL; starting redis-server again on ${redis.where} (try 1 of 6)…`, `redis-server is running again on ${redis.where}`]);
+    expect(lines).toEqual([
+      `redis-server exited on SIGKILL; starting redis-server again on ${redis.where} (try 1 of 6)…`,
+      `redis-server is running again on ${redis.where}`,
+    ]);
     expect(await redisPid(url)).not.toBe(pid);
     await withRedis(url, async (client) => {
       expect(await client.llen('jobs')).toBe(100);
@@ -280,7 +308,9 @@ describe('ensureRedis', () => {
 
 describe('test-env helpers', () => {
   it('hands out the URLs global setup started, and unique names that are valid database names', async () => {
-    expect(await withMongo(testMongoUrl(), (client) => client.db('admin').command({ ping: 1 }))).toMatchObject({ ok: 1 });
+    expect(await withMongo(testMongoUrl(), (client) => client.db('admin').command({ ping: 1 }))).toMatchObject({
+      ok: 1,
+    });
     expect(await redisPing(testRedisUrl())).toBe('PONG');
 
     const names = [uniqueName('threads'), uniqueName('threads'), uniqueName('a.b/c:d-e'.repeat(10))];

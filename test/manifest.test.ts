@@ -98,7 +98,22 @@ const EVENT_SCOPES: Record<string, string[]> = {
   app_mention: ['app_mentions:read'],
 };
 
-const WEB_API_FAMILIES = ['apps', 'auth', 'bookmarks', 'bots', 'chat', 'conversations', 'dnd', 'files', 'pins', 'reactions', 'team', 'usergroups', 'users', 'views'];
+const WEB_API_FAMILIES = [
+  'apps',
+  'auth',
+  'bookmarks',
+  'bots',
+  'chat',
+  'conversations',
+  'dnd',
+  'files',
+  'pins',
+  'reactions',
+  'team',
+  'usergroups',
+  'users',
+  'views',
+];
 const WEB_API_CALL = new RegExp(`\\.(${WEB_API_FAMILIES.join('|')})\\.([a-zA-Z]+)\\(`, 'g');
 
 /** Every Web API method the code under dir calls (client.chat.update(…) and the like), with where. */
@@ -136,9 +151,12 @@ function recordRegistrations(): Registered {
   const seen: Registered = { actions: [], views: [], commands: [], events: [], shortcuts: [] };
   const idOf = (constraint: unknown, key: string): string => {
     if (typeof constraint === 'string') return constraint;
-    const value = constraint && typeof constraint === 'object' ? (constraint as Record<string, unknown>)[key] : undefined;
+    const value =
+      constraint && typeof constraint === 'object' ? (constraint as Record<string, unknown>)[key] : undefined;
     if (typeof value === 'string') return value;
-    throw new Error(`a listener is registered by ${String(constraint)}; register literal ids so the manifest can be checked`);
+    throw new Error(
+      `a listener is registered by ${String(constraint)}; register literal ids so the manifest can be checked`,
+    );
   };
   const record = (list: keyof Registered, key: string) => (constraint: unknown) => {
     seen[list].push(idOf(constraint, key));
@@ -158,7 +176,10 @@ function recordRegistrations(): Registered {
     {
       get: (_target, name) => {
         const method = methods[String(name)];
-        if (!method) throw new Error(`registerListeners used app.${String(name)}; teach test/manifest.test.ts what it means for the manifest`);
+        if (!method)
+          throw new Error(
+            `registerListeners used app.${String(name)}; teach test/manifest.test.ts what it means for the manifest`,
+          );
         return method;
       },
     },
@@ -215,7 +236,9 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
   const registered = recordRegistrations();
   const declaredCommands = (manifest.features.slash_commands ?? []).map((c: { command: string }) => c.command).sort();
   const declaredEvents = [...(manifest.settings.event_subscriptions?.bot_events ?? [])].sort();
-  const declaredShortcuts = (manifest.features.shortcuts ?? []).map((s: { callback_id: string }) => s.callback_id).sort();
+  const declaredShortcuts = (manifest.features.shortcuts ?? [])
+    .map((s: { callback_id: string }) => s.callback_id)
+    .sort();
 
   test('the recorder saw the DM buttons and modals (it is looking at the real registration)', () => {
     expect(registered.actions).toEqual(expect.arrayContaining(Object.values(ACTION_IDS)));
@@ -268,7 +291,8 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
     const needed = new Set<string>();
     for (const method of calls.keys()) for (const scope of METHOD_SCOPES[method]!) needed.add(scope);
     if (registered.commands.length) needed.add('commands');
-    for (const event of registered.events) for (const scope of EVENT_SCOPES[event] ?? [`<scope of ${event}>`]) needed.add(scope);
+    for (const event of registered.events)
+      for (const scope of EVENT_SCOPES[event] ?? [`<scope of ${event}>`]) needed.add(scope);
     const explain = (scope: string) => {
       const why = [
         ...[...calls].filter(([m]) => METHOD_SCOPES[m]?.includes(scope)).map(([m, where]) => `${m} (${where})`),
@@ -293,11 +317,15 @@ describe('the manifest validator', () => {
   });
 
   test('rejects bot scopes given as a string', () => {
-    expect(validationErrors(variant((m) => (m.oauth_config.scopes.bot = 'chat:write')))).toMatch(/\/oauth_config\/scopes\/bot must be array/);
+    expect(validationErrors(variant((m) => (m.oauth_config.scopes.bot = 'chat:write')))).toMatch(
+      /\/oauth_config\/scopes\/bot must be array/,
+    );
   });
 
   test('rejects a slash command without its leading slash', () => {
-    expect(validationErrors(variant((m) => (m.features.slash_commands[0].command = 'handoff')))).toMatch(/slash_commands\/0\/command/);
+    expect(validationErrors(variant((m) => (m.features.slash_commands[0].command = 'handoff')))).toMatch(
+      /slash_commands\/0\/command/,
+    );
   });
 
   test('enforces Slack’s regex keyword on background_color', () => {

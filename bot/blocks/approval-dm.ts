@@ -4,7 +4,17 @@ import { ADMIN_ON_BEHALF, approvalsCount, type ApprovalRecord } from '../../rela
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import { stateVersion } from '../../relay-core/domain/thread-lifecycle';
 import { artifactBlocks } from './artifacts';
-import { actions, button, codeBlock, context, divider, header, section, type SlackBlock, type SlackMessage } from './block-kit';
+import {
+  actions,
+  button,
+  codeBlock,
+  context,
+  divider,
+  header,
+  section,
+  type SlackBlock,
+  type SlackMessage,
+} from './block-kit';
 import { approverMrkdwn, approversMrkdwn, handoffContentBlocks } from './handoff-dm';
 import { escapeLine, escapeWithin, inlineCode, plainSafe, slackDate, truncate } from './mrkdwn';
 
@@ -76,10 +86,14 @@ function statusLine(input: ApprovalDmInput): string {
     case 'timed_out':
       return `:hourglass: *Timed out${when(record.decided_at)}: denied*\n_${escapeLine(record.reason ?? '', 300)}_${outcome}`;
     default:
-      if (!stillApplicable(thread, record)) return `:wastebasket: *Nothing to approve any more: the handoff is ${thread.status} now.*`;
+      if (!stillApplicable(thread, record))
+        return `:wastebasket: *Nothing to approve any more: the handoff is ${thread.status} now.*`;
       return [
         `*Waiting for approval* · ${approvalsCount(record)} of ${record.quorum} approved${record.approvals.length ? `: ${[...new Set(record.approvals.map((v) => who(record, v.by)))].join(', ')}` : ''} · approvers: ${approvers}`,
-        ...record.approvals.map((v) => `:white_check_mark: ${who(record, v.by)}${when(v.at)}${v.admin ? ' (by the admin key on their behalf)' : ''}`),
+        ...record.approvals.map(
+          (v) =>
+            `:white_check_mark: ${who(record, v.by)}${when(v.at)}${v.admin ? ' (by the admin key on their behalf)' : ''}`,
+        ),
         `Decide by ${slackDate(record.deadline)}${record.on_timeout === 'escalate' && record.step === 0 ? ' (then it is escalated)' : ' (then it is denied)'}.`,
       ].join('\n');
   }
@@ -89,7 +103,13 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
   const { thread, record, sender, recipient, inboxUrl } = input;
   const blocks: SlackBlock[] = [];
   const isCreate = record.action === 'handoff.create';
-  blocks.push(header(plainSafe(truncate(isCreate ? `Approve a handoff to ${thread.to}?` : `Approve ${record.action} by ${record.actor}?`, 140))));
+  blocks.push(
+    header(
+      plainSafe(
+        truncate(isCreate ? `Approve a handoff to ${thread.to}?` : `Approve ${record.action} by ${record.actor}?`, 140),
+      ),
+    ),
+  );
   blocks.push(
     context(
       `Policy rule ${inlineCode(record.rule_id, 70)} asks you to approve this${record.quorum > 1 ? ` (${record.quorum} approvals needed)` : ''} · approval ${inlineCode(record.id, 60)}`,
@@ -97,7 +117,11 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
   );
   if (!isCreate) {
     const args = codeBlock(truncate(JSON.stringify(shownArgs(record.args), null, 2), ARGS_MAX));
-    blocks.push(section(`*${escapeLine(record.actor, 140)} asks to ${escapeLine(record.action, 40)}* (via ${escapeLine(record.via, 10)}) with:\n${args}`));
+    blocks.push(
+      section(
+        `*${escapeLine(record.actor, 140)} asks to ${escapeLine(record.action, 40)}* (via ${escapeLine(record.via, 10)}) with:\n${args}`,
+      ),
+    );
     blocks.push(context('The handoff it acts on, as its recipient sees it:'));
   } else {
     blocks.push(context(`The handoff exactly as ${inlineCode(thread.to, 140)} will see it once approved:`));
@@ -106,7 +130,8 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
   blocks.push(...content);
   const fill = artifactBlocks(thread.artifacts, inboxUrl, 6_000, 20);
   blocks.push(...fill.blocks);
-  if (fill.shown < thread.artifacts.length) blocks.push(context(`+${thread.artifacts.length - fill.shown} more artifacts (shown to the recipient in full)`));
+  if (fill.shown < thread.artifacts.length)
+    blocks.push(context(`+${thread.artifacts.length - fill.shown} more artifacts (shown to the recipient in full)`));
   blocks.push(divider(), section(statusLine(input), APPROVAL_BLOCK_IDS.status));
   if (stillApplicable(thread, record)) {
     const value = approvalButtonValue(record);

@@ -1,5 +1,10 @@
 // Artifacts as mrkdwn for the DM and thread replies: each fits the room it is given, teammate text escaped.
-import { gitRevisionText, inlineContractText, lineRangeText, otherArtifactText } from '../../relay-core/domain/artifact-text';
+import {
+  gitRevisionText,
+  inlineContractText,
+  lineRangeText,
+  otherArtifactText,
+} from '../../relay-core/domain/artifact-text';
 import { isKnownArtifact, type Artifact } from '../../relay-core/domain/schemas';
 import { section, textLength, type SlackBlock } from './block-kit';
 import { escapeLine, fencedLines, inlineCode, link, urlHost } from './mrkdwn';
@@ -42,16 +47,22 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
   if (!isKnownArtifact(artifact)) {
     // A type this relay does not know: its name and its fields as data, never interpreted.
     const headLine = `:package: *Artifact* ${inlineCode(artifact.type, 80)}`;
-    text = fenced(headLine, otherArtifactText(artifact), Math.min(room, headLine.length + 1000), (lines, total) =>
-      `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View it whole in the inbox')}`,
+    text = fenced(
+      headLine,
+      otherArtifactText(artifact),
+      Math.min(room, headLine.length + 1000),
+      (lines, total) => `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View it whole in the inbox')}`,
       inboxUrl,
     );
     return text !== null && text.length <= room ? text : null;
   }
   switch (artifact.type) {
     case 'file_diff':
-      text = fenced(`:page_facing_up: *Diff* ${inlineCode(artifact.path, 300)}`, artifact.diff, room, (lines, total) =>
-        `_Diff shortened (${lines} of ${total} lines)._ ${link(inboxUrl, 'View the full diff')}`,
+      text = fenced(
+        `:page_facing_up: *Diff* ${inlineCode(artifact.path, 300)}`,
+        artifact.diff,
+        room,
+        (lines, total) => `_Diff shortened (${lines} of ${total} lines)._ ${link(inboxUrl, 'View the full diff')}`,
         inboxUrl,
       );
       break;
@@ -64,19 +75,28 @@ export function renderArtifact(artifact: Artifact, inboxUrl: string, room: numbe
     case 'test_command': {
       const cwd = artifact.cwd ? ` in ${inlineCode(artifact.cwd, 300)}` : '';
       const headLine = `:test_tube: *Test command*${cwd}`;
-      text = fenced(headLine, artifact.command, Math.min(room, headLine.length + 1200), () =>
-        `_Command shortened._ ${link(inboxUrl, 'See it whole in the inbox')}`,
+      text = fenced(
+        headLine,
+        artifact.command,
+        Math.min(room, headLine.length + 1200),
+        () => `_Command shortened._ ${link(inboxUrl, 'See it whole in the inbox')}`,
         inboxUrl,
       );
       break;
     }
     case 'api_contract': {
-      const target = artifact.schema_url ? ` ${webLink(artifact.schema_url, shortUrl(artifact.schema_url), inboxUrl)}` : '';
+      const target = artifact.schema_url
+        ? ` ${webLink(artifact.schema_url, shortUrl(artifact.schema_url), inboxUrl)}`
+        : '';
       const headLine = `:scroll: *API contract*${target}`;
-      const inline = artifact.inline === undefined || artifact.inline === null ? '' : inlineContractText(artifact.inline);
+      const inline =
+        artifact.inline === undefined || artifact.inline === null ? '' : inlineContractText(artifact.inline);
       text = inline
-        ? fenced(headLine, inline, Math.min(room, headLine.length + 1000), (lines, total) =>
-            `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View the whole contract')}`,
+        ? fenced(
+            headLine,
+            inline,
+            Math.min(room, headLine.length + 1000),
+            (lines, total) => `_Excerpt: ${lines} of ${total} lines._ ${link(inboxUrl, 'View the whole contract')}`,
             inboxUrl,
           )
         : headLine;
@@ -117,7 +137,12 @@ export interface FilledArtifacts {
 }
 
 /** As many artifacts as fit in `chars` characters and `maxBlocks` blocks, one section each, in order. */
-export function artifactBlocks(artifacts: readonly Artifact[], inboxUrl: string, chars: number, maxBlocks: number): FilledArtifacts {
+export function artifactBlocks(
+  artifacts: readonly Artifact[],
+  inboxUrl: string,
+  chars: number,
+  maxBlocks: number,
+): FilledArtifacts {
   const blocks: SlackBlock[] = [];
   let used = 0;
   for (const artifact of artifacts) {

@@ -120,7 +120,9 @@ export interface ButtonSpec {
 /** A button; a value or URL over Slack's limit is a programming error, so it throws rather than cutting. */
 export function button(spec: ButtonSpec): SlackBlock {
   if (spec.value !== undefined && spec.value.length > SLACK_LIMITS.buttonValue) {
-    throw new Error(`button ${spec.actionId}: value is ${spec.value.length} characters, more than ${SLACK_LIMITS.buttonValue}`);
+    throw new Error(
+      `button ${spec.actionId}: value is ${spec.value.length} characters, more than ${SLACK_LIMITS.buttonValue}`,
+    );
   }
   if (spec.url !== undefined && spec.url.length > SLACK_LIMITS.url) {
     throw new Error(`button ${spec.actionId}: url is ${spec.url.length} characters, more than ${SLACK_LIMITS.url}`);
@@ -137,7 +139,11 @@ export function button(spec: ButtonSpec): SlackBlock {
 }
 
 export function actions(elements: SlackBlock[], blockId?: string): SlackBlock {
-  return { type: 'actions', ...(blockId ? { block_id: blockId } : {}), elements: elements.slice(0, SLACK_LIMITS.actionsElements) };
+  return {
+    type: 'actions',
+    ...(blockId ? { block_id: blockId } : {}),
+    elements: elements.slice(0, SLACK_LIMITS.actionsElements),
+  };
 }
 
 /** Characters of text blocks hold, counted the way Slack's total-length limit counts them (every `text` string). */

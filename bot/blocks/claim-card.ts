@@ -35,12 +35,17 @@ function statusLine({ thread, claimer, sender }: ClaimCardInput): string {
   if (thread.claimed_by) {
     return `:raised_hand: *Claimed by ${personMrkdwn(claimer, thread.claimed_by)}* · ${slackTime(thread.claimed_at ?? thread.updated_at)}`;
   }
-  if (thread.status === 'unclaimed') return ':hourglass_flowing_sand: *Unclaimed* — the first to press Claim takes it on';
-  if (thread.status === 'expired') return `:hourglass: *Expired* before anyone claimed it · ${slackTime(thread.expired_at ?? thread.updated_at)}`;
+  if (thread.status === 'unclaimed')
+    return ':hourglass_flowing_sand: *Unclaimed* — the first to press Claim takes it on';
+  if (thread.status === 'expired')
+    return `:hourglass: *Expired* before anyone claimed it · ${slackTime(thread.expired_at ?? thread.updated_at)}`;
   if (thread.to !== (thread.to_target ?? thread.to)) {
     return `:arrows_counterclockwise: *Handed to ${inlineCode(thread.to, 140)} by ${personMrkdwn(sender, thread.from)}* before anyone claimed it · ${slackTime(thread.updated_at)}`;
   }
-  return `:wastebasket: *${escapeLine(thread.status.replace(/^./, (c) => c.toUpperCase()), 20)} by ${personMrkdwn(sender, thread.from)}* before anyone claimed it · ${slackTime(thread.updated_at)}`;
+  return `:wastebasket: *${escapeLine(
+    thread.status.replace(/^./, (c) => c.toUpperCase()),
+    20,
+  )} by ${personMrkdwn(sender, thread.from)}* before anyone claimed it · ${slackTime(thread.updated_at)}`;
 }
 
 /** "10:05" in the reader's own time zone (Slack renders the date token), with a UTC fallback. */
@@ -61,10 +66,36 @@ export function claimCard(input: ClaimCardInput): SlackMessage {
     section(statusLine(input), CLAIM_BLOCK_IDS.status),
   ];
   if (thread.status === 'unclaimed') {
-    blocks.push(actions([button({ actionId: CLAIM_ACTION_IDS.claim, text: 'Claim', style: 'primary', value: claimButtonValue(thread) })], CLAIM_BLOCK_IDS.actions));
+    blocks.push(
+      actions(
+        [
+          button({
+            actionId: CLAIM_ACTION_IDS.claim,
+            text: 'Claim',
+            style: 'primary',
+            value: claimButtonValue(thread),
+          }),
+        ],
+        CLAIM_BLOCK_IDS.actions,
+      ),
+    );
   }
-  blocks.push(context(`Candidates: ${names.join(', ') || 'none'} · sent ${slackDate(thread.created_at)} · thread ${inlineCode(thread._id, 80)}`));
-  const state = thread.claimed_by ? `claimed by ${input.claimer?.name ?? thread.claimed_by}` : thread.status === 'unclaimed' ? 'unclaimed' : thread.status;
-  const text = escapeWithin(truncate(`Handoff for ${target} (${state}) from ${sender?.name ?? thread.from}: ${thread.summary.replace(/\s+/g, ' ')}`, 600), 300).text;
+  blocks.push(
+    context(
+      `Candidates: ${names.join(', ') || 'none'} · sent ${slackDate(thread.created_at)} · thread ${inlineCode(thread._id, 80)}`,
+    ),
+  );
+  const state = thread.claimed_by
+    ? `claimed by ${input.claimer?.name ?? thread.claimed_by}`
+    : thread.status === 'unclaimed'
+      ? 'unclaimed'
+      : thread.status;
+  const text = escapeWithin(
+    truncate(
+      `Handoff for ${target} (${state}) from ${sender?.name ?? thread.from}: ${thread.summary.replace(/\s+/g, ' ')}`,
+      600,
+    ),
+    300,
+  ).text;
   return { text, blocks };
 }

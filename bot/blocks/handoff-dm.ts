@@ -17,7 +17,17 @@ import {
   type SlackMessage,
 } from './block-kit';
 import { TIMER_ACTION_IDS } from './timer-action-ids';
-import { escapeLine, escapeMrkdwn, escapeWithin, fencedLines, inlineCode, link, plainSafe, slackDate, truncate } from './mrkdwn';
+import {
+  escapeLine,
+  escapeMrkdwn,
+  escapeWithin,
+  fencedLines,
+  inlineCode,
+  link,
+  plainSafe,
+  slackDate,
+  truncate,
+} from './mrkdwn';
 
 export type { SlackBlock, SlackMessage } from './block-kit';
 export { renderArtifact } from './artifacts';
@@ -182,7 +192,10 @@ function headline(input: DmInput, audience: DmAudience): string {
     completed: 'Completed',
     declined: 'Declined',
     cancelled: 'Cancelled',
-    expired: audience === 'recipient' ? 'Expired — nobody acted on it in time' : 'Expired — nobody acted on it in time; you can resend it',
+    expired:
+      audience === 'recipient'
+        ? 'Expired — nobody acted on it in time'
+        : 'Expired — nobody acted on it in time; you can resend it',
     unclaimed: `Waiting for someone (${thread.to_target ?? thread.to}) to claim it`,
     awaiting_approval: 'Waiting for approval',
     rejected: 'Rejected by an approver',
@@ -194,10 +207,13 @@ function headline(input: DmInput, audience: DmAudience): string {
   }
   // A change a policy holds (an accept, a complete …) shows from the thread itself, so every redraw keeps saying it
   // (a notice drawn once after the click was wiped by the sync of the approval's own event, whichever ran last).
-  const held = thread.approvals?.find((a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread));
+  const held = thread.approvals?.find(
+    (a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread),
+  );
   if (held) {
     const reader = audience === 'recipient' ? thread.to : thread.from;
-    const whose = held.actor === reader ? 'your' : `${nameOf(held.actor === thread.to ? recipient : sender, held.actor)}'s`;
+    const whose =
+      held.actor === reader ? 'your' : `${nameOf(held.actor === thread.to ? recipient : sender, held.actor)}'s`;
     const what = held.action.replace(/^handoff\./, '');
     return `*Status: ${escapeMrkdwn(line[thread.status])} · ${escapeMrkdwn(whose)} ${what} waits for approval by ${approversMrkdwn(held.approvers)}*`;
   }
@@ -223,14 +239,24 @@ function historyLines(input: DmInput): string[] {
       rejected: thread.rejected_at ?? null,
       expired: thread.expired_at ?? null,
     }[thread.status];
-    history.push({ status: thread.status, by: thread.status === 'cancelled' ? thread.from : thread.to, at: at ?? thread.updated_at });
+    history.push({
+      status: thread.status,
+      by: thread.status === 'cancelled' ? thread.from : thread.to,
+      at: at ?? thread.updated_at,
+    });
   }
   const actor = (by: string) =>
-    by === thread.to ? personMrkdwn(recipient, thread.to) : by === thread.from ? personMrkdwn(sender, thread.from) : inlineCode(by, 140);
+    by === thread.to
+      ? personMrkdwn(recipient, thread.to)
+      : by === thread.from
+        ? personMrkdwn(sender, thread.from)
+        : inlineCode(by, 140);
   return history.slice(-CAP.history).map((change) => {
     // A handoff to a role, skill or owner becomes pending when a candidate claims it.
     const claimed = change.status === 'pending' && change.by !== thread.from && change.by === thread.claimed_by;
-    const { emoji, verb } = claimed ? { emoji: ':raised_hand:', verb: 'Claimed' } : STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) };
+    const { emoji, verb } = claimed
+      ? { emoji: ':raised_hand:', verb: 'Claimed' }
+      : (STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) });
     // A timer's change (expiry) was made by the relay itself, not by a person on a surface.
     if (change.status === 'expired') return `${emoji} ${verb} · ${slackDate(new Date(change.at))}`;
     const via = change.via ? ` via ${surfaceName(change.via)}` : '';
@@ -244,7 +270,9 @@ function runLine(input: DmInput): string | null {
   const run = thread.run;
   if (!run) return null;
   const agent = `${personMrkdwn(recipient, thread.to)}'s agent${run.runner ? ` (${escapeLine(run.runner, 60)})` : ''}`;
-  const update = run.last_update_at ? ` · last update ${slackDate(new Date(run.last_update_at))}${run.last_line ? `: ${escapeLine(run.last_line, 200)}` : ''}` : '';
+  const update = run.last_update_at
+    ? ` · last update ${slackDate(new Date(run.last_update_at))}${run.last_line ? `: ${escapeLine(run.last_line, 200)}` : ''}`
+    : '';
   switch (run.status) {
     case 'queued':
       return `:robot_face: Handed to ${personMrkdwn(recipient, thread.to)}'s agent · waiting for a runner${run.stop_requested ? ' · stopping…' : ''}`;
@@ -320,7 +348,9 @@ function contentBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
     ),
   );
   const summary = escapeWithin(thread.summary, CAP.summary);
-  blocks.push(section(`${INTENT_LABEL[audience][thread.intent]}\n${summary.text}${readMore(summary.cut, inboxUrl, 'summary')}`));
+  blocks.push(
+    section(`${INTENT_LABEL[audience][thread.intent]}\n${summary.text}${readMore(summary.cut, inboxUrl, 'summary')}`),
+  );
   if (thread.question) {
     const question = quote(thread.question, CAP.question);
     blocks.push(section(`*Question*\n${question.text}${readMore(question.cut, inboxUrl, 'question')}`));
@@ -329,13 +359,17 @@ function contentBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   if (action) {
     const description = escapeWithin(action.description, CAP.description);
     blocks.push(
-      section(`*Proposed action*\n${description.text}${readMore(description.cut, inboxUrl, 'description')}${targetFiles(action.target_files)}`),
+      section(
+        `*Proposed action*\n${description.text}${readMore(description.cut, inboxUrl, 'description')}${targetFiles(action.target_files)}`,
+      ),
     );
     const rationale = escapeWithin(action.rationale, CAP.rationale);
     blocks.push(section(`*Rationale*\n${rationale.text}${readMore(rationale.cut, inboxUrl, 'rationale')}`));
     if (action.suggested_diff) {
       const diff = fencedLines(action.suggested_diff, CAP.suggestedDiff);
-      const note = diff.cut ? `\n_Diff shortened (${diff.lines} of ${diff.totalLines} lines)._ ${link(inboxUrl, 'View the full diff')}` : '';
+      const note = diff.cut
+        ? `\n_Diff shortened (${diff.lines} of ${diff.totalLines} lines)._ ${link(inboxUrl, 'View the full diff')}`
+        : '';
       blocks.push(section(`*Suggested diff*\n${diff.text}${note}`));
     }
   }
@@ -368,11 +402,20 @@ function fallbackText(input: DmInput, audience: DmAudience): string {
   const state = STATUS_VERB[thread.status].verb;
   let text: string;
   if (audience === 'recipient') {
-    const verb = { inform: 'sent you a handoff', ask_question: 'asks you a question', propose_action: 'proposes an action' }[thread.intent];
+    const verb = {
+      inform: 'sent you a handoff',
+      ask_question: 'asks you a question',
+      propose_action: 'proposes an action',
+    }[thread.intent];
     const base = `${nameOf(sender, thread.from)} (${thread.from}) ${verb}: ${summary}`;
     text = thread.status === 'pending' ? base : `${state} · ${base}`;
   } else {
-    const waiting = thread.status === 'pending' ? 'waiting to be accepted' : thread.status === 'unclaimed' ? 'waiting to be claimed' : state.toLowerCase();
+    const waiting =
+      thread.status === 'pending'
+        ? 'waiting to be accepted'
+        : thread.status === 'unclaimed'
+          ? 'waiting to be claimed'
+          : state.toLowerCase();
     text = `Your handoff to ${nameOf(recipient, thread.to)}: ${waiting} · ${summary}`;
   }
   return escapeWithin(text, FALLBACK_MAX).text;
@@ -383,7 +426,10 @@ export function handoffDm(input: DmInput): SlackMessage {
   const { thread, inboxUrl } = input;
   const content = contentBlocks(input, audience);
   const state = stateBlocks(input, audience);
-  const tail = [actionButtons(input, audience), context(`Thread ${inlineCode(thread._id, 80)} · sent ${slackDate(thread.created_at)}`)];
+  const tail = [
+    actionButtons(input, audience),
+    context(`Thread ${inlineCode(thread._id, 80)} · sent ${slackDate(thread.created_at)}`),
+  ];
 
   // Artifacts share what the fixed parts leave; with both lists, the result's artifacts get half first.
   const fixed = [...content, divider(), ...state, ...tail];
@@ -392,15 +438,22 @@ export function handoffDm(input: DmInput): SlackMessage {
   let room = SLACK_LIMITS.messageBlocks - fixed.length - moreLines;
   const results = thread.status === 'completed' ? thread.completion_artifacts : [];
   const both = results.length > 0 && thread.artifacts.length > 0;
-  const resultFill = artifactBlocks(results, inboxUrl, both ? Math.floor(chars / 2) : chars, both ? Math.floor(room / 2) : room);
+  const resultFill = artifactBlocks(
+    results,
+    inboxUrl,
+    both ? Math.floor(chars / 2) : chars,
+    both ? Math.floor(room / 2) : room,
+  );
   chars -= resultFill.chars;
   room -= resultFill.blocks.length;
   const handoffFill = artifactBlocks(thread.artifacts, inboxUrl, chars, room);
 
   const blocks = [...content, ...handoffFill.blocks];
-  if (handoffFill.shown < thread.artifacts.length) blocks.push(moreLine(thread.artifacts.length - handoffFill.shown, 'artifact', inboxUrl));
+  if (handoffFill.shown < thread.artifacts.length)
+    blocks.push(moreLine(thread.artifacts.length - handoffFill.shown, 'artifact', inboxUrl));
   blocks.push(divider(), ...state, ...resultFill.blocks);
-  if (resultFill.shown < results.length) blocks.push(moreLine(results.length - resultFill.shown, 'result artifact', inboxUrl));
+  if (resultFill.shown < results.length)
+    blocks.push(moreLine(results.length - resultFill.shown, 'result artifact', inboxUrl));
   blocks.push(...tail);
   return { text: fallbackText(input, audience), blocks };
 }

@@ -24,7 +24,9 @@ export function publicUnfurl(): { blocks: SlackBlock[] } {
   return {
     blocks: [
       section(':package: *A handoff on handoff-relay*'),
-      context('Only its sender and recipient can read it: from their handoff DM, the app’s Home tab or `/handoff inbox`.'),
+      context(
+        'Only its sender and recipient can read it: from their handoff DM, the app’s Home tab or `/handoff inbox`.',
+      ),
     ],
   };
 }
@@ -52,12 +54,21 @@ export function participantCard(input: ParticipantCardInput): SlackMessage {
     {
       type: 'actions',
       block_id: `unfurl_${thread._id}`,
-      elements: [{ type: 'button', action_id: ACTION_IDS.openInbox, text: { type: 'plain_text', text: 'View in inbox' }, url: input.inboxUrl }],
+      elements: [
+        {
+          type: 'button',
+          action_id: ACTION_IDS.openInbox,
+          text: { type: 'plain_text', text: 'View in inbox' },
+          url: input.inboxUrl,
+        },
+      ],
     },
   ];
   const notes = ['Only you see this: the link shows others only that it is a handoff.'];
   if (input.signedFor) {
-    notes.push(`The pasted link is signed for \`${escapeMrkdwn(input.signedFor)}\`: anyone who has it can read the thread as them. Share the link without \`?as=…&sig=…\`.`);
+    notes.push(
+      `The pasted link is signed for \`${escapeMrkdwn(input.signedFor)}\`: anyone who has it can read the thread as them. Share the link without \`?as=…&sig=…\`.`,
+    );
   }
   blocks.push(context(notes.join(' ')));
   return { text: `Handoff ${thread.from} → ${thread.to} (${thread.status})`, blocks };

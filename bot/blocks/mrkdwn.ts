@@ -20,7 +20,10 @@ function escapeChar(c: string): string {
  * runs of three backticks with a zero-width space so teammate text cannot open or close a code block.
  */
 export function escapeMrkdwn(text: string): string {
-  return text.replace(/[&<>]/g, escapeChar).replace(BROADCAST, `@${JOINER}$1`).replace(/``(?=`)/g, '``' + ZWSP);
+  return text
+    .replace(/[&<>]/g, escapeChar)
+    .replace(BROADCAST, `@${JOINER}$1`)
+    .replace(/``(?=`)/g, '``' + ZWSP);
 }
 
 /**
@@ -101,7 +104,10 @@ export function codeBlock(text: string): string {
  * A fenced code block of at most `max` characters, cut on whole lines (a single over-long first line is cut
  * with an ellipsis). `cut` says whether anything was left out, so the caller can link to the whole text.
  */
-export function fencedLines(text: string, max: number): { text: string; cut: boolean; lines: number; totalLines: number } {
+export function fencedLines(
+  text: string,
+  max: number,
+): { text: string; cut: boolean; lines: number; totalLines: number } {
   const lines = text.replace(/\r\n/g, '\n').replace(/\n+$/, '').split('\n');
   const room = max - 8; // the two fences and two possible zero-width spaces
   const kept: string[] = [];

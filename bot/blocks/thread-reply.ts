@@ -33,9 +33,14 @@ export function threadReplyMessage(input: ThreadReplyInput): SlackMessage {
   );
   const blocks = [...fixed, ...fill.blocks];
   const hidden = message.artifacts.length - fill.shown;
-  if (hidden > 0) blocks.push(context(`+${hidden} more artifact${hidden === 1 ? '' : 's'}: ${link(inboxUrl, 'view them in the inbox')}`));
+  if (hidden > 0)
+    blocks.push(
+      context(`+${hidden} more artifact${hidden === 1 ? '' : 's'}: ${link(inboxUrl, 'view them in the inbox')}`),
+    );
 
   const name = truncate((author?.name ?? message.from).replace(/\s+/g, ' '), 60);
-  const gist = message.body.trim() ? truncate(message.body.replace(/\s+/g, ' ').trim(), 150) : `${message.artifacts.length} artifact(s)`;
+  const gist = message.body.trim()
+    ? truncate(message.body.replace(/\s+/g, ' ').trim(), 150)
+    : `${message.artifacts.length} artifact(s)`;
   return { text: escapeWithin(`${name} replied: ${gist}`, 300).text, blocks };
 }

@@ -38,7 +38,9 @@ export function reminderNotice(input: NoticeInput, step: TimerStep): SlackMessag
   const value = controlValue(thread);
   const again = n > 1 ? ' (again)' : '';
   const blocks: SlackBlock[] = [
-    section(`:alarm_clock: *Reminder${again}:* ${personMrkdwn(sender, thread.from)} is waiting for you to accept or decline this handoff, sent ${slackDate(thread.created_at)}. Use the buttons on the message above.`),
+    section(
+      `:alarm_clock: *Reminder${again}:* ${personMrkdwn(sender, thread.from)} is waiting for you to accept or decline this handoff, sent ${slackDate(thread.created_at)}. Use the buttons on the message above.`,
+    ),
     actions([
       button({ actionId: TIMER_ACTION_IDS.snooze1h, text: 'Snooze 1 hour', value }),
       button({ actionId: TIMER_ACTION_IDS.snoozeTomorrow, text: 'Tomorrow morning', value }),
@@ -50,7 +52,12 @@ export function reminderNotice(input: NoticeInput, step: TimerStep): SlackMessag
 
 /** True while a handoff to a role, skill or owner target was never claimed (nor reassigned to one teammate). */
 export function neverClaimed(thread: ThreadDoc): boolean {
-  return Boolean(thread.to_target) && (thread.candidates?.length ?? 0) > 1 && !thread.claimed_by && thread.to === thread.to_target;
+  return (
+    Boolean(thread.to_target) &&
+    (thread.candidates?.length ?? 0) > 1 &&
+    !thread.claimed_by &&
+    thread.to === thread.to_target
+  );
 }
 
 /** remind-1, remind-2, … of an unclaimed handoff: a reply under its Claim card (the bound channel's, or each candidate's DM copy). */
@@ -58,9 +65,13 @@ export function unclaimedReminderNotice(input: NoticeInput, step: TimerStep): Sl
   const { thread, sender } = input;
   const again = Number(step.slice('remind-'.length)) > 1 ? ' (again)' : '';
   return {
-    text: plain(`Reminder${again}: nobody has claimed this handoff for ${thread.to_target ?? thread.to} yet: ${gist(thread)}`),
+    text: plain(
+      `Reminder${again}: nobody has claimed this handoff for ${thread.to_target ?? thread.to} yet: ${gist(thread)}`,
+    ),
     blocks: [
-      section(`:alarm_clock: *Reminder${again}:* nobody has claimed this handoff for ${inlineCode(thread.to_target ?? thread.to, 200)} since ${personMrkdwn(sender, thread.from)} sent it ${slackDate(thread.created_at)}. Press *Claim* on the message above to take it on.`),
+      section(
+        `:alarm_clock: *Reminder${again}:* nobody has claimed this handoff for ${inlineCode(thread.to_target ?? thread.to, 200)} since ${personMrkdwn(sender, thread.from)} sent it ${slackDate(thread.created_at)}. Press *Claim* on the message above to take it on.`,
+      ),
     ],
   };
 }
@@ -70,8 +81,14 @@ export function staleNotice(input: NoticeInput): SlackMessage {
   const { thread } = input;
   const since = thread.accepted_at ? slackDate(thread.accepted_at) : 'a while ago';
   return {
-    text: plain(`A gentle nudge: you accepted a handoff ${thread.accepted_at?.toISOString().slice(0, 10) ?? ''} that is not completed yet`),
-    blocks: [section(`:wave: A gentle nudge: you accepted this handoff ${since}. When it is done, press *Complete* on the message above.`)],
+    text: plain(
+      `A gentle nudge: you accepted a handoff ${thread.accepted_at?.toISOString().slice(0, 10) ?? ''} that is not completed yet`,
+    ),
+    blocks: [
+      section(
+        `:wave: A gentle nudge: you accepted this handoff ${since}. When it is done, press *Complete* on the message above.`,
+      ),
+    ],
   };
 }
 
@@ -87,9 +104,13 @@ export function escalationMessage(input: NoticeInput): SlackMessage {
   const who = `${personMrkdwn(sender, thread.from)} ${INTENT_WORDS[thread.intent]} ${neverClaimed(thread) ? inlineCode(thread.to, 200) : personMrkdwn(recipient, thread.to)}`;
   const verb = neverClaimed(thread) ? 'claimed' : 'accepted';
   return {
-    text: plain(`Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} since ${thread.created_at.toISOString().slice(0, 16)}Z`),
+    text: plain(
+      `Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} since ${thread.created_at.toISOString().slice(0, 16)}Z`,
+    ),
     blocks: [
-      section(`:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}, and it has not been ${verb} yet.`),
+      section(
+        `:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}, and it has not been ${verb} yet.`,
+      ),
       context(`Thread ${inlineCode(thread._id, 80)} · ${inlineCode(thread.from, 140)} → ${inlineCode(thread.to, 140)}`),
     ],
   };
@@ -99,10 +120,28 @@ export function escalationMessage(input: NoticeInput): SlackMessage {
 export function escalationSenderNotice(input: NoticeInput): SlackMessage {
   const { thread, recipient } = input;
   const unclaimed = neverClaimed(thread);
-  const who = unclaimed ? `Nobody (${inlineCode(thread.to, 200)}) has claimed` : `${personMrkdwn(recipient, thread.to)} has not accepted`;
-  const blocks: SlackBlock[] = [section(`:rotating_light: ${who} this handoff since ${slackDate(thread.created_at)}. You can hand it to someone else.`)];
-  if (thread.status === 'pending' || thread.status === 'unclaimed') blocks.push(actions([button({ actionId: TIMER_ACTION_IDS.reassign, text: 'Reassign', style: 'primary', value: controlValue(thread) })]));
-  const text = unclaimed ? `Nobody (${thread.to}) has claimed your handoff yet: ${gist(thread)}` : `${recipient?.name ?? thread.to} has not accepted your handoff yet: ${gist(thread)}`;
+  const who = unclaimed
+    ? `Nobody (${inlineCode(thread.to, 200)}) has claimed`
+    : `${personMrkdwn(recipient, thread.to)} has not accepted`;
+  const blocks: SlackBlock[] = [
+    section(
+      `:rotating_light: ${who} this handoff since ${slackDate(thread.created_at)}. You can hand it to someone else.`,
+    ),
+  ];
+  if (thread.status === 'pending' || thread.status === 'unclaimed')
+    blocks.push(
+      actions([
+        button({
+          actionId: TIMER_ACTION_IDS.reassign,
+          text: 'Reassign',
+          style: 'primary',
+          value: controlValue(thread),
+        }),
+      ]),
+    );
+  const text = unclaimed
+    ? `Nobody (${thread.to}) has claimed your handoff yet: ${gist(thread)}`
+    : `${recipient?.name ?? thread.to} has not accepted your handoff yet: ${gist(thread)}`;
   return { text: plain(text), blocks };
 }
 
@@ -113,10 +152,16 @@ const EXPIRY_WHY = {
 } as const;
 
 /** expire: a reply under each DM; the sender's carries Resend. */
-export function expiredNotice(input: NoticeInput, audience: 'recipient' | 'sender', reason: 'token_expired' | 'expire_after'): SlackMessage {
+export function expiredNotice(
+  input: NoticeInput,
+  audience: 'recipient' | 'sender',
+  reason: 'token_expired' | 'expire_after',
+): SlackMessage {
   const { thread } = input;
   const why = EXPIRY_WHY[neverClaimed(thread) ? 'never_claimed' : reason];
-  const blocks: SlackBlock[] = [section(`:hourglass: *This handoff expired* ${thread.expired_at ? slackDate(thread.expired_at) : ''}: ${why}.`)];
+  const blocks: SlackBlock[] = [
+    section(`:hourglass: *This handoff expired* ${thread.expired_at ? slackDate(thread.expired_at) : ''}: ${why}.`),
+  ];
   if (audience === 'sender') {
     blocks.push(
       actions([
@@ -142,7 +187,10 @@ function stepWords(step: string, them: string, target: EscalationTarget | null |
   if (step === 'remind-1') return `reminded ${them}`;
   if (step.startsWith('remind-')) return `reminded ${them} again`;
   if (step === 'stale') return `nudged ${them}`;
-  if (step === 'escalate') return target?.kind === 'sender' ? 'escalated back to you' : `escalated to ${target ? targetMrkdwn(target) : 'a lead'}`;
+  if (step === 'escalate')
+    return target?.kind === 'sender'
+      ? 'escalated back to you'
+      : `escalated to ${target ? targetMrkdwn(target) : 'a lead'}`;
   return 'expired';
 }
 
@@ -165,7 +213,9 @@ export function reassignedDm(input: NoticeInput, movedAt: Date): SlackMessage {
   return {
     text: plain(`Reassigned to ${recipient?.name ?? thread.to}: ${gist(thread)}`),
     blocks: [
-      section(`:arrows_counterclockwise: *Reassigned:* ${personMrkdwn(sender, thread.from)} handed this handoff to ${personMrkdwn(recipient, thread.to)} ${slackDate(movedAt)}. Nothing more to do here.`),
+      section(
+        `:arrows_counterclockwise: *Reassigned:* ${personMrkdwn(sender, thread.from)} handed this handoff to ${personMrkdwn(recipient, thread.to)} ${slackDate(movedAt)}. Nothing more to do here.`,
+      ),
       context(`Thread ${inlineCode(thread._id, 80)} · ${escapeWithin(gist(thread), 200).text}`),
     ],
   };

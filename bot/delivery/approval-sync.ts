@@ -19,7 +19,12 @@ export interface ApprovalSyncDeps {
 
 /** Returns whether it posted or redrew anything. `redrawAll`: redraw DMs the records say are current too (a retried job). */
 export function approvalSync({ links, threads, client, ensurePosted, openIm }: ApprovalSyncDeps) {
-  return async function syncApprovals(threadId: string, owner: string, people: { sender: AgentDoc | null; recipient: AgentDoc | null }, redrawAll = false): Promise<boolean> {
+  return async function syncApprovals(
+    threadId: string,
+    owner: string,
+    people: { sender: AgentDoc | null; recipient: AgentDoc | null },
+    redrawAll = false,
+  ): Promise<boolean> {
     let thread = await threads.readThread(threadId);
     if (!thread?.approvals?.length) return false;
     const inboxUrl = links.url(threadId);
@@ -34,7 +39,13 @@ export function approvalSync({ links, threads, client, ensurePosted, openIm }: A
         const key = approvalDmKey(record.id, user);
         // A DM is asked for only while the approval is open; a decided one still gets its DMs redrawn below.
         if (record.status === 'pending' && !thread.slack_approvals?.[key]) {
-          const posted = await ensurePosted(threadId, key, owner, { channel: () => openIm(user), thread_ts: null }, render(record));
+          const posted = await ensurePosted(
+            threadId,
+            key,
+            owner,
+            { channel: () => openIm(user), thread_ts: null },
+            render(record),
+          );
           if (posted.posted) {
             justPosted.add(key);
             changed = true;
@@ -46,7 +57,13 @@ export function approvalSync({ links, threads, client, ensurePosted, openIm }: A
         if (record.status === 'pending' && dm) {
           for (let n = 1; n <= reminders; n += 1) {
             const reminder = approvalReminderKey(record.id, user, n);
-            const result = await ensurePosted(threadId, reminder, owner, { channel: async () => dm.channel, thread_ts: dm.ts }, async () => approvalReminder(record));
+            const result = await ensurePosted(
+              threadId,
+              reminder,
+              owner,
+              { channel: async () => dm.channel, thread_ts: dm.ts },
+              async () => approvalReminder(record),
+            );
             if (result.posted) changed = true;
           }
         }

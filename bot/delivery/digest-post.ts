@@ -59,10 +59,19 @@ export function digestPoster(deps: DigestPostDeps) {
     const oldest = ((since.getTime() - LOOKUP_MARGIN_MS) / 1000).toFixed(6);
     let cursor: string | undefined;
     for (let page = 0; page < 10; page += 1) {
-      const res = await client.conversations.history({ channel, oldest, inclusive: true, include_all_metadata: true, limit: 200, cursor });
+      const res = await client.conversations.history({
+        channel,
+        oldest,
+        inclusive: true,
+        include_all_metadata: true,
+        limit: 200,
+        cursor,
+      });
       const hit = res.messages?.find((m) => {
         const marker = (m.metadata?.event_payload as { marker?: unknown } | undefined)?.marker;
-        return m.metadata?.event_type === SLACK_METADATA_EVENT_TYPE && typeof marker === 'string' && markers.has(marker);
+        return (
+          m.metadata?.event_type === SLACK_METADATA_EVENT_TYPE && typeof marker === 'string' && markers.has(marker)
+        );
       });
       if (hit?.ts) return hit.ts;
       cursor = res.response_metadata?.next_cursor || undefined;
@@ -75,7 +84,11 @@ export function digestPoster(deps: DigestPostDeps) {
    * Makes sure digest `key` is posted once to the DM `channel()` opens (or recorded as skipped when `render` has
    * nothing to say). 'busy': another poster holds a fresh claim; the next tick looks again.
    */
-  return async function ensureDigestPosted(key: string, channel: () => Promise<string>, render: () => Promise<SlackMessage | null>): Promise<DigestPostOutcome> {
+  return async function ensureDigestPosted(
+    key: string,
+    channel: () => Promise<string>,
+    render: () => Promise<SlackMessage | null>,
+  ): Promise<DigestPostOutcome> {
     if (await docs.findOne({ _id: key })) return 'already';
     const claims: DigestPostDoc[] = [];
     for (let n = 0; n < MAX_CLAIMS; n += 1) {
@@ -87,7 +100,11 @@ export function digestPoster(deps: DigestPostDeps) {
     const latest = claims.at(-1);
     if (latest && now.getTime() - latest.at.getTime() < leaseMs) return 'busy';
     if (latest?.channel) {
-      const found = await findByMarkers(latest.channel, claims[0]!.sent_at ?? claims[0]!.at, new Set(claims.map((c) => c.marker!)));
+      const found = await findByMarkers(
+        latest.channel,
+        claims[0]!.sent_at ?? claims[0]!.at,
+        new Set(claims.map((c) => c.marker!)),
+      );
       if (found) {
         await insert({ _id: key, at: now, channel: latest.channel, ts: found });
         log.info({ digest: key, ts: found }, 'digest found by its marker and recorded');
@@ -99,13 +116,23 @@ export function digestPoster(deps: DigestPostDeps) {
       await insert({ _id: key, at: now, skipped: true });
       return 'skipped';
     }
-    if (claims.length >= MAX_CLAIMS) throw new Error(`digest ${key}: ${MAX_CLAIMS} claims and no post; giving up for today`);
-    const claim: DigestPostDoc = { _id: `${key}#${claims.length}`, at: now, sent_at: new Date(), marker: randomUUID(), channel: await channel() };
+    if (claims.length >= MAX_CLAIMS)
+      throw new Error(`digest ${key}: ${MAX_CLAIMS} claims and no post; giving up for today`);
+    const claim: DigestPostDoc = {
+      _id: `${key}#${claims.length}`,
+      at: now,
+      sent_at: new Date(),
+      marker: randomUUID(),
+      channel: await channel(),
+    };
     if (!(await insert(claim))) return 'busy';
     const posted = await client.chat.postMessage({
       channel: claim.channel!,
       ...message,
-      metadata: { event_type: SLACK_METADATA_EVENT_TYPE, event_payload: { kind: 'digest', digest: key, marker: claim.marker! } },
+      metadata: {
+        event_type: SLACK_METADATA_EVENT_TYPE,
+        event_payload: { kind: 'digest', digest: key, marker: claim.marker! },
+      },
     });
     if (!posted.ts) throw new Error('chat.postMessage returned no ts');
     await insert({ _id: key, at: clock.now(), channel: claim.channel!, ts: posted.ts });

@@ -24,11 +24,16 @@ export interface DmDeps {
  * a sync of the unchanged thread meanwhile (a message, the sender's DM still being posted) leaves it standing
  * rather than flashing the Accept button back up before the verdict.
  */
-export async function redrawDm({ links, teammates, client, threads }: DmDeps, thread: ThreadDoc, notice?: string): Promise<boolean> {
+export async function redrawDm(
+  { links, teammates, client, threads }: DmDeps,
+  thread: ThreadDoc,
+  notice?: string,
+): Promise<boolean> {
   const dm = thread.slack;
   if (!dm) return false;
   const [sender, recipient] = await Promise.all([teammates.get(thread.from), teammates.get(thread.to)]);
-  const render = (notice?: string) => handoffDm({ thread, sender, recipient, inboxUrl: links.url(thread._id, thread.to), ...(notice ? { notice } : {}) });
+  const render = (notice?: string) =>
+    handoffDm({ thread, sender, recipient, inboxUrl: links.url(thread._id, thread.to), ...(notice ? { notice } : {}) });
   const message = render(notice);
   await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
   const shown = messageDigest(notice === VERIFYING_NOTICE ? render() : message);

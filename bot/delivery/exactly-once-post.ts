@@ -82,9 +82,13 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
     let cursor: string | undefined;
     for (let page = 0; page < 20; page += 1) {
       const query = { channel: claim.channel, oldest, inclusive: true, include_all_metadata: true, limit: 200, cursor };
-      const res = claim.thread_ts ? await client.conversations.replies({ ...query, ts: claim.thread_ts }) : await client.conversations.history(query);
+      const res = claim.thread_ts
+        ? await client.conversations.replies({ ...query, ts: claim.thread_ts })
+        : await client.conversations.history(query);
       const hit = res.messages?.find(
-        (m) => m.metadata?.event_type === SLACK_METADATA_EVENT_TYPE && (m.metadata.event_payload as { marker?: unknown } | undefined)?.marker === claim.marker,
+        (m) =>
+          m.metadata?.event_type === SLACK_METADATA_EVENT_TYPE &&
+          (m.metadata.event_payload as { marker?: unknown } | undefined)?.marker === claim.marker,
       );
       if (hit?.ts) return hit.ts;
       cursor = res.response_metadata?.next_cursor || undefined;
@@ -106,7 +110,10 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
       if (pending) {
         const age = clock.now().getTime() - pending.at.getTime();
         if (pending.owner !== owner && age < leaseMs) {
-          throw new WaitAndRetry(Math.min(leaseMs - age, 1_000) + randomInt(250), `${key} is being posted by job ${pending.owner}`);
+          throw new WaitAndRetry(
+            Math.min(leaseMs - age, 1_000) + randomInt(250),
+            `${key} is being posted by job ${pending.owner}`,
+          );
         }
         // Ours from an earlier attempt, or abandoned: did Slack get it before the poster stopped?
         const found = await findPosted(pending);
@@ -115,9 +122,21 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
           log.info({ thread_id: threadId, post: key, ts: found }, 'slack post found by its marker and recorded');
           continue;
         }
-        claimed = await ledger.claim(threadId, key, { channel: pending.channel, thread_ts: pending.thread_ts, owner }, pending, thread);
+        claimed = await ledger.claim(
+          threadId,
+          key,
+          { channel: pending.channel, thread_ts: pending.thread_ts, owner },
+          pending,
+          thread,
+        );
       } else {
-        claimed = await ledger.claim(threadId, key, { channel: await target.channel(), thread_ts: target.thread_ts, owner }, null, thread);
+        claimed = await ledger.claim(
+          threadId,
+          key,
+          { channel: await target.channel(), thread_ts: target.thread_ts, owner },
+          null,
+          thread,
+        );
       }
       if (!claimed) continue; // Someone recorded, claimed or took it over meanwhile: look again.
       const claim = claimed.post;
@@ -138,9 +157,19 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         throw error;
       }
       if (!posted.ts) throw new Error('chat.postMessage returned no ts');
-      const recorded = await ledger.record(threadId, key, { channel: claim.channel, ts: posted.ts, marker: claim.marker, shown: messageDigest(message) }, claimed.thread);
+      const recorded = await ledger.record(
+        threadId,
+        key,
+        { channel: claim.channel, ts: posted.ts, marker: claim.marker, shown: messageDigest(message) },
+        claimed.thread,
+      );
       log.info({ thread_id: threadId, post: key, channel: claim.channel, ts: posted.ts }, 'slack message posted');
-      return { ts: posted.ts, posted: true, thread, current: recorded ?? (await threads.readThread(threadId)) ?? thread };
+      return {
+        ts: posted.ts,
+        posted: true,
+        thread,
+        current: recorded ?? (await threads.readThread(threadId)) ?? thread,
+      };
     }
     throw new WaitAndRetry(500 + randomInt(500), `${key}: the thread kept changing while claiming`);
   };

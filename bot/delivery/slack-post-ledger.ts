@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../relay-core/domain/clock';
 import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
-import { earlierRepliesRecorded, recordedTs, withClaim, withoutClaim, withRecord, type SlackPostKey } from './slack-posts';
+import {
+  earlierRepliesRecorded,
+  recordedTs,
+  withClaim,
+  withoutClaim,
+  withRecord,
+  type SlackPostKey,
+} from './slack-posts';
 
 // Every step is one versioned write; the pure rules it applies are in slack-posts.ts. Each takes the thread as the
 // caller last had it from the port (`from`), so the write need not read it first, and returns the thread it wrote.
@@ -42,20 +49,24 @@ export class SlackPostLedger {
   ): Promise<Claimed | null> {
     const now = this.clock.now();
     let claim: SlackPendingPost | null = null;
-    const { after } = await this.threads.writeThread(threadId, (doc) => {
-      claim = null;
-      const pending = doc.slack_pending?.[key];
-      if (recordedTs(doc, key) !== null || !earlierRepliesRecorded(doc, key)) return undefined;
-      if (takeOver ? pending?.lease !== takeOver.lease : pending) return undefined;
-      claim = {
-        marker: takeOver?.marker ?? randomUUID(),
-        lease: randomUUID(),
-        ...target,
-        claimed_at: takeOver?.claimed_at ?? now,
-        at: now,
-      };
-      return withClaim(doc, key, claim);
-    }, from);
+    const { after } = await this.threads.writeThread(
+      threadId,
+      (doc) => {
+        claim = null;
+        const pending = doc.slack_pending?.[key];
+        if (recordedTs(doc, key) !== null || !earlierRepliesRecorded(doc, key)) return undefined;
+        if (takeOver ? pending?.lease !== takeOver.lease : pending) return undefined;
+        claim = {
+          marker: takeOver?.marker ?? randomUUID(),
+          lease: randomUUID(),
+          ...target,
+          claimed_at: takeOver?.claimed_at ?? now,
+          at: now,
+        };
+        return withClaim(doc, key, claim);
+      },
+      from,
+    );
     const made = claim as SlackPendingPost | null; // assigned by the change above
     return made && after ? { post: made, thread: after } : null;
   }
@@ -70,7 +81,12 @@ export class SlackPostLedger {
    * Records a posted message (the first record wins; `shown`: its messageDigest) and clears the claim with the same
    * marker; the thread as recorded, or null when it was recorded already.
    */
-  async record(threadId: string, key: SlackPostKey, post: { channel: string; ts: string; marker?: string; shown?: string }, from?: ThreadDoc): Promise<ThreadDoc | null> {
+  async record(
+    threadId: string,
+    key: SlackPostKey,
+    post: { channel: string; ts: string; marker?: string; shown?: string },
+    from?: ThreadDoc,
+  ): Promise<ThreadDoc | null> {
     const at = this.clock.now();
     const { after } = await this.threads.writeThread(threadId, (doc) => withRecord(doc, key, post, at), from);
     return after;

@@ -114,12 +114,22 @@ export function withoutClaim(doc: ThreadDoc, key: SlackPostKey, lease: string): 
 
 /** What a post shows, in 22 characters: what its delivery record keeps as `shown`. */
 export function messageDigest(message: SlackMessage): string {
-  return createHash('sha256').update(JSON.stringify([message.text, message.blocks])).digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(JSON.stringify([message.text, message.blocks]))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 /** The thread with `shown` on these Claim card copies (only where the copy is still the post that was drawn). */
-export function withClaimsShown(doc: ThreadDoc, drawn: ReadonlyArray<[ClaimCopy, SlackDelivery]>, shown: string): ThreadDoc | undefined {
-  return withShown(doc, drawn.map(([copy, post]) => ({ key: claimKey(copy), ts: post.ts, shown })));
+export function withClaimsShown(
+  doc: ThreadDoc,
+  drawn: ReadonlyArray<[ClaimCopy, SlackDelivery]>,
+  shown: string,
+): ThreadDoc | undefined {
+  return withShown(
+    doc,
+    drawn.map(([copy, post]) => ({ key: claimKey(copy), ts: post.ts, shown })),
+  );
 }
 
 /** A post drawn again (chat.update): its key, the ts drawn on, and its digest; `was`: what its record said when read. */
@@ -172,15 +182,27 @@ export function withShown(doc: ThreadDoc, redrawn: readonly Redrawn[]): ThreadDo
 }
 
 /** The thread with the post recorded (first record wins) and any claim carrying the same marker cleared. */
-export function withRecord(doc: ThreadDoc, key: SlackPostKey, post: { channel: string; ts: string; marker?: string; shown?: string }, at: Date): ThreadDoc | undefined {
+export function withRecord(
+  doc: ThreadDoc,
+  key: SlackPostKey,
+  post: { channel: string; ts: string; marker?: string; shown?: string },
+  at: Date,
+): ThreadDoc | undefined {
   const pending = doc.slack_pending?.[key];
   const clearsClaim = pending !== undefined && (post.marker === undefined || pending.marker === post.marker);
   const alreadyRecorded = recordedTs(doc, key) !== null;
   if (alreadyRecorded && !clearsClaim) return undefined;
   let next: ThreadDoc = doc;
   if (!alreadyRecorded) {
-    const dm: SlackDelivery = { channel: post.channel, ts: post.ts, posted_at: at, ...(post.shown ? { shown: post.shown } : {}) };
-    next = hasDelivery(key) ? withDelivery(next, key, dm) : { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
+    const dm: SlackDelivery = {
+      channel: post.channel,
+      ts: post.ts,
+      posted_at: at,
+      ...(post.shown ? { shown: post.shown } : {}),
+    };
+    next = hasDelivery(key)
+      ? withDelivery(next, key, dm)
+      : { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
   }
   if (clearsClaim) {
     const { [key]: _cleared, ...rest } = next.slack_pending ?? {};

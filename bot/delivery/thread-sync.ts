@@ -6,7 +6,16 @@ import type { Relay } from '../../relay-core/service/relay-service';
 import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
-import { escalationMessage, escalationSenderNotice, expiredNotice, reassignedDm, reminderNotice, staleNotice, timerSummaryLine, unclaimedReminderNotice } from '../blocks/timer-notices';
+import {
+  escalationMessage,
+  escalationSenderNotice,
+  expiredNotice,
+  reassignedDm,
+  reminderNotice,
+  staleNotice,
+  timerSummaryLine,
+  unclaimedReminderNotice,
+} from '../blocks/timer-notices';
 import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
 import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
@@ -77,7 +86,8 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
   function audiencesOf(thread: ThreadDoc, { sender, recipient }: Participants): Audience[] {
     const audiences: Audience[] = [];
     // A create held for approval (or rejected before approval) is not the recipient's: no DM, nothing under it.
-    if (recipient?.slack_user_id && visibleToRecipient(thread)) audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
+    if (recipient?.slack_user_id && visibleToRecipient(thread))
+      audiences.push({ name: 'recipient', slackUser: recipient.slack_user_id });
     if (sender?.slack_user_id && (sender.slack_user_id !== recipient?.slack_user_id || !visibleToRecipient(thread))) {
       audiences.push({ name: 'sender', slackUser: sender.slack_user_id });
     }
@@ -99,29 +109,62 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
    * reminders and the nudge under the recipient's DM (only while they still apply), the escalation to the lead or
    * channel or under the sender's DM, and the expiry under both DMs.
    */
-  function noticesOf(thread: ThreadDoc, people: Participants, linked: Set<SlackAudience>): Array<{ key: SlackPostKey; target: PostTarget | SlackAudience; render: (t: ThreadDoc) => SlackMessage }> {
-    const notices: Array<{ key: SlackPostKey; target: PostTarget | SlackAudience; render: (t: ThreadDoc) => SlackMessage }> = [];
-    const input = (t: ThreadDoc, audience: SlackAudience) => ({ thread: t, ...people, inboxUrl: inboxUrlFor(t, audience) });
+  function noticesOf(
+    thread: ThreadDoc,
+    people: Participants,
+    linked: Set<SlackAudience>,
+  ): Array<{ key: SlackPostKey; target: PostTarget | SlackAudience; render: (t: ThreadDoc) => SlackMessage }> {
+    const notices: Array<{
+      key: SlackPostKey;
+      target: PostTarget | SlackAudience;
+      render: (t: ThreadDoc) => SlackMessage;
+    }> = [];
+    const input = (t: ThreadDoc, audience: SlackAudience) => ({
+      thread: t,
+      ...people,
+      inboxUrl: inboxUrlFor(t, audience),
+    });
     for (const step of Object.keys(thread.timers?.fired ?? {})) {
       if (step.startsWith('remind-') && thread.status === 'pending' && linked.has('recipient')) {
-        notices.push({ key: noticeKey('recipient', step), target: 'recipient', render: (t) => reminderNotice(input(t, 'recipient'), step as `remind-${number}`) });
+        notices.push({
+          key: noticeKey('recipient', step),
+          target: 'recipient',
+          render: (t) => reminderNotice(input(t, 'recipient'), step as `remind-${number}`),
+        });
       } else if (step === 'stale' && thread.status === 'accepted' && linked.has('recipient')) {
-        notices.push({ key: noticeKey('recipient', step), target: 'recipient', render: (t) => staleNotice(input(t, 'recipient')) });
+        notices.push({
+          key: noticeKey('recipient', step),
+          target: 'recipient',
+          render: (t) => staleNotice(input(t, 'recipient')),
+        });
       } else if (step === 'escalate' && (thread.status === 'pending' || thread.status === 'unclaimed')) {
         // An unclaimed handoff's escalation has keys of its own: the claimer's chain may escalate again later.
         const unclaimed = thread.status === 'unclaimed';
         const to = thread.timers?.escalated_to;
         if (to?.kind === 'sender' && linked.has('sender')) {
-          notices.push({ key: unclaimed ? unclaimedNoticeKey(step, 'sender') : noticeKey('sender', step), target: 'sender', render: (t) => escalationSenderNotice(input(t, 'sender')) });
+          notices.push({
+            key: unclaimed ? unclaimedNoticeKey(step, 'sender') : noticeKey('sender', step),
+            target: 'sender',
+            render: (t) => escalationSenderNotice(input(t, 'sender')),
+          });
         } else if ((to?.kind === 'lead' || to?.kind === 'channel') && to.slack) {
           const where = to.slack;
           const channel = to.kind === 'lead' ? () => openIm(where) : async () => where;
-          notices.push({ key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation', target: { channel, thread_ts: null }, render: (t) => escalationMessage(input(t, 'sender')) });
+          notices.push({
+            key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation',
+            target: { channel, thread_ts: null },
+            render: (t) => escalationMessage(input(t, 'sender')),
+          });
         }
       } else if (step === 'expire' && thread.status === 'expired') {
         const reason = thread.timers?.expire_reason ?? 'expire_after';
         for (const audience of ['recipient', 'sender'] as const) {
-          if (linked.has(audience)) notices.push({ key: noticeKey(audience, step), target: audience, render: (t) => expiredNotice(input(t, audience), audience, reason) });
+          if (linked.has(audience))
+            notices.push({
+              key: noticeKey(audience, step),
+              target: audience,
+              render: (t) => expiredNotice(input(t, audience), audience, reason),
+            });
         }
       }
     }
@@ -132,7 +175,12 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
    * Posts every timer notice not yet recorded, each exactly once (a reply's DM must be recorded first); `current`:
    * the thread as the last of those posts left it.
    */
-  async function postNotices(thread: ThreadDoc, people: Participants, audiences: Audience[], owner: string): Promise<{ posted: number; current: ThreadDoc }> {
+  async function postNotices(
+    thread: ThreadDoc,
+    people: Participants,
+    audiences: Audience[],
+    owner: string,
+  ): Promise<{ posted: number; current: ThreadDoc }> {
     let posted = 0;
     let current = thread;
     for (const notice of noticesOf(thread, people, new Set(audiences.map((a) => a.name)))) {
@@ -168,9 +216,15 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
    * Posts every recorded message not yet under this DM, oldest first; each reply waits for the one before.
    * `current`: the thread as the last of those posts left it.
    */
-  async function postReplies(thread: ThreadDoc, audience: SlackAudience, dm: SlackDelivery, owner: string): Promise<{ posted: number; current: ThreadDoc }> {
+  async function postReplies(
+    thread: ThreadDoc,
+    audience: SlackAudience,
+    dm: SlackDelivery,
+    owner: string,
+  ): Promise<{ posted: number; current: ThreadDoc }> {
     const missing: number[] = [];
-    for (let n = 1; n <= thread.message_seq; n += 1) if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
+    for (let n = 1; n <= thread.message_seq; n += 1)
+      if (!thread.slack_replies?.[replyKey(audience, n)]) missing.push(n);
     if (missing.length === 0) return { posted: 0, current: thread };
     const messages = await threads.messagesBySequence(thread, missing);
     const authors = new Map<string, AgentDoc | null>();
@@ -178,9 +232,21 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     let current = thread;
     for (const message of messages) {
       if (!authors.has(message.from)) authors.set(message.from, await teammates.get(message.from));
-      const render = async () => threadReplyMessage({ message, author: authors.get(message.from) ?? null, inboxUrl: inboxUrlFor(thread, audience) });
+      const render = async () =>
+        threadReplyMessage({
+          message,
+          author: authors.get(message.from) ?? null,
+          inboxUrl: inboxUrlFor(thread, audience),
+        });
       const target = { channel: async () => dm.channel, thread_ts: dm.ts };
-      const result = await ensurePosted(thread._id, replyKey(audience, message.sequence_no), owner, target, render, current);
+      const result = await ensurePosted(
+        thread._id,
+        replyKey(audience, message.sequence_no),
+        owner,
+        target,
+        render,
+        current,
+      );
       if (result.posted) posted += 1;
       current = result.current;
     }
@@ -201,7 +267,12 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
   async function renderClaimCard(thread: ThreadDoc): Promise<SlackMessage> {
     const handles = [...new Set([thread.from, ...(thread.candidates ?? [])])];
     const cards = new Map(await Promise.all(handles.map(async (h) => [h, await teammates.get(h)] as const)));
-    return claimCard({ thread, sender: cards.get(thread.from) ?? null, claimer: thread.claimed_by ? (cards.get(thread.claimed_by) ?? null) : null, candidates: cards });
+    return claimCard({
+      thread,
+      sender: cards.get(thread.from) ?? null,
+      claimer: thread.claimed_by ? (cards.get(thread.claimed_by) ?? null) : null,
+      candidates: cards,
+    });
   }
 
   /**
@@ -209,7 +280,9 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
    * DM copy), each exactly once, only while nobody has claimed it. True when one was posted.
    */
   async function postUnclaimedReminders(thread: ThreadDoc, owner: string): Promise<boolean> {
-    const steps = Object.keys(thread.timers?.fired ?? {}).filter((step) => step.startsWith('remind-')) as Array<`remind-${number}`>;
+    const steps = Object.keys(thread.timers?.fired ?? {}).filter((step) =>
+      step.startsWith('remind-'),
+    ) as Array<`remind-${number}`>;
     if (thread.status !== 'unclaimed' || steps.length === 0) return false;
     const sender = await teammates.get(thread.from);
     let posted = false;
@@ -218,8 +291,16 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       for (const [copy, card] of claimPosts(thread)) {
         const key = unclaimedNoticeKey(step, copy);
         if (thread.slack_replies?.[key]) continue;
-        const render = async (t: ThreadDoc) => unclaimedReminderNotice({ thread: t, sender, recipient: null, inboxUrl: links.url(t._id) }, step);
-        const result = await ensurePosted(thread._id, key, owner, { channel: async () => card.channel, thread_ts: card.ts }, render, current);
+        const render = async (t: ThreadDoc) =>
+          unclaimedReminderNotice({ thread: t, sender, recipient: null, inboxUrl: links.url(t._id) }, step);
+        const result = await ensurePosted(
+          thread._id,
+          key,
+          owner,
+          { channel: async () => card.channel, thread_ts: card.ts },
+          render,
+          current,
+        );
         if (result.posted) posted = true;
         current = result.current;
       }
@@ -234,7 +315,11 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
    * on it (a job that drew an older state sees the difference when it re-reads, and draws again). `redrawAll`
    * ignores the records: an earlier attempt may have died between a redraw and its re-check.
    */
-  async function syncClaimCards(thread: ThreadDoc, owner: string, redrawAll: boolean): Promise<{ posted: boolean; updated: boolean }> {
+  async function syncClaimCards(
+    thread: ThreadDoc,
+    owner: string,
+    redrawAll: boolean,
+  ): Promise<{ posted: boolean; updated: boolean }> {
     let posted = false;
     let updated = false;
     let latest: ThreadDoc | null = thread;
@@ -285,7 +370,12 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
    * once the job's event was written; a first attempt starts from that version (or a later one), which the process
    * that wrote it moments ago has without a read (ThreadWriter.readThreadFrom).
    */
-  return async function sync(threadId: string, owner: string, redrawAll = false, version?: number): Promise<SlackDeliveryOutcome> {
+  return async function sync(
+    threadId: string,
+    owner: string,
+    redrawAll = false,
+    version?: number,
+  ): Promise<SlackDeliveryOutcome> {
     let latest = redrawAll ? await threads.readThread(threadId) : await threads.readThreadFrom(threadId, version);
     if (!latest) return 'skipped';
     const cards = latest.to_target ? await syncClaimCards(latest, owner, redrawAll) : { posted: false, updated: false };
@@ -315,7 +405,14 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     for (const audience of linked) {
       const target = { channel: () => openIm(audience.slackUser), thread_ts: null };
       try {
-        const result = await ensurePosted(threadId, audience.name, owner, target, async (t) => renderDm(t, people, audience.name), latest);
+        const result = await ensurePosted(
+          threadId,
+          audience.name,
+          owner,
+          target,
+          async (t) => renderDm(t, people, audience.name),
+          latest,
+        );
         if (result.posted) anyPosted = true;
         latest = result.current;
         audiences.push(audience);
@@ -365,14 +462,27 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
         const message = renderDm(latest, peopleNow, audience.name);
         const digest = messageDigest(message);
         if ((drawn.get(audience.name) ?? (redrawAll ? undefined : dm.shown)) === digest) continue;
-        stale.push({ audience: audience.name, dm, message, redrawn: { key: audience.name, ts: dm.ts, shown: digest, was: { shown: dm.shown } } });
+        stale.push({
+          audience: audience.name,
+          dm,
+          message,
+          redrawn: { key: audience.name, ts: dm.ts, shown: digest, was: { shown: dm.shown } },
+        });
       }
       if (stale.length === 0) break;
       for (const { audience, dm, message, redrawn } of stale) {
         await client.chat.update({ channel: dm.channel, ts: dm.ts, ...message });
         drawn.set(audience, redrawn.shown);
       }
-      const { after } = await threads.writeThread(threadId, (doc) => withShown(doc, stale.map((s) => s.redrawn)), latest);
+      const { after } = await threads.writeThread(
+        threadId,
+        (doc) =>
+          withShown(
+            doc,
+            stale.map((s) => s.redrawn),
+          ),
+        latest,
+      );
       updated = true;
       latest = after;
       behind = after === null;
@@ -383,7 +493,11 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       if (!latest || moved.redrawn || !moved.slack) continue;
       const peopleNow = await participants(latest);
       const inboxUrl = inboxUrlFor(latest, 'sender');
-      await client.chat.update({ channel: moved.slack.channel, ts: moved.slack.ts, ...reassignedDm({ thread: latest, ...peopleNow, inboxUrl }, moved.at) });
+      await client.chat.update({
+        channel: moved.slack.channel,
+        ts: moved.slack.ts,
+        ...reassignedDm({ thread: latest, ...peopleNow, inboxUrl }, moved.at),
+      });
       await threads.writeThread(threadId, (doc) => {
         const entries = doc.reassigned_from ?? [];
         if (!entries[i] || entries[i].redrawn) return undefined;

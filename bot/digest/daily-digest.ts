@@ -88,7 +88,10 @@ export function digestTickHandler(deps: DigestDeps) {
       zones.set(slackUser, tz);
       return tz;
     } catch (error) {
-      log.warn({ slack_user: slackUser, err: slackErrorCode(error) ?? (error as Error).message }, 'digest: no time zone for this Slack user');
+      log.warn(
+        { slack_user: slackUser, err: slackErrorCode(error) ?? (error as Error).message },
+        'digest: no time zone for this Slack user',
+      );
       return null;
     }
   }
@@ -106,7 +109,10 @@ export function digestTickHandler(deps: DigestDeps) {
       } while (cursor && wanted.size > 0);
     } catch (error) {
       // Those still unknown are asked one at a time, as for a few.
-      log.warn({ err: slackErrorCode(error) ?? (error as Error).message }, 'digest: users.list failed; asking users.info person by person');
+      log.warn(
+        { err: slackErrorCode(error) ?? (error as Error).message },
+        'digest: users.list failed; asking users.info person by person',
+      );
     }
   }
 
@@ -115,7 +121,12 @@ export function digestTickHandler(deps: DigestDeps) {
     const items: ListItem[] = [];
     let cursor: string | undefined;
     do {
-      const page = await reads.listThreads(teammate, { role, status: ['unclaimed', 'pending', 'accepted'], limit: 100, cursor });
+      const page = await reads.listThreads(teammate, {
+        role,
+        status: ['unclaimed', 'pending', 'accepted'],
+        limit: 100,
+        cursor,
+      });
       items.push(...page.items);
       cursor = page.next_cursor ?? undefined;
     } while (cursor && items.length < LIST_CAP);
@@ -134,7 +145,12 @@ export function digestTickHandler(deps: DigestDeps) {
         // Asked again right before posting: a click on "turn off" since the tick began wins.
         if (await prefs.isOff(teammate.handle)) return null;
         const [waiting, sent] = await Promise.all([open(teammate, 'recipient'), open(teammate, 'sender')]);
-        return dailyDigest({ handle: teammate.handle, waiting, sent, inboxUrl: (id) => links.url(id, teammate.handle) });
+        return dailyDigest({
+          handle: teammate.handle,
+          waiting,
+          sent,
+          inboxUrl: (id) => links.url(id, teammate.handle),
+        });
       },
     );
   }
@@ -154,14 +170,18 @@ export function digestTickHandler(deps: DigestDeps) {
       const day = tz ? digestDueDay(now, tz, at) : null;
       if (!day) continue;
       const teammate = await teammates.get(handle);
-      if (teammate?.slack_user_id !== slackUser || teammate.status !== 'active' || (await prefs.isOff(handle))) continue;
+      if (teammate?.slack_user_id !== slackUser || teammate.status !== 'active' || (await prefs.isOff(handle)))
+        continue;
       due += 1;
       try {
         outcomes[teammate.handle] = await digestFor(teammate, slackUser, day);
       } catch (error) {
         // One person's failure is not everyone's: the next tick tries again (the ledger keeps it to one post).
         outcomes[teammate.handle] = 'failed';
-        log.warn({ handle: teammate.handle, day, err: slackErrorCode(error) ?? (error as Error).message }, 'digest not posted; the next tick retries');
+        log.warn(
+          { handle: teammate.handle, day, err: slackErrorCode(error) ?? (error as Error).message },
+          'digest not posted; the next tick retries',
+        );
       }
     }
     log.debug({ due, outcomes }, 'digest tick done');

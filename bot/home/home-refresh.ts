@@ -29,7 +29,9 @@ export interface HomeRefresher {
   armForThread(thread: SyncedThread): Promise<void>;
 }
 
-export function homeRefresher(deps: Pick<Relay, 'reads' | 'teammates'> & { queue: Queue; delayMs?: number }): HomeRefresher {
+export function homeRefresher(
+  deps: Pick<Relay, 'reads' | 'teammates'> & { queue: Queue; delayMs?: number },
+): HomeRefresher {
   const { reads, teammates, queue } = deps;
   const delay = deps.delayMs ?? HOME_REFRESH_DELAY_MS;
   return {
@@ -40,14 +42,18 @@ export function homeRefresher(deps: Pick<Relay, 'reads' | 'teammates'> & { queue
       const users = new Set(people.map((p) => p?.slack_user_id).filter((u): u is string => Boolean(u)));
       await Promise.all(
         [...users].map((user) =>
-          queue.add(HOME_REFRESH_JOB, { slack_user: user }, {
-            delay,
-            deduplication: { id: `home.${user}`, keepLastIfActive: true, reschedule: true },
-            attempts: 3,
-            backoff: { type: 'exponential', delay: 1_000 },
-            removeOnComplete: true,
-            removeOnFail: { age: 24 * 3600 },
-          }),
+          queue.add(
+            HOME_REFRESH_JOB,
+            { slack_user: user },
+            {
+              delay,
+              deduplication: { id: `home.${user}`, keepLastIfActive: true, reschedule: true },
+              attempts: 3,
+              backoff: { type: 'exponential', delay: 1_000 },
+              removeOnComplete: true,
+              removeOnFail: { age: 24 * 3600 },
+            },
+          ),
         ),
       );
     },
@@ -55,7 +61,9 @@ export function homeRefresher(deps: Pick<Relay, 'reads' | 'teammates'> & { queue
 }
 
 /** The job: publish the user's Home tab at its first page, as it is now. */
-export function homeRefreshHandler(deps: Pick<Relay, 'reads' | 'teammates' | 'links'> & { client: WebClient; log: Logger; digest?: HomeDigest }) {
+export function homeRefreshHandler(
+  deps: Pick<Relay, 'reads' | 'teammates' | 'links'> & { client: WebClient; log: Logger; digest?: HomeDigest },
+) {
   return async function refreshHome(job: Job): Promise<{ published: string }> {
     const { slack_user: user } = parseJob(homeRefreshJobSchema, job);
     await publishHome(deps, deps.client, user, {}, deps.digest);

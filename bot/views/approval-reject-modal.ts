@@ -10,10 +10,15 @@ export const APPROVAL_REJECT_INPUT = { block_id: 'approval_reject_reason', actio
 export const APPROVAL_REASON_MAX = Math.min(LIMITS.reason, 3000);
 
 /** private_metadata: the approval and the start of its binding, as on the button. */
-export const approvalMetadataSchema = z.object({ a: z.string().regex(APPROVAL_ID_PATTERN), b: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
+export const approvalMetadataSchema = z
+  .object({ a: z.string().regex(APPROVAL_ID_PATTERN), b: z.string().regex(/^[0-9a-f]{16}$/) })
+  .strict();
 export type ApprovalMetadata = z.infer<typeof approvalMetadataSchema>;
 
-export function approvalRejectModal(record: Pick<ApprovalRecord, 'id' | 'binding' | 'action' | 'actor'>, about: string): types.ModalView {
+export function approvalRejectModal(
+  record: Pick<ApprovalRecord, 'id' | 'binding' | 'action' | 'actor'>,
+  about: string,
+): types.ModalView {
   const plain = (text: string): types.PlainTextElement => ({ type: 'plain_text', text, emoji: true });
   const metadata: ApprovalMetadata = { a: record.id, b: record.binding.slice(0, 16) };
   return {
@@ -30,7 +35,12 @@ export function approvalRejectModal(record: Pick<ApprovalRecord, 'id' | 'binding
         block_id: APPROVAL_REJECT_INPUT.block_id,
         label: plain('Why are you rejecting it?'),
         hint: plain(`${record.actor} is told in these words.`),
-        element: { type: 'plain_text_input', action_id: APPROVAL_REJECT_INPUT.action_id, multiline: true, max_length: APPROVAL_REASON_MAX },
+        element: {
+          type: 'plain_text_input',
+          action_id: APPROVAL_REJECT_INPUT.action_id,
+          multiline: true,
+          max_length: APPROVAL_REASON_MAX,
+        },
       },
     ],
   };

@@ -1,7 +1,18 @@
 // The daily digest DM: what waits on the person (oldest first, with the DM's buttons) and what they wait on (pure).
 import type { ListItem } from '../../relay-core/service/wire-views';
 import { DIGEST_ACTION_IDS, DIGEST_BLOCK_IDS, threadItemBlocks } from './home';
-import { actions, button, context, divider, escapeMrkdwn, header, section, textLength, type SlackBlock, type SlackMessage } from '../blocks/block-kit';
+import {
+  actions,
+  button,
+  context,
+  divider,
+  escapeMrkdwn,
+  header,
+  section,
+  textLength,
+  type SlackBlock,
+  type SlackMessage,
+} from '../blocks/block-kit';
 
 // Within Slack's message limits: 50 blocks and about 12k characters of text (the same margin as `/handoff inbox`).
 
@@ -33,7 +44,10 @@ export function dailyDigest(input: DigestInput): SlackMessage | null {
   ];
   const footer: SlackBlock[] = [
     divider(),
-    actions([button({ actionId: DIGEST_ACTION_IDS.off, text: 'Turn off the daily digest', value: 'off' })], DIGEST_BLOCK_IDS.settings),
+    actions(
+      [button({ actionId: DIGEST_ACTION_IDS.off, text: 'Turn off the daily digest', value: 'off' })],
+      DIGEST_BLOCK_IDS.settings,
+    ),
   ];
   let budget = TEXT_BUDGET - textLength(blocks) - textLength(footer) - 600;
 
@@ -49,7 +63,8 @@ export function dailyDigest(input: DigestInput): SlackMessage | null {
       budget -= cost;
       shown += 1;
     }
-    if (shown < items.length) blocks.push(context(`…and ${items.length - shown} more: open the *Home* tab of handoff-relay for all of them.`));
+    if (shown < items.length)
+      blocks.push(context(`…and ${items.length - shown} more: open the *Home* tab of handoff-relay for all of them.`));
   };
   list('Waiting on you', waiting, DIGEST_WAITING_MAX, 'recipient', 'Nothing waits on you.');
   blocks.push(divider());
@@ -65,9 +80,17 @@ export function digestSettingMessage(off: boolean): SlackMessage {
     ? {
         text: 'The daily digest is off for you.',
         blocks: [
-          section(':no_bell: The daily handoff digest is *off* for you. The Home tab and `/handoff inbox` still list what waits on you.'),
-          actions([button({ actionId: DIGEST_ACTION_IDS.on, text: 'Turn it back on', value: 'on' })], DIGEST_BLOCK_IDS.settings),
+          section(
+            ':no_bell: The daily handoff digest is *off* for you. The Home tab and `/handoff inbox` still list what waits on you.',
+          ),
+          actions(
+            [button({ actionId: DIGEST_ACTION_IDS.on, text: 'Turn it back on', value: 'on' })],
+            DIGEST_BLOCK_IDS.settings,
+          ),
         ],
       }
-    : { text: 'The daily digest is on for you.', blocks: [section(':bell: The daily handoff digest is *on* for you again.')] };
+    : {
+        text: 'The daily digest is on for you.',
+        blocks: [section(':bell: The daily handoff digest is *on* for you again.')],
+      };
 }

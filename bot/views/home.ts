@@ -21,7 +21,9 @@ export const INBOX_PAGE_SIZE = 20;
 const INBOX_TEXT_BUDGET = 10_500;
 
 /** Where each Home list starts: absent = newest. Carried in the paging buttons' value. */
-export const homePageSchema = z.object({ w: z.string().max(200).optional(), s: z.string().max(200).optional() }).strict();
+export const homePageSchema = z
+  .object({ w: z.string().max(200).optional(), s: z.string().max(200).optional() })
+  .strict();
 export type HomePage = z.infer<typeof homePageSchema>;
 
 export interface ThreadPage {
@@ -34,7 +36,10 @@ type Audience = 'recipient' | 'sender';
 
 const plain = (text: string) => ({ type: 'plain_text' as const, text });
 const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text: truncate(text, 3000) } });
-const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text: truncate(text, 3000) }] });
+const context = (text: string): Block => ({
+  type: 'context',
+  elements: [{ type: 'mrkdwn', text: truncate(text, 3000) }],
+});
 const header = (text: string): Block => ({ type: 'header', text: plain(truncate(text, 150)) });
 
 const INTENT: Record<ListItem['intent'], string> = {
@@ -76,7 +81,8 @@ function threadButtons(item: ListItem, audience: Audience, inboxUrl: string): Bl
   if (audience === 'recipient' && item.status === 'pending') {
     buttons.push(button('Accept', ACTION_IDS.accept, value, 'primary'), button('Decline', ACTION_IDS.decline, value));
   }
-  if (audience === 'recipient' && item.status === 'accepted') buttons.push(button('Complete', ACTION_IDS.complete, value, 'primary'));
+  if (audience === 'recipient' && item.status === 'accepted')
+    buttons.push(button('Complete', ACTION_IDS.complete, value, 'primary'));
   if (open) buttons.push(button('Reply', ACTION_IDS.reply, value));
   buttons.push({ type: 'button', action_id: ACTION_IDS.openInbox, text: plain('View in inbox'), url: inboxUrl });
   return buttons;
@@ -119,26 +125,41 @@ export function homeView(input: HomeInput): HomeView {
   const { waiting, sent, page } = input;
   const blocks: Block[] = [
     header('Handoffs'),
-    context(`You are \`${escapeMrkdwn(input.handle)}\` on handoff-relay. \`/handoff\` starts a new handoff; \`/handoff inbox\` lists what waits for you.`),
+    context(
+      `You are \`${escapeMrkdwn(input.handle)}\` on handoff-relay. \`/handoff\` starts a new handoff; \`/handoff inbox\` lists what waits for you.`,
+    ),
     header(page.w ? 'Waiting for you (older)' : 'Waiting for you'),
   ];
-  if (waiting.items.length === 0) blocks.push(section(page.w ? 'Nothing older is waiting.' : 'Nothing is waiting for you.'));
-  for (const item of waiting.items.slice(0, HOME_PAGE_SIZE)) blocks.push(...threadItemBlocks(item, 'recipient', input.inboxUrl(item.thread_id)));
-  if (waiting.next_cursor) blocks.push(pageButton('Show older waiting', { ...page, w: waiting.next_cursor }, 'home_more_waiting'));
+  if (waiting.items.length === 0)
+    blocks.push(section(page.w ? 'Nothing older is waiting.' : 'Nothing is waiting for you.'));
+  for (const item of waiting.items.slice(0, HOME_PAGE_SIZE))
+    blocks.push(...threadItemBlocks(item, 'recipient', input.inboxUrl(item.thread_id)));
+  if (waiting.next_cursor)
+    blocks.push(pageButton('Show older waiting', { ...page, w: waiting.next_cursor }, 'home_more_waiting'));
   blocks.push({ type: 'divider' }, header(page.s ? 'Sent by you (older)' : 'Sent by you'));
-  if (sent.items.length === 0) blocks.push(section(page.s ? 'Nothing older was sent.' : 'You have not sent a handoff yet.'));
-  for (const item of sent.items.slice(0, HOME_PAGE_SIZE)) blocks.push(...threadItemBlocks(item, 'sender', input.inboxUrl(item.thread_id)));
+  if (sent.items.length === 0)
+    blocks.push(section(page.s ? 'Nothing older was sent.' : 'You have not sent a handoff yet.'));
+  for (const item of sent.items.slice(0, HOME_PAGE_SIZE))
+    blocks.push(...threadItemBlocks(item, 'sender', input.inboxUrl(item.thread_id)));
   if (sent.next_cursor) blocks.push(pageButton('Show older sent', { ...page, s: sent.next_cursor }, 'home_more_sent'));
   if (page.w || page.s) blocks.push(pageButton('Back to newest', {}, 'home_newest'));
   if (input.digest) {
     const { off, at } = input.digest;
     blocks.push(
       { type: 'divider' },
-      section(off ? `:no_bell: Daily digest: *off*.` : `:bell: Daily digest: *on*, weekdays at ${escapeMrkdwn(at)} your time.`),
+      section(
+        off
+          ? `:no_bell: Daily digest: *off*.`
+          : `:bell: Daily digest: *on*, weekdays at ${escapeMrkdwn(at)} your time.`,
+      ),
       {
         type: 'actions',
         block_id: DIGEST_BLOCK_IDS.settings,
-        elements: [off ? button('Turn on the daily digest', DIGEST_ACTION_IDS.on, 'on') : button('Turn off the daily digest', DIGEST_ACTION_IDS.off, 'off')],
+        elements: [
+          off
+            ? button('Turn on the daily digest', DIGEST_ACTION_IDS.on, 'on')
+            : button('Turn off the daily digest', DIGEST_ACTION_IDS.off, 'off'),
+        ],
       },
     );
   }
@@ -167,10 +188,16 @@ export function inboxMessage(input: { handle: string; page: ThreadPage; inboxUrl
   const { items } = input.page;
   const blocks: Block[] = [header('Your handoff inbox')];
   if (items.length === 0) {
-    blocks.push(section(`Nothing is waiting for \`${escapeMrkdwn(input.handle)}\`: no unclaimed, pending or accepted handoffs.`));
+    blocks.push(
+      section(`Nothing is waiting for \`${escapeMrkdwn(input.handle)}\`: no unclaimed, pending or accepted handoffs.`),
+    );
     return { text: 'Your handoff inbox is empty.', blocks };
   }
-  blocks.push(context(`Unclaimed (you are a candidate), pending and accepted handoffs for \`${escapeMrkdwn(input.handle)}\`, newest first.`));
+  blocks.push(
+    context(
+      `Unclaimed (you are a candidate), pending and accepted handoffs for \`${escapeMrkdwn(input.handle)}\`, newest first.`,
+    ),
+  );
   let budget = INBOX_TEXT_BUDGET - textLength(blocks);
   let shown = 0;
   for (const item of items.slice(0, INBOX_PAGE_SIZE)) {

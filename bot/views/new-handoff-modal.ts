@@ -1,7 +1,15 @@
 // The `/handoff` modal: a pure view builder, and the pure reading of its submission into the relay's NewHandoff.
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import { LIMITS, artifactSchema, intentSchema, newHandoffSchema, type Artifact, type Intent, type NewHandoff } from '../../relay-core/domain/schemas';
+import {
+  LIMITS,
+  artifactSchema,
+  intentSchema,
+  newHandoffSchema,
+  type Artifact,
+  type Intent,
+  type NewHandoff,
+} from '../../relay-core/domain/schemas';
 import { intentProblems } from '../../relay-core/domain/thread-lifecycle';
 
 // Validation runs the relay's zod schemas and intent rules, so the modal refuses what the relay would (and also
@@ -39,7 +47,12 @@ export const INTENT_OPTIONS: Record<Intent, string> = {
 const F = NEW_HANDOFF_FIELDS;
 const plain = (text: string) => ({ type: 'plain_text' as const, text });
 
-function input(field: Field, label: string, element: Record<string, unknown>, opts: { optional?: boolean; hint?: string } = {}) {
+function input(
+  field: Field,
+  label: string,
+  element: Record<string, unknown>,
+  opts: { optional?: boolean; hint?: string } = {},
+) {
   return {
     type: 'input',
     block_id: field,
@@ -76,7 +89,10 @@ export interface NewHandoffPrefill {
 /** The modal `/handoff` opens. `privateMetadata` travels back with the submission untouched. */
 export function newHandoffModal(opts: { privateMetadata?: string; prefill?: NewHandoffPrefill } = {}): ModalView {
   const prefill = opts.prefill ?? {};
-  const intentOptions = (Object.keys(INTENT_OPTIONS) as Intent[]).map((value) => ({ text: plain(INTENT_OPTIONS[value]), value }));
+  const intentOptions = (Object.keys(INTENT_OPTIONS) as Intent[]).map((value) => ({
+    text: plain(INTENT_OPTIONS[value]),
+    value,
+  }));
   return {
     type: 'modal',
     callback_id: NEW_HANDOFF_CALLBACK_ID,
@@ -85,24 +101,40 @@ export function newHandoffModal(opts: { privateMetadata?: string; prefill?: NewH
     close: plain('Cancel'),
     private_metadata: opts.privateMetadata ?? '',
     blocks: [
-      input(F.recipient, 'To', { type: 'users_select', placeholder: plain('Who takes it over?') }, {
-        optional: true,
-        hint: 'They need a handoff-relay teammate linked to their Slack account. Or leave this empty and name a role, skill or owner below.',
-      }),
+      input(
+        F.recipient,
+        'To',
+        { type: 'users_select', placeholder: plain('Who takes it over?') },
+        {
+          optional: true,
+          hint: 'They need a handoff-relay teammate linked to their Slack account. Or leave this empty and name a role, skill or owner below.',
+        },
+      ),
       input(F.target, 'Or to whoever fits', textInput(false, 'role:frontend · skill:react · owner:apps/web/'), {
         optional: true,
         hint: 'One match gets it directly; several get a Claim button (in the channel bound with /handoff channel, or in their DMs) and the first to claim it owns it.',
       }),
       input(F.intent, 'Intent', { type: 'static_select', options: intentOptions, initial_option: intentOptions[0] }),
-      input(F.summary, 'Summary', textInput(true, 'What they need to know or do', prefill.summary), { hint: `At most ${LIMITS.summary} characters.` }),
-      input(F.question, 'Question', textInput(true), { optional: true, hint: 'Required for "Ask a question"; leave empty otherwise.' }),
+      input(F.summary, 'Summary', textInput(true, 'What they need to know or do', prefill.summary), {
+        hint: `At most ${LIMITS.summary} characters.`,
+      }),
+      input(F.question, 'Question', textInput(true), {
+        optional: true,
+        hint: 'Required for "Ask a question"; leave empty otherwise.',
+      }),
       input(F.description, 'Proposed action', textInput(true, 'What should be done'), {
         optional: true,
         hint: 'Required for "Propose an action", with its rationale; leave empty otherwise.',
       }),
-      input(F.files, 'Target files', textInput(true, 'src/api/users.ts'), { optional: true, hint: 'One path per line.' }),
+      input(F.files, 'Target files', textInput(true, 'src/api/users.ts'), {
+        optional: true,
+        hint: 'One path per line.',
+      }),
       input(F.rationale, 'Rationale', textInput(true), { optional: true, hint: 'Why the action is needed.' }),
-      input(F.links, 'Links', textInput(true, 'https://…', prefill.links?.join('\n')), { optional: true, hint: 'One http(s) URL per line; each becomes a link artifact.' }),
+      input(F.links, 'Links', textInput(true, 'https://…', prefill.links?.join('\n')), {
+        optional: true,
+        hint: 'One http(s) URL per line; each becomes a link artifact.',
+      }),
     ],
   } as unknown as ModalView;
 }
@@ -111,9 +143,14 @@ export function newHandoffModal(opts: { privateMetadata?: string; prefill?: NewH
 
 const textValue = z.object({ type: z.literal('plain_text_input'), value: z.string().nullish() });
 const stateSchema = z.object({
-  [F.recipient]: z.object({ [F.recipient]: z.object({ type: z.literal('users_select'), selected_user: z.string().nullish() }) }),
+  [F.recipient]: z.object({
+    [F.recipient]: z.object({ type: z.literal('users_select'), selected_user: z.string().nullish() }),
+  }),
   [F.intent]: z.object({
-    [F.intent]: z.object({ type: z.literal('static_select'), selected_option: z.object({ value: z.string() }).nullish() }),
+    [F.intent]: z.object({
+      type: z.literal('static_select'),
+      selected_option: z.object({ value: z.string() }).nullish(),
+    }),
   }),
   [F.target]: z.object({ [F.target]: textValue }).optional(),
   [F.summary]: z.object({ [F.summary]: textValue }),
@@ -150,7 +187,10 @@ export function readNewHandoffState(values: unknown): NewHandoffForm | null {
     return value ? value : undefined;
   };
   const lines = (field: { value?: string | null } | undefined) =>
-    (field?.value ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+    (field?.value ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   return {
     recipientSlackUser: s[F.recipient][F.recipient].selected_user ?? null,
     target: text(s[F.target]?.[F.target]),
@@ -168,7 +208,11 @@ export function readNewHandoffState(values: unknown): NewHandoffForm | null {
  * The handoff the form describes, checked with the relay's schemas and intent rules, or the errors per field.
  * `to` is the recipient's handle (the listener maps the selected Slack user to it first).
  */
-export function newHandoffFromForm(form: NewHandoffForm, to: string, idempotencyKey: string): { handoff: NewHandoff } | { errors: FieldErrors } {
+export function newHandoffFromForm(
+  form: NewHandoffForm,
+  to: string,
+  idempotencyKey: string,
+): { handoff: NewHandoff } | { errors: FieldErrors } {
   const errors: FieldErrors = {};
   const intent = intentSchema.safeParse(form.intent);
   if (!intent.success) return { errors: { [F.intent]: 'Choose an intent.' } };
@@ -179,12 +223,17 @@ export function newHandoffFromForm(form: NewHandoffForm, to: string, idempotency
   if (form.description) actionFields.push(F.description);
   if (form.files.length) actionFields.push(F.files);
   if (form.rationale) actionFields.push(F.rationale);
-  const action = proposing || actionFields.length ? { description: form.description ?? '', target_files: form.files, rationale: form.rationale ?? '' } : undefined;
+  const action =
+    proposing || actionFields.length
+      ? { description: form.description ?? '', target_files: form.files, rationale: form.rationale ?? '' }
+      : undefined;
   for (const problem of intentProblems({ intent: intent.data, question: form.question, proposed_action: action })) {
-    for (const field of problem.field === 'question' ? [F.question] : actionFields) errors[field] = `${problem.message}.`;
+    for (const field of problem.field === 'question' ? [F.question] : actionFields)
+      errors[field] = `${problem.message}.`;
   }
   // The form also asks a question of "Ask a question" (the relay does not), and names an empty action field itself.
-  if (intent.data === 'ask_question' && !form.question) errors[F.question] = 'A question is required when the intent is "Ask a question".';
+  if (intent.data === 'ask_question' && !form.question)
+    errors[F.question] = 'A question is required when the intent is "Ask a question".';
   if (proposing) {
     if (!form.description) errors[F.description] = 'Describe the proposed action.';
     if (!form.rationale) errors[F.rationale] = 'Say why the action is needed.';
@@ -194,7 +243,9 @@ export function newHandoffFromForm(form: NewHandoffForm, to: string, idempotency
   form.links.forEach((url, i) => {
     const link = artifactSchema.safeParse({ type: 'link', url });
     if (link.success) artifacts.push(link.data);
-    else errors[F.links] ??= `Line ${i + 1}: ${link.error.issues[0]?.message ?? 'not a link'} (got "${url.slice(0, 80)}").`;
+    else
+      errors[F.links] ??=
+        `Line ${i + 1}: ${link.error.issues[0]?.message ?? 'not a link'} (got "${url.slice(0, 80)}").`;
   });
   if (artifacts.length > LIMITS.artifacts) errors[F.links] ??= `At most ${LIMITS.artifacts} links.`;
 

@@ -18,13 +18,23 @@ export function reassignModal(thread: ThreadDoc, recipientName: string) {
     blocks: [
       {
         type: 'section',
-        text: { type: 'mrkdwn', text: escapeWithin(`${thread.status === 'unclaimed' ? `Nobody (${truncate(recipientName, 60)}) has claimed` : `${truncate(recipientName, 60)} has not accepted`}: "${truncate(thread.summary.replace(/\s+/g, ' '), 200)}". Who should take it over?`, 2000).text },
+        text: {
+          type: 'mrkdwn',
+          text: escapeWithin(
+            `${thread.status === 'unclaimed' ? `Nobody (${truncate(recipientName, 60)}) has claimed` : `${truncate(recipientName, 60)} has not accepted`}: "${truncate(thread.summary.replace(/\s+/g, ' '), 200)}". Who should take it over?`,
+            2000,
+          ).text,
+        },
       },
       {
         type: 'input',
         block_id: REASSIGN_VIEW.block,
         label: { type: 'plain_text', text: 'Reassign to' },
-        element: { type: 'users_select', action_id: REASSIGN_VIEW.action, placeholder: { type: 'plain_text', text: 'Pick a teammate' } },
+        element: {
+          type: 'users_select',
+          action_id: REASSIGN_VIEW.action,
+          placeholder: { type: 'plain_text', text: 'Pick a teammate' },
+        },
       },
     ],
   };

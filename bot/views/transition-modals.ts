@@ -57,7 +57,11 @@ function aboutBlock({ thread, senderName }: ModalInput): Block {
   };
 }
 
-function textInput(input: (typeof INPUTS)[keyof typeof INPUTS], label: string, opts: { max: number; hint?: string; optional?: boolean; placeholder?: string }): Block {
+function textInput(
+  input: (typeof INPUTS)[keyof typeof INPUTS],
+  label: string,
+  opts: { max: number; hint?: string; optional?: boolean; placeholder?: string },
+): Block {
   return {
     type: 'input',
     block_id: input.block_id,
@@ -95,7 +99,10 @@ export function declineModal(input: ModalInput): ModalView {
 
 export function completeModal(input: ModalInput): ModalView {
   return modal('complete', input, 'Complete handoff', 'Complete', [
-    textInput(INPUTS.summary, 'What was done?', { max: INPUT_MAX.summary, hint: 'The result summary the sender receives.' }),
+    textInput(INPUTS.summary, 'What was done?', {
+      max: INPUT_MAX.summary,
+      hint: 'The result summary the sender receives.',
+    }),
     textInput(INPUTS.links, 'Links', {
       max: INPUT_MAX.links,
       optional: true,
@@ -107,7 +114,10 @@ export function completeModal(input: ModalInput): ModalView {
 
 export function replyModal(input: ModalInput): ModalView {
   return modal('reply', input, 'Reply to handoff', 'Send', [
-    textInput(INPUTS.body, 'Your message', { max: INPUT_MAX.body, hint: 'Added to the handoff thread; the other side sees it.' }),
+    textInput(INPUTS.body, 'Your message', {
+      max: INPUT_MAX.body,
+      hint: 'Added to the handoff thread; the other side sees it.',
+    }),
   ]);
 }
 

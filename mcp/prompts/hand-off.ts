@@ -17,8 +17,15 @@ export function registerHandOffPrompt(server: McpServer, relay: RelayClient): vo
       description:
         'Package the work at hand for a teammate (a handle, or role:, skill: or owner:<path>; completion lists them) and send it with handoff_to_teammate.',
       argsSchema: {
-        to: completable(recipientSchema.describe('A teammate handle, or role:<role>, skill:<skill>, owner:<path>'), teammateTargets(relay)),
-        work: z.string().max(LIMITS.summary).optional().describe('What to hand off, in a few words (default: the work in this conversation)'),
+        to: completable(
+          recipientSchema.describe('A teammate handle, or role:<role>, skill:<skill>, owner:<path>'),
+          teammateTargets(relay),
+        ),
+        work: z
+          .string()
+          .max(LIMITS.summary)
+          .optional()
+          .describe('What to hand off, in a few words (default: the work in this conversation)'),
       },
     },
     async ({ to, work }): Promise<GetPromptResult> => {
@@ -27,7 +34,11 @@ export function registerHandOffPrompt(server: McpServer, relay: RelayClient): vo
       if (!to.includes(':')) {
         const { teammates } = await relay.call<{ teammates: Array<{ handle: string }> }>('agents/list', {});
         const card = teammates.find((t) => t.handle === to);
-        if (!card) throw new McpError(ErrorCode.InvalidParams, `to: no teammate ${to}; completion of \`to\` lists the handles and targets`);
+        if (!card)
+          throw new McpError(
+            ErrorCode.InvalidParams,
+            `to: no teammate ${to}; completion of \`to\` lists the handles and targets`,
+          );
         recipient = `${to}, whose card (provenance_nonce ${marks.nonce}) is ${JSON.stringify(markTeammate(marks, card))}. ${PROVENANCE_NOTE}`;
       }
       const text = [

@@ -10,7 +10,8 @@ export function registerReviewInboxPrompt(server: McpServer, relay: RelayClient)
     'review_inbox',
     {
       title: 'Review my handoff inbox',
-      description: 'Triage the handoffs waiting for you (pending, unclaimed and accepted ones), newest first, and suggest what to do with each.',
+      description:
+        'Triage the handoffs waiting for you (pending, unclaimed and accepted ones), newest first, and suggest what to do with each.',
     },
     async (): Promise<GetPromptResult> => {
       const { items } = await relay.call<{ items: Item[] }>('tasks/list', {
@@ -23,7 +24,11 @@ export function registerReviewInboxPrompt(server: McpServer, relay: RelayClient)
           ? 'Nothing is waiting for you in the handoff inbox. Tell me so.'
           : [
               `${items.length} handoff(s) are waiting for you (provenance_nonce ${marks.nonce}). ${PROVENANCE_NOTE}`,
-              JSON.stringify(items.map((i) => markItem(marks, i)), null, 2),
+              JSON.stringify(
+                items.map((i) => markItem(marks, i)),
+                null,
+                2,
+              ),
               'For each, newest first, in one line: who sent it, what it wants (its intent), and what you suggest: accept, answer, ' +
                 'ask in the thread, or decline and why. Read a thread with view_thread when its preview is not enough. ' +
                 'Do not accept or decline anything before I say so.',

@@ -18,7 +18,13 @@ export function threadPrompt(view: ThreadView, description: string, instructions
   return {
     description,
     messages: [
-      { role: 'user', content: { type: 'resource', resource: { uri: threadUri(view.thread_id), mimeType: 'text/plain', text: threadText(view) } } },
+      {
+        role: 'user',
+        content: {
+          type: 'resource',
+          resource: { uri: threadUri(view.thread_id), mimeType: 'text/plain', text: threadText(view) },
+        },
+      },
       { role: 'user', content: { type: 'text', text: instructions } },
     ],
   };

@@ -18,12 +18,15 @@ export function registerInboxResource(server: McpServer, relay: RelayClient): vo
       title: 'Your handoff inbox',
       description:
         `The ${LIMITS.pageDefault} newest threads you received and sent, newest first, each with its status, unread count and its ` +
-        `resource URI (${threadUri('<thread id>')}). ` + PROVENANCE_NOTE,
+        `resource URI (${threadUri('<thread id>')}). ` +
+        PROVENANCE_NOTE,
       mimeType: 'application/json',
     },
     async (uri): Promise<ReadResourceResult> => {
       const [received, sent] = await Promise.all(
-        (['recipient', 'sender'] as const).map((role) => asMcpError('Inbox', () => relay.call<{ items: Item[] }>('tasks/list', { filter: { role } }))),
+        (['recipient', 'sender'] as const).map((role) =>
+          asMcpError('Inbox', () => relay.call<{ items: Item[] }>('tasks/list', { filter: { role } })),
+        ),
       );
       const marks = new ProvenanceMarks();
       const box = (items: Item[]) => items.map((i) => ({ uri: threadUri(i.thread_id), ...markItem(marks, i) }));

@@ -9,7 +9,11 @@ import { ThreadSubscriptions } from './thread-subscriptions';
  * Registers the resources; with `watch` (the relay client a subscription's long polls go through, unlogged: they
  * outlive the request that started them), resources/subscribe too. Returns what close() must stop.
  */
-export function registerResources(server: McpServer, relay: RelayClient, opts: { watch?: RelayClient }): { close: () => void } {
+export function registerResources(
+  server: McpServer,
+  relay: RelayClient,
+  opts: { watch?: RelayClient },
+): { close: () => void } {
   registerInboxResource(server, relay);
   registerThreadResource(server, relay);
   if (!opts.watch) return { close: () => {} };

@@ -47,7 +47,11 @@ export function threadText(view: ReturnType<typeof markThread>): string {
   if (view.question) lines.push(`Question: ${view.question}`);
   if (view.proposed_action) {
     const a = view.proposed_action;
-    lines.push(`Proposed action: ${a.description}`, `Rationale: ${a.rationale}`, `Target files: ${JSON.stringify(a.target_files)}`);
+    lines.push(
+      `Proposed action: ${a.description}`,
+      `Rationale: ${a.rationale}`,
+      `Target files: ${JSON.stringify(a.target_files)}`,
+    );
     if (a.suggested_diff) lines.push(`Suggested diff: ${a.suggested_diff}`);
   }
   if (view.artifacts.value.length > 0) lines.push(`Artifacts: ${JSON.stringify(view.artifacts)}`);
@@ -57,7 +61,8 @@ export function threadText(view: ReturnType<typeof markThread>): string {
     if (m.artifacts.value.length > 0) lines.push(`    artifacts: ${JSON.stringify(m.artifacts)}`);
   }
   if (view.completed_summary) lines.push(`Completed: ${view.completed_summary}`);
-  if (view.completion_artifacts.value.length > 0) lines.push(`Completion artifacts: ${JSON.stringify(view.completion_artifacts)}`);
+  if (view.completion_artifacts.value.length > 0)
+    lines.push(`Completion artifacts: ${JSON.stringify(view.completion_artifacts)}`);
   if (view.decline_reason) lines.push(`Declined: ${view.decline_reason}`);
   lines.push(`Status history: ${view.status_history.map((h) => `${h.status} by ${h.by} at ${h.at}`).join('; ')}`);
   return lines.join('\n');
@@ -65,7 +70,9 @@ export function threadText(view: ReturnType<typeof markThread>): string {
 
 /** The thread `threadId` marked for the caller (not found when it is not theirs). */
 export async function readThread(relay: RelayClient, threadId: string): Promise<ReturnType<typeof markThread>> {
-  const thread = await asMcpError(`Thread ${threadId}`, () => relay.call<RelayThread>('tasks/get', { task_id: threadId }));
+  const thread = await asMcpError(`Thread ${threadId}`, () =>
+    relay.call<RelayThread>('tasks/get', { task_id: threadId }),
+  );
   return markThread(new ProvenanceMarks(), thread);
 }
 
@@ -74,7 +81,9 @@ export function registerThreadResource(server: McpServer, relay: RelayClient): v
     list: async () => {
       const pages = await Promise.all(
         (['recipient', 'sender'] as const).map((role) =>
-          asMcpError('Inbox', () => relay.call<{ items: Item[] }>('tasks/list', { filter: { role }, page: { limit: LISTED_PER_BOX } })),
+          asMcpError('Inbox', () =>
+            relay.call<{ items: Item[] }>('tasks/list', { filter: { role }, page: { limit: LISTED_PER_BOX } }),
+          ),
         ),
       );
       return { resources: pages.flatMap((p) => p.items).map(listed) };
@@ -93,7 +102,11 @@ export function registerThreadResource(server: McpServer, relay: RelayClient): v
     },
     async (uri): Promise<ReadResourceResult> => {
       const threadId = threadIdOf(uri.href);
-      if (!threadId) throw new McpError(ErrorCode.InvalidParams, `${uri.href}: a thread resource is ${THREAD_URI_PREFIX}<thread id, a UUID>`);
+      if (!threadId)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `${uri.href}: a thread resource is ${THREAD_URI_PREFIX}<thread id, a UUID>`,
+        );
       const view = await readThread(relay, threadId);
       return {
         contents: [

@@ -1,6 +1,11 @@
 // resources/subscribe on a long-lived MCP connection (stdio): the caller's event feed tells which subscribed thread changed.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asMcpError } from '../mcp-errors';
 import type { RelayClient } from '../relay-client';
@@ -43,7 +48,11 @@ export class ThreadSubscriptions {
   async subscribe(uri: string): Promise<void> {
     if (uri !== INBOX_URI) {
       const threadId = threadIdOf(uri);
-      if (!threadId) throw new McpError(ErrorCode.InvalidParams, `${uri}: only ${INBOX_URI} and ${THREAD_URI_PREFIX}<thread id> can be subscribed to`);
+      if (!threadId)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `${uri}: only ${INBOX_URI} and ${THREAD_URI_PREFIX}<thread id> can be subscribed to`,
+        );
       await readThread(this.relay, threadId); // not found unless the caller sent or received it
     }
     // No loop running: the feed's position now, before the answer, so nothing after the subscription is missed. A
@@ -74,7 +83,8 @@ export class ThreadSubscriptions {
         this.cursor = page.cursor;
         const changed = new Set(page.events.map((e) => threadUri(e.thread_id)));
         if (page.events.length > 0 && this.uris.has(INBOX_URI)) changed.add(INBOX_URI);
-        for (const uri of changed) if (this.uris.has(uri) && !this.closed) await this.server.server.sendResourceUpdated({ uri });
+        for (const uri of changed)
+          if (this.uris.has(uri) && !this.closed) await this.server.server.sendResourceUpdated({ uri });
       } catch {
         if (this.closed) return;
         await sleep(RETRY_DELAYS_MS[Math.min(failures++, RETRY_DELAYS_MS.length - 1)]);

@@ -6,22 +6,46 @@ import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
 export const acceptHandoffInput = z.object({
-  thread_id: z.uuid().describe('A pending handoff you received, or an unclaimed one you are a candidate for (see check_inbox)'),
-  goal_token: verdictInputSchema.shape.goal_token.describe('The handoff_token from view_thread: single use, bound to this handoff'),
-  presented_body: verdictInputSchema.shape.presented_body.describe('The handoff body you were given; its canonical SHA-256 must match the stored body hash'),
-  project_id: verdictInputSchema.shape.project_id.describe('Your project id; must match the project the handoff declared'),
-  expected_repo_path: verdictInputSchema.shape.expected_repo_path.describe('Your repo; must match the repo the handoff declared'),
-  required_tools: verdictInputSchema.shape.required_tools.describe('Tools the work needs (default: the handoff\'s required_tools)'),
-  available_tools: verdictInputSchema.shape.available_tools.describe('Tools you have (default: your teammate card\'s tools)'),
-  expected_required_tools_hash: verdictInputSchema.shape.expected_required_tools_hash.describe('sha256 of the canonical JSON of the sorted unique tool_requirements of live_items'),
-  live_items: verdictInputSchema.shape.live_items.describe('Your own live board items ({id, tool_requirements, …}); the relay never queries a board'),
-  expected_board_revision: verdictInputSchema.shape.expected_board_revision.describe('sha256 of the canonical JSON of live_items sorted by id'),
+  thread_id: z
+    .uuid()
+    .describe('A pending handoff you received, or an unclaimed one you are a candidate for (see check_inbox)'),
+  goal_token: verdictInputSchema.shape.goal_token.describe(
+    'The handoff_token from view_thread: single use, bound to this handoff',
+  ),
+  presented_body: verdictInputSchema.shape.presented_body.describe(
+    'The handoff body you were given; its canonical SHA-256 must match the stored body hash',
+  ),
+  project_id: verdictInputSchema.shape.project_id.describe(
+    'Your project id; must match the project the handoff declared',
+  ),
+  expected_repo_path: verdictInputSchema.shape.expected_repo_path.describe(
+    'Your repo; must match the repo the handoff declared',
+  ),
+  required_tools: verdictInputSchema.shape.required_tools.describe(
+    "Tools the work needs (default: the handoff's required_tools)",
+  ),
+  available_tools: verdictInputSchema.shape.available_tools.describe(
+    "Tools you have (default: your teammate card's tools)",
+  ),
+  expected_required_tools_hash: verdictInputSchema.shape.expected_required_tools_hash.describe(
+    'sha256 of the canonical JSON of the sorted unique tool_requirements of live_items',
+  ),
+  live_items: verdictInputSchema.shape.live_items.describe(
+    'Your own live board items ({id, tool_requirements, …}); the relay never queries a board',
+  ),
+  expected_board_revision: verdictInputSchema.shape.expected_board_revision.describe(
+    'sha256 of the canonical JSON of live_items sorted by id',
+  ),
   session_id: verdictInputSchema.shape.session_id.describe('Your session id (informational)'),
-  delivery_source: verdictInputSchema.shape.delivery_source.describe('How the handoff reached you (echoed in the verdict)'),
+  delivery_source: verdictInputSchema.shape.delivery_source.describe(
+    'How the handoff reached you (echoed in the verdict)',
+  ),
   run: z
     .boolean()
     .optional()
-    .describe('Also hand it to your own agent runner (`handoff-relay agent`): once accepted, a run is queued and your runner picks it up; its progress shows in Slack'),
+    .describe(
+      'Also hand it to your own agent runner (`handoff-relay agent`): once accepted, a run is queued and your runner picks it up; its progress shows in Slack',
+    ),
 });
 
 const check = z.record(z.string(), z.unknown());
@@ -62,16 +86,19 @@ export function registerAcceptHandoff(server: McpServer, relay: RelayClient): vo
     },
     async ({ thread_id, run, ...inputs }) => {
       const verdict = Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined));
-      const answer = await relay.call<Answer>(
-        'tasks/update',
-        {
-          task_id: thread_id,
-          transition: 'accept',
-          ...(Object.keys(verdict).length ? { verdict } : {}),
-          ...(run ? { run: true } : {}),
-        },
-      );
-      const base = { accepted: answer.accepted ?? true, thread_id: answer.thread_id, status: answer.status, accepted_at: answer.accepted_at ?? null, ...(answer.run ? { run: answer.run } : {}) };
+      const answer = await relay.call<Answer>('tasks/update', {
+        task_id: thread_id,
+        transition: 'accept',
+        ...(Object.keys(verdict).length ? { verdict } : {}),
+        ...(run ? { run: true } : {}),
+      });
+      const base = {
+        accepted: answer.accepted ?? true,
+        thread_id: answer.thread_id,
+        status: answer.status,
+        accepted_at: answer.accepted_at ?? null,
+        ...(answer.run ? { run: answer.run } : {}),
+      };
       // Without verdict inputs an accept answers as it always did; otherwise (or when refused) the verdict comes alongside.
       if (answer.result === undefined) return toolResult(base);
       return toolResult({

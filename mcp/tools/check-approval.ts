@@ -8,12 +8,20 @@ export const checkApprovalInput = z
   .object({
     approval_id: z
       .string()
-      .regex(/^[0-9a-f-]{36}_a\d{1,4}$/, 'must be an approval id as handoff_to_teammate or an approval_pending error gave it')
+      .regex(
+        /^[0-9a-f-]{36}_a\d{1,4}$/,
+        'must be an approval id as handoff_to_teammate or an approval_pending error gave it',
+      )
       .optional()
-      .describe('The approval_id from handoff_to_teammate (status awaiting_approval) or from an approval_pending error'),
+      .describe(
+        'The approval_id from handoff_to_teammate (status awaiting_approval) or from an approval_pending error',
+      ),
     thread_id: z.uuid().optional().describe('Or: a thread, for every approval asked on it'),
   })
-  .refine((input) => (input.approval_id === undefined) !== (input.thread_id === undefined), 'give exactly one of approval_id or thread_id');
+  .refine(
+    (input) => (input.approval_id === undefined) !== (input.thread_id === undefined),
+    'give exactly one of approval_id or thread_id',
+  );
 
 const approval = z.object({
   approval_id: z.string(),

@@ -13,13 +13,24 @@ export const MAX_WAIT_SECONDS = 60;
 export const HELD_SECONDS = 50;
 
 export const checkInboxInput = z.object({
-  box: z.enum(['received', 'sent']).default('received').describe('received: handoffs sent to you (default); sent: handoffs you sent'),
+  box: z
+    .enum(['received', 'sent'])
+    .default('received')
+    .describe('received: handoffs sent to you (default); sent: handoffs you sent'),
   status: z
     .array(threadStatusSchema)
     .max(THREAD_STATUSES.length)
     .optional()
-    .describe('Only threads in these statuses, e.g. ["pending", "accepted"]; "unclaimed": sent to a role, skill or owner you match, yours if you claim it (accept_handoff)'),
-  limit: z.number().int().min(1).max(LIMITS.pageLimit).optional().describe(`Page size, 1–${LIMITS.pageLimit} (default ${LIMITS.pageDefault})`),
+    .describe(
+      'Only threads in these statuses, e.g. ["pending", "accepted"]; "unclaimed": sent to a role, skill or owner you match, yours if you claim it (accept_handoff)',
+    ),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(LIMITS.pageLimit)
+    .optional()
+    .describe(`Page size, 1–${LIMITS.pageLimit} (default ${LIMITS.pageDefault})`),
   cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
   wait_seconds: z
     .number()
@@ -36,7 +47,9 @@ export const checkInboxInput = z.object({
     .string()
     .regex(CURSOR_PATTERN, 'must be the events_cursor of an earlier check_inbox answer')
     .optional()
-    .describe('events_cursor of your previous check_inbox answer: what changed after it comes back in `changes`. Without it, from now'),
+    .describe(
+      'events_cursor of your previous check_inbox answer: what changed after it comes back in `changes`. Without it, from now',
+    ),
 });
 
 /** Events one answer lists at most; the rest come with the next call (its cursor is the last one listed). */
@@ -68,7 +81,14 @@ const item = z.object({
   updated_at: z.string(),
 });
 export type Item = z.infer<typeof item>;
-const change = z.object({ cursor: z.string(), thread_id: z.string(), type: z.string(), at: z.string(), by: z.string().optional(), via: z.string().optional() });
+const change = z.object({
+  cursor: z.string(),
+  thread_id: z.string(),
+  type: z.string(),
+  at: z.string(),
+  by: z.string().optional(),
+  via: z.string().optional(),
+});
 export const checkInboxOutput = z.object({
   ...provenanceNonceField,
   items: z.array(item),
@@ -104,7 +124,8 @@ export function registerCheckInbox(server: McpServer, relay: RelayClient): void 
         'To wait for work instead of asking again and again: call it with wait_seconds (e.g. 50) and, from the second call on, ' +
         'since = the events_cursor of the previous answer. It answers as soon as anything changes after that cursor (or when the ' +
         'time is up, with changes: []) and lists the events in `changes` (thread_id, type such as thread.created or thread.message, ' +
-        'who, when); nothing that happens between two calls is missed. ' + PROVENANCE_NOTE,
+        'who, when); nothing that happens between two calls is missed. ' +
+        PROVENANCE_NOTE,
       inputSchema: checkInboxInput,
       outputSchema: checkInboxOutput,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -112,11 +133,21 @@ export function registerCheckInbox(server: McpServer, relay: RelayClient): void 
     async (input) => {
       const waiting = input.wait_seconds !== undefined || input.since !== undefined;
       const page = waiting
-        ? await relay.events({ ...(input.since !== undefined ? { since: input.since } : {}), wait_seconds: Math.min(input.wait_seconds ?? 0, HELD_SECONDS), limit: MAX_CHANGES })
+        ? await relay.events({
+            ...(input.since !== undefined ? { since: input.since } : {}),
+            wait_seconds: Math.min(input.wait_seconds ?? 0, HELD_SECONDS),
+            limit: MAX_CHANGES,
+          })
         : undefined;
       const answer = await relay.call<{ items: Item[]; next_cursor?: string | null }>('tasks/list', {
-        filter: { role: input.box === 'sent' ? 'sender' : 'recipient', ...(input.status ? { status: input.status } : {}) },
-        page: { ...(input.limit !== undefined ? { limit: input.limit } : {}), ...(input.cursor ? { cursor: input.cursor } : {}) },
+        filter: {
+          role: input.box === 'sent' ? 'sender' : 'recipient',
+          ...(input.status ? { status: input.status } : {}),
+        },
+        page: {
+          ...(input.limit !== undefined ? { limit: input.limit } : {}),
+          ...(input.cursor ? { cursor: input.cursor } : {}),
+        },
       });
       const marks = new ProvenanceMarks();
       return toolResult({

@@ -8,7 +8,11 @@ import { toolResult } from './tool-result';
 export const completeHandoffInput = z.object({
   thread_id: z.uuid().describe('An accepted handoff you received'),
   result_summary: z.string().min(1).max(LIMITS.summary).optional().describe('What you did, for the sender'),
-  artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Results: file_diff, file_ref, test_command, api_contract, link'),
+  artifacts: z
+    .array(artifactSchema)
+    .max(LIMITS.artifacts)
+    .optional()
+    .describe('Results: file_diff, file_ref, test_command, api_contract, link'),
 });
 
 export const completeHandoffOutput = z.object({
@@ -31,15 +35,12 @@ export function registerCompleteHandoff(server: McpServer, relay: RelayClient): 
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     async (input) => {
-      const answer = await relay.call<z.infer<typeof completeHandoffOutput>>(
-        'tasks/update',
-        {
-          task_id: input.thread_id,
-          transition: 'complete',
-          ...(input.result_summary !== undefined ? { result_summary: input.result_summary } : {}),
-          ...(input.artifacts ? { artifacts: input.artifacts } : {}),
-        },
-      );
+      const answer = await relay.call<z.infer<typeof completeHandoffOutput>>('tasks/update', {
+        task_id: input.thread_id,
+        transition: 'complete',
+        ...(input.result_summary !== undefined ? { result_summary: input.result_summary } : {}),
+        ...(input.artifacts ? { artifacts: input.artifacts } : {}),
+      });
       return toolResult(completeHandoffOutput.parse(answer));
     },
   );

@@ -29,14 +29,11 @@ export function registerDeclineHandoff(server: McpServer, relay: RelayClient): v
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     async (input) => {
-      const answer = await relay.call<z.infer<typeof declineHandoffOutput>>(
-        'tasks/update',
-        {
-          task_id: input.thread_id,
-          transition: 'decline',
-          ...(input.reason !== undefined ? { reason: input.reason } : {}),
-        },
-      );
+      const answer = await relay.call<z.infer<typeof declineHandoffOutput>>('tasks/update', {
+        task_id: input.thread_id,
+        transition: 'decline',
+        ...(input.reason !== undefined ? { reason: input.reason } : {}),
+      });
       return toolResult(declineHandoffOutput.parse(answer));
     },
   );

@@ -13,7 +13,9 @@ export const draftProposedActionInput = z.object({
     .min(1)
     .max(LIMITS.diff)
     .optional()
-    .describe('Your draft unified diff for the proposed action; when given it is attached to the thread as a file_diff message'),
+    .describe(
+      'Your draft unified diff for the proposed action; when given it is attached to the thread as a file_diff message',
+    ),
   path: z
     .string()
     .min(1)
@@ -39,7 +41,12 @@ interface RelayThread {
   thread_id: string;
   intent: string;
   sender: { handle: string };
-  proposed_action: { description: string; target_files: string[]; rationale: string; suggested_diff?: string | null } | null;
+  proposed_action: {
+    description: string;
+    target_files: string[];
+    rationale: string;
+    suggested_diff?: string | null;
+  } | null;
   handoff_token?: string;
 }
 
@@ -74,7 +81,11 @@ export function registerDraftProposedAction(server: McpServer, relay: RelayClien
         throw new RelayCallError('invalid_intent_payload', undefined, 'this handoff is not a propose_action');
       }
       if (!thread.handoff_token) {
-        throw new RelayCallError('not_authorized_transition', undefined, 'only the recipient drafts the proposed action');
+        throw new RelayCallError(
+          'not_authorized_transition',
+          undefined,
+          'only the recipient drafts the proposed action',
+        );
       }
       const from = thread.sender.handle;
       const proposed = thread.proposed_action;

@@ -20,25 +20,47 @@ export const handoffToTeammateInput = z
         'role:<role> (role:frontend), skill:<skill> (skill:react) or owner:<path> (owner:apps/web/: whoever owns the longest prefix of that path). ' +
         'A target that names one teammate goes to them; several make the handoff "unclaimed" until one of them claims it; none is recipient_not_found listing the roles that exist.',
     ),
-    intent: intentSchema.describe('inform: share context; ask_question: expect a reply (set question); propose_action: ask their agent to act (set proposed_action)'),
-    summary: z.string().min(1).max(LIMITS.summary).describe('A 1–2 paragraph human-readable summary of what you are handing off'),
-    artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link (other types and extra fields are kept as data)'),
+    intent: intentSchema.describe(
+      'inform: share context; ask_question: expect a reply (set question); propose_action: ask their agent to act (set proposed_action)',
+    ),
+    summary: z
+      .string()
+      .min(1)
+      .max(LIMITS.summary)
+      .describe('A 1–2 paragraph human-readable summary of what you are handing off'),
+    artifacts: z
+      .array(artifactSchema)
+      .max(LIMITS.artifacts)
+      .optional()
+      .describe(
+        'Structured payloads: file_diff, file_ref, test_command, api_contract, link (other types and extra fields are kept as data)',
+      ),
     question: z.string().min(1).max(LIMITS.question).optional().describe('The question, when intent is ask_question'),
-    proposed_action: proposedActionSchema.optional().describe('Required when intent is propose_action; must be omitted otherwise'),
+    proposed_action: proposedActionSchema
+      .optional()
+      .describe('Required when intent is propose_action; must be omitted otherwise'),
     metadata: metadataSchema.optional().describe('Free-form tags (sprint, ticket, …) stored with the handoff'),
     project: z
-      .object({ project_id: z.string().min(1).max(200).optional(), repo: z.string().min(1).max(LIMITS.path).optional() })
+      .object({
+        project_id: z.string().min(1).max(200).optional(),
+        repo: z.string().min(1).max(LIMITS.path).optional(),
+      })
       .optional()
-      .describe('The project this handoff belongs to (stored as metadata.project); accept_handoff checks it against the recipient\'s project_id / expected_repo_path'),
+      .describe(
+        "The project this handoff belongs to (stored as metadata.project); accept_handoff checks it against the recipient's project_id / expected_repo_path",
+      ),
     required_tools: z
       .array(z.string().min(1).max(200))
       .max(200)
       .optional()
-      .describe('Tools the recipient needs (stored as metadata.required_tools); accepting without them is CAPABILITY_UNAVAILABLE'),
+      .describe(
+        'Tools the recipient needs (stored as metadata.required_tools); accepting without them is CAPABILITY_UNAVAILABLE',
+      ),
   })
   .superRefine((input, ctx) => {
     // The relay's own intent rules, in its words, before any network call.
-    for (const problem of intentProblems(input)) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
+    for (const problem of intentProblems(input))
+      ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
   });
 
 export const handoffToTeammateOutput = z.object({
@@ -85,18 +107,15 @@ export function registerHandoffToTeammate(server: McpServer, relay: RelayClient)
       if (input.question !== undefined) metadata.question = input.question;
       if (input.project !== undefined) metadata.project = input.project;
       if (input.required_tools !== undefined) metadata.required_tools = input.required_tools;
-      const answer = await relay.call<CreateAnswer>(
-        'message/send',
-        {
-          task_id: null,
-          recipient: input.to,
-          intent: input.intent,
-          message: { role: 'user', parts: [{ type: 'text', text: input.summary }] },
-          artifacts: input.artifacts ?? [],
-          proposed_action: input.proposed_action ?? null,
-          metadata,
-        },
-      );
+      const answer = await relay.call<CreateAnswer>('message/send', {
+        task_id: null,
+        recipient: input.to,
+        intent: input.intent,
+        message: { role: 'user', parts: [{ type: 'text', text: input.summary }] },
+        artifacts: input.artifacts ?? [],
+        proposed_action: input.proposed_action ?? null,
+        metadata,
+      });
       return toolResult({
         thread_id: answer.task_id,
         status: answer.status.state,

@@ -56,7 +56,10 @@ export function registerListTeammates(server: McpServer, relay: RelayClient): vo
     async (input) => {
       const answer = await relay.call<{ teammates: unknown[] }>('agents/list', input);
       const marks = new ProvenanceMarks();
-      return toolResult({ provenance_nonce: marks.nonce, teammates: answer.teammates.map((t) => markTeammate(marks, t)) });
+      return toolResult({
+        provenance_nonce: marks.nonce,
+        teammates: answer.teammates.map((t) => markTeammate(marks, t)),
+      });
     },
   );
 }

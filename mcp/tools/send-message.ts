@@ -8,7 +8,11 @@ import { toolResult } from './tool-result';
 export const sendMessageInput = z.object({
   thread_id: z.uuid().describe('The thread to write in (from check_inbox, view_thread or handoff_to_teammate)'),
   body: z.string().min(1).max(LIMITS.summary).describe('The message text'),
-  artifacts: z.array(artifactSchema).max(LIMITS.artifacts).optional().describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link'),
+  artifacts: z
+    .array(artifactSchema)
+    .max(LIMITS.artifacts)
+    .optional()
+    .describe('Structured payloads: file_diff, file_ref, test_command, api_contract, link'),
   payload: metadataSchema.optional().describe('Free-form structured data attached to the message'),
 });
 
@@ -32,15 +36,12 @@ export function registerSendMessage(server: McpServer, relay: RelayClient): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (input) => {
-      const answer = await relay.call<z.infer<typeof sendMessageOutput>>(
-        'message/send',
-        {
-          task_id: input.thread_id,
-          message: { role: 'user', parts: [{ type: 'text', text: input.body }] },
-          payload: input.payload ?? {},
-          artifacts: input.artifacts ?? [],
-        },
-      );
+      const answer = await relay.call<z.infer<typeof sendMessageOutput>>('message/send', {
+        task_id: input.thread_id,
+        message: { role: 'user', parts: [{ type: 'text', text: input.body }] },
+        payload: input.payload ?? {},
+        artifacts: input.artifacts ?? [],
+      });
       return toolResult(sendMessageOutput.parse(answer));
     },
   );

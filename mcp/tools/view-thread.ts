@@ -74,7 +74,16 @@ export interface RelayThread {
   artifacts: Rec[];
   metadata: Rec;
   proposed_action: { description: string; target_files: string[]; rationale: string; suggested_diff?: string } | null;
-  messages: Array<{ id: string; sequence_no: number; from: string; body: string; payload: Rec; artifacts: Rec[]; via: string; created_at: string }>;
+  messages: Array<{
+    id: string;
+    sequence_no: number;
+    from: string;
+    body: string;
+    payload: Rec;
+    artifacts: Rec[];
+    via: string;
+    created_at: string;
+  }>;
   completion_artifacts: Rec[];
   completed_summary: string | null;
   decline_reason: string | null;
@@ -104,7 +113,9 @@ const RELAY_OWNED_METADATA = ['client_idempotency_key', 'idempotency_key', 'toke
 export function markThread(marks: ProvenanceMarks, t: RelayThread): z.infer<typeof viewThreadOutput> {
   const from = t.sender.handle;
   const to = t.recipient.handle;
-  const metadata = Object.fromEntries(Object.entries(t.metadata ?? {}).filter(([k]) => !RELAY_OWNED_METADATA.includes(k)));
+  const metadata = Object.fromEntries(
+    Object.entries(t.metadata ?? {}).filter(([k]) => !RELAY_OWNED_METADATA.includes(k)),
+  );
   const action = t.proposed_action;
   return {
     provenance_nonce: marks.nonce,
@@ -158,7 +169,8 @@ export function registerViewThread(server: McpServer, relay: RelayClient): void 
     {
       title: 'View a handoff thread',
       description:
-        'Read a handoff you sent or received: summary, intent, artifacts, status and its history. Read-only. ' + PROVENANCE_NOTE,
+        'Read a handoff you sent or received: summary, intent, artifacts, status and its history. Read-only. ' +
+        PROVENANCE_NOTE,
       inputSchema: viewThreadInput,
       outputSchema: viewThreadOutput,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

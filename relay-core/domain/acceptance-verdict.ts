@@ -78,7 +78,10 @@ export function declaredProject(metadata: Record<string, unknown>): { project_id
   const project = metadata.project;
   if (!project || typeof project !== 'object' || Array.isArray(project)) return { project_id: null, repo: null };
   const { project_id, repo } = project as Record<string, unknown>;
-  return { project_id: typeof project_id === 'string' ? project_id : null, repo: typeof repo === 'string' ? repo : null };
+  return {
+    project_id: typeof project_id === 'string' ? project_id : null,
+    repo: typeof repo === 'string' ? repo : null,
+  };
 }
 
 export function declaredRequiredTools(metadata: Record<string, unknown>): string[] | null {
@@ -112,7 +115,12 @@ export function acceptanceVerdict(input: VerdictInput, context: VerdictContext, 
     is_trusted_channel: false,
     delivery_source: input.delivery_source ?? 'unspecified',
   };
-  const fail = (result: VerdictResult, reason: string): Verdict => ({ ...verdict, accepted: false, result, reasons: [reason] });
+  const fail = (result: VerdictResult, reason: string): Verdict => ({
+    ...verdict,
+    accepted: false,
+    result,
+    reasons: [reason],
+  });
 
   // (1) token and presented body
   const tokenReason = checkToken(input, context, callerTeam);
@@ -123,7 +131,8 @@ export function acceptanceVerdict(input: VerdictInput, context: VerdictContext, 
       reason: tokenReason,
       body_checked: input.presented_body !== undefined,
     };
-    if (tokenReason) return fail(tokenReason === 'body_mismatch' ? 'BODY_HASH_MISMATCH' : 'STALE_HANDOFF', TOKEN_REASONS[tokenReason]);
+    if (tokenReason)
+      return fail(tokenReason === 'body_mismatch' ? 'BODY_HASH_MISMATCH' : 'STALE_HANDOFF', TOKEN_REASONS[tokenReason]);
   }
 
   // (2) identity: the handoff's declared project vs this call's project_id / expected_repo_path
@@ -134,7 +143,9 @@ export function acceptanceVerdict(input: VerdictInput, context: VerdictContext, 
   if (input.expected_repo_path !== undefined && declared.repo !== null && input.expected_repo_path !== declared.repo) {
     idChecks.push(`the handoff is for repo "${declared.repo}", not "${input.expected_repo_path}"`);
   }
-  const idGated = (input.project_id !== undefined && declared.project_id !== null) || (input.expected_repo_path !== undefined && declared.repo !== null);
+  const idGated =
+    (input.project_id !== undefined && declared.project_id !== null) ||
+    (input.expected_repo_path !== undefined && declared.repo !== null);
   verdict.identity_check.status = idChecks.length ? 'failed' : idGated ? 'passed' : 'skipped';
   if (idChecks.length) return { ...fail('FOREIGN_PROJECT_CONFIG', idChecks[0]!), reasons: idChecks };
 
@@ -142,15 +153,25 @@ export function acceptanceVerdict(input: VerdictInput, context: VerdictContext, 
   const required = input.required_tools ?? declaredRequiredTools(context.thread.metadata) ?? [];
   const available = input.available_tools ?? context.recipient_tools;
   const missing = [...new Set(required.filter((tool) => !available.includes(tool)))];
-  verdict.capability_check = { status: required.length === 0 ? 'skipped' : missing.length ? 'failed' : 'passed', required, available, missing };
+  verdict.capability_check = {
+    status: required.length === 0 ? 'skipped' : missing.length ? 'failed' : 'passed',
+    required,
+    available,
+    missing,
+  };
   if (missing.length) return fail('CAPABILITY_UNAVAILABLE', `required tools not available: ${missing.join(', ')}`);
 
   // (4) tool-manifest drift
   if (input.expected_required_tools_hash !== undefined && input.live_items !== undefined) {
     const actual = computeRequiredToolsHash(input.live_items);
     const drifted = actual !== input.expected_required_tools_hash;
-    verdict.tool_manifest_check = { status: drifted ? 'failed' : 'passed', expected: input.expected_required_tools_hash, actual };
-    if (drifted) return fail('TOOL_MANIFEST_DRIFT', 'the live items require a different set of tools than the handoff expected');
+    verdict.tool_manifest_check = {
+      status: drifted ? 'failed' : 'passed',
+      expected: input.expected_required_tools_hash,
+      actual,
+    };
+    if (drifted)
+      return fail('TOOL_MANIFEST_DRIFT', 'the live items require a different set of tools than the handoff expected');
   } else {
     verdict.tool_manifest_check.status = 'skipped';
   }
@@ -160,7 +181,8 @@ export function acceptanceVerdict(input: VerdictInput, context: VerdictContext, 
     const actual = computeBoardRevision(input.live_items);
     const diverged = actual !== input.expected_board_revision;
     verdict.board_check = { status: diverged ? 'failed' : 'passed', expected: input.expected_board_revision, actual };
-    if (diverged) return fail('BOARD_DIVERGENCE', 'the live board differs from the revision the handoff was made against');
+    if (diverged)
+      return fail('BOARD_DIVERGENCE', 'the live board differs from the revision the handoff was made against');
   } else {
     verdict.board_check.status = 'skipped';
   }
@@ -170,12 +192,16 @@ export function acceptanceVerdict(input: VerdictInput, context: VerdictContext, 
 function checkToken(input: VerdictInput, context: VerdictContext, callerTeam: string | undefined): TokenReason | null {
   const record = context.token;
   if (input.goal_token !== undefined) {
-    if (!record || hashHandoffToken(input.goal_token) !== record.hash || record.body_hash !== context.thread.body_hash) return 'not_found';
-    if (record.team !== context.thread.team || (callerTeam !== undefined && callerTeam !== record.team)) return 'wrong_project';
-    if (input.project_id !== undefined && record.project_id !== null && input.project_id !== record.project_id) return 'wrong_project';
+    if (!record || hashHandoffToken(input.goal_token) !== record.hash || record.body_hash !== context.thread.body_hash)
+      return 'not_found';
+    if (record.team !== context.thread.team || (callerTeam !== undefined && callerTeam !== record.team))
+      return 'wrong_project';
+    if (input.project_id !== undefined && record.project_id !== null && input.project_id !== record.project_id)
+      return 'wrong_project';
     if (record.consumed_at) return 'already_consumed';
     if (record.expires_at.getTime() <= context.now.getTime()) return 'expired';
   }
-  if (input.presented_body !== undefined && canonicalHash(input.presented_body) !== context.thread.body_hash) return 'body_mismatch';
+  if (input.presented_body !== undefined && canonicalHash(input.presented_body) !== context.thread.body_hash)
+    return 'body_mismatch';
   return null;
 }

@@ -29,7 +29,8 @@ export interface ApprovalVote {
 /** What happened to an approval, in order: asked, each vote, each reminder and escalation, the outcome. */
 export interface ApprovalEvent {
   at: Date;
-  what: 'requested' | 'approved_by' | 'rejected_by' | 'reminded' | 'escalated' | 'timed_out' | 'applied' | 'not_applied';
+  what:
+    'requested' | 'approved_by' | 'rejected_by' | 'reminded' | 'escalated' | 'timed_out' | 'applied' | 'not_applied';
   by?: string;
   note?: string;
 }
@@ -83,7 +84,11 @@ export function threadOfApproval(id: string): string | null {
   return APPROVAL_ID_PATTERN.exec(id)?.[1] ?? null;
 }
 
-export function bindingOf(fields: Pick<ApprovalRecord, 'action' | 'args' | 'actor' | 'state_version' | 'policy_version'> & { thread_id: string }): string {
+export function bindingOf(
+  fields: Pick<ApprovalRecord, 'action' | 'args' | 'actor' | 'state_version' | 'policy_version'> & {
+    thread_id: string;
+  },
+): string {
   return canonicalHash({
     action: fields.action,
     args: fields.args,
@@ -110,7 +115,9 @@ export const ADMIN_ON_BEHALF = 'by the admin key on their behalf';
 /** The approver entries this voter is (by handle or by Slack user), among those asked so far. */
 export function approverEntries(record: ApprovalRecord, voter: Voter): ApproverRef[] {
   return record.approvers.filter(
-    (a) => (voter.handle !== null && a.handle === voter.handle) || (voter.slack_user_id !== null && a.slack_user_id === voter.slack_user_id),
+    (a) =>
+      (voter.handle !== null && a.handle === voter.handle) ||
+      (voter.slack_user_id !== null && a.slack_user_id === voter.slack_user_id),
   );
 }
 
@@ -137,34 +144,68 @@ export type VoteOutcome =
  * rejects at once. A vote by someone who is not an approver, a second vote, or a vote on a decided approval is
  * refused with why, and changes nothing.
  */
-export function castVote(record: ApprovalRecord, voter: Voter, decision: 'approve' | 'reject', at: Date, via: Surface, reason?: string): VoteOutcome {
+export function castVote(
+  record: ApprovalRecord,
+  voter: Voter,
+  decision: 'approve' | 'reject',
+  at: Date,
+  via: Surface,
+  reason?: string,
+): VoteOutcome {
   if (approverEntries(record, voter).length === 0) {
-    return { kind: 'refused', why: 'not_approver', message: `${voter.label} is not an approver of ${record.id} (approvers: ${describeApprovers(record.approvers)}). Nothing was changed.` };
+    return {
+      kind: 'refused',
+      why: 'not_approver',
+      message: `${voter.label} is not an approver of ${record.id} (approvers: ${describeApprovers(record.approvers)}). Nothing was changed.`,
+    };
   }
   if (record.status !== 'pending') {
     const by = record.decided_by ? ` by ${record.decided_by}` : '';
-    return { kind: 'refused', why: 'decided', message: `Approval ${record.id} is already ${record.status.replace('_', ' ')}${by}. Nothing was changed.` };
+    return {
+      kind: 'refused',
+      why: 'decided',
+      message: `Approval ${record.id} is already ${record.status.replace('_', ' ')}${by}. Nothing was changed.`,
+    };
   }
   const me = voterKey(record, voter);
   if (record.approvals.some((v) => v.by === me)) {
-    return { kind: 'refused', why: 'already_voted', message: `You already approved ${record.id}; it needs ${record.quorum - approvalsCount(record)} more approval(s). Nothing was changed.` };
+    return {
+      kind: 'refused',
+      why: 'already_voted',
+      message: `You already approved ${record.id}; it needs ${record.quorum - approvalsCount(record)} more approval(s). Nothing was changed.`,
+    };
   }
   if (decision === 'reject') {
     const text = (reason ?? '').trim();
-    if (!text) return { kind: 'refused', why: 'no_reason', message: 'A rejection needs a reason. Nothing was changed.' };
+    if (!text)
+      return { kind: 'refused', why: 'no_reason', message: 'A rejection needs a reason. Nothing was changed.' };
     const note = voter.admin ? `${text} (${ADMIN_ON_BEHALF})` : text;
     return {
       kind: 'rejected',
-      record: { ...record, status: 'rejected', reason: text, decided_by: me, decided_at: at, remind_at: null, history: [...record.history, { at, what: 'rejected_by', by: me, note }] },
+      record: {
+        ...record,
+        status: 'rejected',
+        reason: text,
+        decided_by: me,
+        decided_at: at,
+        remind_at: null,
+        history: [...record.history, { at, what: 'rejected_by', by: me, note }],
+      },
     };
   }
   const voted: ApprovalRecord = {
     ...record,
     approvals: [...record.approvals, { by: me, at, via, ...(voter.admin ? { admin: true as const } : {}) }],
-    history: [...record.history, { at, what: 'approved_by', by: me, ...(voter.admin ? { note: ADMIN_ON_BEHALF } : {}) }],
+    history: [
+      ...record.history,
+      { at, what: 'approved_by', by: me, ...(voter.admin ? { note: ADMIN_ON_BEHALF } : {}) },
+    ],
   };
   if (approvalsCount(voted) < record.quorum) return { kind: 'recorded', record: voted };
-  return { kind: 'approved', record: { ...voted, status: 'approved', decided_by: me, decided_at: at, remind_at: null } };
+  return {
+    kind: 'approved',
+    record: { ...voted, status: 'approved', decided_by: me, decided_at: at, remind_at: null },
+  };
 }
 
 /** A voter is recorded under the label of the approver entry they match (so a Slack click and an API call by one person count once). */

@@ -1,5 +1,12 @@
 // How artifact data that is not plain text reads as text, the same in Slack (bot/) and on the inbox page.
-import { artifactExtras, isCommitSha, lineRangeBounds, type Artifact, type LineRange, type OtherArtifact } from './schemas';
+import {
+  artifactExtras,
+  isCommitSha,
+  lineRangeBounds,
+  type Artifact,
+  type LineRange,
+  type OtherArtifact,
+} from './schemas';
 
 /** An inline API contract: text as given, any other JSON value as pretty JSON. */
 export function inlineContractText(inline: unknown): string {

@@ -30,7 +30,14 @@ export function unclaimedThread(pending: ThreadDoc, target: RecipientTarget, can
  */
 export function claimedThread(
   doc: ThreadDoc,
-  claim: { claimer: AgentDoc; now: Date; via: Surface; event: OutboxEvent; token: ThreadDoc['handoff_token']; policy?: PolicyStamp },
+  claim: {
+    claimer: AgentDoc;
+    now: Date;
+    via: Surface;
+    event: OutboxEvent;
+    token: ThreadDoc['handoff_token'];
+    policy?: PolicyStamp;
+  },
 ): ThreadDoc | undefined {
   const { claimer, now, via, event, token, policy } = claim;
   if (!isCandidate(claimer.handle, doc)) return undefined;
@@ -44,8 +51,15 @@ export function claimedThread(
     updated_at: now,
     handoff_token: token,
     // The unclaimed chain ends here; the claimer's pending chain counts from the claim.
-    timers: { fired: {}, since: now, ...(doc.timers && Object.keys(doc.timers.fired ?? {}).length > 0 ? { unclaimed_fired: doc.timers.fired } : {}) },
-    status_history: [...doc.status_history, { status: 'pending', by: claimer.handle, at: now, via, ...(policy ? { policy } : {}) }],
+    timers: {
+      fired: {},
+      since: now,
+      ...(doc.timers && Object.keys(doc.timers.fired ?? {}).length > 0 ? { unclaimed_fired: doc.timers.fired } : {}),
+    },
+    status_history: [
+      ...doc.status_history,
+      { status: 'pending', by: claimer.handle, at: now, via, ...(policy ? { policy } : {}) },
+    ],
     outbox: [...doc.outbox, event],
   };
 }
@@ -59,18 +73,34 @@ export function isRepeatedClaim(caller: AgentDoc, doc: ThreadDoc): boolean {
 export function explainFailedClaim(caller: AgentDoc, threadId: string, doc: ThreadDoc | null): RelayError {
   if (!doc) return new RelayError('thread_not_found', `No thread ${threadId}`);
   // A create held for approval does not exist for its candidates yet.
-  if (doc.hidden_from_recipient && doc.from !== caller.handle) return new RelayError('thread_not_found', `No thread ${threadId}`);
-  if (!doc.to_target || !doc.candidates || (doc.candidates.length < 2 && !doc.claimed_by && doc.status !== 'unclaimed')) {
-    return new RelayError('invalid_transition', `This handoff was sent to ${doc.to}; there is nothing to claim`, { status: doc.status });
+  if (doc.hidden_from_recipient && doc.from !== caller.handle)
+    return new RelayError('thread_not_found', `No thread ${threadId}`);
+  if (
+    !doc.to_target ||
+    !doc.candidates ||
+    (doc.candidates.length < 2 && !doc.claimed_by && doc.status !== 'unclaimed')
+  ) {
+    return new RelayError('invalid_transition', `This handoff was sent to ${doc.to}; there is nothing to claim`, {
+      status: doc.status,
+    });
   }
   if (!doc.candidates.includes(caller.handle)) {
-    return new RelayError('not_a_participant', `${caller.handle} is not one of the candidates for this handoff to ${doc.to_target} (${doc.candidates.join(', ')})`);
+    return new RelayError(
+      'not_a_participant',
+      `${caller.handle} is not one of the candidates for this handoff to ${doc.to_target} (${doc.candidates.join(', ')})`,
+    );
   }
   if (doc.claimed_by) {
-    return new RelayError('invalid_transition', `Already claimed by ${doc.claimed_by} at ${doc.claimed_at?.toISOString()}`, { status: doc.status, claimed_by: doc.claimed_by });
+    return new RelayError(
+      'invalid_transition',
+      `Already claimed by ${doc.claimed_by} at ${doc.claimed_at?.toISOString()}`,
+      { status: doc.status, claimed_by: doc.claimed_by },
+    );
   }
   if (doc.status !== 'unclaimed') {
-    return new RelayError('thread_terminal', `The handoff was ${doc.status} before anyone claimed it`, { status: doc.status });
+    return new RelayError('thread_terminal', `The handoff was ${doc.status} before anyone claimed it`, {
+      status: doc.status,
+    });
   }
   return new RelayError('invalid_transition', `Cannot claim a handoff that is ${doc.status}`, { status: doc.status });
 }

@@ -42,7 +42,10 @@ export interface NotificationEndpoint {
 
 /** The secrets a delivery to `endpoint` is signed with at `now`: the current one, then a previous one still in its overlap. */
 export function signingSecrets(endpoint: NotificationEndpoint, now: Date): string[] {
-  const previous = endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now ? [endpoint.previous_secret] : [];
+  const previous =
+    endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now
+      ? [endpoint.previous_secret]
+      : [];
   return [endpoint.secret, ...previous];
 }
 

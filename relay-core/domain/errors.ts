@@ -75,7 +75,10 @@ export class RelayError extends Error {
 }
 
 /** Turns a zod error into invalid_params naming the first offending field path. */
-export function invalidParams(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>, root = 'params'): RelayError {
+export function invalidParams(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>,
+  root = 'params',
+): RelayError {
   const first = issues[0];
   const path = [root, ...(first?.path ?? [])]
     .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))

@@ -12,7 +12,10 @@ export const INVITE_CODE_PATTERN = /^hri_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
 export const DEFAULT_INVITE_TTL = '7d';
 const MAX_INVITE_TTL_MS = 30 * 86_400_000;
 
-const teamSchema = z.string().max(LIMITS.handle).regex(/^[A-Za-z0-9._-]+$/, 'must be a team like acme (letters, digits, ".", "_", "-")');
+const teamSchema = z
+  .string()
+  .max(LIMITS.handle)
+  .regex(/^[A-Za-z0-9._-]+$/, 'must be a team like acme (letters, digits, ".", "_", "-")');
 const list = (max: number) => z.array(text(max).min(1)).max(LIMITS.skills);
 
 /** POST /admin/invites: every preset optional; `expires_in` a duration such as 30m, 24h or 7d (at most 30d). */
@@ -30,7 +33,10 @@ export const inviteCreateSchema = z.strictObject({
     .transform((value, ctx) => {
       const ms = parsePolicyDuration(value);
       if (ms === null || ms > MAX_INVITE_TTL_MS) {
-        ctx.addIssue({ code: 'custom', message: `must be a duration such as 30m, 24h or 7d (at most 30d), got "${value.slice(0, 20)}"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a duration such as 30m, 24h or 7d (at most 30d), got "${value.slice(0, 20)}"`,
+        });
         return z.NEVER;
       }
       return ms;
@@ -108,11 +114,19 @@ export interface RedeemDefaults {
  * the card's (a different one is refused, naming the field), preset skills and paths are added to the invitee's.
  * The result goes through the registration schema, so every rule of a card applies.
  */
-export function invitedCard(preset: InviteDoc['preset'], choice: InviteRedemption, defaults: RedeemDefaults = {}): AgentCardInput | { field: string; message: string } {
+export function invitedCard(
+  preset: InviteDoc['preset'],
+  choice: InviteRedemption,
+  defaults: RedeemDefaults = {},
+): AgentCardInput | { field: string; message: string } {
   let handle = choice.handle.replace(/^@/, '');
   if (preset.team) {
     const [local, team] = handle.split('@');
-    if (team !== undefined && team !== preset.team) return { field: 'handle', message: `this invitation is for team ${preset.team}: the handle must end in @${preset.team}` };
+    if (team !== undefined && team !== preset.team)
+      return {
+        field: 'handle',
+        message: `this invitation is for team ${preset.team}: the handle must end in @${preset.team}`,
+      };
     handle = `${local}@${preset.team}`;
   } else if (defaults.team && !handle.includes('@')) {
     handle = `${handle}@${defaults.team}`;

@@ -48,7 +48,9 @@ export function decide(policy: Policy, request: PolicyRequest): PolicyDecision {
     effect: policy.default,
     rule_id: null,
     policy_version: policy.version,
-    ...(policy.default === 'deny' ? { reason: policy.default_reason ?? 'No policy rule allows this; ask an admin to add one' } : {}),
+    ...(policy.default === 'deny'
+      ? { reason: policy.default_reason ?? 'No policy rule allows this; ask an admin to add one' }
+      : {}),
   };
 }
 
@@ -95,7 +97,15 @@ function isUnder(file: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
-const WEEKDAY_OF: Record<string, Weekday> = { Sun: 'sun', Mon: 'mon', Tue: 'tue', Wed: 'wed', Thu: 'thu', Fri: 'fri', Sat: 'sat' };
+const WEEKDAY_OF: Record<string, Weekday> = {
+  Sun: 'sun',
+  Mon: 'mon',
+  Tue: 'tue',
+  Wed: 'wed',
+  Thu: 'thu',
+  Fri: 'fri',
+  Sat: 'sat',
+};
 
 interface LocalTime {
   day: Weekday;
@@ -136,7 +146,13 @@ const CLOCKS = new Map<string, Intl.DateTimeFormat>();
 function clockIn(zone: string): Intl.DateTimeFormat {
   let clock = CLOCKS.get(zone);
   if (!clock) {
-    clock = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    clock = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     CLOCKS.set(zone, clock);
   }
   return clock;

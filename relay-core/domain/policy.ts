@@ -38,7 +38,10 @@ export function parsePolicyDuration(text: string): number | null {
 const duration = z.string().transform((value, ctx) => {
   const ms = parsePolicyDuration(value);
   if (ms === null) {
-    ctx.addIssue({ code: 'custom', message: `must be a duration such as 30s, 10m, 4h or 2d (at most 90d), got "${value}"` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a duration such as 30s, 10m, 4h or 2d (at most 90d), got "${value}"`,
+    });
     return z.NEVER;
   }
   return ms;
@@ -115,7 +118,11 @@ const approverSchema = z
   );
 export type Approver = z.infer<typeof approverSchema>;
 
-const ruleBase = { id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 letters, digits, ".", "_" or "-"'), match: matchSchema.default({}), description: z.string().max(500).optional() };
+const ruleBase = {
+  id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 letters, digits, ".", "_" or "-"'),
+  match: matchSchema.default({}),
+  description: z.string().max(500).optional(),
+};
 
 const ruleSchema = z.discriminatedUnion(
   'effect',
@@ -140,7 +147,10 @@ const ruleSchema = z.discriminatedUnion(
       on_timeout: z.enum(['deny', 'escalate']).default('deny'),
     }),
   ],
-  { error: (issue) => (issue.code === 'invalid_union' ? 'effect must be one of allow, deny, rate_limit, require_approval' : undefined) },
+  {
+    error: (issue) =>
+      issue.code === 'invalid_union' ? 'effect must be one of allow, deny, rate_limit, require_approval' : undefined,
+  },
 );
 export type PolicyRule = z.infer<typeof ruleSchema>;
 export type PolicyEffect = PolicyRule['effect'];
@@ -155,10 +165,19 @@ const policySchema = z
   .superRefine((policy, ctx) => {
     const seen = new Set<string>();
     policy.rules.forEach((rule, i) => {
-      if (seen.has(rule.id)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `duplicate rule id "${rule.id}"` });
+      if (seen.has(rule.id))
+        ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `duplicate rule id "${rule.id}"` });
       seen.add(rule.id);
-      if (rule.effect === 'require_approval' && rule.quorum > rule.approvers.length && !rule.approvers.some((a) => a.startsWith('role:'))) {
-        ctx.addIssue({ code: 'custom', path: ['rules', i, 'quorum'], message: `quorum ${rule.quorum} is more than the ${rule.approvers.length} approvers named` });
+      if (
+        rule.effect === 'require_approval' &&
+        rule.quorum > rule.approvers.length &&
+        !rule.approvers.some((a) => a.startsWith('role:'))
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rules', i, 'quorum'],
+          message: `quorum ${rule.quorum} is more than the ${rule.approvers.length} approvers named`,
+        });
       }
     });
   });
@@ -188,7 +207,12 @@ export class PolicyError extends Error {
 
 /** The policy in force when none is configured: everything allowed. */
 export function defaultPolicy(): Policy {
-  return { default: 'allow', rules: [], version: canonicalHash({ default: 'allow', rules: [] }), source: 'default: allow\nrules: []\n' };
+  return {
+    default: 'allow',
+    rules: [],
+    version: canonicalHash({ default: 'allow', rules: [] }),
+    source: 'default: allow\nrules: []\n',
+  };
 }
 
 /** Parses and validates a policy; a PolicyError names the file, line and field of the first problem. */
@@ -198,7 +222,11 @@ export function parsePolicy(source: string, fileName = 'policy'): Policy {
   const yamlError = doc.errors[0];
   if (yamlError) {
     const line = lines.linePos(yamlError.pos[0]).line;
-    throw new PolicyError(`${fileName}${line ? `:${line}` : ''}: not valid YAML: ${yamlError.message.split('\n')[0]}`, line, '');
+    throw new PolicyError(
+      `${fileName}${line ? `:${line}` : ''}: not valid YAML: ${yamlError.message.split('\n')[0]}`,
+      line,
+      '',
+    );
   }
   const raw = doc.toJS({ maxAliasCount: 50 }) ?? {};
   const parsed = policySchema.safeParse(raw);
@@ -208,10 +236,21 @@ export function parsePolicy(source: string, fileName = 'policy'): Policy {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
     const field = fieldName(path);
     const line = lineOf(doc, lines, path);
-    throw new PolicyError(`${fileName}${line ? `:${line}` : ''}: ${field || 'the document'}: ${issue.message}`, line, field);
+    throw new PolicyError(
+      `${fileName}${line ? `:${line}` : ''}: ${field || 'the document'}: ${issue.message}`,
+      line,
+      field,
+    );
   }
   const { default: fallback, default_reason, rules, team } = parsed.data;
-  return { default: fallback, ...(default_reason ? { default_reason } : {}), rules, ...(team ? { team } : {}), version: canonicalHash(raw).slice(0, 16), source };
+  return {
+    default: fallback,
+    ...(default_reason ? { default_reason } : {}),
+    rules,
+    ...(team ? { team } : {}),
+    version: canonicalHash(raw).slice(0, 16),
+    source,
+  };
 }
 
 /** `rules[2].match.sender.team` */
@@ -220,7 +259,11 @@ function fieldName(path: ReadonlyArray<string | number>): string {
 }
 
 /** The line of the deepest node on the path that exists (a missing field points at its parent). */
-function lineOf(doc: ReturnType<typeof parseDocument>, lines: LineCounter, path: ReadonlyArray<string | number>): number | null {
+function lineOf(
+  doc: ReturnType<typeof parseDocument>,
+  lines: LineCounter,
+  path: ReadonlyArray<string | number>,
+): number | null {
   for (let depth = path.length; depth >= 0; depth -= 1) {
     const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
     if (isNode(node) && (node as Node).range) return lines.linePos((node as Node).range![0]).line;

@@ -68,7 +68,14 @@ export function isFinishedRun(status: RunStatus): boolean {
   return FINISHED_RUN_STATUSES.includes(status);
 }
 
-export function newRun(input: { id: string; thread_id: string; handle: string; by: string; via: string; now: Date }): RunDoc {
+export function newRun(input: {
+  id: string;
+  thread_id: string;
+  handle: string;
+  by: string;
+  via: string;
+  now: Date;
+}): RunDoc {
   return {
     _id: input.id,
     thread_id: input.thread_id,
@@ -98,8 +105,17 @@ export function isClaimable(run: RunDoc, now: Date): boolean {
 
 /** The run taken by a runner under a fresh lease; a stop asked for while nobody held it ends it instead. */
 export function claimedRun(run: RunDoc, lease: RunLease, now: Date): RunDoc {
-  if (run.stop_requested_at) return finishedRun(run, 'stopped', { reason: 'stopped', exit_code: null, report: null }, now);
-  return { ...run, status: 'running', lease, claims: run.claims + 1, started_at: run.started_at ?? now, heartbeat_at: now, updated_at: now };
+  if (run.stop_requested_at)
+    return finishedRun(run, 'stopped', { reason: 'stopped', exit_code: null, report: null }, now);
+  return {
+    ...run,
+    status: 'running',
+    lease,
+    claims: run.claims + 1,
+    started_at: run.started_at ?? now,
+    heartbeat_at: now,
+    updated_at: now,
+  };
 }
 
 /** The lease `leaseId` holds the run right now (an expired lease nobody took over still holds it). */
@@ -129,7 +145,10 @@ export function threadRunOf(run: RunDoc, previous?: ThreadRun | null): ThreadRun
 
 /** The last non-blank line of a progress batch, for the one-line status ("last update 10:07: running tests…"). */
 export function lastLine(text: string, max = 200): string | null {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const last = lines[lines.length - 1];
   if (!last) return null;
   return last.length > max ? `${last.slice(0, max - 1)}…` : last;

@@ -43,7 +43,8 @@ export type TargetKind = 'role' | 'skill' | 'owner';
 export type Recipient = { kind: 'handle'; handle: string } | { kind: TargetKind; value: string; label: string };
 export type RecipientTarget = Extract<Recipient, { kind: TargetKind }>;
 
-export const TARGET_FORMS = 'a handle like name@team, or role:<role>, skill:<skill> or owner:<path> (e.g. role:frontend, skill:react, owner:apps/web/)';
+export const TARGET_FORMS =
+  'a handle like name@team, or role:<role>, skill:<skill> or owner:<path> (e.g. role:frontend, skill:react, owner:apps/web/)';
 const TARGET = /^(role|skill|owner):(.*)$/s;
 
 /** An owned path as compared: no leading "./" or "/" (so "./apps/web/" and "apps/web/" are one owner). */
@@ -61,7 +62,8 @@ export function parseRecipient(raw: string): Recipient | { error: string } {
   const max = { role: LIMITS.role, skill: LIMITS.skill, owner: LIMITS.path }[kind];
   if (value === '') return { error: `${kind}: needs a value after "${kind}:" (${TARGET_FORMS})` };
   if (value.length > max) return { error: `${kind}: must be at most ${max} characters after "${kind}:"` };
-  if ([...value].some((ch) => ch.charCodeAt(0) < 0x20)) return { error: `${kind}: must not contain control characters` };
+  if ([...value].some((ch) => ch.charCodeAt(0) < 0x20))
+    return { error: `${kind}: must not contain control characters` };
   if (kind !== 'owner' && /\s/.test(value)) return { error: `${kind}: must be one word (got "${value.slice(0, 50)}")` };
   return { kind, value, label: `${kind}:${value}` };
 }
@@ -85,7 +87,17 @@ export type Intent = z.infer<typeof intentSchema>;
 /** `unclaimed`: sent to a role, skill or owner with several candidates, until one of them claims it (then `pending`).
  * `awaiting_approval`: a create a policy holds until people approve it (then `pending`; or `rejected`, final).
  * `expired`: nobody acted in time (service/handoff-timers.ts), a final state. */
-export const THREAD_STATUSES = ['pending', 'accepted', 'completed', 'declined', 'cancelled', 'unclaimed', 'awaiting_approval', 'rejected', 'expired'] as const;
+export const THREAD_STATUSES = [
+  'pending',
+  'accepted',
+  'completed',
+  'declined',
+  'cancelled',
+  'unclaimed',
+  'awaiting_approval',
+  'rejected',
+  'expired',
+] as const;
 export const threadStatusSchema = z.enum(THREAD_STATUSES);
 export type ThreadStatus = z.infer<typeof threadStatusSchema>;
 export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'declined', 'cancelled', 'rejected', 'expired'];
@@ -124,7 +136,8 @@ export interface JsonProblem {
 
 function keyProblem(key: string): string | undefined {
   if (RESERVED_KEYS.has(key)) return `"${key}" is not allowed as a key`;
-  if (key.startsWith('$') || key.includes('.')) return `keys must not start with "$" or contain "." (got "${key.slice(0, 50)}")`;
+  if (key.startsWith('$') || key.includes('.'))
+    return `keys must not start with "$" or contain "." (got "${key.slice(0, 50)}")`;
   if (key.includes(NUL)) return `keys ${NUL_MESSAGE}`;
   if (LONE_SURROGATE.test(key)) return 'keys must be well-formed Unicode (no lone surrogates)';
   return undefined;
@@ -135,13 +148,18 @@ function keyProblem(key: string): string | undefined {
  * depth, keys MongoDB or JavaScript treat specially, strings a store would alter, then the size as JSON.
  * `bounds` checks only depth and size: for JSON the relay accepts and never stores (an envelope).
  */
-export function jsonProblem(root: unknown, maxBytes: number, check: 'storable' | 'bounds' = 'storable'): JsonProblem | undefined {
+export function jsonProblem(
+  root: unknown,
+  maxBytes: number,
+  check: 'storable' | 'bounds' = 'storable',
+): JsonProblem | undefined {
   const stack: Array<[unknown, PropertyKey[]]> = [[root, []]];
   while (stack.length) {
     const [value, path] = stack.pop()!;
     if (path.length > MAX_JSON_DEPTH) return { path: [], message: `must nest at most ${MAX_JSON_DEPTH} levels deep` };
     if (check === 'bounds') {
-      if (value && typeof value === 'object') Object.entries(value).forEach(([key, item]) => stack.push([item, [...path, key]]));
+      if (value && typeof value === 'object')
+        Object.entries(value).forEach(([key, item]) => stack.push([item, [...path, key]]));
     } else if (typeof value === 'string') {
       if (LONE_SURROGATE.test(value)) return { path, message: 'must be well-formed Unicode (no lone surrogates)' };
       if (value.includes(NUL)) return { path, message: NUL_MESSAGE };
@@ -162,13 +180,21 @@ export function jsonProblem(root: unknown, maxBytes: number, check: 'storable' |
 function checkedJson<T extends z.ZodType>(schema: T, maxBytes: number) {
   return z.preprocess((value, ctx) => {
     const problem = jsonProblem(value, maxBytes);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map((p) => (typeof p === 'symbol' ? String(p) : p)) });
+    if (problem)
+      ctx.addIssue({
+        code: 'custom',
+        message: problem.message,
+        path: problem.path.map((p) => (typeof p === 'symbol' ? String(p) : p)),
+      });
     return value;
   }, schema);
 }
 
 /** Free-form JSON a client attaches (metadata, payload): bounded in size and depth, storable on any backend. */
-export const metadataSchema = checkedJson(z.record(z.string().max(100, 'keys must be at most 100 characters'), z.unknown()), LIMITS.metadataBytes);
+export const metadataSchema = checkedJson(
+  z.record(z.string().max(100, 'keys must be at most 100 characters'), z.unknown()),
+  LIMITS.metadataBytes,
+);
 
 // ── artifacts ────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -196,7 +222,8 @@ export function withCanonicalLines(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   const entries = Object.entries(value).map(([key, inner]) => [key, withCanonicalLines(inner)]);
   const object = Object.fromEntries(entries) as Record<string, unknown>;
-  if (object.type === 'file_ref' && (typeof object.lines === 'string' || Array.isArray(object.lines))) object.lines = canonicalLines(object.lines as LineRange);
+  if (object.type === 'file_ref' && (typeof object.lines === 'string' || Array.isArray(object.lines)))
+    object.lines = canonicalLines(object.lines as LineRange);
   return object;
 }
 
@@ -207,10 +234,14 @@ const LINES_FORMS = 'must look like "10", "10-20", [10] or [10, 20]';
  * sent); lines count from 1 and a range may not run backwards. Readers show it through lineRangeText.
  */
 export const lineRangeSchema = z
-  .union([z.string().regex(/^\d{1,9}(-\d{1,9})?$/, LINES_FORMS), z.array(z.number().int().max(999_999_999)).min(1).max(2)], { error: LINES_FORMS })
+  .union(
+    [z.string().regex(/^\d{1,9}(-\d{1,9})?$/, LINES_FORMS), z.array(z.number().int().max(999_999_999)).min(1).max(2)],
+    { error: LINES_FORMS },
+  )
   .superRefine((value, ctx) => {
     const [start, end] = lineRangeBounds(value);
-    if (start < 1 || end < start) ctx.addIssue({ code: 'custom', message: 'must be a range of lines from 1, with the start not after the end' });
+    if (start < 1 || end < start)
+      ctx.addIssue({ code: 'custom', message: 'must be a range of lines from 1, with the start not after the end' });
   });
 
 const HEX_SHA = /^[0-9a-f]{4,64}$/i;
@@ -228,20 +259,35 @@ export function isCommitSha(value: string): boolean {
 const REF_NAME = /^(?!-|\/|\.|@$)(?!.*(?:\.\.|@\{|\/\/|\/\.|\.lock(?:\/|$)|[/.]$))[^\s\p{Cc}~^:?*[\\]{1,255}$/u;
 
 /** `file_ref.git_sha`: a commit sha, or a ref name (main, v1.2.0, origin/feature-x) kept as given. */
-export const gitRevisionSchema = text(255).refine((value) => isCommitSha(value) || REF_NAME.test(value), 'must be a git sha or a ref name (like main, v1.2.0 or origin/feature-x)');
+export const gitRevisionSchema = text(255).refine(
+  (value) => isCommitSha(value) || REF_NAME.test(value),
+  'must be a git sha or a ref name (like main, v1.2.0 or origin/feature-x)',
+);
 
 /** Fields the relay does not know, kept as data beside the known ones: bounded in number and size. */
 function extrasProblem(artifact: Record<string, unknown>, known: readonly string[]): JsonProblem | undefined {
   const extras = Object.keys(artifact).filter((key) => !known.includes(key));
   if (extras.length > LIMITS.artifactExtraKeys) {
-    return { path: [], message: `at most ${LIMITS.artifactExtraKeys} fields besides the known ones (got ${extras.length})` };
+    return {
+      path: [],
+      message: `at most ${LIMITS.artifactExtraKeys} fields besides the known ones (got ${extras.length})`,
+    };
   }
   for (const key of extras) {
     if (key.length > 100) return { path: [key], message: 'keys must be at most 100 characters' };
-    if (key.startsWith('_')) return { path: [key], message: 'keys starting with "_" are the relay\'s (for example _provenance)' };
+    if (key.startsWith('_'))
+      return { path: [key], message: 'keys starting with "_" are the relay\'s (for example _provenance)' };
   }
-  const problem = jsonProblem(Object.fromEntries(extras.map((key) => [key, artifact[key]])), LIMITS.artifactExtrasBytes);
-  return problem && { ...problem, message: problem.path.length ? problem.message : `the fields besides the known ones ${problem.message}` };
+  const problem = jsonProblem(
+    Object.fromEntries(extras.map((key) => [key, artifact[key]])),
+    LIMITS.artifactExtrasBytes,
+  );
+  return (
+    problem && {
+      ...problem,
+      message: problem.path.length ? problem.message : `the fields besides the known ones ${problem.message}`,
+    }
+  );
 }
 
 function artifactType<T extends z.ZodRawShape>(shape: T) {
@@ -276,8 +322,16 @@ const knownArtifactSchema = z.discriminatedUnion(
       git_sha: gitRevisionSchema.optional(),
       lines: lineRangeSchema.optional(),
     }),
-    artifactType({ type: z.literal('test_command'), command: text(LIMITS.command).min(1), cwd: text(LIMITS.path).optional() }),
-    artifactType({ type: z.literal('api_contract'), schema_url: url.optional(), inline: inlineContract.optional() }).refine(
+    artifactType({
+      type: z.literal('test_command'),
+      command: text(LIMITS.command).min(1),
+      cwd: text(LIMITS.path).optional(),
+    }),
+    artifactType({
+      type: z.literal('api_contract'),
+      schema_url: url.optional(),
+      inline: inlineContract.optional(),
+    }).refine(
       (a) => a.schema_url !== undefined || (a.inline !== undefined && a.inline !== null),
       'needs schema_url or inline',
     ),
@@ -291,7 +345,10 @@ export type KnownArtifact = z.infer<typeof knownArtifactSchema>;
 const otherArtifactSchema = artifactType({
   type: z
     .string()
-    .regex(/^[a-z][a-z0-9_]{0,63}$/, `must be one of ${KNOWN_ARTIFACT_TYPES.join(', ')}, or a lower-case type name of another kind of artifact`),
+    .regex(
+      /^[a-z][a-z0-9_]{0,63}$/,
+      `must be one of ${KNOWN_ARTIFACT_TYPES.join(', ')}, or a lower-case type name of another kind of artifact`,
+    ),
 });
 export type OtherArtifact = z.infer<typeof otherArtifactSchema>;
 export type Artifact = KnownArtifact | OtherArtifact;
@@ -302,12 +359,16 @@ export function isKnownArtifact(artifact: Artifact): artifact is KnownArtifact {
 
 /** An artifact's fields beyond the ones its type defines (all of them but `type` for an unknown type). */
 export function artifactExtras(artifact: Artifact): Record<string, unknown> {
-  const known = isKnownArtifact(artifact) ? Object.keys(knownArtifactSchema.options.find((o) => o.shape.type.value === artifact.type)!.shape) : ['type'];
+  const known = isKnownArtifact(artifact)
+    ? Object.keys(knownArtifactSchema.options.find((o) => o.shape.type.value === artifact.type)!.shape)
+    : ['type'];
   return Object.fromEntries(Object.entries(artifact).filter(([key]) => !known.includes(key)));
 }
 
 const isKnownType = (value: unknown): boolean =>
-  !!value && typeof value === 'object' && (KNOWN_ARTIFACT_TYPES as readonly unknown[]).includes((value as { type?: unknown }).type);
+  !!value &&
+  typeof value === 'object' &&
+  (KNOWN_ARTIFACT_TYPES as readonly unknown[]).includes((value as { type?: unknown }).type);
 
 /**
  * One artifact: a known type is held to its own shape (plus bounded extra fields kept as data), any other
@@ -317,17 +378,27 @@ const isKnownType = (value: unknown): boolean =>
 export const artifactSchema = z
   .unknown()
   .transform((value, ctx): Artifact => {
-    const problem = value && typeof value === 'object' && !Array.isArray(value) ? keysProblem(value as Record<string, unknown>) : undefined;
+    const problem =
+      value && typeof value === 'object' && !Array.isArray(value)
+        ? keysProblem(value as Record<string, unknown>)
+        : undefined;
     if (problem) {
       ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path.map(String) });
       return z.NEVER;
     }
-    const parsed = (isKnownType(value) || !value || typeof value !== 'object' || !('type' in value) ? knownArtifactSchema : otherArtifactSchema).safeParse(value);
+    const parsed = (
+      isKnownType(value) || !value || typeof value !== 'object' || !('type' in value)
+        ? knownArtifactSchema
+        : otherArtifactSchema
+    ).safeParse(value);
     if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path.map(String) });
+    for (const issue of parsed.error.issues)
+      ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path.map(String) });
     return z.NEVER;
   })
-  .meta({ anyOf: [knownArtifactSchema, otherArtifactSchema].map((s) => withoutDialect(z.toJSONSchema(s, { io: 'input' }))) });
+  .meta({
+    anyOf: [knownArtifactSchema, otherArtifactSchema].map((s) => withoutDialect(z.toJSONSchema(s, { io: 'input' }))),
+  });
 
 /** The artifact's own keys, read before zod drops a `__proto__` (nested values reach extrasProblem raw). */
 function keysProblem(artifact: Record<string, unknown>): JsonProblem | undefined {
@@ -398,12 +469,16 @@ export const agentRegistrationSchema = agentCardInputSchema
   })
   .strict()
   .superRefine((body, ctx) => {
-    if (body.name === undefined && body.display_name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'required (or display_name)' });
+    if (body.name === undefined && body.display_name === undefined)
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'required (or display_name)' });
     if (body.name !== undefined && body.display_name !== undefined && body.name !== body.display_name) {
       ctx.addIssue({ code: 'custom', path: ['display_name'], message: 'differs from name; send one of them' });
     }
   })
-  .transform(({ display_name, email: _email, ...card }): AgentCardInput => ({ ...card, name: (card.name ?? display_name)! }));
+  .transform(({ display_name, email: _email, ...card }): AgentCardInput => ({
+    ...card,
+    name: (card.name ?? display_name)!,
+  }));
 
 export type TransitionName = 'accept' | 'complete' | 'decline' | 'cancel';
 

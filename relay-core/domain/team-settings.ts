@@ -18,7 +18,8 @@ export function parseTimerDuration(text: string): number | null {
   return ms >= 60_000 && ms <= MAX_TIMER_MS ? ms : null;
 }
 
-export const TIMER_DURATION_MESSAGE = 'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (units m, h, d, w), or off';
+export const TIMER_DURATION_MESSAGE =
+  'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (units m, h, d, w), or off';
 export const WORKING_HOURS_MESSAGE = 'must be HH:MM-HH:MM with the start before the end, e.g. 09:00-18:00, or off';
 
 /** `09:00-18:00` → minutes after midnight; null when malformed (`off` is the caller's). */
@@ -84,7 +85,10 @@ export const teamSettingsSchema = z
     stale_after: timerSetting.optional(),
     expire_after: timerSetting.optional(),
     escalate_intents: z.union([z.literal('none'), z.array(intentSchema).max(3)]).optional(),
-    escalate_channel: z.string().regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (the app must be invited to it)').optional(),
+    escalate_channel: z
+      .string()
+      .regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (the app must be invited to it)')
+      .optional(),
     working_hours: workingHoursSetting.optional(),
     working_days: z.array(z.enum(WEEKDAYS)).min(1).max(7).optional(),
     digest_at: digestTimeSetting.optional(),
@@ -117,7 +121,12 @@ export function withTeamSettings<T extends TeamTimerSettings>(defaults: T, team:
     escalateAfterMs: pick(team.escalate_after, defaults.escalateAfterMs),
     staleAfterMs: pick(team.stale_after, defaults.staleAfterMs),
     expireAfterMs: pick(team.expire_after, defaults.expireAfterMs),
-    escalateIntents: team.escalate_intents === undefined ? defaults.escalateIntents : team.escalate_intents === 'none' ? [] : ([...new Set(team.escalate_intents)] as Intent[]),
+    escalateIntents:
+      team.escalate_intents === undefined
+        ? defaults.escalateIntents
+        : team.escalate_intents === 'none'
+          ? []
+          : ([...new Set(team.escalate_intents)] as Intent[]),
     ...(team.escalate_channel ? { escalateChannel: team.escalate_channel } : {}),
     workingHours: workingHoursOf(defaults.workingHours, team),
   };
@@ -134,5 +143,9 @@ function workingHoursOf(defaults: WorkingHours | null, team: TeamSettings): Work
   if (team.working_hours === null) return null;
   const hours = team.working_hours ?? defaults;
   if (!hours) return null;
-  return { startMinute: hours.startMinute, endMinute: hours.endMinute, days: days ?? defaults?.days ?? [1, 2, 3, 4, 5] };
+  return {
+    startMinute: hours.startMinute,
+    endMinute: hours.endMinute,
+    days: days ?? defaults?.days ?? [1, 2, 3, 4, 5],
+  };
 }

@@ -2,7 +2,16 @@
 import { canonicalHash } from './canonical-json';
 import type { AgentDoc, ThreadDoc } from './documents';
 import { RelayError } from './errors';
-import { TERMINAL_STATUSES, withCanonicalLines, type EventType, type Intent, type NewHandoff, type Surface, type ThreadStatus, type TransitionName } from './schemas';
+import {
+  TERMINAL_STATUSES,
+  withCanonicalLines,
+  type EventType,
+  type Intent,
+  type NewHandoff,
+  type Surface,
+  type ThreadStatus,
+  type TransitionName,
+} from './schemas';
 
 export interface TransitionRule {
   from: readonly ThreadStatus[];
@@ -16,7 +25,13 @@ export const TRANSITIONS: Record<TransitionName, TransitionRule> = {
   accept: { from: ['pending'], to: 'accepted', actor: 'to', event: 'thread.accepted', stamp: 'accepted_at' },
   complete: { from: ['accepted'], to: 'completed', actor: 'to', event: 'thread.completed', stamp: 'completed_at' },
   decline: { from: ['pending'], to: 'declined', actor: 'to', event: 'thread.declined', stamp: 'declined_at' },
-  cancel: { from: ['pending', 'accepted', 'unclaimed', 'awaiting_approval'], to: 'cancelled', actor: 'from', event: 'thread.cancelled', stamp: 'cancelled_at' },
+  cancel: {
+    from: ['pending', 'accepted', 'unclaimed', 'awaiting_approval'],
+    to: 'cancelled',
+    actor: 'from',
+    event: 'thread.cancelled',
+    stamp: 'cancelled_at',
+  },
 };
 
 /** A field of a new handoff that its intent does not allow (or requires and lacks), with the one wording every surface shows. */
@@ -29,17 +44,27 @@ export interface IntentProblem {
  * The intent rules: propose_action needs a proposed_action and no other intent may carry one; a question
  * belongs only to ask_question. Empty when the handoff is consistent.
  */
-export function intentProblems(input: { intent: Intent; proposed_action?: unknown; question?: unknown }): IntentProblem[] {
+export function intentProblems(input: {
+  intent: Intent;
+  proposed_action?: unknown;
+  question?: unknown;
+}): IntentProblem[] {
   const problems: IntentProblem[] = [];
   const hasAction = input.proposed_action !== undefined && input.proposed_action !== null;
   if (input.intent === 'propose_action' && !hasAction) {
     problems.push({ field: 'proposed_action', message: 'proposed_action is required when intent is "propose_action"' });
   }
   if (input.intent !== 'propose_action' && hasAction) {
-    problems.push({ field: 'proposed_action', message: `proposed_action is only allowed when intent is "propose_action" (got "${input.intent}")` });
+    problems.push({
+      field: 'proposed_action',
+      message: `proposed_action is only allowed when intent is "propose_action" (got "${input.intent}")`,
+    });
   }
   if (input.intent !== 'ask_question' && input.question !== undefined) {
-    problems.push({ field: 'question', message: `question is only allowed when intent is "ask_question" (got "${input.intent}")` });
+    problems.push({
+      field: 'question',
+      message: `question is only allowed when intent is "ask_question" (got "${input.intent}")`,
+    });
   }
   return problems;
 }
@@ -49,7 +74,15 @@ export function intentProblems(input: { intent: Intent; proposed_action?: unknow
  * under the same key must match, and what the handoff token is bound to) covers exactly what the sender said.
  */
 export function newPendingThread(
-  fields: { id: string; sender: AgentDoc; recipient: AgentDoc; input: NewHandoff; via: Surface; now: Date; eventId: string },
+  fields: {
+    id: string;
+    sender: AgentDoc;
+    recipient: AgentDoc;
+    input: NewHandoff;
+    via: Surface;
+    now: Date;
+    eventId: string;
+  },
   handoffToken: (bodyHash: string) => ThreadDoc['handoff_token'],
 ): ThreadDoc {
   const { id, sender, recipient, input, via, now } = fields;
@@ -120,15 +153,25 @@ export function stateVersion(doc: Pick<ThreadDoc, 'status_history'>): number {
  */
 export function isRepeatedTransition(
   caller: AgentDoc,
-  request: { transition: TransitionName; expected_status?: ThreadStatus; result_summary?: string; artifacts?: unknown[] },
+  request: {
+    transition: TransitionName;
+    expected_status?: ThreadStatus;
+    result_summary?: string;
+    artifacts?: unknown[];
+  },
   rule: TransitionRule,
   doc: ThreadDoc,
 ): boolean {
-  if (request.expected_status !== undefined || doc.status !== rule.to || doc[rule.actor] !== caller.handle) return false;
+  if (request.expected_status !== undefined || doc.status !== rule.to || doc[rule.actor] !== caller.handle)
+    return false;
   const last = doc.status_history[doc.status_history.length - 1];
   if (last?.status !== rule.to || last.by !== caller.handle) return false;
   if (request.transition !== 'complete') return true;
-  return doc.completed_summary === (request.result_summary ?? null) && canonicalHash(withCanonicalLines(doc.completion_artifacts)) === canonicalHash(withCanonicalLines(request.artifacts ?? []));
+  return (
+    doc.completed_summary === (request.result_summary ?? null) &&
+    canonicalHash(withCanonicalLines(doc.completion_artifacts)) ===
+      canonicalHash(withCanonicalLines(request.artifacts ?? []))
+  );
 }
 
 /** Why a transition wrote nothing, judged on the thread as it was last read (null: it does not exist). */
@@ -145,10 +188,16 @@ export function explainFailedTransition(
     return new RelayError('not_authorized_transition', `Only ${who} can ${request.transition} this handoff`);
   }
   if (request.expected_status && doc.status !== request.expected_status) {
-    return new RelayError('state_changed', `The handoff is now ${doc.status} (it was ${request.expected_status} when this was shown)`, { status: doc.status });
+    return new RelayError(
+      'state_changed',
+      `The handoff is now ${doc.status} (it was ${request.expected_status} when this was shown)`,
+      { status: doc.status },
+    );
   }
   if (TERMINAL_STATUSES.includes(doc.status)) {
     return new RelayError('thread_terminal', `The handoff is already ${doc.status}`, { status: doc.status });
   }
-  return new RelayError('invalid_transition', `Cannot ${request.transition} a handoff that is ${doc.status}`, { status: doc.status });
+  return new RelayError('invalid_transition', `Cannot ${request.transition} a handoff that is ${doc.status}`, {
+    status: doc.status,
+  });
 }

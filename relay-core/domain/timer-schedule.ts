@@ -49,8 +49,10 @@ export function nextTimerStep(thread: ThreadDoc, settings: TimerSettings, zone: 
     const step = `remind-${reminders.length + 1}` as TimerStep;
     const snoozed = thread.timers?.snoozed_until ? new Date(thread.timers.snoozed_until) : null;
     if (snoozed && (!last || snoozed > last.at)) candidates.push({ step, due: working(snoozed) });
-    else if (reminders.length === 0 && settings.remindAfterMs !== null) candidates.push({ step, due: working(later(since, settings.remindAfterMs)) });
-    else if (reminders.length === 1 && last && settings.remindAgainMs !== null) candidates.push({ step, due: working(later(last.at, settings.remindAgainMs)) });
+    else if (reminders.length === 0 && settings.remindAfterMs !== null)
+      candidates.push({ step, due: working(later(since, settings.remindAfterMs)) });
+    else if (reminders.length === 1 && last && settings.remindAgainMs !== null)
+      candidates.push({ step, due: working(later(last.at, settings.remindAgainMs)) });
 
     if (settings.escalateAfterMs !== null && !fired.escalate && settings.escalateIntents.includes(thread.intent)) {
       candidates.push({ step: 'escalate', due: working(later(since, settings.escalateAfterMs)) });
@@ -59,7 +61,8 @@ export function nextTimerStep(thread: ThreadDoc, settings: TimerSettings, zone: 
     if (settings.expireAfterMs !== null) expiries.push(later(since, settings.expireAfterMs));
     const token = thread.handoff_token;
     if (token && !token.consumed_at) expiries.push(new Date(token.expires_at));
-    if (expiries.length > 0) candidates.push({ step: 'expire', due: new Date(Math.min(...expiries.map((d) => d.getTime()))) });
+    if (expiries.length > 0)
+      candidates.push({ step: 'expire', due: new Date(Math.min(...expiries.map((d) => d.getTime()))) });
   }
   // The earliest first; at a tie the reminder, then the escalation, then expiry (the order they were pushed).
   return candidates.reduce<DueStep | null>((best, c) => (!best || c.due < best.due ? c : best), null);
@@ -75,7 +78,13 @@ export function expiryReason(thread: ThreadDoc, settings: TimerSettings): 'token
 }
 
 /** The thread with `step` applied at `now`: recorded as fired once, and for expire the final state. */
-export function applyTimerStep(thread: ThreadDoc, step: TimerStep, now: Date, escalation: EscalationTarget | null, settings: TimerSettings): ThreadDoc {
+export function applyTimerStep(
+  thread: ThreadDoc,
+  step: TimerStep,
+  now: Date,
+  escalation: EscalationTarget | null,
+  settings: TimerSettings,
+): ThreadDoc {
   const timers = { fired: {}, ...thread.timers };
   const fired = { ...timers.fired, [step]: now };
   const base: ThreadDoc = { ...thread, updated_at: now, timers: { ...timers, fired } };
@@ -114,5 +123,7 @@ export function withArmedTimer(thread: ThreadDoc, timer: TimerDoc | null, versio
 /** Whether two armed steps are the same one (the same step, due time, thread status and attempt). */
 export function sameTimer(a: TimerDoc | null, b: TimerDoc | null): boolean {
   if (!a || !b) return a === b;
-  return a.step === b.step && a.attempt === b.attempt && a.status === b.status && a.due_at.getTime() === b.due_at.getTime();
+  return (
+    a.step === b.step && a.attempt === b.attempt && a.status === b.status && a.due_at.getTime() === b.due_at.getTime()
+  );
 }

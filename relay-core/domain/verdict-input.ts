@@ -14,7 +14,11 @@ export const verdictInputSchema = z.object({
   available_tools: toolNames.optional(),
   expected_required_tools_hash: z.string().min(1).max(200).optional(),
   live_items: z
-    .array(z.object({ id: z.union([z.string().max(200), z.number()]), tool_requirements: toolNames.nullish() }).passthrough())
+    .array(
+      z
+        .object({ id: z.union([z.string().max(200), z.number()]), tool_requirements: toolNames.nullish() })
+        .passthrough(),
+    )
     .max(1000)
     .optional(),
   expected_board_revision: text(200).min(1).optional(),

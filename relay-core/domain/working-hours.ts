@@ -48,7 +48,11 @@ function formatter(zone: string): Intl.DateTimeFormat {
 }
 
 function localTime(at: Date, zone: string): LocalTime {
-  const parts = Object.fromEntries(formatter(zone).formatToParts(at).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(zone)
+      .formatToParts(at)
+      .map((p) => [p.type, p.value]),
+  );
   return {
     year: Number(parts.year),
     month: Number(parts.month),
@@ -76,7 +80,8 @@ export function zonedInstant(zone: string, year: number, month: number, day: num
 export function nextWorkingTime(at: Date, hours: WorkingHours | null, zone: string): Date {
   if (!hours || hours.days.length === 0) return at;
   const local = localTime(at, zone);
-  if (hours.days.includes(local.weekday) && local.minute >= hours.startMinute && local.minute < hours.endMinute) return at;
+  if (hours.days.includes(local.weekday) && local.minute >= hours.startMinute && local.minute < hours.endMinute)
+    return at;
   // Today's start if it is still ahead and today works, else the next working day's start.
   for (let offset = 0; offset <= 7; offset += 1) {
     if (offset === 0 && (local.minute >= hours.startMinute || !hours.days.includes(local.weekday))) continue;
@@ -99,10 +104,11 @@ export function snoozedUntil(choice: SnoozeChoice, now: Date, hours: WorkingHour
   const days = hours?.days.length ? hours.days : [0, 1, 2, 3, 4, 5, 6];
   const local = localTime(now, zone);
   // Tomorrow: the next calendar day, then the first working day from there. Next week: from next Monday.
-  const from = choice === 'tomorrow' ? 1 : ((8 - local.weekday) % 7 || 7);
+  const from = choice === 'tomorrow' ? 1 : (8 - local.weekday) % 7 || 7;
   for (let offset = from; offset <= from + 7; offset += 1) {
     const date = new Date(Date.UTC(local.year, local.month - 1, local.day + offset));
-    if (days.includes(date.getUTCDay())) return zonedInstant(zone, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), start);
+    if (days.includes(date.getUTCDay()))
+      return zonedInstant(zone, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), start);
   }
   return new Date(now.getTime() + 86_400_000);
 }

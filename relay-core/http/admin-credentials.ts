@@ -22,7 +22,10 @@ export function presentedKey(req: Request): { key: string; scheme: 'bearer' | 'b
 }
 
 /** The presented key when it is one of `accepted` (unset ones never match). */
-export function acceptedKey(req: Request, accepted: ReadonlyArray<string | undefined>): ReturnType<typeof presentedKey> {
+export function acceptedKey(
+  req: Request,
+  accepted: ReadonlyArray<string | undefined>,
+): ReturnType<typeof presentedKey> {
   const presented = presentedKey(req);
   if (!presented) return undefined;
   return accepted.some((key) => key && constantTimeEqual(presented.key, key)) ? presented : undefined;

@@ -11,7 +11,9 @@ import type { DecisionAnswer } from '../service/approvals';
 import type { Relay } from '../service/relay-service';
 import { approvalView } from '../service/wire-views';
 
-const identity = z.union([handleSchema, z.string().regex(/^[UW][A-Z0-9]{2,20}$/)], { error: 'must be the approver: a teammate handle (name@team) or a Slack user id (U…)' });
+const identity = z.union([handleSchema, z.string().regex(/^[UW][A-Z0-9]{2,20}$/)], {
+  error: 'must be the approver: a teammate handle (name@team) or a Slack user id (U…)',
+});
 const listQuery = z.strictObject({
   status: z.enum(['pending', 'approved', 'rejected', 'timed_out']).optional(),
   approver: identity.optional(),
@@ -35,17 +37,22 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, source: string): 
 
 function approvalIdParam(req: Request): string {
   const id = String(req.params.id);
-  if (!APPROVAL_ID_PATTERN.test(id)) throw new RelayError('invalid_params', `path.id: not an approval id this relay issues (got "${id.slice(0, 100)}")`);
+  if (!APPROVAL_ID_PATTERN.test(id))
+    throw new RelayError('invalid_params', `path.id: not an approval id this relay issues (got "${id.slice(0, 100)}")`);
   return id;
 }
 
 /** A refused vote is an error with the words the vote gave: forbidden for a non-approver, conflict otherwise. */
 function answered(answer: DecisionAnswer): DecisionAnswer {
   if (answer.changed || !answer.refusal) return answer;
-  throw new RelayError(answer.refusal === 'not_approver' ? 'forbidden' : answer.refusal === 'no_reason' ? 'invalid_params' : 'conflict', answer.message, {
-    approval_id: answer.approval.approval_id,
-    status: answer.approval.status,
-  });
+  throw new RelayError(
+    answer.refusal === 'not_approver' ? 'forbidden' : answer.refusal === 'no_reason' ? 'invalid_params' : 'conflict',
+    answer.message,
+    {
+      approval_id: answer.approval.approval_id,
+      status: answer.approval.status,
+    },
+  );
 }
 
 export function mountApprovalRoutes(app: express.Express, deps: ApprovalRouteDeps): void {
@@ -69,17 +76,35 @@ export function mountApprovalRoutes(app: express.Express, deps: ApprovalRouteDep
     requireAdmin(req);
     const id = approvalIdParam(req);
     const b = parse(adminApprove, req.body, 'body');
-    res.json(answered(await approvalDecisions.decide(id, { ...(await approvers.voterFor(b.as)), admin: true }, 'approve', 'api')));
+    res.json(
+      answered(
+        await approvalDecisions.decide(id, { ...(await approvers.voterFor(b.as)), admin: true }, 'approve', 'api'),
+      ),
+    );
   });
 
   app.post('/admin/approvals/:id/reject', json, async (req, res) => {
     requireAdmin(req);
     const id = approvalIdParam(req);
     const b = parse(adminReject, req.body, 'body');
-    res.json(answered(await approvalDecisions.decide(id, { ...(await approvers.voterFor(b.as)), admin: true }, 'reject', 'api', b.reason)));
+    res.json(
+      answered(
+        await approvalDecisions.decide(
+          id,
+          { ...(await approvers.voterFor(b.as)), admin: true },
+          'reject',
+          'api',
+          b.reason,
+        ),
+      ),
+    );
   });
 
-  const self = (agent: AgentDoc): Voter => ({ handle: agent.handle, slack_user_id: agent.slack_user_id, label: agent.handle });
+  const self = (agent: AgentDoc): Voter => ({
+    handle: agent.handle,
+    slack_user_id: agent.slack_user_id,
+    label: agent.handle,
+  });
 
   app.get('/approvals/:id', async (req, res) => {
     const agent = await authenticate(req);

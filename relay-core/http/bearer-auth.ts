@@ -17,7 +17,10 @@ export function bearer(req: Request): string | undefined {
  * The active teammate whose API key the request bears; unauthenticated otherwise. A key that cannot be looked
  * up (the database is down) is the relay's failure, not the caller's: unavailable (503), so clients retry.
  */
-export function teammateAuth(teammates: Pick<Teammates, 'authenticate'>, log: Logger): (req: Request) => Promise<AgentDoc> {
+export function teammateAuth(
+  teammates: Pick<Teammates, 'authenticate'>,
+  log: Logger,
+): (req: Request) => Promise<AgentDoc> {
   return async (req) => {
     const key = bearer(req);
     let agent: AgentDoc | null;
@@ -25,9 +28,16 @@ export function teammateAuth(teammates: Pick<Teammates, 'authenticate'>, log: Lo
       agent = key ? await teammates.authenticate(key) : null;
     } catch (error) {
       log.warn({ err: (error as Error).message }, 'api key lookup failed');
-      throw new RelayError('unavailable', 'The relay cannot check API keys right now (its database is unreachable); retry shortly');
+      throw new RelayError(
+        'unavailable',
+        'The relay cannot check API keys right now (its database is unreachable); retry shortly',
+      );
     }
-    if (!agent) throw new RelayError('unauthenticated', key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>');
+    if (!agent)
+      throw new RelayError(
+        'unauthenticated',
+        key ? 'The API key is not valid' : 'Missing Authorization: Bearer <api key>',
+      );
     return agent;
   };
 }

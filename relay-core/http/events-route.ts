@@ -12,7 +12,9 @@ const PAGE_DEFAULT = 100;
 const PAGE_MAX = 200;
 export const HEARTBEAT_MS = 15_000;
 
-const cursorSchema = z.string().regex(CURSOR_PATTERN, 'must be a cursor from this relay (a whole number, as an event id or `cursor` gave it)');
+const cursorSchema = z
+  .string()
+  .regex(CURSOR_PATTERN, 'must be a cursor from this relay (a whole number, as an event id or `cursor` gave it)');
 
 const eventsQuery = z
   .object({
@@ -98,11 +100,18 @@ export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
     const stream = (req.get('accept') ?? '').includes('text/event-stream');
     const lastEventId = req.get('last-event-id');
     if (lastEventId !== undefined && stream && !CURSOR_PATTERN.test(lastEventId.trim())) {
-      throw new RelayError('invalid_params', 'header.last-event-id: must be a cursor from this relay (an event id of this stream)');
+      throw new RelayError(
+        'invalid_params',
+        'header.last-event-id: must be a cursor from this relay (an event id of this stream)',
+      );
     }
     // A reconnecting EventSource sends Last-Event-ID and the URL it first opened: the header is the newer cursor.
     const resume = stream && lastEventId !== undefined;
-    const from = await deps.feed.start(agent.handle, resume ? lastEventId!.trim() : query.since, resume ? 'header.last-event-id' : 'query.since');
+    const from = await deps.feed.start(
+      agent.handle,
+      resume ? lastEventId!.trim() : query.since,
+      resume ? 'header.last-event-id' : 'query.since',
+    );
     const limit = query.limit ?? PAGE_DEFAULT;
     if (stream) return streamEvents(req, res, deps, agent.handle, from, limit, signal);
 
@@ -110,7 +119,10 @@ export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
     try {
       page = await deps.feed.wait(agent.handle, from, limit, (query.wait ?? 0) * 1000, signal);
     } catch {
-      throw new RelayError('unavailable', 'The relay cannot read your events right now (its database is unreachable); retry shortly');
+      throw new RelayError(
+        'unavailable',
+        'The relay cannot read your events right now (its database is unreachable); retry shortly',
+      );
     }
     res.setHeader('Cache-Control', 'no-store');
     res.json({ events: page.events, cursor: page.cursor });
@@ -134,7 +146,8 @@ async function streamEvents(
   });
   let cursor = from;
   const write = async (chunk: string) => {
-    if (!res.write(chunk)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (!res.write(chunk))
+      await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
   };
   // The stream's position first, as an event id: a client that reconnects before any event resumes from here.
   await write(`retry: 2000\nid: ${cursor}\nevent: ready\ndata: ${JSON.stringify({ cursor })}\n\n`);

@@ -26,7 +26,9 @@ export function homePage(view: HomePageView): string {
   const checks = Object.entries(view.checks)
     .map(([name, state]) => `<li>${h(name)}: <span class="${state === 'ok' ? 'ok' : 'bad'}">${h(state)}</span></li>`)
     .join('');
-  const links = view.links.map((l) => `<li><a href="${h(l.href)}">${h(l.text)}</a> <span class="meta">${h(l.note)}</span></li>`).join('');
+  const links = view.links
+    .map((l) => `<li><a href="${h(l.href)}">${h(l.text)}</a> <span class="meta">${h(l.note)}</span></li>`)
+    .join('');
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
     `<meta name="referrer" content="no-referrer"><title>handoff-relay ${h(view.version)}</title><style>${STYLE}</style></head><body>` +

@@ -60,15 +60,20 @@ export interface HttpAppDeps {
 }
 
 /** The relay's own pages (/, /inbox…) run no script and load nothing from elsewhere. */
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
 const OPS_PATHS = new Set(['/', '/healthz', '/health', '/readyz', '/metrics', '/slack/events']);
 
 function restError(res: Response, error: RelayError): void {
   // A rate limit says when to come back, in the header clients and proxies read and in the body.
-  const retryAfterMs = error.code === 'rate_limited' ? (error.details as { retry_after_ms?: unknown } | undefined)?.retry_after_ms : undefined;
-  if (typeof retryAfterMs === 'number') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1_000))));
+  const retryAfterMs =
+    error.code === 'rate_limited'
+      ? (error.details as { retry_after_ms?: unknown } | undefined)?.retry_after_ms
+      : undefined;
+  if (typeof retryAfterMs === 'number')
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1_000))));
   res.status(error.httpStatus).json({
     code: error.code,
     message: error.message,
@@ -90,7 +95,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   if (deps.apiRoutes === false) {
     app.use((req, res, next) => {
       if (OPS_PATHS.has(req.path)) return next();
-      restError(res, new RelayError('method_not_found', `No route ${req.method} ${req.path} (this relay runs without the api role)`));
+      restError(
+        res,
+        new RelayError('method_not_found', `No route ${req.method} ${req.path} (this relay runs without the api role)`),
+      );
     });
   }
 
@@ -98,7 +106,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     // The same admin key as /admin/queues, the same two ways; a scraper may hold RELAY_METRICS_TOKEN instead.
     if (!acceptedKey(req, [deps.metricsToken, deps.adminKey])) {
       challengeForAdminKey(res);
-      throw new RelayError('unauthenticated', `Missing or wrong admin key: ${ADMIN_KEY_HELP}; or RELAY_METRICS_TOKEN the same way`);
+      throw new RelayError(
+        'unauthenticated',
+        `Missing or wrong admin key: ${ADMIN_KEY_HELP}; or RELAY_METRICS_TOKEN the same way`,
+      );
     }
     if (!deps.metrics) throw new RelayError('method_not_found', 'Metrics are not collected by this relay');
     const { contentType, body } = await deps.metrics.render();
@@ -108,7 +119,18 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   const authenticate = teammateAuth(teammates, log);
   const requireAdmin = adminAuth(deps.adminKey);
 
-  app.post('/a2a', requireJsonContentType(), json, jsonRpcEndpoint({ uses: deps.uses, rateLimiter: deps.rateLimiter, log, authenticate, streams: deps.events?.streams }));
+  app.post(
+    '/a2a',
+    requireJsonContentType(),
+    json,
+    jsonRpcEndpoint({
+      uses: deps.uses,
+      rateLimiter: deps.rateLimiter,
+      log,
+      authenticate,
+      streams: deps.events?.streams,
+    }),
+  );
 
   function handleParam(req: Request): string {
     const parsed = handleSchema.safeParse(req.params.handle);
@@ -123,13 +145,22 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   }
 
   const agentsQuery = z
-    .object({ role: z.string().max(LIMITS.role), skill: z.string().max(LIMITS.skill), repo: z.string().max(LIMITS.path) })
+    .object({
+      role: z.string().max(LIMITS.role),
+      skill: z.string().max(LIMITS.skill),
+      repo: z.string().max(LIMITS.path),
+    })
     .partial()
     .strict();
 
   const auditQuery = z
     .object({
-      limit: z.string().regex(/^[0-9]{1,3}$/, 'must be a whole number from 1 to 200').transform(Number).pipe(z.number().int().min(1).max(200)).default(50),
+      limit: z
+        .string()
+        .regex(/^[0-9]{1,3}$/, 'must be a whole number from 1 to 200')
+        .transform(Number)
+        .pipe(z.number().int().min(1).max(200))
+        .default(50),
       cursor: z.string().min(1).max(1_024).optional(),
     })
     .strict();
@@ -156,7 +187,13 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   if (deps.deadLetters) mountWebhookAdminRoutes(app, { deadLetters: deps.deadLetters, requireAdmin });
   if (deps.policy) mountPolicyAdminRoutes(app, { ...deps.policy, teammates, requireAdmin });
   mountApprovalRoutes(app, { uses: deps.uses, requireAdmin, authenticate });
-  if (deps.invites) mountInviteRoutes(app, { invites: deps.invites, requireAdmin, publicUrl: links.publicUrl, redeemLimiter: deps.redeemLimiter });
+  if (deps.invites)
+    mountInviteRoutes(app, {
+      invites: deps.invites,
+      requireAdmin,
+      publicUrl: links.publicUrl,
+      redeemLimiter: deps.redeemLimiter,
+    });
 
   app.get('/agents/me', async (req, res) => {
     res.json(ownCard(await authenticate(req)));
@@ -225,7 +262,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     if (!id) return res.status(404).type('html').send(inboxHelpPage('', 'There is no such handoff.'));
     const { as, sig } = req.query;
     if (typeof as !== 'string' || typeof sig !== 'string') {
-      return res.status(200).type('html').send(inboxHelpPage(id, 'This link does not say who you are, so the thread is not shown here.'));
+      return res
+        .status(200)
+        .type('html')
+        .send(inboxHelpPage(id, 'This link does not say who you are, so the thread is not shown here.'));
     }
     const found = await reads.threadForInboxLink(id, as, sig);
     if (!found) return res.status(403).type('html').send(inboxHelpPage(id, 'This link is not valid for this handoff.'));
@@ -272,12 +312,28 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     const api = deps.apiRoutes !== false;
     const links = [
       { href: '/readyz', text: '/readyz', note: 'readiness as JSON (also /healthz, /health)' },
-      ...(api ? [{ href: '/admin/queues', text: '/admin/queues', note: 'the delivery queues (admin key: your browser asks for it)' }] : []),
+      ...(api
+        ? [
+            {
+              href: '/admin/queues',
+              text: '/admin/queues',
+              note: 'the delivery queues (admin key: your browser asks for it)',
+            },
+          ]
+        : []),
       { href: '/metrics', text: '/metrics', note: 'Prometheus metrics (admin key or RELAY_METRICS_TOKEN)' },
       ...(api
         ? [
-            { href: '/.well-known/agent-card.json', text: '/.well-known/agent-card.json', note: "the A2A agent card (POST /a2a, POST /mcp with a teammate's API key)" },
-            { href: '/inbox', text: '/inbox', note: "each handoff's read-only page: the signed inbox_url its sender and recipient get" },
+            {
+              href: '/.well-known/agent-card.json',
+              text: '/.well-known/agent-card.json',
+              note: "the A2A agent card (POST /a2a, POST /mcp with a teammate's API key)",
+            },
+            {
+              href: '/inbox',
+              text: '/inbox',
+              note: "each handoff's read-only page: the signed inbox_url its sender and recipient get",
+            },
           ]
         : []),
     ];
@@ -286,7 +342,14 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.get('/inbox', (_req, res) => {
     res.setHeader('Content-Security-Policy', PAGE_CSP);
-    res.type('html').send(inboxHelpPage('', 'Each handoff has its own page here: open the inbox_url its DM or its create answer gave you.'));
+    res
+      .type('html')
+      .send(
+        inboxHelpPage(
+          '',
+          'Each handoff has its own page here: open the inbox_url its DM or its create answer gave you.',
+        ),
+      );
   });
 
   return app;
@@ -312,7 +375,12 @@ export function finishHttpApp(app: express.Express, log: Logger): void {
       return restError(res, err);
     }
     if (type === 'entity.too.large') {
-      const err = new RelayError('invalid_request', `The request body is larger than ${LIMITS.bodyBytes} bytes`, undefined, 413);
+      const err = new RelayError(
+        'invalid_request',
+        `The request body is larger than ${LIMITS.bodyBytes} bytes`,
+        undefined,
+        413,
+      );
       if (JSON_RPC_PATHS.has(req.path)) return res.status(413).json(jsonRpcError(null, err, requestId(res)));
       return restError(res, err);
     }
@@ -320,7 +388,10 @@ export function finishHttpApp(app: express.Express, log: Logger): void {
       const err = new RelayError('invalid_request', (error as Error).message, undefined, status);
       if (JSON_RPC_PATHS.has(req.path)) {
         // 400 here means the body could not be read (e.g. a broken gzip stream): not JSON, as far as we can tell.
-        const rpcErr = status === 400 ? new RelayError('parse_error', `The request body could not be read: ${(error as Error).message}`) : err;
+        const rpcErr =
+          status === 400
+            ? new RelayError('parse_error', `The request body could not be read: ${(error as Error).message}`)
+            : err;
         return res.status(status).json(jsonRpcError(null, rpcErr, requestId(res)));
       }
       return restError(res, err);

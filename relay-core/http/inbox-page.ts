@@ -21,8 +21,10 @@ const INTENT: Record<ThreadView['intent'], string> = {
 const h = (text: string | null | undefined): string => escapeHtml(text ?? '');
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
-    `<meta name="referrer" content="no-referrer"><title>${h(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+    `<meta name="referrer" content="no-referrer"><title>${h(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+  );
 }
 
 function link(url: string, text?: string): string {
@@ -58,8 +60,10 @@ function artifacts(list: Artifact[]): string {
 
 function message(m: MessageView, thread: ThreadView): string {
   const author = m.from === thread.sender.handle ? thread.sender : thread.recipient;
-  return `<div class="card teammate"><p class="meta">#${m.sequence_no} · ${h(author.name)} (${h(m.from)}) via ${h(m.via)} · ${h(m.created_at)}</p>` +
-    `<pre>${h(m.body)}</pre>${artifacts(m.artifacts)}</div>`;
+  return (
+    `<div class="card teammate"><p class="meta">#${m.sequence_no} · ${h(author.name)} (${h(m.from)}) via ${h(m.via)} · ${h(m.created_at)}</p>` +
+    `<pre>${h(m.body)}</pre>${artifacts(m.artifacts)}</div>`
+  );
 }
 
 /** The whole thread for one of its participants. */
@@ -76,16 +80,20 @@ export function inboxPage(thread: ThreadView, viewer: string): string {
   const action = thread.proposed_action;
   if (action) {
     parts.push(`<h3>Proposed action</h3><pre>${h(action.description)}</pre>`);
-    if (action.target_files.length > 0) parts.push(`<p>Target files: ${action.target_files.map((f) => `<code>${h(f)}</code>`).join(', ')}</p>`);
+    if (action.target_files.length > 0)
+      parts.push(`<p>Target files: ${action.target_files.map((f) => `<code>${h(f)}</code>`).join(', ')}</p>`);
     if (action.rationale) parts.push(`<p>Rationale:</p><pre>${h(action.rationale)}</pre>`);
     if (action.suggested_diff) parts.push(`<p>Suggested diff:</p><pre>${h(action.suggested_diff)}</pre>`);
   }
   parts.push(artifacts(thread.artifacts), '</div>');
   if (thread.messages.length > 0) parts.push('<h2>Messages</h2>', ...thread.messages.map((m) => message(m, thread)));
   if (thread.completed_summary !== null || thread.completion_artifacts.length > 0) {
-    parts.push(`<div class="card teammate"><h2>Result</h2><pre>${h(thread.completed_summary)}</pre>${artifacts(thread.completion_artifacts)}</div>`);
+    parts.push(
+      `<div class="card teammate"><h2>Result</h2><pre>${h(thread.completed_summary)}</pre>${artifacts(thread.completion_artifacts)}</div>`,
+    );
   }
-  if (thread.decline_reason) parts.push(`<div class="card teammate"><h2>Declined</h2><pre>${h(thread.decline_reason)}</pre></div>`);
+  if (thread.decline_reason)
+    parts.push(`<div class="card teammate"><h2>Declined</h2><pre>${h(thread.decline_reason)}</pre></div>`);
   parts.push(
     '<h2>History</h2><ul>',
     ...thread.status_history.map((s) => `<li>${h(s.status)} by ${h(s.by)} via ${h(s.via)} · ${h(s.at)}</li>`),

@@ -27,12 +27,16 @@ const listQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500
 /** The invite code of a redemption: the path's when the path holds the whole code, else the body's `token`. */
 function redeemCode(pathId: string, token: string | undefined): string {
   const pathIsCode = INVITE_CODE_PATTERN.test(pathId);
-  if (!pathIsCode && !INVITE_ID_PATTERN.test(pathId)) throw new RelayError('invalid_params', 'path.id: must be an invite id or an invite code (hri_…)');
+  if (!pathIsCode && !INVITE_ID_PATTERN.test(pathId))
+    throw new RelayError('invalid_params', 'path.id: must be an invite id or an invite code (hri_…)');
   const code = pathIsCode ? pathId : token;
-  if (code === undefined) throw new RelayError('invalid_params', 'body.token: required: the invite code (hri_…) you were given');
-  if (pathIsCode && token !== undefined && token !== pathId) throw new RelayError('invalid_params', 'body.token: differs from the code in the path; send one of them');
+  if (code === undefined)
+    throw new RelayError('invalid_params', 'body.token: required: the invite code (hri_…) you were given');
+  if (pathIsCode && token !== undefined && token !== pathId)
+    throw new RelayError('invalid_params', 'body.token: differs from the code in the path; send one of them');
   // A code for another invitation than the path names is answered as any wrong code is.
-  if (!pathIsCode && INVITE_CODE_PATTERN.exec(code)?.[1] !== pathId) throw new RelayError('not_found', 'No such invitation: check the code you were given (handoff-relay join hri_…)');
+  if (!pathIsCode && INVITE_CODE_PATTERN.exec(code)?.[1] !== pathId)
+    throw new RelayError('not_found', 'No such invitation: check the code you were given (handoff-relay join hri_…)');
   return code;
 }
 

@@ -41,7 +41,10 @@ export function mountPolicyAdminRoutes(app: express.Express, deps: PolicyAdminDe
   const { policies, gate, teammates, store, requireAdmin } = deps;
   // JSON `{ "source": "…" }`, or the YAML itself as application/yaml or text/plain.
   const json = express.json({ limit: POLICY_SOURCE_BYTES * 2, type: 'application/json' });
-  const yaml = express.text({ limit: POLICY_SOURCE_BYTES, type: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'] });
+  const yaml = express.text({
+    limit: POLICY_SOURCE_BYTES,
+    type: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
+  });
 
   function source(req: Request): string {
     const parsed = sourceBody.safeParse(typeof req.body === 'string' ? { source: req.body } : req.body);
@@ -80,7 +83,11 @@ export function mountPolicyAdminRoutes(app: express.Express, deps: PolicyAdminDe
     const parsed = testBody.safeParse(req.body);
     if (!parsed.success) throw invalidParams(parsed.error.issues, 'body');
     const t = parsed.data;
-    const [sender, recipient, actor] = await Promise.all([teammates.get(t.from), teammates.get(t.to), teammates.get(t.actor ?? t.from)]);
+    const [sender, recipient, actor] = await Promise.all([
+      teammates.get(t.from),
+      teammates.get(t.to),
+      teammates.get(t.actor ?? t.from),
+    ]);
     const missing = !sender ? t.from : !recipient ? t.to : !actor ? t.actor : null;
     if (missing) throw new RelayError('recipient_not_found', `No teammate with handle ${missing}`);
     const artifacts = t.artifact_types.map((type) => ({ type }) as z.infer<typeof artifactSchema>);

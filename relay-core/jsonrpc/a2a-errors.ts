@@ -63,7 +63,9 @@ export function a2aErrorCode(method: string, error: RelayError): number {
       return INTERNAL_ERROR;
     default: {
       const code = error.numericCode;
-      return code <= A2A_ERROR_CODES.TaskNotFoundError && code >= A2A_ERROR_CODES.VersionNotSupportedError ? SERVER_ERROR : code;
+      return code <= A2A_ERROR_CODES.TaskNotFoundError && code >= A2A_ERROR_CODES.VersionNotSupportedError
+        ? SERVER_ERROR
+        : code;
     }
   }
 }

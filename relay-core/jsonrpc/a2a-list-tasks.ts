@@ -29,14 +29,28 @@ const listTasksParams = z
   .object({
     contextId: z.string().max(200, 'must be at most 200 characters').optional(),
     status: z.enum(V1_TASK_STATES, { error: `must be one of ${V1_TASK_STATES.join(', ')}` }).optional(),
-    pageSize: z.number({ error: pageSizeError }).int(pageSizeError).min(1, pageSizeError).max(LIST_TASKS_PAGE.max, pageSizeError).optional(),
+    pageSize: z
+      .number({ error: pageSizeError })
+      .int(pageSizeError)
+      .min(1, pageSizeError)
+      .max(LIST_TASKS_PAGE.max, pageSizeError)
+      .optional(),
     pageToken: z
       .string({ error: 'must be a string' })
       .max(200, 'not a page token this relay issued (pass nextPageToken as ListTasks answered it)')
-      .refine((token) => token === '' || cursorPosition(token) !== undefined, 'not a page token this relay issued (pass nextPageToken as ListTasks answered it)')
+      .refine(
+        (token) => token === '' || cursorPosition(token) !== undefined,
+        'not a page token this relay issued (pass nextPageToken as ListTasks answered it)',
+      )
       .optional(),
-    historyLength: z.number({ error: 'must be a whole number, 0 or more' }).int('must be a whole number, 0 or more').min(0, 'must be a whole number, 0 or more').optional(),
-    statusTimestampAfter: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp, like 2026-01-31T09:00:00Z' }).optional(),
+    historyLength: z
+      .number({ error: 'must be a whole number, 0 or more' })
+      .int('must be a whole number, 0 or more')
+      .min(0, 'must be a whole number, 0 or more')
+      .optional(),
+    statusTimestampAfter: z.iso
+      .datetime({ offset: true, error: 'must be an ISO 8601 timestamp, like 2026-01-31T09:00:00Z' })
+      .optional(),
     includeArtifacts: z.boolean({ error: 'must be true or false' }).optional(),
     tenant: z.string().optional(),
     ...ENVELOPE,
@@ -51,7 +65,11 @@ function statusesOf(state: string): ThreadStatus[] {
 /** The statuses of tasks waiting for a recipient a v1.0 state stands for (a2a-task.ts draftOutTask spells them). */
 function draftStatusesOf(state: string | undefined): Array<'input_required' | 'cancelled'> {
   if (state === undefined) return ['input_required', 'cancelled'];
-  return state === 'TASK_STATE_INPUT_REQUIRED' ? ['input_required'] : state === 'TASK_STATE_CANCELED' ? ['cancelled'] : [];
+  return state === 'TASK_STATE_INPUT_REQUIRED'
+    ? ['input_required']
+    : state === 'TASK_STATE_CANCELED'
+      ? ['cancelled']
+      : [];
 }
 
 /**
@@ -67,7 +85,10 @@ export const listTasks: Method = async (ctx, params) => {
   const draftStatuses = draftStatusesOf(state);
   const contextId = p.contextId || undefined;
   // A state no task is ever in, or a context id that cannot be a task's, matches nothing.
-  if ((statuses?.length === 0 && draftStatuses.length === 0) || (contextId !== undefined && !taskIdSchema.safeParse(contextId).success)) {
+  if (
+    (statuses?.length === 0 && draftStatuses.length === 0) ||
+    (contextId !== undefined && !taskIdSchema.safeParse(contextId).success)
+  ) {
     return { tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 };
   }
   const page = await ctx.reads.listVisibleTasks(ctx.caller, {
@@ -80,7 +101,8 @@ export const listTasks: Method = async (ctx, params) => {
   });
   const tasks = page.items.map((item) => {
     // Artifacts only when asked for (then always there, if empty); history as historyLength says, like GetTask.
-    const { artifacts, ...task } = 'view' in item ? v1Task(item.view, p.historyLength) : v1DraftTask(item.draft, p.historyLength);
+    const { artifacts, ...task } =
+      'view' in item ? v1Task(item.view, p.historyLength) : v1DraftTask(item.draft, p.historyLength);
     return p.includeArtifacts ? { ...task, artifacts: artifacts ?? [] } : task;
   });
   return { tasks, nextPageToken: page.next_cursor ?? '', pageSize: tasks.length, totalSize: page.total };

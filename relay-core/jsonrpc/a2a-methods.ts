@@ -36,7 +36,10 @@ const optionalId = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
-const messageIdSchema = z.string().min(1, 'required: a unique id for this message (it is the idempotency key)').max(200);
+const messageIdSchema = z
+  .string()
+  .min(1, 'required: a unique id for this message (it is the idempotency key)')
+  .max(200);
 
 const HANDOFF_KEYS = ['recipient', 'intent', 'question', 'proposed_action', 'artifacts'] as const;
 const METADATA_KEYS = [...HANDOFF_KEYS, 'client_idempotency_key'] as const;
@@ -138,7 +141,8 @@ export const v1SendInput = sendMessageParams({
   roleError: 'must be ROLE_USER: a handoff is sent from the user side',
   readPart(part, path): InPart {
     if (part.text !== undefined) return { kind: 'text', text: part.text };
-    if (part.data !== undefined && part.data !== null) return { kind: 'data', data: part.data, path: [...path, 'data'] };
+    if (part.data !== undefined && part.data !== null)
+      return { kind: 'data', data: part.data, path: [...path, 'data'] };
     if (part.url !== undefined) return { kind: 'url', url: part.url, name: part.filename, path: [...path, 'url'] };
     if (part.raw !== undefined) return { kind: 'bytes', path: [...path, 'raw'] };
     throw fieldError(path, 'must hold one of text, data, url or raw');
@@ -154,7 +158,9 @@ const v03Part = z.discriminatedUnion(
     z
       .object({
         kind: z.literal('file'),
-        file: z.object({ uri: z.string().optional(), bytes: z.string().optional(), name: z.string().optional() }).passthrough(),
+        file: z
+          .object({ uri: z.string().optional(), bytes: z.string().optional(), name: z.string().optional() })
+          .passthrough(),
       })
       .passthrough(),
   ],
@@ -169,7 +175,8 @@ const v03SendInput = sendMessageParams({
   readPart(part, path): InPart {
     if (part.kind === 'text') return { kind: 'text', text: part.text };
     if (part.kind === 'data') return { kind: 'data', data: part.data, path: [...path, 'data'] };
-    if (part.file.uri !== undefined) return { kind: 'url', url: part.file.uri, name: part.file.name, path: [...path, 'file', 'uri'] };
+    if (part.file.uri !== undefined)
+      return { kind: 'url', url: part.file.uri, name: part.file.name, path: [...path, 'file', 'uri'] };
     if (part.file.bytes !== undefined) return { kind: 'bytes', path: [...path, 'file', 'bytes'] };
     throw fieldError([...path, 'file'], 'needs uri or bytes');
   },
@@ -184,7 +191,10 @@ interface Source {
 
 /** `params.message.parts[1].data`, as invalidParams spells a path. */
 function pathText(path: PropertyKey[]): string {
-  return ['params', ...path].map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').slice(1);
+  return ['params', ...path]
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .slice(1);
 }
 
 /** The one value of a handoff field across every place it may be given; two different values are an error. */
@@ -201,7 +211,10 @@ function pick<K extends keyof HandoffFields>(sources: Source[], key: K): Handoff
   return found?.value;
 }
 
-function splitMetadata(metadata: Record<string, unknown> | undefined): { known: Record<string, unknown>; rest: Record<string, unknown> } {
+function splitMetadata(metadata: Record<string, unknown> | undefined): {
+  known: Record<string, unknown>;
+  rest: Record<string, unknown>;
+} {
   const known: Record<string, unknown> = {};
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(metadata ?? {})) {
@@ -239,12 +252,19 @@ function readMessage(input: SendInput): ReadMessage {
       }
       sources.push({ path: part.path, fields: parseParams(dataPartFields, part.data, part.path) });
     } else if (part.kind === 'url') {
-      const link = { type: 'link' as const, url: part.url, ...(part.name ? { title: part.name.slice(0, LIMITS.title) } : {}) };
+      const link = {
+        type: 'link' as const,
+        url: part.url,
+        ...(part.name ? { title: part.name.slice(0, LIMITS.title) } : {}),
+      };
       const parsed = artifactSchema.safeParse(link);
       if (!parsed.success) throw fieldError(part.path, parsed.error.issues[0]?.message ?? 'must be an http(s) URL');
       linkArtifacts.push(parsed.data);
     } else {
-      throw fieldError(part.path, 'file bytes are not supported; send a URL (a link artifact) or the content as an artifact in a data part');
+      throw fieldError(
+        part.path,
+        'file bytes are not supported; send a URL (a link artifact) or the content as an artifact in a data part',
+      );
     }
   }
   sources.push({ path: ['message', 'metadata'], fields: fromMessage }, { path: ['metadata'], fields: fromRequest });
@@ -254,7 +274,10 @@ function readMessage(input: SendInput): ReadMessage {
 /** The task a message continues (its taskId, or its contextId, which is the same thread id), if it names one. */
 function continuedTask(message: InMessage): string | undefined {
   if (message.taskId !== undefined && message.contextId !== undefined && message.taskId !== message.contextId) {
-    throw fieldError(['message', 'contextId'], `must be the task's own context (${message.taskId}: a task's contextId is its id), or be left out`);
+    throw fieldError(
+      ['message', 'contextId'],
+      `must be the task's own context (${message.taskId}: a task's contextId is its id), or be left out`,
+    );
   }
   return message.taskId ?? message.contextId;
 }
@@ -269,19 +292,36 @@ async function continueTask(ctx: MethodContext, input: SendInput, taskId: string
   const draft = await ownDraft(ctx, taskId);
   if (draft && draft.status !== 'handed') return completeDraft(ctx, draft, read, input.message.messageId);
   // The reply that named the recipient, sent again: the task as it is, nothing appended.
-  if (draft?.reply_message_id === input.message.messageId) return { view: await ctx.reads.threadViewFor(ctx.caller, draft._id) };
+  if (draft?.reply_message_id === input.message.messageId)
+    return { view: await ctx.reads.threadViewFor(ctx.caller, draft._id) };
   for (const source of read.sources) {
     const settled = HANDOFF_KEYS.find((key) => key !== 'artifacts' && source.fields[key] !== undefined);
-    if (settled) throw fieldError([...source.path, settled], 'is set when the handoff is made; a message in an existing task carries text and artifacts');
+    if (settled)
+      throw fieldError(
+        [...source.path, settled],
+        'is set when the handoff is made; a message in an existing task carries text and artifacts',
+      );
   }
   const artifacts = [...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
-  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
+  if (artifacts.length > LIMITS.artifacts)
+    throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
   const body = read.text.join('\n\n').trim();
   if (body.length === 0) throw fieldError(['message', 'parts'], 'needs a text part with the message');
-  if (body.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
-  const clientKey = idempotencyKey(ctx, read.fromMessage.client_idempotency_key ?? read.fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
+  if (body.length > LIMITS.summary)
+    throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
+  const clientKey = idempotencyKey(
+    ctx,
+    read.fromMessage.client_idempotency_key ?? read.fromRequest.client_idempotency_key,
+    ['message', 'metadata', 'client_idempotency_key'],
+  );
   const threadId = taskIdOf(taskId);
-  await ctx.messages.append(ctx.caller, { thread_id: threadId, body, payload: {}, artifacts }, ctx.via, clientKey ?? input.message.messageId, ctx.sessionId);
+  await ctx.messages.append(
+    ctx.caller,
+    { thread_id: threadId, body, payload: {}, artifacts },
+    ctx.via,
+    clientKey ?? input.message.messageId,
+    ctx.sessionId,
+  );
   return { view: await ctx.reads.threadViewFor(ctx.caller, threadId) };
 }
 
@@ -303,25 +343,46 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
 
   const { text, sources, linkArtifacts, fromMessage, fromRequest, rest } = readMessage(input);
   const artifacts = [...(pick(sources, 'artifacts') ?? []), ...linkArtifacts];
-  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
+  if (artifacts.length > LIMITS.artifacts)
+    throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all`);
 
   const summary = text.join('\n\n').trim();
   if (summary.length === 0) throw fieldError(['message', 'parts'], 'needs a text part with the summary');
-  if (summary.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the summary must be at most ${LIMITS.summary} characters`);
+  if (summary.length > LIMITS.summary)
+    throw fieldError(['message', 'parts'], `the summary must be at most ${LIMITS.summary} characters`);
 
   const metadata = parseParams(metadataSchema, rest, ['message', 'metadata']);
-  const clientKey = idempotencyKey(ctx, fromMessage.client_idempotency_key ?? fromRequest.client_idempotency_key, ['message', 'metadata', 'client_idempotency_key']);
+  const clientKey = idempotencyKey(ctx, fromMessage.client_idempotency_key ?? fromRequest.client_idempotency_key, [
+    'message',
+    'metadata',
+    'client_idempotency_key',
+  ]);
   const key = clientKey ?? message.messageId;
-  const fields = { summary, artifacts, metadata, question: pick(sources, 'question'), proposed_action: pick(sources, 'proposed_action') };
+  const fields = {
+    summary,
+    artifacts,
+    metadata,
+    question: pick(sources, 'question'),
+    proposed_action: pick(sources, 'proposed_action'),
+  };
 
   const recipient = pick(sources, 'recipient');
   // No recipient: the task waits for the next message in its context to name one (input required).
-  if (recipient === undefined) return startDraft(ctx, { ...fields, intent: pick(sources, 'intent'), key, messageId: message.messageId });
+  if (recipient === undefined)
+    return startDraft(ctx, { ...fields, intent: pick(sources, 'intent'), key, messageId: message.messageId });
   const intent = pick(sources, 'intent');
   if (intent === undefined) {
-    throw fieldError(['message', 'metadata', 'intent'], 'required: one of inform, ask_question, propose_action (in message metadata or a data part)');
+    throw fieldError(
+      ['message', 'metadata', 'intent'],
+      'required: one of inform, ask_question, propose_action (in message metadata or a data part)',
+    );
   }
-  const created = await ctx.creates.create(ctx.caller, { ...fields, to: recipient, intent, idempotency_key: key }, ctx.via, ctx.sessionId);
+  const created = await ctx.creates.create(
+    ctx.caller,
+    { ...fields, to: recipient, intent, idempotency_key: key },
+    ctx.via,
+    ctx.sessionId,
+  );
   return { view: await ctx.reads.threadViewFor(ctx.caller, created.task_id) };
 }
 
@@ -334,7 +395,16 @@ export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise
  */
 async function startDraft(
   ctx: MethodContext,
-  d: { summary: string; artifacts: Artifact[]; metadata: Record<string, unknown>; question?: string; proposed_action?: ProposedAction; intent?: Intent; key: string; messageId: string },
+  d: {
+    summary: string;
+    artifacts: Artifact[];
+    metadata: Record<string, unknown>;
+    question?: string;
+    proposed_action?: ProposedAction;
+    intent?: Intent;
+    key: string;
+    messageId: string;
+  },
 ): Promise<SentTask> {
   const id = idempotentId(ctx.caller.handle, 'create', d.key);
   if (await ctx.reads.threadById(id)) return { view: await ctx.reads.threadViewFor(ctx.caller, id) };
@@ -368,22 +438,33 @@ async function ownDraft(ctx: MethodContext, id: string): Promise<DraftDoc | null
  * created from the first message under its key, with the task's id, and any other text of this message follows as the
  * thread's first message. Nothing named: invalid_params saying how, and the task keeps waiting.
  */
-async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMessage, replyMessageId: string): Promise<SentTask> {
-  if (draft.status === 'cancelled') throw new RelayError('thread_terminal', `Task ${draft._id} was cancelled before it named a recipient`);
+async function completeDraft(
+  ctx: MethodContext,
+  draft: DraftDoc,
+  read: ReadMessage,
+  replyMessageId: string,
+): Promise<SentTask> {
+  if (draft.status === 'cancelled')
+    throw new RelayError('thread_terminal', `Task ${draft._id} was cancelled before it named a recipient`);
   const text = read.text.join('\n\n').trim();
   let recipient = pick(read.sources, 'recipient');
   let rest = text;
   if (recipient === undefined) {
     const asText = recipientSchema.safeParse(text);
     if (!asText.success) {
-      throw fieldError(['message'], `names no recipient: put a teammate handle (name@team) or role:<role>, skill:<skill>, owner:<path> in message.metadata.recipient or as the whole text`);
+      throw fieldError(
+        ['message'],
+        `names no recipient: put a teammate handle (name@team) or role:<role>, skill:<skill>, owner:<path> in message.metadata.recipient or as the whole text`,
+      );
     }
     recipient = asText.data;
     rest = '';
   }
   const artifacts = [...draft.artifacts, ...(pick(read.sources, 'artifacts') ?? []), ...read.linkArtifacts];
-  if (artifacts.length > LIMITS.artifacts) throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all, with the first message's`);
-  if (rest.length > LIMITS.summary) throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
+  if (artifacts.length > LIMITS.artifacts)
+    throw fieldError(['message', 'parts'], `at most ${LIMITS.artifacts} artifacts in all, with the first message's`);
+  if (rest.length > LIMITS.summary)
+    throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
   await ctx.creates.create(
     ctx.caller,
     {
@@ -402,7 +483,14 @@ async function completeDraft(ctx: MethodContext, draft: DraftDoc, read: ReadMess
   );
   // Each step is safe to run again (the create and the append under their keys), so a reply retried after a failure
   // part-way finishes the work; marked handed last, the draft then answers the same reply sent again.
-  if (rest) await ctx.messages.append(ctx.caller, { thread_id: draft._id, body: rest, payload: {}, artifacts: [] }, ctx.via, replyMessageId, ctx.sessionId);
+  if (rest)
+    await ctx.messages.append(
+      ctx.caller,
+      { thread_id: draft._id, body: rest, payload: {}, artifacts: [] },
+      ctx.via,
+      replyMessageId,
+      ctx.sessionId,
+    );
   await ctx.drafts.handed(draft._id, replyMessageId, ctx.clock.now());
   return { view: await ctx.reads.threadViewFor(ctx.caller, draft._id) };
 }
@@ -422,13 +510,22 @@ async function readTask(ctx: MethodContext, id: string): Promise<SentTask> {
 // their metadata is the envelope (envelope.ts), of which a cancel reads its reason and idempotency key. v0.3 keeps the
 // wire's UUID check (invalid_params); in v1.0 any id is a task id, and one that is no UUID names no task.
 const v1TaskIdSchema = z.string().min(1, 'required: the task id').max(200, 'must be at most 200 characters');
-export const v03GetParams = z.object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() }).strict();
+export const v03GetParams = z
+  .object({ id: taskIdSchema, historyLength: historyLengthSchema, ...ENVELOPE, tenant: z.string().optional() })
+  .strict();
 export const getParams = v03GetParams.extend({ id: v1TaskIdSchema }).strict();
 const v03CancelParams = z
   .object({
     id: taskIdSchema,
     metadata: envelopeMetadataSchema
-      .pipe(z.object({ reason: text(LIMITS.reason).min(1).optional(), client_idempotency_key: z.string().min(1).max(200).optional() }).passthrough())
+      .pipe(
+        z
+          .object({
+            reason: text(LIMITS.reason).min(1).optional(),
+            client_idempotency_key: z.string().min(1).max(200).optional(),
+          })
+          .passthrough(),
+      )
       .optional(),
     tenant: z.string().optional(),
   })
@@ -437,7 +534,8 @@ const cancelParams = v03CancelParams.extend({ id: v1TaskIdSchema }).strict();
 
 /** A v1.0 task id as the relay's thread id: one that cannot be a thread id is TaskNotFoundError like any unknown one. */
 export function taskIdOf(id: string): string {
-  if (!taskIdSchema.safeParse(id).success) throw new RelayError('thread_not_found', `No task ${id} (task ids are the UUIDs SendMessage answers)`);
+  if (!taskIdSchema.safeParse(id).success)
+    throw new RelayError('thread_not_found', `No task ${id} (task ids are the UUIDs SendMessage answers)`);
   return id;
 }
 
@@ -451,7 +549,13 @@ async function cancelHandoff(ctx: MethodContext, params: unknown, version: '1.0'
   }
   if (version === '1.0') taskIdOf(p.id);
   const key = idempotencyKey(ctx, p.metadata?.client_idempotency_key);
-  await ctx.transitions.transition(ctx.caller, { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason }, ctx.via, key, ctx.sessionId);
+  await ctx.transitions.transition(
+    ctx.caller,
+    { thread_id: p.id, transition: 'cancel', reason: p.metadata?.reason },
+    ctx.via,
+    key,
+    ctx.sessionId,
+  );
   return { view: await ctx.reads.threadViewFor(ctx.caller, p.id) };
 }
 

@@ -33,12 +33,23 @@ const createParams = z
     id: z.union([z.literal(''), configIdSchema]).optional(),
     url: urlSchema,
     token: z.string().max(512).optional(),
-    authentication: z.object({ scheme: z.string().min(1).max(64), credentials: z.string().max(4096).optional() }).strict().optional(),
+    authentication: z
+      .object({ scheme: z.string().min(1).max(64), credentials: z.string().max(4096).optional() })
+      .strict()
+      .optional(),
     ...ENVELOPE,
   })
   .strict();
 const oneParams = z.object({ tenant, taskId: taskIdSchema, id: configIdSchema, ...ENVELOPE }).strict();
-const listParams = z.object({ tenant, taskId: taskIdSchema, pageSize: z.number().int().min(0).optional(), pageToken: z.string().max(0, 'there is one page').optional(), ...ENVELOPE }).strict();
+const listParams = z
+  .object({
+    tenant,
+    taskId: taskIdSchema,
+    pageSize: z.number().int().min(0).optional(),
+    pageToken: z.string().max(0, 'there is one page').optional(),
+    ...ENVELOPE,
+  })
+  .strict();
 
 /** TaskPushNotificationConfig as A2A 1.0 spells it (never the signing secret, which Create answers once). */
 function configView(taskId: string, c: PushConfigEntry): Record<string, unknown> {
@@ -83,11 +94,17 @@ export const A2A_PUSH_METHODS: Record<string, Method> = {
       refusal = undefined;
       const taken = doc.configs.find((c) => c.id === entry.id);
       if (taken) {
-        refusal = new RelayError('conflict', `params.id: task ${p.taskId} already has a push notification config ${entry.id}; delete it first or use another id`);
+        refusal = new RelayError(
+          'conflict',
+          `params.id: task ${p.taskId} already has a push notification config ${entry.id}; delete it first or use another id`,
+        );
         return undefined;
       }
       if (doc.configs.filter((c) => c.owner === entry.owner).length >= MAX_PUSH_CONFIGS) {
-        refusal = new RelayError('invalid_params', `params: at most ${MAX_PUSH_CONFIGS} push notification configs per task for each participant`);
+        refusal = new RelayError(
+          'invalid_params',
+          `params: at most ${MAX_PUSH_CONFIGS} push notification configs per task for each participant`,
+        );
         return undefined;
       }
       return { ...doc, configs: [...doc.configs, entry] };

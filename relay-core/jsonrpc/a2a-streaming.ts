@@ -35,10 +35,16 @@ const STATE_OF_EVENT: Record<string, string> = {
   'thread.cancelled': 'TASK_STATE_CANCELED',
   'thread.expired': 'TASK_STATE_CANCELED',
 };
-const FINISHING_EVENTS: ReadonlySet<string> = new Set(['thread.completed', 'thread.declined', 'thread.cancelled', 'thread.expired']);
+const FINISHING_EVENTS: ReadonlySet<string> = new Set([
+  'thread.completed',
+  'thread.declined',
+  'thread.cancelled',
+  'thread.expired',
+]);
 
 function feedOf(ctx: MethodContext): EventFeed {
-  if (!ctx.feed) throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
+  if (!ctx.feed)
+    throw new RelayError('method_not_found', 'Streaming is not available on this relay (it keeps no event logs)');
   return ctx.feed;
 }
 
@@ -54,9 +60,24 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     const sent = await sendHandoff(ctx, input);
     const task = v1SentTask(sent, input.historyLength);
     // A task waiting for its recipient is interrupted (input required): the stream ends with it, as A2A ends one.
-    if (!('view' in sent)) return { threadId: sent.draft._id, cursor, first: { task }, state: stateOf(task), asOf: sent.draft.updated_at.toISOString(), finished: true };
+    if (!('view' in sent))
+      return {
+        threadId: sent.draft._id,
+        cursor,
+        first: { task },
+        state: stateOf(task),
+        asOf: sent.draft.updated_at.toISOString(),
+        finished: true,
+      };
     const { view } = sent;
-    return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: FINISHED.has(view.status) };
+    return {
+      threadId: view.thread_id,
+      cursor,
+      first: { task },
+      state: stateOf(task),
+      asOf: view.updated_at,
+      finished: FINISHED.has(view.status),
+    };
   },
   /** The task as it is now, then its updates; a finished task has none (thread_terminal). */
   async SubscribeToTask(ctx, params) {
@@ -65,10 +86,20 @@ export const A2A_STREAMING_METHODS: Record<string, StreamingMethod> = {
     const cursor = await feed.head(ctx.caller.handle);
     const view = await ctx.reads.threadViewFor(ctx.caller, taskIdOf(p.id));
     if (FINISHED.has(view.status)) {
-      throw new RelayError('thread_terminal', `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`);
+      throw new RelayError(
+        'thread_terminal',
+        `Task ${p.id} is already ${view.status}: there is nothing to subscribe to; read it with GetTask`,
+      );
     }
     const task = v1Task(view);
-    return { threadId: view.thread_id, cursor, first: { task }, state: stateOf(task), asOf: view.updated_at, finished: false };
+    return {
+      threadId: view.thread_id,
+      cursor,
+      first: { task },
+      state: stateOf(task),
+      asOf: view.updated_at,
+      finished: false,
+    };
   },
 };
 
@@ -106,7 +137,9 @@ export async function followTask(
       const page = await feed.wait(ctx.caller.handle, cursor, 100, heartbeatMs, signal);
       cursor = page.cursor;
       // An event may reach the log a moment after the task was read: one the task already shows is left out.
-      events = page.events.filter((e) => e.thread_id === opened.threadId && e.type !== 'thread.created' && e.at > opened.asOf);
+      events = page.events.filter(
+        (e) => e.thread_id === opened.threadId && e.type !== 'thread.created' && e.at > opened.asOf,
+      );
       if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs && !signal.aborted) {
         await heartbeat();
         lastWrite = Date.now();
@@ -119,13 +152,24 @@ export async function followTask(
     for (const event of events) {
       state = STATE_OF_EVENT[event.type] ?? state;
       // A finishing event leaves the thread as it stays: its status carries the result or the reason.
-      const status = FINISHING_EVENTS.has(event.type) ? v1Task(await ctx.reads.threadViewFor(ctx.caller, opened.threadId)).status : { state, timestamp: event.at };
+      const status = FINISHING_EVENTS.has(event.type)
+        ? v1Task(await ctx.reads.threadViewFor(ctx.caller, opened.threadId)).status
+        : { state, timestamp: event.at };
       await send({
         statusUpdate: {
           taskId: opened.threadId,
           contextId: opened.threadId,
           status,
-          metadata: { handoff_event: { type: event.type, event_id: event.event_id, at: event.at, by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) } },
+          metadata: {
+            handoff_event: {
+              type: event.type,
+              event_id: event.event_id,
+              at: event.at,
+              by: event.by,
+              via: event.via,
+              ...(event.message_id ? { message_id: event.message_id } : {}),
+            },
+          },
         },
       });
       lastWrite = Date.now();
@@ -133,4 +177,3 @@ export async function followTask(
     }
   }
 }
-

@@ -26,19 +26,28 @@ const V03_STATE = A2A_V03_STATE;
 
 function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
   const id = view.thread_id;
-  const handoff: Record<string, unknown> = { recipient: view.recipient.handle, intent: view.intent, artifacts: view.artifacts };
+  const handoff: Record<string, unknown> = {
+    recipient: view.recipient.handle,
+    intent: view.intent,
+    artifacts: view.artifacts,
+  };
   if (view.question !== null) handoff.question = view.question;
   if (view.proposed_action !== null) handoff.proposed_action = view.proposed_action;
-  const opening: OutMessage = { messageId: `${id}:handoff`, role: 'user', parts: [{ text: view.summary }, { data: handoff }] };
+  const opening: OutMessage = {
+    messageId: `${id}:handoff`,
+    role: 'user',
+    parts: [{ text: view.summary }, { data: handoff }],
+  };
   const history = [
     opening,
-    ...view.messages.map(
-      (m): OutMessage => ({
-        messageId: m.id,
-        role: m.from === view.sender.handle ? 'user' : 'agent',
-        parts: [...(m.body ? [{ text: m.body }] : []), ...(m.artifacts.length ? [{ data: { artifacts: m.artifacts } }] : [])],
-      }),
-    ),
+    ...view.messages.map((m): OutMessage => ({
+      messageId: m.id,
+      role: m.from === view.sender.handle ? 'user' : 'agent',
+      parts: [
+        ...(m.body ? [{ text: m.body }] : []),
+        ...(m.artifacts.length ? [{ data: { artifacts: m.artifacts } }] : []),
+      ],
+    })),
   ].filter((m) => m.parts.length > 0);
 
   let statusMessage: OutMessage | undefined;
@@ -63,7 +72,14 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
     statusMessage,
     history: historyLength === undefined ? history : historyLength === 0 ? [] : history.slice(-historyLength),
     artifacts: resultParts.length
-      ? [{ artifactId: 'handoff-result', name: 'handoff-result', description: 'What the recipient handed back on completion', parts: resultParts }]
+      ? [
+          {
+            artifactId: 'handoff-result',
+            name: 'handoff-result',
+            description: 'What the recipient handed back on completion',
+            parts: resultParts,
+          },
+        ]
       : [],
     metadata: {
       handoff: {
@@ -75,7 +91,9 @@ function outTask(view: ThreadView, historyLength: number | undefined): OutTask {
         inbox_url: view.inbox_url,
         created_at: view.created_at,
         updated_at: view.updated_at,
-        ...(view.to_target ? { to_target: view.to_target, candidates: view.candidates ?? [], claimed_by: view.claimed_by ?? null } : {}),
+        ...(view.to_target
+          ? { to_target: view.to_target, candidates: view.candidates ?? [], claimed_by: view.claimed_by ?? null }
+          : {}),
       },
     },
   };
@@ -93,12 +111,26 @@ function draftOutTask(draft: DraftDoc, historyLength: number | undefined): OutTa
   const history = historyLength === 0 ? [] : [opening];
   return {
     id: draft._id,
-    state: cancelled ? { v1: 'TASK_STATE_CANCELED', v03: 'canceled' } : { v1: 'TASK_STATE_INPUT_REQUIRED', v03: 'input-required' },
+    state: cancelled
+      ? { v1: 'TASK_STATE_CANCELED', v03: 'canceled' }
+      : { v1: 'TASK_STATE_INPUT_REQUIRED', v03: 'input-required' },
     timestamp: draft.updated_at.toISOString(),
-    ...(cancelled ? {} : { statusMessage: { messageId: `${draft._id}:whom`, role: 'agent' as const, parts: [{ text: WHOM_QUESTION }] } }),
+    ...(cancelled
+      ? {}
+      : {
+          statusMessage: { messageId: `${draft._id}:whom`, role: 'agent' as const, parts: [{ text: WHOM_QUESTION }] },
+        }),
     history,
     artifacts: [],
-    metadata: { handoff: { thread_id: null, status: cancelled ? 'cancelled' : 'input_required', sender: draft.from, recipient: null, created_at: draft.created_at.toISOString() } },
+    metadata: {
+      handoff: {
+        thread_id: null,
+        status: cancelled ? 'cancelled' : 'input_required',
+        sender: draft.from,
+        recipient: null,
+        created_at: draft.created_at.toISOString(),
+      },
+    },
   };
 }
 
@@ -124,7 +156,11 @@ function renderV1(t: OutTask): Record<string, unknown> {
   return {
     id: t.id,
     contextId: t.id,
-    status: { state: t.state.v1, timestamp: t.timestamp, ...(t.statusMessage ? { message: message(t.statusMessage) } : {}) },
+    status: {
+      state: t.state.v1,
+      timestamp: t.timestamp,
+      ...(t.statusMessage ? { message: message(t.statusMessage) } : {}),
+    },
     ...(t.artifacts.length ? { artifacts: t.artifacts.map((a) => ({ ...a, parts: a.parts.map(part) })) } : {}),
     ...(t.history.length ? { history: t.history.map(message) } : {}),
     metadata: t.metadata,
@@ -155,7 +191,11 @@ function renderV03(t: OutTask): Record<string, unknown> {
     kind: 'task',
     id: t.id,
     contextId: t.id,
-    status: { state: t.state.v03, timestamp: t.timestamp, ...(t.statusMessage ? { message: message(t.statusMessage) } : {}) },
+    status: {
+      state: t.state.v03,
+      timestamp: t.timestamp,
+      ...(t.statusMessage ? { message: message(t.statusMessage) } : {}),
+    },
     ...(t.artifacts.length ? { artifacts: t.artifacts.map((a) => ({ ...a, parts: a.parts.map(part) })) } : {}),
     ...(t.history.length ? { history: t.history.map(message) } : {}),
     metadata: t.metadata,

@@ -32,7 +32,11 @@ export function cardVersionOf(header: string | undefined, query: unknown): CardV
  * protocolVersion, which no v1.0 field shares, so that a v0.3 client that reads only those still finds /a2a.
  * Public: it shows RELAY_PUBLIC_URL and nothing of the relay's insides, and no word that reads like a secret.
  */
-export function agentCard(opts: { publicUrl: string; version: string; cardVersion?: CardVersion }): Record<string, unknown> {
+export function agentCard(opts: {
+  publicUrl: string;
+  version: string;
+  cardVersion?: CardVersion;
+}): Record<string, unknown> {
   const url = `${opts.publicUrl.replace(/\/+$/, '')}/a2a`;
   const bearer = {
     description: 'Your teammate API key from this relay (handoff-relay register prints it once)',

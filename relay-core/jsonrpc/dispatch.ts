@@ -6,7 +6,6 @@ import { assertCleanParams } from './params-hygiene';
 import { RUN_METHODS } from './run-methods';
 import { WIRE_METHODS } from './wire-methods';
 
-
 const WIRE_SEND_KEYS = ['task_id', 'recipient', 'intent'];
 
 /**
@@ -20,7 +19,12 @@ export function legacyA2A(method: string, params: unknown): boolean {
   switch (method) {
     case 'message/send': {
       const message = p.message as { kind?: unknown } | null | undefined;
-      return !!message && typeof message === 'object' && message.kind === 'message' && WIRE_SEND_KEYS.every((k) => p[k] === undefined);
+      return (
+        !!message &&
+        typeof message === 'object' &&
+        message.kind === 'message' &&
+        WIRE_SEND_KEYS.every((k) => p[k] === undefined)
+      );
     }
     case 'tasks/get':
     case 'tasks/cancel':

@@ -25,9 +25,17 @@ const UNREACHABLE_NAMES = new Set([
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
 function unreachable(error: unknown): boolean {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+  for (
+    let e = error, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth += 1
+  ) {
     const { name, code } = e as { name?: unknown; code?: unknown };
-    if ((typeof name === 'string' && UNREACHABLE_NAMES.has(name)) || (typeof code === 'string' && UNREACHABLE_CODES.has(code))) return true;
+    if (
+      (typeof name === 'string' && UNREACHABLE_NAMES.has(name)) ||
+      (typeof code === 'string' && UNREACHABLE_CODES.has(code))
+    )
+      return true;
   }
   return false;
 }
@@ -48,5 +56,9 @@ export function failureAnswer(error: unknown): FailureAnswer {
       unexpected: true,
     };
   }
-  return { error: new RelayError('internal', 'Internal error; the request id identifies it in the logs'), status: 500, unexpected: true };
+  return {
+    error: new RelayError('internal', 'Internal error; the request id identifies it in the logs'),
+    status: 500,
+    unexpected: true,
+  };
 }

@@ -4,7 +4,21 @@ import type { Surface } from '../domain/schemas';
 import type { Relay } from '../service/relay-service';
 
 /** The use cases the methods call. */
-export type MethodUseCases = Pick<Relay, 'teammates' | 'reads' | 'creates' | 'claims' | 'transitions' | 'messages' | 'runs' | 'approvalViews' | 'pushConfigs' | 'drafts' | 'feed' | 'clock'>;
+export type MethodUseCases = Pick<
+  Relay,
+  | 'teammates'
+  | 'reads'
+  | 'creates'
+  | 'claims'
+  | 'transitions'
+  | 'messages'
+  | 'runs'
+  | 'approvalViews'
+  | 'pushConfigs'
+  | 'drafts'
+  | 'feed'
+  | 'clock'
+>;
 
 export interface MethodContext extends MethodUseCases {
   caller: AgentDoc;

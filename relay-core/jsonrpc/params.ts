@@ -6,7 +6,8 @@ import type { MethodContext } from './method';
 /** Parses `value` found at `at` under params (params itself by default); issues name the full field path. */
 export function parseParams<T extends z.ZodType>(schema: T, value: unknown, at: PropertyKey[] = []): z.infer<T> {
   const result = schema.safeParse(value ?? {});
-  if (!result.success) throw invalidParams(result.error.issues.map((issue) => ({ path: [...at, ...issue.path], message: issue.message })));
+  if (!result.success)
+    throw invalidParams(result.error.issues.map((issue) => ({ path: [...at, ...issue.path], message: issue.message })));
   return result.data;
 }
 

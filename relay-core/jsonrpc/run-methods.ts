@@ -19,8 +19,16 @@ const requestSchema = z.object({ task_id: taskIdSchema, ...ENVELOPE }).strict();
 const claimSchema = z
   .object({
     /** How the runner names itself in Slack ("Running on @bob's agent (laptop)"). */
-    runner: text(100).min(1).regex(/^[\w .@:()/-]+$/, 'must be letters, digits, spaces and . @ : ( ) / - _').default('runner'),
-    wait_seconds: z.number().int().min(0).max(CLAIM_MAX_WAIT_SECONDS, `must be at most ${CLAIM_MAX_WAIT_SECONDS}`).default(0),
+    runner: text(100)
+      .min(1)
+      .regex(/^[\w .@:()/-]+$/, 'must be letters, digits, spaces and . @ : ( ) / - _')
+      .default('runner'),
+    wait_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(CLAIM_MAX_WAIT_SECONDS, `must be at most ${CLAIM_MAX_WAIT_SECONDS}`)
+      .default(0),
     ...ENVELOPE,
   })
   .strict();
@@ -32,7 +40,10 @@ const progressSchema = z
     run_id: runIdSchema,
     lease_id: leaseIdSchema,
     seq: z.number().int().min(1).max(1_000_000),
-    text: z.string().min(1, 'must not be empty').refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogates or NUL)'),
+    text: z
+      .string()
+      .min(1, 'must not be empty')
+      .refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogates or NUL)'),
     ...ENVELOPE,
   })
   .strict();
@@ -69,7 +80,11 @@ export const RUN_METHODS: Record<string, Method> = {
   'runs/progress': async (ctx, params) => {
     const p = parseParams(progressSchema, params);
     const max = ctx.runs.settings.progressMaxChars;
-    if (p.text.length > max) throw new RelayError('invalid_params', `params.text: must be at most ${max} characters (send the rest in the next batch)`);
+    if (p.text.length > max)
+      throw new RelayError(
+        'invalid_params',
+        `params.text: must be at most ${max} characters (send the rest in the next batch)`,
+      );
     return ctx.runs.progress(ctx.caller, p.run_id, p.lease_id, p.seq, p.text, ctx.via);
   },
   'runs/finish': async (ctx, params) => {

@@ -75,7 +75,12 @@ const listSchema = z
       .default({ role: 'recipient' }),
     page: z
       .object({
-        limit: z.number().int().min(1).max(LIMITS.pageLimit, `must be at most ${LIMITS.pageLimit}`).default(LIMITS.pageDefault),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(LIMITS.pageLimit, `must be at most ${LIMITS.pageLimit}`)
+          .default(LIMITS.pageDefault),
         cursor: z.string().min(1).max(200).nullish(),
       })
       .strict()
@@ -118,10 +123,14 @@ const agentsListSchema = z
   .strict();
 
 function summaryOf(parts: Array<{ text: string }>, field: string, max: number): string {
-  const text = parts.map((part) => part.text).join('\n\n').trim();
+  const text = parts
+    .map((part) => part.text)
+    .join('\n\n')
+    .trim();
   if (text.length === 0) throw new RelayError('invalid_params', `${field}: the text must not be empty`);
   if (text.length > max) throw new RelayError('invalid_params', `${field}: the text must be at most ${max} characters`);
-  if (!isWellFormedText(text)) throw new RelayError('invalid_params', `${field}: the text must be well-formed Unicode (no lone surrogates)`);
+  if (!isWellFormedText(text))
+    throw new RelayError('invalid_params', `${field}: the text must be well-formed Unicode (no lone surrogates)`);
   return text;
 }
 
@@ -154,7 +163,12 @@ async function appendMessage(ctx: MethodContext, params: unknown): Promise<unkno
   const p = parseParams(sendAppendSchema, params);
   return ctx.messages.append(
     ctx.caller,
-    { thread_id: p.task_id, body: summaryOf(p.message.parts, 'params.message.parts', LIMITS.summary), payload: p.payload, artifacts: p.artifacts },
+    {
+      thread_id: p.task_id,
+      body: summaryOf(p.message.parts, 'params.message.parts', LIMITS.summary),
+      payload: p.payload,
+      artifacts: p.artifacts,
+    },
     ctx.via,
     idempotencyKey(ctx, p.metadata.client_idempotency_key),
     ctx.sessionId,
@@ -179,14 +193,28 @@ async function tasksList(ctx: MethodContext, params: unknown): Promise<unknown> 
 
 async function tasksUpdate(ctx: MethodContext, params: unknown): Promise<unknown> {
   const p = parseParams(updateSchema, params);
-  if (p.verdict && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.verdict: only allowed with transition "accept"');
-  if (p.run !== undefined && p.transition !== 'accept') throw new RelayError('invalid_params', 'params.run: only allowed with transition "accept"');
+  if (p.verdict && p.transition !== 'accept')
+    throw new RelayError('invalid_params', 'params.verdict: only allowed with transition "accept"');
+  if (p.run !== undefined && p.transition !== 'accept')
+    throw new RelayError('invalid_params', 'params.run: only allowed with transition "accept"');
   if (p.transition === 'claim') return ctx.claims.claim(ctx.caller, p.task_id, ctx.via, ctx.sessionId);
   const transition = p.transition;
-  const verdict = p.verdict ? { ...p.verdict, ...(p.verdict.session_id === undefined && p.session_id !== undefined ? { session_id: p.session_id } : {}) } : undefined;
+  const verdict = p.verdict
+    ? {
+        ...p.verdict,
+        ...(p.verdict.session_id === undefined && p.session_id !== undefined ? { session_id: p.session_id } : {}),
+      }
+    : undefined;
   const answer = await ctx.transitions.transition(
     ctx.caller,
-    { thread_id: p.task_id, transition, result_summary: p.result_summary, artifacts: p.artifacts, reason: p.reason, ...(verdict ? { verdict } : {}) },
+    {
+      thread_id: p.task_id,
+      transition,
+      result_summary: p.result_summary,
+      artifacts: p.artifacts,
+      reason: p.reason,
+      ...(verdict ? { verdict } : {}),
+    },
     ctx.via,
     idempotencyKey(ctx, p.metadata?.client_idempotency_key),
     ctx.sessionId,
@@ -209,12 +237,18 @@ async function tasksCancel(ctx: MethodContext, params: unknown): Promise<unknown
 
 const approvalGetSchema = z
   .object({
-    approval_id: z.string().regex(/^[0-9a-f-]{36}_a\d{1,4}$/, 'must be an approval id (as approval_pending or the create answered it)').optional(),
+    approval_id: z
+      .string()
+      .regex(/^[0-9a-f-]{36}_a\d{1,4}$/, 'must be an approval id (as approval_pending or the create answered it)')
+      .optional(),
     task_id: taskIdSchema.optional(),
     ...ENVELOPE,
   })
   .strict()
-  .refine((p) => (p.approval_id === undefined) !== (p.task_id === undefined), 'give exactly one of approval_id or task_id');
+  .refine(
+    (p) => (p.approval_id === undefined) !== (p.task_id === undefined),
+    'give exactly one of approval_id or task_id',
+  );
 
 /** Where approvals stand: one by id (its actor, the thread's sender or an approver), or every one of a thread. */
 async function approvalsGet(ctx: MethodContext, params: unknown): Promise<unknown> {

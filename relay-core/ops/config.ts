@@ -1,6 +1,15 @@
 // Configuration: the only place that reads the environment. Bad settings fail with one line naming the variable.
 import { z } from 'zod';
-import { DIGEST_TIME_MESSAGE, parseDigestTime, parseTimerDuration, parseWorkingHours, TIMER_DURATION_MESSAGE, WEEKDAYS, WORKING_HOURS_MESSAGE, type DigestTime } from '../domain/team-settings';
+import {
+  DIGEST_TIME_MESSAGE,
+  parseDigestTime,
+  parseTimerDuration,
+  parseWorkingHours,
+  TIMER_DURATION_MESSAGE,
+  WEEKDAYS,
+  WORKING_HOURS_MESSAGE,
+  type DigestTime,
+} from '../domain/team-settings';
 
 export type { DigestTime } from '../domain/team-settings';
 
@@ -32,15 +41,27 @@ export const envSchema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
     .optional(),
-  MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,38}$/, 'must be a database name of letters, digits, _ and -').default('handoff_relay'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+  MONGODB_DB: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,38}$/, 'must be a database name of letters, digits, _ and -')
+    .default('handoff_relay'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .default('redis://127.0.0.1:6379'),
   // Unset: the database's own prefix (queues/queue-prefix.ts).
-  RELAY_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be letters, digits, _ and -').optional(),
+  RELAY_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be letters, digits, _ and -')
+    .optional(),
   RELAY_ROLES: z
     .string()
     .default('api,worker,bot')
     .transform((value, ctx) => {
-      const roles = value.split(',').map((r) => r.trim()).filter(Boolean);
+      const roles = value
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean);
       const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
       if (roles.length === 0 || unknown.length > 0) {
         ctx.addIssue({ code: 'custom', message: `must be a comma-separated subset of ${ROLES.join(',')}` });
@@ -51,10 +72,19 @@ export const envSchema = z.object({
   RELAY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_KEY_PEPPER: z.string().min(32, 'must be at least 32 characters').optional(),
   RELAY_DATA_DIR: z.string().min(1).default('.data'),
-  RELAY_TEAM: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" and "-"').optional(),
-  SLACK_BOT_TOKEN: z.string().regex(/^xox[bp]-/, 'must be a bot token starting with xoxb-').optional(),
+  RELAY_TEAM: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" and "-"')
+    .optional(),
+  SLACK_BOT_TOKEN: z
+    .string()
+    .regex(/^xox[bp]-/, 'must be a bot token starting with xoxb-')
+    .optional(),
   SLACK_SIGNING_SECRET: z.string().min(8, 'must be the app signing secret').optional(),
-  SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional(),
+  SLACK_APP_TOKEN: z
+    .string()
+    .regex(/^xapp-/, 'must be an app-level token starting with xapp-')
+    .optional(),
   SLACK_API_URL: httpUrl.optional(),
   RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
@@ -82,7 +112,10 @@ export const envSchema = z.object({
       if (value === undefined) return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS];
       const delays = value.split(',').map((part) => parseDuration(part.trim()));
       if (delays.length === 0 || delays.length > 20 || delays.some((d) => d === null)) {
-        ctx.addIssue({ code: 'custom', message: 'must be 1–20 comma-separated delays such as 5s,5m,30m,2h (units ms, s, m, h; a bare number is ms)' });
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be 1–20 comma-separated delays such as 5s,5m,30m,2h (units ms, s, m, h; a bare number is ms)',
+        });
         return z.NEVER;
       }
       return delays as number[];
@@ -92,12 +125,21 @@ export const envSchema = z.object({
   RELAY_ESCALATE_AFTER: timerDuration('48h'),
   RELAY_STALE_AFTER: timerDuration('3d'),
   RELAY_EXPIRE_AFTER: timerDuration('14d'),
-  RELAY_ESCALATE_CHANNEL: z.string().regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (the app must be invited to it)').optional(),
+  RELAY_ESCALATE_CHANNEL: z
+    .string()
+    .regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (the app must be invited to it)')
+    .optional(),
   RELAY_ESCALATE_INTENTS: z
     .string()
     .default('ask_question,propose_action')
     .transform((value, ctx) => {
-      const intents = value === 'none' ? [] : value.split(',').map((i) => i.trim()).filter(Boolean);
+      const intents =
+        value === 'none'
+          ? []
+          : value
+              .split(',')
+              .map((i) => i.trim())
+              .filter(Boolean);
       const known = ['inform', 'ask_question', 'propose_action'];
       if (intents.some((i) => !known.includes(i))) {
         ctx.addIssue({ code: 'custom', message: `must be "none" or a comma-separated subset of ${known.join(',')}` });
@@ -150,10 +192,16 @@ export const envSchema = z.object({
     .optional()
     .transform((value, ctx) => {
       const origins: string[] = [];
-      for (const item of (value ?? '').split(',').map((o) => o.trim()).filter(Boolean)) {
+      for (const item of (value ?? '')
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean)) {
         const origin = originOf(item);
         if (!origin) {
-          ctx.addIssue({ code: 'custom', message: `must be comma-separated origins such as https://app.example.com (scheme, host and port only; "${item}" is not one)` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `must be comma-separated origins such as https://app.example.com (scheme, host and port only; "${item}" is not one)`,
+          });
           return z.NEVER;
         }
         origins.push(origin);
@@ -164,10 +212,16 @@ export const envSchema = z.object({
     .string()
     .optional()
     .transform((value, ctx) => {
-      const hosts = (value ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+      const hosts = (value ?? '')
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean);
       const bad = hosts.find((h) => hostnameOf(h) !== h);
       if (bad !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `must be comma-separated host names without ports, such as relay.internal ("${bad}" is not one)` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be comma-separated host names without ports, such as relay.internal ("${bad}" is not one)`,
+        });
         return z.NEVER;
       }
       return hosts;
@@ -240,7 +294,9 @@ function timerDuration(fallback: string) {
 }
 
 /** Svix's schedule: after the immediate first attempt, retries 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h later. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+] as const;
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
@@ -333,11 +389,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
   }
   const e = parsed.data;
   if (e.SLACK_APP_TOKEN && !e.SLACK_BOT_TOKEN) {
-    throw new ConfigError('SLACK_BOT_TOKEN', 'must be set when SLACK_APP_TOKEN is (Socket Mode receives over the socket, but posts with the bot token)');
+    throw new ConfigError(
+      'SLACK_BOT_TOKEN',
+      'must be set when SLACK_APP_TOKEN is (Socket Mode receives over the socket, but posts with the bot token)',
+    );
   }
   if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
     const missing = e.SLACK_BOT_TOKEN ? 'SLACK_SIGNING_SECRET' : 'SLACK_BOT_TOKEN';
-    throw new ConfigError(missing, 'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)');
+    throw new ConfigError(
+      missing,
+      'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)',
+    );
   }
   const localHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
@@ -389,7 +451,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
 /** What the CLI and the stdio MCP server read (a subset shared with the relay's, plus RELAY_URL and RELAY_API_KEY). */
 export const clientEnvSchema = z.object({
   RELAY_URL: httpUrl.default('http://127.0.0.1:3000'),
-  RELAY_API_KEY: z.string().regex(/^hr_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}$/, 'must be a handoff-relay API key (hr_…), as printed by `handoff-relay register`').optional(),
+  RELAY_API_KEY: z
+    .string()
+    .regex(
+      /^hr_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}$/,
+      'must be a handoff-relay API key (hr_…), as printed by `handoff-relay register`',
+    )
+    .optional(),
   RELAY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_DATA_DIR: z.string().min(1).default('.data'),
 });

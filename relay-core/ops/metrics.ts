@@ -35,14 +35,24 @@ export class RelayMetrics {
   constructor(deps: RelayMetricsDeps) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.jobsCompleted = new Counter({ name: 'relay_jobs_completed_total', help: 'Jobs this process finished successfully', labelNames: ['queue'], registers });
+    this.jobsCompleted = new Counter({
+      name: 'relay_jobs_completed_total',
+      help: 'Jobs this process finished successfully',
+      labelNames: ['queue'],
+      registers,
+    });
     this.jobsFailed = new Counter({
       name: 'relay_jobs_failed_total',
       help: 'Jobs this process failed for good (attempts exhausted or unrecoverable): they wait in the failed list',
       labelNames: ['queue'],
       registers,
     });
-    this.jobsRetried = new Counter({ name: 'relay_jobs_retried_total', help: 'Failed attempts in this process that BullMQ will retry', labelNames: ['queue'], registers });
+    this.jobsRetried = new Counter({
+      name: 'relay_jobs_retried_total',
+      help: 'Failed attempts in this process that BullMQ will retry',
+      labelNames: ['queue'],
+      registers,
+    });
     this.jobsStalled = new Counter({
       name: 'relay_jobs_stalled_total',
       help: 'Jobs this process found stalled (their worker died or lost its lock) and put back on the queue',
@@ -92,7 +102,8 @@ export class RelayMetrics {
       this.jobsCompleted.inc({ queue });
       if (!channel || typeof result !== 'string' || !DELIVERED.has(result)) return;
       const createdAt = eventCreatedAt(job);
-      if (createdAt !== undefined) this.deliveryLatency.observe({ channel }, Math.max(0, Date.now() - createdAt) / 1000);
+      if (createdAt !== undefined)
+        this.deliveryLatency.observe({ channel }, Math.max(0, Date.now() - createdAt) / 1000);
     });
     worker.on('failed', (job: Job | undefined) => {
       // BullMQ emits 'failed' for every failed attempt; finishedOn is set only when the job will not run again.

@@ -32,9 +32,13 @@ export function redisRateLimiter(opts: {
         await limiter.consume(key);
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
-          throw new RelayError('rate_limited', `Too many ${counted(key)}: at most ${opts.points} per ${opts.durationSeconds} s; try again in ${Math.ceil(rejection.msBeforeNext / 1_000)} s`, {
-            retry_after_ms: rejection.msBeforeNext,
-          });
+          throw new RelayError(
+            'rate_limited',
+            `Too many ${counted(key)}: at most ${opts.points} per ${opts.durationSeconds} s; try again in ${Math.ceil(rejection.msBeforeNext / 1_000)} s`,
+            {
+              retry_after_ms: rejection.msBeforeNext,
+            },
+          );
         }
         throw rejection;
       }

@@ -29,7 +29,12 @@ export function requestContext(log: Logger): RequestHandler {
     res.setHeader('X-Request-Id', id);
     const started = process.hrtime.bigint();
     res.once('finish', () => {
-      const line = { method: req.method, route: routePattern(req), status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+      const line = {
+        method: req.method,
+        route: routePattern(req),
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+      };
       if (QUIET_PATHS.has(req.path)) locals.log.debug(line, 'http request');
       else locals.log.info(line, 'http request');
     });

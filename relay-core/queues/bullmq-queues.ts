@@ -42,7 +42,14 @@ export type EventJob = z.infer<typeof eventJobSchema>;
 /** The outbox event an event job carries; null for a job queued before jobs carried it whole. */
 export function outboxEventOf(job: EventJob): OutboxEvent | null {
   if (!job.by || !job.via || !job.at) return null;
-  return outboxEventFrom(job.event_id, job.type, { at: job.at, by: job.by, via: job.via, message_id: job.message_id, run_id: job.run_id, run_status: job.run_status });
+  return outboxEventFrom(job.event_id, job.type, {
+    at: job.at,
+    by: job.by,
+    via: job.via,
+    message_id: job.message_id,
+    run_id: job.run_id,
+    run_status: job.run_status,
+  });
 }
 
 /** An outbox event as a job carries it besides its id and type (webhooks/webhook-queues.ts: a delivery job's `event`). */
@@ -65,7 +72,9 @@ export function outboxEventFrom(id: string, type: EventType, carried: CarriedEve
 }
 
 /** The fields only some event types carry, left out when absent (so a job's data has no `undefined` in it). */
-function optionalEventFields(event: Pick<OutboxEvent, 'message_id' | 'run_id' | 'run_status'>): Pick<OutboxEvent, 'message_id' | 'run_id' | 'run_status'> {
+function optionalEventFields(
+  event: Pick<OutboxEvent, 'message_id' | 'run_id' | 'run_status'>,
+): Pick<OutboxEvent, 'message_id' | 'run_id' | 'run_status'> {
   return {
     ...(event.message_id ? { message_id: event.message_id } : {}),
     ...(event.run_id ? { run_id: event.run_id } : {}),
@@ -75,7 +84,12 @@ function optionalEventFields(event: Pick<OutboxEvent, 'message_id' | 'run_id' | 
 
 /** Options of every relay job: `attempts` tries spaced by `backoff`; kept a day once done, a week once failed. */
 export function jobOptions(attempts: number, backoff: NonNullable<JobsOptions['backoff']>): JobsOptions {
-  return { attempts, backoff, removeOnComplete: { age: 24 * 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+  return {
+    attempts,
+    backoff,
+    removeOnComplete: { age: 24 * 3600, count: 10_000 },
+    removeOnFail: { age: 7 * 24 * 3600 },
+  };
 }
 
 export const DELIVERY_JOB_OPTIONS = jobOptions(12, { type: 'exponential', delay: 500 });
@@ -114,7 +128,9 @@ export type ProducerQueues = Record<QueueName, Queue>;
 
 /** One producer Queue per queue name, shared by everything in the process that adds jobs (and the admin board). */
 export function producerQueues(connection: Redis, prefix: string): ProducerQueues {
-  return Object.fromEntries(QUEUE_NAMES.map((name) => [name, producerQueue(name, connection, prefix)])) as ProducerQueues;
+  return Object.fromEntries(
+    QUEUE_NAMES.map((name) => [name, producerQueue(name, connection, prefix)]),
+  ) as ProducerQueues;
 }
 
 export async function closeQueues(queues: ProducerQueues): Promise<void> {
@@ -169,12 +185,15 @@ export class BullmqEventPublisher implements EventPublisher {
       for (const queue of this.delivery) {
         // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.
         const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
-        jobs.push(queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }));
+        jobs.push(
+          queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }),
+        );
       }
       // A write arms the thread's next timer step itself when it can (service/handoff-timers.ts settle); else the
       // arm job does, off the request path (its id makes a re-enqueue once).
       const armed = thread.timer_version !== undefined && thread.timer_version === thread.version;
-      if (this.timers && !armed && !KEEPS_TIMERS.has(event.type)) jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
+      if (this.timers && !armed && !KEEPS_TIMERS.has(event.type))
+        jobs.push(this.timers.add(ARM_TIMERS_JOB, data, { ...VERIFY_JOB_OPTIONS, jobId: `arm.${event.id}` }));
     }
     await Promise.all(jobs);
   }

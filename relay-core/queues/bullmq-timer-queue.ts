@@ -25,7 +25,11 @@ export class BullmqTimerQueue implements TimerQueue {
   ) {}
 
   async arm(job: TimerJob, delayMs: number): Promise<void> {
-    await this.queue.add(TIMER_FIRE_JOB, job, { ...VERIFY_JOB_OPTIONS, jobId: timerJobId(job), delay: Math.max(0, Math.round(delayMs)) });
+    await this.queue.add(TIMER_FIRE_JOB, job, {
+      ...VERIFY_JOB_OPTIONS,
+      jobId: timerJobId(job),
+      delay: Math.max(0, Math.round(delayMs)),
+    });
   }
 
   async fireNow(job: TimerJob): Promise<'queued' | 'promoted' | 'waiting' | 'ran'> {

@@ -40,7 +40,9 @@ export async function resolveQueuePrefix(opts: {
   if (opts.setting) return { prefix: opts.setting, source: 'setting' };
   const legacy = opts.legacyPrefix ?? LEGACY_QUEUE_PREFIX;
   const own = databaseQueuePrefix(await opts.store.identity());
-  const prefix = await opts.store.settle(PREFIX_KEY, async () => ((await heldByEarlierRelay(opts, legacy)) ? legacy : own));
+  const prefix = await opts.store.settle(PREFIX_KEY, async () =>
+    (await heldByEarlierRelay(opts, legacy)) ? legacy : own,
+  );
   if (prefix === legacy) {
     opts.log.warn(
       { queue_prefix: prefix, own_prefix: own },
@@ -56,7 +58,11 @@ export async function resolveQueuePrefix(opts: {
  */
 async function heldByEarlierRelay(opts: Parameters<typeof resolveQueuePrefix>[0], legacy: string): Promise<boolean> {
   if (!(await opts.store.servedBefore())) return false;
-  const keys = [...QUEUE_NAMES.map((name) => `${legacy}:${name}:meta`), `${legacy}:timers:armed`, `${legacy}:webhooks:requeued`];
+  const keys = [
+    ...QUEUE_NAMES.map((name) => `${legacy}:${name}:meta`),
+    `${legacy}:timers:armed`,
+    `${legacy}:webhooks:requeued`,
+  ];
   try {
     return (await (await opts.redis()).exists(...keys)) > 0;
   } catch {

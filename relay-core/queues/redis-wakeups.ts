@@ -11,9 +11,7 @@ export class RedisWakeups implements EventWakeups {
   private readonly channel: string;
   private subscriber: Redis | undefined;
 
-  constructor(
-    private readonly opts: { redisUrl: string; publisher: Redis; prefix: string },
-  ) {
+  constructor(private readonly opts: { redisUrl: string; publisher: Redis; prefix: string }) {
     this.channel = `${opts.prefix}:events:grew`;
   }
 

@@ -55,8 +55,14 @@ export function keepSyncLaneMoving(worker: Worker, queue: Queue, log: Logger): v
     firstTaken += 1;
     if (firstTaken % FIRST_PER_SYNC !== 0) return;
     promoteOldestSync(queue).then(
-      (promoted) => promoted && log.debug({ queue: worker.name, job_id: promoted }, 'sync job let through between first deliveries'),
-      (error: Error) => log.warn({ queue: worker.name, err: error.message }, 'could not let a sync job through; a later first delivery does'),
+      (promoted) =>
+        promoted &&
+        log.debug({ queue: worker.name, job_id: promoted }, 'sync job let through between first deliveries'),
+      (error: Error) =>
+        log.warn(
+          { queue: worker.name, err: error.message },
+          'could not let a sync job through; a later first delivery does',
+        ),
     );
   });
 }

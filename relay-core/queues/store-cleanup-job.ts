@@ -21,10 +21,17 @@ export const KEEP_MS = {
 /** Sets up the repeating job unless Redis holds it already (a Redis that came back empty lost it: the sweeps call this). */
 export async function scheduleStoreCleanup(queue: Queue): Promise<void> {
   if (await queue.getJobScheduler(SCHEDULER_ID)) return;
-  await queue.upsertJobScheduler(SCHEDULER_ID, { every: EVERY_MS }, { name: STORE_CLEANUP_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: DAY_MS / 1000 } } });
+  await queue.upsertJobScheduler(
+    SCHEDULER_ID,
+    { every: EVERY_MS },
+    { name: STORE_CLEANUP_JOB, data: {}, opts: { removeOnComplete: true, removeOnFail: { age: DAY_MS / 1000 } } },
+  );
 }
 
-export function storeCleanupHandler(store: MongoStore, clock: Clock): () => Promise<Record<keyof typeof KEEP_MS, number>> {
+export function storeCleanupHandler(
+  store: MongoStore,
+  clock: Clock,
+): () => Promise<Record<keyof typeof KEEP_MS, number>> {
   return () => cleanUp(store, clock.now());
 }
 

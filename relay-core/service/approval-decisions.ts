@@ -37,7 +37,13 @@ export class ApprovalDecisions {
    * when the thread has moved on since it was asked (cancelled, already accepted), nothing is applied and the
    * answer says so. A refused vote (not an approver, second vote, already decided) changes nothing.
    */
-  async decide(id: string, voter: Voter, decision: 'approve' | 'reject', via: Surface, reason?: string): Promise<DecisionAnswer> {
+  async decide(
+    id: string,
+    voter: Voter,
+    decision: 'approve' | 'reject',
+    via: Surface,
+    reason?: string,
+  ): Promise<DecisionAnswer> {
     const threadId = threadOfApproval(id);
     if (!threadId) throw new RelayError('not_found', `No approval ${id}`);
     for (let round = 0; round < 5; round += 1) {
@@ -47,12 +53,32 @@ export class ApprovalDecisions {
       // Who an event is by: the actor when it carries their call (the create, the transition), else the approver.
       const emit = (type: EventType): OutboxEvent => {
         const asActor = type !== 'thread.rejected' && type !== 'approval.decided';
-        return { id: eventId, type, at: this.deps.clock.now(), by: asActor ? record.actor : voter.label, via: asActor ? record.via : via };
+        return {
+          id: eventId,
+          type,
+          at: this.deps.clock.now(),
+          by: asActor ? record.actor : voter.label,
+          via: asActor ? record.via : via,
+        };
       };
       // A vote that reaches the quorum asks the policy in force again first: one changed to deny since applies nothing.
       const reaches = castVote(record, voter, decision, this.deps.clock.now(), via, reason).kind === 'approved';
-      const refusal = reaches && actor && !isAppliedAfterApproval(record.action) ? await this.deps.appliers.recheck(seen, record, actor) : null;
-      const planned = this.vote(seen, record, voter, decision, via, this.deps.clock.now(), reason, actor, emit, refusal).event;
+      const refusal =
+        reaches && actor && !isAppliedAfterApproval(record.action)
+          ? await this.deps.appliers.recheck(seen, record, actor)
+          : null;
+      const planned = this.vote(
+        seen,
+        record,
+        voter,
+        decision,
+        via,
+        this.deps.clock.now(),
+        reason,
+        actor,
+        emit,
+        refusal,
+      ).event;
       const event = planned ? emit(planned) : null;
       let result: Planned | undefined;
       let drifted = false;
@@ -60,26 +86,62 @@ export class ApprovalDecisions {
         this.deps.store.writeThread(threadId, (current) => {
           const currentRecord = current.approvals?.find((a) => a.id === id);
           if (!currentRecord) return undefined;
-          result = this.vote(current, currentRecord, voter, decision, via, this.deps.clock.now(), reason, actor, emit, refusal);
+          result = this.vote(
+            current,
+            currentRecord,
+            voter,
+            decision,
+            via,
+            this.deps.clock.now(),
+            reason,
+            actor,
+            emit,
+            refusal,
+          );
           drifted = (result.event ?? null) !== (event?.type ?? null);
           return drifted ? undefined : result.next;
         });
-      const written = event ? await this.deps.outbox.recording(event, async () => (await write()).after) : (await write()).after;
+      const written = event
+        ? await this.deps.outbox.recording(event, async () => (await write()).after)
+        : (await write()).after;
       if (drifted) continue;
       if (!result) throw new RelayError('not_found', `No approval ${id}`);
       if (!written || !result.record) {
-        return { approval: approvalView(threadId, result.record ?? record), message: result.message, changed: false, ...(result.refusal ? { refusal: result.refusal } : {}) };
+        return {
+          approval: approvalView(threadId, result.record ?? record),
+          message: result.message,
+          changed: false,
+          ...(result.refusal ? { refusal: result.refusal } : {}),
+        };
       }
       await this.deps.records.index(threadId, result.record);
-      this.deps.log.info({ thread_id: threadId, approval_id: id, by: voter.label, decision, status: result.record.status, ...(voter.admin ? { admin_on_behalf: true } : {}) }, 'approval vote');
+      this.deps.log.info(
+        {
+          thread_id: threadId,
+          approval_id: id,
+          by: voter.label,
+          decision,
+          status: result.record.status,
+          ...(voter.admin ? { admin_on_behalf: true } : {}),
+        },
+        'approval vote',
+      );
       if (voter.admin) await this.auditAdmin(threadId, result.record, voter, decision);
       let final = result.record;
       let message = result.message;
       if (final.status === 'approved' && isAppliedAfterApproval(final.action) && !final.outcome) {
         final = await this.finishHeld(threadId, id);
-        message = final.outcome?.applied ? `Approved: ${final.outcome.message}.` : `Approval ${id} is approved, but ${final.outcome?.message ?? 'it is still being applied'}.`;
+        message = final.outcome?.applied
+          ? `Approved: ${final.outcome.message}.`
+          : `Approval ${id} is approved, but ${final.outcome?.message ?? 'it is still being applied'}.`;
       }
-      return { approval: approvalView(threadId, final), message: voter.admin ? `${message} (Recorded as decided by the admin key on behalf of ${voter.label}.)` : message, changed: true };
+      return {
+        approval: approvalView(threadId, final),
+        message: voter.admin
+          ? `${message} (Recorded as decided by the admin key on behalf of ${voter.label}.)`
+          : message,
+        changed: true,
+      };
     }
     throw new RelayError('state_changed', `Approval ${id} is changing too fast right now; try again`);
   }
@@ -122,30 +184,55 @@ export class ApprovalDecisions {
     if (record.status !== 'approved' || record.outcome || !isAppliedAfterApproval(record.action)) return record;
     const actor = await this.deps.teammates.get(record.actor);
     let outcome: { applied: boolean; message: string };
-    if (stateVersion(thread) !== record.state_version) outcome = { applied: false, message: `nothing was applied: the thread changed since it was asked (it is ${thread.status} now)` };
-    else if (!actor || actor.status !== 'active') outcome = { applied: false, message: `nothing was applied: ${record.actor} is no longer an active teammate` };
+    if (stateVersion(thread) !== record.state_version)
+      outcome = {
+        applied: false,
+        message: `nothing was applied: the thread changed since it was asked (it is ${thread.status} now)`,
+      };
+    else if (!actor || actor.status !== 'active')
+      outcome = { applied: false, message: `nothing was applied: ${record.actor} is no longer an active teammate` };
     else {
       const refusal = await this.deps.appliers.recheck(thread, record, actor);
       const applied = refusal ? { refusal } : await this.deps.appliers.message(thread, record, actor);
-      outcome = 'refusal' in applied ? { applied: false, message: `nothing was applied: ${applied.refusal}` } : { applied: true, message: applied.message };
+      outcome =
+        'refusal' in applied
+          ? { applied: false, message: `nothing was applied: ${applied.refusal}` }
+          : { applied: true, message: applied.message };
     }
-    const event: OutboxEvent = { id: randomUUID(), type: 'approval.decided', at: this.deps.clock.now(), by: record.actor, via: record.via };
+    const event: OutboxEvent = {
+      id: randomUUID(),
+      type: 'approval.decided',
+      at: this.deps.clock.now(),
+      by: record.actor,
+      via: record.via,
+    };
     const written = await this.deps.outbox.recording(event, async () => {
       const result = await this.deps.store.writeThread(threadId, (current) => {
         const rec = current.approvals?.find((a) => a.id === id);
         if (!rec || rec.status !== 'approved' || rec.outcome) return undefined;
-        return { ...withRecord(current, finished(rec, this.deps.clock.now(), outcome.applied, outcome.message)), outbox: [...current.outbox, event] };
+        return {
+          ...withRecord(current, finished(rec, this.deps.clock.now(), outcome.applied, outcome.message)),
+          outbox: [...current.outbox, event],
+        };
       });
       return result.after;
     });
     const latest = written?.approvals?.find((a) => a.id === id) ?? (await this.deps.records.get(id)).record;
     await this.deps.records.index(threadId, latest);
-    this.deps.log.info({ thread_id: threadId, approval_id: id, action: record.action, applied: latest.outcome?.applied }, 'approved call finished');
+    this.deps.log.info(
+      { thread_id: threadId, approval_id: id, action: record.action, applied: latest.outcome?.applied },
+      'approved call finished',
+    );
     return latest;
   }
 
   /** A decision the admin key made on an approver's behalf, in the policy audit (GET /admin/policy/audit). */
-  private async auditAdmin(threadId: string, record: ApprovalRecord, voter: Voter, decision: 'approve' | 'reject'): Promise<void> {
+  private async auditAdmin(
+    threadId: string,
+    record: ApprovalRecord,
+    voter: Voter,
+    decision: 'approve' | 'reject',
+  ): Promise<void> {
     const at = this.deps.clock.now();
     const thread = await this.deps.store.readThread(threadId);
     const doc: PolicyAuditDoc = {
@@ -164,7 +251,10 @@ export class ApprovalDecisions {
       outcome: 'admin_on_behalf',
       reason: `the admin key ${decision === 'approve' ? 'approved' : 'rejected'} ${record.id} on behalf of approver ${voter.label}`,
     };
-    await Promise.all([this.deps.store.policyAudit.insertOne(doc), this.deps.store.accountLog.record(policyAuditEvents(doc))]).catch((error: Error) =>
+    await Promise.all([
+      this.deps.store.policyAudit.insertOne(doc),
+      this.deps.store.accountLog.record(policyAuditEvents(doc)),
+    ]).catch((error: Error) =>
       this.deps.log.warn({ approval_id: record.id, err: error.message }, 'admin decision not audited'),
     );
   }

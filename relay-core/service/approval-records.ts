@@ -45,11 +45,16 @@ export class ApprovalRecords {
 
   /** writeIndex after a change: a failure leaves the entry as it was (still open, the next sweep writes it again). */
   async index(threadId: string, record: ApprovalRecord): Promise<void> {
-    await this.write(threadId, record).catch((error: Error) => this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval listing not updated'));
+    await this.write(threadId, record).catch((error: Error) =>
+      this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval listing not updated'),
+    );
   }
 }
 
 /** Still the sweep's to look at: pending, or approved and its append not applied yet. */
 function isOpen(record: ApprovalRecord): boolean {
-  return record.status === 'pending' || (record.status === 'approved' && isAppliedAfterApproval(record.action) && !record.outcome);
+  return (
+    record.status === 'pending' ||
+    (record.status === 'approved' && isAppliedAfterApproval(record.action) && !record.outcome)
+  );
 }

@@ -30,12 +30,27 @@ export class ApprovalRequests {
 
   private newRecord(
     doc: ThreadDoc,
-    fields: { action: PolicyAction; actor: AgentDoc; via: Surface; args: Record<string, unknown>; state_version: number; stamp: PolicyStamp; rule: ApprovalRule; approvers: ApproverRef[] },
+    fields: {
+      action: PolicyAction;
+      actor: AgentDoc;
+      via: Surface;
+      args: Record<string, unknown>;
+      state_version: number;
+      stamp: PolicyStamp;
+      rule: ApprovalRule;
+      approvers: ApproverRef[];
+    },
   ): ApprovalRecord {
     const now = this.deps.clock.now();
     const id = approvalId(doc._id, (doc.approvals?.length ?? 0) + 1);
     const { rule } = fields;
-    const base = { action: fields.action, args: fields.args, actor: fields.actor.handle, state_version: fields.state_version, policy_version: fields.stamp.policy_version };
+    const base = {
+      action: fields.action,
+      args: fields.args,
+      actor: fields.actor.handle,
+      state_version: fields.state_version,
+      policy_version: fields.stamp.policy_version,
+    };
     return {
       id,
       ...base,
@@ -67,9 +82,30 @@ export class ApprovalRequests {
    * approval record on it and `thread.awaiting_approval` (not thread.created) in its outbox. Throws before any
    * write when an approver does not resolve.
    */
-  async holdCreate(doc: ThreadDoc, rule: ApprovalRule, stamp: PolicyStamp, sender: AgentDoc, recipient: AgentDoc, via: Surface): Promise<ApprovalRecord> {
-    const approvers = await this.deps.approvers.resolve(rule.approvers, { sender, recipient, actor: sender }, rule.id, 0);
-    const record = this.newRecord(doc, { action: 'handoff.create', actor: sender, via, args: {}, state_version: 1, stamp, rule, approvers });
+  async holdCreate(
+    doc: ThreadDoc,
+    rule: ApprovalRule,
+    stamp: PolicyStamp,
+    sender: AgentDoc,
+    recipient: AgentDoc,
+    via: Surface,
+  ): Promise<ApprovalRecord> {
+    const approvers = await this.deps.approvers.resolve(
+      rule.approvers,
+      { sender, recipient, actor: sender },
+      rule.id,
+      0,
+    );
+    const record = this.newRecord(doc, {
+      action: 'handoff.create',
+      actor: sender,
+      via,
+      args: {},
+      state_version: 1,
+      stamp,
+      rule,
+      approvers,
+    });
     doc.status = 'awaiting_approval';
     doc.status_history = doc.status_history.map((entry) => ({ ...entry, status: 'awaiting_approval', policy: stamp }));
     doc.hidden_from_recipient = true;
@@ -91,20 +127,55 @@ export class ApprovalRequests {
   async request(
     actor: AgentDoc,
     doc: ThreadDoc,
-    fields: { action: PolicyAction; args: Record<string, unknown>; via: Surface; rule: ApprovalRule; stamp: PolicyStamp; sender: AgentDoc; recipient: AgentDoc },
+    fields: {
+      action: PolicyAction;
+      args: Record<string, unknown>;
+      via: Surface;
+      rule: ApprovalRule;
+      stamp: PolicyStamp;
+      sender: AgentDoc;
+      recipient: AgentDoc;
+    },
   ): Promise<never> {
-    const approvers = await this.deps.approvers.resolve(fields.rule.approvers, { sender: fields.sender, recipient: fields.recipient, actor }, fields.rule.id, 0);
+    const approvers = await this.deps.approvers.resolve(
+      fields.rule.approvers,
+      { sender: fields.sender, recipient: fields.recipient, actor },
+      fields.rule.id,
+      0,
+    );
     let held: ApprovalRecord | undefined;
     let fresh = false;
-    const event: OutboxEvent = { id: randomUUID(), type: 'approval.requested', at: this.deps.clock.now(), by: actor.handle, via: fields.via };
+    const event: OutboxEvent = {
+      id: randomUUID(),
+      type: 'approval.requested',
+      at: this.deps.clock.now(),
+      by: actor.handle,
+      via: fields.via,
+    };
     await this.deps.outbox.recording(event, async () => {
       const written = await this.deps.store.writeThread(doc._id, (current) => {
         fresh = false;
         const version = stateVersion(current);
-        const binding = bindingOf({ action: fields.action, args: fields.args, actor: actor.handle, state_version: version, policy_version: fields.stamp.policy_version, thread_id: current._id });
+        const binding = bindingOf({
+          action: fields.action,
+          args: fields.args,
+          actor: actor.handle,
+          state_version: version,
+          policy_version: fields.stamp.policy_version,
+          thread_id: current._id,
+        });
         held = current.approvals?.find((a) => a.binding === binding && a.status === 'pending');
         if (held) return undefined;
-        held = this.newRecord(current, { action: fields.action, actor, via: fields.via, args: fields.args, state_version: version, stamp: fields.stamp, rule: fields.rule, approvers });
+        held = this.newRecord(current, {
+          action: fields.action,
+          actor,
+          via: fields.via,
+          args: fields.args,
+          state_version: version,
+          stamp: fields.stamp,
+          rule: fields.rule,
+          approvers,
+        });
         fresh = true;
         return { ...current, approvals: [...(current.approvals ?? []), held], outbox: [...current.outbox, event] };
       });
@@ -112,7 +183,10 @@ export class ApprovalRequests {
     });
     if (fresh && held) {
       await this.opened(doc._id, held);
-      this.deps.log.info({ thread_id: doc._id, approval_id: held.id, action: fields.action, actor: actor.handle }, 'call held for approval');
+      this.deps.log.info(
+        { thread_id: doc._id, approval_id: held.id, action: fields.action, actor: actor.handle },
+        'call held for approval',
+      );
     }
     throw approvalPending(held!);
   }

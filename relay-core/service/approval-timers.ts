@@ -2,7 +2,15 @@
 // clock decides what is due (a reminder, an escalation, a timeout that denies).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { describeApprovers, dueTimer, threadOfApproval, timerJobId, type ApprovalRecord, type ApproverRef, type TimerStep } from '../domain/approval';
+import {
+  describeApprovers,
+  dueTimer,
+  threadOfApproval,
+  timerJobId,
+  type ApprovalRecord,
+  type ApproverRef,
+  type TimerStep,
+} from '../domain/approval';
 import type { Clock } from '../domain/clock';
 import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 import type { EventType } from '../domain/schemas';
@@ -38,9 +46,14 @@ export class ApprovalTimers {
     const jobs: Array<[TimerStep, Date]> = [['timeout', record.deadline]];
     if (record.remind_at) jobs.push(['remind', record.remind_at]);
     for (const [kind, at] of jobs) {
-      await timers.add(APPROVAL_TIMER_JOB, { approval_id: record.id }, timerJobId(record, kind), Math.max(0, at.getTime() - now)).catch((error: Error) => {
-        this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval timer not armed yet; the sweep arms it');
-      });
+      await timers
+        .add(APPROVAL_TIMER_JOB, { approval_id: record.id }, timerJobId(record, kind), Math.max(0, at.getTime() - now))
+        .catch((error: Error) => {
+          this.deps.log.warn(
+            { approval_id: record.id, err: error.message },
+            'approval timer not armed yet; the sweep arms it',
+          );
+        });
     }
   }
 
@@ -57,9 +70,15 @@ export class ApprovalTimers {
       if (!thread || !record) return 'not_due';
       const due = dueTimer(record, this.deps.clock.now());
       if (!due) return 'not_due';
-      const escalate = due === 'timeout' && record.on_timeout === 'escalate' && record.step === 0 && record.escalate_to.length > 0;
+      const escalate =
+        due === 'timeout' && record.on_timeout === 'escalate' && record.step === 0 && record.escalate_to.length > 0;
       const added = escalate ? await this.escalationApprovers(thread, record) : [];
-      const type: EventType = due === 'remind' || escalate ? 'approval.requested' : record.action === 'handoff.create' && thread.status === 'awaiting_approval' ? 'thread.rejected' : 'approval.decided';
+      const type: EventType =
+        due === 'remind' || escalate
+          ? 'approval.requested'
+          : record.action === 'handoff.create' && thread.status === 'awaiting_approval'
+            ? 'thread.rejected'
+            : 'approval.decided';
       const event: OutboxEvent = { id: randomUUID(), type, at: this.deps.clock.now(), by: 'policy', via: record.via };
       let outcome: 'reminded' | 'escalated' | 'timed_out' | null = null;
       let drifted = false;
@@ -72,7 +91,11 @@ export class ApprovalTimers {
           if (!rec || dueTimer(rec, now) !== due || rec.step !== record.step) return undefined;
           if (due === 'remind') {
             outcome = 'reminded';
-            const next = { ...rec, remind_at: null, history: [...rec.history, { at: now, what: 'reminded' as const, note: `step ${rec.step}` }] };
+            const next = {
+              ...rec,
+              remind_at: null,
+              history: [...rec.history, { at: now, what: 'reminded' as const, note: `step ${rec.step}` }],
+            };
             return { ...withRecord(current, next), outbox: [...current.outbox, event] };
           }
           if (escalate) {
@@ -84,7 +107,14 @@ export class ApprovalTimers {
               approvers: [...rec.approvers, ...added.filter((a) => !seen.has(a.label))],
               deadline: new Date(now.getTime() + rec.timeout_ms),
               remind_at: rec.remind_after_ms ? new Date(now.getTime() + rec.remind_after_ms) : null,
-              history: [...rec.history, { at: now, what: 'escalated', note: `no decision within ${describeMs(rec.timeout_ms)}; asked ${describeApprovers(added)}` }],
+              history: [
+                ...rec.history,
+                {
+                  at: now,
+                  what: 'escalated',
+                  note: `no decision within ${describeMs(rec.timeout_ms)}; asked ${describeApprovers(added)}`,
+                },
+              ],
             };
             return { ...withRecord(current, next), outbox: [...current.outbox, event] };
           }
@@ -116,12 +146,21 @@ export class ApprovalTimers {
   }
 
   private async escalationApprovers(thread: ThreadDoc, record: ApprovalRecord): Promise<ApproverRef[]> {
-    const [sender, recipient, actor] = await Promise.all([this.deps.teammates.get(thread.from), this.deps.teammates.get(thread.to), this.deps.teammates.get(record.actor)]);
+    const [sender, recipient, actor] = await Promise.all([
+      this.deps.teammates.get(thread.from),
+      this.deps.teammates.get(thread.to),
+      this.deps.teammates.get(record.actor),
+    ]);
     if (!sender || !recipient || !actor) return [];
-    return this.deps.approvers.resolve(record.escalate_to, { sender, recipient, actor }, record.rule_id, 1).catch((error: Error) => {
-      this.deps.log.warn({ approval_id: record.id, err: error.message }, 'escalation approvers do not resolve; the approval times out instead');
-      return [];
-    });
+    return this.deps.approvers
+      .resolve(record.escalate_to, { sender, recipient, actor }, record.rule_id, 1)
+      .catch((error: Error) => {
+        this.deps.log.warn(
+          { approval_id: record.id, err: error.message },
+          'escalation approvers do not resolve; the approval times out instead',
+        );
+        return [];
+      });
   }
 }
 

@@ -22,14 +22,24 @@ export class ApprovalViews {
     const { thread, record } = await this.deps.records.get(id).catch(() => {
       throw new RelayError('not_found', `No approval ${id} that you can see`);
     });
-    const approver = record.approvers.some((a) => a.handle === caller.handle || (caller.slack_user_id !== null && a.slack_user_id === caller.slack_user_id));
-    if (record.actor !== caller.handle && thread.from !== caller.handle && !approver) throw new RelayError('not_found', `No approval ${id} that you can see`);
+    const approver = record.approvers.some(
+      (a) => a.handle === caller.handle || (caller.slack_user_id !== null && a.slack_user_id === caller.slack_user_id),
+    );
+    if (record.actor !== caller.handle && thread.from !== caller.handle && !approver)
+      throw new RelayError('not_found', `No approval ${id} that you can see`);
     return approvalView(thread._id, record);
   }
 
   /** The approvals of a thread the caller takes part in (its recipient sees none while the create is held). */
   async forThread(caller: AgentDoc, thread: ThreadDoc): Promise<ApprovalView[]> {
-    return (thread.approvals ?? []).filter((a) => a.actor === caller.handle || thread.from === caller.handle || thread.to === caller.handle && !thread.hidden_from_recipient).map((a) => approvalView(thread._id, a));
+    return (thread.approvals ?? [])
+      .filter(
+        (a) =>
+          a.actor === caller.handle ||
+          thread.from === caller.handle ||
+          (thread.to === caller.handle && !thread.hidden_from_recipient),
+      )
+      .map((a) => approvalView(thread._id, a));
   }
 
   /** The approvals listing, newest first (the admin API and CLI). */
@@ -38,7 +48,11 @@ export class ApprovalViews {
     const entries: Array<{ _id: string; created_at: Date }> =
       filter.status === 'pending'
         ? await this.deps.records.open(OPEN_READ_LIMIT)
-        : await this.deps.store.approvals.find(filter.status ? { status: filter.status } : {}).sort({ created_at: -1 }).limit(OPEN_READ_LIMIT).toArray();
+        : await this.deps.store.approvals
+            .find(filter.status ? { status: filter.status } : {})
+            .sort({ created_at: -1 })
+            .limit(OPEN_READ_LIMIT)
+            .toArray();
     entries.sort((a, b) => b.created_at.getTime() - a.created_at.getTime());
     const views: ApprovalView[] = [];
     for (const entry of entries) {
@@ -46,7 +60,13 @@ export class ApprovalViews {
       const found = await this.deps.records.get(entry._id).catch(() => null);
       if (!found) continue;
       if (filter.status && found.record.status !== filter.status) continue;
-      if (filter.approver && !found.record.approvers.some((a) => a.label === filter.approver || a.handle === filter.approver || a.slack_user_id === filter.approver)) continue;
+      if (
+        filter.approver &&
+        !found.record.approvers.some(
+          (a) => a.label === filter.approver || a.handle === filter.approver || a.slack_user_id === filter.approver,
+        )
+      )
+        continue;
       views.push(approvalView(found.thread._id, found.record));
     }
     return views;

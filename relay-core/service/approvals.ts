@@ -34,7 +34,11 @@ export interface ApprovalAppliers {
    * handoff.run, queued as its actor): exactly once
    * per approval however often it is asked (the approval id is its idempotency key). What was appended, or why not.
    */
-  message: (doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc) => Promise<{ message: string } | { refusal: string }>;
+  message: (
+    doc: ThreadDoc,
+    record: ApprovalRecord,
+    actor: AgentDoc,
+  ) => Promise<{ message: string } | { refusal: string }>;
   /** The policy in force now, asked about the approved call: why it no longer lets it through (a rule now denies it), or null. */
   recheck: (doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc) => Promise<string | null>;
 }
@@ -60,6 +64,12 @@ export function approvalPending(record: ApprovalRecord): RelayError {
     'approval_pending',
     `Policy rule ${record.rule_id} holds ${record.action} for approval by ${describeApprovers(record.approvers)} (approval ${record.id}); nothing was changed. ` +
       'Waiting for a person is normal: check_approval tells where it stands, and the call is applied once approved.',
-    { approval_id: record.id, approvers: describeApprovers(record.approvers).split(', '), quorum: record.quorum, rule_id: record.rule_id, policy_version: record.policy_version },
+    {
+      approval_id: record.id,
+      approvers: describeApprovers(record.approvers).split(', '),
+      quorum: record.quorum,
+      rule_id: record.rule_id,
+      policy_version: record.policy_version,
+    },
   );
 }

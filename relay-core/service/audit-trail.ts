@@ -36,17 +36,40 @@ function decodeCursor(text: string): Cursor {
   try {
     return cursorSchema.parse(JSON.parse(Buffer.from(text, 'base64url').toString('utf8')));
   } catch {
-    throw new RelayError('invalid_params', 'query.cursor: not a cursor this relay gave (pass next_cursor from the previous page)', { field: 'cursor' });
+    throw new RelayError(
+      'invalid_params',
+      'query.cursor: not a cursor this relay gave (pass next_cursor from the previous page)',
+      { field: 'cursor' },
+    );
   }
 }
 
 function threadEvent(threadId: string, event: OutboxEvent): AuditEvent {
-  const [resource_type, resource_id] = event.message_id ? ['message', event.message_id] : event.run_id ? ['run', event.run_id] : ['thread', threadId];
-  return { timestamp: event.at.toISOString(), actor_handle: event.by, action: event.type, resource_type, resource_id, via: event.via, thread_id: threadId };
+  const [resource_type, resource_id] = event.message_id
+    ? ['message', event.message_id]
+    : event.run_id
+      ? ['run', event.run_id]
+      : ['thread', threadId];
+  return {
+    timestamp: event.at.toISOString(),
+    actor_handle: event.by,
+    action: event.type,
+    resource_type,
+    resource_id,
+    via: event.via,
+    thread_id: threadId,
+  };
 }
 
 function accountEvent(doc: AccountEventDoc): AuditEvent {
-  return { timestamp: doc.at.toISOString(), actor_handle: doc.actor, action: doc.action, resource_type: doc.resource_type, resource_id: doc.resource_id, via: doc.via };
+  return {
+    timestamp: doc.at.toISOString(),
+    actor_handle: doc.actor,
+    action: doc.action,
+    resource_type: doc.resource_type,
+    resource_id: doc.resource_id,
+    via: doc.via,
+  };
 }
 
 export interface AuditTrailDeps {
@@ -87,7 +110,8 @@ export class AuditTrail {
     const threadsDone = threads.events.length < limit && i === threads.events.length;
     const accountDone = account.length < limit && j === account.length;
     if (threadsDone && accountDone) return { events, next_cursor: null };
-    const t = i > 0 ? threads.events[i - 1]!.seq : threads.events.length > 0 ? threads.events[0]!.seq + 1 : threads.lowest;
+    const t =
+      i > 0 ? threads.events[i - 1]!.seq : threads.events.length > 0 ? threads.events[0]!.seq + 1 : threads.lowest;
     const a = j > 0 ? account[j - 1]!._id : accountTop;
     return { events, next_cursor: encodeCursor({ t, a }) };
   }

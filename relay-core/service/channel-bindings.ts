@@ -21,8 +21,16 @@ export class ChannelBindings {
   /** The target's spelling as stored (`role:frontend`), or invalid_params saying what a target looks like. */
   static target(raw: string): string {
     const parsed = parseRecipient(raw.trim());
-    if ('error' in parsed) throw new RelayError('invalid_params', `target: ${parsed.error.replace(/^must be a handle like name@team, or /, 'must be ')}`);
-    if (parsed.kind === 'handle') throw new RelayError('invalid_params', 'target: a channel takes handoffs to role:<role>, skill:<skill> or owner:<path>, not to one person');
+    if ('error' in parsed)
+      throw new RelayError(
+        'invalid_params',
+        `target: ${parsed.error.replace(/^must be a handle like name@team, or /, 'must be ')}`,
+      );
+    if (parsed.kind === 'handle')
+      throw new RelayError(
+        'invalid_params',
+        'target: a channel takes handoffs to role:<role>, skill:<skill> or owner:<path>, not to one person',
+      );
     return parsed.label;
   }
 
@@ -33,7 +41,8 @@ export class ChannelBindings {
 
   /** Binds (or re-binds) the target to a channel; the previous channel, if another one. */
   async bind(target: string, channel: string, by: string): Promise<{ previous: string | null }> {
-    if (!CHANNEL_ID.test(channel)) throw new RelayError('invalid_params', 'channel: run this in a public or private channel (not a DM)');
+    if (!CHANNEL_ID.test(channel))
+      throw new RelayError('invalid_params', 'channel: run this in a public or private channel (not a DM)');
     const previous = await this.get(target);
     await putById(this.store.channelBindings, target, { target, channel, bound_by: by, at: this.clock.now() });
     return { previous: previous && previous.channel !== channel ? previous.channel : null };

@@ -46,7 +46,10 @@ export class Claims {
     let before: ThreadDoc | null = null;
     const after = await outbox.recording(event, async () => {
       const written = await store.writeThread(threadId, (doc) => {
-        const token = tokens.mint({ id: doc._id, team: caller.team, bodyHash: doc.body_hash, metadata: doc.metadata }, now);
+        const token = tokens.mint(
+          { id: doc._id, team: caller.team, bodyHash: doc.body_hash, metadata: doc.metadata },
+          now,
+        );
         return claimedThread(doc, { claimer: caller, now, via, event, token, ...(policy ? { policy } : {}) });
       });
       before = written.before;
@@ -63,5 +66,11 @@ export class Claims {
 }
 
 function claimResult(doc: ThreadDoc): ClaimResult {
-  return { thread_id: doc._id, status: doc.status, recipient: doc.to, claimed_by: doc.claimed_by!, claimed_at: doc.claimed_at?.toISOString() ?? null };
+  return {
+    thread_id: doc._id,
+    status: doc.status,
+    recipient: doc.to,
+    claimed_by: doc.claimed_by!,
+    claimed_at: doc.claimed_at?.toISOString() ?? null,
+  };
 }

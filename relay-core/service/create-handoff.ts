@@ -67,33 +67,54 @@ export class CreateHandoff {
     const recipient = 'recipient' in route ? route.recipient : targetParty(route.target, sender);
 
     // With a key the id derives from sender + key, so a duplicate is a duplicate-key insert, never a second thread.
-    const threadId = input.idempotency_key ? idempotentId(sender.handle, 'create', input.idempotency_key) : randomUUID();
+    const threadId = input.idempotency_key
+      ? idempotentId(sender.handle, 'create', input.idempotency_key)
+      : randomUUID();
     const now = this.deps.clock.now();
-    const pending = newPendingThread({ id: threadId, sender, recipient, input, via, now, eventId: randomUUID() }, (bodyHash) =>
-      this.deps.tokens.mint({ id: threadId, team: recipient.team, bodyHash, metadata: input.metadata }, now),
+    const pending = newPendingThread(
+      { id: threadId, sender, recipient, input, via, now, eventId: randomUUID() },
+      (bodyHash) =>
+        this.deps.tokens.mint({ id: threadId, team: recipient.team, bodyHash, metadata: input.metadata }, now),
     );
     // A retry under the same key must match what the sender said (the target), whoever the target names by then.
-    const asSent = (target: RecipientTarget) => newPendingThread({ id: threadId, sender, recipient: targetParty(target, sender), input, via, now, eventId: '' }, () => null).request_hash;
+    const asSent = (target: RecipientTarget) =>
+      newPendingThread(
+        { id: threadId, sender, recipient: targetParty(target, sender), input, via, now, eventId: '' },
+        () => null,
+      ).request_hash;
     const doc =
       'candidates' in route
-        ? unclaimedThread(pending, route.target, route.candidates.map((c) => c.handle))
+        ? unclaimedThread(
+            pending,
+            route.target,
+            route.candidates.map((c) => c.handle),
+          )
         : route.target
-          ? { ...pending, to_target: route.target.label, candidates: [route.recipient.handle], request_hash: asSent(route.target) }
+          ? {
+              ...pending,
+              to_target: route.target.label,
+              candidates: [route.recipient.handle],
+              request_hash: asSent(route.target),
+            }
           : pending;
     const bodyHash = doc.request_hash;
     let earlier: ThreadDoc | null = null;
-    const isReplay = async () => Boolean(input.idempotency_key && (earlier = await this.deps.store.readThread(threadId)));
-    const policy = await this.deps.gate?.check({
-      action: 'handoff.create',
-      via,
-      actor: sender,
-      sender,
-      recipient,
-      intent: input.intent,
-      artifacts: input.artifacts,
-      target_files: input.proposed_action?.target_files ?? [],
-      session_id: sessionId,
-    }, isReplay);
+    const isReplay = async () =>
+      Boolean(input.idempotency_key && (earlier = await this.deps.store.readThread(threadId)));
+    const policy = await this.deps.gate?.check(
+      {
+        action: 'handoff.create',
+        via,
+        actor: sender,
+        sender,
+        recipient,
+        intent: input.intent,
+        artifacts: input.artifacts,
+        target_files: input.proposed_action?.target_files ?? [],
+        session_id: sessionId,
+      },
+      isReplay,
+    );
     if (policy === 'replay') return this.replayCreate(earlier, bodyHash);
     let held: ApprovalRecord | undefined;
     if (policy && isHeld(policy)) {
@@ -118,7 +139,14 @@ export class CreateHandoff {
     if (!created) return this.replayCreate(await this.deps.store.readThread(threadId), bodyHash);
     if (held) await this.deps.approvals.opened(threadId, held);
     this.deps.log.info(
-      { thread_id: threadId, from: sender.handle, to: doc.to, candidates: doc.status === 'unclaimed' ? doc.candidates : undefined, via, ...(held ? { approval_id: held.id } : {}) },
+      {
+        thread_id: threadId,
+        from: sender.handle,
+        to: doc.to,
+        candidates: doc.status === 'unclaimed' ? doc.candidates : undefined,
+        via,
+        ...(held ? { approval_id: held.id } : {}),
+      },
       held ? 'handoff held for approval' : 'handoff created',
     );
     return this.createResult(stored);
@@ -128,14 +156,20 @@ export class CreateHandoff {
   private async withFirstStep(doc: ThreadDoc): Promise<ThreadDoc> {
     if (!this.deps.timers) return doc;
     return this.deps.timers.withFirstStep(doc).catch((error: Error) => {
-      this.deps.log.warn({ thread_id: doc._id, err: error.message }, 'first timer not armed at create; its arm job will');
+      this.deps.log.warn(
+        { thread_id: doc._id, err: error.message },
+        'first timer not armed at create; its arm job will',
+      );
       return doc;
     });
   }
 
   private replayCreate(original: ThreadDoc | null, bodyHash: string): CreateResult {
     if (!original || original.request_hash !== bodyHash) {
-      throw new RelayError('duplicate_idempotency_key', 'This idempotency key was already used with a different request body');
+      throw new RelayError(
+        'duplicate_idempotency_key',
+        'This idempotency key was already used with a different request body',
+      );
     }
     return this.createResult(original);
   }
@@ -150,7 +184,16 @@ export class CreateHandoff {
       inbox_url: this.deps.links.url(doc._id, doc.from),
       recipient: doc.to,
       ...(doc.status === 'unclaimed' ? { candidates: doc.candidates ?? [] } : {}),
-      ...(held ? { approval: { approval_id: held.id, approvers: describeApprovers(held.approvers.filter((a) => a.step === 0)).split(', '), quorum: held.quorum, rule_id: held.rule_id } } : {}),
+      ...(held
+        ? {
+            approval: {
+              approval_id: held.id,
+              approvers: describeApprovers(held.approvers.filter((a) => a.step === 0)).split(', '),
+              quorum: held.quorum,
+              rule_id: held.rule_id,
+            },
+          }
+        : {}),
     };
   }
 }

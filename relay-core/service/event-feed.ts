@@ -62,7 +62,14 @@ export const FEED_POLL_MS = 2_000;
 
 export function feedEvent(logged: LoggedEvent): FeedEvent {
   const { id, at, ...rest } = logged.event;
-  return { cursor: String(logged.seq), event_id: id, thread_id: logged.thread_id, ...rest, type: logged.event.type, at: at.toISOString() };
+  return {
+    cursor: String(logged.seq),
+    event_id: id,
+    thread_id: logged.thread_id,
+    ...rest,
+    type: logged.event.type,
+    at: at.toISOString(),
+  };
 }
 
 export class EventFeed {
@@ -83,7 +90,11 @@ export class EventFeed {
     const candidates = (thread.candidates?.length ?? 0) > 1 ? thread.candidates! : [];
     const owed = new Map<string, OutboxEvent[]>();
     for (const event of events) {
-      const handles = [thread.from, ...(thread.to.includes(':') ? [] : [thread.to]), ...(event.type === 'thread.created' ? candidates : [])];
+      const handles = [
+        thread.from,
+        ...(thread.to.includes(':') ? [] : [thread.to]),
+        ...(event.type === 'thread.created' ? candidates : []),
+      ];
       for (const handle of new Set(handles)) owed.set(handle, [...(owed.get(handle) ?? []), event]);
     }
     const handles = [...owed.keys()];
@@ -105,16 +116,25 @@ export class EventFeed {
    */
   async start(handle: string, since: string | undefined, field: string): Promise<string> {
     if (since !== undefined && !CURSOR_PATTERN.test(since)) {
-      throw new RelayError('invalid_params', `${field}: must be a cursor from this relay (a whole number, as an event id or \`cursor\` gave it)`);
+      throw new RelayError(
+        'invalid_params',
+        `${field}: must be a cursor from this relay (a whole number, as an event id or \`cursor\` gave it)`,
+      );
     }
     let head: string;
     try {
       head = await this.head(handle);
     } catch {
-      throw new RelayError('unavailable', 'The relay cannot read your events right now (its database is unreachable); retry shortly');
+      throw new RelayError(
+        'unavailable',
+        'The relay cannot read your events right now (its database is unreachable); retry shortly',
+      );
     }
     if (since !== undefined && Number(since) > Number(head)) {
-      throw new RelayError('invalid_params', `${field}: cursor ${since} is past the end of your events (the latest is ${head}); use a cursor this relay gave you`);
+      throw new RelayError(
+        'invalid_params',
+        `${field}: cursor ${since} is past the end of your events (the latest is ${head}); use a cursor this relay gave you`,
+      );
     }
     return since ?? head;
   }

@@ -34,7 +34,12 @@ export interface RunSettings {
   progressMaxBatches: number;
 }
 
-export const DEFAULT_RUN_SETTINGS: RunSettings = { leaseMs: 60_000, progressIntervalMs: 3_000, progressMaxChars: 4_000, progressMaxBatches: 200 };
+export const DEFAULT_RUN_SETTINGS: RunSettings = {
+  leaseMs: 60_000,
+  progressIntervalMs: 3_000,
+  progressMaxChars: 4_000,
+  progressMaxBatches: 200,
+};
 
 /** A queued run whose thread never recorded it (its requester died between the two writes) is dropped after this. */
 const ORPHANED_RUN_MS = 30_000;
@@ -86,7 +91,12 @@ export interface HandoffRunsDeps {
   settings: RunSettings;
   /** The policy for `handoff.run` on this thread (throws policy_denied / rate_limited). */
   gate(caller: AgentDoc, threadId: string, via: Surface, sessionId?: string): Promise<void>;
-  complete(caller: AgentDoc, request: { thread_id: string; transition: 'complete'; result_summary: string }, via: Surface, idempotencyKey: string): Promise<unknown>;
+  complete(
+    caller: AgentDoc,
+    request: { thread_id: string; transition: 'complete'; result_summary: string },
+    via: Surface,
+    idempotencyKey: string,
+  ): Promise<unknown>;
   append(caller: AgentDoc, request: AppendRequest, via: Surface, idempotencyKey: string): Promise<unknown>;
   /** Resolves after `ms`, or sooner when `handle`'s event log may have grown; absent, it just waits. */
   waitForHint?(handle: string, ms: number, signal?: AbortSignal): Promise<void>;
@@ -106,12 +116,21 @@ export class HandoffRuns {
    * (asking twice is one run). After a run ended, asking again queues a new one.
    */
   /** `approved`: a person approved this run under a require_approval rule, so the policy is not asked again. */
-  async request(caller: AgentDoc, threadId: string, via: Surface, sessionId?: string, opts: { approved?: boolean } = {}): Promise<RunView> {
+  async request(
+    caller: AgentDoc,
+    threadId: string,
+    via: Surface,
+    sessionId?: string,
+    opts: { approved?: boolean } = {},
+  ): Promise<RunView> {
     const { store } = this.deps;
     const thread = await store.readThread(threadId);
     if (!thread) throw new RelayError('thread_not_found', `No thread ${threadId}`);
     if (thread.to !== caller.handle || thread.hidden_from_recipient) {
-      throw new RelayError(thread.from === caller.handle ? 'not_authorized_transition' : 'not_a_participant', `Only the recipient (${thread.to}) can hand this handoff to their agent`);
+      throw new RelayError(
+        thread.from === caller.handle ? 'not_authorized_transition' : 'not_a_participant',
+        `Only the recipient (${thread.to}) can hand this handoff to their agent`,
+      );
     }
     if (thread.run && !isFinishedRun(thread.run.status)) return this.viewOf(thread.run.id);
     this.assertRunnable(thread);
@@ -150,7 +169,9 @@ export class HandoffRuns {
   private assertRunnable(thread: ThreadDoc): void {
     if (thread.status === 'accepted') return;
     throw new RelayError(
-      ['completed', 'declined', 'cancelled', 'expired', 'rejected'].includes(thread.status) ? 'thread_terminal' : 'invalid_transition',
+      ['completed', 'declined', 'cancelled', 'expired', 'rejected'].includes(thread.status)
+        ? 'thread_terminal'
+        : 'invalid_transition',
       `Only an accepted handoff can be handed to your agent; this one is ${thread.status}${thread.status === 'pending' ? ' (accept it first, or accept with run: true)' : ''}`,
       { status: thread.status },
     );
@@ -162,11 +183,14 @@ export class HandoffRuns {
     const now = this.deps.clock.now();
     const current = await store.runs.read(runId);
     if (!current) throw new RelayError('not_found', `No run ${runId}`);
-    if (current.handle !== caller.handle) throw new RelayError('not_authorized_transition', `Only ${current.handle} can stop this run`);
+    if (current.handle !== caller.handle)
+      throw new RelayError('not_authorized_transition', `Only ${current.handle} can stop this run`);
     const { after, before } = await store.runs.write(runId, (run) => {
       if (isFinishedRun(run.status) || run.stop_requested_at) return undefined;
       const asked = { ...run, stop_requested_at: now, stop_requested_by: caller.handle, updated_at: now };
-      return run.status === 'queued' ? finishedRun(asked, 'stopped', { reason: 'stopped', exit_code: null, report: null }, now) : asked;
+      return run.status === 'queued'
+        ? finishedRun(asked, 'stopped', { reason: 'stopped', exit_code: null, report: null }, now)
+        : asked;
     });
     const run = after ?? before!;
     if (after?.status === 'stopped') {
@@ -183,7 +207,8 @@ export class HandoffRuns {
     if (!run) throw new RelayError('not_found', `No run ${runId}`);
     if (run.handle !== caller.handle) {
       const thread = await this.deps.store.readThread(run.thread_id);
-      if (thread?.from !== caller.handle) throw new RelayError('not_a_participant', 'Only the participants of its handoff can read this run');
+      if (thread?.from !== caller.handle)
+        throw new RelayError('not_a_participant', 'Only the participants of its handoff can read this run');
     }
     return runView(run);
   }
@@ -201,7 +226,9 @@ export class HandoffRuns {
       const left = deadline - Date.now();
       if (claimed || left <= 0 || signal?.aborted) return claimed;
       const pause = Math.min(left, CLAIM_POLL_MS);
-      await (this.deps.waitForHint ? this.deps.waitForHint(caller.handle, pause, signal) : new Promise((resolve) => setTimeout(resolve, pause)));
+      await (this.deps.waitForHint
+        ? this.deps.waitForHint(caller.handle, pause, signal)
+        : new Promise((resolve) => setTimeout(resolve, pause)));
     }
   }
 
@@ -220,20 +247,40 @@ export class HandoffRuns {
         const thread = await store.readThread(run.thread_id);
         if (thread?.run?.id !== run._id) {
           if (now.getTime() - run.queued_at.getTime() > ORPHANED_RUN_MS) {
-            await store.runs.write(runId, (r) => (isFinishedRun(r.status) ? undefined : finishedRun(r, 'stopped', { reason: 'error', exit_code: null, report: 'the handoff never recorded this run' }, now)));
+            await store.runs.write(runId, (r) =>
+              isFinishedRun(r.status)
+                ? undefined
+                : finishedRun(
+                    r,
+                    'stopped',
+                    { reason: 'error', exit_code: null, report: 'the handoff never recorded this run' },
+                    now,
+                  ),
+            );
             closed.push(runId);
           }
           continue;
         }
         if (thread.status !== 'accepted') {
           // Completed, cancelled or reassigned by hand meanwhile: nothing left for an agent to do.
-          const { after } = await store.runs.write(runId, (r) => (isFinishedRun(r.status) ? undefined : finishedRun(r, 'stopped', { reason: 'stopped', exit_code: null, report: `the handoff is ${thread.status}` }, now)));
+          const { after } = await store.runs.write(runId, (r) =>
+            isFinishedRun(r.status)
+              ? undefined
+              : finishedRun(
+                  r,
+                  'stopped',
+                  { reason: 'stopped', exit_code: null, report: `the handoff is ${thread.status}` },
+                  now,
+                ),
+          );
           if (after) await this.recordOnThread(after, 'run.finished', caller.handle, 'a2a');
           closed.push(runId);
           continue;
         }
         const lease = { id: randomUUID(), runner, expires_at: new Date(now.getTime() + settings.leaseMs) };
-        const { after } = await store.runs.write(runId, (r) => (isClaimable(r, now) ? claimedRun(r, lease, now) : undefined));
+        const { after } = await store.runs.write(runId, (r) =>
+          isClaimable(r, now) ? claimedRun(r, lease, now) : undefined,
+        );
         if (!after) continue;
         if (after.status === 'stopped') {
           await this.ended(caller, after, 'a2a');
@@ -241,7 +288,10 @@ export class HandoffRuns {
           continue;
         }
         await this.recordOnThread(after, 'run.started', caller.handle, 'a2a');
-        this.deps.log.info({ run_id: runId, thread_id: run.thread_id, runner, claims: after.claims }, after.claims > 1 ? 'run taken over' : 'run claimed');
+        this.deps.log.info(
+          { run_id: runId, thread_id: run.thread_id, runner, claims: after.claims },
+          after.claims > 1 ? 'run taken over' : 'run claimed',
+        );
         return {
           ...runView(after),
           lease_id: lease.id,
@@ -262,7 +312,12 @@ export class HandoffRuns {
     const now = this.deps.clock.now();
     const { after, before } = await this.deps.store.runs.write(runId, (run) => {
       if (run.handle !== caller.handle || !holdsLease(run, leaseId)) return undefined;
-      return { ...run, lease: { ...run.lease!, expires_at: new Date(now.getTime() + this.deps.settings.leaseMs) }, heartbeat_at: now, updated_at: now };
+      return {
+        ...run,
+        lease: { ...run.lease!, expires_at: new Date(now.getTime() + this.deps.settings.leaseMs) },
+        heartbeat_at: now,
+        updated_at: now,
+      };
     });
     if (!after) throw leaseRefusal(caller, runId, leaseId, before);
     return runView(after);
@@ -273,7 +328,14 @@ export class HandoffRuns {
    * message from the recipient, at most one per progressIntervalMs per run. Past progressMaxBatches only the run's
    * last line moves.
    */
-  async progress(caller: AgentDoc, runId: string, leaseId: string, seq: number, text: string, via: Surface): Promise<{ run_id: string; seq: number; recorded: boolean }> {
+  async progress(
+    caller: AgentDoc,
+    runId: string,
+    leaseId: string,
+    seq: number,
+    text: string,
+    via: Surface,
+  ): Promise<{ run_id: string; seq: number; recorded: boolean }> {
     const { settings } = this.deps;
     const now = this.deps.clock.now();
     let replay = false;
@@ -297,24 +359,40 @@ export class HandoffRuns {
       const kept = seq <= settings.progressMaxBatches;
       return {
         ...run,
-        progress: { seq, at: now, last_line: lastLine(text) ?? run.progress.last_line, dropped: run.progress.dropped + (kept ? 0 : 1) },
+        progress: {
+          seq,
+          at: now,
+          last_line: lastLine(text) ?? run.progress.last_line,
+          dropped: run.progress.dropped + (kept ? 0 : 1),
+        },
         updated_at: now,
       };
     });
     if (tooSoonMs > 0) {
-      throw new RelayError('rate_limited', `Progress of one run is taken at most every ${settings.progressIntervalMs} ms; send this batch again in ${Math.ceil(tooSoonMs)} ms`, { retry_after_ms: Math.ceil(tooSoonMs) });
+      throw new RelayError(
+        'rate_limited',
+        `Progress of one run is taken at most every ${settings.progressIntervalMs} ms; send this batch again in ${Math.ceil(tooSoonMs)} ms`,
+        { retry_after_ms: Math.ceil(tooSoonMs) },
+      );
     }
     const run = after ?? (replay ? before : null);
     if (!run) {
-      if (before && holdsLease(before, leaseId) && before.handle === caller.handle) throw new RelayError('invalid_params', `params.seq: must be ${expected} (the next batch of this run)`);
+      if (before && holdsLease(before, leaseId) && before.handle === caller.handle)
+        throw new RelayError('invalid_params', `params.seq: must be ${expected} (the next batch of this run)`);
       throw leaseRefusal(caller, runId, leaseId, before);
     }
     if (seq > settings.progressMaxBatches) return { run_id: runId, seq, recorded: false };
     try {
-      await this.deps.append(caller, { thread_id: run.thread_id, body: text, payload: { kind: 'run_progress', run_id: runId, seq }, artifacts: [] }, via, `run:${runId}:p${seq}`);
+      await this.deps.append(
+        caller,
+        { thread_id: run.thread_id, body: text, payload: { kind: 'run_progress', run_id: runId, seq }, artifacts: [] },
+        via,
+        `run:${runId}:p${seq}`,
+      );
     } catch (error) {
       // The handoff ended under the run (cancelled, completed by hand): the runner hears it at its next heartbeat.
-      if (error instanceof RelayError && error.code === 'thread_terminal') return { run_id: runId, seq, recorded: false };
+      if (error instanceof RelayError && error.code === 'thread_terminal')
+        return { run_id: runId, seq, recorded: false };
       throw error;
     }
     return { run_id: runId, seq, recorded: true };
@@ -329,14 +407,34 @@ export class HandoffRuns {
     const now = this.deps.clock.now();
     const { after, before } = await this.deps.store.runs.write(request.run_id, (run) => {
       if (run.handle !== caller.handle || !holdsLease(run, request.lease_id)) return undefined;
-      return finishedRun(run, request.outcome, { reason: request.reason, exit_code: request.exit_code, report: request.report }, now);
+      return finishedRun(
+        run,
+        request.outcome,
+        { reason: request.reason, exit_code: request.exit_code, report: request.report },
+        now,
+      );
     });
-    const repeated = !after && before && before.handle === caller.handle && isFinishedRun(before.status) && before.lease?.id === request.lease_id;
+    const repeated =
+      !after &&
+      before &&
+      before.handle === caller.handle &&
+      isFinishedRun(before.status) &&
+      before.lease?.id === request.lease_id;
     const run = after ?? (repeated ? before : null);
     if (!run) throw leaseRefusal(caller, request.run_id, request.lease_id, before);
     await this.ended(caller, run, via);
     run.reported_at ??= this.deps.clock.now();
-    if (after) this.deps.log.info({ run_id: run._id, thread_id: run.thread_id, status: run.status, reason: request.reason, exit_code: request.exit_code }, 'run finished');
+    if (after)
+      this.deps.log.info(
+        {
+          run_id: run._id,
+          thread_id: run.thread_id,
+          status: run.status,
+          reason: request.reason,
+          exit_code: request.exit_code,
+        },
+        'run finished',
+      );
     return runView(run);
   }
 
@@ -347,14 +445,33 @@ export class HandoffRuns {
     try {
       if (run.status === 'succeeded') {
         const summary = run.result?.report?.trim() || `${caller.name}'s agent finished without a report.`;
-        await this.deps.complete(caller, { thread_id: run.thread_id, transition: 'complete', result_summary: summary.slice(0, 8_000) }, via, key);
+        await this.deps.complete(
+          caller,
+          { thread_id: run.thread_id, transition: 'complete', result_summary: summary.slice(0, 8_000) },
+          via,
+          key,
+        );
       } else {
-        await this.deps.append(caller, { thread_id: run.thread_id, body: endedMessage(run, caller), payload: { kind: 'run_ended', run_id: run._id, status: run.status }, artifacts: [] }, via, key);
+        await this.deps.append(
+          caller,
+          {
+            thread_id: run.thread_id,
+            body: endedMessage(run, caller),
+            payload: { kind: 'run_ended', run_id: run._id, status: run.status },
+            artifacts: [],
+          },
+          via,
+          key,
+        );
       }
     } catch (error) {
       // A handoff that ended under the run (cancelled, completed by hand) keeps its ending; the run records its own.
-      if (!(error instanceof RelayError) || !['thread_terminal', 'invalid_transition'].includes(error.code)) throw error;
-      this.deps.log.info({ run_id: run._id, thread_id: run.thread_id, err: error.message }, 'run ended after its handoff did');
+      if (!(error instanceof RelayError) || !['thread_terminal', 'invalid_transition'].includes(error.code))
+        throw error;
+      this.deps.log.info(
+        { run_id: run._id, thread_id: run.thread_id, err: error.message },
+        'run ended after its handoff did',
+      );
     }
     await this.deps.store.runs.close(run.handle, [run._id]);
     const now = this.deps.clock.now();
@@ -387,14 +504,26 @@ export class HandoffRuns {
 }
 
 function sameRun(a: ThreadDoc['run'], b: NonNullable<ThreadDoc['run']>): boolean {
-  return !!a && a.status === b.status && a.runner === b.runner && a.stop_requested === b.stop_requested && (a.started_at?.getTime() ?? 0) === (b.started_at?.getTime() ?? 0);
+  return (
+    !!a &&
+    a.status === b.status &&
+    a.runner === b.runner &&
+    a.stop_requested === b.stop_requested &&
+    (a.started_at?.getTime() ?? 0) === (b.started_at?.getTime() ?? 0)
+  );
 }
 
 function leaseRefusal(caller: AgentDoc, runId: string, leaseId: string, run: RunDoc | null): RelayError {
   if (!run) return new RelayError('not_found', `No run ${runId}`);
   if (run.handle !== caller.handle) return new RelayError('forbidden', `Run ${runId} is ${run.handle}'s`);
-  if (isFinishedRun(run.status)) return new RelayError('conflict', `Run ${runId} is ${run.status}; it takes no more calls`, { status: run.status });
-  if (run.lease?.id !== leaseId) return new RelayError('conflict', `Run ${runId} is held by another lease (${run.lease?.runner ?? 'nobody'}): this runner lost it; stop the agent`, { status: run.status, lease_lost: true });
+  if (isFinishedRun(run.status))
+    return new RelayError('conflict', `Run ${runId} is ${run.status}; it takes no more calls`, { status: run.status });
+  if (run.lease?.id !== leaseId)
+    return new RelayError(
+      'conflict',
+      `Run ${runId} is held by another lease (${run.lease?.runner ?? 'nobody'}): this runner lost it; stop the agent`,
+      { status: run.status, lease_lost: true },
+    );
   return new RelayError('conflict', `Run ${runId} is ${run.status}`, { status: run.status });
 }
 
@@ -424,7 +553,12 @@ export function runView(run: RunDoc): RunView {
     heartbeat_at: iso(run.heartbeat_at),
     lease_expires_at: run.status === 'running' ? iso(run.lease?.expires_at ?? null) : null,
     stop_requested: run.stop_requested_at !== null,
-    progress: { batches: run.progress.seq, last_line: run.progress.last_line, last_update_at: iso(run.progress.at), dropped: run.progress.dropped },
+    progress: {
+      batches: run.progress.seq,
+      last_line: run.progress.last_line,
+      last_update_at: iso(run.progress.at),
+      dropped: run.progress.dropped,
+    },
     result: run.result,
     reported: Boolean(run.reported_at),
   };

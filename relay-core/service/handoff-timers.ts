@@ -5,7 +5,16 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc, EscalationTarget, OutboxEvent, ThreadDoc, TimerDoc, TimerStep } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { EventType } from '../domain/schemas';
-import { applyTimerStep, armedTimer, nextTimerStep, RELAY_ACTOR, sameTimer, withArmedTimer, type DueStep, type TimerSettings } from '../domain/timer-schedule';
+import {
+  applyTimerStep,
+  armedTimer,
+  nextTimerStep,
+  RELAY_ACTOR,
+  sameTimer,
+  withArmedTimer,
+  type DueStep,
+  type TimerSettings,
+} from '../domain/timer-schedule';
 import { withTeamSettings, type TeamSettings } from '../domain/team-settings';
 import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
 import type { MongoStore } from '../store/mongo-store';
@@ -156,7 +165,12 @@ export class HandoffTimers {
    * Otherwise `next` as it is, and the event's arm job works it out.
    */
   settle(before: ThreadDoc, next: ThreadDoc): ThreadDoc {
-    if (before.next_timer !== next.next_timer || before.next_due_at !== next.next_due_at || before.timer_version !== next.timer_version) return next;
+    if (
+      before.next_timer !== next.next_timer ||
+      before.next_due_at !== next.next_due_at ||
+      before.timer_version !== next.timer_version
+    )
+      return next;
     const zone = this.zoneNow(next);
     if (zone === undefined) return next;
     return this.armedOn(before, next, nextTimerStep(next, this.settings, zone), (before.version ?? 0) + 1);
@@ -176,8 +190,16 @@ export class HandoffTimers {
   /** The armed step for `next` on a thread now `status`: `from`'s own when unchanged (and not `force`), else a new attempt. */
   private stepOn(from: ThreadDoc, status: ThreadDoc['status'], next: DueStep, now: Date, force = false): TimerDoc {
     const row = armedTimer(from);
-    if (row && !force && row.step === next.step && row.status === status && row.due_at.getTime() === next.due.getTime()) return row;
-    return { _id: from._id, step: next.step, due_at: next.due, attempt: row ? row.attempt + 1 : 0, status, armed_at: now };
+    if (row && !force && row.step === next.step && row.status === status && row.due_at.getTime() === next.due.getTime())
+      return row;
+    return {
+      _id: from._id,
+      step: next.step,
+      due_at: next.due,
+      attempt: row ? row.attempt + 1 : 0,
+      status,
+      armed_at: now,
+    };
   }
 
   /** The zone the thread's steps keep, when known without a call (undefined: only zoneOf can tell). */
@@ -273,7 +295,8 @@ export class HandoffTimers {
     const recipient = thread.status === 'unclaimed' ? null : await this.deps.teammates.get(thread.to);
     const leadHandle = leadOf(recipient);
     const lead = leadHandle ? await this.deps.teammates.get(leadHandle) : null;
-    if (lead && lead.status === 'active' && lead.slack_user_id && lead.handle !== thread.to) return { kind: 'lead', handle: lead.handle, slack: lead.slack_user_id };
+    if (lead && lead.status === 'active' && lead.slack_user_id && lead.handle !== thread.to)
+      return { kind: 'lead', handle: lead.handle, slack: lead.slack_user_id };
     if (this.settings.escalateChannel) return { kind: 'channel', slack: this.settings.escalateChannel };
     const sender = await this.deps.teammates.get(thread.from);
     return { kind: 'sender', handle: thread.from, slack: sender?.slack_user_id ?? null };
@@ -322,7 +345,12 @@ export class HandoffTimers {
     if (from < until) {
       const rows = await this.dueTimers.ahead(from, until);
       for (let i = 0; i < rows.length; i += AHEAD_JOBS) {
-        await Promise.all(rows.slice(i, i + AHEAD_JOBS).filter((row) => row.due_at > now).map((row) => this.addJob(row, now)));
+        await Promise.all(
+          rows
+            .slice(i, i + AHEAD_JOBS)
+            .filter((row) => row.due_at > now)
+            .map((row) => this.addJob(row, now)),
+        );
       }
     }
     this.aheadFrom = Math.max(this.aheadFrom ?? 0, until);
@@ -350,13 +378,24 @@ export class HandoffTimers {
     let refused: RelayError | null = null;
     await store.writeThread(threadId, (doc) => {
       refused = null;
-      if (doc.to !== caller.handle) refused = new RelayError('not_authorized_transition', `Only the recipient (${doc.to}) can snooze this handoff's reminders`);
-      else if (doc.status !== 'pending') refused = new RelayError('invalid_transition', `The handoff is ${doc.status}; there are no reminders to snooze`, { status: doc.status });
+      if (doc.to !== caller.handle)
+        refused = new RelayError(
+          'not_authorized_transition',
+          `Only the recipient (${doc.to}) can snooze this handoff's reminders`,
+        );
+      else if (doc.status !== 'pending')
+        refused = new RelayError(
+          'invalid_transition',
+          `The handoff is ${doc.status}; there are no reminders to snooze`,
+          { status: doc.status },
+        );
       if (refused) return undefined;
       return { ...doc, timers: { fired: {}, ...doc.timers, snoozed_until: until } };
     });
     if (refused) throw refused;
-    await this.arm(threadId).catch((error: Error) => this.deps.log.warn({ thread_id: threadId, err: error.message }, 'snooze not armed yet; the timer sweep will'));
+    await this.arm(threadId).catch((error: Error) =>
+      this.deps.log.warn({ thread_id: threadId, err: error.message }, 'snooze not armed yet; the timer sweep will'),
+    );
     return until;
   }
 }

@@ -39,8 +39,21 @@ export class HandoffTokens {
   ) {}
 
   /** A token record for `thread` going to someone in `team`, bound to `bodyHash`; `metadata` declares its project. */
-  mint(thread: { id: string; team: string; bodyHash: string; metadata: Record<string, unknown> }, now: Date): StoredHandoffToken {
-    return mintHandoffToken(this.secret, { id: thread.id, team: thread.team, bodyHash: thread.bodyHash, projectId: declaredProject(thread.metadata).project_id }, now, this.ttlMs);
+  mint(
+    thread: { id: string; team: string; bodyHash: string; metadata: Record<string, unknown> },
+    now: Date,
+  ): StoredHandoffToken {
+    return mintHandoffToken(
+      this.secret,
+      {
+        id: thread.id,
+        team: thread.team,
+        bodyHash: thread.bodyHash,
+        projectId: declaredProject(thread.metadata).project_id,
+      },
+      now,
+      this.ttlMs,
+    );
   }
 
   /** The raw token of a thread's stored record. */

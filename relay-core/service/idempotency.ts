@@ -32,7 +32,12 @@ export interface LedgerTurn {
 export class IdempotencyLedger {
   constructor(private readonly store: MongoStore) {}
 
-  async run<T>(caller: string, key: string | undefined, body: unknown, operation: (turn: LedgerTurn | null) => Promise<T>): Promise<T> {
+  async run<T>(
+    caller: string,
+    key: string | undefined,
+    body: unknown,
+    operation: (turn: LedgerTurn | null) => Promise<T>,
+  ): Promise<T> {
     if (key === undefined) return operation(null);
     const id = idempotentId(caller, 'mutation', key);
     const requestHash = canonicalHash(withCanonicalLines(body));
@@ -40,13 +45,21 @@ export class IdempotencyLedger {
     let retaken = false;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await this.store.idempotency.insertOne({ _id: id, request_hash: requestHash, state: 'running', created_at: new Date() });
+        await this.store.idempotency.insertOne({
+          _id: id,
+          request_hash: requestHash,
+          state: 'running',
+          created_at: new Date(),
+        });
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         const existing = await this.store.idempotency.findOne({ _id: id });
         if (!existing) continue; // taken over and cleared meanwhile: try to own it
         if (existing.request_hash !== requestHash) {
-          throw new RelayError('duplicate_idempotency_key', 'This idempotency key was already used with a different request');
+          throw new RelayError(
+            'duplicate_idempotency_key',
+            'This idempotency key was already used with a different request',
+          );
         }
         if (existing.state === 'done') return replay<T>(existing);
         if (Date.now() - existing.created_at.getTime() > ABANDONED_MS) {

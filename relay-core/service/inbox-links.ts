@@ -63,5 +63,9 @@ export function parseInboxUrl(publicUrl: string, url: string): InboxLinkTarget |
   if (parsed.origin !== base.origin || !parsed.pathname.startsWith(`${base.pathname}inbox/`)) return null;
   const threadId = parsed.pathname.slice(`${base.pathname}inbox/`.length).replace(/\/+$/, '');
   if (!THREAD_ID.test(threadId)) return null;
-  return { threadId: threadId.toLowerCase(), viewer: parsed.searchParams.get('as'), signature: parsed.searchParams.get('sig') };
+  return {
+    threadId: threadId.toLowerCase(),
+    viewer: parsed.searchParams.get('as'),
+    signature: parsed.searchParams.get('sig'),
+  };
 }

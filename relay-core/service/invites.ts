@@ -5,7 +5,14 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../domain/clock';
 import type { InviteDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { invitedCard, inviteView, INVITE_ID_PATTERN, type InviteCreate, type InviteRedemption, type InviteView } from '../domain/invite';
+import {
+  invitedCard,
+  inviteView,
+  INVITE_ID_PATTERN,
+  type InviteCreate,
+  type InviteRedemption,
+  type InviteView,
+} from '../domain/invite';
 import { constantTimeEqual, hashApiKey } from '../ops/api-keys';
 import { inviteIdOf, issueInviteCode } from '../ops/invite-codes';
 import type { MongoStore } from '../store/mongo-store';
@@ -33,7 +40,8 @@ const LIST_LIMIT = 500;
 export const REDEEM_DEADLINE_MS = 2 * 60_000;
 
 /** The one answer to an unknown id and to a wrong code, so a guess learns nothing. */
-const noSuchInvite = () => new RelayError('not_found', 'No such invitation: check the code you were given (handoff-relay join hri_…)');
+const noSuchInvite = () =>
+  new RelayError('not_found', 'No such invitation: check the code you were given (handoff-relay join hri_…)');
 
 export class Invites {
   private readonly store: MongoStore;
@@ -54,7 +62,12 @@ export class Invites {
   async create(input: InviteCreate, createdBy: string): Promise<InviteView & { token: string }> {
     if (input.lead !== undefined) {
       const lead = await this.teammates.get(input.lead);
-      if (!lead || lead.status !== 'active') throw new RelayError('invalid_params', `body.lead: no active teammate with handle ${input.lead} (register the lead first)`, { field: 'lead' });
+      if (!lead || lead.status !== 'active')
+        throw new RelayError(
+          'invalid_params',
+          `body.lead: no active teammate with handle ${input.lead} (register the lead first)`,
+          { field: 'lead' },
+        );
     }
     const now = this.clock.now();
     const { code, id, hash } = issueInviteCode(this.keyPepper);
@@ -80,7 +93,9 @@ export class Invites {
   /** Newest first; never a code or its hash. */
   async list(limit = LIST_LIMIT): Promise<InviteView[]> {
     const now = this.clock.now();
-    const docs = await this.store.invites.find({}, { projection: { token_hash: 0 }, sort: { created_at: -1 }, limit }).toArray();
+    const docs = await this.store.invites
+      .find({}, { projection: { token_hash: 0 }, sort: { created_at: -1 }, limit })
+      .toArray();
     return docs.map((doc) => inviteView(doc, now));
   }
 
@@ -89,23 +104,44 @@ export class Invites {
    * again answers it as it is; a redeemed one, or one a redemption holds now, is a conflict.
    */
   async revoke(id: string): Promise<InviteView> {
-    if (!INVITE_ID_PATTERN.test(id)) throw new RelayError('invalid_params', `path.id: not an invite id this relay issues (got "${id.slice(0, 100)}")`);
+    if (!INVITE_ID_PATTERN.test(id))
+      throw new RelayError('invalid_params', `path.id: not an invite id this relay issues (got "${id.slice(0, 100)}")`);
     const now = this.clock.now();
     const before = await this.store.invites.findOne({ _id: id });
     const revoked = { $set: { status: 'revoked' as const, revoked_at: now } };
-    if (before?.redeeming_until && before.redeeming_until.getTime() <= now.getTime() && !(await this.finishedBefore(before))) {
-      const stale = { _id: id, redeemed_by: before.redeemed_by, redeemed_at: before.redeemed_at, redeeming_until: { $lte: now } };
-      await this.store.invites.updateOne(stale, { ...revoked, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } });
+    if (
+      before?.redeeming_until &&
+      before.redeeming_until.getTime() <= now.getTime() &&
+      !(await this.finishedBefore(before))
+    ) {
+      const stale = {
+        _id: id,
+        redeemed_by: before.redeemed_by,
+        redeemed_at: before.redeemed_at,
+        redeeming_until: { $lte: now },
+      };
+      await this.store.invites.updateOne(stale, {
+        ...revoked,
+        $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' },
+      });
     } else {
       await this.store.invites.updateOne({ _id: id, status: 'open' }, revoked);
     }
     const doc = await this.store.invites.findOne({ _id: id });
     if (!doc) throw new RelayError('not_found', `No invitation with id ${id}`);
     if (doc.redeeming_until) {
-      throw new RelayError('conflict', `Invitation ${id} is being redeemed right now (as ${doc.redeemed_by}); if that does not finish, revoke it after ${doc.redeeming_until.toISOString()}`, { reason: 'busy' });
+      throw new RelayError(
+        'conflict',
+        `Invitation ${id} is being redeemed right now (as ${doc.redeemed_by}); if that does not finish, revoke it after ${doc.redeeming_until.toISOString()}`,
+        { reason: 'busy' },
+      );
     }
     if (doc.status === 'redeemed') {
-      throw new RelayError('conflict', `Invitation ${id} was already redeemed by ${doc.redeemed_by}; disable that teammate instead (POST /admin/agents/${doc.redeemed_by}/disable)`, { reason: 'redeemed' });
+      throw new RelayError(
+        'conflict',
+        `Invitation ${id} was already redeemed by ${doc.redeemed_by}; disable that teammate instead (POST /admin/agents/${doc.redeemed_by}/disable)`,
+        { reason: 'redeemed' },
+      );
     }
     this.log.info({ invite_id: id }, 'invitation revoked');
     return inviteView(doc, now);
@@ -116,9 +152,15 @@ export class Invites {
    * the invitation is used, and is marked so).
    */
   private async finishedBefore(doc: InviteDoc): Promise<boolean> {
-    const made = await this.store.agents.findOne({ _id: doc.redeemed_by!, created_at: { $gte: doc.redeemed_at! } }, { projection: { _id: 1 } });
+    const made = await this.store.agents.findOne(
+      { _id: doc.redeemed_by!, created_at: { $gte: doc.redeemed_at! } },
+      { projection: { _id: 1 } },
+    );
     if (!made) return false;
-    await this.store.invites.updateOne({ _id: doc._id, redeemed_by: doc.redeemed_by, redeemed_at: doc.redeemed_at }, { $unset: { redeeming_until: '' } });
+    await this.store.invites.updateOne(
+      { _id: doc._id, redeemed_by: doc.redeemed_by, redeemed_at: doc.redeemed_at },
+      { $unset: { redeeming_until: '' } },
+    );
     return true;
   }
 
@@ -143,11 +185,20 @@ export class Invites {
    * the registration confirms it: a taking whose process died is taken again after that, unless its teammate
    * exists; a process that resumes after its taking was taken over disables the teammate it just made.
    */
-  async redeem(code: string, choice: InviteRedemption, from: RedeemVia = { via: 'api' }): Promise<{ card: OwnCard; api_key: string; invite_id: string }> {
+  async redeem(
+    code: string,
+    choice: InviteRedemption,
+    from: RedeemVia = { via: 'api' },
+  ): Promise<{ card: OwnCard; api_key: string; invite_id: string }> {
     const { doc, now } = await this.usable(code);
     const id = doc._id;
-    const card = invitedCard(doc.preset, choice, from.via === 'slack' ? { slackUserId: from.slackUserId, team: from.team, role: from.role } : {});
-    if ('field' in card) throw new RelayError('invalid_params', `body.${card.field}: ${card.message}`, { field: card.field });
+    const card = invitedCard(
+      doc.preset,
+      choice,
+      from.via === 'slack' ? { slackUserId: from.slackUserId, team: from.team, role: from.role } : {},
+    );
+    if ('field' in card)
+      throw new RelayError('invalid_params', `body.${card.field}: ${card.message}`, { field: card.field });
 
     if (doc.redeeming_until && (await this.finishedBefore(doc))) throw used();
     const claim = { status: 'redeemed' as const, redeemed_at: now, redeemed_by: card.handle };
@@ -166,24 +217,48 @@ export class Invites {
     try {
       registered = await this.teammates.register(card);
     } catch (error) {
-      await this.store.invites.updateOne({ _id: id, ...claim }, { $set: { status: 'open' }, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } });
+      await this.store.invites.updateOne(
+        { _id: id, ...claim },
+        { $set: { status: 'open' }, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } },
+      );
       throw error;
     }
     const confirmed = await this.store.invites.updateOne({ _id: id, ...claim }, { $unset: { redeeming_until: '' } });
     if (confirmed.matchedCount !== 1) {
       // This process stalled past the deadline and another redemption took the invitation: one teammate per invitation.
       await this.teammates.disable(card.handle);
-      this.log.warn({ invite_id: id, handle: card.handle }, 'invitation taken over during a stalled redemption; its teammate disabled');
-      throw new RelayError('conflict', 'This redemption took too long and the invitation was used by another; ask an admin for a new one', { reason: 'redeemed' });
+      this.log.warn(
+        { invite_id: id, handle: card.handle },
+        'invitation taken over during a stalled redemption; its teammate disabled',
+      );
+      throw new RelayError(
+        'conflict',
+        'This redemption took too long and the invitation was used by another; ask an admin for a new one',
+        { reason: 'redeemed' },
+      );
     }
     this.log.info({ invite_id: id, handle: card.handle, via: from.via }, 'invitation redeemed');
-    await this.store.accountLog.record([{ handle: card.handle, at: now, actor: card.handle, action: 'invite.redeemed', resource_type: 'invite', resource_id: id, via: from.via }]);
+    await this.store.accountLog.record([
+      {
+        handle: card.handle,
+        at: now,
+        actor: card.handle,
+        action: 'invite.redeemed',
+        resource_type: 'invite',
+        resource_id: id,
+        via: from.via,
+      },
+    ]);
     return { ...registered, invite_id: id };
   }
 }
 
-const used = () => new RelayError('conflict', 'This invitation was already used; ask an admin for a new one', { reason: 'redeemed' });
-const busy = () => new RelayError('conflict', 'This invitation is being redeemed by someone else right now; try again in a moment', { reason: 'busy' });
+const used = () =>
+  new RelayError('conflict', 'This invitation was already used; ask an admin for a new one', { reason: 'redeemed' });
+const busy = () =>
+  new RelayError('conflict', 'This invitation is being redeemed by someone else right now; try again in a moment', {
+    reason: 'busy',
+  });
 
 /**
  * A clear refusal for an invitation that can no longer be redeemed: 409 once used or while a redemption holds it,
@@ -192,8 +267,19 @@ const busy = () => new RelayError('conflict', 'This invitation is being redeemed
 function assertUsable(doc: InviteDoc, now: Date): void {
   if (doc.status === 'redeemed' && doc.redeeming_until && doc.redeeming_until.getTime() > now.getTime()) throw busy();
   if (doc.status === 'redeemed' && !doc.redeeming_until) throw used();
-  if (doc.status === 'revoked') throw new RelayError('conflict', 'This invitation was revoked; ask an admin for a new one', { reason: 'revoked' }, 410);
+  if (doc.status === 'revoked')
+    throw new RelayError(
+      'conflict',
+      'This invitation was revoked; ask an admin for a new one',
+      { reason: 'revoked' },
+      410,
+    );
   if (doc.expires_at.getTime() <= now.getTime()) {
-    throw new RelayError('conflict', `This invitation expired at ${doc.expires_at.toISOString()}; ask an admin for a new one`, { reason: 'expired' }, 410);
+    throw new RelayError(
+      'conflict',
+      `This invitation expired at ${doc.expires_at.toISOString()}; ask an admin for a new one`,
+      { reason: 'expired' },
+      410,
+    );
   }
 }

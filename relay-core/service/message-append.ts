@@ -58,17 +58,37 @@ export class MessageAppender {
    * `read`: the thread as the caller's request just read it (the policy's read). The first try numbers the message
    * from it when no append of this process to the thread goes first; one that did would have taken that number.
    */
-  append(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null = null, read?: ThreadDoc): Promise<AppendResult> {
+  append(
+    caller: AgentDoc,
+    request: AppendRequest,
+    via: Surface,
+    turn: LedgerTurn | null = null,
+    read?: ThreadDoc,
+  ): Promise<AppendResult> {
     const known = read?._id === request.thread_id && this.turns.isIdle(request.thread_id) ? read : undefined;
     return this.turns.run(request.thread_id, () => this.appendInTurn(caller, request, via, turn, known));
   }
 
-  private async appendInTurn(caller: AgentDoc, request: AppendRequest, via: Surface, turn: LedgerTurn | null, known: ThreadDoc | undefined): Promise<AppendResult> {
+  private async appendInTurn(
+    caller: AgentDoc,
+    request: AppendRequest,
+    via: Surface,
+    turn: LedgerTurn | null,
+    known: ThreadDoc | undefined,
+  ): Promise<AppendResult> {
     if (turn?.retaken) {
       const earlier = await this.deps.store.messages.findOne({ thread_id: request.thread_id, idempotency_id: turn.id });
       if (earlier && (await this.recordMessage(request.thread_id, earlier))) {
-        this.deps.log.info({ thread_id: earlier.thread_id, sequence_no: earlier.sequence_no, from: caller.handle, via }, 'message of a retaken idempotency key was appended already');
-        return { thread_id: earlier.thread_id, message_id: earlier.id, sequence_no: earlier.sequence_no, created_at: earlier.created_at.toISOString() };
+        this.deps.log.info(
+          { thread_id: earlier.thread_id, sequence_no: earlier.sequence_no, from: caller.handle, via },
+          'message of a retaken idempotency key was appended already',
+        );
+        return {
+          thread_id: earlier.thread_id,
+          message_id: earlier.id,
+          sequence_no: earlier.sequence_no,
+          created_at: earlier.created_at.toISOString(),
+        };
       }
     }
     const deadline = Date.now() + 5_000;
@@ -98,7 +118,8 @@ export class MessageAppender {
         // Someone holds this number. Its writer is counting it right now unless it died: help only a holder that
         // has waited too long, or twenty appends at once would all write the same thread for every number.
         const holder = await this.deps.store.messages.findOne({ _id: message._id });
-        if (holder && this.deps.clock.now().getTime() - holder.created_at.getTime() >= ORPHAN_AFTER_MS) await this.recordMessage(thread._id, holder);
+        if (holder && this.deps.clock.now().getTime() - holder.created_at.getTime() >= ORPHAN_AFTER_MS)
+          await this.recordMessage(thread._id, holder);
         await sleep(backoffMs(attempt));
         continue;
       }
@@ -110,8 +131,16 @@ export class MessageAppender {
         await this.assertOpenBetween(caller, latest);
         continue;
       }
-      this.deps.log.info({ thread_id: thread._id, sequence_no: message.sequence_no, from: caller.handle, via }, 'message appended');
-      return { thread_id: thread._id, message_id: message.id, sequence_no: message.sequence_no, created_at: now.toISOString() };
+      this.deps.log.info(
+        { thread_id: thread._id, sequence_no: message.sequence_no, from: caller.handle, via },
+        'message appended',
+      );
+      return {
+        thread_id: thread._id,
+        message_id: message.id,
+        sequence_no: message.sequence_no,
+        created_at: now.toISOString(),
+      };
     }
     throw new RelayError('state_changed', 'The thread is changing too fast right now; retry');
   }
@@ -121,7 +150,14 @@ export class MessageAppender {
    * the thread as this append read it, for the write to start from (a write after it is found by the write).
    */
   private async recordMessage(threadId: string, message: MessageDoc, from?: ThreadDoc): Promise<boolean> {
-    const event: OutboxEvent = { id: message.id, type: 'thread.message', at: message.created_at, by: message.from, via: message.via, message_id: message.id };
+    const event: OutboxEvent = {
+      id: message.id,
+      type: 'thread.message',
+      at: message.created_at,
+      by: message.from,
+      via: message.via,
+      message_id: message.id,
+    };
     let alreadyRecorded = false;
     const count = (doc: ThreadDoc): ThreadDoc | undefined => {
       if (doc.message_seq >= message.sequence_no) {
@@ -131,10 +167,19 @@ export class MessageAppender {
       if (TERMINAL_STATUSES.includes(doc.status) || doc.hidden_from_recipient) return undefined;
       const side = message.from === doc.from ? 'from' : 'to';
       // A run's progress batch (handoff-runs.ts) also moves the run's one-line status the DMs show.
-      const progressOf = message.payload.kind === 'run_progress' && doc.run?.id === message.payload.run_id ? doc.run : null;
+      const progressOf =
+        message.payload.kind === 'run_progress' && doc.run?.id === message.payload.run_id ? doc.run : null;
       return {
         ...doc,
-        ...(progressOf ? { run: { ...progressOf, last_update_at: message.created_at, last_line: lastLine(message.body) ?? progressOf.last_line } } : {}),
+        ...(progressOf
+          ? {
+              run: {
+                ...progressOf,
+                last_update_at: message.created_at,
+                last_line: lastLine(message.body) ?? progressOf.last_line,
+              },
+            }
+          : {}),
         message_seq: message.sequence_no,
         message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
         updated_at: message.created_at,
@@ -149,11 +194,17 @@ export class MessageAppender {
 
   private async assertOpenBetween(caller: AgentDoc, thread: ThreadDoc): Promise<void> {
     if (TERMINAL_STATUSES.includes(thread.status)) {
-      throw new RelayError('thread_terminal', `The handoff is ${thread.status}; no more messages can be added`, { status: thread.status });
+      throw new RelayError('thread_terminal', `The handoff is ${thread.status}; no more messages can be added`, {
+        status: thread.status,
+      });
     }
     // Its recipient cannot see a held create yet, so nothing can be said to them in it.
     if (thread.hidden_from_recipient) {
-      throw new RelayError('invalid_transition', `The handoff is ${thread.status}: messages can be added once it is approved`, { status: thread.status });
+      throw new RelayError(
+        'invalid_transition',
+        `The handoff is ${thread.status}: messages can be added once it is approved`,
+        { status: thread.status },
+      );
     }
     const other = await this.deps.teammates.get(thread.from === caller.handle ? thread.to : thread.from);
     if (other) this.deps.teammates.assertNotBlocked(caller, other);

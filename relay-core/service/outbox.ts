@@ -37,7 +37,10 @@ export class Outbox {
     try {
       await this.deps.events.publish(thread, events);
     } catch (error) {
-      this.deps.log.warn({ thread_id: thread._id, err: (error as Error).message }, 'events not enqueued yet; the outbox sweep will retry');
+      this.deps.log.warn(
+        { thread_id: thread._id, err: (error as Error).message },
+        'events not enqueued yet; the outbox sweep will retry',
+      );
     }
   }
 
@@ -62,10 +65,14 @@ export class Outbox {
       for (const [eventId, queues] of queuesOf) {
         // With Redis down, the publish below fails too, and records the event in its participants' event logs
         // meanwhile (in order, before later events).
-        const states = await events.jobStates(eventId, queues).catch((): EventJobState[] => queues.map(() => 'missing'));
+        const states = await events
+          .jobStates(eventId, queues)
+          .catch((): EventJobState[] => queues.map(() => 'missing'));
         const event = thread.outbox.find((e) => e.id === eventId);
         // A thread keeps every event with a job pending (store/outbox-cap.ts): one it lacks has nothing to deliver.
-        done.push(...queues.filter((_queue, i) => !event || states[i] === 'finished').map((queue) => jobKey(queue, eventId)));
+        done.push(
+          ...queues.filter((_queue, i) => !event || states[i] === 'finished').map((queue) => jobKey(queue, eventId)),
+        );
         if (event && states.includes('missing')) {
           await events.publish(thread, [event]);
           enqueued += 1;

@@ -12,7 +12,6 @@ import { policyAuditEvents } from '../store/account-log';
 import type { MongoStore } from '../store/mongo-store';
 import { putById } from '../store/thread-writes';
 
-
 /** How long a process trusts its copy of the policy before reading `policies/current` again (one `_id` read). */
 const POLICY_REFRESH_MS = 2_000;
 
@@ -31,7 +30,11 @@ export class PolicyStore {
     const now = Date.now();
     if (this.cached && now - this.cached.readAt < POLICY_REFRESH_MS) return this.cached.policy;
     const doc = await this.store.policies.findOne({ _id: CURRENT });
-    const policy = !doc ? defaultPolicy() : this.cached?.policy.version === doc.version ? this.cached.policy : parsePolicy(doc.source, 'stored policy');
+    const policy = !doc
+      ? defaultPolicy()
+      : this.cached?.policy.version === doc.version
+        ? this.cached.policy
+        : parsePolicy(doc.source, 'stored policy');
     this.cached = { policy, readAt: now };
     return policy;
   }
@@ -48,11 +51,21 @@ export class PolicyStore {
    * Validates and stores a policy; a bad one throws invalid_params naming line and field, and the old one stays.
    * With `checkApprovers` (the admin API) every approver a rule names by handle or `role:` must exist now.
    */
-  async apply(source: string, by: string, fileName = 'policy', opts: { checkApprovers?: boolean } = {}): Promise<Policy> {
+  async apply(
+    source: string,
+    by: string,
+    fileName = 'policy',
+    opts: { checkApprovers?: boolean } = {},
+  ): Promise<Policy> {
     const policy = parsePolicyOrRefuse(source, fileName);
     if (opts.checkApprovers) await this.checkApprovers(policy, fileName);
     // Two processes starting with the same RELAY_POLICY_FILE both upsert: the loser of the insert race replaces.
-    await putById(this.store.policies, CURRENT, { source, version: policy.version, applied_at: this.clock.now(), applied_by: by });
+    await putById(this.store.policies, CURRENT, {
+      source,
+      version: policy.version,
+      applied_at: this.clock.now(),
+      applied_by: by,
+    });
     this.cached = { policy, readAt: Date.now() };
     return policy;
   }
@@ -69,19 +82,34 @@ export interface ApproverProblemSource {
 }
 
 /** The first approver (or escalate_to entry) of a require_approval rule that names nobody: invalid_params naming it. */
-async function firstMissingApprover(store: ApproverProblemSource, policy: Policy, fileName: string): Promise<RelayError | null> {
+async function firstMissingApprover(
+  store: ApproverProblemSource,
+  policy: Policy,
+  fileName: string,
+): Promise<RelayError | null> {
   for (const [i, rule] of policy.rules.entries()) {
     if (rule.effect !== 'require_approval') continue;
-    for (const [list, names] of [['approvers', rule.approvers], ['escalate_to', rule.escalate_to ?? []]] as const) {
+    for (const [list, names] of [
+      ['approvers', rule.approvers],
+      ['escalate_to', rule.escalate_to ?? []],
+    ] as const) {
       for (const [j, name] of names.entries()) {
         const field = `rules[${i}].${list}[${j}]`;
         if (name.startsWith('role:')) {
           const role = name.slice(5);
           const member = await store.agents.findOne({ role, status: 'active' }, { projection: { _id: 1 } });
-          if (!member) return new RelayError('invalid_params', `${fileName}: ${field}: ${name} names no active teammate (nobody has role "${role}")`, { field });
+          if (!member)
+            return new RelayError(
+              'invalid_params',
+              `${fileName}: ${field}: ${name} names no active teammate (nobody has role "${role}")`,
+              { field },
+            );
         } else if (name.includes('@')) {
           const agent = await store.agentWriter.read(name);
-          if (!agent || agent.status !== 'active') return new RelayError('invalid_params', `${fileName}: ${field}: no active teammate with handle ${name}`, { field });
+          if (!agent || agent.status !== 'active')
+            return new RelayError('invalid_params', `${fileName}: ${field}: no active teammate with handle ${name}`, {
+              field,
+            });
         }
       }
     }
@@ -142,17 +170,25 @@ export class PolicyGate {
   async check(request: GateRequest, isReplay?: () => Promise<boolean>): Promise<PolicyStamp | HeldStamp | 'replay'> {
     const policy = await this.deps.policies.current();
     const decision = decide(policy, this.facts(request));
-    const stamp: PolicyStamp = { rule_id: decision.rule_id, effect: decision.effect, policy_version: decision.policy_version };
+    const stamp: PolicyStamp = {
+      rule_id: decision.rule_id,
+      effect: decision.effect,
+      policy_version: decision.policy_version,
+    };
     if (decision.effect === 'allow') return stamp;
     // A retry of a call that already went through replays its answer: it is neither refused again nor counted twice.
     if (isReplay && (await isReplay())) return 'replay';
     if (decision.effect === 'deny') {
       await this.audit(request, decision, 'denied', decision.reason!);
-      throw new RelayError('policy_denied', `Policy rule ${decision.rule_id ?? 'default'} denies ${request.action}: ${decision.reason}`, {
-        rule_id: decision.rule_id,
-        policy_version: decision.policy_version,
-        reason: decision.reason,
-      });
+      throw new RelayError(
+        'policy_denied',
+        `Policy rule ${decision.rule_id ?? 'default'} denies ${request.action}: ${decision.reason}`,
+        {
+          rule_id: decision.rule_id,
+          policy_version: decision.policy_version,
+          reason: decision.reason,
+        },
+      );
     }
     if (decision.effect === 'rate_limit' && decision.rule?.effect === 'rate_limit') {
       const rule = decision.rule;
@@ -161,11 +197,16 @@ export class PolicyGate {
       if (refused) {
         const message = `Policy rule ${rule.id} allows at most ${rule.max} ${request.action} per ${describeWindow(rule.window)} per ${rule.per}`;
         await this.audit(request, decision, 'rate_limited', message);
-        throw new RelayError('rate_limited', message, { retry_after_ms: refused.retry_after_ms, rule_id: rule.id, policy_version: policy.version });
+        throw new RelayError('rate_limited', message, {
+          retry_after_ms: refused.retry_after_ms,
+          rule_id: rule.id,
+          policy_version: policy.version,
+        });
       }
       return stamp;
     }
-    if (decision.rule?.effect !== 'require_approval') throw new Error(`policy decision ${decision.effect} without its rule`);
+    if (decision.rule?.effect !== 'require_approval')
+      throw new Error(`policy decision ${decision.effect} without its rule`);
     return { ...stamp, effect: 'require_approval', hold: decision.rule };
   }
 
@@ -196,7 +237,12 @@ export class PolicyGate {
     return request.actor.handle;
   }
 
-  private async audit(request: GateRequest, decision: PolicyDecision, outcome: PolicyAuditDoc['outcome'], reason: string): Promise<void> {
+  private async audit(
+    request: GateRequest,
+    decision: PolicyDecision,
+    outcome: PolicyAuditDoc['outcome'],
+    reason: string,
+  ): Promise<void> {
     const at = this.deps.clock.now();
     const doc: PolicyAuditDoc = {
       _id: `${at.toISOString()}_${randomUUID()}`,
@@ -216,16 +262,26 @@ export class PolicyGate {
     };
     try {
       // The refusal in the admin's audit, and in the history of each teammate it is about (GET /agents/me/audit).
-      await Promise.all([this.deps.store.policyAudit.insertOne(doc), this.deps.store.accountLog.record(policyAuditEvents(doc))]);
+      await Promise.all([
+        this.deps.store.policyAudit.insertOne(doc),
+        this.deps.store.accountLog.record(policyAuditEvents(doc)),
+      ]);
     } catch (error) {
       // The refusal stands either way; a lost audit line is logged, never turned into an allow.
-      this.deps.log.warn({ err: (error as Error).message, action: request.action, rule_id: decision.rule_id }, 'policy audit not recorded');
+      this.deps.log.warn(
+        { err: (error as Error).message, action: request.action, rule_id: decision.rule_id },
+        'policy audit not recorded',
+      );
     }
   }
 }
 
 /** The stamp of the thread a call acts on, for the rule's facts. */
-export function threadFacts(doc: ThreadDoc): { intent: Intent; artifacts: readonly Artifact[]; target_files: readonly string[] } {
+export function threadFacts(doc: ThreadDoc): {
+  intent: Intent;
+  artifacts: readonly Artifact[];
+  target_files: readonly string[];
+} {
   return { intent: doc.intent, artifacts: doc.artifacts, target_files: doc.proposed_action?.target_files ?? [] };
 }
 

@@ -16,6 +16,8 @@ export class PushConfigs {
 
   /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
   async mark(taskId: string): Promise<void> {
-    await this.store.writeThread(taskId, (thread) => (thread.push_configs ? undefined : { ...thread, push_configs: true }));
+    await this.store.writeThread(taskId, (thread) =>
+      thread.push_configs ? undefined : { ...thread, push_configs: true },
+    );
   }
 }

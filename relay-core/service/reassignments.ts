@@ -37,20 +37,39 @@ export class Reassignments {
    */
   async reassign(caller: AgentDoc, threadId: string, to: string, via: Surface): Promise<ThreadDoc> {
     const recipient = await this.deps.teammates.get(to);
-    if (!recipient || recipient.status !== 'active') throw new RelayError('recipient_not_found', `No active teammate with handle ${to}`);
-    if (recipient.handle === caller.handle) throw new RelayError('invalid_params', 'You cannot reassign a handoff to yourself');
+    if (!recipient || recipient.status !== 'active')
+      throw new RelayError('recipient_not_found', `No active teammate with handle ${to}`);
+    if (recipient.handle === caller.handle)
+      throw new RelayError('invalid_params', 'You cannot reassign a handoff to yourself');
     this.deps.teammates.assertNotBlocked(caller, recipient);
     // Reassign is a create to the new recipient as far as the policy goes: a rule denying that pair refuses it.
     const current = this.deps.policy.enforced ? await this.deps.store.readThread(threadId) : null;
-    const policy = current && current.from === caller.handle ? await this.deps.policy.asIfSent(caller, recipient, current, via) : undefined;
+    const policy =
+      current && current.from === caller.handle
+        ? await this.deps.policy.asIfSent(caller, recipient, current, via)
+        : undefined;
     const now = this.deps.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.reassigned', at: now, by: caller.handle, via };
     let before: ThreadDoc | null = null;
     const after = await this.deps.outbox.recording(event, async () => {
       const written = await this.deps.store.writeThread(threadId, (doc) => {
         // An unclaimed handoff nobody claimed can be handed to one teammate too (its escalation offers Reassign).
-        if (doc.from !== caller.handle || (doc.status !== 'pending' && doc.status !== 'unclaimed') || doc.to === recipient.handle) return undefined;
-        const body = { from: doc.from, to: recipient.handle, intent: doc.intent, summary: doc.summary, question: doc.question, proposed_action: doc.proposed_action, artifacts: doc.artifacts, metadata: doc.metadata };
+        if (
+          doc.from !== caller.handle ||
+          (doc.status !== 'pending' && doc.status !== 'unclaimed') ||
+          doc.to === recipient.handle
+        )
+          return undefined;
+        const body = {
+          from: doc.from,
+          to: recipient.handle,
+          intent: doc.intent,
+          summary: doc.summary,
+          question: doc.question,
+          proposed_action: doc.proposed_action,
+          artifacts: doc.artifacts,
+          metadata: doc.metadata,
+        };
         const bodyHash = canonicalHash(withCanonicalLines(body));
         const keep = (key: string) => !key.startsWith('recipient') && key !== 'escalation' && !key.includes(':t:');
         return {
@@ -59,16 +78,23 @@ export class Reassignments {
           team: recipient.team,
           body_hash: bodyHash,
           status: 'pending',
-          handoff_token: doc.handoff_token || doc.status === 'unclaimed'
-            ? this.deps.tokens.mint({ id: doc._id, team: recipient.team, bodyHash, metadata: doc.metadata }, now)
-            : doc.handoff_token,
+          handoff_token:
+            doc.handoff_token || doc.status === 'unclaimed'
+              ? this.deps.tokens.mint({ id: doc._id, team: recipient.team, bodyHash, metadata: doc.metadata }, now)
+              : doc.handoff_token,
           updated_at: now,
           timers: { fired: {}, since: now },
-          status_history: [...doc.status_history, { status: 'pending', by: caller.handle, at: now, via, ...(policy ? { policy } : {}) }],
+          status_history: [
+            ...doc.status_history,
+            { status: 'pending', by: caller.handle, at: now, via, ...(policy ? { policy } : {}) },
+          ],
           slack: null,
           slack_replies: Object.fromEntries(Object.entries(doc.slack_replies ?? {}).filter(([key]) => keep(key))),
           slack_pending: Object.fromEntries(Object.entries(doc.slack_pending ?? {}).filter(([key]) => keep(key))),
-          reassigned_from: [...(doc.reassigned_from ?? []), { handle: doc.to, slack: doc.slack, at: now, by: caller.handle }],
+          reassigned_from: [
+            ...(doc.reassigned_from ?? []),
+            { handle: doc.to, slack: doc.slack, at: now, by: caller.handle },
+          ],
           outbox: [...doc.outbox, event],
         };
       });
@@ -76,14 +102,23 @@ export class Reassignments {
       return written.after;
     });
     if (after) {
-      this.deps.log.info({ thread_id: threadId, from: (before as ThreadDoc | null)?.to, to: recipient.handle, by: caller.handle, via }, 'handoff reassigned');
+      this.deps.log.info(
+        { thread_id: threadId, from: (before as ThreadDoc | null)?.to, to: recipient.handle, by: caller.handle, via },
+        'handoff reassigned',
+      );
       return after;
     }
     const doc = before as ThreadDoc | null;
     if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
-    if (doc.from !== caller.handle) throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can reassign this handoff`);
-    if (doc.to === recipient.handle) throw new RelayError('invalid_params', `The handoff already goes to ${recipient.handle}`);
-    throw new RelayError(TERMINAL.includes(doc.status) ? 'thread_terminal' : 'invalid_transition', `Only a pending or unclaimed handoff can be reassigned; this one is ${doc.status}`, { status: doc.status });
+    if (doc.from !== caller.handle)
+      throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can reassign this handoff`);
+    if (doc.to === recipient.handle)
+      throw new RelayError('invalid_params', `The handoff already goes to ${recipient.handle}`);
+    throw new RelayError(
+      TERMINAL.includes(doc.status) ? 'thread_terminal' : 'invalid_transition',
+      `Only a pending or unclaimed handoff can be reassigned; this one is ${doc.status}`,
+      { status: doc.status },
+    );
   }
 
   /**
@@ -92,8 +127,12 @@ export class Reassignments {
    */
   async resend(caller: AgentDoc, threadId: string, via: Surface): Promise<CreateResult> {
     const doc = await this.deps.reads.readThread(caller, threadId);
-    if (doc.from !== caller.handle) throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can resend this handoff`);
-    if (doc.status !== 'expired') throw new RelayError('invalid_transition', `Only an expired handoff can be resent; this one is ${doc.status}`, { status: doc.status });
+    if (doc.from !== caller.handle)
+      throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can resend this handoff`);
+    if (doc.status !== 'expired')
+      throw new RelayError('invalid_transition', `Only an expired handoff can be resent; this one is ${doc.status}`, {
+        status: doc.status,
+      });
     const created = await this.deps.creates.create(
       caller,
       {
@@ -108,7 +147,9 @@ export class Reassignments {
       },
       via,
     );
-    await this.deps.store.writeThread(threadId, (d) => (d.resent_as ? undefined : { ...d, resent_as: created.task_id }));
+    await this.deps.store.writeThread(threadId, (d) =>
+      d.resent_as ? undefined : { ...d, resent_as: created.task_id },
+    );
     return created;
   }
 }

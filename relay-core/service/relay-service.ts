@@ -104,18 +104,53 @@ export function createRelay(deps: RelayDeps): Relay {
   const ledger = new IdempotencyLedger(store);
   const outbox = new Outbox({ store, events: deps.events, clock, log });
   const reads = new ThreadReads({ store, teammates, links, tokens, clock });
-  const appender = new MessageAppender({ store, teammates, outbox, clock, log, readThread: (caller, threadId) => reads.readThread(caller, threadId) });
+  const appender = new MessageAppender({
+    store,
+    teammates,
+    outbox,
+    clock,
+    log,
+    readThread: (caller, threadId) => reads.readThread(caller, threadId),
+  });
 
   const approvalRecords = new ApprovalRecords({ store, log });
   const approvers = new Approvers({ teammates });
-  const approvalTimers = new ApprovalTimers({ store, outbox, teammates, records: approvalRecords, approvers, queue: deps.approvalTimers, clock, log });
-  const requests = new ApprovalRequests({ store, outbox, approvers, records: approvalRecords, timers: approvalTimers, clock, log });
+  const approvalTimers = new ApprovalTimers({
+    store,
+    outbox,
+    teammates,
+    records: approvalRecords,
+    approvers,
+    queue: deps.approvalTimers,
+    clock,
+    log,
+  });
+  const requests = new ApprovalRequests({
+    store,
+    outbox,
+    approvers,
+    records: approvalRecords,
+    timers: approvalTimers,
+    clock,
+    log,
+  });
   const policy = new ThreadPolicy({ store, teammates, gate: deps.policy, requests });
 
   const claims = new Claims({ store, outbox, tokens, policy, clock, log });
   const transitions = new Transitions({ store, outbox, ledger, tokens, policy, claims, clock, log });
   const messages = new Messages({ ledger, appender, policy });
-  const creates = new CreateHandoff({ store, teammates, outbox, tokens, links, gate: deps.policy, approvals: requests, timers: deps.timers, clock, log });
+  const creates = new CreateHandoff({
+    store,
+    teammates,
+    outbox,
+    tokens,
+    links,
+    gate: deps.policy,
+    approvals: requests,
+    timers: deps.timers,
+    clock,
+    log,
+  });
   const reassignments = new Reassignments({ store, teammates, outbox, tokens, policy, reads, creates, clock, log });
   const feed = deps.feed;
   const runs = new HandoffRuns({
@@ -130,13 +165,29 @@ export function createRelay(deps: RelayDeps): Relay {
     },
     complete: (caller, request, via, key) => transitions.transition(caller, request, via, key),
     append: (caller, request, via, key) => messages.append(caller, request, via, key),
-    ...(feed ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) } : {}),
+    ...(feed
+      ? { waitForHint: (handle: string, ms: number, signal?: AbortSignal) => waitForHint(feed, handle, ms, signal) }
+      : {}),
   });
 
   const appliers = approvedCallAppliers({ transitions, messages, runs, policy });
-  const approvalDecisions = new ApprovalDecisions({ store, outbox, teammates, records: approvalRecords, appliers, clock, log });
+  const approvalDecisions = new ApprovalDecisions({
+    store,
+    outbox,
+    teammates,
+    records: approvalRecords,
+    appliers,
+    clock,
+    log,
+  });
   const approvalViews = new ApprovalViews({ store, records: approvalRecords });
-  const approvalSweep = new ApprovalSweep({ store, records: approvalRecords, timers: approvalTimers, decisions: approvalDecisions, clock });
+  const approvalSweep = new ApprovalSweep({
+    store,
+    records: approvalRecords,
+    timers: approvalTimers,
+    decisions: approvalDecisions,
+    clock,
+  });
 
   return {
     teammates,

@@ -115,7 +115,11 @@ export class Teammates {
         await this.store.slackLinks.insertOne({ _id: input.slack_user_id, handle: input.handle, created_at: now });
       } catch (error) {
         if (isDuplicateKey(error)) {
-          throw new RelayError('conflict', `body.slack_user_id: ${input.slack_user_id} is already linked to another teammate`, { field: 'slack_user_id' });
+          throw new RelayError(
+            'conflict',
+            `body.slack_user_id: ${input.slack_user_id} is already linked to another teammate`,
+            { field: 'slack_user_id' },
+          );
         }
         throw error;
       }
@@ -125,8 +129,10 @@ export class Teammates {
     try {
       await this.store.insertAgent(doc);
     } catch (error) {
-      if (input.slack_user_id) await this.store.slackLinks.deleteOne({ _id: input.slack_user_id, handle: input.handle });
-      if (isDuplicateKey(error)) throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });
+      if (input.slack_user_id)
+        await this.store.slackLinks.deleteOne({ _id: input.slack_user_id, handle: input.handle });
+      if (isDuplicateKey(error))
+        throw new RelayError('conflict', `body.handle: ${input.handle} is already registered`, { field: 'handle' });
       throw error;
     }
     const api_key = await this.issueKey(input.handle);
@@ -210,7 +216,10 @@ export class Teammates {
     }
     let secret: string | undefined;
     if (update.notification_url === null) set.notification = null;
-    else if (update.notification_url !== undefined && (update.notification_url !== current.notification?.url || current.notification?.disabled_at)) {
+    else if (
+      update.notification_url !== undefined &&
+      (update.notification_url !== current.notification?.url || current.notification?.disabled_at)
+    ) {
       const fresh = await this.webhooks.newEndpoint(update.notification_url, now);
       set.notification = fresh.endpoint;
       secret = fresh.secret;
@@ -221,17 +230,24 @@ export class Teammates {
     this.log.info({ handle, fields: Object.keys(set) }, 'card updated');
     if (secret) {
       // Not fatal: the webhook processor re-enqueues the challenge when it meets an unverified endpoint.
-      await this.webhooks.onEndpointSet(handle, now).catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
+      await this.webhooks
+        .onEndpointSet(handle, now)
+        .catch((error: Error) => this.log.warn({ handle, err: error.message }, 'endpoint challenge not enqueued yet'));
     }
     return secret ? { ...ownCard(updated), notification_secret: secret } : ownCard(updated);
   }
 
   /** A lead is another registered, active teammate; otherwise invalid_params naming the field and the handle. */
   private async assertLead(handle: string, lead: string): Promise<void> {
-    if (lead === handle) throw new RelayError('invalid_params', 'body.lead: a teammate cannot be its own lead', { field: 'lead' });
+    if (lead === handle)
+      throw new RelayError('invalid_params', 'body.lead: a teammate cannot be its own lead', { field: 'lead' });
     const doc = await this.store.agentWriter.read(lead);
-    if (!doc) throw new RelayError('invalid_params', `body.lead: no teammate with handle ${lead} (register the lead first)`, { field: 'lead' });
-    if (doc.status !== 'active') throw new RelayError('invalid_params', `body.lead: ${lead} is disabled`, { field: 'lead' });
+    if (!doc)
+      throw new RelayError('invalid_params', `body.lead: no teammate with handle ${lead} (register the lead first)`, {
+        field: 'lead',
+      });
+    if (doc.status !== 'active')
+      throw new RelayError('invalid_params', `body.lead: ${lead} is disabled`, { field: 'lead' });
   }
 
   /** Drops the cached card of `handle` after a write made elsewhere (the webhook endpoint lifecycle). */
@@ -247,28 +263,47 @@ export class Teammates {
   async block(handle: string, other: string): Promise<string[]> {
     if (other === handle) throw new RelayError('invalid_params', 'body.handle: you cannot block yourself');
     if (!(await this.get(other))) throw new RelayError('recipient_not_found', `No teammate with handle ${other}`);
-    const { before, after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other], updated_at: this.clock.now() }));
+    const { before, after: updated } = await this.store.writeAgent(handle, (doc) => ({
+      ...doc,
+      blocked: doc.blocked.includes(other) ? doc.blocked : [...doc.blocked, other],
+      updated_at: this.clock.now(),
+    }));
     this.agentCache.delete(handle);
     if (before && !before.blocked.includes(other)) await this.history(handle, 'teammate.blocked', 'teammate', other);
     return updated?.blocked ?? [];
   }
 
   async unblock(handle: string, other: string): Promise<string[]> {
-    const { before, after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, blocked: doc.blocked.filter((b) => b !== other), updated_at: this.clock.now() }));
+    const { before, after: updated } = await this.store.writeAgent(handle, (doc) => ({
+      ...doc,
+      blocked: doc.blocked.filter((b) => b !== other),
+      updated_at: this.clock.now(),
+    }));
     this.agentCache.delete(handle);
     if (before?.blocked.includes(other)) await this.history(handle, 'teammate.unblocked', 'teammate', other);
     return updated?.blocked ?? [];
   }
 
   /** An entry of the teammate's own account history (GET /agents/me/audit), made over REST by `actor`. */
-  private async history(handle: string, action: string, resource_type: string, resource_id: string, actor = handle): Promise<void> {
-    await this.store.accountLog.record([{ handle, at: this.clock.now(), actor, action, resource_type, resource_id, via: 'api' }]);
+  private async history(
+    handle: string,
+    action: string,
+    resource_type: string,
+    resource_id: string,
+    actor = handle,
+  ): Promise<void> {
+    await this.store.accountLog.record([
+      { handle, at: this.clock.now(), actor, action, resource_type, resource_id, via: 'api' },
+    ]);
   }
 
   /** Throws teammate_blocked when either side blocks the other. */
   assertNotBlocked(a: AgentDoc, b: AgentDoc): void {
     if (a.blocked.includes(b.handle) || b.blocked.includes(a.handle)) {
-      throw new RelayError('teammate_blocked', `A block between ${a.handle} and ${b.handle} prevents handoffs and messages between them`);
+      throw new RelayError(
+        'teammate_blocked',
+        `A block between ${a.handle} and ${b.handle} prevents handoffs and messages between them`,
+      );
     }
   }
 
@@ -289,7 +324,11 @@ export class Teammates {
 
   /** Disables a teammate: its keys are revoked and nobody can hand off to it; its threads stay readable by the other side. */
   async disable(handle: string): Promise<OwnCard> {
-    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({ ...doc, status: 'disabled', updated_at: this.clock.now() }));
+    const { after: updated } = await this.store.writeAgent(handle, (doc) => ({
+      ...doc,
+      status: 'disabled',
+      updated_at: this.clock.now(),
+    }));
     if (!updated) throw new RelayError('recipient_not_found', `No teammate with handle ${handle}`);
     await this.store.apiKeys.deleteMany({ handle });
     this.agentCache.delete(handle);
@@ -299,7 +338,12 @@ export class Teammates {
 
   private async issueKey(handle: string): Promise<string> {
     const issued = issueApiKey(this.keyPepper);
-    await this.store.apiKeys.insertOne({ _id: issued.hash, key_id: issued.keyId, handle, created_at: this.clock.now() });
+    await this.store.apiKeys.insertOne({
+      _id: issued.hash,
+      key_id: issued.keyId,
+      handle,
+      created_at: this.clock.now(),
+    });
     return issued.key;
   }
 
@@ -310,4 +354,3 @@ export class Teammates {
     return doc;
   }
 }
-

@@ -20,7 +20,11 @@ export interface ThreadPage {
 }
 
 /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
-export async function listThreads(deps: { store: MongoStore; teammates: Teammates }, caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
+export async function listThreads(
+  deps: { store: MongoStore; teammates: Teammates },
+  caller: AgentDoc,
+  request: ListRequest,
+): Promise<ThreadPage> {
   const party = request.role === 'recipient' ? 'to' : 'from';
   const { threads: listed, next_cursor } = await deps.store.lists.page({
     party,
@@ -34,8 +38,11 @@ export async function listThreads(deps: { store: MongoStore; teammates: Teammate
   const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;
   const other = party === 'to' ? 'from' : 'to';
   // What the caller has seen matters only where the other side wrote something: one `_id` read for the page.
-  const threadOf = new Map(page.filter((d) => d.message_counts[other] > 0).map((d) => [`${d._id}:${caller.handle}`, d._id]));
-  const marks = threadOf.size === 0 ? [] : await deps.store.threadReads.find({ _id: { $in: [...threadOf.keys()] } }).toArray();
+  const threadOf = new Map(
+    page.filter((d) => d.message_counts[other] > 0).map((d) => [`${d._id}:${caller.handle}`, d._id]),
+  );
+  const marks =
+    threadOf.size === 0 ? [] : await deps.store.threadReads.find({ _id: { $in: [...threadOf.keys()] } }).toArray();
   const seen = new Map(marks.map((mark) => [threadOf.get(mark._id), mark.seen] as const));
   const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
   const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));

@@ -51,12 +51,31 @@ export class ThreadPolicy {
     if (doc.hidden_from_recipient && doc.to === caller.handle && doc.from !== caller.handle) return none;
     const [sender, recipient] = await Promise.all([this.deps.teammates.get(doc.from), this.deps.teammates.get(doc.to)]);
     if (!sender || !recipient) return none;
-    const stamp = await gate.check({ action, via, actor: caller, sender, recipient, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
+    const stamp = await gate.check({
+      action,
+      via,
+      actor: caller,
+      sender,
+      recipient,
+      ...threadFacts(doc),
+      thread_id: doc._id,
+      session_id: sessionId,
+    });
     if (stamp === 'replay') return none;
     if (!isHeld(stamp)) return { stamp, read: doc };
     const { hold: rule, ...plain } = stamp;
     // A request may have written the thread: what was read is no longer worth starting from.
-    return { stamp: await this.deps.requests.request(caller, doc, { action, args, via, rule, stamp: plain, sender, recipient }) };
+    return {
+      stamp: await this.deps.requests.request(caller, doc, {
+        action,
+        args,
+        via,
+        rule,
+        stamp: plain,
+        sender,
+        recipient,
+      }),
+    };
   }
 
   /** The policy as if the handoff had been sent to the claimer directly: a rule that denies that pair denies the claim. */
@@ -68,15 +87,34 @@ export class ThreadPolicy {
   }
 
   /** The policy's `handoff.create` for this thread sent from `sender` to `caller` (a claim, a Reassign): a deny refuses with policy_denied. */
-  async asIfSent(sender: AgentDoc, caller: AgentDoc, doc: ThreadDoc, via: Surface, sessionId?: string): Promise<PolicyStamp | undefined> {
+  async asIfSent(
+    sender: AgentDoc,
+    caller: AgentDoc,
+    doc: ThreadDoc,
+    via: Surface,
+    sessionId?: string,
+  ): Promise<PolicyStamp | undefined> {
     if (!this.deps.gate) return undefined;
-    const decision = await this.deps.gate.explain({ action: 'handoff.create', via, actor: sender, sender, recipient: caller, ...threadFacts(doc), thread_id: doc._id, session_id: sessionId });
+    const decision = await this.deps.gate.explain({
+      action: 'handoff.create',
+      via,
+      actor: sender,
+      sender,
+      recipient: caller,
+      ...threadFacts(doc),
+      thread_id: doc._id,
+      session_id: sessionId,
+    });
     if (decision.effect === 'deny') {
-      throw new RelayError('policy_denied', `Policy rule ${decision.rule_id ?? 'default'} denies handoffs from ${doc.from} to ${caller.handle}: ${decision.reason}`, {
-        rule_id: decision.rule_id,
-        policy_version: decision.policy_version,
-        reason: decision.reason,
-      });
+      throw new RelayError(
+        'policy_denied',
+        `Policy rule ${decision.rule_id ?? 'default'} denies handoffs from ${doc.from} to ${caller.handle}: ${decision.reason}`,
+        {
+          rule_id: decision.rule_id,
+          policy_version: decision.policy_version,
+          reason: decision.reason,
+        },
+      );
     }
     return { rule_id: decision.rule_id, effect: decision.effect, policy_version: decision.policy_version };
   }
@@ -85,10 +123,21 @@ export class ThreadPolicy {
   async recheck(doc: ThreadDoc, record: ApprovalRecord, actor: AgentDoc): Promise<string | null> {
     if (!this.deps.gate) return null;
     const target = doc.to_target && doc.to === doc.to_target ? parseRecipient(doc.to_target) : null;
-    const [sender, recipient] = await Promise.all([this.deps.teammates.get(doc.from), target ? null : this.deps.teammates.get(doc.to)]);
+    const [sender, recipient] = await Promise.all([
+      this.deps.teammates.get(doc.from),
+      target ? null : this.deps.teammates.get(doc.to),
+    ]);
     const to = recipient ?? (target && 'label' in target && sender ? targetParty(target, sender) : null);
     if (!sender || !to) return `${!sender ? doc.from : doc.to} is no longer a teammate`;
-    const decision = await this.deps.gate.explain({ action: record.action, via: record.via, actor, sender, recipient: to, ...threadFacts(doc), thread_id: doc._id });
+    const decision = await this.deps.gate.explain({
+      action: record.action,
+      via: record.via,
+      actor,
+      sender,
+      recipient: to,
+      ...threadFacts(doc),
+      thread_id: doc._id,
+    });
     if (decision.effect !== 'deny') return null;
     return `the policy changed since it was asked: rule ${decision.rule_id ?? 'default'} (policy ${decision.policy_version}) now denies ${record.action}: ${decision.reason}`;
   }

@@ -69,7 +69,11 @@ export class ThreadReads {
   /** The thread's wire view with its newest messages, its inbox link signed for `viewer` when given. */
   async view(doc: ThreadDoc, viewer?: string): Promise<ThreadView> {
     const newest = Array.from({ length: Math.min(doc.message_seq, MESSAGES_PER_READ) }, (_, i) => doc.message_seq - i);
-    const [from, to, messages] = await Promise.all([this.deps.teammates.get(doc.from), this.deps.teammates.get(doc.to), this.deps.store.messagesOf(doc, newest)]);
+    const [from, to, messages] = await Promise.all([
+      this.deps.teammates.get(doc.from),
+      this.deps.teammates.get(doc.to),
+      this.deps.store.messagesOf(doc, newest),
+    ]);
     return threadView(doc, { from, to }, messages.map(messageView), this.deps.links.url(doc._id, viewer));
   }
 
@@ -97,25 +101,45 @@ export class ThreadReads {
     const threadsWanted = query.statuses === undefined || query.statuses.length > 0;
     const after = query.cursor ? cursorPosition(query.cursor) : undefined;
     const [threads, drafts] = await Promise.all([
-      threadsWanted ? this.deps.store.lists.visiblePage({ ...query, handle: caller.handle }) : { threads: [], next_cursor: null, total: 0 },
+      threadsWanted
+        ? this.deps.store.lists.visiblePage({ ...query, handle: caller.handle })
+        : { threads: [], next_cursor: null, total: 0 },
       draftStatuses.length
-        ? this.deps.store.drafts.page({ from: caller.handle, statuses: draftStatuses, since: query.statusSince, id: query.threadId, after, limit: query.limit + 1 })
+        ? this.deps.store.drafts.page({
+            from: caller.handle,
+            statuses: draftStatuses,
+            since: query.statusSince,
+            id: query.threadId,
+            after,
+            limit: query.limit + 1,
+          })
         : { drafts: [], total: 0 },
     ]);
-    const merged = [...threads.threads.map((doc) => ({ doc, draft: false })), ...drafts.drafts.map((doc) => ({ doc, draft: true }))].sort(
-      (a, b) => b.doc.created_at.getTime() - a.doc.created_at.getTime() || (a.doc._id < b.doc._id ? 1 : a.doc._id > b.doc._id ? -1 : 0),
+    const merged = [
+      ...threads.threads.map((doc) => ({ doc, draft: false })),
+      ...drafts.drafts.map((doc) => ({ doc, draft: true })),
+    ].sort(
+      (a, b) =>
+        b.doc.created_at.getTime() - a.doc.created_at.getTime() ||
+        (a.doc._id < b.doc._id ? 1 : a.doc._id > b.doc._id ? -1 : 0),
     );
     const page = merged.slice(0, query.limit);
     const last = page[page.length - 1];
     const more = merged.length > query.limit || threads.next_cursor !== null;
     const items = await Promise.all(
-      page.map(async ({ doc, draft }): Promise<VisibleTask> => (draft ? { draft: doc as DraftDoc } : { view: await this.view(doc as ThreadDoc, caller.handle) })),
+      page.map(async ({ doc, draft }): Promise<VisibleTask> =>
+        draft ? { draft: doc as DraftDoc } : { view: await this.view(doc as ThreadDoc, caller.handle) },
+      ),
     );
     return { items, next_cursor: more && last ? cursorAfter(last.doc) : null, total: threads.total + drafts.total };
   }
 
   /** The thread behind a signed inbox link, for that participant; null when the link is not genuine. */
-  async threadForInboxLink(threadId: string, viewer: string, signature: string): Promise<{ view: ThreadView; viewer: string } | null> {
+  async threadForInboxLink(
+    threadId: string,
+    viewer: string,
+    signature: string,
+  ): Promise<{ view: ThreadView; viewer: string } | null> {
     if (!this.deps.links.isGenuine(threadId, viewer, signature)) return null;
     const doc = await this.deps.store.readThread(threadId);
     if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;

@@ -93,7 +93,12 @@ export function approvalView(threadId: string, record: ApprovalRecord): Approval
     created_at: record.created_at.toISOString(),
     deadline: record.deadline.toISOString(),
     on_timeout: record.on_timeout,
-    history: record.history.map((h) => ({ at: h.at.toISOString(), what: h.what, ...(h.by ? { by: h.by } : {}), ...(h.note ? { note: h.note } : {}) })),
+    history: record.history.map((h) => ({
+      at: h.at.toISOString(),
+      what: h.what,
+      ...(h.by ? { by: h.by } : {}),
+      ...(h.note ? { note: h.note } : {}),
+    })),
   };
 }
 
@@ -104,7 +109,9 @@ function party(handle: string, agent: AgentDoc | null): PartyView {
 }
 
 /** A stored message as the wire shows it: the document without its storage keys, the time as ISO text. */
-export type MessageView = Omit<MessageDoc, '_id' | 'thread_id' | 'created_at' | 'idempotency_id'> & { created_at: string };
+export type MessageView = Omit<MessageDoc, '_id' | 'thread_id' | 'created_at' | 'idempotency_id'> & {
+  created_at: string;
+};
 
 export function messageView(doc: MessageDoc): MessageView {
   return {
@@ -151,7 +158,12 @@ export function threadView(
     ...(doc.resent_as ? { resent_as: doc.resent_as } : {}),
     inbox_url: inboxUrl,
     ...(doc.to_target
-      ? { to_target: doc.to_target, candidates: doc.candidates ?? [], claimed_by: doc.claimed_by ?? null, claimed_at: iso(doc.claimed_at ?? null) }
+      ? {
+          to_target: doc.to_target,
+          candidates: doc.candidates ?? [],
+          claimed_by: doc.claimed_by ?? null,
+          claimed_at: iso(doc.claimed_at ?? null),
+        }
       : {}),
     ...(doc.status === 'rejected' ? { reject_reason: doc.reject_reason ?? null } : {}),
     ...(doc.approvals?.length ? { approvals: doc.approvals.map((a) => approvalView(doc._id, a)) } : {}),
@@ -170,20 +182,28 @@ export type TransitionView =
   | { thread_id: string; status: 'expired'; expired_at: string | null };
 
 /** An accept the verdict refused: nothing changed, the verdict says why. */
-export type RefusedAccept = { thread_id: string; status: ThreadStatus; accepted_at: null } & Verdict & { accepted: false };
+export type RefusedAccept = { thread_id: string; status: ThreadStatus; accepted_at: null } & Verdict & {
+    accepted: false;
+  };
 
 /**
  * What a transition answers: the view; after an accept with verdict inputs, the view with the passed verdict;
  * or the refusal. `accepted` tells them apart (absent on the plain view).
  */
-export type TransitionAnswer = (TransitionView & { accepted?: never }) | (TransitionView & Verdict & { accepted: true }) | RefusedAccept;
+export type TransitionAnswer =
+  (TransitionView & { accepted?: never }) | (TransitionView & Verdict & { accepted: true }) | RefusedAccept;
 
 export function transitionView(doc: ThreadDoc): TransitionView {
   switch (doc.status) {
     case 'accepted':
       return { thread_id: doc._id, status: doc.status, accepted_at: iso(doc.accepted_at) };
     case 'completed':
-      return { thread_id: doc._id, status: doc.status, completed_at: iso(doc.completed_at), completion_artifacts: doc.completion_artifacts };
+      return {
+        thread_id: doc._id,
+        status: doc.status,
+        completed_at: iso(doc.completed_at),
+        completion_artifacts: doc.completion_artifacts,
+      };
     case 'declined':
       return { thread_id: doc._id, status: doc.status, declined_at: iso(doc.declined_at) };
     case 'cancelled':
@@ -209,7 +229,11 @@ export interface ListItem {
 
 const PREVIEW_CHARS = 200;
 
-export function listItem(doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'created_at' | 'updated_at'>, agents: Map<string, AgentDoc | null>, unread: number): ListItem {
+export function listItem(
+  doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'created_at' | 'updated_at'>,
+  agents: Map<string, AgentDoc | null>,
+  unread: number,
+): ListItem {
   return {
     thread_id: doc._id,
     sender: party(doc.from, agents.get(doc.from) ?? null),

@@ -55,10 +55,19 @@ export class DraftStore {
       ...(query.id !== undefined ? { _id: query.id } : {}),
     };
     const range: Filter<DraftDoc> = query.after
-      ? { $or: [{ created_at: { $lt: query.after.after } }, { created_at: query.after.after, _id: { $lt: query.after.id } }] }
+      ? {
+          $or: [
+            { created_at: { $lt: query.after.after } },
+            { created_at: query.after.after, _id: { $lt: query.after.id } },
+          ],
+        }
       : {};
     const [drafts, total] = await Promise.all([
-      this.docs.find({ ...match, ...range }).sort({ created_at: -1, _id: -1 }).limit(query.limit).toArray(),
+      this.docs
+        .find({ ...match, ...range })
+        .sort({ created_at: -1, _id: -1 })
+        .limit(query.limit)
+        .toArray(),
       this.docs.countDocuments(match),
     ]);
     return { drafts, total };
@@ -85,6 +94,9 @@ export class DraftStore {
 
   /** The handoff exists now (its thread has the draft's id), made by the reply `replyMessageId`. */
   async handed(id: string, replyMessageId: string, at: Date): Promise<void> {
-    await this.docs.updateOne({ _id: id }, { $set: { status: 'handed', reply_message_id: replyMessageId, updated_at: at } });
+    await this.docs.updateOne(
+      { _id: id },
+      { $set: { status: 'handed', reply_message_id: replyMessageId, updated_at: at } },
+    );
   }
 }

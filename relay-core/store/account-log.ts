@@ -34,7 +34,9 @@ export class AccountLog {
   /** Records events (one per teammate they are about), in one insert. */
   async record(events: readonly AccountEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.entries.insertMany(events.map((e) => ({ _id: `${firstId(e.handle)}${e.at.toISOString()}|${randomUUID()}`, ...e })));
+    await this.entries.insertMany(
+      events.map((e) => ({ _id: `${firstId(e.handle)}${e.at.toISOString()}|${randomUUID()}`, ...e })),
+    );
   }
 
   /** `handle`'s entries before `beforeId` (from the newest when null), newest first, at most `limit`. */
@@ -52,6 +54,16 @@ export class AccountLog {
 /** A policy audit line as each teammate it is about (actor, sender, recipient; not the admin key) sees it. */
 export function policyAuditEvents(doc: PolicyAuditDoc): AccountEvent[] {
   const parties = [...new Set([doc.actor, doc.sender, doc.recipient])].filter((handle) => handle && handle !== 'admin');
-  const [resource_type, resource_id] = doc.thread_id ? ['thread', doc.thread_id] : ['policy_rule', doc.rule_id ?? 'default'];
-  return parties.map((handle) => ({ handle, at: doc.at, actor: doc.actor, action: `policy.${doc.outcome}`, resource_type, resource_id, via: doc.via }));
+  const [resource_type, resource_id] = doc.thread_id
+    ? ['thread', doc.thread_id]
+    : ['policy_rule', doc.rule_id ?? 'default'];
+  return parties.map((handle) => ({
+    handle,
+    at: doc.at,
+    actor: doc.actor,
+    action: `policy.${doc.outcome}`,
+    resource_type,
+    resource_id,
+    via: doc.via,
+  }));
 }

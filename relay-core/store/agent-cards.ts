@@ -10,7 +10,10 @@ import { isDuplicateKey } from './thread-writes';
 /** The fields of a teammate's public card (service/teammates.ts publicCard): what every card query reads. */
 export const PUBLIC_CARD_FIELDS = ['handle', 'name', 'role', 'skills', 'repos_owned', 'lead'] as const;
 export type PublicCardField = (typeof PUBLIC_CARD_FIELDS)[number];
-export const PUBLIC_CARD_PROJECTION = Object.fromEntries(PUBLIC_CARD_FIELDS.map((field) => [field, 1])) as Record<PublicCardField, 1>;
+export const PUBLIC_CARD_PROJECTION = Object.fromEntries(PUBLIC_CARD_FIELDS.map((field) => [field, 1])) as Record<
+  PublicCardField,
+  1
+>;
 export type PublicCardDoc = Pick<AgentDoc, '_id' | PublicCardField>;
 
 /** What the active cards name, each once (Teammates.vocabulary). */
@@ -39,8 +42,15 @@ export interface AgentTagDoc {
 
 function tagsOf(card: Pick<AgentDoc, '_id' | 'status' | 'skills' | 'repos_owned'> | null): AgentTagDoc[] {
   if (!card || card.status !== 'active') return [];
-  const tag = (kind: TagKind, value: string): AgentTagDoc => ({ _id: `${kind}\u0000${value}\u0000${card._id}`, kind, value, handle: card._id });
-  return [...new Set(card.skills)].map((v) => tag('skill', v)).concat([...new Set(card.repos_owned)].map((v) => tag('repo', v)));
+  const tag = (kind: TagKind, value: string): AgentTagDoc => ({
+    _id: `${kind}\u0000${value}\u0000${card._id}`,
+    kind,
+    value,
+    handle: card._id,
+  });
+  return [...new Set(card.skills)]
+    .map((v) => tag('skill', v))
+    .concat([...new Set(card.repos_owned)].map((v) => tag('repo', v)));
 }
 
 /** A repo filter on the tags' values: the repo, or every repo below one that ends in `/` (a range on the index). */
@@ -49,7 +59,10 @@ function repoMatch(repo: string): string | { $gte: string; $lt: string } {
 }
 
 /** The agents/list filter on one card: exact role, an element of skills, an element of repos_owned (or below a `dir/`). */
-export function matchesCardFilter(card: Pick<AgentDoc, 'role' | 'skills' | 'repos_owned'>, filter: CardFilter): boolean {
+export function matchesCardFilter(
+  card: Pick<AgentDoc, 'role' | 'skills' | 'repos_owned'>,
+  filter: CardFilter,
+): boolean {
   if (filter.role !== undefined && card.role !== filter.role) return false;
   if (filter.skill !== undefined && !card.skills.includes(filter.skill)) return false;
   if (filter.repo !== undefined) {
@@ -85,13 +98,16 @@ export class AgentCards {
 
   /** Every card's tags as the card says (the migration; the bench after seeding cards): one read of each collection. */
   async reconcile(): Promise<number> {
-    const cards = await this.agents.find({}, { projection: { _id: 1, status: 1, skills: 1, repos_owned: 1 } }).toArray();
+    const cards = await this.agents
+      .find({}, { projection: { _id: 1, status: 1, skills: 1, repos_owned: 1 } })
+      .toArray();
     const want = new Map(cards.flatMap((card) => tagsOf(card)).map((t) => [t._id, t]));
     const have = new Set((await this.tags.find({}, { projection: { _id: 1 } }).toArray()).map((t) => t._id));
     const missing = [...want.values()].filter((t) => !have.has(t._id));
     const stale = [...have].filter((id) => !want.has(id));
     await this.insert(missing);
-    for (let i = 0; i < stale.length; i += 1_000) await this.tags.deleteMany({ _id: { $in: stale.slice(i, i + 1_000) } });
+    for (let i = 0; i < stale.length; i += 1_000)
+      await this.tags.deleteMany({ _id: { $in: stale.slice(i, i + 1_000) } });
     return missing.length + stale.length;
   }
 
@@ -111,23 +127,45 @@ export class AgentCards {
   async matching(filter: CardFilter, limit: number): Promise<PublicCardDoc[]> {
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
-    const tagged = filter.skill !== undefined ? { kind: 'skill' as const, value: filter.skill } : filter.repo !== undefined ? { kind: 'repo' as const, value: repoMatch(filter.repo) } : null;
+    const tagged =
+      filter.skill !== undefined
+        ? { kind: 'skill' as const, value: filter.skill }
+        : filter.repo !== undefined
+          ? { kind: 'repo' as const, value: repoMatch(filter.repo) }
+          : null;
     if (tagged) {
       const handles = await this.handles(tagged);
       if (handles.length === 0) return [];
       query._id = { $in: handles };
     }
-    const docs = await this.agents.find(query, { projection: PUBLIC_CARD_PROJECTION }).sort({ _id: 1 }).limit(limit).toArray();
+    const docs = await this.agents
+      .find(query, { projection: PUBLIC_CARD_PROJECTION })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
     return docs.filter((doc) => matchesCardFilter(doc, filter));
   }
 
   /** The active cards a role, skill or owner target could name (domain/recipient-target.ts picks among them). */
   async forTarget(target: RecipientTarget): Promise<TargetCard[]> {
     const projection = { handle: 1, role: 1, skills: 1, repos_owned: 1 };
-    if (target.kind === 'role') return this.agents.find({ status: 'active', role: target.value }, { projection }).sort({ _id: 1 }).limit(500).toArray();
-    const handles = await this.handles(target.kind === 'skill' ? { kind: 'skill', value: target.value } : { kind: 'repo', value: { $in: ownerPrefixes(target.value) } });
+    if (target.kind === 'role')
+      return this.agents
+        .find({ status: 'active', role: target.value }, { projection })
+        .sort({ _id: 1 })
+        .limit(500)
+        .toArray();
+    const handles = await this.handles(
+      target.kind === 'skill'
+        ? { kind: 'skill', value: target.value }
+        : { kind: 'repo', value: { $in: ownerPrefixes(target.value) } },
+    );
     if (handles.length === 0) return [];
-    return this.agents.find({ _id: { $in: handles }, status: 'active' }, { projection }).sort({ _id: 1 }).limit(500).toArray();
+    return this.agents
+      .find({ _id: { $in: handles }, status: 'active' }, { projection })
+      .sort({ _id: 1 })
+      .limit(500)
+      .toArray();
   }
 
   /** The roles, skills and owned repos of the active teammates, each once. */
@@ -137,21 +175,30 @@ export class AgentCards {
       this.tags.distinct('value', { kind: 'skill' }),
       this.tags.distinct('value', { kind: 'repo' }),
     ]);
-    return { roles: (roles as string[]).sort(), skills: (skills as string[]).sort(), repos_owned: (repos as string[]).sort() };
+    return {
+      roles: (roles as string[]).sort(),
+      skills: (skills as string[]).sort(),
+      repos_owned: (repos as string[]).sort(),
+    };
   }
 
   /** Those of `handles` that are active and have a webhook endpoint that is not disabled, in their order. */
   async withWebhookEndpoint(handles: readonly string[]): Promise<string[]> {
     if (handles.length === 0) return [];
     const docs = await this.agents
-      .find({ _id: { $in: [...handles] }, status: 'active', notification: { $ne: null }, 'notification.disabled_at': null }, { projection: { _id: 1 } })
+      .find(
+        { _id: { $in: [...handles] }, status: 'active', notification: { $ne: null }, 'notification.disabled_at': null },
+        { projection: { _id: 1 } },
+      )
       .toArray();
     const found = new Set(docs.map((doc) => doc._id));
     return handles.filter((handle) => found.has(handle));
   }
 
   private async handles(tag: { kind: TagKind; value: string | Record<string, unknown> }): Promise<string[]> {
-    const docs = await this.tags.find({ kind: tag.kind, value: tag.value } as Filter<AgentTagDoc>, { projection: { handle: 1 } }).toArray();
+    const docs = await this.tags
+      .find({ kind: tag.kind, value: tag.value } as Filter<AgentTagDoc>, { projection: { handle: 1 } })
+      .toArray();
     return [...new Set(docs.map((doc) => doc.handle))];
   }
 }

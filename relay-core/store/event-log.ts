@@ -98,7 +98,15 @@ export class EventLog {
       if (!this.known.has(handle)) await this.head(handle);
       while (rest.length > 0) {
         const first = (this.known.get(handle) ?? 0) + 1;
-        const docs = rest.map((p, i) => ({ _id: eventEntryId(handle, first + i), handle, seq: first + i, thread_id: p.threadId, event_id: p.event.id, event: p.event, recorded_at: new Date() }));
+        const docs = rest.map((p, i) => ({
+          _id: eventEntryId(handle, first + i),
+          handle,
+          seq: first + i,
+          thread_id: p.threadId,
+          event_id: p.event.id,
+          event: p.event,
+          recorded_at: new Date(),
+        }));
         const { landed, failure } = await this.insertInOrder(docs);
         rest.slice(0, landed).forEach((p, i) => p.resolve(first + i));
         if (landed > 0) this.remember(handle, first + landed - 1);
@@ -120,7 +128,9 @@ export class EventLog {
    * duplicate (of a position or of an event). A lone entry shares a command with other logs' entries (InsertBatcher).
    * Throws when the outcome is unknown.
    */
-  private async insertInOrder(docs: EventEntryDoc[]): Promise<{ landed: number; failure?: { duplicate: boolean; error: unknown } }> {
+  private async insertInOrder(
+    docs: EventEntryDoc[],
+  ): Promise<{ landed: number; failure?: { duplicate: boolean; error: unknown } }> {
     try {
       if (docs.length === 1) await this.inserts.insert(docs[0]!);
       else await this.entries.insertMany(docs, { ordered: true });
@@ -136,7 +146,9 @@ export class EventLog {
   /** Settles those of `placements` whose events `handle`'s log holds already with their positions; returns the rest. */
   private async answerRecorded(handle: string, placements: Placement[]): Promise<Placement[]> {
     const ids = placements.map((p) => p.event.id);
-    const recorded = await this.entries.find({ handle, event_id: { $in: ids } }, { projection: { seq: 1, event_id: 1 } }).toArray();
+    const recorded = await this.entries
+      .find({ handle, event_id: { $in: ids } }, { projection: { seq: 1, event_id: 1 } })
+      .toArray();
     const positions = new Map(recorded.map((doc) => [doc.event_id, doc.seq]));
     return placements.filter((p) => {
       const seq = positions.get(p.event.id);
@@ -148,7 +160,11 @@ export class EventLog {
   /** The last position of `handle`'s log (0 when empty). */
   async head(handle: string): Promise<number> {
     // The range on `seq` keeps SQLite (the embedded FerretDB) on `by_position`, not on `by_event`'s equal prefix.
-    const last = await this.entries.find({ handle, seq: { $gt: 0 } }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
+    const last = await this.entries
+      .find({ handle, seq: { $gt: 0 } }, { projection: { seq: 1 } })
+      .sort({ seq: -1 })
+      .limit(1)
+      .next();
     const head = last?.seq ?? 0;
     this.remember(handle, head);
     return head;
@@ -156,7 +172,11 @@ export class EventLog {
 
   /** The events after position `after`, oldest first, at most `limit`, and the position to read after next time. */
   async read(handle: string, after: number, limit: number): Promise<{ events: LoggedEvent[]; cursor: number }> {
-    const docs = await this.entries.find({ handle, seq: { $gt: after } }).sort({ seq: 1 }).limit(limit).toArray();
+    const docs = await this.entries
+      .find({ handle, seq: { $gt: after } })
+      .sort({ seq: 1 })
+      .limit(limit)
+      .toArray();
     const events = docs.map((doc) => ({ seq: doc.seq, thread_id: doc.thread_id, event: doc.event }));
     return { events, cursor: docs.at(-1)?.seq ?? after };
   }
@@ -165,13 +185,22 @@ export class EventLog {
    * The events below position `below` (from the head when null), newest first, at most `limit`, and the lowest
    * position to read below next time (1 once the log's start was reached): one query on `by_position`.
    */
-  async readBack(handle: string, below: number | null, limit: number): Promise<{ events: Array<LoggedEvent & { recorded_at: Date }>; lowest: number }> {
+  async readBack(
+    handle: string,
+    below: number | null,
+    limit: number,
+  ): Promise<{ events: Array<LoggedEvent & { recorded_at: Date }>; lowest: number }> {
     const docs = await this.entries
       .find({ handle, seq: below === null ? { $gt: 0 } : { $gt: 0, $lt: below } })
       .sort({ seq: -1 })
       .limit(limit)
       .toArray();
-    const events = docs.map((doc) => ({ seq: doc.seq, thread_id: doc.thread_id, event: doc.event, recorded_at: doc.recorded_at }));
+    const events = docs.map((doc) => ({
+      seq: doc.seq,
+      thread_id: doc.thread_id,
+      event: doc.event,
+      recorded_at: doc.recorded_at,
+    }));
     return { events, lowest: docs.length < limit ? 1 : docs.at(-1)!.seq };
   }
 

@@ -1,6 +1,12 @@
 // Group commit for a collection's inserts: the inserts issued while earlier ones are on their way to the server
 // go out together in one unordered insertMany, so concurrent requests share a round trip and a write transaction.
-import { MongoBulkWriteError, MongoServerError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  MongoServerError,
+  type Collection,
+  type Document,
+  type OptionalUnlessRequiredId,
+} from 'mongodb';
 
 interface Waiting<T> {
   doc: OptionalUnlessRequiredId<T>;
@@ -39,7 +45,8 @@ export class InsertBatcher<T extends Document> {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      while (this.inFlight < this.maxInFlight && this.waiting.length > 0) void this.send(this.waiting.splice(0, MAX_BATCH));
+      while (this.inFlight < this.maxInFlight && this.waiting.length > 0)
+        void this.send(this.waiting.splice(0, MAX_BATCH));
     });
   }
 
@@ -80,7 +87,14 @@ function settleFailedBatch<T>(batch: Waiting<T>[], error: unknown): void {
   batch.forEach((w, i) => {
     const writeError = failed.get(i);
     // As insertOne would have thrown it, so callers keep telling a duplicate `_id` by `code === 11000`.
-    if (writeError) w.reject(new MongoServerError({ errmsg: writeError.errmsg ?? 'write error', code: writeError.code, errInfo: writeError.errInfo }));
+    if (writeError)
+      w.reject(
+        new MongoServerError({
+          errmsg: writeError.errmsg ?? 'write error',
+          code: writeError.code,
+          errInfo: writeError.errInfo,
+        }),
+      );
     else w.resolve();
   });
 }

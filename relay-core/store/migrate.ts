@@ -42,11 +42,20 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
 
   // Step 1: events the previous sweep had not yet seen on their queues get their jobs pending.
   // (A clean thread keeps its `outbox_dirty: false`: nothing reads it any more.)
-  const dirty = current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1 } }).toArray();
-  if (dirty.length > 0) progress(`migrate: marking the unsent events of ${dirty.length.toLocaleString('en')} threads pending`);
+  const dirty =
+    current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1 } }).toArray();
+  if (dirty.length > 0)
+    progress(`migrate: marking the unsent events of ${dirty.length.toLocaleString('en')} threads pending`);
   await inParallel(dirty, async ({ _id }) => {
     await store.writeThread(_id, (doc) =>
-      doc.outbox_dirty === undefined ? undefined : store.outbox.withPending(withoutOutboxFlags(doc), doc.outbox.slice(doc.outbox_enqueued ?? 0), new Date(), LAYOUT_5_QUEUES),
+      doc.outbox_dirty === undefined
+        ? undefined
+        : store.outbox.withPending(
+            withoutOutboxFlags(doc),
+            doc.outbox.slice(doc.outbox_enqueued ?? 0),
+            new Date(),
+            LAYOUT_5_QUEUES,
+          ),
     );
   });
   touched += dirty.length;
@@ -114,7 +123,10 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
       for (;;) {
         const stored = await collection.findOne({ _id: doc._id });
         if (!stored || (stored.version ?? 0) >= (doc.version ?? 0)) return;
-        const replaced = await collection.replaceOne({ _id: doc._id, version: stored.version ?? { $exists: false } }, doc);
+        const replaced = await collection.replaceOne(
+          { _id: doc._id, version: stored.version ?? { $exists: false } },
+          doc,
+        );
         if (replaced.matchedCount === 1) {
           applied += 1;
           return;
@@ -123,7 +135,8 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
     });
     await store.db.collection(claims).drop();
   }
-  if (applied > 0) progress(`migrate: ${applied.toLocaleString('en')} writes of an earlier relay applied from its claims`);
+  if (applied > 0)
+    progress(`migrate: ${applied.toLocaleString('en')} writes of an earlier relay applied from its claims`);
   return applied;
 }
 
@@ -135,11 +148,18 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
  */
 async function settleEventLogs(store: MongoStore, progress: (line: string) => void): Promise<number> {
   const marks = store.db.collection<{ _id: string; seq: number }>('event_marks');
-  const entries = store.eventLog.entries.find({}, { projection: { _id: 1, handle: 1, seq: 1, event_id: 1, 'event.id': 1 } }).batchSize(PAGE);
+  const entries = store.eventLog.entries
+    .find({}, { projection: { _id: 1, handle: 1, seq: 1, event_id: 1, 'event.id': 1 } })
+    .batchSize(PAGE);
   let settled = 0;
   let page: EventEntryDoc[] = [];
   const settle = async () => {
-    const names = new Map((await marks.find({ _id: { $in: page.map((e) => `${e.handle}|${e.event.id}`) } }).toArray()).map((m) => [m._id, m.seq]));
+    const names = new Map(
+      (await marks.find({ _id: { $in: page.map((e) => `${e.handle}|${e.event.id}`) } }).toArray()).map((m) => [
+        m._id,
+        m.seq,
+      ]),
+    );
     const named = new Set(page.filter((e) => names.get(`${e.handle}|${e.event.id}`) === e.seq));
     // One update command each, not one bulk write: the embedded FerretDB holds each statement's read (one of its 100
     // SQLite connections) until its whole command is done, so a command of 100 updates waited forever for a
@@ -168,11 +188,15 @@ async function settleEventLogs(store: MongoStore, progress: (line: string) => vo
  */
 async function markOpenApprovals(store: MongoStore, progress: (line: string) => void): Promise<void> {
   const ledgered = (await store.meta.findOne({ _id: OPEN_APPROVALS_ID })) !== null;
-  const open = ledgered ? store.db.collection<{ _id: string }>('approvals_open').find({}) : store.approvals.find({ status: 'pending' });
+  const open = ledgered
+    ? store.db.collection<{ _id: string }>('approvals_open').find({})
+    : store.approvals.find({ status: 'pending' });
   const ids = (await open.project<{ _id: string }>({ _id: 1 }).toArray()).map((doc) => doc._id);
-  for (let i = 0; i < ids.length; i += PAGE) await store.approvals.updateMany({ _id: { $in: ids.slice(i, i + PAGE) } }, { $set: { open: 1 } });
+  for (let i = 0; i < ids.length; i += PAGE)
+    await store.approvals.updateMany({ _id: { $in: ids.slice(i, i + PAGE) } }, { $set: { open: 1 } });
   await store.meta.deleteOne({ _id: OPEN_APPROVALS_ID });
-  if (ids.length > 0) progress(`migrate: ${ids.length.toLocaleString('en')} open approvals marked on their listing entries`);
+  if (ids.length > 0)
+    progress(`migrate: ${ids.length.toLocaleString('en')} open approvals marked on their listing entries`);
 }
 
 /** Marks the thread of every task with push configs (one document per such task, so the collection is small). */
@@ -180,7 +204,9 @@ async function markPushTasks(store: MongoStore, progress: (line: string) => void
   const tasks = await store.pushConfigs.docs.find({}, { projection: { _id: 1 } }).toArray();
   let marked = 0;
   await inParallel(tasks, async ({ _id }) => {
-    const { after } = await store.writeThread(_id, (thread) => (thread.push_configs ? undefined : { ...thread, push_configs: true }));
+    const { after } = await store.writeThread(_id, (thread) =>
+      thread.push_configs ? undefined : { ...thread, push_configs: true },
+    );
     if (after) marked += 1;
   });
   if (marked > 0) progress(`migrate: ${marked.toLocaleString('en')} tasks with A2A push configs marked`);
@@ -197,8 +223,10 @@ async function moveTimersOntoThreads(store: MongoStore, progress: (line: string)
   await inParallel(rows, async ({ _id, due_at, ...step }) => {
     await store.threads.updateOne({ _id }, { $set: { next_timer: step, next_due_at: due_at } });
   });
-  if ((await store.db.listCollections({ name: 'timers' }, { nameOnly: true }).toArray()).length > 0) await timers.drop();
-  if (rows.length > 0) progress(`migrate: the armed timer steps of ${rows.length.toLocaleString('en')} threads moved onto the threads`);
+  if ((await store.db.listCollections({ name: 'timers' }, { nameOnly: true }).toArray()).length > 0)
+    await timers.drop();
+  if (rows.length > 0)
+    progress(`migrate: the armed timer steps of ${rows.length.toLocaleString('en')} threads moved onto the threads`);
   return rows.length;
 }
 
@@ -210,7 +238,8 @@ async function moveTimersOntoThreads(store: MongoStore, progress: (line: string)
 async function moveOutboxOntoThreads(store: MongoStore, progress: (line: string) => void): Promise<number> {
   const entries = store.db.collection<OutboxEntryDoc>('outbox_entries');
   const byThread = new Map<string, OutboxEntryDoc[]>();
-  for (const entry of await entries.find({}).toArray()) byThread.set(entry.thread_id, [...(byThread.get(entry.thread_id) ?? []), entry]);
+  for (const entry of await entries.find({}).toArray())
+    byThread.set(entry.thread_id, [...(byThread.get(entry.thread_id) ?? []), entry]);
   await inParallel([...byThread], async ([threadId, waiting]) => {
     await store.writeThread(threadId, (doc) => {
       const keys = waiting.flatMap((entry) => (entry.jobs ?? LAYOUT_5_QUEUES).map((queue) => jobKey(queue, entry._id)));
@@ -218,11 +247,17 @@ async function moveOutboxOntoThreads(store: MongoStore, progress: (line: string)
       const added = keys.filter((key) => !pending.includes(key) && doc.outbox.some((e) => key.endsWith(`:${e.id}`)));
       if (added.length === 0) return undefined;
       const since = new Date(Math.min(...waiting.map((entry) => entry.at.getTime())));
-      return { ...doc, jobs_pending: [...pending, ...added], pending_since: doc.pending_since && doc.pending_since < since ? doc.pending_since : since };
+      return {
+        ...doc,
+        jobs_pending: [...pending, ...added],
+        pending_since: doc.pending_since && doc.pending_since < since ? doc.pending_since : since,
+      };
     });
   });
-  if ((await store.db.listCollections({ name: 'outbox_entries' }, { nameOnly: true }).toArray()).length > 0) await entries.drop();
-  if (byThread.size > 0) progress(`migrate: the events in flight of ${byThread.size.toLocaleString('en')} threads moved onto the threads`);
+  if ((await store.db.listCollections({ name: 'outbox_entries' }, { nameOnly: true }).toArray()).length > 0)
+    await entries.drop();
+  if (byThread.size > 0)
+    progress(`migrate: the events in flight of ${byThread.size.toLocaleString('en')} threads moved onto the threads`);
   return byThread.size;
 }
 
@@ -234,21 +269,36 @@ const LAYOUT_5_QUEUES = ['webhooks', 'slack'];
 
 /** The collections of the structures each layout replaced with indexes. */
 const LEGACY_COLLECTIONS: Record<number, string[]> = {
-  3: ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks'],
+  3: [
+    'mailbox_entries',
+    'mailbox_heads',
+    'mailbox_blocks',
+    'message_blocks',
+    'timer_due',
+    'timer_due_heads',
+    'timer_due_marks',
+  ],
   4: ['event_marks', 'event_heads', 'approvals_open'],
 };
 /** Their `meta` documents: the mailboxes' placement marker, the due ledger's cursor, the directory log's head. */
 const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor', 'agents_log_head'];
 
-async function dropLegacyCollections(store: MongoStore, current: number, progress: (line: string) => void): Promise<void> {
+async function dropLegacyCollections(
+  store: MongoStore,
+  current: number,
+  progress: (line: string) => void,
+): Promise<void> {
   const existing = new Set((await store.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
-  const legacy = Object.entries(LEGACY_COLLECTIONS).flatMap(([layout, names]) => (Number(layout) > current ? names : []));
+  const legacy = Object.entries(LEGACY_COLLECTIONS).flatMap(([layout, names]) =>
+    Number(layout) > current ? names : [],
+  );
   const dropped = legacy.filter((name) => existing.has(name));
   for (const name of dropped) await store.db.collection(name).drop();
   await store.meta.deleteMany({ _id: { $in: LEGACY_META } });
   // The directory's change log: `agents_log#<n>`, one entry per card change ever made.
   await store.meta.deleteMany({ _id: { $regex: /^agents_log#/ } });
-  if (dropped.length > 0) progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages, timers and event logs now)`);
+  if (dropped.length > 0)
+    progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages, timers and event logs now)`);
 }
 
 function withoutOutboxFlags(doc: ThreadDoc): ThreadDoc {

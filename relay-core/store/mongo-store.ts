@@ -1,7 +1,15 @@
 // MongoDB adapter: typed collections and their indexes, versioned writes and list pages, the same on every engine;
 // the server is checked at connect time and refused when it cannot serve that design.
 import { randomUUID } from 'node:crypto';
-import { BSON, MongoClient, type Collection, type CreateIndexesOptions, type Db, type IndexSpecification, type MongoClientOptions } from 'mongodb';
+import {
+  BSON,
+  MongoClient,
+  type Collection,
+  type CreateIndexesOptions,
+  type Db,
+  type IndexSpecification,
+  type MongoClientOptions,
+} from 'mongodb';
 import type {
   AgentDoc,
   ApiKeyDoc,
@@ -83,7 +91,9 @@ export function capabilitiesOf(info: Record<string, unknown>): ServerCapabilitie
   }
   const version = typeof info.version === 'string' ? info.version : '0';
   if (Number(version.split('.')[0]) < MIN_MONGODB_MAJOR) {
-    throw new Error(`The database server is MongoDB ${version}: the relay needs MongoDB ${MIN_MONGODB_MAJOR} or later.`);
+    throw new Error(
+      `The database server is MongoDB ${version}: the relay needs MongoDB ${MIN_MONGODB_MAJOR} or later.`,
+    );
   }
   return { kind: 'mongodb' };
 }
@@ -231,7 +241,10 @@ export class MongoStore {
     const present = await collection
       .listIndexes()
       .toArray()
-      .then((list) => list.map((index) => index.name as string), () => [] as string[]);
+      .then(
+        (list) => list.map((index) => index.name as string),
+        () => [] as string[],
+      );
     for (const name of names.filter((n) => present.includes(n))) await collection.dropIndex(name);
   }
 
@@ -266,7 +279,10 @@ export class MongoStore {
 
   /** Whether a relay has served this database already: it holds a teammate or a thread. */
   async servedBefore(): Promise<boolean> {
-    const [agent, thread] = await Promise.all([this.agents.findOne({}, { projection: { _id: 1 } }), this.threads.findOne({}, { projection: { _id: 1 } })]);
+    const [agent, thread] = await Promise.all([
+      this.agents.findOne({}, { projection: { _id: 1 } }),
+      this.threads.findOne({}, { projection: { _id: 1 } }),
+    ]);
     return agent !== null || thread !== null;
   }
 
@@ -333,7 +349,12 @@ export class MongoStore {
   }
 
   /** This process's writes of one thread go one after the other (20 concurrent appends: no retries among them). */
-  private async queuedThreadWrite(id: string, change: Change<ThreadDoc>, from?: ThreadDoc, opts?: WriteOptions): Promise<ThreadWrite> {
+  private async queuedThreadWrite(
+    id: string,
+    change: Change<ThreadDoc>,
+    from?: ThreadDoc,
+    opts?: WriteOptions,
+  ): Promise<ThreadWrite> {
     const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, change, undefined, from, opts));
     if (written.after) this.remember(written.after);
     return written;
@@ -383,7 +404,10 @@ export class MongoStore {
   async messagesOf(thread: ThreadDoc, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
     if (sequenceNos.length === 0) return [];
     const sorted = [...new Set(sequenceNos)].sort((a, b) => a - b);
-    return this.messages.find({ thread_id: thread._id, sequence_no: { $in: sorted } }).sort({ sequence_no: 1 }).toArray();
+    return this.messages
+      .find({ thread_id: thread._id, sequence_no: { $in: sorted } })
+      .sort({ sequence_no: 1 })
+      .toArray();
   }
 
   async close(): Promise<void> {

@@ -35,11 +35,20 @@ export class OutboxLedger {
   }
 
   /** `next` with the jobs of `events` on `queues` pending, since `now` unless it waits for older ones. */
-  withPending(next: ThreadDoc, events: readonly OutboxEvent[], now: Date, queues: readonly string[] = this.queues): ThreadDoc {
+  withPending(
+    next: ThreadDoc,
+    events: readonly OutboxEvent[],
+    now: Date,
+    queues: readonly string[] = this.queues,
+  ): ThreadDoc {
     const keys = events.flatMap((event) => queues.map((queue) => jobKey(queue, event.id)));
     if (keys.length === 0) return next;
     const pending = next.jobs_pending ?? [];
-    return { ...next, jobs_pending: [...pending, ...keys.filter((key) => !pending.includes(key))], pending_since: next.pending_since ?? now };
+    return {
+      ...next,
+      jobs_pending: [...pending, ...keys.filter((key) => !pending.includes(key))],
+      pending_since: next.pending_since ?? now,
+    };
   }
 
   /** `next` with the jobs of the events it records that `before` did not pending (every thread write: MongoStore). */
@@ -63,7 +72,11 @@ export class OutboxLedger {
    * the `outbox` index, which holds only the threads with jobs in flight.
    */
   waiting(before: Date, limit: number): Promise<ThreadDoc[]> {
-    return this.threads.find({ pending_since: { $lte: before } }).sort({ pending_since: 1 }).limit(limit).toArray();
+    return this.threads
+      .find({ pending_since: { $lte: before } })
+      .sort({ pending_since: 1 })
+      .limit(limit)
+      .toArray();
   }
 
   /** How many threads have jobs in flight. */
@@ -84,7 +97,12 @@ export class OutboxLedger {
   private removals(threadIds: string[], keys: string[]): AnyBulkWriteOperation<ThreadDoc>[] {
     return [
       { updateMany: { filter: { _id: { $in: threadIds } }, update: { $pullAll: { jobs_pending: keys } } } },
-      { updateMany: { filter: { _id: { $in: threadIds }, jobs_pending: { $size: 0 } }, update: { $unset: { jobs_pending: '', pending_since: '' } } } },
+      {
+        updateMany: {
+          filter: { _id: { $in: threadIds }, jobs_pending: { $size: 0 } },
+          update: { $unset: { jobs_pending: '', pending_since: '' } },
+        },
+      },
     ];
   }
 
@@ -96,7 +114,9 @@ export class OutboxLedger {
     this.finishedJobs = new Map();
     if (batch.size === 0) return this.flushing;
     this.flushing = this.flushing
-      .then(() => this.threads.bulkWrite(this.removals([...batch.keys()], [...batch.values()].flat()), { ordered: true }))
+      .then(() =>
+        this.threads.bulkWrite(this.removals([...batch.keys()], [...batch.values()].flat()), { ordered: true }),
+      )
       .then(
         () => undefined,
         () => {

@@ -16,9 +16,32 @@ export interface ListQuery {
   cursor?: string;
 }
 
-export type ListedThread = Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'message_counts' | 'created_at' | 'updated_at' | 'hidden_from_recipient'>;
+export type ListedThread = Pick<
+  ThreadDoc,
+  | '_id'
+  | 'from'
+  | 'to'
+  | 'summary'
+  | 'intent'
+  | 'status'
+  | 'message_counts'
+  | 'created_at'
+  | 'updated_at'
+  | 'hidden_from_recipient'
+>;
 
-export const LISTED_FIELDS = { _id: 1, from: 1, to: 1, summary: 1, intent: 1, status: 1, message_counts: 1, created_at: 1, updated_at: 1, hidden_from_recipient: 1 } as const;
+export const LISTED_FIELDS = {
+  _id: 1,
+  from: 1,
+  to: 1,
+  summary: 1,
+  intent: 1,
+  status: 1,
+  message_counts: 1,
+  created_at: 1,
+  updated_at: 1,
+  hidden_from_recipient: 1,
+} as const;
 
 /** Every thread a teammate can see (A2A ListTasks), narrowed by status, last status change and thread id. */
 export interface VisibleQuery {
@@ -51,7 +74,8 @@ export function cursorPosition(cursor: string): { after: Date; id: string } | un
   }
   if (!Array.isArray(value)) return undefined;
   const [ms, id] = value as unknown[];
-  if (typeof ms !== 'number' || !Number.isFinite(new Date(ms).getTime()) || typeof id !== 'string' || id.length > 64) return undefined;
+  if (typeof ms !== 'number' || !Number.isFinite(new Date(ms).getTime()) || typeof id !== 'string' || id.length > 64)
+    return undefined;
   return { after: new Date(ms), id };
 }
 
@@ -63,7 +87,6 @@ function encode(value: unknown[]): string {
 export function cursorAfter(doc: { created_at: Date; _id: string }): string {
   return encode([doc.created_at.getTime(), doc._id]);
 }
-
 
 /**
  * The `inbox` / `sent` indexes serve equality on the party, newest first, status within; the received list also
@@ -86,7 +109,11 @@ export class IndexedThreadLists implements ThreadLists {
     }
     if (Object.keys(createdAt).length) range.created_at = createdAt;
     const statuses = query.statuses?.length ? [...query.statuses] : undefined;
-    const own: Filter<ThreadDoc> = { [query.party]: query.handle, ...(statuses ? { status: { $in: statuses } } : {}), ...range };
+    const own: Filter<ThreadDoc> = {
+      [query.party]: query.handle,
+      ...(statuses ? { status: { $in: statuses } } : {}),
+      ...range,
+    };
     const pages = [this.newest(own, query.limit + 1)];
     if (query.party === 'to' && (!statuses || statuses.includes('unclaimed'))) {
       pages.push(this.newest({ status: 'unclaimed', candidates: query.handle, ...range }, query.limit + 1));
@@ -115,7 +142,8 @@ export class IndexedThreadLists implements ThreadLists {
       { from: h, ...narrow },
       { to: h, ...narrow, from: { $ne: h }, hidden_from_recipient: { $ne: true } },
     ];
-    if (!statuses || statuses.includes('unclaimed')) sets.push({ ...narrow, status: 'unclaimed', candidates: h, from: { $ne: h }, to: { $ne: h } });
+    if (!statuses || statuses.includes('unclaimed'))
+      sets.push({ ...narrow, status: 'unclaimed', candidates: h, from: { $ne: h }, to: { $ne: h } });
     const range: Filter<ThreadDoc> = {};
     if (query.cursor) {
       const position = cursorPosition(query.cursor);
@@ -123,14 +151,26 @@ export class IndexedThreadLists implements ThreadLists {
       range.$or = [{ created_at: { $lt: position.after } }, { created_at: position.after, _id: { $lt: position.id } }];
     }
     const [pages, counts] = await Promise.all([
-      Promise.all(sets.map((set) => this.threads.find({ ...set, ...range }).sort({ created_at: -1, _id: -1 }).limit(query.limit + 1).toArray())),
+      Promise.all(
+        sets.map((set) =>
+          this.threads
+            .find({ ...set, ...range })
+            .sort({ created_at: -1, _id: -1 })
+            .limit(query.limit + 1)
+            .toArray(),
+        ),
+      ),
       Promise.all(sets.map((set) => this.threads.countDocuments(set))),
     ]);
     return { ...onePage(pages.flat(), query.limit), total: counts.reduce((a, b) => a + b, 0) };
   }
 
   private newest(filter: Filter<ThreadDoc>, limit: number): Promise<ListedThread[]> {
-    return this.threads.find(filter, { projection: LISTED_FIELDS }).sort({ created_at: -1, _id: -1 }).limit(limit).toArray();
+    return this.threads
+      .find(filter, { projection: LISTED_FIELDS })
+      .sort({ created_at: -1, _id: -1 })
+      .limit(limit)
+      .toArray();
   }
 }
 

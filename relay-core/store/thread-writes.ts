@@ -69,7 +69,13 @@ export class VersionedWriter<T extends Versioned> {
    * starts from it instead of reading the document first. One that another write has passed since costs a retry,
    * never a lost write.
    */
-  async write(id: string, change: Change<T>, prepare?: Prepare<T>, from?: T, opts: WriteOptions = {}): Promise<VersionedWrite<T>> {
+  async write(
+    id: string,
+    change: Change<T>,
+    prepare?: Prepare<T>,
+    from?: T,
+    opts: WriteOptions = {},
+  ): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const current = attempt === 0 && from?._id === id ? from : await this.read(id);
@@ -99,7 +105,8 @@ export class VersionedWriter<T extends Versioned> {
       if (field === '_id' || field === list || field === since || value === undefined) continue;
       if (!isDeepStrictEqual(old[field], value)) $set[field] = value;
     }
-    for (const field of Object.keys(old)) if (field !== list && field !== since && old[field] !== undefined && now[field] === undefined) $unset[field] = '';
+    for (const field of Object.keys(old))
+      if (field !== list && field !== since && old[field] !== undefined && now[field] === undefined) $unset[field] = '';
     const update: Record<string, unknown> = { $set };
     if (Object.keys($unset).length > 0) update.$unset = $unset;
     const had = new Set((old[list] as string[] | undefined) ?? []);
@@ -121,7 +128,11 @@ function byId<T>(id: string): Filter<T> {
  * Replaces document `id` with `doc`, inserting it when missing. Two upserts of a missing `_id` can race to the
  * insert (on FerretDB and MongoDB alike); the loser then finds the document and replaces it.
  */
-export async function putById<T extends { _id: string }>(docs: Collection<T>, id: string, doc: Omit<T, '_id'>): Promise<void> {
+export async function putById<T extends { _id: string }>(
+  docs: Collection<T>,
+  id: string,
+  doc: Omit<T, '_id'>,
+): Promise<void> {
   try {
     await docs.replaceOne(byId<T>(id), doc as T, { upsert: true });
   } catch (error) {

@@ -19,9 +19,15 @@ const listQuery = z
 const deliveryIdSchema = z
   .string()
   .max(200)
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.([A-Za-z0-9._-]+@[A-Za-z0-9._-]+|push\.[A-Za-z0-9_-]{1,64})$/i, 'must be a delivery id as listed by GET /admin/deliveries (<event id>.<handle> or <event id>.push.<config id>)');
+  .regex(
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.([A-Za-z0-9._-]+@[A-Za-z0-9._-]+|push\.[A-Za-z0-9_-]{1,64})$/i,
+    'must be a delivery id as listed by GET /admin/deliveries (<event id>.<handle> or <event id>.push.<config id>)',
+  );
 
-export function mountWebhookAdminRoutes(app: express.Express, deps: { deadLetters: WebhookDeadLetters; requireAdmin(req: Request): void }): void {
+export function mountWebhookAdminRoutes(
+  app: express.Express,
+  deps: { deadLetters: WebhookDeadLetters; requireAdmin(req: Request): void },
+): void {
   const { deadLetters, requireAdmin } = deps;
 
   function idParam(req: Request): string {
@@ -57,7 +63,12 @@ export function mountWebhookAdminRoutes(app: express.Express, deps: { deadLetter
     const doc = await deadLetters.get(id);
     if (!doc) throw new RelayError('not_found', `No delivery ${id}`);
     const redriven = await deadLetters.redrive(doc);
-    if (!redriven) throw new RelayError('invalid_transition', `Delivery ${id} is ${doc.status}; only failed deliveries can be re-driven`, { status: doc.status });
+    if (!redriven)
+      throw new RelayError(
+        'invalid_transition',
+        `Delivery ${id} is ${doc.status}; only failed deliveries can be re-driven`,
+        { status: doc.status },
+      );
     res.status(202).json(deliveryView(redriven));
   });
 }

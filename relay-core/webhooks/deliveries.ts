@@ -39,7 +39,12 @@ export function deliveryView(doc: WebhookDeliveryDoc): DeliveryView {
     handle: doc.handle,
     status: doc.status,
     redrives: doc.redrives,
-    attempts: doc.attempts.map((a) => ({ at: a.at.toISOString(), outcome: a.outcome, http_status: a.http_status, error: a.error })),
+    attempts: doc.attempts.map((a) => ({
+      at: a.at.toISOString(),
+      outcome: a.outcome,
+      http_status: a.http_status,
+      error: a.error,
+    })),
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };
@@ -94,10 +99,16 @@ export class WebhookDeliveries {
 
   /** Appends an attempt and sets the resulting status in one update (one job runs a delivery at a time). */
   async record(id: string, attempt: WebhookAttempt, status: WebhookDeliveryDoc['status']): Promise<void> {
-    await this.collection.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: { status, updated_at: attempt.at } });
+    await this.collection.updateOne(
+      { _id: id },
+      { $push: { attempts: attempt }, $set: { status, updated_at: attempt.at } },
+    );
   }
 
-  async list(filter: { status?: WebhookDeliveryDoc['status']; handle?: string }, limit: number): Promise<WebhookDeliveryDoc[]> {
+  async list(
+    filter: { status?: WebhookDeliveryDoc['status']; handle?: string },
+    limit: number,
+  ): Promise<WebhookDeliveryDoc[]> {
     const query: Filter<WebhookDeliveryDoc> = {};
     if (filter.status) query.status = filter.status;
     if (filter.handle) query.handle = filter.handle;
@@ -110,7 +121,10 @@ export class WebhookDeliveries {
    */
   async reopen(doc: WebhookDeliveryDoc, now: Date): Promise<number | null> {
     const n = doc.redrives + 1;
-    const result = await this.collection.updateOne({ _id: doc._id, status: 'failed', redrives: doc.redrives }, { $set: { status: 'pending', redrives: n, updated_at: now } });
+    const result = await this.collection.updateOne(
+      { _id: doc._id, status: 'failed', redrives: doc.redrives },
+      { $set: { status: 'pending', redrives: n, updated_at: now } },
+    );
     return result.matchedCount === 1 ? n : null;
   }
 

@@ -45,7 +45,14 @@ export interface WebhookDeliveryDeps {
 }
 
 /** Events whose audience depends on the thread's approvals (a held create's recipient hears none of them). */
-const APPROVAL_EVENTS: ReadonlySet<string> = new Set(['thread.awaiting_approval', 'thread.rejected', 'thread.cancelled', 'approval.requested', 'approval.voted', 'approval.decided']);
+const APPROVAL_EVENTS: ReadonlySet<string> = new Set([
+  'thread.awaiting_approval',
+  'thread.rejected',
+  'thread.cancelled',
+  'approval.requested',
+  'approval.voted',
+  'approval.decided',
+]);
 
 export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 
@@ -56,7 +63,8 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   const { reads, store, deliveries, queues, log } = deps;
   const clock = deps.clock ?? systemClock;
   const foreign = new Set<string>();
-  const withEndpoint = (handles: string[]) => (deps.owners ? deps.owners.withEndpoint(handles) : store.withWebhookEndpoint(handles));
+  const withEndpoint = (handles: string[]) =>
+    deps.owners ? deps.owners.withEndpoint(handles) : store.withWebhookEndpoint(handles);
 
   /**
    * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
@@ -65,13 +73,27 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
    */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const taken = parseJob(eventJobSchema, job);
-    const { from, to, by: _by, via: _via, message_id: _message, run_id: _run, run_status: _runStatus, db, push, ...event } = taken;
+    const {
+      from,
+      to,
+      by: _by,
+      via: _via,
+      message_id: _message,
+      run_id: _run,
+      run_status: _runStatus,
+      db,
+      push,
+      ...event
+    } = taken;
     // Written to another database (Redis kept it across a new `.data`, or two relays share a queue prefix): none of
     // its threads are here, and recording it would show this database's teammates events that never happened.
     if (db && deps.database && db !== deps.database) {
       if (!foreign.has(db)) {
         foreign.add(db);
-        log.warn({ job_id: job.id, database: db }, 'skipping event jobs written to another database under this queue prefix (set RELAY_QUEUE_PREFIX to give each database its own)');
+        log.warn(
+          { job_id: job.id, database: db },
+          'skipping event jobs written to another database under this queue prefix (set RELAY_QUEUE_PREFIX to give each database its own)',
+        );
       }
       return 'skipped';
     }
@@ -97,8 +119,14 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       // A job queued by an older relay carries only the event's id: the thread still holds it unless trimmed since.
       recorded ??= doc.outbox.find((e) => e.id === event.event_id) ?? null;
       if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
-      if (event.type === 'thread.awaiting_approval' || event.type === 'approval.requested' || event.type === 'approval.voted') {
-        approvers = (doc.approvals ?? []).filter((a) => a.status === 'pending').flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
+      if (
+        event.type === 'thread.awaiting_approval' ||
+        event.type === 'approval.requested' ||
+        event.type === 'approval.voted'
+      ) {
+        approvers = (doc.approvals ?? [])
+          .filter((a) => a.status === 'pending')
+          .flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
       }
     }
     if (recorded) await deps.feed?.record(thread, [recorded]);
@@ -111,10 +139,17 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     }
     // A2A push configs of the task: one `_id` read per event of a task that has had one. A task has none at its
     // creation: a config is made for a task that exists, and tells of what happens after.
-    const configs = event.type === 'thread.created' || push === false ? [] : await store.pushConfigs.of(event.thread_id);
+    const configs =
+      event.type === 'thread.created' || push === false ? [] : await store.pushConfigs.of(event.thread_id);
     for (const config of configs) {
       await deliveries.open(event, config.owner, clock.now(), { pushConfig: config.id, recorded });
-      await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), { ...event, handle: config.owner, redrive: 0, push_config: config.id, ...carried });
+      await queues.enqueueDelivery(pushDeliveryId(event.event_id, config.id), {
+        ...event,
+        handle: config.owner,
+        redrive: 0,
+        push_config: config.id,
+        ...carried,
+      });
     }
     return 'fanned_out';
   }
@@ -130,49 +165,93 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const fail = async (attempt: Omit<WebhookAttempt, 'at'>, message: string): Promise<never> => {
       await deliveries.record(id, { at: clock.now(), ...attempt }, lastAttempt ? 'failed' : 'pending');
-      if (lastAttempt) log.warn({ delivery_id: id, handle: data.handle, event: data.type, error: attempt.error }, 'webhook delivery failed for good; in the dead-letter list');
+      if (lastAttempt)
+        log.warn(
+          { delivery_id: id, handle: data.handle, event: data.type, error: attempt.error },
+          'webhook delivery failed for good; in the dead-letter list',
+        );
       throw new AttemptFailed(message);
     };
 
     const agent = await store.agents.findOne({ _id: data.handle });
     const endpoint = agent?.status === 'active' ? agent.notification : null;
     if (!endpoint || endpoint.disabled_at) {
-      await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the teammate has no active webhook endpoint any more' }, 'skipped');
+      await deliveries.record(
+        id,
+        {
+          at: clock.now(),
+          outcome: 'failed',
+          http_status: null,
+          error: 'the teammate has no active webhook endpoint any more',
+        },
+        'skipped',
+      );
       return 'skipped';
     }
     if (!endpoint.verified) {
       // Held, not dropped: retried on the schedule (and promoted as soon as the challenge is answered).
       await queues.enqueueChallenge(data.handle, endpoint.updated_at);
-      return fail({ outcome: 'held', http_status: null, error: 'endpoint not verified yet (waiting for the challenge answer)' }, 'endpoint not verified yet');
+      return fail(
+        { outcome: 'held', http_status: null, error: 'endpoint not verified yet (waiting for the challenge answer)' },
+        'endpoint not verified yet',
+      );
     }
 
     const thread = await reads.threadById(data.thread_id);
     const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
-      await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');
+      await deliveries.record(
+        id,
+        { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' },
+        'failed',
+      );
       throw new UnrecoverableError(`delivery ${id}: thread or event missing`);
     }
     const view = await reads.view(thread, data.handle);
     const body = JSON.stringify({
       type: event.type,
       timestamp: event.at.toISOString(),
-      data: { ...view, event_id: event.id, by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) },
+      data: {
+        ...view,
+        event_id: event.id,
+        by: event.by,
+        via: event.via,
+        ...(event.message_id ? { message_id: event.message_id } : {}),
+      },
     });
 
     let status: number;
     try {
-      ({ status } = await postSigned({ url: endpoint.url, secrets: signingSecrets(endpoint, clock.now()), id, body, policy: deps.policy, timeoutMs: deps.timeoutMs }));
+      ({ status } = await postSigned({
+        url: endpoint.url,
+        secrets: signingSecrets(endpoint, clock.now()),
+        id,
+        body,
+        policy: deps.policy,
+        timeoutMs: deps.timeoutMs,
+      }));
     } catch (error) {
-      return fail({ outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) }, (error as Error).message);
+      return fail(
+        { outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) },
+        (error as Error).message,
+      );
     }
     if (status >= 200 && status < 300) {
-      await deliveries.record(id, { at: clock.now(), outcome: 'delivered', http_status: status, error: null }, 'delivered');
+      await deliveries.record(
+        id,
+        { at: clock.now(), outcome: 'delivered', http_status: status, error: null },
+        'delivered',
+      );
       log.info({ delivery_id: id, handle: data.handle, event: data.type, http_status: status }, 'webhook delivered');
       return 'delivered';
     }
     if (status === 410) {
       await deps.endpoints.markGone(data.handle, endpoint.updated_at);
-      await deliveries.record(id, { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the endpoint answered 410 Gone and is disabled' }, 'gone');
+      await deliveries.record(
+        id,
+        { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the endpoint answered 410 Gone and is disabled' },
+        'gone',
+      );
       return 'gone';
     }
     const why = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
@@ -194,7 +273,10 @@ export class WebhookDeadLetters {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  list(filter: { status?: WebhookDeliveryDoc['status']; handle?: string }, limit: number): Promise<WebhookDeliveryDoc[]> {
+  list(
+    filter: { status?: WebhookDeliveryDoc['status']; handle?: string },
+    limit: number,
+  ): Promise<WebhookDeliveryDoc[]> {
     return this.deliveries.list(filter, limit);
   }
 
@@ -236,8 +318,18 @@ export class WebhookDeadLetters {
   }
 
   private async enqueue(doc: WebhookDeliveryDoc): Promise<void> {
-    const data = { event_id: doc.event_id, thread_id: doc.thread_id, type: doc.event_type, handle: doc.handle, redrive: doc.redrives, ...(doc.event ? { event: carriedEvent(doc.event) } : {}) };
-    await this.queues.enqueueDelivery(doc._id, doc.push_config === undefined ? data : { ...data, push_config: doc.push_config });
+    const data = {
+      event_id: doc.event_id,
+      thread_id: doc.thread_id,
+      type: doc.event_type,
+      handle: doc.handle,
+      redrive: doc.redrives,
+      ...(doc.event ? { event: carriedEvent(doc.event) } : {}),
+    };
+    await this.queues.enqueueDelivery(
+      doc._id,
+      doc.push_config === undefined ? data : { ...data, push_config: doc.push_config },
+    );
   }
 
   async redriveAll(limit = 1_000): Promise<number> {

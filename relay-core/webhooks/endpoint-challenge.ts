@@ -36,7 +36,14 @@ export function endpointChallengeHandler(deps: EndpointChallengeDeps): (job: Job
 
     const challenge = randomBytes(24).toString('base64url');
     const body = JSON.stringify({ type: 'endpoint.challenge', timestamp: clock.now().toISOString(), challenge });
-    const answer = await postSigned({ url: endpoint.url, secrets: signingSecrets(endpoint, clock.now()), id: `${job.id}.${job.attemptsMade}`, body, policy: deps.policy, timeoutMs: deps.timeoutMs });
+    const answer = await postSigned({
+      url: endpoint.url,
+      secrets: signingSecrets(endpoint, clock.now()),
+      id: `${job.id}.${job.attemptsMade}`,
+      body,
+      policy: deps.policy,
+      timeoutMs: deps.timeoutMs,
+    });
     let echoed: unknown;
     try {
       echoed = (JSON.parse(answer.body) as { challenge?: unknown }).challenge;
@@ -44,7 +51,9 @@ export function endpointChallengeHandler(deps: EndpointChallengeDeps): (job: Job
       echoed = undefined;
     }
     if (answer.status < 200 || answer.status >= 300 || echoed !== challenge) {
-      throw new Error(`endpoint of ${handle} answered HTTP ${answer.status} without echoing the challenge as {"challenge": …}`);
+      throw new Error(
+        `endpoint of ${handle} answered HTTP ${answer.status} without echoing the challenge as {"challenge": …}`,
+      );
     }
     if (await deps.endpoints.markVerified(handle, endpoint.updated_at)) {
       deps.log.info({ handle }, 'webhook endpoint verified');

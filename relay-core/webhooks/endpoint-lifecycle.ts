@@ -21,11 +21,16 @@ function newSecret(): string {
  * The endpoint a card update sets for `url`, unverified, with a new signing secret (returned this once).
  * Refuses targets on loopback, private, link-local, metadata… addresses (unless the policy allows them).
  */
-export async function newWebhookEndpoint(url: string, policy: TargetPolicy, now: Date): Promise<{ endpoint: NotificationEndpoint; secret: string }> {
+export async function newWebhookEndpoint(
+  url: string,
+  policy: TargetPolicy,
+  now: Date,
+): Promise<{ endpoint: NotificationEndpoint; secret: string }> {
   try {
     await assertAllowedTarget(url, policy);
   } catch (error) {
-    if (error instanceof WebhookTargetError) throw new RelayError('invalid_params', `body.notification_url: ${error.message}`);
+    if (error instanceof WebhookTargetError)
+      throw new RelayError('invalid_params', `body.notification_url: ${error.message}`);
     throw error;
   }
   const secret = newSecret();
@@ -60,14 +65,27 @@ export class WebhookEndpoints {
   async rotateSecret(handle: string): Promise<{ notification_secret: string; previous_secret_expires_at: string }> {
     const current = await this.teammates.requireActive(handle);
     const endpoint = current.notification;
-    if (!endpoint) throw new RelayError('invalid_params', 'no webhook is set on your card (PUT /agents/me/card with notification_url first)');
+    if (!endpoint)
+      throw new RelayError(
+        'invalid_params',
+        'no webhook is set on your card (PUT /agents/me/card with notification_url first)',
+      );
     const now = this.clock.now();
     const secret = newSecret();
     const expires = new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS);
     // Conditioned on the secret it replaces: of two rotations at once, one wins and the other is told to retry.
     const { after } = await this.store.writeAgent(handle, (doc) =>
       doc.notification?.secret === endpoint.secret
-        ? { ...doc, notification: { ...doc.notification, secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires }, updated_at: now }
+        ? {
+            ...doc,
+            notification: {
+              ...doc.notification,
+              secret,
+              previous_secret: endpoint.secret,
+              previous_secret_expires_at: expires,
+            },
+            updated_at: now,
+          }
         : undefined,
     );
     this.teammates.forget(handle);
@@ -79,7 +97,9 @@ export class WebhookEndpoints {
   /** The endpoint set at `endpointUpdatedAt` answered its challenge; a URL changed since stays unverified. */
   async markVerified(handle: string, endpointUpdatedAt: Date): Promise<boolean> {
     const { after } = await this.store.writeAgent(handle, (doc) =>
-      doc.notification?.updated_at.getTime() === endpointUpdatedAt.getTime() ? { ...doc, notification: { ...doc.notification, verified: true } } : undefined,
+      doc.notification?.updated_at.getTime() === endpointUpdatedAt.getTime()
+        ? { ...doc, notification: { ...doc.notification, verified: true } }
+        : undefined,
     );
     this.teammates.forget(handle);
     return after !== null;

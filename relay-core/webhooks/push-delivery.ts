@@ -37,26 +37,42 @@ export interface PushDeliveryDeps {
 
 export function pushDelivery(deps: PushDeliveryDeps) {
   const { reads, store, deliveries, log, clock } = deps;
-  return async function deliverPush(job: Job, data: DeliveryJob, configId: string): Promise<'delivered' | 'gone' | 'skipped'> {
+  return async function deliverPush(
+    job: Job,
+    data: DeliveryJob,
+    configId: string,
+  ): Promise<'delivered' | 'gone' | 'skipped'> {
     const id = pushDeliveryId(data.event_id, configId);
     const doc = await deliveries.get(id);
     if (!doc || doc.status !== 'pending' || doc.redrives !== data.redrive) return 'skipped';
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const fail = async (attempt: Omit<WebhookAttempt, 'at'>, message: string): Promise<never> => {
       await deliveries.record(id, { at: clock.now(), ...attempt }, lastAttempt ? 'failed' : 'pending');
-      if (lastAttempt) log.warn({ delivery_id: id, handle: data.handle, event: data.type, error: attempt.error }, 'push notification failed for good; in the dead-letter list');
+      if (lastAttempt)
+        log.warn(
+          { delivery_id: id, handle: data.handle, event: data.type, error: attempt.error },
+          'push notification failed for good; in the dead-letter list',
+        );
       throw new AttemptFailed(message);
     };
 
     const config = (await store.pushConfigs.of(data.thread_id)).find((c) => c.id === configId);
     if (!config) {
-      await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the push notification config was deleted' }, 'skipped');
+      await deliveries.record(
+        id,
+        { at: clock.now(), outcome: 'failed', http_status: null, error: 'the push notification config was deleted' },
+        'skipped',
+      );
       return 'skipped';
     }
     const thread = await reads.threadById(data.thread_id);
     const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
-      await deliveries.record(id, { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' }, 'failed');
+      await deliveries.record(
+        id,
+        { at: clock.now(), outcome: 'failed', http_status: null, error: 'the thread or event no longer exists' },
+        'failed',
+      );
       throw new UnrecoverableError(`push delivery ${id}: thread or event missing`);
     }
     const state = STATE_OF_EVENT[event.type] ?? V1_STATE[thread.status];
@@ -66,29 +82,65 @@ export function pushDelivery(deps: PushDeliveryDeps) {
         contextId: thread._id,
         status: { state, timestamp: event.at.toISOString() },
         metadata: {
-          handoff_event: { type: event.type, event_id: event.id, at: event.at.toISOString(), by: event.by, via: event.via, ...(event.message_id ? { message_id: event.message_id } : {}) },
+          handoff_event: {
+            type: event.type,
+            event_id: event.id,
+            at: event.at.toISOString(),
+            by: event.by,
+            via: event.via,
+            ...(event.message_id ? { message_id: event.message_id } : {}),
+          },
           handoff: { thread_id: thread._id, status: thread.status },
         },
       },
     });
     const headers: Record<string, string> = {};
     if (config.token) headers['x-a2a-notification-token'] = config.token;
-    if (config.authentication?.credentials) headers.authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
+    if (config.authentication?.credentials)
+      headers.authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
 
     let status: number;
     try {
-      ({ status } = await postSigned({ url: config.url, secrets: [config.secret], id, body, policy: deps.policy, timeoutMs: deps.timeoutMs, headers }));
+      ({ status } = await postSigned({
+        url: config.url,
+        secrets: [config.secret],
+        id,
+        body,
+        policy: deps.policy,
+        timeoutMs: deps.timeoutMs,
+        headers,
+      }));
     } catch (error) {
-      return fail({ outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) }, (error as Error).message);
+      return fail(
+        { outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) },
+        (error as Error).message,
+      );
     }
     if (status >= 200 && status < 300) {
-      await deliveries.record(id, { at: clock.now(), outcome: 'delivered', http_status: status, error: null }, 'delivered');
+      await deliveries.record(
+        id,
+        { at: clock.now(), outcome: 'delivered', http_status: status, error: null },
+        'delivered',
+      );
       return 'delivered';
     }
     if (status === 410) {
       // The receiver is gone: the config goes, so no later event is sent to it either.
-      await store.pushConfigs.change(data.thread_id, (d) => (d.configs.some((c) => c.id === configId) ? { ...d, configs: d.configs.filter((c) => c.id !== configId) } : undefined));
-      await deliveries.record(id, { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the receiver answered 410 Gone; the push notification config is deleted' }, 'gone');
+      await store.pushConfigs.change(data.thread_id, (d) =>
+        d.configs.some((c) => c.id === configId)
+          ? { ...d, configs: d.configs.filter((c) => c.id !== configId) }
+          : undefined,
+      );
+      await deliveries.record(
+        id,
+        {
+          at: clock.now(),
+          outcome: 'gone',
+          http_status: 410,
+          error: 'the receiver answered 410 Gone; the push notification config is deleted',
+        },
+        'gone',
+      );
       return 'gone';
     }
     const why = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;

@@ -33,7 +33,12 @@ export interface PostResult {
  * Headers that sign `body` as message `id` at `timestamp` (seconds) per Standard Webhooks: one `v1,…` signature per
  * secret, space-separated, so during a rotation a receiver holding either secret verifies the call.
  */
-export function signatureHeaders(secrets: readonly string[], id: string, timestamp: Date, body: string): Record<string, string> {
+export function signatureHeaders(
+  secrets: readonly string[],
+  id: string,
+  timestamp: Date,
+  body: string,
+): Record<string, string> {
   if (secrets.length === 0) throw new Error('signatureHeaders: no secret to sign with');
   return {
     'webhook-id': id,

@@ -53,7 +53,8 @@ export async function assertAllowedTarget(rawUrl: string, policy: TargetPolicy):
   } catch {
     throw new WebhookTargetError('is not a URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WebhookTargetError('must be an http or https URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new WebhookTargetError('must be an http or https URL');
   if (policy.allowPrivate) return;
   const host = hostOf(url);
   if (isIP(host)) {
@@ -70,7 +71,8 @@ export async function assertAllowedTarget(rawUrl: string, policy: TargetPolicy):
   }
   for (const { address } of addresses) {
     const reason = refusedAddressReason(address);
-    if (reason) throw new WebhookTargetError(`refused: ${host} resolves to ${reason} (webhooks go to public addresses only)`);
+    if (reason)
+      throw new WebhookTargetError(`refused: ${host} resolves to ${reason} (webhooks go to public addresses only)`);
   }
 }
 
@@ -82,10 +84,14 @@ export function guardedLookup(policy: TargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { all: true, verbatim: true, family: options.family }, (error, addresses) => {
       if (error) return callback(error, '', 0);
-      const refused = policy.allowPrivate ? null : addresses.map((a) => refusedAddressReason(a.address)).find((r) => r !== null);
+      const refused = policy.allowPrivate
+        ? null
+        : addresses.map((a) => refusedAddressReason(a.address)).find((r) => r !== null);
       const first = addresses[0];
       if (refused || !first) {
-        const err = new WebhookTargetError(refused ? `refused: ${hostname} resolves to ${refused}` : `${hostname} has no address`);
+        const err = new WebhookTargetError(
+          refused ? `refused: ${hostname} resolves to ${refused}` : `${hostname} has no address`,
+        );
         return callback(err as NodeJS.ErrnoException, '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [first]);

@@ -66,13 +66,19 @@ export class WebhookQueues {
   }
 
   async enqueueDelivery(deliveryId: string, data: DeliveryJob): Promise<void> {
-    await this.webhooks.add(DELIVER_JOB, data, { ...this.jobOptions, jobId: WebhookQueues.deliveryJobId(deliveryId, data.redrive) });
+    await this.webhooks.add(DELIVER_JOB, data, {
+      ...this.jobOptions,
+      jobId: WebhookQueues.deliveryJobId(deliveryId, data.redrive),
+    });
   }
 
   /** One challenge job per endpoint version: enqueueing it twice runs it once. */
   async enqueueChallenge(handle: string, endpointUpdatedAt: Date): Promise<void> {
     const data: ChallengeJob = { handle, endpoint_updated_at: endpointUpdatedAt.toISOString() };
-    await this.verify.add(ENDPOINT_CHALLENGE_JOB, data, { ...this.jobOptions, jobId: `challenge.${handle}.${endpointUpdatedAt.getTime()}` });
+    await this.verify.add(ENDPOINT_CHALLENGE_JOB, data, {
+      ...this.jobOptions,
+      jobId: `challenge.${handle}.${endpointUpdatedAt.getTime()}`,
+    });
   }
 
   /** Runs a held (delayed) delivery now, e.g. once its endpoint is verified. */

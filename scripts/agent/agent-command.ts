@@ -9,9 +9,16 @@ export const AGENT_COMMAND = {
   summary: 'run the handoffs handed to your agent on this machine; stop a run (your API key; docs/agent-runner.md)',
   usage: ['agent [--config handoff-agent.yaml]', 'agent stop RUN_ID'],
   options: {
-    config: { type: 'string', value: 'FILE', description: 'the runner\'s config (YAML or JSON); handoff-agent.yaml by default' },
+    config: {
+      type: 'string',
+      value: 'FILE',
+      description: "the runner's config (YAML or JSON); handoff-agent.yaml by default",
+    },
   },
-  examples: ['RELAY_API_KEY=hr_… handoff-relay agent --config handoff-agent.yaml', 'RELAY_API_KEY=hr_… handoff-relay agent stop 5b1c…'],
+  examples: [
+    'RELAY_API_KEY=hr_… handoff-relay agent --config handoff-agent.yaml',
+    'RELAY_API_KEY=hr_… handoff-relay agent stop 5b1c…',
+  ],
   env: 'RELAY_URL, RELAY_API_KEY (the runner acts as you)',
 } satisfies CommandSpec;
 
@@ -23,7 +30,10 @@ export interface AgentCommandDeps {
 
 export async function agentCommand(argv: string[], { env, say, fail }: AgentCommandDeps): Promise<void> {
   // Options first: a mistyped one is named before any configuration is asked for.
-  const { values, positionals } = argv[0] === 'stop' ? { values: {}, positionals: [] } : parseOptions(AGENT_COMMAND.name, AGENT_COMMAND.options, argv);
+  const { values, positionals } =
+    argv[0] === 'stop'
+      ? { values: {}, positionals: [] }
+      : parseOptions(AGENT_COMMAND.name, AGENT_COMMAND.options, argv);
   if (positionals.length > 0) throw fail(`agent: unexpected "${positionals[0]}" (handoff-relay agent --help)`);
   const client = loadClientConfig(env);
   if (!client.apiKey) throw fail('RELAY_API_KEY: must be set to your API key (the runner acts as you)');
@@ -32,7 +42,9 @@ export async function agentCommand(argv: string[], { env, say, fail }: AgentComm
     const runId = argv[1];
     if (!runId || argv.length > 2) throw fail('usage: handoff-relay agent stop RUN_ID');
     const run = await stopRun({ relayUrl: client.relayUrl, apiKey, runId, log: say });
-    process.stdout.write(`Run ${runId}: ${run.status}${run.status === 'running' ? ' (stop asked; its runner ends the agent within a few seconds)' : ''}\n`);
+    process.stdout.write(
+      `Run ${runId}: ${run.status}${run.status === 'running' ? ' (stop asked; its runner ends the agent within a few seconds)' : ''}\n`,
+    );
     return;
   }
   const file = values.config ?? 'handoff-agent.yaml';

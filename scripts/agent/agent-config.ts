@@ -11,7 +11,8 @@ import { parseDuration } from '../../relay-core/ops/config';
 export const DEFAULT_AGENT_ENV = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'SHELL'];
 
 /** Never passed to the agent, even when listed: the runner's own key, and the relay's secrets. */
-const SECRET_ENV = /^(RELAY_API_KEY|RELAY_ADMIN_KEY|RELAY_KEY_PEPPER|RELAY_METRICS_TOKEN|SLACK_BOT_TOKEN|SLACK_SIGNING_SECRET|SLACK_APP_TOKEN)$/;
+const SECRET_ENV =
+  /^(RELAY_API_KEY|RELAY_ADMIN_KEY|RELAY_KEY_PEPPER|RELAY_METRICS_TOKEN|SLACK_BOT_TOKEN|SLACK_SIGNING_SECRET|SLACK_APP_TOKEN)$/;
 
 /** Where the thread file's path goes in `command`; without it the path is the last argument. */
 export const THREAD_FILE_PLACEHOLDER = '{thread_file}';
@@ -23,7 +24,10 @@ function duration(fallback: string, min: number, max: number) {
     .transform((value, ctx) => {
       const ms = parseDuration(value);
       if (ms === null || ms < min || ms > max) {
-        ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 30s, 20m or 2h (from ${min} ms to ${max / 3_600_000} h)` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a duration such as 500ms, 30s, 20m or 2h (from ${min} ms to ${max / 3_600_000} h)`,
+        });
         return z.NEVER;
       }
       return ms;
@@ -33,7 +37,10 @@ function duration(fallback: string, min: number, max: number) {
 export const agentConfigSchema = z
   .object({
     /** The program and its arguments, as an array: spawned without a shell. */
-    command: z.array(z.string().min(1, 'must not be empty').max(10_000)).min(1, 'must name the program to run, e.g. ["claude", "-p", "…"]').max(100),
+    command: z
+      .array(z.string().min(1, 'must not be empty').max(10_000))
+      .min(1, 'must name the program to run, e.g. ["claude", "-p", "…"]')
+      .max(100),
     /** A teammate's `repos_owned` path → the local folder the agent works in for handoffs about it. */
     repos: z.record(z.string().min(1).max(1_024), z.string().min(1).max(4_096)).default({}),
     /** The folder for a handoff that names none of `repos`; without it such a run fails saying so. */
@@ -42,16 +49,31 @@ export const agentConfigSchema = z
     time_limit: duration('30m', 1_000, 24 * 3_600_000),
     /** Names of environment variables passed on to the agent (values from the runner's own environment). */
     env: z
-      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').refine((name) => !SECRET_ENV.test(name), 'is a relay secret and never reaches the agent'))
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+          .refine((name) => !SECRET_ENV.test(name), 'is a relay secret and never reaches the agent'),
+      )
       .max(200)
       .default(DEFAULT_AGENT_ENV),
     /** Handoffs the runner accepts and runs by itself (off unless listed): each rule matches on all it names. */
     auto_run: z
-      .array(z.object({ from: handleSchema.optional(), intent: intentSchema.optional() }).strict().refine((r) => r.from !== undefined || r.intent !== undefined, 'must name from, intent or both'))
+      .array(
+        z
+          .object({ from: handleSchema.optional(), intent: intentSchema.optional() })
+          .strict()
+          .refine((r) => r.from !== undefined || r.intent !== undefined, 'must name from, intent or both'),
+      )
       .max(50)
       .default([]),
     /** How the runner shows in Slack ("Running on @bob's agent (laptop)"). */
-    runner_name: z.string().min(1).max(100).regex(/^[\w .@:()/-]+$/, 'must be letters, digits, spaces and . @ : ( ) / - _').optional(),
+    runner_name: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[\w .@:()/-]+$/, 'must be letters, digits, spaces and . @ : ( ) / - _')
+      .optional(),
     /** How long the agent gets after SIGTERM before SIGKILL, on a stop or the time limit. */
     kill_grace: duration('5s', 0, 600_000),
     /** Where thread files and reports are written (a fresh folder per run under it); the system temp folder by default. */
@@ -74,7 +96,9 @@ export async function loadAgentConfig(file: string): Promise<AgentConfig> {
   try {
     source = await readFile(file, 'utf8');
   } catch (error) {
-    throw new AgentConfigError(`${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new AgentConfigError(
+      `${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   let raw: unknown;
   try {
@@ -89,7 +113,9 @@ export function parseAgentConfig(raw: unknown, file: string): AgentConfig {
   const parsed = agentConfigSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(top level)';
+    const field =
+      issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') ||
+      '(top level)';
     throw new AgentConfigError(`${file}: ${field}: ${issue.message}`);
   }
   const base = resolve(file, '..');

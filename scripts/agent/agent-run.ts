@@ -70,7 +70,11 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
   // Heartbeats from the claim until the finish is recorded: the lease must hold while the relay takes the result.
   const beat = async () => {
     try {
-      const answer = await client.call<{ stop_requested: boolean; lease_expires_at: string | null }>('runs/heartbeat', lease, { deadline: leaseUntil });
+      const answer = await client.call<{ stop_requested: boolean; lease_expires_at: string | null }>(
+        'runs/heartbeat',
+        lease,
+        { deadline: leaseUntil },
+      );
       if (answer.lease_expires_at) leaseUntil = Date.parse(answer.lease_expires_at);
       if (answer.stop_requested) stopAgent('stopped');
     } catch (error) {
@@ -80,12 +84,26 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
     }
   };
   let beating: Promise<void> | null = null;
-  const heartbeat = setInterval(() => {
-    if (cause !== 'lost') beating ??= beat().finally(() => (beating = null));
-  }, Math.min(MAX_HEARTBEAT_MS, Math.floor(run.lease_ms / 3)));
+  const heartbeat = setInterval(
+    () => {
+      if (cause !== 'lost') beating ??= beat().finally(() => (beating = null));
+    },
+    Math.min(MAX_HEARTBEAT_MS, Math.floor(run.lease_ms / 3)),
+  );
 
-  const finish = async (outcome: 'succeeded' | 'failed' | 'stopped', reason: string, exitCode: number | null, report: string | null) => {
-    const params = { ...lease, outcome, reason, exit_code: exitCode, report: report ? report.slice(-REPORT_MAX) : null };
+  const finish = async (
+    outcome: 'succeeded' | 'failed' | 'stopped',
+    reason: string,
+    exitCode: number | null,
+    report: string | null,
+  ) => {
+    const params = {
+      ...lease,
+      outcome,
+      reason,
+      exit_code: exitCode,
+      report: report ? report.slice(-REPORT_MAX) : null,
+    };
     // Retried for as long as the lease holds (the heartbeats go on meanwhile): a relay restart only delays it.
     while ((cause as EndCause) !== 'lost') {
       try {
@@ -102,32 +120,54 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
     }
   };
 
-  const dir = await mkdtemp(join(config.state_dir ?? tmpdir(), 'handoff-run-')).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT' || !config.state_dir) throw error;
-    await mkdir(config.state_dir, { recursive: true });
-    return mkdtemp(join(config.state_dir, 'handoff-run-'));
-  });
+  const dir = await mkdtemp(join(config.state_dir ?? tmpdir(), 'handoff-run-')).catch(
+    async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT' || !config.state_dir) throw error;
+      await mkdir(config.state_dir, { recursive: true });
+      return mkdtemp(join(config.state_dir, 'handoff-run-'));
+    },
+  );
   try {
     let thread: RelayThread;
     try {
       thread = await client.call<RelayThread>('tasks/get', { task_id: run.task_id });
     } catch (error) {
-      return await finish('failed', 'error', null, `The runner could not read the handoff: ${(error as Error).message}`);
+      return await finish(
+        'failed',
+        'error',
+        null,
+        `The runner could not read the handoff: ${(error as Error).message}`,
+      );
     }
     const workdir = workdirFor(thread, config.repos, config.default_workdir);
     if (!workdir) {
       const repos = Object.keys(config.repos);
-      return await finish('failed', 'error', null, `No working directory for this handoff: none of the runner's repos (${repos.join(', ') || 'none'}) matches the paths it names, and the runner config sets no default_workdir.`);
+      return await finish(
+        'failed',
+        'error',
+        null,
+        `No working directory for this handoff: none of the runner's repos (${repos.join(', ') || 'none'}) matches the paths it names, and the runner config sets no default_workdir.`,
+      );
     }
     const threadPath = join(dir, 'handoff.md');
     const reportPath = join(dir, 'report.md');
-    await writeFile(threadPath, threadFile({ thread, runId: run.run_id, workdir, reportFile: reportPath }), { mode: 0o600 });
+    await writeFile(threadPath, threadFile({ thread, runId: run.run_id, workdir, reportFile: reportPath }), {
+      mode: 0o600,
+    });
 
     const placed = config.command.some((arg) => arg.includes(THREAD_FILE_PLACEHOLDER));
-    const argv = placed ? config.command.map((arg) => arg.split(THREAD_FILE_PLACEHOLDER).join(threadPath)) : [...config.command, threadPath];
+    const argv = placed
+      ? config.command.map((arg) => arg.split(THREAD_FILE_PLACEHOLDER).join(threadPath))
+      : [...config.command, threadPath];
     const env: NodeJS.ProcessEnv = {};
     for (const name of config.env) if (deps.env[name] !== undefined) env[name] = deps.env[name];
-    Object.assign(env, { HANDOFF_THREAD_FILE: threadPath, HANDOFF_REPORT_FILE: reportPath, HANDOFF_RUN_ID: run.run_id, HANDOFF_TASK_ID: run.task_id, HANDOFF_WORKDIR: workdir });
+    Object.assign(env, {
+      HANDOFF_THREAD_FILE: threadPath,
+      HANDOFF_REPORT_FILE: reportPath,
+      HANDOFF_RUN_ID: run.run_id,
+      HANDOFF_TASK_ID: run.task_id,
+      HANDOFF_WORKDIR: workdir,
+    });
 
     const progress = new ProgressSender({
       client,
@@ -141,7 +181,13 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
     });
     // The handoff's text reaches the agent only inside the file: argv holds the runner's own words and the path.
     // Through the watchdog (the group's leader), which ends the group if this runner dies without a word.
-    const spawned = spawn(process.execPath, [WATCHDOG, String(process.pid), ...argv], { cwd: workdir, env, detached: true, shell: false, stdio: ['ignore', 'pipe', 'pipe'] });
+    const spawned = spawn(process.execPath, [WATCHDOG, String(process.pid), ...argv], {
+      cwd: workdir,
+      env,
+      detached: true,
+      shell: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = spawned;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
       spawned.once('error', (error) => resolve({ code: null, signal: null, error }));
@@ -153,7 +199,9 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
     deps.track?.(run.run_id, (why) => stopAgent(why));
     if (cause) stopAgent(cause);
     const limit = setTimeout(() => stopAgent('time_limit'), config.time_limit);
-    log(`run ${run.run_id}: started ${argv[0]} in ${workdir}${run.claims > 1 ? ` (taken over, claim ${run.claims})` : ''}`);
+    log(
+      `run ${run.run_id}: started ${argv[0]} in ${workdir}${run.claims > 1 ? ` (taken over, claim ${run.claims})` : ''}`,
+    );
     const { code, signal, error } = await exited;
     clearTimeout(limit);
     deps.track?.(run.run_id, undefined);
@@ -167,8 +215,15 @@ export async function workRun(deps: AgentRunDeps, run: ClaimedRun): Promise<void
     const ended = cause as EndCause;
     if (ended === 'lost') return;
     if (ended === 'stopped') return await finish('stopped', 'stopped', code, tail);
-    if (ended === 'time_limit') return await finish('failed', 'time_limit', code, `Stopped after the time limit (${Math.round(config.time_limit / 1000)} s).\n\n${tail}`);
-    if (ended === 'shutdown') return await finish('failed', 'error', code, `The runner was shut down while the agent ran.\n\n${tail}`);
+    if (ended === 'time_limit')
+      return await finish(
+        'failed',
+        'time_limit',
+        code,
+        `Stopped after the time limit (${Math.round(config.time_limit / 1000)} s).\n\n${tail}`,
+      );
+    if (ended === 'shutdown')
+      return await finish('failed', 'error', code, `The runner was shut down while the agent ran.\n\n${tail}`);
     if (code === 0) {
       const written = await readFile(reportPath, 'utf8').catch(() => '');
       return await finish('succeeded', 'exit', 0, written.trim() || tail.trim() || null);

@@ -34,7 +34,13 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
     while (!stopping) {
       let claimed: ClaimedRun | null;
       try {
-        claimed = (await client.call<{ run: ClaimedRun | null }>('runs/claim', { runner, wait_seconds: CLAIM_WAIT_SECONDS }, { timeoutMs: (CLAIM_WAIT_SECONDS + 15) * 1000 })).run;
+        claimed = (
+          await client.call<{ run: ClaimedRun | null }>(
+            'runs/claim',
+            { runner, wait_seconds: CLAIM_WAIT_SECONDS },
+            { timeoutMs: (CLAIM_WAIT_SECONDS + 15) * 1000 },
+          )
+        ).run;
       } catch (error) {
         log(`claim refused: ${(error as Error).message}`);
         await sleep(5_000);
@@ -43,7 +49,9 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
       if (!claimed) continue;
       if (stopping) break;
       log(`slot ${n}: run ${claimed.run_id} of handoff ${claimed.task_id}`);
-      const work = workRun({ client, config, env: opts.env, log, track }, claimed).catch((error: Error) => log(`run ${claimed.run_id}: runner error ${error.message}`));
+      const work = workRun({ client, config, env: opts.env, log, track }, claimed).catch((error: Error) =>
+        log(`run ${claimed.run_id}: runner error ${error.message}`),
+      );
       working.add(work);
       await work;
       working.delete(work);
@@ -52,11 +60,24 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
 
   /** Auto-run: new handoffs to this teammate that a rule matches are accepted with run: true (the relay's policy still applies). */
   async function autoRun(): Promise<void> {
-    const relay = new HttpRelayClient({ relayUrl: opts.relayUrl, apiKey: opts.apiKey, retryDelaysMs: [500, 1_000, 2_000, 3_000] });
+    const relay = new HttpRelayClient({
+      relayUrl: opts.relayUrl,
+      apiKey: opts.apiKey,
+      retryDelaysMs: [500, 1_000, 2_000, 3_000],
+    });
     const consider = async (threadId: string): Promise<void> => {
-      const thread = await relay.call<{ status: string; intent: string; sender: { handle: string }; recipient: { handle: string } }>('tasks/get', { task_id: threadId });
+      const thread = await relay.call<{
+        status: string;
+        intent: string;
+        sender: { handle: string };
+        recipient: { handle: string };
+      }>('tasks/get', { task_id: threadId });
       if (thread.status !== 'pending' || thread.sender.handle === thread.recipient.handle) return;
-      const rule = config.auto_run.find((r) => (r.from === undefined || r.from === thread.sender.handle) && (r.intent === undefined || r.intent === thread.intent));
+      const rule = config.auto_run.find(
+        (r) =>
+          (r.from === undefined || r.from === thread.sender.handle) &&
+          (r.intent === undefined || r.intent === thread.intent),
+      );
       if (!rule) return;
       try {
         await relay.call('tasks/update', { task_id: threadId, transition: 'accept', run: true });
@@ -72,7 +93,10 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
           // Where the event log is now, then what already waits: nothing that arrives in between (or while this
           // runner was down) is missed; a handoff seen twice is accepted once (the second accept is refused).
           cursor = (await relay.events({ wait_seconds: 0 })).cursor;
-          const waiting = await relay.call<{ items: Array<{ thread_id: string }> }>('tasks/list', { filter: { role: 'recipient', status: ['pending'] }, page: { limit: 50 } });
+          const waiting = await relay.call<{ items: Array<{ thread_id: string }> }>('tasks/list', {
+            filter: { role: 'recipient', status: ['pending'] },
+            page: { limit: 50 },
+          });
           for (const item of waiting.items) await consider(item.thread_id);
           log('auto-run: following new handoffs');
         }
@@ -89,8 +113,13 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
     relay.close();
   }
 
-  log(`handoff-relay agent: ${runner} works runs for this teammate at ${opts.relayUrl} (${config.concurrency} at a time${config.auto_run.length ? `, ${config.auto_run.length} auto-run rules` : ', auto-run off'})`);
-  const loops = [...Array.from({ length: config.concurrency }, (_, i) => slot(i + 1)), ...(config.auto_run.length ? [autoRun()] : [])];
+  log(
+    `handoff-relay agent: ${runner} works runs for this teammate at ${opts.relayUrl} (${config.concurrency} at a time${config.auto_run.length ? `, ${config.auto_run.length} auto-run rules` : ', auto-run off'})`,
+  );
+  const loops = [
+    ...Array.from({ length: config.concurrency }, (_, i) => slot(i + 1)),
+    ...(config.auto_run.length ? [autoRun()] : []),
+  ];
   const done = Promise.all(loops).then(() => undefined);
   return {
     done,
@@ -105,7 +134,12 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
 }
 
 /** `handoff-relay agent stop RUN_ID`: asks the relay to stop the run; its runner ends the agent's process group. */
-export async function stopRun(opts: { relayUrl: string; apiKey: string; runId: string; log: (line: string) => void }): Promise<{ status: string; stop_requested: boolean }> {
+export async function stopRun(opts: {
+  relayUrl: string;
+  apiKey: string;
+  runId: string;
+  log: (line: string) => void;
+}): Promise<{ status: string; stop_requested: boolean }> {
   const client = new RunnerClient({ relayUrl: opts.relayUrl, apiKey: opts.apiKey, log: opts.log });
   try {
     return await client.call('runs/stop', { run_id: opts.runId }, { deadline: Date.now() + 15_000 });

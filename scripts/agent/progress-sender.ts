@@ -52,7 +52,8 @@ export class ProgressSender {
   }
 
   private tick(): Promise<void> {
-    if (this.sending || this.lost || (this.buffer.length === 0 && this.leftOut === 0)) return this.sending ?? Promise.resolve();
+    if (this.sending || this.lost || (this.buffer.length === 0 && this.leftOut === 0))
+      return this.sending ?? Promise.resolve();
     this.sending = this.sendOne().finally(() => (this.sending = null));
     return this.sending;
   }
@@ -64,7 +65,12 @@ export class ProgressSender {
     this.buffer = this.buffer.slice(room);
     this.leftOut = 0;
     try {
-      await this.opts.client.call('runs/progress', { run_id: this.opts.runId, lease_id: this.opts.leaseId, seq: this.seq, text });
+      await this.opts.client.call('runs/progress', {
+        run_id: this.opts.runId,
+        lease_id: this.opts.leaseId,
+        seq: this.seq,
+        text,
+      });
       this.seq += 1;
     } catch (error) {
       if (error instanceof RunnerCallError && error.code === 'conflict') {
@@ -74,7 +80,11 @@ export class ProgressSender {
       }
       // Anything else (a refused batch) is logged and skipped: the output is only progress, never the result.
       this.opts.log(`run ${this.opts.runId}: progress batch ${this.seq} not recorded (${(error as Error).message})`);
-      if (error instanceof RunnerCallError && error.code === 'invalid_params' && /params\.seq: must be (\d+)/.test(error.message)) {
+      if (
+        error instanceof RunnerCallError &&
+        error.code === 'invalid_params' &&
+        /params\.seq: must be (\d+)/.test(error.message)
+      ) {
         this.seq = Number(/params\.seq: must be (\d+)/.exec(error.message)![1]);
       }
     }
@@ -85,6 +95,7 @@ export class ProgressSender {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.sending;
-    for (let i = 0; i < batches && !this.lost && (this.buffer.length > 0 || this.leftOut > 0); i += 1) await this.tick();
+    for (let i = 0; i < batches && !this.lost && (this.buffer.length > 0 || this.leftOut > 0); i += 1)
+      await this.tick();
   }
 }

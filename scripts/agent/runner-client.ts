@@ -25,7 +25,11 @@ export class RunnerClient {
    * One call, repeated while the relay cannot answer (unreachable, 5xx, rate_limited with a retry time) until
    * `deadline` (ms since epoch; forever without one). Throws RunnerCallError for the relay's refusals.
    */
-  async call<T>(method: string, params: Record<string, unknown>, opts: { deadline?: number; timeoutMs?: number; idempotencyKey?: string } = {}): Promise<T> {
+  async call<T>(
+    method: string,
+    params: Record<string, unknown>,
+    opts: { deadline?: number; timeoutMs?: number; idempotencyKey?: string } = {},
+  ): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       let wait = BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
       let why: string;
@@ -40,7 +44,10 @@ export class RunnerClient {
           body: JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
           signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
         });
-        const body = (await response.json().catch(() => null)) as { result?: T; error?: { message: string; data?: { code?: string; details?: Record<string, unknown> } } } | null;
+        const body = (await response.json().catch(() => null)) as {
+          result?: T;
+          error?: { message: string; data?: { code?: string; details?: Record<string, unknown> } };
+        } | null;
         if (body?.error && response.status < 500) {
           const code = body.error.data?.code ?? 'error';
           const retryAfter = Number(body.error.data?.details?.retry_after_ms);
@@ -59,8 +66,10 @@ export class RunnerClient {
         if (error instanceof RunnerCallError) throw error;
         why = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
       }
-      if (opts.deadline !== undefined && Date.now() + wait > opts.deadline) throw new Error(`${method}: the relay did not answer in time (${why})`);
-      if (attempt === 2 && why !== 'rate_limited') this.opts.log(`${method}: the relay is not answering (${why}); retrying`);
+      if (opts.deadline !== undefined && Date.now() + wait > opts.deadline)
+        throw new Error(`${method}: the relay did not answer in time (${why})`);
+      if (attempt === 2 && why !== 'rate_limited')
+        this.opts.log(`${method}: the relay is not answering (${why}); retrying`);
       await sleep(wait);
     }
   }

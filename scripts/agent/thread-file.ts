@@ -16,7 +16,11 @@ export function pathsOf(thread: RelayThread): string[] {
 }
 
 /** The local folder for a handoff: the config's repo whose `repos_owned` path the handoff names, else the default. */
-export function workdirFor(thread: RelayThread, repos: Record<string, string>, fallback: string | undefined): string | null {
+export function workdirFor(
+  thread: RelayThread,
+  repos: Record<string, string>,
+  fallback: string | undefined,
+): string | null {
   const paths = pathsOf(thread);
   // The longest owned path that matches wins (apps/web/ over apps/).
   for (const repo of Object.keys(repos).sort((a, b) => b.length - a.length)) {
@@ -29,7 +33,13 @@ export function workdirFor(thread: RelayThread, repos: Record<string, string>, f
 const fence = (value: unknown) => `\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``;
 
 /** The thread as Markdown for the agent; its own progress replies (the run's output) are left out. */
-export function threadFile(input: { thread: RelayThread; runId: string; workdir: string; reportFile: string; marks?: ProvenanceMarks }): string {
+export function threadFile(input: {
+  thread: RelayThread;
+  runId: string;
+  workdir: string;
+  reportFile: string;
+  marks?: ProvenanceMarks;
+}): string {
   const marks = input.marks ?? new ProvenanceMarks();
   const t = markThread(marks, input.thread);
   const from = input.thread.sender.handle;
@@ -49,11 +59,26 @@ export function threadFile(input: { thread: RelayThread; runId: string; workdir:
   if (t.question) lines.push('', '## Question', '', t.question);
   if (t.proposed_action) {
     const action = t.proposed_action;
-    lines.push('', '## Proposed action', '', action.description, '', '### Rationale', '', action.rationale, '', '### Target files', '', fence(action.target_files));
+    lines.push(
+      '',
+      '## Proposed action',
+      '',
+      action.description,
+      '',
+      '### Rationale',
+      '',
+      action.rationale,
+      '',
+      '### Target files',
+      '',
+      fence(action.target_files),
+    );
     if (action.suggested_diff) lines.push('', '### Suggested diff', '', action.suggested_diff);
   }
   lines.push('', '## Artifacts', '', fence(t.artifacts), '', '## Metadata', '', fence(t.metadata));
-  const messages = t.messages.filter((m, i) => !['run_progress', 'run_ended'].includes(String(input.thread.messages[i]?.payload?.kind ?? '')));
+  const messages = t.messages.filter(
+    (m, i) => !['run_progress', 'run_ended'].includes(String(input.thread.messages[i]?.payload?.kind ?? '')),
+  );
   if (messages.length > 0) {
     lines.push('', '## Messages');
     for (const m of messages) lines.push('', `### ${m.sequence_no}. ${m.from} · ${m.created_at}`, '', m.body);

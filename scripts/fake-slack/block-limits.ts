@@ -350,7 +350,10 @@ function element(raw: unknown, p: string, allowed: readonly string[], actionIds?
   if (type === 'plain_text_input') {
     optStr(e, 'initial_value', p, L.textObject, 0);
     for (const key of ['min_length', 'max_length']) {
-      if (e[key] !== undefined && (typeof e[key] !== 'number' || !Number.isInteger(e[key]) || (e[key] as number) < 0 || (e[key] as number) > 3000)) {
+      if (
+        e[key] !== undefined &&
+        (typeof e[key] !== 'number' || !Number.isInteger(e[key]) || (e[key] as number) < 0 || (e[key] as number) > 3000)
+      ) {
         throw new Invalid(`${p}/${key}`, 'must be an integer from 0 to 3000');
       }
     }
@@ -373,7 +376,8 @@ function option(raw: unknown, p: string, overflow = false): void {
   onlyKeys(o, overflow ? ['text', 'value', 'description', 'url'] : ['text', 'value', 'description'], p);
   textObject(o.text, `${p}/text`, L.optionText);
   str(o.value, `${p}/value`, L.optionValue);
-  if (o.description !== undefined) textObject(o.description, `${p}/description`, L.optionDescription, { plainOnly: true });
+  if (o.description !== undefined)
+    textObject(o.description, `${p}/description`, L.optionDescription, { plainOnly: true });
   optStr(o, 'url', p, L.url);
 }
 
@@ -411,10 +415,12 @@ const VIEW_KEYS = {
 function checkView(raw: unknown, kind: 'modal' | 'home'): void {
   const bad = 'invalid_arguments' as const;
   const view = obj(raw, '/view', bad);
-  if (JSON.stringify(view).length > L.viewBytes) throw new Invalid('/view', 'view is larger than 250kb', 'view_too_large');
+  if (JSON.stringify(view).length > L.viewBytes)
+    throw new Invalid('/view', 'view is larger than 250kb', 'view_too_large');
   if (view.type !== kind) throw new Invalid('/view/type', `must be "${kind}"`, bad);
   onlyKeys(view, VIEW_KEYS[kind], '/view', bad);
-  if (kind === 'modal' && view.title === undefined) throw new Invalid('/view/title', 'a modal must have a "title"', bad);
+  if (kind === 'modal' && view.title === undefined)
+    throw new Invalid('/view/title', 'a modal must have a "title"', bad);
   for (const key of ['title', 'close', 'submit'] as const) {
     if (view[key] !== undefined) {
       const max = key === 'title' ? L.viewTitle : L.viewButton;

@@ -143,7 +143,11 @@ export interface FakeSlack {
   /** Socket Mode: resolves once a client holds an open connection (after `hello`); rejects after timeoutMs. */
   socketConnected(timeoutMs?: number): Promise<void>;
   /** Socket Mode: sends an envelope to the connected client; resolves with its ack ({envelope_id, payload?}). */
-  sendEnvelope(type: 'interactive' | 'slash_commands' | 'events_api', payload: Record<string, unknown>, timeoutMs?: number): Promise<FakeSlackAck>;
+  sendEnvelope(
+    type: 'interactive' | 'slash_commands' | 'events_api',
+    payload: Record<string, unknown>,
+    timeoutMs?: number,
+  ): Promise<FakeSlackAck>;
   // --- end slack-delivery additions -------------------------------------------------------------
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
   reset(): void;
@@ -151,7 +155,17 @@ export interface FakeSlack {
 }
 
 /** The bot scopes the fake grants: exactly manifest.yml's. */
-export const FAKE_SLACK_SCOPES = ['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write'] as const;
+export const FAKE_SLACK_SCOPES = [
+  'chat:write',
+  'im:write',
+  'commands',
+  'users:read',
+  'im:history',
+  'channels:history',
+  'groups:history',
+  'links:read',
+  'links:write',
+] as const;
 
 export function startFakeSlack(opts: { token?: string; anyUser?: boolean } = {}): Promise<FakeSlack> {
   const fake = new FakeSlackServer(opts.token ?? 'xoxb-0000000000-fake-handoff-relay', opts.anyUser ?? false);
@@ -186,13 +200,19 @@ const JSON_FIELDS = ['blocks', 'attachments', 'view', 'metadata', 'unfurls'];
 function zoneNow(tz: string): { offsetSeconds: number; label: string } {
   let name: string;
   try {
-    name = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+    name =
+      new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' })
+        .formatToParts(new Date())
+        .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
   } catch {
     throw new Error(`fake Slack: "${tz}" is not an IANA time zone`);
   }
   const m = /GMT(?:([+-])(\d{2}):(\d{2}))?/.exec(name);
   const offsetSeconds = m?.[1] ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 3600 + Number(m[3]) * 60) : 0;
-  const label = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'long' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ?? tz;
+  const label =
+    new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'long' })
+      .formatToParts(new Date())
+      .find((p) => p.type === 'timeZoneName')?.value ?? tz;
   return { offsetSeconds, label };
 }
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
@@ -209,7 +229,12 @@ function fail(error: string, ...messages: string[]): Body {
 }
 
 function problemBody(problem: BlockProblem): Body {
-  return { ok: false, error: problem.error, errors: [problem.message], response_metadata: { messages: [formatProblem(problem)] } };
+  return {
+    ok: false,
+    error: problem.error,
+    errors: [problem.message],
+    response_metadata: { messages: [formatProblem(problem)] },
+  };
 }
 
 function present(v: unknown): boolean {
@@ -249,7 +274,12 @@ class FakeSlackServer implements FakeSlack {
   private viewCounter = 0;
   /** slack-delivery: methods whose next calls lose their response (count left). */
   private readonly drops = new Map<string, number>();
-  private readonly holds: Array<{ method: string; match: (args: Args) => boolean; arrive: (args: Args) => void; released: Promise<void> }> = [];
+  private readonly holds: Array<{
+    method: string;
+    match: (args: Args) => boolean;
+    arrive: (args: Args) => void;
+    released: Promise<void>;
+  }> = [];
   /** slack-delivery, Socket Mode: tickets handed out by apps.connections.open, open sockets, acks awaited. */
   appToken = '';
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -323,7 +353,11 @@ class FakeSlackServer implements FakeSlack {
         timer: setTimeout(() => {
           this.waiters.delete(waiter);
           const what = predicate ? ' matching the predicate' : '';
-          reject(new Error(`fake Slack: no successful ${method} call${what} within ${timeoutMs} ms.\n${this.describeCalls()}`));
+          reject(
+            new Error(
+              `fake Slack: no successful ${method} call${what} within ${timeoutMs} ms.\n${this.describeCalls()}`,
+            ),
+          );
         }, timeoutMs),
       };
       this.waiters.add(waiter);
@@ -331,7 +365,8 @@ class FakeSlackServer implements FakeSlack {
   }
 
   addUser(id: string, profile: FakeSlackUserProfile = {}): void {
-    if (!USER_ID.test(id)) throw new Error(`fake Slack: "${id}" does not look like a Slack user id (U or W, then A-Z0-9)`);
+    if (!USER_ID.test(id))
+      throw new Error(`fake Slack: "${id}" does not look like a Slack user id (U or W, then A-Z0-9)`);
     const name = profile.name ?? id.toLowerCase();
     const realName = profile.real_name ?? name;
     const displayName = profile.display_name ?? '';
@@ -378,7 +413,8 @@ class FakeSlackServer implements FakeSlack {
   }
 
   addChannel(id: string, members?: string[], opts: { botMember?: boolean } = {}): void {
-    if (!/^[CG][A-Z0-9]{2,}$/.test(id)) throw new Error(`fake Slack: "${id}" does not look like a channel id (C or G, then A-Z0-9)`);
+    if (!/^[CG][A-Z0-9]{2,}$/.test(id))
+      throw new Error(`fake Slack: "${id}" does not look like a channel id (C or G, then A-Z0-9)`);
     this.channels.set(id, { kind: 'channel', members: members && new Set(members), botMember: opts.botMember ?? true });
   }
 
@@ -398,8 +434,16 @@ class FakeSlackServer implements FakeSlack {
     if (!this.channels.has(channel)) throw new Error(`fake Slack: no channel ${channel}; addChannel it first`);
     if (!this.users.has(user)) throw new Error(`fake Slack: no user ${user}; addUser it first`);
     const list = this.messages.get(channel) ?? [];
-    if (opts.thread_ts && !list.some((m) => m.ts === opts.thread_ts)) throw new Error(`fake Slack: no message ${opts.thread_ts} in ${channel}`);
-    const message: FakeSlackMessage = { ts: this.nextTs(), text, blocks: [], updated: 0, user, ...(opts.thread_ts ? { thread_ts: opts.thread_ts } : {}) };
+    if (opts.thread_ts && !list.some((m) => m.ts === opts.thread_ts))
+      throw new Error(`fake Slack: no message ${opts.thread_ts} in ${channel}`);
+    const message: FakeSlackMessage = {
+      ts: this.nextTs(),
+      text,
+      blocks: [],
+      updated: 0,
+      user,
+      ...(opts.thread_ts ? { thread_ts: opts.thread_ts } : {}),
+    };
     list.push(message);
     this.messages.set(channel, list);
     return message.ts;
@@ -411,7 +455,14 @@ class FakeSlackServer implements FakeSlack {
     const entry = { key: `${channel}:${messageTs}`, urls: new Set(urls) };
     this.shared.set(entry.key, entry);
     this.shared.set(unfurlId, entry);
-    return { channel, user, message_ts: messageTs, unfurl_id: unfurlId, source: 'conversations_history', links: urls.map((url) => ({ domain: new URL(url).hostname, url })) };
+    return {
+      channel,
+      user,
+      message_ts: messageTs,
+      unfurl_id: unfurlId,
+      source: 'conversations_history',
+      links: urls.map((url) => ({ domain: new URL(url).hostname, url })),
+    };
   }
 
   imChannelId(userId: string): string {
@@ -439,7 +490,11 @@ class FakeSlackServer implements FakeSlack {
   rateLimitNext(method: string, opts: { times?: number; retryAfterSeconds?: number } = {}): void {
     const { times = 1, retryAfterSeconds = 1 } = opts;
     for (let i = 0; i < times; i += 1) {
-      this.failNext(method, { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) }, body: { ok: false, error: 'ratelimited' } });
+      this.failNext(method, {
+        status: 429,
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+        body: { ok: false, error: 'ratelimited' },
+      });
     }
   }
 
@@ -540,7 +595,14 @@ class FakeSlackServer implements FakeSlack {
     this.respond(res, method, args, body);
   }
 
-  private respond(res: ServerResponse, method: string, args: Args, body: Body, status = 200, headers: Record<string, string> = {}): void {
+  private respond(
+    res: ServerResponse,
+    method: string,
+    args: Args,
+    body: Body,
+    status = 200,
+    headers: Record<string, string> = {},
+  ): void {
     const call: FakeSlackCall = { method, args, at: Date.now(), response: body };
     this.record(call);
     res
@@ -588,11 +650,14 @@ class FakeSlackServer implements FakeSlack {
       body = fail('invalid_payload');
     }
     this.record({ method: 'response_url', args, at: Date.now(), response: body });
-    res.writeHead(body.ok === true ? 200 : 400, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    res
+      .writeHead(body.ok === true ? 200 : 400, { 'content-type': 'application/json; charset=utf-8' })
+      .end(JSON.stringify(body));
   }
 
   private describeCalls(): string {
-    if (this.calls.length === 0) return 'No calls reached the fake Slack at all (is slackApiUrl / SLACK_API_URL set to fake.url?).';
+    if (this.calls.length === 0)
+      return 'No calls reached the fake Slack at all (is slackApiUrl / SLACK_API_URL set to fake.url?).';
     const lines = this.calls.map((c, i) => {
       const outcome = c.response.ok === true ? 'ok' : `ERROR ${String(c.response.error)}`;
       const meta = c.response.response_metadata as { messages?: string[] } | undefined;
@@ -621,11 +686,15 @@ class FakeSlackServer implements FakeSlack {
       return fail('invalid_blocks', '[ERROR] blocks must be a JSON array [json-pointer:/blocks]');
     }
     const text = args.text;
-    if (text !== undefined && typeof text !== 'string') return fail('invalid_arguments', '[ERROR] text must be a string');
+    if (text !== undefined && typeof text !== 'string')
+      return fail('invalid_arguments', '[ERROR] text must be a string');
     const hasText = typeof text === 'string' && text.trim() !== '';
     if (!hasText && (requireContent || hasBlocks)) {
       // Slack only needs one of text/blocks; our product rule is stricter: blocks always come with a text fallback.
-      return fail('no_text', hasBlocks ? '[ERROR] blocks were sent without a top-level text fallback' : '[ERROR] no text');
+      return fail(
+        'no_text',
+        hasBlocks ? '[ERROR] blocks were sent without a top-level text fallback' : '[ERROR] no text',
+      );
     }
     if (typeof text === 'string' && text.length > MESSAGE_TEXT_LIMIT) return fail('msg_too_long');
     if (hasBlocks) {
@@ -656,7 +725,9 @@ class FakeSlackServer implements FakeSlack {
       ...(m.blocks.length ? { blocks: m.blocks } : {}),
       ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: BOT_USER_ID } : {}),
       ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
-      ...(m.user ? {} : { bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID } }),
+      ...(m.user
+        ? {}
+        : { bot_profile: { id: BOT_ID, app_id: APP_ID, name: 'handoff-relay', deleted: false, team_id: TEAM_ID } }),
     };
   }
 
@@ -682,7 +753,13 @@ class FakeSlackServer implements FakeSlack {
       if (!id || ch?.kind !== 'im') return fail('channel_not_found');
       return { ok: true, no_op: true, already_open: true, channel: { id } };
     }
-    const users = typeof a.users === 'string' ? a.users.split(',').map((u) => u.trim()).filter(Boolean) : [];
+    const users =
+      typeof a.users === 'string'
+        ? a.users
+            .split(',')
+            .map((u) => u.trim())
+            .filter(Boolean)
+        : [];
     if (users.length === 0) return fail('users_list_not_supplied');
     if (users.length > 8) return fail('too_many_users');
     const unknown = users.find((u) => !this.hasUser(u));
@@ -693,7 +770,9 @@ class FakeSlackServer implements FakeSlack {
     const user = users[0];
     if (user === BOT_USER_ID) return fail('cannot_dm_bot');
     const { id, alreadyOpen } = this.openIm(user);
-    const channel: Body = truthy(a.return_im) ? { id, created: 1700000000, is_im: true, is_org_shared: false, user, is_user_deleted: false, priority: 0 } : { id };
+    const channel: Body = truthy(a.return_im)
+      ? { id, created: 1700000000, is_im: true, is_org_shared: false, user, is_user_deleted: false, priority: 0 }
+      : { id };
     return alreadyOpen ? { ok: true, no_op: true, already_open: true, channel } : { ok: true, channel };
   }
 
@@ -783,7 +862,11 @@ class FakeSlackServer implements FakeSlack {
     const message = this.messages.get(channel)?.find((m) => m.ts === a.message_ts);
     if (!message) return fail('message_not_found');
     const base = `https://handoff-relay-test.slack.com/archives/${channel}/p${message.ts.replace('.', '')}`;
-    return { ok: true, channel, permalink: message.thread_ts ? `${base}?thread_ts=${message.thread_ts}&cid=${channel}` : base };
+    return {
+      ok: true,
+      channel,
+      permalink: message.thread_ts ? `${base}?thread_ts=${message.thread_ts}&cid=${channel}` : base,
+    };
   }
 
   /**
@@ -793,7 +876,8 @@ class FakeSlackServer implements FakeSlack {
   private unfurl(a: Args): Body {
     let entry: { key: string; urls: Set<string> } | undefined;
     if (present(a.unfurl_id) || present(a.source)) {
-      if (!present(a.unfurl_id) || !present(a.source)) return fail('invalid_arguments', '[ERROR] unfurl_id and source go together');
+      if (!present(a.unfurl_id) || !present(a.source))
+        return fail('invalid_arguments', '[ERROR] unfurl_id and source go together');
       entry = this.shared.get(String(a.unfurl_id));
       if (!entry) return fail('cannot_unfurl_message');
     } else {
@@ -812,14 +896,21 @@ class FakeSlackServer implements FakeSlack {
         return fail('invalid_unfurls_format', '[ERROR] unfurls must be a JSON object');
       }
     }
-    if (typeof unfurls !== 'object' || unfurls === null || Array.isArray(unfurls) || Object.keys(unfurls).length === 0) {
+    if (
+      typeof unfurls !== 'object' ||
+      unfurls === null ||
+      Array.isArray(unfurls) ||
+      Object.keys(unfurls).length === 0
+    ) {
       return fail('invalid_unfurls_format', '[ERROR] unfurls must be a non-empty JSON object of URL → unfurl');
     }
     for (const [url, value] of Object.entries(unfurls as Record<string, unknown>)) {
       if (!entry.urls.has(url)) return fail('cannot_unfurl_url', `[ERROR] ${url} was not shared in this message`);
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('invalid_unfurls_format', `[ERROR] the unfurl of ${url} must be an object`);
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return fail('invalid_unfurls_format', `[ERROR] the unfurl of ${url} must be an object`);
       const blocks = (value as Body).blocks;
-      if (blocks === undefined && !present((value as Body).text)) return fail('invalid_unfurls_format', `[ERROR] the unfurl of ${url} has neither blocks nor text`);
+      if (blocks === undefined && !present((value as Body).text))
+        return fail('invalid_unfurls_format', `[ERROR] the unfurl of ${url} has neither blocks nor text`);
       if (blocks !== undefined) {
         const problem = findBlockProblem(blocks, 'message', '/unfurls');
         if (problem) return problemBody(problem);
@@ -833,14 +924,15 @@ class FakeSlackServer implements FakeSlack {
 
   private parseView(a: Args, kind: 'modal' | 'home'): { view: Body } | { error: Body } {
     if (a.view === undefined) return { error: fail('invalid_arguments', '[ERROR] missing required field: view') };
-    if (typeof a.view === 'string') return { error: fail('invalid_arguments', '[ERROR] view must be a JSON object [json-pointer:/view]') };
+    if (typeof a.view === 'string')
+      return { error: fail('invalid_arguments', '[ERROR] view must be a JSON object [json-pointer:/view]') };
     const problem = findViewProblem(a.view, kind);
     if (problem) return { error: problemBody(problem) };
     return { view: a.view as Body };
   }
 
   private storeView(id: string, type: 'modal' | 'home', view: Body, previous?: StoredView): StoredView {
-    const hash = `${1700000000 + ++this.viewCounter}.${(this.viewCounter * 2654435761 % 4294967296).toString(16)}`;
+    const hash = `${1700000000 + ++this.viewCounter}.${((this.viewCounter * 2654435761) % 4294967296).toString(16)}`;
     const externalId = typeof view.external_id === 'string' ? view.external_id : (previous?.externalId ?? '');
     const response: Body = {
       id,
@@ -892,7 +984,11 @@ class FakeSlackServer implements FakeSlack {
   /** A trigger_id opens one modal, only if issued by triggerId() less than 3 s ago. */
   private exchangeTrigger(id: string): Body | null {
     const trigger = this.triggers.get(id);
-    if (!trigger) return fail('invalid_trigger_id', '[ERROR] trigger_id was not issued by this fake Slack: put fake.triggerId() into the payload');
+    if (!trigger)
+      return fail(
+        'invalid_trigger_id',
+        '[ERROR] trigger_id was not issued by this fake Slack: put fake.triggerId() into the payload',
+      );
     if (trigger.used) return fail('exchanged_trigger_id');
     if (Date.now() - trigger.issuedAt > TRIGGER_TTL_MS) return fail('expired_trigger_id');
     trigger.used = true;
@@ -941,7 +1037,8 @@ class FakeSlackServer implements FakeSlack {
     if (!id) return { error: fail('channel_not_found') };
     const outside = this.notInChannel(id);
     if (outside) return { error: outside };
-    const needed = this.channels.get(id)?.kind === 'im' ? 'im:history' : id.startsWith('G') ? 'groups:history' : 'channels:history';
+    const needed =
+      this.channels.get(id)?.kind === 'im' ? 'im:history' : id.startsWith('G') ? 'groups:history' : 'channels:history';
     if (!(FAKE_SLACK_SCOPES as readonly string[]).includes(needed)) {
       return { error: { ok: false, error: 'missing_scope', needed, provided: FAKE_SLACK_SCOPES.join(',') } };
     }
@@ -958,7 +1055,9 @@ class FakeSlackServer implements FakeSlack {
     const top = list.filter((m) => !m.thread_ts && window.includes(m.ts)).reverse();
     return this.page(top, a, (m) => {
       const replies = list.filter((r) => r.thread_ts === m.ts);
-      const thread = replies.length ? { thread_ts: m.ts, reply_count: replies.length, latest_reply: replies[replies.length - 1].ts } : {};
+      const thread = replies.length
+        ? { thread_ts: m.ts, reply_count: replies.length, latest_reply: replies[replies.length - 1].ts }
+        : {};
       return { ...this.messageObject(m, truthy(a.include_all_metadata)), ...thread };
     });
   }
@@ -986,11 +1085,21 @@ class FakeSlackServer implements FakeSlack {
   private page(items: FakeSlackMessage[], a: Args, show: (m: FakeSlackMessage) => Body): Body {
     const page = this.pageOf(items, a, 999);
     if ('error' in page) return page.error;
-    return { ok: true, messages: page.items.map(show), has_more: page.metadata.next_cursor !== '', pin_count: 0, response_metadata: page.metadata };
+    return {
+      ok: true,
+      messages: page.items.map(show),
+      has_more: page.metadata.next_cursor !== '',
+      pin_count: 0,
+      response_metadata: page.metadata,
+    };
   }
 
   /** Cursor pagination: the cursor is opaque to callers (here, the offset); a limit above `max` gives `max`, default 100. */
-  private pageOf<T>(items: T[], a: Args, max: number): { items: T[]; metadata: { next_cursor: string } } | { error: Body } {
+  private pageOf<T>(
+    items: T[],
+    a: Args,
+    max: number,
+  ): { items: T[]; metadata: { next_cursor: string } } | { error: Body } {
     const limit = a.limit === undefined ? 100 : Number(a.limit);
     if (!Number.isInteger(limit) || limit < 1) return { error: fail('invalid_limit') };
     let offset = 0;
@@ -1000,7 +1109,8 @@ class FakeSlackServer implements FakeSlack {
       offset = Number(decoded[1]);
     }
     const slice = items.slice(offset, offset + Math.min(limit, max));
-    const next = offset + slice.length < items.length ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
+    const next =
+      offset + slice.length < items.length ? Buffer.from(`offset:${offset + slice.length}`).toString('base64') : '';
     return { items: slice, metadata: { next_cursor: next } };
   }
 
@@ -1030,10 +1140,22 @@ class FakeSlackServer implements FakeSlack {
         } catch {
           return;
         }
-        this.record({ method: 'socket_mode.ack', args: ack as unknown as Args, at: Date.now(), response: { ok: true } });
+        this.record({
+          method: 'socket_mode.ack',
+          args: ack as unknown as Args,
+          at: Date.now(),
+          response: { ok: true },
+        });
         this.acks.get(ack.envelope_id)?.(ack);
       });
-      ws.send(JSON.stringify({ type: 'hello', num_connections: this.sockets.size, debug_info: { host: 'fake-slack', approximate_connection_time: 3600 }, connection_info: { app_id: APP_ID } }));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: this.sockets.size,
+          debug_info: { host: 'fake-slack', approximate_connection_time: 3600 },
+          connection_info: { app_id: APP_ID },
+        }),
+      );
       this.record({ method: 'socket_mode.hello', args: {}, at: Date.now(), response: { ok: true } });
     });
   }
@@ -1042,7 +1164,11 @@ class FakeSlackServer implements FakeSlack {
     return this.waitFor('socket_mode.hello', undefined, timeoutMs).then(() => undefined);
   }
 
-  sendEnvelope(type: 'interactive' | 'slash_commands' | 'events_api', payload: Record<string, unknown>, timeoutMs = 5000): Promise<FakeSlackAck> {
+  sendEnvelope(
+    type: 'interactive' | 'slash_commands' | 'events_api',
+    payload: Record<string, unknown>,
+    timeoutMs = 5000,
+  ): Promise<FakeSlackAck> {
     const ws = [...this.sockets].find((s) => s.readyState === s.OPEN);
     if (!ws) return Promise.reject(new Error('fake Slack: no Socket Mode client is connected'));
     const envelopeId = randomUUID();
@@ -1056,7 +1182,16 @@ class FakeSlackServer implements FakeSlack {
         this.acks.delete(envelopeId);
         resolve(ack);
       });
-      ws.send(JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: type !== 'events_api', retry_attempt: 0, retry_reason: '' }));
+      ws.send(
+        JSON.stringify({
+          envelope_id: envelopeId,
+          type,
+          payload,
+          accepts_response_payload: type !== 'events_api',
+          retry_attempt: 0,
+          retry_reason: '',
+        }),
+      );
     });
   }
 
@@ -1072,16 +1207,29 @@ function checkMetadata(v: unknown): { value?: FakeSlackMetadata } | { error: Bod
   if (v === undefined) return {};
   const m = v as Record<string, unknown>;
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    return { error: fail('invalid_metadata_format', '[ERROR] metadata must be a JSON object [json-pointer:/metadata]') };
+    return {
+      error: fail('invalid_metadata_format', '[ERROR] metadata must be a JSON object [json-pointer:/metadata]'),
+    };
   }
   if (typeof m.event_type !== 'string' || !/^[A-Za-z0-9_]{1,255}$/.test(m.event_type)) {
-    return { error: fail('invalid_metadata_format', '[ERROR] event_type must be a string of letters, digits and _ [json-pointer:/metadata/event_type]') };
+    return {
+      error: fail(
+        'invalid_metadata_format',
+        '[ERROR] event_type must be a string of letters, digits and _ [json-pointer:/metadata/event_type]',
+      ),
+    };
   }
   if (typeof m.event_payload !== 'object' || m.event_payload === null || Array.isArray(m.event_payload)) {
-    return { error: fail('invalid_metadata_format', '[ERROR] event_payload must be a JSON object [json-pointer:/metadata/event_payload]') };
+    return {
+      error: fail(
+        'invalid_metadata_format',
+        '[ERROR] event_payload must be a JSON object [json-pointer:/metadata/event_payload]',
+      ),
+    };
   }
   const extra = Object.keys(m).find((k) => k !== 'event_type' && k !== 'event_payload');
-  if (extra) return { error: fail('invalid_metadata_schema', `[ERROR] unknown property "${extra}" [json-pointer:/metadata]`) };
+  if (extra)
+    return { error: fail('invalid_metadata_schema', `[ERROR] unknown property "${extra}" [json-pointer:/metadata]`) };
   return { value: { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> } };
 }
 
@@ -1114,10 +1262,17 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** Query string, then the body: form fields (JSON fields decoded) or a JSON object, with Slack's errors for anything else. */
-function parseArgs(req: IncomingMessage, raw: Buffer, url: URL): { args: Args; json: boolean } | { error: string; args: Args } {
+function parseArgs(
+  req: IncomingMessage,
+  raw: Buffer,
+  url: URL,
+): { args: Args; json: boolean } | { error: string; args: Args } {
   const args: Args = Object.fromEntries(url.searchParams);
   const [mime = '', ...params] = (req.headers['content-type'] ?? '').split(';').map((s) => s.trim().toLowerCase());
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (raw.length === 0) return { args, json: false };
   if (!mime) return { error: 'missing_post_type', args };
   if (charset && !['utf-8', 'utf8', 'iso-8859-1'].includes(charset)) return { error: 'invalid_charset', args };

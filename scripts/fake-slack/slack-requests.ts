@@ -57,11 +57,24 @@ export function blockActionPayload(click: ButtonClick): Record<string, unknown> 
   const surface = click.surface ?? 'message';
   const where =
     surface === 'home'
-      ? { container: { type: 'view', view_id: 'V0HOME' }, view: { id: 'V0HOME', type: 'home', callback_id: '', private_metadata: '', state: { values: {} } } }
+      ? {
+          container: { type: 'view', view_id: 'V0HOME' },
+          view: { id: 'V0HOME', type: 'home', callback_id: '', private_metadata: '', state: { values: {} } },
+        }
       : {
-          container: { type: 'message', message_ts: click.messageTs, channel_id: click.channel, is_ephemeral: surface === 'ephemeral' },
+          container: {
+            type: 'message',
+            message_ts: click.messageTs,
+            channel_id: click.channel,
+            is_ephemeral: surface === 'ephemeral',
+          },
           channel: { id: click.channel, name: 'directmessage' },
-          message: { type: 'message', ts: click.messageTs, text: 'handoff', ...(surface === 'ephemeral' ? {} : { bot_id: 'B0FAKE' }) },
+          message: {
+            type: 'message',
+            ts: click.messageTs,
+            text: 'handoff',
+            ...(surface === 'ephemeral' ? {} : { bot_id: 'B0FAKE' }),
+          },
         };
   return {
     type: 'block_actions',
@@ -108,13 +121,20 @@ export function viewSubmissionPayload(submission: ViewSubmission): Record<string
   const values = Object.fromEntries(
     Object.entries(submission.values).map(([block, actions]) => [
       block,
-      Object.fromEntries(Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }])),
+      Object.fromEntries(
+        Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }]),
+      ),
     ]),
   );
   return {
     type: 'view_submission',
     team: { id: teamId, domain: 'acme' },
-    user: { id: submission.user, username: submission.user.toLowerCase(), name: submission.user.toLowerCase(), team_id: teamId },
+    user: {
+      id: submission.user,
+      username: submission.user.toLowerCase(),
+      name: submission.user.toLowerCase(),
+      team_id: teamId,
+    },
     api_app_id: 'A0FAKE',
     token: 'legacy-verification-token',
     trigger_id: `${Date.now()}.456.def`,
@@ -235,7 +255,10 @@ export async function postSignedEvent(
     event_time: Math.floor(Date.now() / 1000),
   });
   const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-slack-request-timestamp': String(timestamp) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-slack-request-timestamp': String(timestamp),
+  };
   if (!opts.unsigned) headers['x-slack-signature'] = slackSignature(opts.secret ?? secret, timestamp, body);
   const response = await fetch(eventsUrl, { method: 'POST', headers, body });
   return { status: response.status, text: await response.text() };
@@ -271,10 +294,22 @@ export function messageShortcutPayload(s: MessageShortcutRequest): Record<string
     trigger_id: s.triggerId,
     response_url: s.responseUrl,
     message_ts: s.message.ts,
-    message: { type: 'message', user: s.message.user, ts: s.message.ts, text: s.message.text, team: teamId, blocks: [] },
+    message: {
+      type: 'message',
+      user: s.message.user,
+      ts: s.message.ts,
+      text: s.message.text,
+      team: teamId,
+      blocks: [],
+    },
   };
 }
 
-export function sendMessageShortcut(eventsUrl: string, secret: string, s: MessageShortcutRequest, opts?: SignedPostOptions) {
+export function sendMessageShortcut(
+  eventsUrl: string,
+  secret: string,
+  s: MessageShortcutRequest,
+  opts?: SignedPostOptions,
+) {
   return postSignedForm(eventsUrl, secret, { payload: JSON.stringify(messageShortcutPayload(s)) }, opts);
 }

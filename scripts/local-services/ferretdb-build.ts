@@ -326,11 +326,13 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
     await makeWritable(srcDir);
     await fs.writeFile(path.join(srcDir, 'build', 'version', 'version.txt'), `${await ferretDbBuild()}\n`);
     const ours = await patchesDir();
-    for (const file of FERRETDB_FILES) await fs.copyFile(path.join(ours, file.name), path.join(srcDir, file.dir, file.name));
+    for (const file of FERRETDB_FILES)
+      await fs.copyFile(path.join(ours, file.name), path.join(srcDir, file.dir, file.name));
     for (const patch of FERRETDB_PATCHES) {
       const file = path.join(srcDir, patch.file);
       const source = await fs.readFile(file, 'utf8');
-      if (!source.includes(patch.from)) throw new Error(`${patch.file} no longer holds the lines ${patch.name} replaces`);
+      if (!source.includes(patch.from))
+        throw new Error(`${patch.file} no longer holds the lines ${patch.name} replaces`);
       await fs.writeFile(file, source.replace(patch.from, patch.to));
     }
 
@@ -378,9 +380,18 @@ async function ferretDbBuild(): Promise<string> {
 
 /** ferretdb-patches/ beside this file's source: from scripts/local-services (tests) or dist/scripts/local-services. */
 async function patchesDir(): Promise<string> {
-  const candidates = [path.join(__dirname, 'ferretdb-patches'), path.join(__dirname, '..', '..', '..', 'scripts', 'local-services', 'ferretdb-patches')];
+  const candidates = [
+    path.join(__dirname, 'ferretdb-patches'),
+    path.join(__dirname, '..', '..', '..', 'scripts', 'local-services', 'ferretdb-patches'),
+  ];
   for (const dir of candidates) {
-    if (await fs.stat(dir).then((st) => st.isDirectory(), () => false)) return dir;
+    if (
+      await fs.stat(dir).then(
+        (st) => st.isDirectory(),
+        () => false,
+      )
+    )
+      return dir;
   }
   throw new Error(`FerretDB's patch files are missing (looked in ${candidates.join(', ')})`);
 }

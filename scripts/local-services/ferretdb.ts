@@ -29,7 +29,12 @@ export interface RunningFerretDb {
  * `debugPort`: serve FerretDB's debug HTTP listener (metrics) there; off by default. A FerretDB left running on the
  * same data by a process that was killed without stopping it (SIGKILL, the OOM killer) is stopped first.
  */
-export async function startFerretDb(opts: { dataDir: string; port?: number; debugPort?: number; log: Log }): Promise<RunningFerretDb> {
+export async function startFerretDb(opts: {
+  dataDir: string;
+  port?: number;
+  debugPort?: number;
+  log: Log;
+}): Promise<RunningFerretDb> {
   const bin = await ensureFerretDbBinary(opts.log);
   const dataDir = path.resolve(opts.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
@@ -59,7 +64,8 @@ async function stopLeftBehind(dataDir: string, log: Log): Promise<void> {
   // None (never started, or stopped cleanly), or its starter still runs (another relay on the same data dir).
   if (!noted || isAlive(noted.parent)) return;
   const { pid, parent } = noted;
-  const ours = async () => (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').includes(`--state-dir=${dataDir}`);
+  const ours = async () =>
+    (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').includes(`--state-dir=${dataDir}`);
   // Gone, or the pid is someone else's now (or no /proc to tell): leave it.
   if (!(await ours())) return;
   log(`stopping FerretDB (pid ${pid}) left running on ${dataDir} by a process that was killed (pid ${parent})…`);
@@ -76,8 +82,13 @@ async function stopLeftBehind(dataDir: string, log: Log): Promise<void> {
 
 async function readPidFile(dataDir: string): Promise<{ pid: number; parent: number } | undefined> {
   try {
-    const { pid, parent } = JSON.parse(await fs.readFile(path.join(dataDir, PID_FILE), 'utf8')) as { pid?: unknown; parent?: unknown };
-    return Number.isInteger(pid) && Number.isInteger(parent) ? { pid: pid as number, parent: parent as number } : undefined;
+    const { pid, parent } = JSON.parse(await fs.readFile(path.join(dataDir, PID_FILE), 'utf8')) as {
+      pid?: unknown;
+      parent?: unknown;
+    };
+    return Number.isInteger(pid) && Number.isInteger(parent)
+      ? { pid: pid as number, parent: parent as number }
+      : undefined;
   } catch {
     return undefined; // missing or unreadable: nothing to go on
   }
@@ -92,7 +103,12 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function startFerretDbOnce(bin: string, dataDir: string, port: number, debugPort?: number): Promise<RunningFerretDb> {
+async function startFerretDbOnce(
+  bin: string,
+  dataDir: string,
+  port: number,
+  debugPort?: number,
+): Promise<RunningFerretDb> {
   const logFile = path.join(dataDir, 'ferretdb.log');
   const args = [
     '--handler=sqlite',
@@ -114,15 +130,28 @@ async function startFerretDbOnce(bin: string, dataDir: string, port: number, deb
   const url = `mongodb://127.0.0.1:${port}/`;
 
   try {
-    await waitUntilReady(proc, FERRETDB_READY_TIMEOUT_MS, () => pingMongo(port, url), async () => {
-      const tail = await readTail(logFile);
-      return `see ${logFile}${tail ? `:\n${tail}` : ''}`;
-    });
+    await waitUntilReady(
+      proc,
+      FERRETDB_READY_TIMEOUT_MS,
+      () => pingMongo(port, url),
+      async () => {
+        const tail = await readTail(logFile);
+        return `see ${logFile}${tail ? `:\n${tail}` : ''}`;
+      },
+    );
   } catch (err) {
     await proc.stop();
     throw err;
   }
-  return { url, port, pid: child.pid!, dataDir, metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null, exited: proc.exited, stop: proc.stop };
+  return {
+    url,
+    port,
+    pid: child.pid!,
+    dataDir,
+    metricsUrl: debugPort ? `http://127.0.0.1:${debugPort}/debug/metrics` : null,
+    exited: proc.exited,
+    stop: proc.stop,
+  };
 }
 
 /**

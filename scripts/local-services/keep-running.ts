@@ -37,7 +37,11 @@ export interface KeptRunning {
  * request with an error until someone restarts it. A service that keeps failing to start (its port taken, its
  * data unreadable) is given up after `delaysMs` tries in a row, and `onGiveUp` decides what then.
  */
-export function keepRunning(first: Restartable, startAgain: () => Promise<Restartable>, opts: KeepRunningOptions): KeptRunning {
+export function keepRunning(
+  first: Restartable,
+  startAgain: () => Promise<Restartable>,
+  opts: KeepRunningOptions,
+): KeptRunning {
   const delays = opts.delaysMs ?? RESTART_DELAYS_MS;
   let current: Restartable | null = first;
   let stopped = false;

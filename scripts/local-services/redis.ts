@@ -23,7 +23,13 @@ export interface EnsureRedisOptions {
 /** An answering Redis left alone, or the redis-server started for REDIS_URL (with how to start it again there). */
 export type EnsuredRedis =
   | { started: false; stop(): Promise<void> }
-  | { started: true; where: string; exited: Promise<string>; stop(): Promise<void>; startAgain(): Promise<Restartable> };
+  | {
+      started: true;
+      where: string;
+      exited: Promise<string>;
+      stop(): Promise<void>;
+      startAgain(): Promise<Restartable>;
+    };
 
 export async function ensureRedis(url: string, log: Log, opts: EnsureRedisOptions = {}): Promise<EnsuredRedis> {
   const target = parseRedisUrl(url);
@@ -42,7 +48,13 @@ export async function ensureRedis(url: string, log: Log, opts: EnsureRedisOption
   try {
     const start = () => startRedisServer(redisServer, target.host, target.port, url, opts.dataDir);
     const redis = await start();
-    return { started: true, where: `${target.host}:${target.port}`, exited: redis.exited, stop: redis.stop, startAgain: start };
+    return {
+      started: true,
+      where: `${target.host}:${target.port}`,
+      exited: redis.exited,
+      stop: redis.stop,
+      startAgain: start,
+    };
   } catch (err) {
     throw unreachable(`${reason}; starting redis-server failed: ${redact(errorMessage(err), target.password)}`);
   }

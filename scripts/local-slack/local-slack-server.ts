@@ -4,7 +4,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { FakeSlack, FakeSlackMessage } from '../fake-slack/fake-slack-api';
-import { blockActionPayload, postSignedEvent, postSignedForm, slashCommandForm, viewStatePayload } from '../fake-slack/slack-requests';
+import {
+  blockActionPayload,
+  postSignedEvent,
+  postSignedForm,
+  slashCommandForm,
+  viewStatePayload,
+} from '../fake-slack/slack-requests';
 import { localSlackPage } from './local-slack-page';
 
 export interface LocalSlackOptions {
@@ -39,11 +45,22 @@ const submitSchema = z.object({
   values: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))),
 });
 
-const commandSchema = z.object({ user: z.string(), command: z.string().default('/handoff'), text: z.string().default('') });
+const commandSchema = z.object({
+  user: z.string(),
+  command: z.string().default('/handoff'),
+  text: z.string().default(''),
+});
 
 /** A message as the page shows it. */
 function shown(m: FakeSlackMessage) {
-  return { ts: m.ts, text: m.text, blocks: m.blocks, thread_ts: m.thread_ts ?? null, updated: m.updated, user: m.user ?? null };
+  return {
+    ts: m.ts,
+    text: m.text,
+    blocks: m.blocks,
+    thread_ts: m.thread_ts ?? null,
+    updated: m.updated,
+    user: m.user ?? null,
+  };
 }
 
 export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSlack> {
@@ -66,7 +83,9 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
       const teammate = linked.find((p) => p.slack_user_id === id);
       return { id, label: teammate ? `${teammate.name} (${teammate.handle})` : id };
     });
-    const channels = [...slack.messages.entries()].filter(([id]) => /^[CG]/.test(id)).map(([id, list]) => ({ id, messages: list.map(shown) }));
+    const channels = [...slack.messages.entries()]
+      .filter(([id]) => /^[CG]/.test(id))
+      .map(([id, list]) => ({ id, messages: list.map(shown) }));
     const modals = slack
       .callsTo('views.open')
       .filter((c) => triggers.get(String(c.args.trigger_id)) === user)
@@ -75,10 +94,17 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
       .map((id) => slack.view(id));
     const ephemerals = [
       ...slack.callsTo('chat.postEphemeral').filter((c) => c.args.user === user),
-      ...slack.calls.filter((c) => c.method === 'response_url' && c.response.ok === true && String(c.args.response_url).startsWith(`${user}/`)),
+      ...slack.calls.filter(
+        (c) =>
+          c.method === 'response_url' && c.response.ok === true && String(c.args.response_url).startsWith(`${user}/`),
+      ),
     ]
       .sort((a, b) => a.at - b.at)
-      .map((c) => ({ at: c.at, text: String(c.args.text ?? ''), blocks: (c.args.blocks as unknown[] | undefined) ?? [] }));
+      .map((c) => ({
+        at: c.at,
+        text: String(c.args.text ?? ''),
+        blocks: (c.args.blocks as unknown[] | undefined) ?? [],
+      }));
     return {
       people,
       dm: (slack.messages.get(slack.imChannelId(user)) ?? []).map(shown),
@@ -114,7 +140,14 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
     if (!view) return { status: 404, text: `no view ${s.view_id}` };
     const answer = await postSignedForm(eventsUrl, opts.signingSecret, {
       payload: JSON.stringify(
-        viewStatePayload({ user: s.user, viewId: s.view_id, callbackId: String(view.callback_id ?? ''), privateMetadata: String(view.private_metadata ?? ''), values: s.values, teamId: slack.teamId }),
+        viewStatePayload({
+          user: s.user,
+          viewId: s.view_id,
+          callbackId: String(view.callback_id ?? ''),
+          privateMetadata: String(view.private_metadata ?? ''),
+          values: s.values,
+          teamId: slack.teamId,
+        }),
       ),
     });
     // An empty ack closes the modal; `response_action: errors` keeps it open with the errors shown.
@@ -126,7 +159,19 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
   async function command(body: unknown) {
     const c = commandSchema.parse(body);
     const { triggerId, responseUrl } = fresh(c.user);
-    return postSignedForm(eventsUrl, opts.signingSecret, slashCommandForm({ user: c.user, text: c.text, command: c.command, triggerId, responseUrl, channel: slack.imChannelId(c.user), teamId: slack.teamId }));
+    return postSignedForm(
+      eventsUrl,
+      opts.signingSecret,
+      slashCommandForm({
+        user: c.user,
+        text: c.text,
+        command: c.command,
+        triggerId,
+        responseUrl,
+        channel: slack.imChannelId(c.user),
+        teamId: slack.teamId,
+      }),
+    );
   }
 
   const routes: Record<string, (body: unknown) => Promise<{ status: number; text: string }>> = {
@@ -136,7 +181,12 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
     // Opening the Home tab: Slack's app_home_opened event, on which the relay publishes the person's App Home.
     'POST /api/home': async (body) => {
       const user = z.object({ user: z.string() }).parse(body).user;
-      return postSignedEvent(eventsUrl, opts.signingSecret, { type: 'app_home_opened', user, channel: slack.imChannelId(user), tab: 'home' }, { teamId: slack.teamId });
+      return postSignedEvent(
+        eventsUrl,
+        opts.signingSecret,
+        { type: 'app_home_opened', user, channel: slack.imChannelId(user), tab: 'home' },
+        { teamId: slack.teamId },
+      );
     },
     'POST /api/close': async (body) => {
       closedViews.add(z.object({ view_id: z.string() }).parse(body).view_id);
@@ -147,12 +197,17 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://local');
     if (req.method === 'GET' && url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'" });
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'",
+      });
       res.end(localSlackPage());
       return;
     }
     if (req.method === 'GET' && url.pathname === '/api/state') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await state(url.searchParams.get('user') ?? '')));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(await state(url.searchParams.get('user') ?? '')));
       return;
     }
     const route = routes[`${req.method} ${url.pathname}`];
@@ -168,7 +223,9 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const answer = await route(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ relay_status: answer.status, relay_answer: answer.text }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ relay_status: answer.status, relay_answer: answer.text }));
   }
 
   const server = createServer((req, res) => {

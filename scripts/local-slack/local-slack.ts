@@ -12,7 +12,11 @@ const LOCAL_SLACK_COMMAND = {
   summary: 'run the relay wired to a fake Slack on this machine, and a page to click in it (development only)',
   usage: ['npm run slack:local [-- --page-port 3001]'],
   options: {
-    'page-port': { type: 'string', value: 'PORT', description: 'where the local Slack page listens (default 3001; 0: any free port)' },
+    'page-port': {
+      type: 'string',
+      value: 'PORT',
+      description: 'where the local Slack page listens (default 3001; 0: any free port)',
+    },
   },
   examples: ['npm run slack:local', 'PORT=4000 npm run slack:local -- --page-port 4001'],
   env: 'the same as start (PORT, MONGODB_URL, REDIS_URL, RELAY_DATA_DIR…); SLACK_* are set to the fake Slack',
@@ -24,14 +28,21 @@ async function main(argv: string[]): Promise<void> {
   if (wantsHelp(argv)) return void process.stdout.write(commandHelp(LOCAL_SLACK_COMMAND));
   const { values } = parseOptions(LOCAL_SLACK_COMMAND.name, LOCAL_SLACK_COMMAND.options, argv);
   const pagePort = Number(values['page-port'] ?? 3001);
-  if (!Number.isInteger(pagePort) || pagePort < 0 || pagePort > 65535) throw new UsageError('--page-port must be a port number (0 for any free port)');
+  if (!Number.isInteger(pagePort) || pagePort < 0 || pagePort > 65535)
+    throw new UsageError('--page-port must be a port number (0 for any free port)');
 
   // Whoever a teammate is registered as (--slack-user U0…) is in this workspace as soon as the relay names them.
   const slack = await startFakeSlack({ anyUser: true });
   const signingSecret = randomBytes(16).toString('hex');
   const stopPage: Array<() => Promise<void>> = [];
   const { relay } = await startCommand({
-    env: { ...process.env, SLACK_BOT_TOKEN: slack.token, SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.url, SLACK_APP_TOKEN: '' },
+    env: {
+      ...process.env,
+      SLACK_BOT_TOKEN: slack.token,
+      SLACK_SIGNING_SECRET: signingSecret,
+      SLACK_API_URL: slack.url,
+      SLACK_APP_TOKEN: '',
+    },
     say,
     alsoStop: [async () => Promise.all(stopPage.map((stop) => stop())).then(() => slack.close())],
   });
@@ -41,7 +52,11 @@ async function main(argv: string[]): Promise<void> {
     signingSecret,
     port: pagePort,
     people: async () =>
-      (await relay.store.agents.find({ slack_user_id: { $ne: null } }, { projection: { handle: 1, name: 1, slack_user_id: 1 } }).toArray()).map((a) => ({
+      (
+        await relay.store.agents
+          .find({ slack_user_id: { $ne: null } }, { projection: { handle: 1, name: 1, slack_user_id: 1 } })
+          .toArray()
+      ).map((a) => ({
         slack_user_id: a.slack_user_id!,
         handle: a.handle,
         name: a.name,

@@ -38,14 +38,21 @@ export function threadWriterContract(name: string, subject: () => ThreadWriterUn
     test('an unknown thread reads as null and its write as no before and no after', async () => {
       const { writer } = subject();
       expect(await writer.readThread('00000000-0000-4000-8000-000000000000')).toBeNull();
-      expect(await writer.writeThread('00000000-0000-4000-8000-000000000000', (current) => current)).toEqual({ before: null, after: null });
+      expect(await writer.writeThread('00000000-0000-4000-8000-000000000000', (current) => current)).toEqual({
+        before: null,
+        after: null,
+      });
     });
 
     test('concurrent writes of different fields lose none of them, each bumping the version once', async () => {
       const { writer, insert } = subject();
       const doc = newThread();
       await insert(doc);
-      await Promise.all(Array.from({ length: 8 }, (_, i) => writer.writeThread(doc._id, (current) => ({ ...current, metadata: { ...current.metadata, [`k${i}`]: i } }))));
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          writer.writeThread(doc._id, (current) => ({ ...current, metadata: { ...current.metadata, [`k${i}`]: i } })),
+        ),
+      );
       const after = await writer.readThread(doc._id);
       expect(Object.keys(after!.metadata).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `k${i}`).sort());
       expect(after!.version).toBe(9);
@@ -57,7 +64,11 @@ export function threadWriterContract(name: string, subject: () => ThreadWriterUn
       await insert(doc);
       const stale = (await writer.readThread(doc._id))!;
       await writer.writeThread(doc._id, (current) => ({ ...current, metadata: { first: 1 } }));
-      const written = await writer.writeThread(doc._id, (current) => ({ ...current, metadata: { ...current.metadata, second: 2 } }), stale);
+      const written = await writer.writeThread(
+        doc._id,
+        (current) => ({ ...current, metadata: { ...current.metadata, second: 2 } }),
+        stale,
+      );
       expect(written.after).toMatchObject({ metadata: { first: 1, second: 2 }, version: 3 });
     });
   });

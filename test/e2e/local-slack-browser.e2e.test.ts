@@ -48,13 +48,25 @@ beforeAll(async () => {
   });
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  pageUrl = await waitUntil(async () => /Local Slack \(development only[^\n]*: (http:\/\/\S+)/.exec(output)?.[1], `the local Slack page; output so far:\n${output}`, 30_000);
+  pageUrl = await waitUntil(
+    async () => /Local Slack \(development only[^\n]*: (http:\/\/\S+)/.exec(output)?.[1],
+    `the local Slack page; output so far:\n${output}`,
+    30_000,
+  );
   profile = await mkdtemp(join(tmpdir(), 'local-slack-chromium-'));
   // A fresh profile (Playwright passes it as --user-data-dir); without the networking flags Chromium calls out.
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 
@@ -89,7 +101,12 @@ test('the page says it is a development tool, lists the people, and shows a DM s
 
   const mcp = await connectMcpHttp(relayUrl, aliceKey);
   try {
-    toolOk(await mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'Paging moved to cursors in /users' } }));
+    toolOk(
+      await mcp.callTool({
+        name: 'handoff_to_teammate',
+        arguments: { to: 'bob@acme', intent: 'inform', summary: 'Paging moved to cursors in /users' },
+      }),
+    );
   } finally {
     await mcp.close();
   }
@@ -110,7 +127,7 @@ test('opening the App Home sends app_home_opened, and the Home the relay publish
   await page.locator('#home').getByText('Paging moved to cursors in /users').first().waitFor();
 });
 
-test('a slash command opens the relay\'s modal (a fresh trigger_id each time), and Cancel closes it', async () => {
+test("a slash command opens the relay's modal (a fresh trigger_id each time), and Cancel closes it", async () => {
   await page.locator('#command-text').fill('/handoff');
   await page.locator('#command-text').press('Enter');
   const modal = page.locator('.modal');
@@ -124,5 +141,8 @@ test('a slash command opens the relay\'s modal (a fresh trigger_id each time), a
 });
 
 async function expectNoButton(scope: ReturnType<Page['locator']>, name: string): Promise<void> {
-  await waitUntil(async () => ((await scope.getByRole('button', { name, exact: true }).count()) === 0 ? true : null), `no ${name} button`);
+  await waitUntil(
+    async () => ((await scope.getByRole('button', { name, exact: true }).count()) === 0 ? true : null),
+    `no ${name} button`,
+  );
 }

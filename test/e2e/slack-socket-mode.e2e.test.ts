@@ -27,20 +27,30 @@ test('the relay opens a Socket Mode connection with the app-level token and serv
   await slack.socketConnected();
   const [open] = slack.callsTo('apps.connections.open');
   expect(open).toBeDefined();
-  const posted = await fetch(`${relay.url}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  const posted = await fetch(`${relay.url}/slack/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   expect(posted.status).toBe(404);
 });
 
 test('an Accept click sent as an interactive envelope is acked by envelope id and accepts the handoff', async () => {
   await slack.socketConnected();
-  const { body } = await relay.rpc(senderKey, 'message/send', { recipient: 'sock-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'over the socket' }] } });
+  const { body } = await relay.rpc(senderKey, 'message/send', {
+    recipient: 'sock-recipient@acme',
+    intent: 'inform',
+    message: { parts: [{ type: 'text', text: 'over the socket' }] },
+  });
   const threadId = body.result.task_id as string;
   const thread = await waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc?.slack ? doc : undefined;
   }, 'the DM to be recorded');
   const dm = slack.messages.get(thread.slack!.channel)!.find((m) => m.ts === thread.slack!.ts)!;
-  const accept = (dm.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
+  const accept = (dm.blocks as any[])
+    .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+    .find((e) => e.action_id === 'handoff_accept');
 
   const payload = blockActionPayload({
     user: RECIPIENT,
@@ -58,5 +68,8 @@ test('an Accept click sent as an interactive envelope is acked by envelope id an
     return doc?.status === 'accepted' ? doc : undefined;
   }, 'the thread to be accepted');
   expect(accepted.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'sock-recipient@acme', via: 'slack' });
-  await slack.waitFor('chat.update', (c) => c.args.ts === thread.slack!.ts && JSON.stringify(c.args.blocks).includes('Accepted by'));
+  await slack.waitFor(
+    'chat.update',
+    (c) => c.args.ts === thread.slack!.ts && JSON.stringify(c.args.blocks).includes('Accepted by'),
+  );
 });

@@ -42,17 +42,23 @@ afterAll(async () => {
 const senderIm = () => slack.imChannelId(SENDER_SLACK);
 const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 
-const send = (key: string, to: string, summary: string) => sendHandoff(relay, key, to, summary, { intent: 'ask_question' });
+const send = (key: string, to: string, summary: string) =>
+  sendHandoff(relay, key, to, summary, { intent: 'ask_question' });
 
 async function append(key: string, threadId: string, text: string): Promise<number> {
-  const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });
+  const { body } = await relay.rpc(key, 'message/send', {
+    task_id: threadId,
+    message: { parts: [{ type: 'text', text }] },
+  });
   if (!body.result) throw new Error(`append failed: ${JSON.stringify(body)}`);
   return body.result.sequence_no as number;
 }
 
 /** The one top-level message of `channel` that is this thread's DM (by the metadata every post carries). */
 function dmOf(channel: string, threadId: string): FakeSlackMessage[] {
-  return (slack.messages.get(channel) ?? []).filter((m) => !m.thread_ts && m.metadata?.event_payload.thread_id === threadId);
+  return (slack.messages.get(channel) ?? []).filter(
+    (m) => !m.thread_ts && m.metadata?.event_payload.thread_id === threadId,
+  );
 }
 
 function repliesUnder(channel: string, ts: string): string[] {
@@ -82,8 +88,14 @@ test('a handoff between two linked teammates gives each one DM: buttons for the 
   expect(thread.slack).toMatchObject({ channel: recipientIm(), ts: recipientDm.ts });
   expect(thread.slack_sender).toMatchObject({ channel: senderIm(), ts: senderDm.ts });
   expect(thread.slack_pending ?? {}).toEqual({});
-  expect(recipientDm.metadata).toEqual({ event_type: 'handoff_relay', event_payload: expect.objectContaining({ thread_id: threadId, kind: 'recipient' }) });
-  expect(senderDm.metadata).toEqual({ event_type: 'handoff_relay', event_payload: expect.objectContaining({ thread_id: threadId, kind: 'sender' }) });
+  expect(recipientDm.metadata).toEqual({
+    event_type: 'handoff_relay',
+    event_payload: expect.objectContaining({ thread_id: threadId, kind: 'recipient' }),
+  });
+  expect(senderDm.metadata).toEqual({
+    event_type: 'handoff_relay',
+    event_payload: expect.objectContaining({ thread_id: threadId, kind: 'sender' }),
+  });
 
   expect(buttonIds(recipientDm)).toEqual(expect.arrayContaining(['handoff_accept', 'handoff_decline']));
   expect(buttonIds(senderDm)).not.toEqual(expect.arrayContaining(['handoff_accept']));
@@ -96,7 +108,12 @@ test('messages from either side and any surface become replies under both DMs, i
   const threadId = await send(senderKey, 'rita@acme', 'Which endpoints page?');
   const thread = await recordedThread(threadId, (t) => t.slack && t.slack_sender, 'both DMs recorded');
   expect(await append(senderKey, threadId, 'first from Sam (A2A)')).toBe(1);
-  const viaMcp = toolOk(await recipientMcp.callTool({ name: 'send_message', arguments: { thread_id: threadId, body: 'second from Rita (MCP)' } }));
+  const viaMcp = toolOk(
+    await recipientMcp.callTool({
+      name: 'send_message',
+      arguments: { thread_id: threadId, body: 'second from Rita (MCP)' },
+    }),
+  );
   expect(viaMcp.sequence_no).toBe(2);
   expect(await append(senderKey, threadId, 'third from Sam (A2A)')).toBe(3);
   await recordedThread(threadId, (t) => Object.keys(t.slack_replies ?? {}).length === 6, 'six replies recorded');
@@ -110,7 +127,9 @@ test('messages from either side and any surface become replies under both DMs, i
     expect(dmOf(dm.channel, threadId)).toHaveLength(1);
   }
   const recorded = (await relay.store.threads.findOne({ _id: threadId }))!;
-  const recipientReplies = (slack.messages.get(recipientIm()) ?? []).filter((m) => m.thread_ts === thread.slack!.ts).map((m) => m.ts);
+  const recipientReplies = (slack.messages.get(recipientIm()) ?? [])
+    .filter((m) => m.thread_ts === thread.slack!.ts)
+    .map((m) => m.ts);
   expect([1, 2, 3].map((n) => recorded.slack_replies![`recipient:${n}`])).toEqual(recipientReplies);
   expect(recorded.slack_pending ?? {}).toEqual({});
 });
@@ -131,10 +150,17 @@ test('accepting through MCP and completing through A2A redraw both DMs in place'
   expect(buttonIds(senderDm)).not.toContain('handoff_complete');
 
   // Complete opens a modal in Slack (its listener's own tests cover it); here the agent completes over A2A.
-  const { body } = await relay.rpc(recipientKey, 'tasks/update', { task_id: threadId, transition: 'complete', result_summary: 'Shipped in #42' });
+  const { body } = await relay.rpc(recipientKey, 'tasks/update', {
+    task_id: threadId,
+    transition: 'complete',
+    result_summary: 'Shipped in #42',
+  });
   expect(body.result).toMatchObject({ status: 'completed' });
   await waitUntil(
-    async () => [recipientIm(), senderIm()].every((c) => dmOf(c, threadId).some((m) => JSON.stringify(m.blocks).includes('Completed by'))) || undefined,
+    async () =>
+      [recipientIm(), senderIm()].every((c) =>
+        dmOf(c, threadId).some((m) => JSON.stringify(m.blocks).includes('Completed by')),
+      ) || undefined,
     'both DMs to show the completion',
     15_000,
   );
@@ -171,7 +197,11 @@ test('a reply sent before its DM could be posted waits for the DM and lands unde
   slack.rateLimitNext('chat.postMessage', { times: 2, retryAfterSeconds: 1 });
   const threadId = await send(senderKey, 'rita@acme', 'Quick one');
   await append(senderKey, threadId, 'and a follow-up right away');
-  const thread = await recordedThread(threadId, (t) => t.slack_replies?.['recipient:1'] && t.slack_replies?.['sender:1'], 'both replies recorded');
+  const thread = await recordedThread(
+    threadId,
+    (t) => t.slack_replies?.['recipient:1'] && t.slack_replies?.['sender:1'],
+    'both replies recorded',
+  );
   await queue.settled();
   for (const dm of [thread.slack!, thread.slack_sender!]) {
     expect(dmOf(dm.channel, threadId)).toHaveLength(1);

@@ -12,7 +12,15 @@ let fake: FakeSlack;
 let client: WebClient;
 
 /** The client logs every refused call at error level; the assertions here are about those refusals. */
-const quietLogger = { debug() {}, info() {}, warn() {}, error() {}, setLevel() {}, getLevel: () => LogLevel.ERROR, setName() {} };
+const quietLogger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  setLevel() {},
+  getLevel: () => LogLevel.ERROR,
+  setName() {},
+};
 
 function webClient(token: string | undefined, options: ConstructorParameters<typeof WebClient>[1] = {}): WebClient {
   return new WebClient(token, { slackApiUrl: fake.url, retryConfig: { retries: 0 }, logger: quietLogger, ...options });
@@ -68,7 +76,17 @@ describe('fake Slack: transport and auth', () => {
     const res = await client.auth.test();
     expect(res).toMatchObject({ ok: true, user_id: fake.botUserId, bot_id: fake.botId, team_id: fake.teamId });
     expect(typeof res.url).toBe('string');
-    expect(res.response_metadata?.scopes).toEqual(['chat:write', 'im:write', 'commands', 'users:read', 'im:history', 'channels:history', 'groups:history', 'links:read', 'links:write']);
+    expect(res.response_metadata?.scopes).toEqual([
+      'chat:write',
+      'im:write',
+      'commands',
+      'users:read',
+      'im:history',
+      'channels:history',
+      'groups:history',
+      'links:read',
+      'links:write',
+    ]);
   });
 
   test('a missing token is not_authed and a wrong one invalid_auth, on every method', async () => {
@@ -97,17 +115,24 @@ describe('fake Slack: transport and auth', () => {
   test('a JSON body is accepted with a bearer token, but a token inside JSON is not', async () => {
     const post = (body: unknown, headers: Record<string, string>) =>
       fetch(`${fake.url}auth.test`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
-    expect(await post({}, { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${fake.token}` })).toMatchObject({
+    expect(
+      await post({}, { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${fake.token}` }),
+    ).toMatchObject({
       ok: true,
     });
-    expect(await post({ token: fake.token }, { 'content-type': 'application/json' })).toMatchObject({ ok: false, error: 'not_authed' });
+    expect(await post({ token: fake.token }, { 'content-type': 'application/json' })).toMatchObject({
+      ok: false,
+      error: 'not_authed',
+    });
   });
 
   test('bodies Slack cannot read get Slack’s errors', async () => {
     const post = (body: string, headers: Record<string, string>) =>
-      fetch(`${fake.url}auth.test`, { method: 'POST', headers: { authorization: `Bearer ${fake.token}`, ...headers }, body }).then((r) =>
-        r.json(),
-      );
+      fetch(`${fake.url}auth.test`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.token}`, ...headers },
+        body,
+      }).then((r) => r.json());
     expect(await post('{', { 'content-type': 'application/json' })).toMatchObject({ error: 'invalid_json' });
     expect(await post('[1]', { 'content-type': 'application/json' })).toMatchObject({ error: 'json_not_object' });
     expect(await post('a=1', { 'content-type': 'text/csv' })).toMatchObject({ error: 'invalid_post_type' });
@@ -166,7 +191,10 @@ describe('fake Slack: chat.postMessage', () => {
     const reply = await client.chat.postMessage({ channel, text: 'reply', thread_ts: parent.ts as string });
     expect(reply.message).toMatchObject({ thread_ts: parent.ts });
     expect(fake.messages.get(channel)?.[1]).toMatchObject({ text: 'reply', thread_ts: parent.ts });
-    await expectSlackError(client.chat.postMessage({ channel, text: 'lost', thread_ts: '1600000000.000100' }), 'thread_not_found');
+    await expectSlackError(
+      client.chat.postMessage({ channel, text: 'lost', thread_ts: '1600000000.000100' }),
+      'thread_not_found',
+    );
   });
 
   test('an unknown or missing channel is channel_not_found', async () => {
@@ -192,13 +220,19 @@ describe('fake Slack: chat.postMessage', () => {
   test('blocks that are not JSON or not an array are invalid_blocks', async () => {
     const channel = await openIm(ALICE);
     await expectSlackError(call('chat.postMessage', { channel, text: 'hi', blocks: '[{"type":' }), 'invalid_blocks');
-    await expectSlackError(call('chat.postMessage', { channel, text: 'hi', blocks: { type: 'divider' } }), 'invalid_blocks');
+    await expectSlackError(
+      call('chat.postMessage', { channel, text: 'hi', blocks: { type: 'divider' } }),
+      'invalid_blocks',
+    );
   });
 
   const invalid: Array<[string, unknown[]]> = [
     ['51 blocks', Array.from({ length: 51 }, () => ({ type: 'divider' }))],
     ['section text of 3001', [section(text(3001))]],
-    ['11 section fields', [{ type: 'section', fields: Array.from({ length: 11 }, () => ({ type: 'mrkdwn', text: 'f' })) }]],
+    [
+      '11 section fields',
+      [{ type: 'section', fields: Array.from({ length: 11 }, () => ({ type: 'mrkdwn', text: 'f' })) }],
+    ],
     ['a section field of 2001', [{ type: 'section', fields: [{ type: 'mrkdwn', text: text(2001) }] }]],
     ['an empty section text', [section('')]],
     ['header of 151', [{ type: 'header', text: { type: 'plain_text', text: text(151) } }]],
@@ -207,23 +241,40 @@ describe('fake Slack: chat.postMessage', () => {
     ['button value of 2001', [{ type: 'actions', elements: [button({ value: text(2001) })] }]],
     ['action_id of 256', [{ type: 'actions', elements: [button({ action_id: text(256) })] }]],
     ['block_id of 256', [{ type: 'divider', block_id: text(256) }]],
-    ['duplicate block_id', [{ type: 'divider', block_id: 'a' }, { type: 'divider', block_id: 'a' }]],
+    [
+      'duplicate block_id',
+      [
+        { type: 'divider', block_id: 'a' },
+        { type: 'divider', block_id: 'a' },
+      ],
+    ],
     ['duplicate action_id in a block', [{ type: 'actions', elements: [button(), button()] }]],
-    ['26 actions elements', [{ type: 'actions', elements: Array.from({ length: 26 }, (_, i) => button({ action_id: `a${i}` })) }]],
-    ['11 context elements', [{ type: 'context', elements: Array.from({ length: 11 }, () => ({ type: 'mrkdwn', text: 'c' })) }]],
+    [
+      '26 actions elements',
+      [{ type: 'actions', elements: Array.from({ length: 26 }, (_, i) => button({ action_id: `a${i}` })) }],
+    ],
+    [
+      '11 context elements',
+      [{ type: 'context', elements: Array.from({ length: 11 }, () => ({ type: 'mrkdwn', text: 'c' })) }],
+    ],
     ['an unknown block type', [{ type: 'carousel' }]],
     ['an unknown property', [{ type: 'section', text: { type: 'mrkdwn', text: 'hi' }, accesory: button() }]],
     ['a bad button style', [{ type: 'actions', elements: [button({ style: 'green' })] }]],
   ];
   test.each(invalid)('%s is invalid_blocks', async (_name, blocks) => {
     const channel = await openIm(ALICE);
-    await expectSlackError(client.chat.postMessage({ channel, text: 'fallback', blocks: blocks as never }), 'invalid_blocks');
+    await expectSlackError(
+      client.chat.postMessage({ channel, text: 'fallback', blocks: blocks as never }),
+      'invalid_blocks',
+    );
     expect(fake.messages.get(channel) ?? []).toEqual([]);
   });
 
   test('invalid_blocks names the offending field the way Slack does', async () => {
     const channel = await openIm(ALICE);
-    const error = await client.chat.postMessage({ channel, text: 'x', blocks: [{ type: 'divider' }, section(text(3001))] }).catch((e) => e);
+    const error = await client.chat
+      .postMessage({ channel, text: 'x', blocks: [{ type: 'divider' }, section(text(3001))] })
+      .catch((e) => e);
     expect(error.data.response_metadata.messages[0]).toMatch(/\[json-pointer:\/blocks\/1\/text\/text\]$/);
   });
 
@@ -236,7 +287,13 @@ describe('fake Slack: chat.postMessage', () => {
       {
         type: 'actions',
         block_id: text(255, 'b'),
-        elements: Array.from({ length: 25 }, (_, i) => button({ action_id: `${i}`.padEnd(255, 'a'), text: { type: 'plain_text', text: text(75) }, value: text(2000) })),
+        elements: Array.from({ length: 25 }, (_, i) =>
+          button({
+            action_id: `${i}`.padEnd(255, 'a'),
+            text: { type: 'plain_text', text: text(75) },
+            value: text(2000),
+          }),
+        ),
       },
       { type: 'context', elements: Array.from({ length: 10 }, () => ({ type: 'plain_text', text: 'c' })) },
       { type: 'divider' },
@@ -245,14 +302,18 @@ describe('fake Slack: chat.postMessage', () => {
       ...Array.from({ length: 42 }, () => ({ type: 'divider' })),
     ];
     expect(blocks).toHaveLength(50);
-    await expect(client.chat.postMessage({ channel, text: 'fallback', blocks: blocks as never })).resolves.toMatchObject({ ok: true });
+    await expect(
+      client.chat.postMessage({ channel, text: 'fallback', blocks: blocks as never }),
+    ).resolves.toMatchObject({ ok: true });
   });
 
   test('more than 12000 characters of block text in total is msg_blocks_too_long', async () => {
     const channel = await openIm(ALICE);
     const blocks = Array.from({ length: 5 }, () => section(text(2500)));
     await expectSlackError(client.chat.postMessage({ channel, text: 'fallback', blocks }), 'msg_blocks_too_long');
-    await expect(client.chat.postMessage({ channel, text: 'fallback', blocks: blocks.slice(0, 4) })).resolves.toMatchObject({ ok: true });
+    await expect(
+      client.chat.postMessage({ channel, text: 'fallback', blocks: blocks.slice(0, 4) }),
+    ).resolves.toMatchObject({ ok: true });
   });
 });
 
@@ -265,7 +326,11 @@ describe('fake Slack: chat.update', () => {
     expect(res).toMatchObject({ ok: true, channel, ts, text: 'accepted' });
     expect(fake.messages.get(channel)).toEqual([{ ts, text: 'accepted', blocks: [section('accepted')], updated: 1 }]);
     await client.chat.update({ channel, ts, text: 'accepted!' });
-    expect(fake.messages.get(channel)?.[0]).toMatchObject({ text: 'accepted!', blocks: [section('accepted')], updated: 2 });
+    expect(fake.messages.get(channel)?.[0]).toMatchObject({
+      text: 'accepted!',
+      blocks: [section('accepted')],
+      updated: 2,
+    });
     await client.chat.update({ channel, ts, text: 'plain', blocks: [] });
     expect(fake.messages.get(channel)?.[0]).toMatchObject({ text: 'plain', blocks: [], updated: 3 });
   });
@@ -273,9 +338,15 @@ describe('fake Slack: chat.update', () => {
   test('unknown channel, unknown ts, bad blocks and missing text are rejected', async () => {
     const channel = await openIm(ALICE);
     const { ts } = await client.chat.postMessage({ channel, text: 'pending' });
-    await expectSlackError(client.chat.update({ channel: 'C0NOWHERE', ts: ts as string, text: 'x' }), 'channel_not_found');
+    await expectSlackError(
+      client.chat.update({ channel: 'C0NOWHERE', ts: ts as string, text: 'x' }),
+      'channel_not_found',
+    );
     await expectSlackError(client.chat.update({ channel, ts: '1600000000.000100', text: 'x' }), 'message_not_found');
-    await expectSlackError(client.chat.update({ channel, ts: ts as string, text: 'x', blocks: [section(text(3001))] }), 'invalid_blocks');
+    await expectSlackError(
+      client.chat.update({ channel, ts: ts as string, text: 'x', blocks: [section(text(3001))] }),
+      'invalid_blocks',
+    );
     await expectSlackError(call('chat.update', { channel, ts, blocks: [section('hi')] }), 'no_text');
     expect(fake.messages.get(channel)?.[0]).toMatchObject({ text: 'pending', updated: 0 });
   });
@@ -288,12 +359,17 @@ describe('fake Slack: chat.postEphemeral', () => {
     expect(res).toMatchObject({ ok: true });
     expect(res.message_ts).toMatch(/^\d{10}\.\d{6}$/);
     fake.addChannel('C0GENERAL');
-    await expect(client.chat.postEphemeral({ channel: 'C0GENERAL', user: BOB, text: 'hi' })).resolves.toMatchObject({ ok: true });
+    await expect(client.chat.postEphemeral({ channel: 'C0GENERAL', user: BOB, text: 'hi' })).resolves.toMatchObject({
+      ok: true,
+    });
   });
 
   test('unknown channel, missing or unknown user, and a non-member are rejected', async () => {
     const channel = await openIm(ALICE);
-    await expectSlackError(client.chat.postEphemeral({ channel: 'C0NOWHERE', user: ALICE, text: 'x' }), 'channel_not_found');
+    await expectSlackError(
+      client.chat.postEphemeral({ channel: 'C0NOWHERE', user: ALICE, text: 'x' }),
+      'channel_not_found',
+    );
     await expectSlackError(call('chat.postEphemeral', { channel, text: 'x' }), 'user_not_found');
     await expectSlackError(client.chat.postEphemeral({ channel, user: 'U0NOBODY', text: 'x' }), 'user_not_found');
     await expectSlackError(client.chat.postEphemeral({ channel, user: BOB, text: 'x' }), 'user_not_in_channel');
@@ -325,13 +401,23 @@ describe('fake Slack: users.info', () => {
 
 describe('fake Slack: views', () => {
   test('views.open opens a modal and views.update replaces it', async () => {
-    const opened = await client.views.open({ trigger_id: fake.triggerId(), view: modal({ callback_id: 'handoff_new' }) as never });
+    const opened = await client.views.open({
+      trigger_id: fake.triggerId(),
+      view: modal({ callback_id: 'handoff_new' }) as never,
+    });
     const view = opened.view as { id: string; hash: string; callback_id: string };
     expect(view.id).toMatch(/^V/);
     expect(view.callback_id).toBe('handoff_new');
-    const updated = await client.views.update({ view_id: view.id, hash: view.hash, view: modal({ title: { type: 'plain_text', text: 'Sent' } }) as never });
+    const updated = await client.views.update({
+      view_id: view.id,
+      hash: view.hash,
+      view: modal({ title: { type: 'plain_text', text: 'Sent' } }) as never,
+    });
     expect(updated.view).toMatchObject({ id: view.id, title: { text: 'Sent' } });
-    await expectSlackError(client.views.update({ view_id: view.id, hash: view.hash, view: modal() as never }), 'hash_conflict');
+    await expectSlackError(
+      client.views.update({ view_id: view.id, hash: view.hash, view: modal() as never }),
+      'hash_conflict',
+    );
     await expectSlackError(client.views.update({ view_id: 'V0NOTHERE', view: modal() as never }), 'not_found');
   });
 
@@ -339,12 +425,24 @@ describe('fake Slack: views', () => {
     const open = (view: unknown) => call('views.open', { trigger_id: fake.triggerId(), view });
     await expectSlackError(call('views.open', { view: modal() }), 'invalid_arguments');
     await expectSlackError(open(modal({ title: { type: 'plain_text', text: text(25) } })), 'invalid_arguments');
-    await expectSlackError(open(modal({ blocks: Array.from({ length: 101 }, () => ({ type: 'divider' })) })), 'invalid_arguments');
+    await expectSlackError(
+      open(modal({ blocks: Array.from({ length: 101 }, () => ({ type: 'divider' })) })),
+      'invalid_arguments',
+    );
     await expectSlackError(open(modal({ type: 'home' })), 'invalid_arguments');
-    const input = { type: 'input', block_id: 'summary', label: { type: 'plain_text', text: 'Summary' }, element: { type: 'plain_text_input', action_id: 'value' } };
+    const input = {
+      type: 'input',
+      block_id: 'summary',
+      label: { type: 'plain_text', text: 'Summary' },
+      element: { type: 'plain_text_input', action_id: 'value' },
+    };
     await expectSlackError(open(modal({ blocks: [input] })), 'invalid_arguments');
-    await expect(open(modal({ blocks: [input], submit: { type: 'plain_text', text: 'Send' } }))).resolves.toMatchObject({ ok: true });
-    await expect(open(modal({ blocks: Array.from({ length: 100 }, () => ({ type: 'divider' })) }))).resolves.toMatchObject({ ok: true });
+    await expect(open(modal({ blocks: [input], submit: { type: 'plain_text', text: 'Send' } }))).resolves.toMatchObject(
+      { ok: true },
+    );
+    await expect(
+      open(modal({ blocks: Array.from({ length: 100 }, () => ({ type: 'divider' })) })),
+    ).resolves.toMatchObject({ ok: true });
   });
 
   test('views.open takes only a trigger_id it issued, once, within 3 seconds', async () => {
@@ -359,7 +457,10 @@ describe('fake Slack: views', () => {
   test('views.publish publishes a Home tab per user', async () => {
     const home = { type: 'home', blocks: [section('Your inbox')] };
     const first = await client.views.publish({ user_id: ALICE, view: home as never });
-    const second = await client.views.publish({ user_id: ALICE, view: { ...home, blocks: [section('Still your inbox')] } as never });
+    const second = await client.views.publish({
+      user_id: ALICE,
+      view: { ...home, blocks: [section('Still your inbox')] } as never,
+    });
     expect(second.view?.id).toBe(first.view?.id);
     expect(fake.homeViews.get(ALICE)).toMatchObject({ type: 'home', blocks: [section('Still your inbox')] });
     await expectSlackError(client.views.publish({ user_id: 'U0NOBODY', view: home as never }), 'invalid_arguments');
@@ -370,7 +471,11 @@ describe('fake Slack: views', () => {
 
 describe('fake Slack: scripted failures', () => {
   test('429 with Retry-After reaches the client as a rate limit, then the next call succeeds', async () => {
-    fake.failNext('chat.postMessage', { status: 429, headers: { 'Retry-After': '1' }, body: { ok: false, error: 'ratelimited' } });
+    fake.failNext('chat.postMessage', {
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: { ok: false, error: 'ratelimited' },
+    });
     const strict = webClient(fake.token, { rejectRateLimitedCalls: true });
     await expect(strict.chat.postMessage({ channel: ALICE, text: 'hi' })).rejects.toMatchObject({
       code: ErrorCode.RateLimitedError,
@@ -381,7 +486,11 @@ describe('fake Slack: scripted failures', () => {
   });
 
   test('a client that retries gets through after the scripted failure', async () => {
-    fake.failNext('chat.postMessage', { status: 429, headers: { 'Retry-After': '0' }, body: { ok: false, error: 'ratelimited' } });
+    fake.failNext('chat.postMessage', {
+      status: 429,
+      headers: { 'Retry-After': '0' },
+      body: { ok: false, error: 'ratelimited' },
+    });
     const retrying = webClient(fake.token, { retryConfig: { retries: 1, minTimeout: 0, maxTimeout: 1 } });
     await expect(retrying.chat.postMessage({ channel: ALICE, text: 'hi' })).resolves.toMatchObject({ ok: true });
     expect(fake.calls).toHaveLength(2);
@@ -392,7 +501,10 @@ describe('fake Slack: scripted failures', () => {
     fake.failNext('users.info', { body: { ok: false, error: 'fatal_error' } });
     fake.failNext('users.info', { status: 500, body: { ok: false, error: 'internal_error' } });
     await expectSlackError(client.users.info({ user: ALICE }), 'fatal_error');
-    await expect(client.users.info({ user: ALICE })).rejects.toMatchObject({ code: ErrorCode.HTTPError, statusCode: 500 });
+    await expect(client.users.info({ user: ALICE })).rejects.toMatchObject({
+      code: ErrorCode.HTTPError,
+      statusCode: 500,
+    });
     await expect(client.users.info({ user: ALICE })).resolves.toMatchObject({ ok: true });
   });
 });
@@ -445,7 +557,10 @@ describe('fake Slack: rate limits and lost responses', () => {
     const channel = await openIm(ALICE);
     fake.rateLimitNext('chat.postMessage', { times: 2, retryAfterSeconds: 3 });
     for (let i = 0; i < 2; i += 1) {
-      await expect(strict().chat.postMessage({ channel, text: 'hi' })).rejects.toMatchObject({ code: ErrorCode.RateLimitedError, retryAfter: 3 });
+      await expect(strict().chat.postMessage({ channel, text: 'hi' })).rejects.toMatchObject({
+        code: ErrorCode.RateLimitedError,
+        retryAfter: 3,
+      });
     }
     await expect(strict().users.info({ user: ALICE })).resolves.toMatchObject({ ok: true });
     expect(fake.messages.get(channel) ?? []).toEqual([]);
@@ -479,7 +594,10 @@ describe('fake Slack: rate limits and lost responses', () => {
 });
 
 describe('fake Slack: message metadata, conversations.history and conversations.replies', () => {
-  const metadata = (marker: string) => ({ event_type: 'handoff_relay', event_payload: { thread_id: 't-1', kind: 'recipient', marker } });
+  const metadata = (marker: string) => ({
+    event_type: 'handoff_relay',
+    event_payload: { thread_id: 't-1', kind: 'recipient', marker },
+  });
 
   test('ts is Slack-like: wall-clock seconds with six decimals, increasing', async () => {
     const before = Math.floor(Date.now() / 1000);
@@ -502,10 +620,22 @@ describe('fake Slack: message metadata, conversations.history and conversations.
 
   test('malformed metadata is refused and posts nothing', async () => {
     const channel = await openIm(ALICE);
-    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: 'nope' }), 'invalid_metadata_format');
-    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: { event_type: 'has space', event_payload: {} } }), 'invalid_metadata_format');
-    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: { event_type: 'ok', event_payload: [] } }), 'invalid_metadata_format');
-    await expectSlackError(call('chat.postMessage', { channel, text: 'x', metadata: { ...metadata('m'), extra: 1 } }), 'invalid_metadata_schema');
+    await expectSlackError(
+      call('chat.postMessage', { channel, text: 'x', metadata: 'nope' }),
+      'invalid_metadata_format',
+    );
+    await expectSlackError(
+      call('chat.postMessage', { channel, text: 'x', metadata: { event_type: 'has space', event_payload: {} } }),
+      'invalid_metadata_format',
+    );
+    await expectSlackError(
+      call('chat.postMessage', { channel, text: 'x', metadata: { event_type: 'ok', event_payload: [] } }),
+      'invalid_metadata_format',
+    );
+    await expectSlackError(
+      call('chat.postMessage', { channel, text: 'x', metadata: { ...metadata('m'), extra: 1 } }),
+      'invalid_metadata_schema',
+    );
     expect(fake.messages.get(channel) ?? []).toEqual([]);
   });
 
@@ -524,7 +654,11 @@ describe('fake Slack: message metadata, conversations.history and conversations.
     expect(inclusive.messages?.map((m) => m.text)).toEqual(['three', 'two']);
     const page1 = await client.conversations.history({ channel, limit: 2 });
     expect(page1).toMatchObject({ has_more: true });
-    const page2 = await client.conversations.history({ channel, limit: 2, cursor: page1.response_metadata?.next_cursor });
+    const page2 = await client.conversations.history({
+      channel,
+      limit: 2,
+      cursor: page1.response_metadata?.next_cursor,
+    });
     expect([...page1.messages!, ...page2.messages!].map((m) => m.text)).toEqual(['three', 'two', 'one']);
     expect(page2).toMatchObject({ has_more: false, response_metadata: { next_cursor: '' } });
   });
@@ -544,15 +678,25 @@ describe('fake Slack: message metadata, conversations.history and conversations.
     await expectSlackError(client.chat.postMessage({ channel: 'C0TEAMWEB', text: 'hello' }), 'not_in_channel');
     fake.setBotMember('C0TEAMWEB', true);
     const posted = await client.chat.postMessage({ channel: 'C0TEAMWEB', text: 'hello' });
-    expect((await client.conversations.history({ channel: 'C0TEAMWEB' })).messages?.map((m) => m.text)).toEqual(['hello']);
+    expect((await client.conversations.history({ channel: 'C0TEAMWEB' })).messages?.map((m) => m.text)).toEqual([
+      'hello',
+    ]);
     fake.setBotMember('C0TEAMWEB', false);
-    await expectSlackError(client.chat.update({ channel: 'C0TEAMWEB', ts: posted.ts as string, text: 'edited' }), 'not_in_channel');
+    await expectSlackError(
+      client.chat.update({ channel: 'C0TEAMWEB', ts: posted.ts as string, text: 'edited' }),
+      'not_in_channel',
+    );
   });
 
   test('replies: the parent then its replies in order, from the parent ts or a reply ts, with metadata on request', async () => {
     const channel = await openIm(ALICE);
     const parent = await client.chat.postMessage({ channel, text: 'dm' });
-    const r1 = await client.chat.postMessage({ channel, text: 'r1', thread_ts: parent.ts as string, metadata: metadata('r1') });
+    const r1 = await client.chat.postMessage({
+      channel,
+      text: 'r1',
+      thread_ts: parent.ts as string,
+      metadata: metadata('r1'),
+    });
     // A reply to a reply lands in the parent's thread.
     await client.chat.postMessage({ channel, text: 'r2', thread_ts: r1.ts as string });
     await client.chat.postMessage({ channel, text: 'elsewhere' });
@@ -570,7 +714,10 @@ describe('fake Slack: message metadata, conversations.history and conversations.
     const alice = await openIm(ALICE);
     const bob = await openIm(BOB);
     const parent = await client.chat.postMessage({ channel: alice, text: 'dm' });
-    await expectSlackError(client.chat.postMessage({ channel: bob, text: 'wrong channel', thread_ts: parent.ts as string }), 'thread_not_found');
+    await expectSlackError(
+      client.chat.postMessage({ channel: bob, text: 'wrong channel', thread_ts: parent.ts as string }),
+      'thread_not_found',
+    );
     expect(fake.messages.get(bob) ?? []).toEqual([]);
   });
 });
@@ -578,7 +725,10 @@ describe('fake Slack: message metadata, conversations.history and conversations.
 describe('fake Slack: Socket Mode', () => {
   test('apps.connections.open takes only the app-level token, and the app token is good for nothing else', async () => {
     await expectSlackError(call('apps.connections.open', {}), 'not_allowed_token_type');
-    await expectSlackError(webClient(fake.appToken).chat.postMessage({ channel: ALICE, text: 'hi' }), 'not_allowed_token_type');
+    await expectSlackError(
+      webClient(fake.appToken).chat.postMessage({ channel: ALICE, text: 'hi' }),
+      'not_allowed_token_type',
+    );
     await expectSlackError(webClient('xapp-1-wrong').apiCall('apps.connections.open'), 'invalid_auth');
     const opened = await webClient(fake.appToken).apps.connections.open({});
     expect(opened.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/link\/\?ticket=/);
@@ -597,10 +747,16 @@ describe('fake Slack: Socket Mode', () => {
       const envelope = JSON.parse(String(e.data));
       ws.send(JSON.stringify({ envelope_id: envelope.envelope_id, payload: { seen: envelope.type } }));
     };
-    await expect(fake.sendEnvelope('slash_commands', { command: '/handoff', text: 'help' })).resolves.toMatchObject({ payload: { seen: 'slash_commands' } });
+    await expect(fake.sendEnvelope('slash_commands', { command: '/handoff', text: 'help' })).resolves.toMatchObject({
+      payload: { seen: 'slash_commands' },
+    });
     ws.close();
     const again = new WebSocket(url);
-    await expect(new Promise((resolve, reject) => ((again.onopen = resolve), (again.onerror = () => reject(new Error('refused')))))).rejects.toThrow('refused');
+    await expect(
+      new Promise(
+        (resolve, reject) => ((again.onopen = resolve), (again.onerror = () => reject(new Error('refused')))),
+      ),
+    ).rejects.toThrow('refused');
   });
 });
 
@@ -618,7 +774,10 @@ describe('fake Slack: permalinks, unfurls and time zones (slacklive)', () => {
       permalink: expect.stringContaining(`?thread_ts=${ts}&cid=C0LINKS`),
     });
     await expectSlackError(call('chat.getPermalink', { channel: 'C0NOPE', message_ts: ts }), 'channel_not_found');
-    await expectSlackError(call('chat.getPermalink', { channel: 'C0LINKS', message_ts: '1.000001' }), 'message_not_found');
+    await expectSlackError(
+      call('chat.getPermalink', { channel: 'C0LINKS', message_ts: '1.000001' }),
+      'message_not_found',
+    );
     await expectSlackError(call('chat.getPermalink', { channel: 'C0LINKS' }), 'invalid_arguments');
   });
 
@@ -626,17 +785,40 @@ describe('fake Slack: permalinks, unfurls and time zones (slacklive)', () => {
     fake.addChannel('C0UNFURL');
     const shared = fake.shareLinks('C0UNFURL', ALICE, ['https://relay.test/inbox/1']);
     const good = { 'https://relay.test/inbox/1': { blocks: [section('a handoff')] } };
-    await expect(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: good })).resolves.toMatchObject({ ok: true });
-    await expect(call('chat.unfurl', { unfurl_id: shared.unfurl_id, source: shared.source, unfurls: good })).resolves.toMatchObject({ ok: true });
-    expect(fake.unfurls.get(`C0UNFURL:${shared.message_ts}`)?.get('https://relay.test/inbox/1')).toEqual(good['https://relay.test/inbox/1']);
-    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: { 'https://other.test/': { blocks: [] } } }), 'cannot_unfurl_url');
+    await expect(
+      call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: good }),
+    ).resolves.toMatchObject({ ok: true });
+    await expect(
+      call('chat.unfurl', { unfurl_id: shared.unfurl_id, source: shared.source, unfurls: good }),
+    ).resolves.toMatchObject({ ok: true });
+    expect(fake.unfurls.get(`C0UNFURL:${shared.message_ts}`)?.get('https://relay.test/inbox/1')).toEqual(
+      good['https://relay.test/inbox/1'],
+    );
+    await expectSlackError(
+      call('chat.unfurl', {
+        channel: 'C0UNFURL',
+        ts: shared.message_ts,
+        unfurls: { 'https://other.test/': { blocks: [] } },
+      }),
+      'cannot_unfurl_url',
+    );
     await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts }), 'missing_unfurls');
-    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: '[1]' }), 'invalid_unfurls_format');
-    await expectSlackError(call('chat.unfurl', { channel: 'C0UNFURL', ts: '1.000001', unfurls: good }), 'cannot_unfurl_message');
+    await expectSlackError(
+      call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: '[1]' }),
+      'invalid_unfurls_format',
+    );
+    await expectSlackError(
+      call('chat.unfurl', { channel: 'C0UNFURL', ts: '1.000001', unfurls: good }),
+      'cannot_unfurl_message',
+    );
     await expectSlackError(call('chat.unfurl', { ts: shared.message_ts, unfurls: good }), 'missing_channel');
     await expectSlackError(call('chat.unfurl', { unfurl_id: shared.unfurl_id, unfurls: good }), 'invalid_arguments');
     await expectSlackError(
-      call('chat.unfurl', { channel: 'C0UNFURL', ts: shared.message_ts, unfurls: { 'https://relay.test/inbox/1': { blocks: [section(text(3001))] } } }),
+      call('chat.unfurl', {
+        channel: 'C0UNFURL',
+        ts: shared.message_ts,
+        unfurls: { 'https://relay.test/inbox/1': { blocks: [section(text(3001))] } },
+      }),
       'invalid_blocks',
     );
   });
@@ -671,19 +853,33 @@ describe('checkBlocks', () => {
     expect(checkBlocks([{ type: 'video' }], 'message')).toBe('invalid_blocks');
     expect(checkBlocks([{ type: 'section' }], 'message')).toBe('invalid_blocks');
     expect(checkBlocks([{ type: 'actions', elements: [] }], 'message')).toBe('invalid_blocks');
-    expect(checkBlocks([{ type: 'actions', elements: [{ type: 'plain_text_input', action_id: 'x' }] }], 'message')).toBe('invalid_blocks');
+    expect(
+      checkBlocks([{ type: 'actions', elements: [{ type: 'plain_text_input', action_id: 'x' }] }], 'message'),
+    ).toBe('invalid_blocks');
   });
 
   test('applies every text limit at its boundary', () => {
     const cases: Array<[string, (n: number) => unknown, number]> = [
       ['section text', (n) => section(text(n)), BLOCK_LIMITS.sectionText],
-      ['section field', (n) => ({ type: 'section', fields: [{ type: 'plain_text', text: text(n) }] }), BLOCK_LIMITS.sectionFieldText],
+      [
+        'section field',
+        (n) => ({ type: 'section', fields: [{ type: 'plain_text', text: text(n) }] }),
+        BLOCK_LIMITS.sectionFieldText,
+      ],
       ['header', (n) => ({ type: 'header', text: { type: 'plain_text', text: text(n) } }), BLOCK_LIMITS.headerText],
-      ['button text', (n) => ({ type: 'actions', elements: [button({ text: { type: 'plain_text', text: text(n) } })] }), BLOCK_LIMITS.buttonText],
+      [
+        'button text',
+        (n) => ({ type: 'actions', elements: [button({ text: { type: 'plain_text', text: text(n) } })] }),
+        BLOCK_LIMITS.buttonText,
+      ],
       ['button value', (n) => ({ type: 'actions', elements: [button({ value: text(n) })] }), BLOCK_LIMITS.buttonValue],
       ['action_id', (n) => ({ type: 'actions', elements: [button({ action_id: text(n) })] }), BLOCK_LIMITS.id],
       ['block_id', (n) => ({ type: 'divider', block_id: text(n) }), BLOCK_LIMITS.id],
-      ['input label', (n) => ({ type: 'input', label: { type: 'plain_text', text: text(n) }, element: { type: 'plain_text_input' } }), BLOCK_LIMITS.inputLabel],
+      [
+        'input label',
+        (n) => ({ type: 'input', label: { type: 'plain_text', text: text(n) }, element: { type: 'plain_text_input' } }),
+        BLOCK_LIMITS.inputLabel,
+      ],
     ];
     for (const [name, make, limit] of cases) {
       expect([name, checkBlocks([make(limit)], 'modal')]).toEqual([name, null]);
@@ -692,12 +888,24 @@ describe('checkBlocks', () => {
   });
 
   test('counts elements in fields, actions and context', () => {
-    const fields = (n: number) => [{ type: 'section', fields: Array.from({ length: n }, () => ({ type: 'mrkdwn', text: 'f' })) }];
-    const actions = (n: number) => [{ type: 'actions', elements: Array.from({ length: n }, (_, i) => button({ action_id: `a${i}` })) }];
-    const context = (n: number) => [{ type: 'context', elements: Array.from({ length: n }, () => ({ type: 'mrkdwn', text: 'c' })) }];
+    const fields = (n: number) => [
+      { type: 'section', fields: Array.from({ length: n }, () => ({ type: 'mrkdwn', text: 'f' })) },
+    ];
+    const actions = (n: number) => [
+      { type: 'actions', elements: Array.from({ length: n }, (_, i) => button({ action_id: `a${i}` })) },
+    ];
+    const context = (n: number) => [
+      { type: 'context', elements: Array.from({ length: n }, () => ({ type: 'mrkdwn', text: 'c' })) },
+    ];
     expect([checkBlocks(fields(10), 'message'), checkBlocks(fields(11), 'message')]).toEqual([null, 'invalid_blocks']);
-    expect([checkBlocks(actions(25), 'message'), checkBlocks(actions(26), 'message')]).toEqual([null, 'invalid_blocks']);
-    expect([checkBlocks(context(10), 'message'), checkBlocks(context(11), 'message')]).toEqual([null, 'invalid_blocks']);
+    expect([checkBlocks(actions(25), 'message'), checkBlocks(actions(26), 'message')]).toEqual([
+      null,
+      'invalid_blocks',
+    ]);
+    expect([checkBlocks(context(10), 'message'), checkBlocks(context(11), 'message')]).toEqual([
+      null,
+      'invalid_blocks',
+    ]);
   });
 
   test('total block text over 12000 is msg_blocks_too_long in messages only', () => {

@@ -18,7 +18,10 @@ export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'write
     return doc ? structuredClone(doc) : null;
   }
 
-  async writeThread(id: string, change: (current: ThreadDoc) => ThreadDoc | undefined): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }> {
+  async writeThread(
+    id: string,
+    change: (current: ThreadDoc) => ThreadDoc | undefined,
+  ): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }> {
     const current = this.docs.get(id);
     if (!current) return { before: null, after: null };
     const next = change(structuredClone(current));

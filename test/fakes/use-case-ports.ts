@@ -12,7 +12,22 @@ import type { InMemoryThreads } from './in-memory-threads';
 export const NOW = new Date('2026-03-02T10:00:00Z');
 
 export function agent(handle: string, tools: string[] = []): AgentDoc {
-  return { _id: handle, handle, team: 'acme', name: handle, role: '', skills: [], repos_owned: [], tools, slack_user_id: null, status: 'active', blocked: [], notification: null, created_at: NOW, updated_at: NOW };
+  return {
+    _id: handle,
+    handle,
+    team: 'acme',
+    name: handle,
+    role: '',
+    skills: [],
+    repos_owned: [],
+    tools,
+    slack_user_id: null,
+    status: 'active',
+    blocked: [],
+    notification: null,
+    created_at: NOW,
+    updated_at: NOW,
+  };
 }
 
 /** The outbox's recording, keeping the events of the writes that stored something (in `published`). */
@@ -29,17 +44,30 @@ export function recordingOutbox(): Pick<Outbox, 'recording'> & { published: Outb
 }
 
 /** A ledger for calls without an idempotency key: each runs once. */
-export const unkeyedLedger: Pick<IdempotencyLedger, 'run'> = { run: (_caller, _key, _body, operation) => operation(null) };
+export const unkeyedLedger: Pick<IdempotencyLedger, 'run'> = {
+  run: (_caller, _key, _body, operation) => operation(null),
+};
 
 /** A pending handoff from `sender` to `recipient`, with its handoff token, stored as the create stores it. */
-export async function storedPending(threads: InMemoryThreads, tokens: HandoffTokens, sender: AgentDoc, recipient: AgentDoc): Promise<ThreadDoc> {
+export async function storedPending(
+  threads: InMemoryThreads,
+  tokens: HandoffTokens,
+  sender: AgentDoc,
+  recipient: AgentDoc,
+): Promise<ThreadDoc> {
   const doc = pendingDoc(tokens, sender, recipient);
   await threads.insert(doc);
   return doc;
 }
 
 /** An unclaimed handoff to `target`, open to `candidates` (no recipient, no token until the claim). */
-export async function storedUnclaimed(threads: InMemoryThreads, tokens: HandoffTokens, sender: AgentDoc, target: RecipientTarget, candidates: string[]): Promise<ThreadDoc> {
+export async function storedUnclaimed(
+  threads: InMemoryThreads,
+  tokens: HandoffTokens,
+  sender: AgentDoc,
+  target: RecipientTarget,
+  candidates: string[],
+): Promise<ThreadDoc> {
   const doc = unclaimedThread(pendingDoc(tokens, sender, agent(target.label)), target, candidates);
   await threads.insert(doc);
   return doc;
@@ -48,7 +76,8 @@ export async function storedUnclaimed(threads: InMemoryThreads, tokens: HandoffT
 function pendingDoc(tokens: HandoffTokens, sender: AgentDoc, recipient: AgentDoc): ThreadDoc {
   const id = crypto.randomUUID();
   const input = newHandoffSchema.parse({ to: recipient.handle, intent: 'inform', summary: 'Read the release notes' });
-  return newPendingThread({ id, sender, recipient, input, via: 'api', now: NOW, eventId: crypto.randomUUID() }, (bodyHash) =>
-    tokens.mint({ id, team: recipient.team, bodyHash, metadata: {} }, NOW),
+  return newPendingThread(
+    { id, sender, recipient, input, via: 'api', now: NOW, eventId: crypto.randomUUID() },
+    (bodyHash) => tokens.mint({ id, team: recipient.team, bodyHash, metadata: {} }, NOW),
   );
 }

@@ -35,7 +35,10 @@ afterAll(async () => {
   reader?.stop();
   await killRelayProcess(relay);
   await redis?.stop();
-  await mongo?.db(db).dropDatabase().catch(() => {});
+  await mongo
+    ?.db(db)
+    .dropDatabase()
+    .catch(() => {});
   await mongo?.close();
 });
 
@@ -44,11 +47,18 @@ let reader: ResumingSseReader | undefined;
 const call = (path: string, key: string, body: unknown) => postJson(relay!.url, path, key, body);
 
 const send = (key: string, summary: string) =>
-  call('/a2a', key, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } } });
+  call('/a2a', key, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'message/send',
+    params: { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } },
+  });
 
 test('Redis stopped and the relay killed mid-burst and restarted: the stream reader gets every event once, in order', async () => {
-  const alice = (await call('/admin/agents', adminKey, { handle: 'alice@acme', name: 'A', role: 'engineer' })).api_key as string;
-  const bob = (await call('/admin/agents', adminKey, { handle: 'bob@acme', name: 'B', role: 'engineer' })).api_key as string;
+  const alice = (await call('/admin/agents', adminKey, { handle: 'alice@acme', name: 'A', role: 'engineer' }))
+    .api_key as string;
+  const bob = (await call('/admin/agents', adminKey, { handle: 'bob@acme', name: 'B', role: 'engineer' }))
+    .api_key as string;
   reader = new ResumingSseReader(() => relay!.url, bob, '0');
 
   const before = await Promise.all([1, 2, 3].map((i) => send(alice, `before ${i}`)));
@@ -64,7 +74,11 @@ test('Redis stopped and the relay killed mid-burst and restarted: the stream rea
 
   // A burst of writes, and the relay killed in the middle of it: some answers are lost, some writes half done.
   let answered = 0;
-  const burst = Array.from({ length: 20 }, (_, i) => send(alice, `burst ${i}`).then((a) => ((answered += 1), a)).catch(() => null));
+  const burst = Array.from({ length: 20 }, (_, i) =>
+    send(alice, `burst ${i}`)
+      .then((a) => ((answered += 1), a))
+      .catch(() => null),
+  );
   await waitUntil(async () => answered >= 3, 'the first answers of the burst');
   relay!.child.kill('SIGKILL');
   await relay!.exited;
@@ -101,6 +115,11 @@ test('Redis stopped and the relay killed mid-burst and restarted: the stream rea
 }, 150_000);
 
 async function relayAccept(key: string, taskId: string): Promise<void> {
-  const answer = await call('/a2a', key, { jsonrpc: '2.0', id: 2, method: 'tasks/update', params: { task_id: taskId, transition: 'accept' } });
+  const answer = await call('/a2a', key, {
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tasks/update',
+    params: { task_id: taskId, transition: 'accept' },
+  });
   expect(answer.result?.status).toBe('accepted');
 }

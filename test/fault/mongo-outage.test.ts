@@ -23,14 +23,22 @@ test('POST /a2a with a key the relay cannot look up answers 503 unavailable in t
   expect(body).toEqual({
     jsonrpc: '2.0',
     id: 1,
-    error: { code: -32016, message: expect.stringMatching(/retry/), data: { code: 'unavailable', request_id: expect.any(String) } },
+    error: {
+      code: -32016,
+      message: expect.stringMatching(/retry/),
+      data: { code: 'unavailable', request_id: expect.any(String) },
+    },
   });
 });
 
 test('a REST route with a key the relay cannot look up answers 503 unavailable in the REST error shape', async () => {
   const { status, body } = await relay.rest('GET', '/agents/me', key);
   expect(status).toBe(503);
-  expect(body).toEqual({ code: 'unavailable', message: expect.stringMatching(/retry/), request_id: expect.any(String) });
+  expect(body).toEqual({
+    code: 'unavailable',
+    message: expect.stringMatching(/retry/),
+    request_id: expect.any(String),
+  });
 });
 
 test('an admin route, whose key needs no lookup, answers 503 unavailable with Retry-After when its write cannot reach the database', async () => {
@@ -41,7 +49,11 @@ test('an admin route, whose key needs no lookup, answers 503 unavailable with Re
   });
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toBe('2');
-  expect(await response.json()).toEqual({ code: 'unavailable', message: expect.stringMatching(/retry/), request_id: expect.any(String) });
+  expect(await response.json()).toEqual({
+    code: 'unavailable',
+    message: expect.stringMatching(/retry/),
+    request_id: expect.any(String),
+  });
 });
 
 test('without a key the answer is still 401: no lookup was needed', async () => {
@@ -53,7 +65,11 @@ test('without a key the answer is still 401: no lookup was needed', async () => 
 test('POST /mcp with a key the relay cannot look up answers 503 unavailable in the JSON-RPC error shape, with Retry-After', async () => {
   const response = await fetch(`${relay.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   expect(response.status).toBe(503);
@@ -61,6 +77,10 @@ test('POST /mcp with a key the relay cannot look up answers 503 unavailable in t
   expect(await response.json()).toEqual({
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32016, message: expect.stringMatching(/retry/), data: { code: 'unavailable', request_id: expect.any(String) } },
+    error: {
+      code: -32016,
+      message: expect.stringMatching(/retry/),
+      data: { code: 'unavailable', request_id: expect.any(String) },
+    },
   });
 });

@@ -25,7 +25,11 @@ beforeAll(async () => {
   relay = await startTestRelay({
     name: 'redis_outage',
     slack,
-    env: { REDIS_URL: redis.url, RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms,500ms,1s,2s' },
+    env: {
+      REDIS_URL: redis.url,
+      RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
+      RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms,500ms,1s,2s',
+    },
   });
 });
 
@@ -44,7 +48,11 @@ test(`${COUNT} handoffs sent while Redis is down are all answered; after it retu
   await redis.kill();
   const answers = await Promise.all(
     Array.from({ length: COUNT }, (_, i) =>
-      relay.rpc(sender.key, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `during outage #${i}#` }] } }),
+      relay.rpc(sender.key, 'message/send', {
+        recipient: 'recipient@acme',
+        intent: 'inform',
+        message: { parts: [{ type: 'text', text: `during outage #${i}#` }] },
+      }),
     ),
   );
   expect(answers.map((a) => a.body.error ?? a.body.result.status.state)).toEqual(Array(COUNT).fill('pending'));
@@ -95,10 +103,14 @@ test(`${COUNT} handoffs sent while Redis is down are all answered; after it retu
     await Promise.all(queues.map((q) => q.close()));
     connection.disconnect();
   }
-  console.info(`redis-outage: everything delivered and settled ${Date.now() - outageEnded} ms after Redis was started again`);
+  console.info(
+    `redis-outage: everything delivered and settled ${Date.now() - outageEnded} ms after Redis was started again`,
+  );
 
   // Slack: one DM per thread, none twice.
-  const posted = slack.callsTo('chat.postMessage').map((c) => String((c.args.text as string).match(/during outage #\d+#/)?.[0]));
+  const posted = slack
+    .callsTo('chat.postMessage')
+    .map((c) => String((c.args.text as string).match(/during outage #\d+#/)?.[0]));
   expect(posted.sort()).toEqual(Array.from({ length: COUNT }, (_, i) => `during outage #${i}#`).sort());
 
   // Webhooks: exactly the expected (event, participant) ids, none twice, each signed for its owner.
@@ -107,7 +119,10 @@ test(`${COUNT} handoffs sent while Redis is down are all answered; after it retu
   for (const request of received) {
     const payload = verifyWebhook(secrets[request.path]!, request);
     expect(String(request.headers['webhook-id'])).toBe(`${payload.data.event_id}.${request.path.slice(1)}@acme`);
-    expect(payload).toMatchObject({ type: 'thread.created', data: { thread_id: expect.any(String), by: 'sender@acme' } });
+    expect(payload).toMatchObject({
+      type: 'thread.created',
+      data: { thread_id: expect.any(String), by: 'sender@acme' },
+    });
     expect(ids).toContain(payload.data.thread_id);
   }
 }, 110_000);

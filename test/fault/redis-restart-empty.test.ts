@@ -57,7 +57,11 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
 
   const answers = await Promise.all(
     Array.from({ length: COUNT }, (_, i) =>
-      relay.rpc(sender.key, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: `before the restart #${i}#` }] } }),
+      relay.rpc(sender.key, 'message/send', {
+        recipient: 'recipient@acme',
+        intent: 'inform',
+        message: { parts: [{ type: 'text', text: `before the restart #${i}#` }] },
+      }),
     ),
   );
   const ids = answers.map((a) => a.body.result.task_id as string);
@@ -66,7 +70,8 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
   const expectedIds = created.flatMap((eventId) => [`${eventId}.sender@acme`, `${eventId}.recipient@acme`]).sort();
 
   // Every DM tried once and every webhook tried once; the events whose DMs went out have left the outbox.
-  const refusedPosts = () => slack.calls.filter((c) => c.method === 'chat.postMessage' && c.response.ok !== true).length;
+  const refusedPosts = () =>
+    slack.calls.filter((c) => c.method === 'chat.postMessage' && c.response.ok !== true).length;
   await waitUntil(
     async () =>
       refusedPosts() >= LIMITED &&
@@ -82,7 +87,9 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
   redis = await startRedis({ port: redis.port, log: () => {} });
   receiving = true;
 
-  const queues = ['slack', 'webhooks'].map((name) => new Queue(name, { connection: { url: redis.url }, prefix: relay.config.queuePrefix }));
+  const queues = ['slack', 'webhooks'].map(
+    (name) => new Queue(name, { connection: { url: redis.url }, prefix: relay.config.queuePrefix }),
+  );
   let progress = 'nothing yet';
   await waitUntil(
     async () => {
@@ -109,13 +116,20 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
     .finally(() => Promise.all(queues.map((q) => q.close())));
 
   // Slack: one DM per thread, none twice.
-  const posted = slack.callsTo('chat.postMessage').map((c) => String((c.args.text as string).match(/before the restart #\d+#/)?.[0]));
+  const posted = slack
+    .callsTo('chat.postMessage')
+    .map((c) => String((c.args.text as string).match(/before the restart #\d+#/)?.[0]));
   expect(posted.sort()).toEqual(Array.from({ length: COUNT }, (_, i) => `before the restart #${i}#`).sort());
   // Webhooks: each (event, participant) acknowledged exactly once, signed for its owner, recorded delivered.
   expect([...acknowledged].sort()).toEqual(expectedIds);
   for (const request of hooks.events().filter((r) => acknowledged.includes(String(r.headers['webhook-id'])))) {
-    expect(verifyWebhook(secrets[request.path]!, request)).toMatchObject({ type: 'thread.created', data: { by: 'sender@acme' } });
+    expect(verifyWebhook(secrets[request.path]!, request)).toMatchObject({
+      type: 'thread.created',
+      data: { by: 'sender@acme' },
+    });
   }
   const deliveries = relay.store.db.collection('webhook_deliveries');
-  expect(await deliveries.countDocuments({ _id: { $in: expectedIds as any[] }, status: 'delivered' })).toBe(expectedIds.length);
+  expect(await deliveries.countDocuments({ _id: { $in: expectedIds as any[] }, status: 'delivered' })).toBe(
+    expectedIds.length,
+  );
 }, 180_000);

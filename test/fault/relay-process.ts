@@ -17,7 +17,10 @@ export interface RelayProcess {
 }
 
 /** `port`: listen there (a relay started again where its clients know it); a free port otherwise. */
-export async function startRelayProcess(env: Record<string, string>, opts: { port?: number } = {}): Promise<RelayProcess> {
+export async function startRelayProcess(
+  env: Record<string, string>,
+  opts: { port?: number } = {},
+): Promise<RelayProcess> {
   const port = opts.port ?? (await findFreePort());
   const child = spawn(process.execPath, [CLI, 'start'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'warn', ...env },

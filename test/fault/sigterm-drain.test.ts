@@ -40,7 +40,10 @@ afterAll(async () => {
   await killRelayProcess(relay);
   await proxy?.close();
   await slack?.close();
-  await mongo?.db(db).dropDatabase().catch(() => {});
+  await mongo
+    ?.db(db)
+    .dropDatabase()
+    .catch(() => {});
   await mongo?.close();
 });
 
@@ -54,8 +57,14 @@ async function post(path: string, key: string, body: unknown) {
 }
 
 test('SIGTERM mid-delivery: new connections are refused, the running DM is posted and recorded, exit status 0', async () => {
-  const sender = (await post('/admin/agents', adminKey, { handle: 'sender@acme', name: 'S', role: 'engineer' })).api_key as string;
-  await post('/admin/agents', adminKey, { handle: 'recipient@acme', name: 'R', role: 'engineer', slack_user_id: RECIPIENT });
+  const sender = (await post('/admin/agents', adminKey, { handle: 'sender@acme', name: 'S', role: 'engineer' }))
+    .api_key as string;
+  await post('/admin/agents', adminKey, {
+    handle: 'recipient@acme',
+    name: 'R',
+    role: 'engineer',
+    slack_user_id: RECIPIENT,
+  });
   const sent = await post('/a2a', sender, {
     jsonrpc: '2.0',
     id: 1,
@@ -66,7 +75,14 @@ test('SIGTERM mid-delivery: new connections are refused, the running DM is poste
   await waitUntil(async () => proxy.held() === 1, 'the DM to be in flight');
 
   relay!.child.kill('SIGTERM');
-  await waitUntil(async () => fetch(`${relay!.url}/healthz`).then(() => false, () => true), 'the relay to stop accepting connections');
+  await waitUntil(
+    async () =>
+      fetch(`${relay!.url}/healthz`).then(
+        () => false,
+        () => true,
+      ),
+    'the relay to stop accepting connections',
+  );
   // Still running: it is waiting for the delivery it started.
   expect(relay!.child.exitCode).toBeNull();
   expect(relay!.output()).toContain('SIGTERM: draining');

@@ -47,12 +47,17 @@ const recipientIm = () => slack.imChannelId(RECIPIENT_SLACK);
 const send = (key: string, summary: string) => sendHandoff(relay, key, 'recipient@acme', summary);
 
 async function append(key: string, threadId: string, text: string): Promise<void> {
-  const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: { parts: [{ type: 'text', text }] } });
+  const { body } = await relay.rpc(key, 'message/send', {
+    task_id: threadId,
+    message: { parts: [{ type: 'text', text }] },
+  });
   if (!body.result) throw new Error(`append failed: ${JSON.stringify(body)}`);
 }
 
 function dmsOf(channel: string, threadId: string): FakeSlackMessage[] {
-  return (slack.messages.get(channel) ?? []).filter((m) => !m.thread_ts && m.metadata?.event_payload.thread_id === threadId);
+  return (slack.messages.get(channel) ?? []).filter(
+    (m) => !m.thread_ts && m.metadata?.event_payload.thread_id === threadId,
+  );
 }
 
 function repliesUnder(channel: string, ts: string): string[] {
@@ -60,10 +65,14 @@ function repliesUnder(channel: string, ts: string): string[] {
 }
 
 async function threadWhere(threadId: string, has: (t: any) => unknown, what: string): Promise<any> {
-  return waitUntil(async () => {
-    const doc = await relay.store.threads.findOne({ _id: threadId });
-    return doc && has(doc) ? doc : undefined;
-  }, what, WAIT_MS + RATE_LIMITED_MS);
+  return waitUntil(
+    async () => {
+      const doc = await relay.store.threads.findOne({ _id: threadId });
+      return doc && has(doc) ? doc : undefined;
+    },
+    what,
+    WAIT_MS + RATE_LIMITED_MS,
+  );
 }
 
 async function jobsOf(threadId: string) {
@@ -77,7 +86,9 @@ test('a 429 on the DM: posted once after Retry-After, and the job spends no atte
   const thread = await threadWhere(threadId, (t) => t.slack, 'the DM recorded');
   await queue.settled();
 
-  const posts = slack.calls.filter((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('rate limited DM'));
+  const posts = slack.calls.filter(
+    (c) => c.method === 'chat.postMessage' && String(c.args.text).includes('rate limited DM'),
+  );
   expect(posts.map((c) => c.response.error ?? 'ok')).toEqual(['ratelimited', 'ratelimited', 'ok']);
   // Each retry came no sooner than Slack asked.
   expect(posts[1].at - posts[0].at).toBeGreaterThanOrEqual(1_000);
@@ -124,9 +135,18 @@ test('Slack took the DM but its answer was lost: the retry finds it by its marke
   expect(dms).toHaveLength(1);
   expect(thread.slack.ts).toBe(dms[0].ts);
   expect(thread.slack_pending ?? {}).toEqual({});
-  const posts = slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.metadata && (c.args.metadata as any).event_payload.thread_id === threadId);
+  const posts = slack.calls.filter(
+    (c) =>
+      c.method === 'chat.postMessage' &&
+      c.args.metadata &&
+      (c.args.metadata as any).event_payload.thread_id === threadId,
+  );
   expect(posts).toHaveLength(1);
-  expect(slack.callsTo('conversations.history').some((c) => c.args.channel === recipientIm() && c.args.include_all_metadata === 'true')).toBe(true);
+  expect(
+    slack
+      .callsTo('conversations.history')
+      .some((c) => c.args.channel === recipientIm() && c.args.include_all_metadata === 'true'),
+  ).toBe(true);
 });
 
 test('a reply whose answer was lost is found under the DM by conversations.replies, not posted again', async () => {
@@ -167,15 +187,30 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
       }
       return answer;
     }) as typeof client.chat.postMessage;
-    return createSlackDeliveryProcessor({ channels: api.relay.channels, links: api.relay.links, teammates: api.relay.teammates, threads: mongoThreadWriter(api.store), client, log: pino({ level: 'silent' }), claimLeaseMs: opts.claimLeaseMs });
+    return createSlackDeliveryProcessor({
+      channels: api.relay.channels,
+      links: api.relay.links,
+      teammates: api.relay.teammates,
+      threads: mongoThreadWriter(api.store),
+      client,
+      log: pino({ level: 'silent' }),
+      claimLeaseMs: opts.claimLeaseMs,
+    });
   }
 
-  const job = (id: string, threadId: string, type: string) => ({ id, data: { thread_id: threadId, event_id: randomUUID(), type } }) as unknown as Job;
+  const job = (id: string, threadId: string, type: string) =>
+    ({ id, data: { thread_id: threadId, event_id: randomUUID(), type } }) as unknown as Job;
 
   async function crashedThread(summary: string): Promise<string> {
-    const { body } = await api.rpc(key, 'message/send', { recipient: 'crash-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } });
+    const { body } = await api.rpc(key, 'message/send', {
+      recipient: 'crash-recipient@acme',
+      intent: 'inform',
+      message: { parts: [{ type: 'text', text: summary }] },
+    });
     const threadId = body.result.task_id as string;
-    await expect(processor({ dieAfterPost: true })(job('A', threadId, 'thread.created'))).rejects.toThrow(/worker killed/);
+    await expect(processor({ dieAfterPost: true })(job('A', threadId, 'thread.created'))).rejects.toThrow(
+      /worker killed/,
+    );
     const doc = (await api.store.readThread(threadId))!;
     expect(doc.slack).toBeNull();
     expect(doc.slack_pending?.recipient).toMatchObject({ owner: 'A' });
@@ -194,7 +229,9 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
 
   test('another job waits while the claim is fresh, then takes it over after the lease and still posts nothing twice', async () => {
     const threadId = await crashedThread('crash then another job');
-    await expect(processor({ dieAfterPost: false })(job('B', threadId, 'thread.message'))).rejects.toThrow(/recipient is being posted by job A/);
+    await expect(processor({ dieAfterPost: false })(job('B', threadId, 'thread.message'))).rejects.toThrow(
+      /recipient is being posted by job A/,
+    );
     expect(dmsOf(slack.imChannelId('U0CRASHRCP'), threadId)).toHaveLength(1);
     await processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('B', threadId, 'thread.message'));
     const doc = (await api.store.readThread(threadId))!;
@@ -204,12 +241,23 @@ describe('a worker that dies between chat.postMessage and recording the ts (proc
   });
 
   test('a claim whose post never reached Slack is taken over and posted once', async () => {
-    const { body } = await api.rpc(key, 'message/send', { recipient: 'crash-recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'claimed, never posted' }] } });
+    const { body } = await api.rpc(key, 'message/send', {
+      recipient: 'crash-recipient@acme',
+      intent: 'inform',
+      message: { parts: [{ type: 'text', text: 'claimed, never posted' }] },
+    });
     const threadId = body.result.task_id as string;
     // A worker that died right after claiming: the claim exists, Slack never saw the post.
-    const claim = await new SlackPostLedger({ threads: mongoThreadWriter(api.store) }).claim(threadId, 'recipient', { channel: slack.imChannelId('U0CRASHRCP'), thread_ts: null, owner: 'dead' }, null);
+    const claim = await new SlackPostLedger({ threads: mongoThreadWriter(api.store) }).claim(
+      threadId,
+      'recipient',
+      { channel: slack.imChannelId('U0CRASHRCP'), thread_ts: null, owner: 'dead' },
+      null,
+    );
     expect(claim).not.toBeNull();
-    await expect(processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('C', threadId, 'thread.created'))).resolves.toBe('posted');
+    await expect(
+      processor({ dieAfterPost: false, claimLeaseMs: 0 })(job('C', threadId, 'thread.created')),
+    ).resolves.toBe('posted');
     const dms = dmsOf(slack.imChannelId('U0CRASHRCP'), threadId);
     expect(dms).toHaveLength(1);
     expect(dms[0].metadata?.event_payload.marker).toBe(claim!.post.marker);

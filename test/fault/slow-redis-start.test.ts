@@ -56,6 +56,9 @@ test('a relay whose Redis connects a second late starts without a warning (its f
   await sleep(2 * DELAY_MS);
   const ready = await fetch(`${relay.url}/readyz`);
   expect(await ready.json()).toEqual({ status: 'ready', checks: { mongodb: 'ok', redis: 'ok' } });
-  const warnings = relay.output().split('\n').filter((line) => /"level":(4|5|6)0/.test(line));
+  const warnings = relay
+    .output()
+    .split('\n')
+    .filter((line) => /"level":(4|5|6)0/.test(line));
   expect(warnings).toEqual([]);
 });

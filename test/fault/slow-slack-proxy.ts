@@ -25,7 +25,11 @@ export interface SlowSlackProxy {
   close(): Promise<void>;
 }
 
-export async function startSlowSlackProxy(opts: { target: string; slowMethods: string[]; delayMs: number }): Promise<SlowSlackProxy> {
+export async function startSlowSlackProxy(opts: {
+  target: string;
+  slowMethods: string[];
+  delayMs: number;
+}): Promise<SlowSlackProxy> {
   const waiting = new Set<() => void>();
   const stuck = new Set<() => void>();
   const orphans = new Set<() => void>();
@@ -37,7 +41,11 @@ export async function startSlowSlackProxy(opts: { target: string; slowMethods: s
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers[name] = value;
     }
-    const answer = await fetch(`${opts.target}${method}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : new Uint8Array(body) });
+    const answer = await fetch(`${opts.target}${method}`, {
+      method: req.method,
+      headers,
+      body: req.method === 'GET' ? undefined : new Uint8Array(body),
+    });
     const payload = Buffer.from(await answer.arrayBuffer());
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
     res.end(payload);

@@ -48,22 +48,39 @@ afterAll(async () => {
 const read = async (id: string): Promise<ThreadDoc> => (await relay.store.readThread(id))!;
 
 function posts(id: string, kind: string) {
-  return slack.callsTo('chat.postMessage').filter((c) => (c.args.metadata as any)?.event_payload?.thread_id === id && (c.args.metadata as any).event_payload.kind === kind);
+  return slack
+    .callsTo('chat.postMessage')
+    .filter(
+      (c) =>
+        (c.args.metadata as any)?.event_payload?.thread_id === id &&
+        (c.args.metadata as any).event_payload.kind === kind,
+    );
 }
 
 async function reminded(id: string, step: string): Promise<void> {
-  await waitUntil(async () => ((await read(id)).timers?.fired as Record<string, unknown> | undefined)?.[step] && posts(id, `recipient:t:${step}`).length > 0, `${step} of ${id} fired and posted`, 30_000);
+  await waitUntil(
+    async () =>
+      ((await read(id)).timers?.fired as Record<string, unknown> | undefined)?.[step] &&
+      posts(id, `recipient:t:${step}`).length > 0,
+    `${step} of ${id} fired and posted`,
+    30_000,
+  );
 }
 
 test('reminders due during a Redis outage each fire once after Redis comes back empty, for handoffs armed before and created during it', async () => {
   const question = { intent: 'ask_question', metadata: { question: 'Which client?' } };
   const before = await sendHandoff(relay, aliceKey, 'bob@acme', 'armed before the outage', question);
-  await waitUntil(async () => (await armedTimerOf(relay.store, before))?.step === 'remind-1', 'the first handoff armed');
+  await waitUntil(
+    async () => (await armedTimerOf(relay.store, before))?.step === 'remind-1',
+    'the first handoff armed',
+  );
 
   // An accepted one, whose nudge (3 days) is still far off when Redis comes back: it must still fire, from the new one.
   const accepted = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted before the outage');
   await waitUntil(async () => (await read(accepted)).slack, 'its DM');
-  expect((await relay.rpc(bobKey, 'tasks/update', { task_id: accepted, transition: 'accept' })).body.result?.status).toBe('accepted');
+  expect(
+    (await relay.rpc(bobKey, 'tasks/update', { task_id: accepted, transition: 'accept' })).body.result?.status,
+  ).toBe('accepted');
   await waitUntil(async () => (await armedTimerOf(relay.store, accepted))?.step === 'stale', 'the nudge armed');
 
   await redis.kill();
@@ -78,11 +95,21 @@ test('reminders due during a Redis outage each fire once after Redis comes back 
   const nudge = (await armedTimerOf(relay.store, accepted))!;
   expect(nudge.step).toBe('stale');
   // The next step was armed again in the new Redis: the second reminder fires once too.
-  await waitUntil(async () => (await armedTimerOf(relay.store, during))?.step === 'remind-2' && (await armedTimerOf(relay.store, before))?.step === 'remind-2', 'both armed for remind-2');
+  await waitUntil(
+    async () =>
+      (await armedTimerOf(relay.store, during))?.step === 'remind-2' &&
+      (await armedTimerOf(relay.store, before))?.step === 'remind-2',
+    'both armed for remind-2',
+  );
   clock.advance(24 * HOUR + MINUTE);
   await reminded(before, 'remind-2');
   await reminded(during, 'remind-2');
-  await waitUntil(async () => (await armedTimerOf(relay.store, before))?.step === 'escalate' && (await armedTimerOf(relay.store, during))?.step === 'escalate', 'both armed for the escalation');
+  await waitUntil(
+    async () =>
+      (await armedTimerOf(relay.store, before))?.step === 'escalate' &&
+      (await armedTimerOf(relay.store, during))?.step === 'escalate',
+    'both armed for the escalation',
+  );
 
   for (const id of [before, during]) {
     const doc = await read(id);

@@ -35,18 +35,31 @@ async function recipient(): Promise<{ handle: string; key: string; secret: strin
 const handoffTo = (handle: string) => sendHandoff(relay, sender, handle);
 
 async function delivery(handle: string, status: string): Promise<any> {
-  return waitUntil(async () => (await rest('GET', `/admin/deliveries?status=${status}&handle=${handle}`, relay.adminKey)).body.deliveries[0], `a ${status} delivery for ${handle}`);
+  return waitUntil(
+    async () =>
+      (await rest('GET', `/admin/deliveries?status=${status}&handle=${handle}`, relay.adminKey)).body.deliveries[0],
+    `a ${status} delivery for ${handle}`,
+  );
 }
 
 function cli(args: string[]) {
-  return run('node', [CLI, ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey } }).then(
+  return run('node', [CLI, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey },
+  }).then(
     ({ stdout, stderr }) => ({ stdout, stderr, code: 0 }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ stdout: error.stdout, stderr: error.stderr, code: error.code }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      stdout: error.stdout,
+      stderr: error.stderr,
+      code: error.code,
+    }),
   );
 }
 
 beforeAll(async () => {
-  relay = await startTestRelay({ name: 'webhook_retry', env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: SCHEDULE } });
+  relay = await startTestRelay({
+    name: 'webhook_retry',
+    env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: SCHEDULE },
+  });
   sender = await relay.register({ handle: 'sender@acme' });
 });
 
@@ -58,16 +71,27 @@ afterAll(async () => {
 test('a receiver answering 500 three times then 200 gets the event on the 4th attempt, same webhook-id each time, every attempt recorded', async () => {
   const r = await recipient();
   let events = 0;
-  r.hook.answer = (req) => (req.json?.type === 'endpoint.challenge' ? echoChallenge(req) : (events += 1) <= 3 ? { status: 500 } : { status: 200 });
+  r.hook.answer = (req) =>
+    req.json?.type === 'endpoint.challenge'
+      ? echoChallenge(req)
+      : (events += 1) <= 3
+        ? { status: 500 }
+        : { status: 200 };
   const thread = await handoffTo(r.handle);
 
   const done = await delivery(r.handle, 'delivered');
-  expect(done.attempts.map((a: any) => [a.outcome, a.http_status])).toEqual([['failed', 500], ['failed', 500], ['failed', 500], ['delivered', 200]]);
+  expect(done.attempts.map((a: any) => [a.outcome, a.http_status])).toEqual([
+    ['failed', 500],
+    ['failed', 500],
+    ['failed', 500],
+    ['delivered', 200],
+  ]);
   expect(done).toMatchObject({ event_type: 'thread.created', thread_id: thread, handle: r.handle });
   const received = r.hook.events();
   expect(received).toHaveLength(4);
   expect(new Set(received.map((q) => q.headers['webhook-id']))).toEqual(new Set([done.id]));
-  for (const q of received) expect(verifyWebhook(r.secret, q)).toMatchObject({ type: 'thread.created', data: { thread_id: thread } });
+  for (const q of received)
+    expect(verifyWebhook(r.secret, q)).toMatchObject({ type: 'thread.created', data: { thread_id: thread } });
 });
 
 test('a receiver down past the last attempt lands in the dead-letter list (admin API and CLI); a re-drive delivers it', async () => {
@@ -77,7 +101,8 @@ test('a receiver down past the last attempt lands in the dead-letter list (admin
 
   const failed = await delivery(r.handle, 'failed');
   expect(failed.attempts).toHaveLength(ATTEMPTS);
-  for (const a of failed.attempts) expect(a).toMatchObject({ outcome: 'failed', http_status: null, error: expect.stringContaining('ECONNREFUSED') });
+  for (const a of failed.attempts)
+    expect(a).toMatchObject({ outcome: 'failed', http_status: null, error: expect.stringContaining('ECONNREFUSED') });
   expect(JSON.stringify(failed)).not.toContain('/hook');
 
   const listed = await cli(['deliveries', '--failed', '--handle', r.handle]);
@@ -105,15 +130,28 @@ test('--redrive-all re-drives every failed delivery; CLI input errors are clear'
   await r.hook.stop();
   await handoffTo(r.handle);
   await handoffTo(r.handle);
-  await waitUntil(async () => (await rest('GET', `/admin/deliveries?status=failed&handle=${r.handle}`, relay.adminKey)).body.deliveries.length === 2, 'two failed');
+  await waitUntil(
+    async () =>
+      (await rest('GET', `/admin/deliveries?status=failed&handle=${r.handle}`, relay.adminKey)).body.deliveries
+        .length === 2,
+    'two failed',
+  );
   await r.hook.restart();
   const all = await cli(['deliveries', '--redrive-all']);
   expect(all.stdout).toMatch(/Re-driving [1-9]\d* failed deliveries/);
-  await waitUntil(async () => (await rest('GET', `/admin/deliveries?status=delivered&handle=${r.handle}`, relay.adminKey)).body.deliveries.length === 2, 'both delivered');
+  await waitUntil(
+    async () =>
+      (await rest('GET', `/admin/deliveries?status=delivered&handle=${r.handle}`, relay.adminKey)).body.deliveries
+        .length === 2,
+    'both delivered',
+  );
   expect(r.hook.events()).toHaveLength(2);
 
   const both = await cli(['deliveries', '--failed', '--redrive-all']);
-  expect(both).toMatchObject({ code: 1, stderr: expect.stringContaining('exactly one of --failed, --redrive ID, --redrive-all') });
+  expect(both).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining('exactly one of --failed, --redrive ID, --redrive-all'),
+  });
   const bad = await cli(['deliveries', '--redrive', 'nonsense']);
   expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining('path.id: must be a delivery id') });
 });
@@ -133,7 +171,10 @@ test('410 Gone disables the endpoint: no retry, the card says so, later events a
   await rest('PUT', '/agents/me/card', sender, { notification_url: senderHook.url() });
   await waitUntil(async () => (await rest('GET', '/agents/me', sender)).body.notification?.verified, 'sender verified');
   await relay.rpc(gone.key, 'tasks/update', { task_id: thread, transition: 'accept' });
-  await waitUntil(async () => senderHook.events().some((q) => q.json?.type === 'thread.accepted'), 'the sender hears of the accept');
+  await waitUntil(
+    async () => senderHook.events().some((q) => q.json?.type === 'thread.accepted'),
+    'the sender hears of the accept',
+  );
   expect(gone.hook.events()).toHaveLength(1);
   await rest('PUT', '/agents/me/card', sender, { notification_url: null });
 
@@ -146,10 +187,13 @@ test('410 Gone disables the endpoint: no retry, the card says so, later events a
 test('a redirect is not followed: 3xx counts as a failed attempt and the Location is never requested', async () => {
   const r = await recipient();
   r.hook.answer = (req) =>
-    req.json?.type === 'endpoint.challenge' ? echoChallenge(req) : { status: 307, headers: { location: r.hook.url('/elsewhere') } };
+    req.json?.type === 'endpoint.challenge'
+      ? echoChallenge(req)
+      : { status: 307, headers: { location: r.hook.url('/elsewhere') } };
   await handoffTo(r.handle);
   const failed = await delivery(r.handle, 'failed');
   expect(failed.attempts).toHaveLength(ATTEMPTS);
-  for (const a of failed.attempts) expect(a).toMatchObject({ outcome: 'failed', http_status: 307, error: 'HTTP 307 (redirects are not followed)' });
+  for (const a of failed.attempts)
+    expect(a).toMatchObject({ outcome: 'failed', http_status: 307, error: 'HTTP 307 (redirects are not followed)' });
   expect(r.hook.requests.filter((q) => q.path === '/elsewhere')).toHaveLength(0);
 });

@@ -48,7 +48,9 @@ async function setHook(key: string, handle: string): Promise<string> {
 }
 
 async function isVerified(key: string): Promise<boolean> {
-  const me = (await (await fetch(`${api.url}/agents/me`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
+  const me = (await (
+    await fetch(`${api.url}/agents/me`, { headers: { authorization: `Bearer ${key}` } })
+  ).json()) as any;
   return me.notification?.verified === true;
 }
 
@@ -111,7 +113,9 @@ function startWorkerProcess(env: Record<string, string> = {}): Promise<RelayProc
 }
 
 async function sendHandoffs(label: string, count: number): Promise<string[]> {
-  return Promise.all(Array.from({ length: count }, (_, i) => sendHandoff(api, sender, 'recipient@acme', `${label} #${i}#`)));
+  return Promise.all(
+    Array.from({ length: count }, (_, i) => sendHandoff(api, sender, 'recipient@acme', `${label} #${i}#`)),
+  );
 }
 
 /** chat.postMessage calls Slack accepted, counted by the handoff label they carry. */
@@ -127,7 +131,9 @@ function postsByLabel(label: string): Map<string, number> {
 /** The webhook-ids owed for these threads: each event to each participant (both have a verified webhook). */
 async function expectedWebhookIds(ids: string[]): Promise<string[]> {
   const threads = await api.store.threads.find({ _id: { $in: ids } }).toArray();
-  return threads.flatMap((t) => t.outbox.flatMap((event) => PARTICIPANTS.map((handle) => `${event.id}.${handle}`))).sort();
+  return threads
+    .flatMap((t) => t.outbox.flatMap((event) => PARTICIPANTS.map((handle) => `${event.id}.${handle}`)))
+    .sort();
 }
 
 /** Webhook deliveries the receiver got for these webhook-ids (repeats included), each verified with its owner's secret. */
@@ -155,7 +161,12 @@ async function waitForAllDelivered(ids: string[]): Promise<string[]> {
     await waitUntil(
       async () => {
         // A cheap check first: polling the database all along would slow the deliveries it waits for.
-        const arrived = new Set(hooks.events().map((r) => String(r.headers['webhook-id'])).filter((id) => wanted.has(id)));
+        const arrived = new Set(
+          hooks
+            .events()
+            .map((r) => String(r.headers['webhook-id']))
+            .filter((id) => wanted.has(id)),
+        );
         if (arrived.size < expected.length) {
           missing = `webhooks at the receiver ${arrived.size}/${expected.length}`;
           return false;
@@ -189,17 +200,21 @@ async function waitForAllDelivered(ids: string[]): Promise<string[]> {
 /** How many times each webhook-id arrived. */
 function countById(requests: ReceivedRequest[]): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const r of requests) counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+  for (const r of requests)
+    counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
   return counts;
 }
 
 async function metric(worker: RelayProcess, sample: string): Promise<number> {
-  const text = await (await fetch(`${worker.url}/metrics`, { headers: { authorization: `Bearer ${api.adminKey}` } })).text();
+  const text = await (
+    await fetch(`${worker.url}/metrics`, { headers: { authorization: `Bearer ${api.adminKey}` } })
+  ).text();
   const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
   return line ? Number(line.slice(sample.length + 1)) : 0;
 }
 
-const expectedLabels = (label: string, count: number) => new Map(Array.from({ length: count }, (_, i) => [`${label} #${i}#`, 1]));
+const expectedLabels = (label: string, count: number) =>
+  new Map(Array.from({ length: count }, (_, i) => [`${label} #${i}#`, 1]));
 
 test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, every DM is posted exactly once, every webhook arrives', async () => {
   const ids = await sendHandoffs('kill', 40);
@@ -234,8 +249,11 @@ test('a worker SIGKILLed mid-batch: its jobs stall, another worker takes them, e
   const counts = countById(received);
   expect([...counts.keys()].sort()).toEqual(expected);
   const repeated = [...counts].filter(([, n]) => n > 1);
-  for (const [id] of repeated) expect(new Set(received.filter((r) => r.headers['webhook-id'] === id).map((r) => r.raw)).size).toBe(1);
-  console.info(`worker-crash: ${expected.length} webhook deliveries, ${received.length - expected.length} repeats (same webhook-id) over ${repeated.length} ids`);
+  for (const [id] of repeated)
+    expect(new Set(received.filter((r) => r.headers['webhook-id'] === id).map((r) => r.raw)).size).toBe(1);
+  console.info(
+    `worker-crash: ${expected.length} webhook deliveries, ${received.length - expected.length} repeats (same webhook-id) over ${repeated.length} ids`,
+  );
   await killRelayProcess(second);
 }, 120_000);
 
@@ -248,7 +266,11 @@ test('a worker SIGKILLed after receivers got its webhooks but before it heard th
   const expected = await expectedWebhookIds(ids);
   expect(expected).toHaveLength(CONCURRENCY);
   const first = await startWorkerProcess();
-  await waitUntil(async () => webhooksFor(expected).length === CONCURRENCY, `${CONCURRENCY} webhooks at the receiver, unanswered`, 30_000);
+  await waitUntil(
+    async () => webhooksFor(expected).length === CONCURRENCY,
+    `${CONCURRENCY} webhooks at the receiver, unanswered`,
+    30_000,
+  );
   first.child.kill('SIGKILL');
   await first.exited;
   const seenBeforeKill = webhooksFor(expected);
@@ -266,8 +288,13 @@ test('a worker SIGKILLed after receivers got its webhooks but before it heard th
     expect(after!.raw).toBe(before!.raw);
   }
   // The relay recorded only the attempt whose answer it heard.
-  const records = await api.store.db.collection('webhook_deliveries').find({ _id: { $in: expected as any[] } }).toArray();
-  expect(records.map((r) => r.attempts.map((a: any) => [a.outcome, a.http_status]))).toEqual(expected.map(() => [['delivered', 200]]));
+  const records = await api.store.db
+    .collection('webhook_deliveries')
+    .find({ _id: { $in: expected as any[] } })
+    .toArray();
+  expect(records.map((r) => r.attempts.map((a: any) => [a.outcome, a.http_status]))).toEqual(
+    expected.map(() => [['delivered', 200]]),
+  );
   expect(await metric(second, 'relay_jobs_stalled_total{queue="webhooks"}')).toBeGreaterThanOrEqual(1);
   expect(postsByLabel('held')).toEqual(expectedLabels('held', ids.length));
   await killRelayProcess(second);
@@ -277,17 +304,25 @@ test('two worker processes on the same queues deliver every event once between t
   proxy.delayMs = 30;
   // Nothing dies here, so the default lock: with the 1 s one, a loaded machine can miss a lock renewal and BullMQ
   // then runs a live job a second time (a stall without a crash), which is not what this test is about.
-  const [a, b] = await Promise.all([startWorkerProcess({ RELAY_WORKER_LOCK_MS: '30000' }), startWorkerProcess({ RELAY_WORKER_LOCK_MS: '30000' })]);
+  const [a, b] = await Promise.all([
+    startWorkerProcess({ RELAY_WORKER_LOCK_MS: '30000' }),
+    startWorkerProcess({ RELAY_WORKER_LOCK_MS: '30000' }),
+  ]);
   const ids = await sendHandoffs('pair', 60);
   const expected = await waitForAllDelivered(ids);
   // No job of this test stalled. A `verify` job (a timer arming, a Home refresh) that the previous test's SIGKILLed
   // worker was running is found stalled by these workers, rightly: it is that test's crash, not this one's.
-  const stalls = (a.output() + b.output()).split('\n').filter((line) => line.includes('job stalled') && !line.includes('"queue":"verify"'));
+  const stalls = (a.output() + b.output())
+    .split('\n')
+    .filter((line) => line.includes('job stalled') && !line.includes('"queue":"verify"'));
   expect(stalls).toEqual([]);
   expect(postsByLabel('pair')).toEqual(expectedLabels('pair', 60));
   // No crash here, so no repeats: each webhook-id arrived exactly once, and the relay recorded one attempt for it.
   expect(countById(webhooksFor(expected))).toEqual(new Map(expected.map((id) => [id, 1])));
-  const records = await api.store.db.collection('webhook_deliveries').find({ _id: { $in: expected as any[] } }).toArray();
+  const records = await api.store.db
+    .collection('webhook_deliveries')
+    .find({ _id: { $in: expected as any[] } })
+    .toArray();
   expect(records.map((r) => r.attempts.length)).toEqual(expected.map(() => 1));
   // Each event's job completed (a job may have waited and run again when it met another job's fresh post claim,
   // which is not a second delivery: the posts above are counted), and both processes took part.

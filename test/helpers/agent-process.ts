@@ -15,18 +15,42 @@ export interface AgentProcess {
 }
 
 /** Writes a config under `root` and starts the runner for `key`; `extra` overrides config fields. */
-export async function startAgentProcess(opts: { relayUrl: string; key: string; root: string; name: string; extra?: Record<string, unknown> }): Promise<AgentProcess> {
+export async function startAgentProcess(opts: {
+  relayUrl: string;
+  key: string;
+  root: string;
+  name: string;
+  extra?: Record<string, unknown>;
+}): Promise<AgentProcess> {
   const workdir = await mkdtemp(join(opts.root, `${opts.name}-`));
   const config = join(opts.root, `${opts.name}-${Date.now()}.json`);
-  await writeFile(config, JSON.stringify({ command: [process.execPath, FAKE_AGENT], default_workdir: workdir, runner_name: opts.name, kill_grace: '500ms', ...opts.extra }));
+  await writeFile(
+    config,
+    JSON.stringify({
+      command: [process.execPath, FAKE_AGENT],
+      default_workdir: workdir,
+      runner_name: opts.name,
+      kill_grace: '500ms',
+      ...opts.extra,
+    }),
+  );
   const child = spawn(process.execPath, [CLI, 'agent', '--config', config], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, RELAY_URL: opts.relayUrl, RELAY_API_KEY: opts.key, SECRET_OF_RUNNER: 'do-not-leak' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      RELAY_URL: opts.relayUrl,
+      RELAY_API_KEY: opts.key,
+      SECRET_OF_RUNNER: 'do-not-leak',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  await waitUntil(async () => output.includes('works runs for this teammate'), `runner ${opts.name} to start; output:\n${output}`);
+  await waitUntil(
+    async () => output.includes('works runs for this teammate'),
+    `runner ${opts.name} to start; output:\n${output}`,
+  );
   return { child, output: () => output, workdir };
 }
 

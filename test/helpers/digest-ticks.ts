@@ -20,13 +20,24 @@ export async function digestTicks(relay: Pick<TestRelay, 'config'>): Promise<Dig
   const eventsConnection = connection.duplicate();
   const events = new QueueEvents('verify', { connection: eventsConnection, prefix: relay.config.queuePrefix });
   await events.waitUntilReady();
-  await waitUntil(async () => (await verify.getJobSchedulers()).some((s) => s.key === DIGEST_SCHEDULER_ID), 'the digest schedule');
+  await waitUntil(
+    async () => (await verify.getJobSchedulers()).some((s) => s.key === DIGEST_SCHEDULER_ID),
+    'the digest schedule',
+  );
   await verify.removeJobScheduler(DIGEST_SCHEDULER_ID);
-  await waitUntil(async () => (await verify.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).every((j) => j.name !== DIGEST_TICK_JOB), 'the first tick to finish');
+  await waitUntil(
+    async () =>
+      (await verify.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).every((j) => j.name !== DIGEST_TICK_JOB),
+    'the first tick to finish',
+  );
   let seq = 0;
   return {
     async tick() {
-      const job = await verify.add(DIGEST_TICK_JOB, {}, { jobId: `test-tick-${Date.now()}-${++seq}`, removeOnComplete: false });
+      const job = await verify.add(
+        DIGEST_TICK_JOB,
+        {},
+        { jobId: `test-tick-${Date.now()}-${++seq}`, removeOnComplete: false },
+      );
       return job.waitUntilFinished(events, 60_000);
     },
     async close() {

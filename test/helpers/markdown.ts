@@ -55,7 +55,8 @@ export function linksOf(markdown: string): MarkdownLink[] {
     .split('\n')
     .forEach((raw, index) => {
       const line = raw.replace(/(`+)[^`][\s\S]*?\1/g, '');
-      for (const match of line.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ line: index + 1, target: match[1]! });
+      for (const match of line.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+        links.push({ line: index + 1, target: match[1]! });
       const definition = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/.exec(line);
       if (definition) links.push({ line: index + 1, target: definition[1]! });
     });

@@ -6,7 +6,11 @@ export type CallResult = Awaited<ReturnType<Client['callTool']>>;
 
 export async function connectMcpHttp(relayUrl: string, apiKey: string, name = 'test-agent'): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${relayUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${relayUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
+    }),
+  );
   return client;
 }
 

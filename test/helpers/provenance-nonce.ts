@@ -13,7 +13,9 @@ export function withoutNonce<T>(answer: T): T {
     if (value && typeof value === 'object') {
       const entries = Object.entries(value).filter(([key]) => key !== 'provenance_nonce');
       const isMarker = 'source' in value && 'trusted' in value && (value as { nonce?: unknown }).nonce === nonce;
-      return Object.fromEntries(entries.filter(([key]) => !(isMarker && key === 'nonce')).map(([key, item]) => [key, strip(item)]));
+      return Object.fromEntries(
+        entries.filter(([key]) => !(isMarker && key === 'nonce')).map(([key, item]) => [key, strip(item)]),
+      );
     }
     return value;
   };

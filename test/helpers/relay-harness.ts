@@ -18,9 +18,22 @@ export interface TestRelay extends RunningRelay {
   /** The relay's log lines so far, parsed (only with `captureLogs`, at debug level). */
   logs: Array<Record<string, unknown>>;
   /** Registers a teammate through POST /admin/agents and returns its raw API key. */
-  register(card: { handle: string; name?: string; role?: string; slack_user_id?: string; skills?: string[]; repos_owned?: string[]; lead?: string }): Promise<string>;
+  register(card: {
+    handle: string;
+    name?: string;
+    role?: string;
+    slack_user_id?: string;
+    skills?: string[];
+    repos_owned?: string[];
+    lead?: string;
+  }): Promise<string>;
   /** One JSON-RPC call to /a2a; returns the HTTP status and the parsed body. */
-  rpc(apiKey: string | undefined, method: string, params?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  rpc(
+    apiKey: string | undefined,
+    method: string,
+    params?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any }>;
   /** One REST call (JSON body when given, bearer key when given); returns the HTTP status and the parsed body. */
   rest(method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: any }>;
 }
@@ -49,14 +62,17 @@ export async function startTestRelay(opts: {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // The daily Slack digest would DM whoever is past 09:30 local at start; tests that want it set it.
     RELAY_DIGEST_AT: 'off',
-    ...(opts.slack ? { SLACK_BOT_TOKEN: opts.slack.token, SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: opts.slack.url } : {}),
+    ...(opts.slack
+      ? { SLACK_BOT_TOKEN: opts.slack.token, SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: opts.slack.url }
+      : {}),
     ...opts.env,
   };
   const config = loadConfig(env);
   const logs: Array<Record<string, unknown>> = [];
   const capture = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -70,10 +86,19 @@ export async function startTestRelay(opts: {
   // A prefix the relay chose (RELAY_QUEUE_PREFIX unset) has its keys removed after the file too.
   if (!config.queuePrefix) recordQueuePrefix(running.queuePrefix);
 
-  async function rpc(apiKey: string | undefined, method: string, params?: unknown, headers: Record<string, string> = {}) {
+  async function rpc(
+    apiKey: string | undefined,
+    method: string,
+    params?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     const response = await fetch(`${running.url}/a2a`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+      headers: {
+        'content-type': 'application/json',
+        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        ...headers,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
     return { status: response.status, body: await response.json() };
@@ -86,24 +111,39 @@ export async function startTestRelay(opts: {
       body: JSON.stringify({ name: card.handle.split('@')[0], role: 'engineer', ...card }),
     });
     const body = (await response.json()) as { api_key?: string; message?: string };
-    if (response.status !== 201 || !body.api_key) throw new Error(`register ${card.handle} failed: ${response.status} ${body.message}`);
+    if (response.status !== 201 || !body.api_key)
+      throw new Error(`register ${card.handle} failed: ${response.status} ${body.message}`);
     return body.api_key;
   }
 
   async function rest(method: string, path: string, key: string | undefined, body?: unknown) {
     const response = await fetch(`${running.url}${path}`, {
       method,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.status, body: (await response.json()) as any };
   }
 
-  return { ...running, adminKey, signingSecret, config: { ...config, queuePrefix: running.queuePrefix }, logs, register, rpc, rest };
+  return {
+    ...running,
+    adminKey,
+    signingSecret,
+    config: { ...config, queuePrefix: running.queuePrefix },
+    logs,
+    register,
+    rpc,
+    rest,
+  };
 }
 
 /** The signed inbox link a participant gets for a thread: `<relay>/inbox/<id>?as=<viewer>&sig=<hmac>`. */
 export function inboxUrlOf(relayUrl: string, threadId: string, viewer: string): unknown {
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return expect.stringMatching(new RegExp(`^${escape(`${relayUrl}/inbox/${threadId}?as=${encodeURIComponent(viewer)}&sig=`)}[\\w-]{43}$`));
+  return expect.stringMatching(
+    new RegExp(`^${escape(`${relayUrl}/inbox/${threadId}?as=${encodeURIComponent(viewer)}&sig=`)}[\\w-]{43}$`),
+  );
 }

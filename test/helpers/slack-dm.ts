@@ -3,7 +3,12 @@
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import type { FakeSlack, FakeSlackCall } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from './relay-harness';
-import { clickButton, submitView, type ButtonClick, type ViewSubmission } from '../../scripts/fake-slack/slack-requests';
+import {
+  clickButton,
+  submitView,
+  type ButtonClick,
+  type ViewSubmission,
+} from '../../scripts/fake-slack/slack-requests';
 import { waitUntil } from './wait-until';
 import { sendHandoff } from './handoffs';
 
@@ -34,7 +39,13 @@ export async function deliveredHandoff(
   senderKey: string,
   opts: { to: string; recipientSlackUser: string; summary: string; metadata?: Record<string, unknown> },
 ): Promise<DeliveredDm> {
-  const threadId = await sendHandoff(relay, senderKey, opts.to, opts.summary, opts.metadata ? { metadata: opts.metadata } : {});
+  const threadId = await sendHandoff(
+    relay,
+    senderKey,
+    opts.to,
+    opts.summary,
+    opts.metadata ? { metadata: opts.metadata } : {},
+  );
   const thread = await waitUntil(async () => {
     const doc = await relay.store.threads.findOne({ _id: threadId });
     return doc?.slack ? doc : undefined;
@@ -74,7 +85,8 @@ export function press(relay: TestRelay, click: ButtonClick) {
  * would still send has been sent. Needs a relay started with captureLogs.
  */
 export async function pressAndFinish(relay: TestRelay, click: ButtonClick) {
-  const handled = () => relay.logs.filter((l) => l.msg === 'slack request handled' && l.action_id === click.actionId).length;
+  const handled = () =>
+    relay.logs.filter((l) => l.msg === 'slack request handled' && l.action_id === click.actionId).length;
   const before = handled();
   const answer = await press(relay, click);
   await waitUntil(async () => handled() > before, `the ${click.actionId} click to be handled`);
@@ -86,7 +98,11 @@ export function submit(relay: TestRelay, submission: ViewSubmission) {
 }
 
 /** Presses a button that opens a modal; returns the modal as the fake Slack opened it. */
-export async function openModal(relay: TestRelay, slack: FakeSlack, click: ButtonClick): Promise<Record<string, unknown>> {
+export async function openModal(
+  relay: TestRelay,
+  slack: FakeSlack,
+  click: ButtonClick,
+): Promise<Record<string, unknown>> {
   const answer = await press(relay, click);
   if (answer.status !== 200) throw new Error(`click answered ${answer.status}`);
   const call = await slack.waitFor('views.open', (c) => c.args.trigger_id === click.triggerId);
@@ -95,7 +111,11 @@ export async function openModal(relay: TestRelay, slack: FakeSlack, click: Butto
 
 /** The ephemeral explanations sent to one response_url. */
 export function explanations(slack: FakeSlack, responseUrl: string): FakeSlackCall[] {
-  return slack.calls.filter((c) => c.method === 'response_url' && c.args.response_url === decodeURIComponent(new URL(responseUrl).pathname.slice('/response/'.length)));
+  return slack.calls.filter(
+    (c) =>
+      c.method === 'response_url' &&
+      c.args.response_url === decodeURIComponent(new URL(responseUrl).pathname.slice('/response/'.length)),
+  );
 }
 
 export async function waitForExplanation(slack: FakeSlack, responseUrl: string, pattern: RegExp): Promise<string> {

@@ -8,7 +8,16 @@ export interface SlackQueueProbe {
   /** Resolves once no slack job is waiting, active or delayed (a delayed job is one waiting out a 429 or a busy claim). */
   settled(timeoutMs?: number): Promise<void>;
   /** Every finished slack job: its event type, thread, attempts made and outcome. */
-  finished(): Promise<Array<{ id: string; type: string; threadId?: string; attemptsMade: number; returnvalue: unknown; failedReason?: string }>>;
+  finished(): Promise<
+    Array<{
+      id: string;
+      type: string;
+      threadId?: string;
+      attemptsMade: number;
+      returnvalue: unknown;
+      failedReason?: string;
+    }>
+  >;
   close(): Promise<void>;
 }
 
@@ -28,7 +37,14 @@ export function slackQueueProbe(relay: TestRelay): SlackQueueProbe {
     },
     async finished() {
       const jobs = await queue.getJobs(['completed', 'failed']);
-      return jobs.map((j) => ({ id: String(j.id), type: j.name, threadId: (j.data as { thread_id?: string } | undefined)?.thread_id, attemptsMade: j.attemptsMade, returnvalue: j.returnvalue, failedReason: j.failedReason }));
+      return jobs.map((j) => ({
+        id: String(j.id),
+        type: j.name,
+        threadId: (j.data as { thread_id?: string } | undefined)?.thread_id,
+        attemptsMade: j.attemptsMade,
+        returnvalue: j.returnvalue,
+        failedReason: j.failedReason,
+      }));
     },
     async close() {
       await queue.close();

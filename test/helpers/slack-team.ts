@@ -18,10 +18,18 @@ export interface SlackTeam {
   close(): Promise<void>;
 }
 
-export async function startSlackTeam(name: string, opts: { captureLogs?: boolean; env?: Record<string, string> } = {}): Promise<SlackTeam> {
+export async function startSlackTeam(
+  name: string,
+  opts: { captureLogs?: boolean; env?: Record<string, string> } = {},
+): Promise<SlackTeam> {
   const slack = await startFakeSlack();
   for (const user of [RECIPIENT, SENDER, STRANGER]) slack.addUser(user);
-  const relay = await startTestRelay({ name, slack, captureLogs: opts.captureLogs, ...(opts.env ? { env: opts.env } : {}) });
+  const relay = await startTestRelay({
+    name,
+    slack,
+    captureLogs: opts.captureLogs,
+    ...(opts.env ? { env: opts.env } : {}),
+  });
   const senderKey = await relay.register({ handle: 'sender@acme', slack_user_id: SENDER });
   const recipientKey = await relay.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
   return {
@@ -29,7 +37,13 @@ export async function startSlackTeam(name: string, opts: { captureLogs?: boolean
     relay,
     senderKey,
     recipientKey,
-    handoff: (summary, metadata) => deliveredHandoff(relay, slack, senderKey, { to: 'recipient@acme', recipientSlackUser: RECIPIENT, summary, metadata }),
+    handoff: (summary, metadata) =>
+      deliveredHandoff(relay, slack, senderKey, {
+        to: 'recipient@acme',
+        recipientSlackUser: RECIPIENT,
+        summary,
+        metadata,
+      }),
     async close() {
       await relay.stop();
       await slack.close();

@@ -18,7 +18,10 @@ export class SseStream {
   private reader: Promise<void> | undefined;
 
   /** Opens `url` (GET unless `init` says otherwise) and reads it in the background. */
-  static async open(url: string, init: { headers?: Record<string, string>; method?: string; body?: string } = {}): Promise<SseStream> {
+  static async open(
+    url: string,
+    init: { headers?: Record<string, string>; method?: string; body?: string } = {},
+  ): Promise<SseStream> {
     const stream = new SseStream();
     const response = await fetch(url, {
       method: init.method ?? 'GET',
@@ -43,7 +46,12 @@ export class SseStream {
 
   /** Waits until `count` events (besides `ready`) have arrived, and returns them. */
   async waitFor(count: number, what = `${count} events`, timeoutMs?: number): Promise<SseEvent[]> {
-    await waitUntil(async () => this.dataEvents().length >= count || (this.ended && !(this.dataEvents().length >= count) && this.fail(what)), what, timeoutMs);
+    await waitUntil(
+      async () =>
+        this.dataEvents().length >= count || (this.ended && !(this.dataEvents().length >= count) && this.fail(what)),
+      what,
+      timeoutMs,
+    );
     return this.dataEvents();
   }
 
@@ -77,7 +85,11 @@ export class SseStream {
           buffer = buffer.slice(newline + (buffer[newline] === '\r' ? 2 : 1));
           if (line === '') {
             if (current.data.length > 0 || current.event) {
-              this.events.push({ ...(current.id !== undefined ? { id: current.id } : {}), event: current.event ?? 'message', data: current.data.join('\n') });
+              this.events.push({
+                ...(current.id !== undefined ? { id: current.id } : {}),
+                event: current.event ?? 'message',
+                data: current.data.join('\n'),
+              });
             }
             current = { data: [] };
           } else if (line.startsWith(':')) {

@@ -21,7 +21,11 @@ export function timerSteps(ctx: () => { relay: TestRelay; slack: FakeSlack }, cl
   function posts(id: string, kind: string): FakeSlackCall[] {
     return ctx()
       .slack.callsTo('chat.postMessage')
-      .filter((c) => (c.args.metadata as any)?.event_payload?.thread_id === id && (c.args.metadata as any).event_payload.kind === kind);
+      .filter(
+        (c) =>
+          (c.args.metadata as any)?.event_payload?.thread_id === id &&
+          (c.args.metadata as any).event_payload.kind === kind,
+      );
   }
 
   async function posted(id: string, kind: string): Promise<FakeSlackCall> {

@@ -4,7 +4,12 @@ import type { WebhookReceiver } from '../../scripts/webhook-receiver';
 import type { TestRelay } from './relay-harness';
 import { waitUntil } from './wait-until';
 
-export async function withVerifiedHook(relay: TestRelay, hooks: WebhookReceiver, handle: string, card: { slack_user_id?: string } = {}): Promise<{ key: string; secret: string }> {
+export async function withVerifiedHook(
+  relay: TestRelay,
+  hooks: WebhookReceiver,
+  handle: string,
+  card: { slack_user_id?: string } = {},
+): Promise<{ key: string; secret: string }> {
   const key = await relay.register({ handle, ...card });
   const rest = (method: string, body?: unknown) =>
     fetch(`${relay.url}${method === 'PUT' ? '/agents/me/card' : '/agents/me'}`, {

@@ -3,7 +3,11 @@
 /** The default deadline; a wait for something scheduled (a retry, a Retry-After) adds that schedule to it. */
 export const WAIT_MS = 15_000;
 
-export async function waitUntil<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = WAIT_MS): Promise<T> {
+export async function waitUntil<T>(
+  check: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = WAIT_MS,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -3,7 +3,13 @@
 // statusTimestampAfter, with historyLength and includeArtifacts; and its errors, which change nothing.
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Part } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, createAuthenticatingFetchWithRetry, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  createAuthenticatingFetchWithRetry,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff, text as wireText } from '../helpers/handoffs';
 
@@ -19,7 +25,9 @@ const sent: unknown[] = [];
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'a2a_list_tasks' });
   [alice, bob, carol, dave] = await Promise.all(
-    ['alice@acme', 'bob@acme', 'carol@acme', 'dave@acme'].map((handle) => relay.register({ handle, role: handle === 'dave@acme' ? 'web' : 'engineer' })),
+    ['alice@acme', 'bob@acme', 'carol@acme', 'dave@acme'].map((handle) =>
+      relay.register({ handle, role: handle === 'dave@acme' ? 'web' : 'engineer' }),
+    ),
   );
 });
 
@@ -29,15 +37,26 @@ afterAll(async () => {
 
 async function client(apiKey: string): Promise<Client> {
   const recording: typeof fetch = async (input, init) => {
-    if (typeof init?.body === 'string' && JSON.parse(init.body).method === 'ListTasks') sent.push(JSON.parse(init.body).params);
+    if (typeof init?.body === 'string' && JSON.parse(init.body).method === 'ListTasks')
+      sent.push(JSON.parse(init.body).params);
     return fetch(input, init);
   };
-  const fetchImpl = createAuthenticatingFetchWithRetry(recording, { headers: async () => ({ Authorization: `Bearer ${apiKey}` }), shouldRetryWithHeaders: async () => undefined });
-  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+  const fetchImpl = createAuthenticatingFetchWithRetry(recording, {
+    headers: async () => ({ Authorization: `Bearer ${apiKey}` }),
+    shouldRetryWithHeaders: async () => undefined,
+  });
+  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+  });
   return new ClientFactory(options).createFromUrl(relay.url);
 }
 
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: '' });
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
 
 async function sendTask(sdk: Client, summary: string, recipient: string): Promise<string> {
   const msg: Message = {
@@ -68,7 +87,10 @@ const request = (over: Partial<ListTasksRequest> = {}): ListTasksRequest => ({
 });
 
 /** Every page, following nextPageToken until it is "". */
-async function walk(sdk: Client, over: Partial<ListTasksRequest> = {}): Promise<{ ids: string[]; pages: ListTasksResponse[] }> {
+async function walk(
+  sdk: Client,
+  over: Partial<ListTasksRequest> = {},
+): Promise<{ ids: string[]; pages: ListTasksResponse[] }> {
   const pages: ListTasksResponse[] = [];
   let pageToken = '';
   do {
@@ -81,8 +103,15 @@ async function walk(sdk: Client, over: Partial<ListTasksRequest> = {}): Promise<
 
 /** The tasks in the relay's list order: newest created first (ties by id, descending). */
 async function newestFirst(key: string, ids: string[]): Promise<string[]> {
-  const created = await Promise.all(ids.map(async (id) => [id, (await relay.rpc(key, 'tasks/get', { task_id: id })).body.result.created_at as string] as const));
-  return created.sort(([a, at], [b, bt]) => (bt < at ? -1 : bt > at ? 1 : b < a ? -1 : b > a ? 1 : 0)).map(([id]) => id);
+  const created = await Promise.all(
+    ids.map(
+      async (id) =>
+        [id, (await relay.rpc(key, 'tasks/get', { task_id: id })).body.result.created_at as string] as const,
+    ),
+  );
+  return created
+    .sort(([a, at], [b, bt]) => (bt < at ? -1 : bt > at ? 1 : b < a ? -1 : b > a ? 1 : 0))
+    .map(([id]) => id);
 }
 
 describe('through the SDK client', () => {
@@ -118,7 +147,9 @@ describe('through the SDK client', () => {
     const task = all.tasks.find((t) => t.id === toCarol)!;
     expect(task).toMatchObject({ contextId: toCarol, status: { state: TaskState.TASK_STATE_SUBMITTED } });
     expect(task.history[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'to carol' });
-    expect(all.tasks.find((t) => t.id === offered)?.metadata).toMatchObject({ handoff: { to_target: 'role:engineer', candidates: ['alice@acme', 'bob@acme'] } });
+    expect(all.tasks.find((t) => t.id === offered)?.metadata).toMatchObject({
+      handoff: { to_target: 'role:engineer', candidates: ['alice@acme', 'bob@acme'] },
+    });
   });
 
   test('status, contextId and statusTimestampAfter narrow the list, and the total with it', async () => {
@@ -134,16 +165,28 @@ describe('through the SDK client', () => {
 
     expect((await sdk.listTasks(request({ contextId: fromBob }))).tasks.map((t) => t.id)).toEqual([fromBob]);
     for (const contextId of [randomUUID(), 'a-context-no-task-has']) {
-      expect(await sdk.listTasks(request({ contextId }))).toMatchObject({ tasks: [], totalSize: 0, pageSize: 0, nextPageToken: '' });
+      expect(await sdk.listTasks(request({ contextId }))).toMatchObject({
+        tasks: [],
+        totalSize: 0,
+        pageSize: 0,
+        nextPageToken: '',
+      });
     }
-    expect(await sdk.listTasks(request({ status: TaskState.TASK_STATE_INPUT_REQUIRED }))).toMatchObject({ tasks: [], totalSize: 0 });
+    expect(await sdk.listTasks(request({ status: TaskState.TASK_STATE_INPUT_REQUIRED }))).toMatchObject({
+      tasks: [],
+      totalSize: 0,
+    });
 
     // The accept changed that task's status last: from its instant on, statusTimestampAfter keeps it, and only tasks changed since.
     const accepted = (await relay.rpc(alice, 'tasks/get', { task_id: mine[1] })).body.result.accepted_at as string;
     const after = await sdk.listTasks(request({ statusTimestampAfter: accepted }));
     expect(after.tasks.map((t) => t.id)).toContain(mine[1]);
-    expect(after.tasks.every((t) => new Date(String(t.status!.timestamp)).getTime() >= new Date(accepted).getTime())).toBe(true);
-    expect(await sdk.listTasks(request({ statusTimestampAfter: new Date(Date.now() + 60_000).toISOString() }))).toMatchObject({ tasks: [], totalSize: 0 });
+    expect(
+      after.tasks.every((t) => new Date(String(t.status!.timestamp)).getTime() >= new Date(accepted).getTime()),
+    ).toBe(true);
+    expect(
+      await sdk.listTasks(request({ statusTimestampAfter: new Date(Date.now() + 60_000).toISOString() })),
+    ).toMatchObject({ tasks: [], totalSize: 0 });
   });
 
   test('historyLength trims each history, and artifacts come only with includeArtifacts', async () => {
@@ -170,11 +213,18 @@ describe('through the SDK client', () => {
     await relay.rpc(bob, 'message/send', { task_id: thread, message: wireText('a question back') });
     await sdk.listTasks(request());
     const sentList = await relay.rpc(alice, 'tasks/list', { filter: { role: 'sender' }, page: { limit: 200 } });
-    expect(sentList.body.result.items.find((i: { thread_id: string }) => i.thread_id === thread).unread_messages).toBe(1);
+    expect(sentList.body.result.items.find((i: { thread_id: string }) => i.thread_id === thread).unread_messages).toBe(
+      1,
+    );
   });
 
   test('a teammate with no tasks gets an empty list', async () => {
-    expect(await (await client(dave)).listTasks(request())).toMatchObject({ tasks: [], totalSize: 0, pageSize: 0, nextPageToken: '' });
+    expect(await (await client(dave)).listTasks(request())).toMatchObject({
+      tasks: [],
+      totalSize: 0,
+      pageSize: 0,
+      nextPageToken: '',
+    });
   });
 
   test('tasks waiting for a recipient are listed too, to their sender only, once each as they become handoffs', async () => {
@@ -190,7 +240,12 @@ describe('through the SDK client', () => {
       referenceTaskIds: [],
     });
     const ask = async (msg: Message) => {
-      const result = await sender.sendMessage({ tenant: '', message: msg, configuration: undefined, metadata: undefined });
+      const result = await sender.sendMessage({
+        tenant: '',
+        message: msg,
+        configuration: undefined,
+        metadata: undefined,
+      });
       if (!('status' in result)) throw new Error('expected a task');
       return result;
     };
@@ -202,13 +257,22 @@ describe('through the SDK client', () => {
 
     const { ids, pages } = await walk(sender, { pageSize: 2 });
     expect(ids).toEqual([handed.id, dropped.id, waiting.id]);
-    expect(pages.map((p) => [p.pageSize, p.totalSize])).toEqual([[2, 3], [1, 3]]);
+    expect(pages.map((p) => [p.pageSize, p.totalSize])).toEqual([
+      [2, 3],
+      [1, 3],
+    ]);
     const all = await sender.listTasks(request());
-    expect(all.tasks.map((t) => t.status?.state)).toEqual([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_INPUT_REQUIRED]);
+    expect(all.tasks.map((t) => t.status?.state)).toEqual([
+      TaskState.TASK_STATE_SUBMITTED,
+      TaskState.TASK_STATE_CANCELED,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+    ]);
 
     const inputRequired = await sender.listTasks(request({ status: TaskState.TASK_STATE_INPUT_REQUIRED }));
     expect(inputRequired).toMatchObject({ totalSize: 1, tasks: [{ id: waiting.id, contextId: waiting.id }] });
-    expect((await sender.listTasks(request({ status: TaskState.TASK_STATE_CANCELED }))).tasks.map((t) => t.id)).toEqual([dropped.id]);
+    expect((await sender.listTasks(request({ status: TaskState.TASK_STATE_CANCELED }))).tasks.map((t) => t.id)).toEqual(
+      [dropped.id],
+    );
     expect((await sender.listTasks(request({ contextId: waiting.id }))).tasks.map((t) => t.id)).toEqual([waiting.id]);
     // Nobody else sees them; the handoff shows in its recipient's list.
     const bobs = await walk(await client(bob));
@@ -226,7 +290,11 @@ describe('bad input is -32602 naming the field, and changes nothing', () => {
     ['an unknown status', { status: 'TASK_STATE_DONE' }, /^params\.status: must be one of TASK_STATE_UNSPECIFIED, /],
     ['a forged pageToken', { pageToken: 'bm90LWEtY3Vyc29y' }, /^params\.pageToken: not a page token this relay issued/],
     ['a negative historyLength', { historyLength: -1 }, /^params\.historyLength/],
-    ['a statusTimestampAfter that is no timestamp', { statusTimestampAfter: 'yesterday' }, /^params\.statusTimestampAfter: must be an ISO 8601 timestamp/],
+    [
+      'a statusTimestampAfter that is no timestamp',
+      { statusTimestampAfter: 'yesterday' },
+      /^params\.statusTimestampAfter: must be an ISO 8601 timestamp/,
+    ],
     ['includeArtifacts as a string', { includeArtifacts: 'yes' }, /^params\.includeArtifacts/],
     ['a key ListTasks does not take', { limit: 5 }, /^params: Unrecognized key: "limit"|limit/],
   ])('%s', async (_name, params, message) => {

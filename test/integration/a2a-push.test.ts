@@ -2,7 +2,13 @@
 // the webhooks worker POSTing each later event of the task to the config's URL — signed with the config's secret
 // (Standard Webhooks), carrying its token, retried on the schedule, dead-lettered after the last attempt, and
 // refused for private addresses unless the relay allows them.
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, createAuthenticatingFetchWithRetry, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  createAuthenticatingFetchWithRetry,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff, text } from '../helpers/handoffs';
 import { waitUntil } from '../helpers/wait-until';
@@ -17,9 +23,14 @@ let hooks: WebhookReceiver;
 
 beforeAll(async () => {
   hooks = await new WebhookReceiver().start();
-  relay = await startTestRelay({ name: 'a2a_push', env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '50ms,100ms,150ms' } });
+  relay = await startTestRelay({
+    name: 'a2a_push',
+    env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '50ms,100ms,150ms' },
+  });
   strict = await startTestRelay({ name: 'a2a_push_strict', env: { RELAY_WEBHOOK_RETRY_SCHEDULE: '10ms' } });
-  [alice, bob, carol] = await Promise.all(['alice@acme', 'bob@acme', 'carol@acme'].map((handle) => relay.register({ handle })));
+  [alice, bob, carol] = await Promise.all(
+    ['alice@acme', 'bob@acme', 'carol@acme'].map((handle) => relay.register({ handle })),
+  );
 });
 
 afterAll(async () => {
@@ -29,18 +40,36 @@ afterAll(async () => {
 });
 
 async function client(apiKey: string, on = relay): Promise<Client> {
-  const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ Authorization: `Bearer ${apiKey}` }), shouldRetryWithHeaders: async () => undefined });
-  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+  const fetchImpl = createAuthenticatingFetchWithRetry(fetch, {
+    headers: async () => ({ Authorization: `Bearer ${apiKey}` }),
+    shouldRetryWithHeaders: async () => undefined,
+  });
+  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+  });
   return new ClientFactory(options).createFromUrl(on.url);
 }
 
-const config = (taskId: string, path: string, extra: Record<string, unknown> = {}) => ({ tenant: '', id: '', taskId, url: hooks.url(path), token: '', authentication: undefined, ...extra });
+const config = (taskId: string, path: string, extra: Record<string, unknown> = {}) => ({
+  tenant: '',
+  id: '',
+  taskId,
+  url: hooks.url(path),
+  token: '',
+  authentication: undefined,
+  ...extra,
+});
 const at = (path: string) => hooks.events().filter((r) => r.path === path);
 
 /** The delivery records of a task, as GET /admin/deliveries/:id shows each. */
 async function deliveries(id: string): Promise<any[]> {
   const docs = await relay.store.db.collection('webhook_deliveries').find({ thread_id: id }).toArray();
-  return Promise.all(docs.map(async (d) => (await relay.rest('GET', `/admin/deliveries/${encodeURIComponent(String(d._id))}`, relay.adminKey)).body));
+  return Promise.all(
+    docs.map(
+      async (d) =>
+        (await relay.rest('GET', `/admin/deliveries/${encodeURIComponent(String(d._id))}`, relay.adminKey)).body,
+    ),
+  );
 }
 
 test('the agent card says push notifications are on', async () => {
@@ -56,25 +85,57 @@ test('Create, Get, List and Delete through the SDK; only the owner sees a config
   const generated = await sdk.createTaskPushNotificationConfig(config(id, '/crud2'));
   expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
 
-  expect(await sdk.getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'mine' })).toMatchObject({ id: 'mine', url: hooks.url('/crud') });
-  expect((await sdk.listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' })).configs.map((c) => c.id).sort()).toEqual(['mine', generated.id].sort());
+  expect(await sdk.getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'mine' })).toMatchObject({
+    id: 'mine',
+    url: hooks.url('/crud'),
+  });
+  expect(
+    (await sdk.listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' })).configs
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual(['mine', generated.id].sort());
   // Bob is a participant but owns none of them; Carol is not a participant.
-  expect((await (await client(bob)).listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' })).configs).toEqual([]);
-  const refusal = async (call: Promise<unknown>) => call.then(() => { throw new Error('expected a refusal'); }, (e: any) => e.data?.code ?? e.message);
-  expect(await refusal((await client(bob)).getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'mine' }))).toBe('not_found');
-  expect(await refusal((await client(carol)).createTaskPushNotificationConfig(config(id, '/carol')))).toBe('not_a_participant');
+  expect(
+    (await (await client(bob)).listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' }))
+      .configs,
+  ).toEqual([]);
+  const refusal = async (call: Promise<unknown>) =>
+    call.then(
+      () => {
+        throw new Error('expected a refusal');
+      },
+      (e: any) => e.data?.code ?? e.message,
+    );
+  expect(await refusal((await client(bob)).getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'mine' }))).toBe(
+    'not_found',
+  );
+  expect(await refusal((await client(carol)).createTaskPushNotificationConfig(config(id, '/carol')))).toBe(
+    'not_a_participant',
+  );
   expect(await refusal(sdk.createTaskPushNotificationConfig(config(id, '/again', { id: 'mine' })))).toBe('conflict');
-  expect(await refusal(sdk.createTaskPushNotificationConfig({ ...config(id, '/x'), url: 'ftp://example.com/' }))).toBe('invalid_params');
+  expect(await refusal(sdk.createTaskPushNotificationConfig({ ...config(id, '/x'), url: 'ftp://example.com/' }))).toBe(
+    'invalid_params',
+  );
 
   await sdk.deleteTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'mine' });
-  expect((await sdk.listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' })).configs.map((c) => c.id)).toEqual([generated.id]);
+  expect(
+    (await sdk.listTaskPushNotificationConfig({ tenant: '', taskId: id, pageSize: 0, pageToken: '' })).configs.map(
+      (c) => c.id,
+    ),
+  ).toEqual([generated.id]);
   expect(await refusal(sdk.getTaskPushNotificationConfig({ tenant: '', taskId: id, id: 'mine' }))).toBe('not_found');
 });
 
 test('each later event of the task reaches the config once, signed with its secret and carrying its token', async () => {
   const id = await sendHandoff(relay, alice, 'bob@acme', 'push me');
   // The raw call shows the signing secret (the SDK's types have no field for it).
-  const { body } = await relay.rpc(alice, 'CreateTaskPushNotificationConfig', { taskId: id, id: 'signed', url: hooks.url('/signed'), token: 'secret-token', authentication: { scheme: 'Bearer', credentials: 'cred-1' } });
+  const { body } = await relay.rpc(alice, 'CreateTaskPushNotificationConfig', {
+    taskId: id,
+    id: 'signed',
+    url: hooks.url('/signed'),
+    token: 'secret-token',
+    authentication: { scheme: 'Bearer', credentials: 'cred-1' },
+  });
   expect(body.result).toMatchObject({ id: 'signed', taskId: id, signing_secret: expect.stringMatching(/^whsec_/) });
   const secret = body.result.signing_secret as string;
 
@@ -89,11 +150,17 @@ test('each later event of the task reaches the config once, signed with its secr
     const payload = verifyWebhook(secret, request);
     expect(request.headers['x-a2a-notification-token']).toBe('secret-token');
     expect(request.headers.authorization).toBe('Bearer cred-1');
-    expect(String(request.headers['webhook-id'])).toBe(`${payload.statusUpdate.metadata.handoff_event.event_id}.push.signed`);
+    expect(String(request.headers['webhook-id'])).toBe(
+      `${payload.statusUpdate.metadata.handoff_event.event_id}.push.signed`,
+    );
   }
   const updates = received.map((r) => r.json.statusUpdate);
-  expect(new Set(updates.map((u) => u.metadata.handoff_event.type))).toEqual(new Set(['thread.accepted', 'thread.message', 'thread.completed']));
-  expect(updates.find((u) => u.metadata.handoff_event.type === 'thread.completed').status.state).toBe('TASK_STATE_COMPLETED');
+  expect(new Set(updates.map((u) => u.metadata.handoff_event.type))).toEqual(
+    new Set(['thread.accepted', 'thread.message', 'thread.completed']),
+  );
+  expect(updates.find((u) => u.metadata.handoff_event.type === 'thread.completed').status.state).toBe(
+    'TASK_STATE_COMPLETED',
+  );
   expect(updates.every((u) => u.taskId === id && u.contextId === id)).toBe(true);
 });
 
@@ -119,12 +186,21 @@ test('a failing receiver is retried on the schedule, then dead-lettered; 410 del
   expect(at('/dead')).toHaveLength(4);
   const dead = (await deliveries(id)).find((d) => d.id.endsWith('.push.dead'));
   expect(dead.attempts.map((a: any) => a.http_status)).toEqual([500, 500, 500, 500]);
-  expect((await relay.rpc(alice, 'ListTaskPushNotificationConfigs', { taskId: id })).body.result.configs.map((c: any) => c.id).sort()).toEqual(['dead', 'flaky']);
+  expect(
+    (await relay.rpc(alice, 'ListTaskPushNotificationConfigs', { taskId: id })).body.result.configs
+      .map((c: any) => c.id)
+      .sort(),
+  ).toEqual(['dead', 'flaky']);
 
   // A re-drive of the dead letter goes to the same config again.
   hooks.answer = () => ({ status: 200 });
-  expect((await relay.rest('POST', `/admin/deliveries/${encodeURIComponent(dead.id)}/redrive`, relay.adminKey)).status).toBeLessThan(300);
-  await waitUntil(async () => (await deliveries(id)).find((d) => d.id === dead.id)?.status === 'delivered', 'the re-driven push delivered');
+  expect(
+    (await relay.rest('POST', `/admin/deliveries/${encodeURIComponent(dead.id)}/redrive`, relay.adminKey)).status,
+  ).toBeLessThan(300);
+  await waitUntil(
+    async () => (await deliveries(id)).find((d) => d.id === dead.id)?.status === 'delivered',
+    'the re-driven push delivered',
+  );
   expect(at('/dead')).toHaveLength(5);
 });
 
@@ -132,7 +208,10 @@ test('a config on a loopback URL is never called by a relay that does not allow 
   const [a, b] = [await strict.register({ handle: 'alice@acme' }), await strict.register({ handle: 'bob@acme' })];
   const id = await sendHandoff(strict, a, 'bob@acme', 'ssrf');
   const before = hooks.requests.length;
-  expect((await strict.rpc(a, 'CreateTaskPushNotificationConfig', { taskId: id, id: 'local', url: hooks.url('/ssrf') })).body.result.id).toBe('local');
+  expect(
+    (await strict.rpc(a, 'CreateTaskPushNotificationConfig', { taskId: id, id: 'local', url: hooks.url('/ssrf') })).body
+      .result.id,
+  ).toBe('local');
   await strict.rpc(b, 'tasks/update', { task_id: id, transition: 'accept' });
   await waitUntil(async () => {
     const { body } = await strict.rest('GET', '/admin/deliveries?status=failed&limit=50', strict.adminKey);

@@ -57,7 +57,9 @@ async function v1Client(apiKey: string): Promise<Client> {
 
 /** The card as a client of one protocol version asks for it (a v0.3 client says `A2A-Version: 0.3`). */
 async function cardJson(version?: string): Promise<Record<string, unknown>> {
-  const response = await fetch(`${relay.url}/.well-known/agent-card.json`, { headers: version ? { 'A2A-Version': version } : {} });
+  const response = await fetch(`${relay.url}/.well-known/agent-card.json`, {
+    headers: version ? { 'A2A-Version': version } : {},
+  });
   expect(response.status).toBe(200);
   return response.json();
 }
@@ -71,7 +73,12 @@ async function v03Client(apiKey: string): Promise<Client> {
   return factory.createFromAgentCard(parseLegacyAgentCard(raw));
 }
 
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: '' });
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
 const data = (value: Record<string, unknown>): Part => ({
   content: { $case: 'data', value },
   metadata: undefined,
@@ -80,7 +87,16 @@ const data = (value: Record<string, unknown>): Part => ({
 });
 
 function message(parts: Part[], metadata?: Record<string, unknown>, messageId: string = randomUUID()): Message {
-  return { messageId, contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId,
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts,
+    metadata,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 async function send(client: Client, msg: Message): Promise<Task> {
@@ -128,11 +144,14 @@ describe('v1.0 ClientFactory (@a2a-js/sdk/client)', () => {
   });
 
   test('SendMessage with metadata recipient + intent creates a pending handoff', async () => {
-    const msg = message([text('I refactored /users: it now returns { items, next_cursor }.'), text('Deployed to staging.')], {
-      recipient: 'bob@acme',
-      intent: 'inform',
-      sprint: 12,
-    });
+    const msg = message(
+      [text('I refactored /users: it now returns { items, next_cursor }.'), text('Deployed to staging.')],
+      {
+        recipient: 'bob@acme',
+        intent: 'inform',
+        sprint: 12,
+      },
+    );
     const task = await send(client, msg);
 
     const request = sent[sent.length - 1]!;
@@ -142,7 +161,10 @@ describe('v1.0 ClientFactory (@a2a-js/sdk/client)', () => {
     expect(request.params.message).toEqual({
       messageId: msg.messageId,
       role: 'ROLE_USER',
-      parts: [{ text: 'I refactored /users: it now returns { items, next_cursor }.' }, { text: 'Deployed to staging.' }],
+      parts: [
+        { text: 'I refactored /users: it now returns { items, next_cursor }.' },
+        { text: 'Deployed to staging.' },
+      ],
       metadata: { recipient: 'bob@acme', intent: 'inform', sprint: 12 },
     });
 
@@ -151,8 +173,13 @@ describe('v1.0 ClientFactory (@a2a-js/sdk/client)', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(task.status?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
     expect(task.history[0]?.role).toBe(Role.ROLE_USER);
-    expect(task.history[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'I refactored /users: it now returns { items, next_cursor }.\n\nDeployed to staging.' });
-    expect(task.metadata).toMatchObject({ handoff: { thread_id: task.id, status: 'pending', sender: 'alice@acme', recipient: 'bob@acme' } });
+    expect(task.history[0]?.parts[0]?.content).toEqual({
+      $case: 'text',
+      value: 'I refactored /users: it now returns { items, next_cursor }.\n\nDeployed to staging.',
+    });
+    expect(task.metadata).toMatchObject({
+      handoff: { thread_id: task.id, status: 'pending', sender: 'alice@acme', recipient: 'bob@acme' },
+    });
 
     const thread = await wireThread(bob, task.id);
     expect(thread).toMatchObject({
@@ -198,7 +225,10 @@ describe('v1.0 ClientFactory (@a2a-js/sdk/client)', () => {
   });
 
   test('GetTask follows the thread: submitted, working after accept, completed with the result artifact', async () => {
-    const created = await send(client, message([text('Please review the pagination change')], { recipient: 'bob@acme', intent: 'inform' }));
+    const created = await send(
+      client,
+      message([text('Please review the pagination change')], { recipient: 'bob@acme', intent: 'inform' }),
+    );
     expect((await getTask(client, created.id)).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(sent[sent.length - 1]).toMatchObject({ method: 'GetTask', params: { id: created.id } });
 
@@ -225,20 +255,34 @@ describe('v1.0 ClientFactory (@a2a-js/sdk/client)', () => {
   });
 
   test('CancelTask: the sender cancels; the recipient gets TaskNotCancelableError, outsiders TaskNotFoundError', async () => {
-    const created = await send(client, message([text('Never mind this one')], { recipient: 'bob@acme', intent: 'inform' }));
+    const created = await send(
+      client,
+      message([text('Never mind this one')], { recipient: 'bob@acme', intent: 'inform' }),
+    );
 
     // A2A's own codes on the v1.0 methods, which the SDK turns into its error classes; data.code keeps the relay's meaning.
     const byRecipient = await failure(cancelTask(await v1Client(bob), created.id));
-    expect(byRecipient).toMatchObject({ name: 'TaskNotCancelableError', envelopeCode: -32002, data: { code: 'not_authorized_transition' } });
+    expect(byRecipient).toMatchObject({
+      name: 'TaskNotCancelableError',
+      envelopeCode: -32002,
+      data: { code: 'not_authorized_transition' },
+    });
     expect(byRecipient.message).toMatch(/Only the sender \(alice@acme\) can cancel/);
     const byOutsider = await failure(cancelTask(await v1Client(carol), created.id));
-    expect(byOutsider).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001, data: { code: 'not_a_participant' } });
+    expect(byOutsider).toMatchObject({
+      name: 'TaskNotFoundError',
+      envelopeCode: -32001,
+      data: { code: 'not_a_participant' },
+    });
 
     const canceled = await cancelTask(client, created.id);
     expect(sent[sent.length - 1]).toMatchObject({ method: 'CancelTask', params: { id: created.id } });
     expect(canceled.id).toBe(created.id);
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    expect(await wireThread(alice, created.id)).toMatchObject({ status: 'cancelled', cancelled_at: expect.any(String) });
+    expect(await wireThread(alice, created.id)).toMatchObject({
+      status: 'cancelled',
+      cancelled_at: expect.any(String),
+    });
 
     // Cancelling again as the sender is answered with the current state, and changes nothing.
     const again = await cancelTask(client, created.id);
@@ -271,7 +315,10 @@ describe('v0.3 compat client (@a2a-js/sdk/compat/v0_3/client, LegacyJsonRpcTrans
   });
 
   test('message/send with kind-tagged parts and a data part creates the handoff; get and cancel follow it', async () => {
-    const msg = message([text('The /users response changed shape.'), data({ recipient: 'bob@acme', intent: 'inform' })]);
+    const msg = message([
+      text('The /users response changed shape.'),
+      data({ recipient: 'bob@acme', intent: 'inform' }),
+    ]);
     const before = await threadCount();
     const task = await send(client, msg);
 
@@ -290,7 +337,11 @@ describe('v0.3 compat client (@a2a-js/sdk/compat/v0_3/client, LegacyJsonRpcTrans
     expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(task.contextId).toBe(task.id);
     expect(await threadCount()).toBe(before + 1);
-    expect(await wireThread(bob, task.id)).toMatchObject({ status: 'pending', intent: 'inform', summary: 'The /users response changed shape.' });
+    expect(await wireThread(bob, task.id)).toMatchObject({
+      status: 'pending',
+      intent: 'inform',
+      summary: 'The /users response changed shape.',
+    });
 
     // The raw v0.3 answer, replayed with the same messageId: the same task, kind-tagged.
     const replay = await relay.rpc(alice, 'message/send', request.params);
@@ -322,12 +373,21 @@ describe('v0.3 compat client (@a2a-js/sdk/compat/v0_3/client, LegacyJsonRpcTrans
     const waiting = await send(client, message([text('to whom?')], { intent: 'inform' }));
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const raw = await relay.rpc(alice, 'tasks/get', { id: waiting.id });
-    expect(raw.body.result).toMatchObject({ kind: 'task', id: waiting.id, status: { state: 'input-required', message: { kind: 'message', role: 'agent' } } });
+    expect(raw.body.result).toMatchObject({
+      kind: 'task',
+      id: waiting.id,
+      status: { state: 'input-required', message: { kind: 'message', role: 'agent' } },
+    });
   });
 });
 
-describe('multi-turn: a message with the task\'s taskId or contextId appends to its thread', () => {
-  const follow = (parts: Part[], ids: { taskId?: string; contextId?: string }, metadata?: Record<string, unknown>, messageId?: string): Message => ({
+describe("multi-turn: a message with the task's taskId or contextId appends to its thread", () => {
+  const follow = (
+    parts: Part[],
+    ids: { taskId?: string; contextId?: string },
+    metadata?: Record<string, unknown>,
+    messageId?: string,
+  ): Message => ({
     ...message(parts, metadata, messageId),
     taskId: ids.taskId ?? '',
     contextId: ids.contextId ?? '',
@@ -335,10 +395,19 @@ describe('multi-turn: a message with the task\'s taskId or contextId appends to 
 
   test('either participant writes into the task through the SDK; a retried messageId appends once', async () => {
     const sender = await v1Client(alice);
-    const task = await send(sender, message([text('Please look at the /users change')], { recipient: 'bob@acme', intent: 'inform' }));
+    const task = await send(
+      sender,
+      message([text('Please look at the /users change')], { recipient: 'bob@acme', intent: 'inform' }),
+    );
     const threads = await threadCount();
 
-    const more = follow([text('It also renames next to next_cursor.'), data({ artifacts: [{ type: 'link', url: 'https://example.com/pr/12' }] })], { taskId: task.id, contextId: task.id });
+    const more = follow(
+      [
+        text('It also renames next to next_cursor.'),
+        data({ artifacts: [{ type: 'link', url: 'https://example.com/pr/12' }] }),
+      ],
+      { taskId: task.id, contextId: task.id },
+    );
     const after = await send(sender, more);
     expect(after.id).toBe(task.id);
     expect(after.history.map((m) => [m.role, m.parts[0]?.content])).toEqual([
@@ -346,7 +415,10 @@ describe('multi-turn: a message with the task\'s taskId or contextId appends to 
       [Role.ROLE_USER, { $case: 'text', value: 'It also renames next to next_cursor.' }],
     ]);
     // The recipient answers in the same context (contextId alone names the task); it reads back as the agent's turn.
-    const answer = await send(await v1Client(bob), follow([text('Seen, will update the client')], { contextId: task.id }));
+    const answer = await send(
+      await v1Client(bob),
+      follow([text('Seen, will update the client')], { contextId: task.id }),
+    );
     expect(answer.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_USER, Role.ROLE_AGENT]);
     // The same messageId again: the same answer, nothing appended twice.
     await send(sender, more);
@@ -365,18 +437,29 @@ describe('multi-turn: a message with the task\'s taskId or contextId appends to 
     const task = await send(sender, message([text('Short-lived')], { recipient: 'bob@acme', intent: 'inform' }));
     const messages = async () => (await wireThread(alice, task.id)).messages.length;
 
-    expect(await failure(send(sender, follow([text('hello?')], { taskId: randomUUID() })))).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001 });
-    expect(await failure(send(sender, follow([text('hello?')], { contextId: 'a-context-of-my-own' })))).toMatchObject({ name: 'TaskNotFoundError' });
+    expect(await failure(send(sender, follow([text('hello?')], { taskId: randomUUID() })))).toMatchObject({
+      name: 'TaskNotFoundError',
+      envelopeCode: -32001,
+    });
+    expect(await failure(send(sender, follow([text('hello?')], { contextId: 'a-context-of-my-own' })))).toMatchObject({
+      name: 'TaskNotFoundError',
+    });
     expect(await failure(send(await v1Client(carol), follow([text('let me in')], { taskId: task.id })))).toMatchObject({
       name: 'TaskNotFoundError',
       data: { code: 'not_a_participant' },
     });
-    const reroute = await failure(send(sender, follow([text('to carol instead')], { taskId: task.id }, { recipient: 'carol@acme' })));
+    const reroute = await failure(
+      send(sender, follow([text('to carol instead')], { taskId: task.id }, { recipient: 'carol@acme' })),
+    );
     expect(reroute).toMatchObject({ envelopeCode: -32602 });
     expect(reroute.message).toMatch(/^params\.message\.metadata\.recipient: is set when the handoff is made/);
-    const mismatch = await failure(send(sender, follow([text('which one?')], { taskId: task.id, contextId: randomUUID() })));
+    const mismatch = await failure(
+      send(sender, follow([text('which one?')], { taskId: task.id, contextId: randomUUID() })),
+    );
     expect(mismatch.message).toMatch(/^params\.message\.contextId: must be the task's own context/);
-    expect((await failure(send(sender, follow([data({ artifacts: [] })], { taskId: task.id })))).message).toMatch(/^params\.message\.parts: needs a text part/);
+    expect((await failure(send(sender, follow([data({ artifacts: [] })], { taskId: task.id })))).message).toMatch(
+      /^params\.message\.parts: needs a text part/,
+    );
     expect(await messages()).toBe(0);
 
     await cancelTask(sender, task.id);
@@ -390,7 +473,12 @@ describe('multi-turn: a message with the task\'s taskId or contextId appends to 
 });
 
 describe('a task without a recipient: input required, then the next message in its context names one', () => {
-  const reply = (parts: Part[], contextId: string, metadata?: Record<string, unknown>, messageId?: string): Message => ({
+  const reply = (
+    parts: Part[],
+    contextId: string,
+    metadata?: Record<string, unknown>,
+    messageId?: string,
+  ): Message => ({
     ...message(parts, metadata, messageId),
     contextId,
   });
@@ -402,34 +490,57 @@ describe('a task without a recipient: input required, then the next message in i
     const first = message([text('The nightly build fails on the migration step.')]);
     const waiting = await send(sender, first);
     expect(waiting).toMatchObject({ contextId: waiting.id, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED } });
-    expect(statusText(waiting)).toMatch(/^Whom should I hand this to\? .*name@team.*role:<role>, skill:<skill>, owner:<path>/);
+    expect(statusText(waiting)).toMatch(
+      /^Whom should I hand this to\? .*name@team.*role:<role>, skill:<skill>, owner:<path>/,
+    );
     expect(waiting.status?.message?.role).toBe(Role.ROLE_AGENT);
-    expect(waiting.history.map((m) => m.parts[0]?.content)).toEqual([{ $case: 'text', value: 'The nightly build fails on the migration step.' }]);
+    expect(waiting.history.map((m) => m.parts[0]?.content)).toEqual([
+      { $case: 'text', value: 'The nightly build fails on the migration step.' },
+    ]);
     expect(await threadCount()).toBe(threads);
     // Read back, and sent again with the same messageId: the same waiting task; nobody else sees it.
     expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect((await send(sender, first)).id).toBe(waiting.id);
     expect(await failure(getTask(await v1Client(bob), waiting.id))).toMatchObject({ name: 'TaskNotFoundError' });
-    expect(await failure(send(await v1Client(bob), reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'TaskNotFoundError' });
+    expect(await failure(send(await v1Client(bob), reply([text('bob@acme')], waiting.id)))).toMatchObject({
+      name: 'TaskNotFoundError',
+    });
 
     const naming = reply([text(' bob@acme ')], waiting.id);
     const handed = await send(sender, naming);
-    expect(handed).toMatchObject({ id: waiting.id, contextId: waiting.id, status: { state: TaskState.TASK_STATE_SUBMITTED } });
+    expect(handed).toMatchObject({
+      id: waiting.id,
+      contextId: waiting.id,
+      status: { state: TaskState.TASK_STATE_SUBMITTED },
+    });
     expect(handed.metadata).toMatchObject({ handoff: { recipient: 'bob@acme', intent: 'inform' } });
     // The naming reply sent again (a client that lost the answer) changes nothing: no message "bob@acme" in the thread.
     expect((await send(sender, naming)).id).toBe(waiting.id);
-    expect(await wireThread(bob, waiting.id)).toMatchObject({ status: 'pending', summary: 'The nightly build fails on the migration step.', intent: 'inform', messages: [] });
+    expect(await wireThread(bob, waiting.id)).toMatchObject({
+      status: 'pending',
+      summary: 'The nightly build fails on the migration step.',
+      intent: 'inform',
+      messages: [],
+    });
     expect(await threadCount()).toBe(threads + 1);
     // The first message again now answers the handoff, not a new wait.
     expect((await send(sender, first)).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     // From here the context is the thread's: the next message appends to it.
     await send(sender, reply([text('It started after the 2.3 upgrade.')], waiting.id));
-    expect((await wireThread(bob, waiting.id)).messages.map((m: { body: string }) => m.body)).toEqual(['It started after the 2.3 upgrade.']);
+    expect((await wireThread(bob, waiting.id)).messages.map((m: { body: string }) => m.body)).toEqual([
+      'It started after the 2.3 upgrade.',
+    ]);
   });
 
-  test('the reply may name a target in metadata and say more; the rest of its text is the thread\'s first message', async () => {
+  test("the reply may name a target in metadata and say more; the rest of its text is the thread's first message", async () => {
     const sender = await v1Client(alice);
-    const waiting = await send(sender, message([text('Who can review the new date picker?')], { intent: 'ask_question', question: 'Who can review it?' }));
+    const waiting = await send(
+      sender,
+      message([text('Who can review the new date picker?')], {
+        intent: 'ask_question',
+        question: 'Who can review it?',
+      }),
+    );
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const naming = reply([text('Anyone on the frontend.')], waiting.id, { recipient: 'role:frontend' });
     const handed = await send(sender, naming);
@@ -458,7 +569,10 @@ describe('a task without a recipient: input required, then the next message in i
 
     const canceled = await cancelTask(sender, waiting.id);
     expect(canceled).toMatchObject({ id: waiting.id, status: { state: TaskState.TASK_STATE_CANCELED } });
-    expect(await failure(send(sender, reply([text('bob@acme')], waiting.id)))).toMatchObject({ name: 'UnsupportedOperationError', envelopeCode: -32004 });
+    expect(await failure(send(sender, reply([text('bob@acme')], waiting.id)))).toMatchObject({
+      name: 'UnsupportedOperationError',
+      envelopeCode: -32004,
+    });
     expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(await threadCount()).toBe(threads);
   });
@@ -480,7 +594,11 @@ describe('the handoff-relay wire methods beside them', () => {
       recipient: 'bob@acme',
     });
     const read = await relay.rpc(bob, 'tasks/get', { task_id: created.body.result.task_id });
-    expect(read.body.result).toMatchObject({ thread_id: created.body.result.task_id, summary: 'wire hello', status: 'pending' });
+    expect(read.body.result).toMatchObject({
+      thread_id: created.body.result.task_id,
+      summary: 'wire hello',
+      status: 'pending',
+    });
     const cancel = await relay.rpc(alice, 'tasks/cancel', { task_id: created.body.result.task_id });
     expect(cancel.body.result).toMatchObject({ thread_id: created.body.result.task_id, status: 'cancelled' });
   });
@@ -514,7 +632,10 @@ describe('GET /.well-known/agent-card.json', () => {
     ]);
     expect(card).toMatchObject({ name: 'handoff-relay', version: '0.1.0' });
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
-    expect(card.securitySchemes.bearer?.scheme).toMatchObject({ $case: 'httpAuthSecurityScheme', value: { scheme: 'Bearer' } });
+    expect(card.securitySchemes.bearer?.scheme).toMatchObject({
+      $case: 'httpAuthSecurityScheme',
+      value: { scheme: 'Bearer' },
+    });
     expect(card.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
     expect(card.defaultInputModes).toEqual(['text/plain', 'application/json']);
     expect(card.skills.map((s) => s.id)).toEqual(['handoff']);
@@ -524,32 +645,52 @@ describe('GET /.well-known/agent-card.json', () => {
   });
 
   test('one security scheme shape per protocol version: v1.0 by default, the v0.3 shape when A2A-Version: 0.3 asks', async () => {
-    expect(json.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: 'Bearer' }) } });
+    expect(json.securitySchemes).toEqual({
+      bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: 'Bearer' }) },
+    });
     expect(json).not.toHaveProperty('security');
 
     const v03 = await cardJson('0.3');
     expect(v03.securitySchemes).toEqual({ bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
     expect((v03.securitySchemes as { bearer: object }).bearer).not.toHaveProperty('httpAuthSecurityScheme');
-    expect(v03).toMatchObject({ url: `${relay.url}/a2a`, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0', security: [{ bearer: [] }] });
+    expect(v03).toMatchObject({
+      url: `${relay.url}/a2a`,
+      preferredTransport: 'JSONRPC',
+      protocolVersion: '0.3.0',
+      security: [{ bearer: [] }],
+    });
     expect(v03).not.toHaveProperty('supportedInterfaces');
     expect(v03).not.toHaveProperty('securityRequirements');
     // The query parameter the spec allows instead of the header; any other version gets the v1.0 card.
-    expect((await (await fetch(`${relay.url}/.well-known/agent-card.json?A2A-Version=0.3`)).json()).security).toEqual([{ bearer: [] }]);
+    expect((await (await fetch(`${relay.url}/.well-known/agent-card.json?A2A-Version=0.3`)).json()).security).toEqual([
+      { bearer: [] },
+    ]);
     expect(await cardJson('1.0')).toEqual(json);
   });
 
   test('the v0.3 card parses with the SDK translator (which requires the v0.3 fields)', async () => {
     const legacy = parseLegacyAgentCard(await cardJson('0.3'));
-    expect(legacy.supportedInterfaces).toEqual([{ url: `${relay.url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3.0' }]);
-    expect(legacy.securitySchemes.bearer?.scheme).toMatchObject({ $case: 'httpAuthSecurityScheme', value: { scheme: 'bearer' } });
+    expect(legacy.supportedInterfaces).toEqual([
+      { url: `${relay.url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3.0' },
+    ]);
+    expect(legacy.securitySchemes.bearer?.scheme).toMatchObject({
+      $case: 'httpAuthSecurityScheme',
+      value: { scheme: 'bearer' },
+    });
     expect(legacy.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
     expect(legacy.skills.map((s) => s.id)).toEqual(['handoff']);
   });
 
   test('both SDK resolvers (plain and legacyCompat) read it as v1.0', async () => {
-    for (const resolver of [new DefaultAgentCardResolver(), new DefaultAgentCardResolver({ legacyCompat: { enabled: true } })]) {
+    for (const resolver of [
+      new DefaultAgentCardResolver(),
+      new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }),
+    ]) {
       const card = await resolver.resolve(relay.url);
-      expect(card.supportedInterfaces.map((i) => `${i.protocolBinding}/${i.protocolVersion}`)).toEqual(['JSONRPC/1.0', 'JSONRPC/0.3']);
+      expect(card.supportedInterfaces.map((i) => `${i.protocolBinding}/${i.protocolVersion}`)).toEqual([
+        'JSONRPC/1.0',
+        'JSONRPC/0.3',
+      ]);
     }
   });
 
@@ -588,19 +729,41 @@ describe('bad input', () => {
     expect(await threadCount()).toBe(before);
   });
 
-  test('an unknown recipient is InvalidParams -32602 with data.code recipient_not_found (through the SDK), not A2A\'s -32004', async () => {
+  test("an unknown recipient is InvalidParams -32602 with data.code recipient_not_found (through the SDK), not A2A's -32004", async () => {
     const before = await threadCount();
-    const error = await failure(send(await v1Client(alice), message([text('hi')], { recipient: 'nobody@acme', intent: 'inform' })));
-    expect(error).toMatchObject({ name: 'RequestMalformedError', envelopeCode: -32602, data: { code: 'recipient_not_found' } });
+    const error = await failure(
+      send(await v1Client(alice), message([text('hi')], { recipient: 'nobody@acme', intent: 'inform' })),
+    );
+    expect(error).toMatchObject({
+      name: 'RequestMalformedError',
+      envelopeCode: -32602,
+      data: { code: 'recipient_not_found' },
+    });
     expect(await threadCount()).toBe(before);
   });
 
   test.each([
-    ['an unknown intent', { message: msg({ metadata: { recipient: 'bob@acme', intent: 'order' } }) }, /^params\.message\.metadata\.intent/],
-    ['a recipient that is not a handle', { message: msg({ metadata: { recipient: 'bob', intent: 'inform' } }) }, /^params\.message\.metadata\.recipient/],
+    [
+      'an unknown intent',
+      { message: msg({ metadata: { recipient: 'bob@acme', intent: 'order' } }) },
+      /^params\.message\.metadata\.intent/,
+    ],
+    [
+      'a recipient that is not a handle',
+      { message: msg({ metadata: { recipient: 'bob', intent: 'inform' } }) },
+      /^params\.message\.metadata\.recipient/,
+    ],
     ['no messageId', { message: msg({ messageId: undefined }) }, /^params\.message\.messageId/],
-    ['no text part', { message: msg({ parts: [{ data: { recipient: 'bob@acme', intent: 'inform' } }] }) }, /^params\.message\.parts: needs a text part/],
-    ['an unknown key in the data part', { message: msg({ parts: [{ text: 'x' }, { data: { recipent: 'bob@acme' } }] }) }, /^params\.message\.parts\[1\]\.data/],
+    [
+      'no text part',
+      { message: msg({ parts: [{ data: { recipient: 'bob@acme', intent: 'inform' } }] }) },
+      /^params\.message\.parts: needs a text part/,
+    ],
+    [
+      'an unknown key in the data part',
+      { message: msg({ parts: [{ text: 'x' }, { data: { recipent: 'bob@acme' } }] }) },
+      /^params\.message\.parts\[1\]\.data/,
+    ],
     [
       'a bad artifact in the data part',
       { message: msg({ parts: [{ text: 'x' }, { data: { artifacts: [{ type: 'file_ref' }] } }] }) },
@@ -611,8 +774,16 @@ describe('bad input', () => {
       { message: msg({ parts: [{ text: 'x' }, { data: { recipient: 'carol@acme' } }] }) },
       /^params\.message\.metadata\.recipient: conflicts with params\.message\.parts\[1\]\.data\.recipient/,
     ],
-    ['file bytes', { message: msg({ parts: [{ text: 'x' }, { raw: 'aGVsbG8=' }] }) }, /^params\.message\.parts\[1\]\.raw/],
-    ['a javascript: file url', { message: msg({ parts: [{ text: 'x' }, { url: 'javascript:alert(1)' }] }) }, /^params\.message\.parts\[1\]\.url/],
+    [
+      'file bytes',
+      { message: msg({ parts: [{ text: 'x' }, { raw: 'aGVsbG8=' }] }) },
+      /^params\.message\.parts\[1\]\.raw/,
+    ],
+    [
+      'a javascript: file url',
+      { message: msg({ parts: [{ text: 'x' }, { url: 'javascript:alert(1)' }] }) },
+      /^params\.message\.parts\[1\]\.url/,
+    ],
     ['an agent-role message', { message: msg({ role: 'ROLE_AGENT' }) }, /^params\.message\.role/],
   ])('SendMessage with %s is invalid_params and stores nothing', async (_name, params, messagePattern) => {
     const before = await threadCount();
@@ -624,21 +795,32 @@ describe('bad input', () => {
   });
 
   test('a url part becomes a link artifact', async () => {
-    const { body } = await sendRaw({ message: msg({ parts: [{ text: 'see the PR' }, { url: 'https://example.com/pr/1', filename: 'PR #1' }] }) });
-    expect((await wireThread(bob, body.result.task.id)).artifacts).toEqual([{ type: 'link', url: 'https://example.com/pr/1', title: 'PR #1' }]);
+    const { body } = await sendRaw({
+      message: msg({ parts: [{ text: 'see the PR' }, { url: 'https://example.com/pr/1', filename: 'PR #1' }] }),
+    });
+    expect((await wireThread(bob, body.result.task.id)).artifacts).toEqual([
+      { type: 'link', url: 'https://example.com/pr/1', title: 'PR #1' },
+    ]);
   });
 
   test('GetTask, CancelTask and SubscribeToTask of an unknown task are TaskNotFoundError (-32001), whatever the id looks like', async () => {
     const client = await v1Client(alice);
     for (const id of ['nope', '00000000-0000-4000-8000-000000000000']) {
       const get = await failure(getTask(client, id));
-      expect(get).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001, data: { code: 'thread_not_found' } });
+      expect(get).toMatchObject({
+        name: 'TaskNotFoundError',
+        envelopeCode: -32001,
+        data: { code: 'thread_not_found' },
+      });
       expect(get.message).toContain(id);
       expect(await failure(cancelTask(client, id))).toMatchObject({ name: 'TaskNotFoundError', envelopeCode: -32001 });
       const subscribe = await relay.rpc(alice, 'SubscribeToTask', { id });
       expect(subscribe.body.error).toMatchObject({ code: -32001, data: { code: 'thread_not_found' } });
     }
-    expect((await relay.rpc(alice, 'GetTask', { id: '' })).body.error).toMatchObject({ code: -32602, message: 'params.id: required: the task id' });
+    expect((await relay.rpc(alice, 'GetTask', { id: '' })).body.error).toMatchObject({
+      code: -32602,
+      message: 'params.id: required: the task id',
+    });
   });
 
   test('CancelTask of a finished task is TaskNotCancelableError and changes nothing', async () => {
@@ -650,13 +832,19 @@ describe('bad input', () => {
     expect((await wireThread(alice, id)).status).toBe('declined');
   });
 
-  test('the wire methods and v0.3 keep the relay\'s own codes for the same mistakes', async () => {
+  test("the wire methods and v0.3 keep the relay's own codes for the same mistakes", async () => {
     expect((await relay.rpc(alice, 'tasks/get', { id: 'nope' })).body.error.message).toMatch(/^params\.id/);
-    expect((await relay.rpc(alice, 'tasks/get', { task_id: '00000000-0000-4000-8000-000000000000' })).body.error).toMatchObject({
+    expect(
+      (await relay.rpc(alice, 'tasks/get', { task_id: '00000000-0000-4000-8000-000000000000' })).body.error,
+    ).toMatchObject({
       code: -32006,
       data: { code: 'thread_not_found' },
     });
-    const unknownRecipient = await relay.rpc(alice, 'message/send', { recipient: 'nobody@acme', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] } });
+    const unknownRecipient = await relay.rpc(alice, 'message/send', {
+      recipient: 'nobody@acme',
+      intent: 'inform',
+      message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+    });
     expect(unknownRecipient.body.error).toMatchObject({ code: -32004, data: { code: 'recipient_not_found' } });
   });
 

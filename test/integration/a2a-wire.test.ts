@@ -9,12 +9,29 @@ let carol: string;
 
 const summary = (text: string) => ({ role: 'user', parts: [{ type: 'text', text }] });
 const send = (key: string, params: Record<string, unknown>, headers?: Record<string, string>) =>
-  relay.rpc(key, 'message/send', { task_id: null, recipient: 'bob@acme', intent: 'inform', message: summary('hello'), ...params }, headers);
+  relay.rpc(
+    key,
+    'message/send',
+    { task_id: null, recipient: 'bob@acme', intent: 'inform', message: summary('hello'), ...params },
+    headers,
+  );
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'a2a_wire' });
-  alice = await relay.register({ handle: 'alice@acme', name: 'Alice', role: 'backend', skills: ['node', 'postgres'], repos_owned: ['services/api/'] });
-  bob = await relay.register({ handle: 'bob@acme', name: 'Bob', role: 'frontend', skills: ['react'], repos_owned: ['apps/web/'] });
+  alice = await relay.register({
+    handle: 'alice@acme',
+    name: 'Alice',
+    role: 'backend',
+    skills: ['node', 'postgres'],
+    repos_owned: ['services/api/'],
+  });
+  bob = await relay.register({
+    handle: 'bob@acme',
+    name: 'Bob',
+    role: 'frontend',
+    skills: ['react'],
+    repos_owned: ['apps/web/'],
+  });
   carol = await relay.register({ handle: 'carol@acme', name: 'Carol', role: 'frontend', skills: ['react', 'css'] });
 });
 
@@ -51,10 +68,14 @@ describe('message/send (new thread)', () => {
   test('20 concurrent sends with one idempotency key create exactly one thread and all get the same result', async () => {
     const before = await threadCount();
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => send(alice, { metadata: { client_idempotency_key: 'same-key-20' }, message: summary('once only') })),
+      Array.from({ length: 20 }, () =>
+        send(alice, { metadata: { client_idempotency_key: 'same-key-20' }, message: summary('once only') }),
+      ),
     );
     const results = answers.map((a) => a.body.result);
-    expect(results.every((r) => r && r.task_id === results[0].task_id && r.created_at === results[0].created_at)).toBe(true);
+    expect(results.every((r) => r && r.task_id === results[0].task_id && r.created_at === results[0].created_at)).toBe(
+      true,
+    );
     expect(await threadCount()).toBe(before + 1);
   });
 
@@ -67,8 +88,14 @@ describe('message/send (new thread)', () => {
   test('the same key with a different body is duplicate_idempotency_key and stores nothing', async () => {
     await send(alice, { metadata: { client_idempotency_key: 'reused' }, message: summary('first body') });
     const before = await threadCount();
-    const { body } = await send(alice, { metadata: { client_idempotency_key: 'reused' }, message: summary('another body') });
-    expect(body.error).toMatchObject({ code: -32011, data: { code: 'duplicate_idempotency_key', request_id: expect.any(String) } });
+    const { body } = await send(alice, {
+      metadata: { client_idempotency_key: 'reused' },
+      message: summary('another body'),
+    });
+    expect(body.error).toMatchObject({
+      code: -32011,
+      data: { code: 'duplicate_idempotency_key', request_id: expect.any(String) },
+    });
     expect(await threadCount()).toBe(before);
   });
 
@@ -81,15 +108,30 @@ describe('message/send (new thread)', () => {
   test.each([
     ['unknown recipient', { recipient: 'nobody@acme' }, -32004, 'recipient_not_found'],
     ['propose_action without proposed_action', { intent: 'propose_action' }, -32012, 'invalid_intent_payload'],
-    ['proposed_action with inform', { proposed_action: { description: 'x', target_files: [], rationale: 'y' } }, -32012, 'invalid_intent_payload'],
+    [
+      'proposed_action with inform',
+      { proposed_action: { description: 'x', target_files: [], rationale: 'y' } },
+      -32012,
+      'invalid_intent_payload',
+    ],
     ['a question on an inform handoff', { metadata: { question: 'why?' } }, -32012, 'invalid_intent_payload'],
     ['a recipient that is not a handle', { recipient: 'bob' }, -32602, 'invalid_params'],
     ['an unknown intent', { intent: 'order' }, -32602, 'invalid_params'],
-    ['an artifact type name that is not lower-case', { artifacts: [{ type: 'Binary', data: 'x' }] }, -32602, 'invalid_params'],
+    [
+      'an artifact type name that is not lower-case',
+      { artifacts: [{ type: 'Binary', data: 'x' }] },
+      -32602,
+      'invalid_params',
+    ],
     ['a file_diff without diff', { artifacts: [{ type: 'file_diff', path: 'a.ts' }] }, -32602, 'invalid_params'],
     ['an empty summary', { message: summary('   ') }, -32602, 'invalid_params'],
     ['an oversize summary', { message: summary('x'.repeat(8_001)) }, -32602, 'invalid_params'],
-    ['more than 50 artifacts', { artifacts: Array.from({ length: 51 }, () => ({ type: 'link', url: 'https://e.com' })) }, -32602, 'invalid_params'],
+    [
+      'more than 50 artifacts',
+      { artifacts: Array.from({ length: 51 }, () => ({ type: 'link', url: 'https://e.com' })) },
+      -32602,
+      'invalid_params',
+    ],
     ['a javascript: link', { artifacts: [{ type: 'link', url: 'javascript:alert(1)' }] }, -32602, 'invalid_params'],
   ])('%s is rejected with %i and stores nothing', async (_name, params, code, symbol) => {
     const before = await threadCount();
@@ -112,14 +154,22 @@ describe('authentication and envelope', () => {
     ['garbage', 'not-a-key'],
   ])('%s is HTTP 401 with unauthenticated and writes nothing', async (_name, key) => {
     const before = await threadCount();
-    const { status, body } = await relay.rpc(key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: summary('x') });
+    const { status, body } = await relay.rpc(key, 'message/send', {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: summary('x'),
+    });
     expect(status).toBe(401);
     expect(body.error).toMatchObject({ code: -32001, data: { code: 'unauthenticated' } });
     expect(await threadCount()).toBe(before);
   });
 
   test.each(['/a2a', '/mcp'])('a body that is not JSON is HTTP 400 parse_error on %s', async (path) => {
-    const response = await fetch(`${relay.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' }, body: '{"jsonrpc":' });
+    const response = await fetch(`${relay.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: '{"jsonrpc":',
+    });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatchObject({ code: -32700, data: { code: 'parse_error' } });
   });
@@ -161,7 +211,10 @@ describe('authentication and envelope', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 'req-9', method: 'tasks/get', params: {} }),
     });
     expect(response.status).toBe(401);
-    expect(await response.json()).toMatchObject({ id: 'req-9', error: { code: -32001, data: { code: 'unauthenticated' } } });
+    expect(await response.json()).toMatchObject({
+      id: 'req-9',
+      error: { code: -32001, data: { code: 'unauthenticated' } },
+    });
   });
 });
 
@@ -197,8 +250,13 @@ describe('tasks/get and tasks/update', () => {
       inbox_url: inboxUrlOf(relay.url, threadId, 'bob@acme'),
     });
     expect((await relay.rpc(alice, 'tasks/get', { task_id: threadId })).body.result.thread_id).toBe(threadId);
-    expect((await relay.rpc(carol, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32005, data: { code: 'not_a_participant' } });
-    expect((await relay.rpc(bob, 'tasks/get', { task_id: '00000000-0000-4000-8000-000000000000' })).body.error.code).toBe(-32006);
+    expect((await relay.rpc(carol, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({
+      code: -32005,
+      data: { code: 'not_a_participant' },
+    });
+    expect(
+      (await relay.rpc(bob, 'tasks/get', { task_id: '00000000-0000-4000-8000-000000000000' })).body.error.code,
+    ).toBe(-32006);
   });
 
   test('only the recipient accepts; the lifecycle runs pending → accepted → completed', async () => {
@@ -232,7 +290,11 @@ describe('tasks/get and tasks/update', () => {
 
     const read = (await relay.rpc(alice, 'tasks/get', { task_id: threadId })).body.result;
     expect(read).toMatchObject({ status: 'completed', completed_summary: 'Cursor it is' });
-    expect(read.status_history.map((h: { status: string; via: string }) => `${h.status}/${h.via}`)).toEqual(['pending/a2a', 'accepted/a2a', 'completed/a2a']);
+    expect(read.status_history.map((h: { status: string; via: string }) => `${h.status}/${h.via}`)).toEqual([
+      'pending/a2a',
+      'accepted/a2a',
+      'completed/a2a',
+    ]);
     const doc = await relay.store.threads.findOne({ _id: threadId });
     expect(doc!.outbox.map((e) => e.type)).toEqual(['thread.created', 'thread.accepted', 'thread.completed']);
   });
@@ -240,7 +302,9 @@ describe('tasks/get and tasks/update', () => {
   test('10 concurrent accepts make exactly one transition, and every one of them succeeds', async () => {
     const { body } = await send(alice, { message: summary('race me') });
     const id = body.result.task_id;
-    const answers = await Promise.all(Array.from({ length: 10 }, () => relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' })),
+    );
     expect(answers.filter((a) => a.body.result?.status === 'accepted').length).toBe(10);
     const doc = await relay.store.threads.findOne({ _id: id });
     expect(doc!.status_history.filter((h) => h.status === 'accepted')).toHaveLength(1);
@@ -251,7 +315,8 @@ describe('agents/list', () => {
   test('filters by exact role, skill and repo, public fields only', async () => {
     const all = (await relay.rpc(alice, 'agents/list', {})).body.result.teammates;
     expect(all.map((t: { handle: string }) => t.handle)).toEqual(['alice@acme', 'bob@acme', 'carol@acme']);
-    for (const card of all) expect(Object.keys(card).sort()).toEqual(['handle', 'name', 'repos_owned', 'role', 'skills']);
+    for (const card of all)
+      expect(Object.keys(card).sort()).toEqual(['handle', 'name', 'repos_owned', 'role', 'skills']);
     const frontend = (await relay.rpc(alice, 'agents/list', { role: 'frontend' })).body.result.teammates;
     expect(frontend.map((t: { handle: string }) => t.handle)).toEqual(['bob@acme', 'carol@acme']);
     expect((await relay.rpc(alice, 'agents/list', { role: 'Frontend' })).body.result.teammates).toEqual([]);
@@ -265,8 +330,14 @@ describe('agents/list', () => {
 describe('POST /admin/agents', () => {
   test('needs the admin key, validates the card, refuses a taken handle', async () => {
     const post = (body: unknown, key = relay.adminKey) =>
-      fetch(`${relay.url}/admin/agents`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect((await post({ handle: 'x@acme', name: 'X', role: 'qa' }, 'wrong-admin-key-wrong-admin-key')).status).toBe(401);
+      fetch(`${relay.url}/admin/agents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await post({ handle: 'x@acme', name: 'X', role: 'qa' }, 'wrong-admin-key-wrong-admin-key')).status).toBe(
+      401,
+    );
     const bad = await post({ handle: 'not a handle', name: 'X', role: 'qa' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: 'invalid_params', message: expect.stringMatching(/^body\.handle/) });
@@ -275,7 +346,13 @@ describe('POST /admin/agents', () => {
     const created = await post({ handle: 'dave@acme', name: 'Dave', role: 'qa', slack_user_id: 'U0DAVE' });
     expect(created.status).toBe(201);
     const card = await created.json();
-    expect(card).toMatchObject({ handle: 'dave@acme', name: 'Dave', role: 'qa', slack_user_id: 'U0DAVE', api_key: expect.stringMatching(/^hr_[0-9a-f]{12}_/) });
+    expect(card).toMatchObject({
+      handle: 'dave@acme',
+      name: 'Dave',
+      role: 'qa',
+      slack_user_id: 'U0DAVE',
+      api_key: expect.stringMatching(/^hr_[0-9a-f]{12}_/),
+    });
     const sameSlack = await post({ handle: 'dave2@acme', name: 'Dave', role: 'qa', slack_user_id: 'U0DAVE' });
     expect(sameSlack.status).toBe(409);
     expect(await relay.store.agents.countDocuments({ _id: 'dave2@acme' })).toBe(0);
@@ -286,6 +363,7 @@ test('tasks/list takes any set of statuses, every one of them at once included',
   const all = await relay.rpc(bob, 'tasks/list', { filter: { status: [...THREAD_STATUSES] } });
   expect(all.body.error).toBeUndefined();
   const pending = await relay.rpc(bob, 'tasks/list', { filter: { status: ['pending'] } });
-  const ids = (r: typeof all) => r.body.result.tasks?.map((t: any) => t.task_id) ?? r.body.result.items?.map((t: any) => t.thread_id);
+  const ids = (r: typeof all) =>
+    r.body.result.tasks?.map((t: any) => t.task_id) ?? r.body.result.items?.map((t: any) => t.thread_id);
   expect(ids(all)).toEqual(expect.arrayContaining(ids(pending)));
 });

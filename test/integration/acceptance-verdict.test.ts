@@ -24,10 +24,14 @@ let mcp: Client;
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'acceptance_verdict', clock });
   senderKey = await relay.register({ handle: 'api-dev@acme' });
-  recipientKey = await relay.register({ handle: 'web-dev@acme', tools: ['git', 'node'] } as Parameters<TestRelay['register']>[0]);
+  recipientKey = await relay.register({ handle: 'web-dev@acme', tools: ['git', 'node'] } as Parameters<
+    TestRelay['register']
+  >[0]);
   mcp = new Client({ name: 'acceptance-verdict-test', version: '1.0.0' });
   await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${recipientKey}` } } }),
+    new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${recipientKey}` } },
+    }),
   );
 });
 
@@ -45,11 +49,14 @@ const PROJECT = { project_id: 'proj-1', repo: 'acme/web' };
  * compares statuses.
  */
 async function expireTokens(on: TestClock, of: TestRelay, threads: readonly string[]): Promise<void> {
-  for (const id of threads) await waitUntil(async () => (await armedTimerOf(of.store, id)) ?? undefined, `the timer of ${id} written`);
+  for (const id of threads)
+    await waitUntil(async () => (await armedTimerOf(of.store, id)) ?? undefined, `the timer of ${id} written`);
   on.advance(HANDOFF_TOKEN_TTL_MS + 1_000);
 }
 
-async function handoff(metadata: Record<string, unknown> = { project: PROJECT }): Promise<{ id: string; token: string; body: unknown }> {
+async function handoff(
+  metadata: Record<string, unknown> = { project: PROJECT },
+): Promise<{ id: string; token: string; body: unknown }> {
   const created = await relay.rpc(senderKey, 'message/send', {
     recipient: 'web-dev@acme',
     intent: 'inform',
@@ -61,12 +68,25 @@ async function handoff(metadata: Record<string, unknown> = { project: PROJECT })
   expect(view.handoff_token).toEqual(expect.any(String));
   const senderView = (await relay.rpc(senderKey, 'tasks/get', { task_id: id })).body.result;
   expect(senderView.handoff_token).toBeUndefined();
-  const body = { from: 'api-dev@acme', to: 'web-dev@acme', intent: 'inform', summary: 'Paging changed', question: null, proposed_action: null, artifacts: [], metadata };
+  const body = {
+    from: 'api-dev@acme',
+    to: 'web-dev@acme',
+    intent: 'inform',
+    summary: 'Paging changed',
+    question: null,
+    proposed_action: null,
+    artifacts: [],
+    metadata,
+  };
   return { id, token: view.handoff_token, body };
 }
 
 async function accept(id: string, verdict?: Record<string, unknown>): Promise<any> {
-  const answer = await relay.rpc(recipientKey, 'tasks/update', { task_id: id, transition: 'accept', ...(verdict ? { verdict } : {}) });
+  const answer = await relay.rpc(recipientKey, 'tasks/update', {
+    task_id: id,
+    transition: 'accept',
+    ...(verdict ? { verdict } : {}),
+  });
   expect(answer.body.error).toBeUndefined();
   return answer.body.result;
 }
@@ -77,8 +97,19 @@ async function statusOf(id: string): Promise<string> {
 
 test('ok: token + body + identity accepted atomically, token consumed in the same write', async () => {
   const h = await handoff();
-  const result = await accept(h.id, { goal_token: h.token, presented_body: h.body, project_id: 'proj-1', expected_repo_path: 'acme/web' });
-  expect(result).toMatchObject({ thread_id: h.id, status: 'accepted', accepted: true, result: 'ok', accepted_at: expect.any(String) });
+  const result = await accept(h.id, {
+    goal_token: h.token,
+    presented_body: h.body,
+    project_id: 'proj-1',
+    expected_repo_path: 'acme/web',
+  });
+  expect(result).toMatchObject({
+    thread_id: h.id,
+    status: 'accepted',
+    accepted: true,
+    result: 'ok',
+    accepted_at: expect.any(String),
+  });
   expect(result.token_check).toMatchObject({ status: 'passed', valid: true, reason: null });
   const doc = await relay.store.threads.findOne({ _id: h.id });
   expect(doc?.handoff_token?.consumed_at).toEqual(doc?.accepted_at);
@@ -93,7 +124,12 @@ test('old callers: accept without verdict inputs still answers thread_id, status
 test('STALE_HANDOFF not_found', async () => {
   const h = await handoff();
   const result = await accept(h.id, { goal_token: 'hto_forged' });
-  expect(result).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', status: 'pending', token_check: { reason: 'not_found' } });
+  expect(result).toMatchObject({
+    accepted: false,
+    result: 'STALE_HANDOFF',
+    status: 'pending',
+    token_check: { reason: 'not_found' },
+  });
   expect(await statusOf(h.id)).toBe('pending');
 });
 
@@ -101,10 +137,15 @@ test('STALE_HANDOFF already_consumed', async () => {
   const h = await handoff();
   expect((await accept(h.id, { goal_token: h.token })).accepted).toBe(true);
   const again = await accept(h.id, { goal_token: h.token });
-  expect(again).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', status: 'accepted', token_check: { reason: 'already_consumed' } });
+  expect(again).toMatchObject({
+    accepted: false,
+    result: 'STALE_HANDOFF',
+    status: 'accepted',
+    token_check: { reason: 'already_consumed' },
+  });
 });
 
-test('STALE_HANDOFF expired (the relay\'s clock has passed the token\'s lifetime)', async () => {
+test("STALE_HANDOFF expired (the relay's clock has passed the token's lifetime)", async () => {
   const h = await handoff();
   await expireTokens(clock, relay, [h.id]);
   const result = await accept(h.id, { goal_token: h.token });
@@ -120,22 +161,38 @@ test('STALE_HANDOFF wrong_project', async () => {
 
 test('BODY_HASH_MISMATCH', async () => {
   const h = await handoff();
-  const result = await accept(h.id, { goal_token: h.token, presented_body: { ...(h.body as object), summary: 'Something else' } });
-  expect(result).toMatchObject({ accepted: false, result: 'BODY_HASH_MISMATCH', token_check: { reason: 'body_mismatch' } });
+  const result = await accept(h.id, {
+    goal_token: h.token,
+    presented_body: { ...(h.body as object), summary: 'Something else' },
+  });
+  expect(result).toMatchObject({
+    accepted: false,
+    result: 'BODY_HASH_MISMATCH',
+    token_check: { reason: 'body_mismatch' },
+  });
   expect(await statusOf(h.id)).toBe('pending');
 });
 
 test('FOREIGN_PROJECT_CONFIG: genuine token, foreign repo', async () => {
   const h = await handoff();
   const result = await accept(h.id, { goal_token: h.token, project_id: 'proj-1', expected_repo_path: 'acme/api' });
-  expect(result).toMatchObject({ accepted: false, result: 'FOREIGN_PROJECT_CONFIG', token_check: { status: 'passed' }, identity_check: { status: 'failed' } });
+  expect(result).toMatchObject({
+    accepted: false,
+    result: 'FOREIGN_PROJECT_CONFIG',
+    token_check: { status: 'passed' },
+    identity_check: { status: 'failed' },
+  });
   expect(await statusOf(h.id)).toBe('pending');
 });
 
 test('CAPABILITY_UNAVAILABLE: the handoff requires a tool the recipient card lacks (no inputs)', async () => {
   const h = await handoff({ required_tools: ['docker'] });
   const result = await accept(h.id);
-  expect(result).toMatchObject({ accepted: false, result: 'CAPABILITY_UNAVAILABLE', capability_check: { missing: ['docker'], available: ['git', 'node'] } });
+  expect(result).toMatchObject({
+    accepted: false,
+    result: 'CAPABILITY_UNAVAILABLE',
+    capability_check: { missing: ['docker'], available: ['git', 'node'] },
+  });
   expect(await statusOf(h.id)).toBe('pending');
   expect((await accept(h.id, { available_tools: ['docker'] })).accepted).toBe(true);
 });
@@ -148,7 +205,11 @@ const ITEMS = [
 test('TOOL_MANIFEST_DRIFT', async () => {
   const h = await handoff();
   const result = await accept(h.id, { live_items: ITEMS, expected_required_tools_hash: canonicalHash(['git']) });
-  expect(result).toMatchObject({ accepted: false, result: 'TOOL_MANIFEST_DRIFT', tool_manifest_check: { actual: canonicalHash(['git', 'node']) } });
+  expect(result).toMatchObject({
+    accepted: false,
+    result: 'TOOL_MANIFEST_DRIFT',
+    tool_manifest_check: { actual: canonicalHash(['git', 'node']) },
+  });
 });
 
 test('BOARD_DIVERGENCE', async () => {
@@ -158,7 +219,12 @@ test('BOARD_DIVERGENCE', async () => {
     expected_required_tools_hash: canonicalHash(['git', 'node']),
     expected_board_revision: canonicalHash([ITEMS[1]]),
   });
-  expect(result).toMatchObject({ accepted: false, result: 'BOARD_DIVERGENCE', tool_manifest_check: { status: 'passed' }, board_check: { status: 'failed' } });
+  expect(result).toMatchObject({
+    accepted: false,
+    result: 'BOARD_DIVERGENCE',
+    tool_manifest_check: { status: 'passed' },
+    board_check: { status: 'failed' },
+  });
   expect(await statusOf(h.id)).toBe('pending');
 });
 
@@ -174,7 +240,16 @@ interface SameInputCase {
 }
 
 const SAME_INPUT_CASES: SameInputCase[] = [
-  { result: 'ok', input: (h) => ({ goal_token: h.token, presented_body: h.body, project_id: 'proj-1', expected_repo_path: 'acme/web', delivery_source: 'inbox' }) },
+  {
+    result: 'ok',
+    input: (h) => ({
+      goal_token: h.token,
+      presented_body: h.body,
+      project_id: 'proj-1',
+      expected_repo_path: 'acme/web',
+      delivery_source: 'inbox',
+    }),
+  },
   { result: 'STALE_HANDOFF', reason: 'not_found', input: () => ({ goal_token: 'hto_forged', session_id: 's1' }) },
   {
     result: 'STALE_HANDOFF',
@@ -189,29 +264,53 @@ const SAME_INPUT_CASES: SameInputCase[] = [
     input: (h) => ({ goal_token: h.token, delivery_source: 'slack_dm' }),
   },
   { result: 'STALE_HANDOFF', reason: 'wrong_project', input: (h) => ({ goal_token: h.token, project_id: 'proj-2' }) },
-  { result: 'BODY_HASH_MISMATCH', input: (h) => ({ goal_token: h.token, presented_body: { ...(h.body as object), summary: 'Something else' } }) },
-  { result: 'FOREIGN_PROJECT_CONFIG', input: (h) => ({ goal_token: h.token, project_id: 'proj-1', expected_repo_path: 'acme/api', delivery_source: 'slack_dm' }) },
-  { result: 'CAPABILITY_UNAVAILABLE', metadata: { project: PROJECT, required_tools: ['docker'] }, input: () => ({ session_id: 's2' }) },
-  { result: 'TOOL_MANIFEST_DRIFT', input: () => ({ live_items: ITEMS, expected_required_tools_hash: canonicalHash(['git']) }) },
-  { result: 'BOARD_DIVERGENCE', input: () => ({ live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' }) },
+  {
+    result: 'BODY_HASH_MISMATCH',
+    input: (h) => ({ goal_token: h.token, presented_body: { ...(h.body as object), summary: 'Something else' } }),
+  },
+  {
+    result: 'FOREIGN_PROJECT_CONFIG',
+    input: (h) => ({
+      goal_token: h.token,
+      project_id: 'proj-1',
+      expected_repo_path: 'acme/api',
+      delivery_source: 'slack_dm',
+    }),
+  },
+  {
+    result: 'CAPABILITY_UNAVAILABLE',
+    metadata: { project: PROJECT, required_tools: ['docker'] },
+    input: () => ({ session_id: 's2' }),
+  },
+  {
+    result: 'TOOL_MANIFEST_DRIFT',
+    input: () => ({ live_items: ITEMS, expected_required_tools_hash: canonicalHash(['git']) }),
+  },
+  {
+    result: 'BOARD_DIVERGENCE',
+    input: () => ({ live_items: ITEMS, expected_board_revision: 'nope', session_id: 's1' }),
+  },
 ];
 
 describe('identical input gives an identical verdict over MCP and JSON-RPC', () => {
   const strip = ({ accepted_at: _a, thread_id: _t, ...rest }: Record<string, unknown>) => rest;
 
-  test.each(SAME_INPUT_CASES.map((c) => [c.reason ? `${c.result} (${c.reason})` : c.result, c] as const))('%s', async (_name, c) => {
-    const a = await handoff(c.metadata);
-    const b = await handoff(c.metadata);
-    await c.before?.(a);
-    await c.before?.(b);
-    const rpc = await accept(a.id, c.input(a));
-    const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...c.input(b) } });
-    expect(call.isError).toBeFalsy();
-    expect(rpc.result).toBe(c.result);
-    if (c.reason) expect(rpc.token_check.reason).toBe(c.reason);
-    expect(strip(call.structuredContent as Record<string, unknown>)).toEqual(strip(rpc));
-    expect(await statusOf(b.id)).toBe(await statusOf(a.id));
-  });
+  test.each(SAME_INPUT_CASES.map((c) => [c.reason ? `${c.result} (${c.reason})` : c.result, c] as const))(
+    '%s',
+    async (_name, c) => {
+      const a = await handoff(c.metadata);
+      const b = await handoff(c.metadata);
+      await c.before?.(a);
+      await c.before?.(b);
+      const rpc = await accept(a.id, c.input(a));
+      const call = await mcp.callTool({ name: 'accept_handoff', arguments: { thread_id: b.id, ...c.input(b) } });
+      expect(call.isError).toBeFalsy();
+      expect(rpc.result).toBe(c.result);
+      if (c.reason) expect(rpc.token_check.reason).toBe(c.reason);
+      expect(strip(call.structuredContent as Record<string, unknown>)).toEqual(strip(rpc));
+      expect(await statusOf(b.id)).toBe(await statusOf(a.id));
+    },
+  );
 });
 
 // A Slack click carries no inputs; the relay presents the recipient's own token with delivery_source "slack_dm".
@@ -228,7 +327,9 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
     slack.addUser(USER);
     bot = await startTestRelay({ name: 'acceptance_verdict_slack', slack, clock: botClock });
     from = await bot.register({ handle: 'sender@acme' });
-    recipient = await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<TestRelay['register']>[0]);
+    recipient = await bot.register({ handle: 'recipient@acme', slack_user_id: USER, tools: ['git'] } as Parameters<
+      TestRelay['register']
+    >[0]);
   });
 
   afterAll(async () => {
@@ -241,7 +342,11 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
   const botClock = new TestClock();
   const expire = (id: string) => expireTokens(botClock, bot, [id]);
 
-  const SLACK_CASES: Array<{ result: string; metadata: Record<string, unknown>; before?: (id: string) => Promise<unknown> }> = [
+  const SLACK_CASES: Array<{
+    result: string;
+    metadata: Record<string, unknown>;
+    before?: (id: string) => Promise<unknown>;
+  }> = [
     { result: 'ok', metadata: { project: PROJECT } },
     { result: 'STALE_HANDOFF', metadata: { project: PROJECT }, before: expire },
     { result: 'CAPABILITY_UNAVAILABLE', metadata: { required_tools: ['docker'] } },
@@ -259,11 +364,19 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
 
     // The agent: its own token (from tasks/get) and the delivery source a click reports.
     const token = (await bot.rpc(recipient, 'tasks/get', { task_id: called })).body.result.handoff_token as string;
-    const verdict = (await bot.rpc(recipient, 'tasks/update', { task_id: called, transition: 'accept', verdict: { goal_token: token, delivery_source: 'slack_dm' } })).body.result;
+    const verdict = (
+      await bot.rpc(recipient, 'tasks/update', {
+        task_id: called,
+        transition: 'accept',
+        verdict: { goal_token: token, delivery_source: 'slack_dm' },
+      })
+    ).body.result;
     expect(verdict.result).toBe(c.result);
 
     const post = slack.callsTo('chat.postMessage').find((p) => p.response.ts === thread.slack!.ts)!;
-    const button = (post.args.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
+    const button = (post.args.blocks as any[])
+      .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+      .find((e) => e.action_id === 'handoff_accept');
     const click: ButtonClick = {
       user: USER,
       channel: thread.slack!.channel,
@@ -284,9 +397,15 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
     } else {
       // The refusal the DM shows is the agent's verdict, word for word.
       const notice = `Not accepted (${verdict.result}): ${(verdict.reasons as string[]).join('; ')}.`;
-      await slack.waitFor('chat.update', (u) => u.args.ts === thread.slack!.ts && JSON.stringify(u.args.blocks).includes(JSON.stringify(notice).slice(1, -1)));
+      await slack.waitFor(
+        'chat.update',
+        (u) =>
+          u.args.ts === thread.slack!.ts && JSON.stringify(u.args.blocks).includes(JSON.stringify(notice).slice(1, -1)),
+      );
       expect((await bot.store.threads.findOne({ _id: clicked }))!.status).toBe('pending');
     }
-    expect((await bot.store.threads.findOne({ _id: called }))!.status).toBe((await bot.store.threads.findOne({ _id: clicked }))!.status);
+    expect((await bot.store.threads.findOne({ _id: called }))!.status).toBe(
+      (await bot.store.threads.findOne({ _id: clicked }))!.status,
+    );
   });
 });

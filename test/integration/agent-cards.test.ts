@@ -23,13 +23,15 @@ afterAll(async () => {
   await relay?.stop();
 });
 
-const list = async (filter: { role?: string; skill?: string; repo?: string }) => (await other.cards.matching(filter, 500)).map((c) => c.handle);
+const list = async (filter: { role?: string; skill?: string; repo?: string }) =>
+  (await other.cards.matching(filter, 500)).map((c) => c.handle);
 
 /** The read commands `other` sends while `work` runs, as `find <collection>`. */
 async function counted<T>(work: () => Promise<T>): Promise<{ result: T; reads: string[] }> {
   const reads: string[] = [];
   const started = (event: CommandStartedEvent) => {
-    if (['find', 'aggregate', 'distinct', 'count'].includes(event.commandName)) reads.push(`${event.commandName} ${event.command[event.commandName]}`);
+    if (['find', 'aggregate', 'distinct', 'count'].includes(event.commandName))
+      reads.push(`${event.commandName} ${event.command[event.commandName]}`);
   };
   other.db.client.on('commandStarted', started);
   try {
@@ -41,12 +43,20 @@ async function counted<T>(work: () => Promise<T>): Promise<{ result: T; reads: s
 
 test("a card registered or changed through the relay is in the other process's next listing, by role, skill and repo", async () => {
   expect(await list({ role: 'designer' })).toEqual([]);
-  const dana = await relay.register({ handle: 'dana@acme', role: 'designer', skills: ['figma'], repos_owned: ['acme/web/'] });
+  const dana = await relay.register({
+    handle: 'dana@acme',
+    role: 'designer',
+    skills: ['figma'],
+    repos_owned: ['acme/web/'],
+  });
   expect(await list({ role: 'designer' })).toEqual(['dana@acme']);
   expect(await list({ skill: 'figma' })).toEqual(['dana@acme']);
   expect(await list({ repo: 'acme/web/' })).toEqual(['dana@acme']);
   expect(await list({ repo: 'acme/' })).toEqual(['dana@acme']);
-  expect((await relay.rest('PUT', '/agents/me/card', dana, { role: 'backend', skills: ['go'], repos_owned: ['acme/api'] })).status).toBe(200);
+  expect(
+    (await relay.rest('PUT', '/agents/me/card', dana, { role: 'backend', skills: ['go'], repos_owned: ['acme/api'] }))
+      .status,
+  ).toBe(200);
   expect(await list({ role: 'designer' })).toEqual([]);
   expect(await list({ skill: 'figma' })).toEqual([]);
   expect(await list({ skill: 'go' })).toEqual(['dana@acme']);
@@ -58,7 +68,13 @@ test("a card registered or changed through the relay is in the other process's n
 
 test('a listing by role, skill or repo reads the same few commands with 30 or 300 teammates', async () => {
   const register = async (from: number, to: number) => {
-    for (let i = from; i < to; i += 1) await relay.register({ handle: `m${String(i).padStart(3, '0')}@acme`, role: i % 10 === 0 ? 'sre' : 'dev', skills: i % 10 === 0 ? ['pager'] : ['ts'], repos_owned: [`acme/svc${i}/`] });
+    for (let i = from; i < to; i += 1)
+      await relay.register({
+        handle: `m${String(i).padStart(3, '0')}@acme`,
+        role: i % 10 === 0 ? 'sre' : 'dev',
+        skills: i % 10 === 0 ? ['pager'] : ['ts'],
+        repos_owned: [`acme/svc${i}/`],
+      });
   };
   const costs = async () => ({
     role: await counted(() => list({ role: 'sre' })),

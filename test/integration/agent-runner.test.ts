@@ -12,7 +12,6 @@ import { waitUntil } from '../helpers/wait-until';
 import { CLI, startAgentProcess, stopAgentProcess, type AgentProcess } from '../helpers/agent-process';
 import { isRunning } from '../helpers/processes';
 
-
 let relay: TestRelay;
 let alice: string;
 let root: string;
@@ -21,7 +20,10 @@ const runners: ChildProcess[] = [];
 type Runner = AgentProcess;
 
 beforeAll(async () => {
-  relay = await startTestRelay({ name: 'agent_runner', env: { RELAY_RUN_LEASE: '1500ms', RELAY_RUN_PROGRESS_INTERVAL: '200ms' } });
+  relay = await startTestRelay({
+    name: 'agent_runner',
+    env: { RELAY_RUN_LEASE: '1500ms', RELAY_RUN_PROGRESS_INTERVAL: '200ms' },
+  });
   alice = await relay.register({ handle: 'alice@acme' });
   root = await mkdtemp(join(tmpdir(), 'agent-runner-'));
 });
@@ -58,10 +60,14 @@ async function handToAgent(key: string, to: string, summary: string): Promise<{ 
 }
 
 async function runEnds(key: string, runId: string, timeoutMs?: number): Promise<any> {
-  return waitUntil(async () => {
-    const run = await ok(key, 'runs/get', { run_id: runId });
-    return run.reported ? run : null;
-  }, `run ${runId} to end`, timeoutMs);
+  return waitUntil(
+    async () => {
+      const run = await ok(key, 'runs/get', { run_id: runId });
+      return run.reported ? run : null;
+    },
+    `run ${runId} to end`,
+    timeoutMs,
+  );
 }
 
 async function invocations(workdir: string, runId: string): Promise<number> {
@@ -85,18 +91,35 @@ describe('one runner of bob', () => {
   test('an agent that prints progress and exits 0 completes the handoff with its report; the output arrives as thread messages', async () => {
     const { id, runId } = await handToAgent(bob, 'bob@acme', 'fix it mode:succeed');
     const run = await runEnds(bob, runId);
-    expect(run).toMatchObject({ status: 'succeeded', runner: 'bob-laptop', result: { reason: 'exit', exit_code: 0, report: 'All green: fixed the flaky test.' } });
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      runner: 'bob-laptop',
+      result: { reason: 'exit', exit_code: 0, report: 'All green: fixed the flaky test.' },
+    });
     const thread = await ok(alice, 'tasks/get', { task_id: id });
     expect(thread).toMatchObject({ status: 'completed', completed_summary: 'All green: fixed the flaky test.' });
-    const progress = thread.messages.filter((m: any) => m.payload.kind === 'run_progress').map((m: any) => m.body).join('');
+    const progress = thread.messages
+      .filter((m: any) => m.payload.kind === 'run_progress')
+      .map((m: any) => m.body)
+      .join('');
     expect(progress).toContain('step 1: reading the handoff');
     expect(progress).toContain('step 2: running tests…');
     // The agent got the thread file only, with none of the runner's secrets in its environment.
-    const seen = JSON.parse(await readFile(join(runner.workdir, (await readdir(runner.workdir)).find((f) => f.startsWith(`seen-${runId}`))!), 'utf8'));
+    const seen = JSON.parse(
+      await readFile(
+        join(
+          runner.workdir,
+          (await readdir(runner.workdir)).find((f) => f.startsWith(`seen-${runId}`))!,
+        ),
+        'utf8',
+      ),
+    );
     expect(seen.argv).toHaveLength(1);
     expect(seen.env).not.toContain('RELAY_API_KEY');
     expect(seen.env).not.toContain('SECRET_OF_RUNNER');
-    expect(seen.env).toEqual(expect.arrayContaining(['HANDOFF_THREAD_FILE', 'HANDOFF_REPORT_FILE', 'HANDOFF_RUN_ID', 'PATH']));
+    expect(seen.env).toEqual(
+      expect.arrayContaining(['HANDOFF_THREAD_FILE', 'HANDOFF_REPORT_FILE', 'HANDOFF_RUN_ID', 'PATH']),
+    );
   });
 
   test('an agent that exits 1 fails the run: the failure is a thread message and the handoff stays accepted', async () => {
@@ -104,7 +127,9 @@ describe('one runner of bob', () => {
     expect(await runEnds(bob, runId)).toMatchObject({ status: 'failed', result: { reason: 'exit', exit_code: 1 } });
     const thread = await ok(alice, 'tasks/get', { task_id: id });
     expect(thread.status).toBe('accepted');
-    expect(thread.messages.at(-1).body).toMatch(/failed \(exit code 1\)\. The handoff stays accepted\.[\s\S]*Error: boom/);
+    expect(thread.messages.at(-1).body).toMatch(
+      /failed \(exit code 1\)\. The handoff stays accepted\.[\s\S]*Error: boom/,
+    );
   });
 
   test('an agent that hangs is ended with its whole process group by `handoff-relay agent stop ID`', async () => {
@@ -113,13 +138,19 @@ describe('one runner of bob', () => {
     await waitUntil(async () => existsSync(pidFile), 'the hanging agent to start');
     const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { agent: number; grandchild: number };
     expect(isRunning(pids.agent) && isRunning(pids.grandchild)).toBe(true);
-    const stop = spawn(process.execPath, [CLI, 'agent', 'stop', runId], { env: { PATH: process.env.PATH, RELAY_URL: relay.url, RELAY_API_KEY: bob }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stop = spawn(process.execPath, [CLI, 'agent', 'stop', runId], {
+      env: { PATH: process.env.PATH, RELAY_URL: relay.url, RELAY_API_KEY: bob },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let said = '';
     stop.stdout!.on('data', (d) => (said += d));
     expect(await new Promise((resolve) => stop.once('exit', resolve))).toBe(0);
     expect(said).toContain(`Run ${runId}: running (stop asked`);
     expect(await runEnds(bob, runId)).toMatchObject({ status: 'stopped', stop_requested: true });
-    await waitUntil(async () => !isRunning(pids.agent) && !isRunning(pids.grandchild), 'the agent and its grandchild to be gone');
+    await waitUntil(
+      async () => !isRunning(pids.agent) && !isRunning(pids.grandchild),
+      'the agent and its grandchild to be gone',
+    );
     const thread = await ok(bob, 'tasks/get', { task_id: id });
     expect(thread.status).toBe('accepted');
     expect(thread.messages.at(-1).body).toMatch(/was stopped by bob@acme/);
@@ -165,16 +196,28 @@ test('auto-run rules accept and run what they match (one waiting before the runn
   const early = await sendHandoff(relay, alice, 'fay@acme', 'overnight mode:succeed');
   const runner = await startRunner(fay, 'fay-laptop', { auto_run: [{ from: 'alice@acme', intent: 'inform' }] });
   try {
-    await waitUntil(async () => runner.output().includes('auto-run: following new handoffs'), 'auto-run to follow new handoffs');
+    await waitUntil(
+      async () => runner.output().includes('auto-run: following new handoffs'),
+      'auto-run to follow new handoffs',
+    );
     const otherSender = await sendHandoff(relay, carol, 'fay@acme', 'from carol mode:succeed');
-    const question = await sendHandoff(relay, alice, 'fay@acme', 'a question mode:succeed', { intent: 'ask_question', metadata: { question: 'Which one?' } });
+    const question = await sendHandoff(relay, alice, 'fay@acme', 'a question mode:succeed', {
+      intent: 'ask_question',
+      metadata: { question: 'Which one?' },
+    });
     const matching = await sendHandoff(relay, alice, 'fay@acme', 'auto mode:succeed');
     for (const id of [early, matching]) {
-      await waitUntil(async () => ((await ok(alice, 'tasks/get', { task_id: id })).status === 'completed' ? true : null), `${id} run to completion`);
-      expect((await ok(alice, 'tasks/get', { task_id: id })).completed_summary).toBe('All green: fixed the flaky test.');
+      await waitUntil(
+        async () => ((await ok(alice, 'tasks/get', { task_id: id })).status === 'completed' ? true : null),
+        `${id} run to completion`,
+      );
+      expect((await ok(alice, 'tasks/get', { task_id: id })).completed_summary).toBe(
+        'All green: fixed the flaky test.',
+      );
     }
     // The runner took the events in order: by the time the last one ran it had passed the other two, and left them.
-    for (const id of [otherSender, question]) expect((await ok(fay, 'tasks/get', { task_id: id })).status).toBe('pending');
+    for (const id of [otherSender, question])
+      expect((await ok(fay, 'tasks/get', { task_id: id })).status).toBe('pending');
     expect(runner.output().match(/auto-run: accepted handoff/g)).toHaveLength(2);
   } finally {
     await stopRunner(runner);
@@ -199,13 +242,16 @@ test('a runner killed mid-run takes its agent with it and loses the lease; a sec
   const erin = await teammate('erin@acme');
   const first = await startRunner(erin, 'erin-a');
   const { id, runId } = await handToAgent(erin, 'erin@acme', 'long work mode:slow');
-  await waitUntil(async () => (await ok(erin, 'runs/get', { run_id: runId })).progress.batches >= 1, 'the first runner to report progress');
+  await waitUntil(
+    async () => (await ok(erin, 'runs/get', { run_id: runId })).progress.batches >= 1,
+    'the first runner to report progress',
+  );
   // The runner dies (SIGKILL, out of memory) without a word to the relay: its agent must not go on working, since
   // another runner is about to take the run over. The watchdog that leads the agent's process group ends it.
   const agentPid = Number((await readFile(join(first.workdir, 'invocations.log'), 'utf8')).trim().split(' ')[1]);
   expect(isRunning(agentPid)).toBe(true);
   first.child.kill('SIGKILL');
-  await waitUntil(async () => !isRunning(agentPid), 'the dead runner\'s agent to be ended');
+  await waitUntil(async () => !isRunning(agentPid), "the dead runner's agent to be ended");
   const second = await startRunner(erin, 'erin-b');
   try {
     const run = await runEnds(erin, runId);
@@ -223,7 +269,7 @@ test('a runner killed mid-run takes its agent with it and loses the lease; a sec
   }
 });
 
-test('an agent that would run forever does not outlive its runner: a SIGKILLed runner\'s watchdog ends the group', async () => {
+test("an agent that would run forever does not outlive its runner: a SIGKILLed runner's watchdog ends the group", async () => {
   const gus = await teammate('gus@acme');
   const runner = await startRunner(gus, 'gus-laptop');
   const { runId } = await handToAgent(gus, 'gus@acme', 'forever mode:hang');
@@ -232,7 +278,10 @@ test('an agent that would run forever does not outlive its runner: a SIGKILLed r
   const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { agent: number; grandchild: number };
   expect(isRunning(pids.agent) && isRunning(pids.grandchild)).toBe(true);
   runner.child.kill('SIGKILL');
-  await waitUntil(async () => !isRunning(pids.agent) && !isRunning(pids.grandchild), 'the agent and its grandchild to be ended');
+  await waitUntil(
+    async () => !isRunning(pids.agent) && !isRunning(pids.grandchild),
+    'the agent and its grandchild to be ended',
+  );
 });
 
 test('two runners for one teammate: each run is worked by exactly one of them', async () => {
@@ -242,8 +291,11 @@ test('two runners for one teammate: each run is worked by exactly one of them', 
   try {
     const runs = await Promise.all([1, 2, 3, 4].map((n) => handToAgent(frank, 'frank@acme', `job ${n} mode:succeed`)));
     for (const { runId } of runs) expect((await runEnds(frank, runId, 60_000)).status).toBe('succeeded');
-    for (const { runId } of runs) expect((await invocations(a.workdir, runId)) + (await invocations(b.workdir, runId))).toBe(1);
-    const byRunner = await Promise.all(runs.map(async ({ runId }) => (await ok(frank, 'runs/get', { run_id: runId })).runner));
+    for (const { runId } of runs)
+      expect((await invocations(a.workdir, runId)) + (await invocations(b.workdir, runId))).toBe(1);
+    const byRunner = await Promise.all(
+      runs.map(async ({ runId }) => (await ok(frank, 'runs/get', { run_id: runId })).runner),
+    );
     expect(new Set(byRunner).size).toBeGreaterThanOrEqual(1);
     expect(byRunner.every((r) => r === 'frank-a' || r === 'frank-b')).toBe(true);
   } finally {
@@ -263,7 +315,10 @@ test('a bad config stops the runner with one line naming the field', async () =>
   for (const [config, expected] of cases) {
     const file = join(root, `bad-${Date.now()}.json`);
     await writeFile(file, JSON.stringify(config));
-    const child = spawn(process.execPath, [CLI, 'agent', '--config', file], { env: { PATH: process.env.PATH, RELAY_URL: relay.url, RELAY_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'agent', '--config', file], {
+      env: { PATH: process.env.PATH, RELAY_URL: relay.url, RELAY_API_KEY: key },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let said = '';
     child.stderr!.on('data', (d) => (said += d));
     expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(1);

@@ -29,7 +29,12 @@ beforeAll(async () => {
   store = await MongoStore.connect(testMongoUrl(), relay.config.mongodbDb, { monitorCommands: true });
   store.db.client.on('commandStarted', (event) => commands.push(event));
   const log = createLogger('silent');
-  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const webhooks = {
+    newEndpoint: async () => {
+      throw new Error('not in this test');
+    },
+    onEndpointSet: async () => {},
+  };
   const teammates = new Teammates({ store, keyPepper: relay.config.keyPepper!, log, webhooks });
   sweeper = createRelay({ store, teammates, events: noPublisher, publicUrl: relay.url, log });
 });
@@ -40,7 +45,11 @@ afterAll(async () => {
 });
 
 async function heldCreate(summary: string): Promise<string> {
-  const { body } = await relay.rpc(senderKey, 'message/send', { recipient: 'memo@acme', intent: 'inform', message: text(summary) });
+  const { body } = await relay.rpc(senderKey, 'message/send', {
+    recipient: 'memo@acme',
+    intent: 'inform',
+    message: text(summary),
+  });
   expect(body.result).toMatchObject({ status: { state: 'awaiting_approval' } });
   return body.result.approval.approval_id as string;
 }
@@ -48,7 +57,10 @@ async function heldCreate(summary: string): Promise<string> {
 async function decided(n: number, round: number): Promise<void> {
   for (let i = 0; i < n; i += 1) {
     const id = await heldCreate(`decided ${round}.${i}`);
-    const answer = await relay.rest('POST', `/admin/approvals/${id}/reject`, relay.adminKey, { as: 'lead@acme', reason: 'not now' });
+    const answer = await relay.rest('POST', `/admin/approvals/${id}/reject`, relay.adminKey, {
+      as: 'lead@acme',
+      reason: 'not now',
+    });
     expect(answer.body).toMatchObject({ changed: true, approval: { status: 'rejected' } });
   }
 }
@@ -57,7 +69,9 @@ async function decided(n: number, round: number): Promise<void> {
 async function sweepCommands(): Promise<string[]> {
   commands.length = 0;
   await sweeper.approvalSweep.sweep();
-  return commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`).sort();
+  return commands
+    .map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`)
+    .sort();
 }
 
 test('the sweep reads as much with 30 decided approvals as with 3: one read of the open ones, on their index', async () => {

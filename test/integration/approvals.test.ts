@@ -10,12 +10,32 @@ import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { sendHandoff, text } from '../helpers/handoffs';
 import { connectMcpHttp, toolOk } from '../helpers/mcp-http-client';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { dmBlocks, dmText, explanations, openModal, press, submit, threadDoc, waitForExplanation } from '../helpers/slack-dm';
+import {
+  dmBlocks,
+  dmText,
+  explanations,
+  openModal,
+  press,
+  submit,
+  threadDoc,
+  waitForExplanation,
+} from '../helpers/slack-dm';
 import { sendSlashCommand, type ButtonClick } from '../../scripts/fake-slack/slack-requests';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
 
-const U = { sender: 'U0SENDER', recipient: 'U0RECIP', lead: 'U0LEAD', sre1: 'U0SREONE', sre2: 'U0SRETWO', boss: 'U0BOSS', stranger: 'U0STRANGER', ops: 'U0OPS', dba1: 'U0DBAONE', dba2: 'U0DBATWO' };
+const U = {
+  sender: 'U0SENDER',
+  recipient: 'U0RECIP',
+  lead: 'U0LEAD',
+  sre1: 'U0SREONE',
+  sre2: 'U0SRETWO',
+  boss: 'U0BOSS',
+  stranger: 'U0STRANGER',
+  ops: 'U0OPS',
+  dba1: 'U0DBAONE',
+  dba2: 'U0DBATWO',
+};
 
 const POLICY = `
 rules:
@@ -88,7 +108,10 @@ afterAll(async () => {
 /** The approver's DM of an approval, once posted and recorded. */
 async function approverDm(approvalId: string, user: string): Promise<{ channel: string; ts: string }> {
   const threadId = approvalId.split('_a')[0]!;
-  return waitUntil(async () => (await threadDoc(relay, threadId)).slack_approvals?.[`approval:${approvalId}:${user}`], `the DM of ${approvalId} to ${user}`);
+  return waitUntil(
+    async () => (await threadDoc(relay, threadId)).slack_approvals?.[`approval:${approvalId}:${user}`],
+    `the DM of ${approvalId} to ${user}`,
+  );
 }
 
 function buttonValue(channel: string, ts: string, actionId: string): string {
@@ -100,7 +123,12 @@ function buttonValue(channel: string, ts: string, actionId: string): string {
 }
 
 let clicks = 0;
-function click(dm: { channel: string; ts: string }, user: string, actionId: 'approval_approve' | 'approval_reject', over: Partial<ButtonClick> = {}): ButtonClick {
+function click(
+  dm: { channel: string; ts: string },
+  user: string,
+  actionId: 'approval_approve' | 'approval_reject',
+  over: Partial<ButtonClick> = {},
+): ButtonClick {
   clicks += 1;
   return {
     user,
@@ -114,8 +142,17 @@ function click(dm: { channel: string; ts: string }, user: string, actionId: 'app
   };
 }
 
-async function held(to: string, summary: string, extra: Record<string, unknown> = {}): Promise<{ threadId: string; approvalId: string }> {
-  const { body } = await relay.rpc(keys.sender, 'message/send', { recipient: to, intent: 'inform', message: text(summary), ...extra });
+async function held(
+  to: string,
+  summary: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ threadId: string; approvalId: string }> {
+  const { body } = await relay.rpc(keys.sender, 'message/send', {
+    recipient: to,
+    intent: 'inform',
+    message: text(summary),
+    ...extra,
+  });
   expect(body.result).toMatchObject({ status: { state: 'awaiting_approval' } });
   return { threadId: body.result.task_id, approvalId: body.result.approval.approval_id };
 }
@@ -127,21 +164,38 @@ describe('a create held for approval', () => {
     const mcp = await connectMcpHttp(relay.url, keys.sender);
     let answer: Record<string, any>;
     try {
-      answer = toolOk(await mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'recipient@acme', intent: 'inform', summary: 'Rotate the staging keys' } }));
+      answer = toolOk(
+        await mcp.callTool({
+          name: 'handoff_to_teammate',
+          arguments: { to: 'recipient@acme', intent: 'inform', summary: 'Rotate the staging keys' },
+        }),
+      );
     } finally {
       await mcp.close();
     }
-    expect(answer).toMatchObject({ status: 'awaiting_approval', approvers: ['lead@acme'], recipient: 'recipient@acme' });
+    expect(answer).toMatchObject({
+      status: 'awaiting_approval',
+      approvers: ['lead@acme'],
+      recipient: 'recipient@acme',
+    });
     const id = answer.thread_id as string;
 
     // The sender sees it; the recipient does not, and nothing reaches them.
     const mine = await relay.rpc(keys.sender, 'tasks/get', { task_id: id });
-    expect(mine.body.result).toMatchObject({ status: 'awaiting_approval', approvals: [{ approval_id: answer.approval_id, status: 'pending', approvers: ['lead@acme'] }] });
+    expect(mine.body.result).toMatchObject({
+      status: 'awaiting_approval',
+      approvals: [{ approval_id: answer.approval_id, status: 'pending', approvers: ['lead@acme'] }],
+    });
     const sent = await relay.rpc(keys.sender, 'tasks/list', { filter: { role: 'sender' } });
-    expect(sent.body.result.items.map((i: any) => [i.thread_id ?? i.task_id, i.status])).toContainEqual([id, 'awaiting_approval']);
+    expect(sent.body.result.items.map((i: any) => [i.thread_id ?? i.task_id, i.status])).toContainEqual([
+      id,
+      'awaiting_approval',
+    ]);
     expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: id })).body.error).toMatchObject({ code: -32006 });
     expect((await relay.rpc(keys.recipient, 'tasks/list', {})).body.result.items).toEqual([]);
-    expect((await relay.rpc(keys.recipient, 'tasks/update', { task_id: id, transition: 'accept' })).body.error).toMatchObject({ code: -32006 });
+    expect(
+      (await relay.rpc(keys.recipient, 'tasks/update', { task_id: id, transition: 'accept' })).body.error,
+    ).toMatchObject({ code: -32006 });
 
     const dm = await approverDm(answer.approval_id, U.lead);
     const shown = dmText(slack, dm.channel, dm.ts);
@@ -154,7 +208,9 @@ describe('a create held for approval', () => {
 
     const approve = click(dm, U.lead, 'approval_approve');
     expect((await press(relay, approve)).status).toBe(200);
-    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe('Approved: the handoff from sender@acme is delivered to recipient@acme.');
+    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe(
+      'Approved: the handoff from sender@acme is delivered to recipient@acme.',
+    );
     const delivered = await waitUntil(async () => (await thread(id)).slack ?? undefined, 'the recipient DM');
     expect(dmText(slack, delivered.channel, delivered.ts)).toContain('Rotate the staging keys');
     const doc = await thread(id);
@@ -163,10 +219,19 @@ describe('a create held for approval', () => {
       ['awaiting_approval', 'sender@acme'],
       ['pending', 'sender@acme'],
     ]);
-    expect(doc.approvals![0]).toMatchObject({ status: 'approved', decided_by: 'lead@acme', outcome: { applied: true } });
-    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`Approved by <@${U.lead}>`) || undefined, 'the approver DM redrawn');
+    expect(doc.approvals![0]).toMatchObject({
+      status: 'approved',
+      decided_by: 'lead@acme',
+      outcome: { applied: true },
+    });
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes(`Approved by <@${U.lead}>`) || undefined,
+      'the approver DM redrawn',
+    );
     expect(dmText(slack, dm.channel, dm.ts)).not.toContain('approval_approve');
-    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: id })).body.result).toMatchObject({ status: 'pending' });
+    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: id })).body.result).toMatchObject({
+      status: 'pending',
+    });
 
     // A second click on the (now stale) button changes nothing and says why.
     const again = click(dm, U.lead, 'approval_approve', { value: approve.value });
@@ -185,13 +250,25 @@ describe('a create held for approval', () => {
 
   test('the same rule holds a create from Slack (/handoff), and says so to the sender', async () => {
     const name = 'approvals-slash';
-    const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user: U.sender, text: 'recipient@acme rotate the prod keys', responseUrl: slack.responseUrl(name), triggerId: slack.triggerId() });
+    const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, {
+      user: U.sender,
+      text: 'recipient@acme rotate the prod keys',
+      responseUrl: slack.responseUrl(name),
+      triggerId: slack.triggerId(),
+    });
     expect(answer.status).toBe(200);
     const reply = await slack.waitFor('response_url', (c) => c.args.response_url === name);
-    expect(String(reply.args.text)).toMatch(/^:raised_hand: Your handoff to `recipient@acme` is waiting for approval by `lead@acme` \(policy rule `to-recipient-needs-lead`\)/);
-    const doc = (await relay.store.threads.find({ from: 'sender@acme', summary: 'rotate the prod keys' }).toArray())[0]!;
+    expect(String(reply.args.text)).toMatch(
+      /^:raised_hand: Your handoff to `recipient@acme` is waiting for approval by `lead@acme` \(policy rule `to-recipient-needs-lead`\)/,
+    );
+    const doc = (
+      await relay.store.threads.find({ from: 'sender@acme', summary: 'rotate the prod keys' }).toArray()
+    )[0]!;
     expect(doc).toMatchObject({ status: 'awaiting_approval', hidden_from_recipient: true });
-    expect(doc.status_history[0]).toMatchObject({ via: 'slack', policy: { rule_id: 'to-recipient-needs-lead', effect: 'require_approval' } });
+    expect(doc.status_history[0]).toMatchObject({
+      via: 'slack',
+      policy: { rule_id: 'to-recipient-needs-lead', effect: 'require_approval' },
+    });
   });
 
   test('Reject asks for a reason in a modal; the sender is told why and the recipient never sees it', async () => {
@@ -200,10 +277,18 @@ describe('a create held for approval', () => {
     const rejectClick = click(dm, U.lead, 'approval_reject');
     const modal = await openModal(relay, slack, rejectClick);
     expect(modal.callback_id).toBe('approval_reject_modal');
-    const empty = await submit(relay, { user: U.lead, view: modal, values: { approval_reject_reason: { reason: '  ' } } });
+    const empty = await submit(relay, {
+      user: U.lead,
+      view: modal,
+      values: { approval_reject_reason: { reason: '  ' } },
+    });
     expect(JSON.stringify(empty.text)).toContain('Please write a reason.');
     expect((await thread(threadId)).status).toBe('awaiting_approval');
-    const done = await submit(relay, { user: U.lead, view: modal, values: { approval_reject_reason: { reason: 'Audit data must stay for 7 years' } } });
+    const done = await submit(relay, {
+      user: U.lead,
+      view: modal,
+      values: { approval_reject_reason: { reason: 'Audit data must stay for 7 years' } },
+    });
     expect(done.status).toBe(200);
     const doc = await thread(threadId);
     expect(doc).toMatchObject({ status: 'rejected', reject_reason: 'Audit data must stay for 7 years', slack: null });
@@ -214,8 +299,13 @@ describe('a create held for approval', () => {
       return d && dmText(slack, d.channel, d.ts).includes('Why it was rejected') ? d : undefined;
     }, 'the sender DM to say why');
     expect(dmText(slack, senderDm.channel, senderDm.ts)).toContain('Audit data must stay for 7 years');
-    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`Rejected by <@${U.lead}>`) || undefined, 'the approver DM redrawn');
-    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32006 });
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes(`Rejected by <@${U.lead}>`) || undefined,
+      'the approver DM redrawn',
+    );
+    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({
+      code: -32006,
+    });
     expect((await thread(threadId)).slack).toBeNull();
   });
 
@@ -224,17 +314,24 @@ describe('a create held for approval', () => {
     const [one, two] = [await approverDm(approvalId, U.sre1), await approverDm(approvalId, U.sre2)];
     const first = click(one, U.sre1, 'approval_approve');
     await press(relay, first);
-    expect(await waitForExplanation(slack, first.responseUrl!, /recorded/)).toBe(`Your approval of ${approvalId} is recorded; it needs 1 more.`);
+    expect(await waitForExplanation(slack, first.responseUrl!, /recorded/)).toBe(
+      `Your approval of ${approvalId} is recorded; it needs 1 more.`,
+    );
     expect((await thread(threadId)).status).toBe('awaiting_approval');
     // The other approver's DM (and the voter's own) is redrawn to show the vote so far.
     for (const dm of [two, one]) {
-      await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`1 of 2 approved: <@${U.sre1}>`) || undefined, 'the DMs to show the partial vote');
+      await waitUntil(
+        async () => dmText(slack, dm.channel, dm.ts).includes(`1 of 2 approved: <@${U.sre1}>`) || undefined,
+        'the DMs to show the partial vote',
+      );
     }
     expect(dmText(slack, two.channel, two.ts)).toContain('approval_approve');
     expect((await thread(threadId)).outbox.filter((e) => e.type === 'approval.voted')).toHaveLength(1);
     const twice = click(one, U.sre1, 'approval_approve');
     await press(relay, twice);
-    expect(await waitForExplanation(slack, twice.responseUrl!, /Nothing was changed/)).toMatch(/^You already approved this request/);
+    expect(await waitForExplanation(slack, twice.responseUrl!, /Nothing was changed/)).toMatch(
+      /^You already approved this request/,
+    );
     const second = click(two, U.sre2, 'approval_approve');
     await press(relay, second);
     await waitForExplanation(slack, second.responseUrl!, /^Approved/);
@@ -250,7 +347,10 @@ describe('a create held for approval', () => {
     const all = Array.from({ length: 20 }, () => click(dm, U.lead, 'approval_approve', { value }));
     const answers = await Promise.all(all.map((c) => press(relay, c)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
-    await waitUntil(async () => all.filter((c) => explanations(slack, c.responseUrl!).length > 0).length === 20 || undefined, 'every click answered');
+    await waitUntil(
+      async () => all.filter((c) => explanations(slack, c.responseUrl!).length > 0).length === 20 || undefined,
+      'every click answered',
+    );
     const doc = await thread(threadId);
     expect(doc.status).toBe('pending');
     expect(doc.status_history.filter((h) => h.status === 'pending')).toHaveLength(1);
@@ -264,14 +364,25 @@ describe('a create held for approval', () => {
     const { threadId, approvalId } = await held('recipient@acme', 'Cancel me');
     const dm = await approverDm(approvalId, U.lead);
     const value = buttonValue(dm.channel, dm.ts, 'approval_approve');
-    expect((await relay.rpc(keys.sender, 'tasks/cancel', { task_id: threadId })).body.result).toMatchObject({ status: 'cancelled' });
-    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('Nothing to approve any more') || undefined, 'the approver DM to show the cancel');
+    expect((await relay.rpc(keys.sender, 'tasks/cancel', { task_id: threadId })).body.result).toMatchObject({
+      status: 'cancelled',
+    });
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes('Nothing to approve any more') || undefined,
+      'the approver DM to show the cancel',
+    );
     const stale = click(dm, U.lead, 'approval_approve', { value });
     await press(relay, stale);
-    expect(await waitForExplanation(slack, stale.responseUrl!, /Nothing was changed/)).toBe('There is nothing to approve any more: the handoff is cancelled now. Nothing was changed.');
-    const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, { as: 'lead@acme' });
+    expect(await waitForExplanation(slack, stale.responseUrl!, /Nothing was changed/)).toBe(
+      'There is nothing to approve any more: the handoff is cancelled now. Nothing was changed.',
+    );
+    const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, {
+      as: 'lead@acme',
+    });
     expect(viaApi.status).toBe(200);
-    expect(viaApi.body.message).toBe(`Approval ${approvalId} is approved, but nothing was applied: the handoff is cancelled now. (Recorded as decided by the admin key on behalf of lead@acme.)`);
+    expect(viaApi.body.message).toBe(
+      `Approval ${approvalId} is approved, but nothing was applied: the handoff is cancelled now. (Recorded as decided by the admin key on behalf of lead@acme.)`,
+    );
     const doc = await thread(threadId);
     expect(doc.status).toBe('cancelled');
     expect(doc.slack).toBeNull();
@@ -285,21 +396,38 @@ describe('refusals change nothing', () => {
     const dm = await approverDm(approvalId, U.lead);
     const stranger = click(dm, U.stranger, 'approval_approve');
     await press(relay, stranger);
-    expect(await waitForExplanation(slack, stranger.responseUrl!, /Nothing was changed/)).toBe('Only the approvers of this request (lead@acme) can decide it. Nothing was changed.');
+    expect(await waitForExplanation(slack, stranger.responseUrl!, /Nothing was changed/)).toBe(
+      'Only the approvers of this request (lead@acme) can decide it. Nothing was changed.',
+    );
     const garbage = click(dm, U.lead, 'approval_approve', { value: '{"a":"nope"}' });
     await press(relay, garbage);
-    expect(await waitForExplanation(slack, garbage.responseUrl!, /nothing was changed/)).toBe('This button is not one handoff-relay recognises; nothing was changed.');
-    const forged = click(dm, U.lead, 'approval_approve', { value: JSON.stringify({ a: approvalId, b: '0000000000000000' }) });
+    expect(await waitForExplanation(slack, garbage.responseUrl!, /nothing was changed/)).toBe(
+      'This button is not one handoff-relay recognises; nothing was changed.',
+    );
+    const forged = click(dm, U.lead, 'approval_approve', {
+      value: JSON.stringify({ a: approvalId, b: '0000000000000000' }),
+    });
     await press(relay, forged);
-    expect(await waitForExplanation(slack, forged.responseUrl!, /nothing was changed/)).toBe('This button does not match any approval handoff-relay asked for; nothing was changed.');
-    const unknown = click(dm, U.lead, 'approval_approve', { value: JSON.stringify({ a: `${threadId}_a7`, b: '0123456789abcdef' }) });
+    expect(await waitForExplanation(slack, forged.responseUrl!, /nothing was changed/)).toBe(
+      'This button does not match any approval handoff-relay asked for; nothing was changed.',
+    );
+    const unknown = click(dm, U.lead, 'approval_approve', {
+      value: JSON.stringify({ a: `${threadId}_a7`, b: '0123456789abcdef' }),
+    });
     await press(relay, unknown);
-    expect(await waitForExplanation(slack, unknown.responseUrl!, /nothing was changed/)).toBe('This button does not match any approval handoff-relay asked for; nothing was changed.');
+    expect(await waitForExplanation(slack, unknown.responseUrl!, /nothing was changed/)).toBe(
+      'This button does not match any approval handoff-relay asked for; nothing was changed.',
+    );
 
     const notMine = await relay.rest('POST', `/approvals/${approvalId}/approve`, keys.sender, {});
     expect(notMine.status).toBe(403);
-    expect(notMine.body).toMatchObject({ code: 'forbidden', message: `sender@acme is not an approver of ${approvalId} (approvers: lead@acme). Nothing was changed.` });
-    const asOther = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, { as: 'boss@acme' });
+    expect(notMine.body).toMatchObject({
+      code: 'forbidden',
+      message: `sender@acme is not an approver of ${approvalId} (approvers: lead@acme). Nothing was changed.`,
+    });
+    const asOther = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, {
+      as: 'boss@acme',
+    });
     expect(asOther.status).toBe(403);
     const badId = await relay.rest('POST', '/admin/approvals/not-an-id/approve', relay.adminKey, { as: 'lead@acme' });
     expect(badId).toMatchObject({ status: 400, body: { code: 'invalid_params' } });
@@ -321,13 +449,22 @@ describe('refusals change nothing', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toBe('policy: rules[0].approvers[1]: no active teammate with handle ghost@acme');
-    const role = await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: `rules:\n  - { id: x, effect: require_approval, approvers: [role:nobody] }\n` });
-    expect(role.body.message).toBe('policy: rules[0].approvers[0]: role:nobody names no active teammate (nobody has role "nobody")');
+    const role = await relay.rest('PUT', '/admin/policy', relay.adminKey, {
+      source: `rules:\n  - { id: x, effect: require_approval, approvers: [role:nobody] }\n`,
+    });
+    expect(role.body.message).toBe(
+      'policy: rules[0].approvers[0]: role:nobody names no active teammate (nobody has role "nobody")',
+    );
 
-    const refused = await relay.rpc(keys.sender, 'message/send', { recipient: 'nolead@acme', intent: 'inform', message: text('who approves?') });
+    const refused = await relay.rpc(keys.sender, 'message/send', {
+      recipient: 'nolead@acme',
+      intent: 'inform',
+      message: text('who approves?'),
+    });
     expect(refused.body.error).toMatchObject({
       code: -32020,
-      message: 'Policy rule to-nolead-needs-lead needs approval, but approver recipient_lead: nolead@acme has no lead on their card; ask an admin to fix the policy or the card',
+      message:
+        'Policy rule to-nolead-needs-lead needs approval, but approver recipient_lead: nolead@acme has no lead on their card; ask an admin to fix the policy or the card',
     });
     expect(await relay.store.threads.countDocuments({ to: 'nolead@acme' })).toBe(0);
   });
@@ -337,13 +474,20 @@ describe('a held accept (not a create)', () => {
   const proposal = (summary: string) =>
     sendHandoff(relay, keys.sender, 'ops@acme', summary, {
       intent: 'propose_action',
-      proposed_action: { description: 'Raise the pool size', target_files: ['infra/db.tf'], rationale: 'Connections run out at peak' },
+      proposed_action: {
+        description: 'Raise the pool size',
+        target_files: ['infra/db.tf'],
+        rationale: 'Connections run out at peak',
+      },
     });
 
   test('answers approval_pending and changes nothing; once approved it is applied once, as the recipient', async () => {
     const id = await proposal('infra change');
     const first = await relay.rpc(keys.ops, 'tasks/update', { task_id: id, transition: 'accept' });
-    expect(first.body.error).toMatchObject({ code: -32021, data: { details: { approvers: ['lead@acme'], rule_id: 'infra-accept-needs-lead' } } });
+    expect(first.body.error).toMatchObject({
+      code: -32021,
+      data: { details: { approvers: ['lead@acme'], rule_id: 'infra-accept-needs-lead' } },
+    });
     const approvalId = first.body.error.data.details.approval_id as string;
     expect(first.body.error.message).toContain(`(approval ${approvalId}); nothing was changed`);
     // The same call again is the same approval, not a second one.
@@ -356,7 +500,13 @@ describe('a held accept (not a create)', () => {
     const mcp = await connectMcpHttp(relay.url, keys.ops);
     try {
       const checked = toolOk(await mcp.callTool({ name: 'check_approval', arguments: { approval_id: approvalId } }));
-      expect(checked.approvals[0]).toMatchObject({ approval_id: approvalId, status: 'pending', action: 'handoff.accept', actor: 'ops@acme', approvers: ['lead@acme'] });
+      expect(checked.approvals[0]).toMatchObject({
+        approval_id: approvalId,
+        status: 'pending',
+        action: 'handoff.accept',
+        actor: 'ops@acme',
+        approvers: ['lead@acme'],
+      });
     } finally {
       await mcp.close();
     }
@@ -365,12 +515,20 @@ describe('a held accept (not a create)', () => {
     expect(dmText(slack, dm.channel, dm.ts)).toContain('ops@acme asks to handoff.accept');
     const approve = click(dm, U.lead, 'approval_approve');
     await press(relay, approve);
-    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe('Approved: handoff.accept was applied as ops@acme.');
+    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe(
+      'Approved: handoff.accept was applied as ops@acme.',
+    );
     const doc = await thread(id);
     expect(doc.status).toBe('accepted');
-    expect(doc.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'ops@acme', policy: { rule_id: 'infra-accept-needs-lead', effect: 'require_approval' } });
+    expect(doc.status_history.at(-1)).toMatchObject({
+      status: 'accepted',
+      by: 'ops@acme',
+      policy: { rule_id: 'infra-accept-needs-lead', effect: 'require_approval' },
+    });
     expect(doc.outbox.filter((e) => e.type === 'thread.accepted')).toHaveLength(1);
-    const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, { as: 'lead@acme' });
+    const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, {
+      as: 'lead@acme',
+    });
     expect(viaApi.status).toBe(409);
     expect((await thread(id)).status_history).toHaveLength(2);
   });
@@ -381,10 +539,26 @@ describe('a held accept (not a create)', () => {
       const doc = await threadDoc(relay, id);
       return doc.slack ? doc : undefined;
     }, "ops's DM");
-    const accept = (dmBlocks(slack, dm!.channel, dm!.ts) as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
-    expect((await press(relay, { user: U.ops, channel: dm!.channel, messageTs: dm!.ts, actionId: 'handoff_accept', value: accept.value, responseUrl: slack.responseUrl(`held-${id}`) })).status).toBe(200);
+    const accept = (dmBlocks(slack, dm!.channel, dm!.ts) as any[])
+      .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+      .find((e) => e.action_id === 'handoff_accept');
+    expect(
+      (
+        await press(relay, {
+          user: U.ops,
+          channel: dm!.channel,
+          messageTs: dm!.ts,
+          actionId: 'handoff_accept',
+          value: accept.value,
+          responseUrl: slack.responseUrl(`held-${id}`),
+        })
+      ).status,
+    ).toBe(200);
     const waits = `*Status: Waiting for you to accept or decline · your accept waits for approval by <@${U.lead}>*`;
-    await waitUntil(async () => dmText(slack, dm!.channel, dm!.ts).includes(waits) || undefined, 'the DM to say it waits');
+    await waitUntil(
+      async () => dmText(slack, dm!.channel, dm!.ts).includes(waits) || undefined,
+      'the DM to say it waits',
+    );
     const doc = await thread(id);
     expect(doc.status).toBe('pending');
     // Once the approver's DM is out (the approval's own event, whose sync redraws this DM too), it still says so:
@@ -401,7 +575,9 @@ describe('a held accept (not a create)', () => {
     const approvalId = asked.body.error.data.details.approval_id as string;
     await relay.rpc(keys.sender, 'tasks/cancel', { task_id: id });
     const answer = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, { as: U.lead });
-    expect(answer.body.message).toBe(`Approval ${approvalId} is approved, but nothing was applied: the thread changed since it was asked (it is cancelled now). (Recorded as decided by the admin key on behalf of lead@acme.)`);
+    expect(answer.body.message).toBe(
+      `Approval ${approvalId} is approved, but nothing was applied: the thread changed since it was asked (it is cancelled now). (Recorded as decided by the admin key on behalf of lead@acme.)`,
+    );
     expect((await thread(id)).status).toBe('cancelled');
     const checked = await relay.rpc(keys.ops, 'approvals/get', { approval_id: approvalId });
     expect(checked.body.result.approvals[0]).toMatchObject({ status: 'approved', outcome: { applied: false } });
@@ -411,26 +587,45 @@ describe('a held accept (not a create)', () => {
 describe('held appends and drafts (message.append, draft.attach)', () => {
   test('a held message answers approval_pending and adds nothing; approved, it is appended once, as its author', async () => {
     const id = await sendHandoff(relay, keys.sender, 'memo@acme', 'memo thread');
-    const ask = () => relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('The rollout moves to Thursday') });
+    const ask = () =>
+      relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('The rollout moves to Thursday') });
     const first = await ask();
-    expect(first.body.error).toMatchObject({ code: -32021, data: { details: { approvers: ['lead@acme'], rule_id: 'memo-words-need-lead' } } });
+    expect(first.body.error).toMatchObject({
+      code: -32021,
+      data: { details: { approvers: ['lead@acme'], rule_id: 'memo-words-need-lead' } },
+    });
     const approvalId = first.body.error.data.details.approval_id as string;
     expect((await ask()).body.error.data.details.approval_id).toBe(approvalId);
-    expect(await thread(id)).toMatchObject({ message_seq: 0, approvals: [{ id: approvalId, action: 'message.append', actor: 'sender@acme', status: 'pending' }] });
+    expect(await thread(id)).toMatchObject({
+      message_seq: 0,
+      approvals: [{ id: approvalId, action: 'message.append', actor: 'sender@acme', status: 'pending' }],
+    });
     expect(await relay.store.messages.countDocuments({ thread_id: id })).toBe(0);
 
     const dm = await approverDm(approvalId, U.lead);
     expect(dmText(slack, dm.channel, dm.ts)).toContain('The rollout moves to Thursday');
     // Twenty approvals at once (the approver's own key) append it once.
-    const answers = await Promise.all(Array.from({ length: 20 }, () => relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {})));
-    expect(answers.filter((a) => a.status === 200).map((a) => a.body.message)).toEqual([`Approved: message.append was applied as sender@acme (message 1).`]);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {})),
+    );
+    expect(answers.filter((a) => a.status === 200).map((a) => a.body.message)).toEqual([
+      `Approved: message.append was applied as sender@acme (message 1).`,
+    ]);
     const doc = await thread(id);
     expect(doc.message_seq).toBe(1);
     expect(doc.outbox.filter((e) => e.type === 'thread.message')).toHaveLength(1);
-    expect(doc.approvals![0]).toMatchObject({ status: 'approved', outcome: { applied: true, message: 'message.append was applied as sender@acme (message 1)' } });
+    expect(doc.approvals![0]).toMatchObject({
+      status: 'approved',
+      outcome: { applied: true, message: 'message.append was applied as sender@acme (message 1)' },
+    });
     const messages = (await relay.rpc(keys.memo, 'tasks/get', { task_id: id })).body.result.messages;
-    expect(messages).toEqual([expect.objectContaining({ from: 'sender@acme', body: 'The rollout moves to Thursday', sequence_no: 1 })]);
-    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes(`Approved by <@${U.lead}>`) || undefined, 'the approver DM redrawn');
+    expect(messages).toEqual([
+      expect.objectContaining({ from: 'sender@acme', body: 'The rollout moves to Thursday', sequence_no: 1 }),
+    ]);
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes(`Approved by <@${U.lead}>`) || undefined,
+      'the approver DM redrawn',
+    );
     expect(await relay.store.approvals.findOne({ _id: approvalId })).toMatchObject({ status: 'approved' });
     expect(await relay.store.approvals.findOne({ _id: approvalId, open: 1 })).toBeNull();
   });
@@ -440,7 +635,8 @@ describe('held appends and drafts (message.append, draft.attach)', () => {
       intent: 'propose_action',
       proposed_action: { description: 'Bump the pool', target_files: ['db/pool.ts'], rationale: 'peaks' },
     });
-    const draft = (body: string) => relay.rpc(keys.memo, 'message/send', { task_id: id, message: text(body), payload: { kind: 'draft' } });
+    const draft = (body: string) =>
+      relay.rpc(keys.memo, 'message/send', { task_id: id, message: text(body), payload: { kind: 'draft' } });
     const held = await draft('diff --git a/db/pool.ts');
     expect(held.body.error).toMatchObject({ code: -32021, data: { details: { rule_id: 'memo-words-need-lead' } } });
     const approvalId = held.body.error.data.details.approval_id as string;
@@ -450,11 +646,16 @@ describe('held appends and drafts (message.append, draft.attach)', () => {
     const rejectedAsk = await draft('second draft');
     const second = rejectedAsk.body.error.data.details.approval_id as string;
     expect(second).not.toBe(approvalId);
-    const rejected = await relay.rest('POST', `/approvals/${second}/reject`, keys.lead, { reason: 'One draft is enough' });
+    const rejected = await relay.rest('POST', `/approvals/${second}/reject`, keys.lead, {
+      reason: 'One draft is enough',
+    });
     expect(rejected.body).toMatchObject({ changed: true, approval: { status: 'rejected' } });
     const doc = await thread(id);
     expect(doc.message_seq).toBe(1);
-    expect(await relay.store.messages.findOne({ _id: `${id}:1` })).toMatchObject({ from: 'memo@acme', payload: { kind: 'draft' } });
+    expect(await relay.store.messages.findOne({ _id: `${id}:1` })).toMatchObject({
+      from: 'memo@acme',
+      payload: { kind: 'draft' },
+    });
   });
 });
 
@@ -468,24 +669,37 @@ describe('the policy is asked again when an approved call is applied', () => {
     const id = await sendHandoff(relay, keys.sender, 'memo@acme', 'memo, then policy change');
     const asked = await relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('Ship it tonight') });
     const approvalId = asked.body.error.data.details.approval_id as string;
-    const changed = denying('  - { id: memo-frozen, match: { action: message.append, recipient: { handle: memo@acme } }, effect: deny, reason: memo is frozen }\n');
+    const changed = denying(
+      '  - { id: memo-frozen, match: { action: message.append, recipient: { handle: memo@acme } }, effect: deny, reason: memo is frozen }\n',
+    );
     expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: changed })).status).toBe(200);
     const answer = await relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {});
-    expect(answer.body.message).toMatch(new RegExp(`^Approval ${approvalId} is approved, but nothing was applied: the policy changed since it was asked: rule memo-frozen \\(policy [0-9a-f]+\\) now denies message.append: memo is frozen\\.$`));
+    expect(answer.body.message).toMatch(
+      new RegExp(
+        `^Approval ${approvalId} is approved, but nothing was applied: the policy changed since it was asked: rule memo-frozen \\(policy [0-9a-f]+\\) now denies message.append: memo is frozen\\.$`,
+      ),
+    );
     const doc = await thread(id);
     expect(doc.message_seq).toBe(0);
     expect(doc.approvals![0]).toMatchObject({ status: 'approved', outcome: { applied: false } });
     expect(doc.outbox.filter((e) => e.type === 'approval.decided')).toHaveLength(1);
     const dm = await approverDm(approvalId, U.lead);
-    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('memo is frozen') || undefined, 'the approver DM to say why nothing was applied');
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes('memo is frozen') || undefined,
+      'the approver DM to say why nothing was applied',
+    );
   });
 
   test('a held create approved after the policy changed to deny is rejected: the sender is told, nothing is delivered', async () => {
     const { threadId, approvalId } = await held('recipient@acme', 'Create, then policy change');
-    const changed = denying('  - { id: recipient-away, match: { action: handoff.create, recipient: { handle: recipient@acme } }, effect: deny, reason: recipient is away }\n');
+    const changed = denying(
+      '  - { id: recipient-away, match: { action: handoff.create, recipient: { handle: recipient@acme } }, effect: deny, reason: recipient is away }\n',
+    );
     expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: changed })).status).toBe(200);
     const answer = await relay.rest('POST', `/approvals/${approvalId}/approve`, keys.lead, {});
-    expect(answer.body.message).toMatch(/is approved, but nothing was applied: the policy changed since it was asked: rule recipient-away .* now denies handoff\.create: recipient is away; sender@acme is told why and nothing is delivered to recipient@acme\.$/);
+    expect(answer.body.message).toMatch(
+      /is approved, but nothing was applied: the policy changed since it was asked: rule recipient-away .* now denies handoff\.create: recipient is away; sender@acme is told why and nothing is delivered to recipient@acme\.$/,
+    );
     const doc = await thread(threadId);
     expect(doc).toMatchObject({ status: 'rejected', hidden_from_recipient: true, slack: null });
     expect(doc.reject_reason).toMatch(/rule recipient-away .* now denies handoff\.create: recipient is away$/);
@@ -494,20 +708,39 @@ describe('the policy is asked again when an approved call is applied', () => {
       return d && dmText(slack, d.channel, d.ts).includes('recipient is away') ? d : undefined;
     }, 'the sender told why');
     expect(senderDm).toBeDefined();
-    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32006 });
+    expect((await relay.rpc(keys.recipient, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({
+      code: -32006,
+    });
   });
 });
 
 describe('a held create to a role with several candidates', () => {
   test('held unseen by the candidates; approved, it opens unclaimed with Claim cards, and a candidate claims it', async () => {
-    const { body } = await relay.rpc(keys.sender, 'message/send', { recipient: 'role:dba', intent: 'inform', message: text('Vacuum the orders table') });
-    expect(body.result).toMatchObject({ status: { state: 'awaiting_approval' }, recipient: 'role:dba', approval: { approvers: ['lead@acme'], rule_id: 'dba-work-needs-lead' } });
+    const { body } = await relay.rpc(keys.sender, 'message/send', {
+      recipient: 'role:dba',
+      intent: 'inform',
+      message: text('Vacuum the orders table'),
+    });
+    expect(body.result).toMatchObject({
+      status: { state: 'awaiting_approval' },
+      recipient: 'role:dba',
+      approval: { approvers: ['lead@acme'], rule_id: 'dba-work-needs-lead' },
+    });
     const threadId = body.result.task_id as string;
     const approvalId = body.result.approval.approval_id as string;
-    expect(await thread(threadId)).toMatchObject({ status: 'awaiting_approval', hidden_from_recipient: true, to: 'role:dba', candidates: ['dba1@acme', 'dba2@acme'] });
+    expect(await thread(threadId)).toMatchObject({
+      status: 'awaiting_approval',
+      hidden_from_recipient: true,
+      to: 'role:dba',
+      candidates: ['dba1@acme', 'dba2@acme'],
+    });
     for (const key of [keys.dba1, keys.dba2]) {
-      expect((await relay.rpc(key, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id)).not.toContain(threadId);
-      expect((await relay.rpc(key, 'tasks/update', { task_id: threadId, transition: 'claim' })).body.error).toMatchObject({ code: -32006 });
+      expect(
+        (await relay.rpc(key, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id),
+      ).not.toContain(threadId);
+      expect(
+        (await relay.rpc(key, 'tasks/update', { task_id: threadId, transition: 'claim' })).body.error,
+      ).toMatchObject({ code: -32006 });
       // A candidate is no participant of it yet (as for any thread not theirs): nothing of it is shown.
       expect((await relay.rpc(key, 'tasks/get', { task_id: threadId })).body.error).toMatchObject({ code: -32005 });
     }
@@ -515,12 +748,21 @@ describe('a held create to a role with several candidates', () => {
 
     const approve = click(await approverDm(approvalId, U.lead), U.lead, 'approval_approve');
     await press(relay, approve);
-    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe('Approved: the handoff from sender@acme is open to role:dba (dba1@acme, dba2@acme); the first to claim it gets it.');
+    expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe(
+      'Approved: the handoff from sender@acme is open to role:dba (dba1@acme, dba2@acme); the first to claim it gets it.',
+    );
     const open = await thread(threadId);
     expect(open).toMatchObject({ status: 'unclaimed', hidden_from_recipient: false });
     expect(open.status_history.map((h) => h.status)).toEqual(['awaiting_approval', 'unclaimed']);
-    await waitUntil(async () => ((await thread(threadId)).slack_claims?.[U.dba1] && (await thread(threadId)).slack_claims?.[U.dba2]) || undefined, 'the Claim cards in both DMs');
-    expect((await relay.rpc(keys.dba1, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id)).toContain(threadId);
+    await waitUntil(
+      async () =>
+        ((await thread(threadId)).slack_claims?.[U.dba1] && (await thread(threadId)).slack_claims?.[U.dba2]) ||
+        undefined,
+      'the Claim cards in both DMs',
+    );
+    expect(
+      (await relay.rpc(keys.dba1, 'tasks/list', {})).body.result.items.map((i: any) => i.task_id ?? i.thread_id),
+    ).toContain(threadId);
     const claimed = await relay.rpc(keys.dba2, 'tasks/update', { task_id: threadId, transition: 'claim' });
     expect(claimed.body.error).toBeUndefined();
     expect(await thread(threadId)).toMatchObject({ status: 'pending', to: 'dba2@acme', claimed_by: 'dba2@acme' });
@@ -530,7 +772,9 @@ describe('a held create to a role with several candidates', () => {
 describe('the built CLI', () => {
   const run = promisify(execFile);
   const cli = (...args: string[]) =>
-    run('node', [join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js'), 'approvals', ...args], { env: { PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey } }).then(
+    run('node', [join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js'), 'approvals', ...args], {
+      env: { PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey },
+    }).then(
       ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );
@@ -540,11 +784,16 @@ describe('the built CLI', () => {
     const b = await held('recipient@acme', 'From the CLI, rejected');
     const listed = await cli('list', '--status', 'pending');
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain(`${a.approvalId}  pending  handoff.create by sender@acme  approvers: lead@acme (0/1)`);
+    expect(listed.stdout).toContain(
+      `${a.approvalId}  pending  handoff.create by sender@acme  approvers: lead@acme (0/1)`,
+    );
     expect(listed.stdout).toContain(b.approvalId);
 
     const notYours = await cli('approve', a.approvalId, '--as', 'boss@acme');
-    expect(notYours).toMatchObject({ code: 1, stderr: `handoff-relay: the relay refused: boss@acme is not an approver of ${a.approvalId} (approvers: lead@acme). Nothing was changed.\n` });
+    expect(notYours).toMatchObject({
+      code: 1,
+      stderr: `handoff-relay: the relay refused: boss@acme is not an approver of ${a.approvalId} (approvers: lead@acme). Nothing was changed.\n`,
+    });
     const noAs = await cli('approve', a.approvalId);
     expect(noAs.stderr).toContain('approvals approve needs --as WHO');
     const noReason = await cli('reject', b.approvalId, '--as', 'lead@acme');
@@ -552,23 +801,39 @@ describe('the built CLI', () => {
     expect((await thread(a.threadId)).status).toBe('awaiting_approval');
 
     const approved = await cli('approve', a.approvalId, '--as', 'lead@acme');
-    expect(approved.stdout).toBe(`Approved: the handoff from sender@acme is delivered to recipient@acme. (Recorded as decided by the admin key on behalf of lead@acme.)\n${a.approvalId}: approved\n`);
+    expect(approved.stdout).toBe(
+      `Approved: the handoff from sender@acme is delivered to recipient@acme. (Recorded as decided by the admin key on behalf of lead@acme.)\n${a.approvalId}: approved\n`,
+    );
     // The admin key acting for an approver says so: in the vote, the approval's history, and the policy audit.
     const decided = (await thread(a.threadId)).approvals![0]!;
     expect(decided.approvals).toEqual([expect.objectContaining({ by: 'lead@acme', via: 'api', admin: true })]);
-    expect(decided.history).toContainEqual(expect.objectContaining({ what: 'approved_by', by: 'lead@acme', note: 'by the admin key on their behalf' }));
+    expect(decided.history).toContainEqual(
+      expect.objectContaining({ what: 'approved_by', by: 'lead@acme', note: 'by the admin key on their behalf' }),
+    );
     const audit = await relay.rest('GET', '/admin/policy/audit', relay.adminKey);
     expect(audit.body.refusals).toContainEqual(
-      expect.objectContaining({ outcome: 'admin_on_behalf', actor: 'admin', thread_id: a.threadId, reason: `the admin key approved ${a.approvalId} on behalf of approver lead@acme` }),
+      expect.objectContaining({
+        outcome: 'admin_on_behalf',
+        actor: 'admin',
+        thread_id: a.threadId,
+        reason: `the admin key approved ${a.approvalId} on behalf of approver lead@acme`,
+      }),
     );
     const leadDm = await approverDm(a.approvalId, U.lead);
-    await waitUntil(async () => dmText(slack, leadDm.channel, leadDm.ts).includes('(by the admin key on their behalf)') || undefined, 'the approver DM to say the admin key decided');
+    await waitUntil(
+      async () => dmText(slack, leadDm.channel, leadDm.ts).includes('(by the admin key on their behalf)') || undefined,
+      'the approver DM to say the admin key decided',
+    );
     const rejected = await cli('reject', b.approvalId, '--as', U.lead, '--reason', 'Wrong team');
-    expect(rejected.stdout).toBe(`Rejected: sender@acme is told why; nothing is delivered to recipient@acme. (Recorded as decided by the admin key on behalf of lead@acme.)\n${b.approvalId}: rejected\n`);
+    expect(rejected.stdout).toBe(
+      `Rejected: sender@acme is told why; nothing is delivered to recipient@acme. (Recorded as decided by the admin key on behalf of lead@acme.)\n${b.approvalId}: rejected\n`,
+    );
     expect((await thread(a.threadId)).status).toBe('pending');
     expect(await thread(b.threadId)).toMatchObject({ status: 'rejected', reject_reason: 'Wrong team' });
     const after = await cli('list', '--approver', 'lead@acme');
-    expect(after.stdout).toContain(`${b.approvalId}  rejected  handoff.create by sender@acme  approvers: lead@acme (0/1)  Wrong team`);
+    expect(after.stdout).toContain(
+      `${b.approvalId}  rejected  handoff.create by sender@acme  approvers: lead@acme (0/1)  Wrong team`,
+    );
   });
 });
 
@@ -577,12 +842,21 @@ describe('timers (the injected clock)', () => {
     const { threadId, approvalId } = await held('timers@acme', 'Needs someone awake');
     const dm = await approverDm(approvalId, U.lead);
     clock.advance(11 * 60_000);
-    await waitUntil(async () => (await thread(threadId)).approvals![0]!.history.some((h) => h.what === 'reminded') || undefined, 'the reminder');
-    const reminder = await waitUntil(async () => (await thread(threadId)).slack_approvals?.[`approval:${approvalId}:${U.lead}:remind1`], 'the reminder reply');
+    await waitUntil(
+      async () => (await thread(threadId)).approvals![0]!.history.some((h) => h.what === 'reminded') || undefined,
+      'the reminder',
+    );
+    const reminder = await waitUntil(
+      async () => (await thread(threadId)).slack_approvals?.[`approval:${approvalId}:${U.lead}:remind1`],
+      'the reminder reply',
+    );
     expect(slack.messages.get(dm.channel)?.find((m) => m.ts === reminder.ts)?.thread_ts).toBe(dm.ts);
 
     clock.advance(50 * 60_000);
-    await waitUntil(async () => ((await thread(threadId)).approvals![0]!.step === 1 ? true : undefined), 'the escalation');
+    await waitUntil(
+      async () => ((await thread(threadId)).approvals![0]!.step === 1 ? true : undefined),
+      'the escalation',
+    );
     const escalated = (await thread(threadId)).approvals![0]!;
     expect(escalated.approvers.map((a) => a.label)).toEqual(['lead@acme', 'boss@acme']);
     expect(escalated.history.map((h) => h.what)).toEqual(['requested', 'reminded', 'escalated']);
@@ -594,10 +868,15 @@ describe('timers (the injected clock)', () => {
       const doc = await thread(threadId);
       return doc.status === 'rejected' ? doc : undefined;
     }, 'the timeout');
-    expect(done.reject_reason).toBe('no approval within 1h after escalation (rule slow-lead-escalates, on_timeout: deny)');
+    expect(done.reject_reason).toBe(
+      'no approval within 1h after escalation (rule slow-lead-escalates, on_timeout: deny)',
+    );
     expect(done.approvals![0]).toMatchObject({ status: 'timed_out', decided_by: 'policy' });
     expect(done.status_history.at(-1)).toMatchObject({ status: 'rejected', by: 'policy' });
-    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('Timed out') || undefined, 'the approver DM to show the timeout');
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes('Timed out') || undefined,
+      'the approver DM to show the timeout',
+    );
     const senderDm = await waitUntil(async () => {
       const d = (await thread(threadId)).slack_sender;
       return d && dmText(slack, d.channel, d.ts).includes('Why it was rejected') ? d : undefined;

@@ -46,7 +46,11 @@ test('POST /agents/me/keys/rotate answers { agent_id, api_key, key_id } and the 
   const first = await relay.register({ handle: 'rita@acme' });
   const rotated = await relay.rest('POST', '/agents/me/keys/rotate', first);
   expect(rotated.status).toBe(201);
-  expect(rotated.body).toEqual({ agent_id: 'rita@acme', api_key: expect.stringMatching(/^hr_/), key_id: expect.stringMatching(/^[0-9a-f]{12}$/) });
+  expect(rotated.body).toEqual({
+    agent_id: 'rita@acme',
+    api_key: expect.stringMatching(/^hr_/),
+    key_id: expect.stringMatching(/^[0-9a-f]{12}$/),
+  });
   expect(rotated.body.api_key).toContain(rotated.body.key_id);
   expect((await relay.rest('GET', '/agents/me', first)).status).toBe(401);
   expect((await relay.rest('POST', '/agents/me/keys/rotate', first)).status).toBe(401);
@@ -54,14 +58,21 @@ test('POST /agents/me/keys/rotate answers { agent_id, api_key, key_id } and the 
 
   const again = await relay.rest('POST', '/agents/me/keys', rotated.body.api_key);
   expect(again.status).toBe(201);
-  expect(again.body).toMatchObject({ handle: 'rita@acme', api_key: expect.stringMatching(/^hr_/), key_id: expect.stringMatching(/^[0-9a-f]{12}$/) });
+  expect(again.body).toMatchObject({
+    handle: 'rita@acme',
+    api_key: expect.stringMatching(/^hr_/),
+    key_id: expect.stringMatching(/^[0-9a-f]{12}$/),
+  });
   expect((await relay.rest('GET', '/agents/me', rotated.body.api_key)).status).toBe(401);
   expect((await relay.rpc(rotated.body.api_key, 'agents/list', {})).status).toBe(401);
   expect((await relay.rest('GET', '/agents/me', again.body.api_key)).status).toBe(200);
 
   // Both rotations are in rita's history, newest first, with the key ids they issued.
   const { events } = await walk(again.body.api_key, 50);
-  expect(events.filter((e) => e.action === 'key.rotated').map((e) => e.resource_id)).toEqual([again.body.key_id, rotated.body.key_id]);
+  expect(events.filter((e) => e.action === 'key.rotated').map((e) => e.resource_id)).toEqual([
+    again.body.key_id,
+    rotated.body.key_id,
+  ]);
   expect(events[0]).toMatchObject({ actor_handle: 'rita@acme', resource_type: 'api_key', via: 'api' });
 });
 
@@ -73,7 +84,10 @@ test('handoff-relay rotate-key prints the new key once; the old one is refused f
   expect(fresh).toBeDefined();
   expect((await relay.rest('GET', '/agents/me', old)).status).toBe(401);
   expect((await relay.rest('GET', '/agents/me', fresh)).body.handle).toBe('cli-rot@acme');
-  await expect(cli(old, 'rotate-key')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('the relay refused') });
+  await expect(cli(old, 'rotate-key')).rejects.toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining('the relay refused'),
+  });
 });
 
 test('the audit pages newest first with a cursor, every event once, and each teammate sees only its own history', async () => {
@@ -82,8 +96,12 @@ test('the audit pages newest first with a cursor, every event once, and each tea
   const carol = await relay.register({ handle: 'carol@acme' });
   const threads: string[] = [];
   for (let i = 0; i < 6; i++) threads.push(await sendHandoff(relay, alice, 'bob@acme', `work ${i}`));
-  expect((await relay.rpc(bob, 'tasks/update', { task_id: threads[0], transition: 'accept' })).body.result.status).toBe('accepted');
-  expect((await relay.rpc(bob, 'message/send', { task_id: threads[0], message: text('on it') })).body.result.sequence_no).toBe(1);
+  expect((await relay.rpc(bob, 'tasks/update', { task_id: threads[0], transition: 'accept' })).body.result.status).toBe(
+    'accepted',
+  );
+  expect(
+    (await relay.rpc(bob, 'message/send', { task_id: threads[0], message: text('on it') })).body.result.sequence_no,
+  ).toBe(1);
   expect((await relay.rest('POST', '/agents/me/block', alice, { handle: 'carol@acme' })).status).toBe(200);
   expect((await relay.rest('DELETE', '/agents/me/block/carol@acme', alice)).status).toBe(200);
   const carolsOwn = await sendHandoff(relay, carol, 'bob@acme', 'carol to bob');
@@ -100,11 +118,31 @@ test('the audit pages newest first with a cursor, every event once, and each tea
   expect(times).toEqual([...times].sort((a, b) => b - a));
   expect(new Set(events.map((e) => JSON.stringify(e))).size).toBe(events.length);
   expect(events.map((e) => e.action).slice(0, 2)).toEqual(['teammate.unblocked', 'teammate.blocked']);
-  expect(events.filter((e) => e.action === 'thread.created').map((e) => e.resource_id).sort()).toEqual([...threads].sort());
-  expect(events.find((e) => e.action === 'thread.accepted')).toMatchObject({ actor_handle: 'bob@acme', resource_type: 'thread', resource_id: threads[0] });
-  expect(events.find((e) => e.action === 'thread.message')).toMatchObject({ actor_handle: 'bob@acme', resource_type: 'message', thread_id: threads[0] });
-  expect(events.find((e) => e.action === 'teammate.blocked')).toMatchObject({ actor_handle: 'alice@acme', resource_type: 'teammate', resource_id: 'carol@acme' });
-  for (const e of events) expect(Object.keys(e)).toEqual(expect.arrayContaining(['timestamp', 'actor_handle', 'action', 'resource_type', 'resource_id', 'via']));
+  expect(
+    events
+      .filter((e) => e.action === 'thread.created')
+      .map((e) => e.resource_id)
+      .sort(),
+  ).toEqual([...threads].sort());
+  expect(events.find((e) => e.action === 'thread.accepted')).toMatchObject({
+    actor_handle: 'bob@acme',
+    resource_type: 'thread',
+    resource_id: threads[0],
+  });
+  expect(events.find((e) => e.action === 'thread.message')).toMatchObject({
+    actor_handle: 'bob@acme',
+    resource_type: 'message',
+    thread_id: threads[0],
+  });
+  expect(events.find((e) => e.action === 'teammate.blocked')).toMatchObject({
+    actor_handle: 'alice@acme',
+    resource_type: 'teammate',
+    resource_id: 'carol@acme',
+  });
+  for (const e of events)
+    expect(Object.keys(e)).toEqual(
+      expect.arrayContaining(['timestamp', 'actor_handle', 'action', 'resource_type', 'resource_id', 'via']),
+    );
 
   // One page of all of it reads the same events in the same order.
   expect((await walk(alice, 200)).events).toEqual(events);
@@ -114,7 +152,9 @@ test('the audit pages newest first with a cursor, every event once, and each tea
     const walked = await walk(carol, 50);
     return walked.events.length >= 1 && walked.events;
   }, "carol's history");
-  expect(carols).toEqual([expect.objectContaining({ action: 'thread.created', actor_handle: 'carol@acme', resource_id: carolsOwn })]);
+  expect(carols).toEqual([
+    expect.objectContaining({ action: 'thread.created', actor_handle: 'carol@acme', resource_id: carolsOwn }),
+  ]);
   // Bob: the threads he received, never alice's blocks.
   const bobs = (await walk(bob, 50)).events;
   expect(bobs.filter((e) => e.action.startsWith('teammate.'))).toEqual([]);
@@ -126,29 +166,48 @@ test('the audit pages newest first with a cursor, every event once, and each tea
   expect(withIt.status).toBe(200);
   for (const e of withIt.body.events) expect(e.thread_id).toBe(carolsOwn);
 
-  expect((await relay.rest('GET', '/agents/me/audit?cursor=nope', alice)).body).toMatchObject({ code: 'invalid_params', message: expect.stringContaining('query.cursor') });
+  expect((await relay.rest('GET', '/agents/me/audit?cursor=nope', alice)).body).toMatchObject({
+    code: 'invalid_params',
+    message: expect.stringContaining('query.cursor'),
+  });
   expect((await relay.rest('GET', '/agents/me/audit?limit=0', alice)).status).toBe(400);
   expect((await relay.rest('GET', '/agents/me/audit', undefined)).status).toBe(401);
 
   // The CLI prints the same history, newest first.
   const { stdout } = await cli(alice, 'audit', '--all', '--limit', '4');
-  expect(stdout.trim().split('\n').map((line) => line.split('  ')[1])).toEqual(events.map((e) => e.action));
+  expect(
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('  ')[1]),
+  ).toEqual(events.map((e) => e.action));
 });
 
 test("a policy refusal is in the history of each teammate it is about, and nobody else's", async () => {
   const dan = await relay.register({ handle: 'dan@acme' });
   const erin = await relay.register({ handle: 'erin@contractor' });
   const frank = await relay.register({ handle: 'frank@acme' });
-  const source = 'rules:\n  - { id: no-contractors, match: { action: handoff.create, recipient: { team: contractor } }, effect: deny, reason: No }\n';
+  const source =
+    'rules:\n  - { id: no-contractors, match: { action: handoff.create, recipient: { team: contractor } }, effect: deny, reason: No }\n';
   expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source })).status).toBe(200);
   const refused = await waitUntil(async () => {
-    const answer = await relay.rpc(dan, 'message/send', { recipient: 'erin@contractor', intent: 'inform', message: text('hi') });
+    const answer = await relay.rpc(dan, 'message/send', {
+      recipient: 'erin@contractor',
+      intent: 'inform',
+      message: text('hi'),
+    });
     return answer.body.error && answer;
   }, 'the policy to refuse');
   expect(refused.body.error.data.code).toBeDefined();
   for (const key of [dan, erin]) {
     expect((await walk(key, 50)).events).toEqual([
-      expect.objectContaining({ action: 'policy.denied', actor_handle: 'dan@acme', resource_type: 'policy_rule', resource_id: 'no-contractors', via: 'a2a' }),
+      expect.objectContaining({
+        action: 'policy.denied',
+        actor_handle: 'dan@acme',
+        resource_type: 'policy_rule',
+        resource_id: 'no-contractors',
+        via: 'a2a',
+      }),
     ]);
   }
   expect((await walk(frank, 50)).events).toEqual([]);

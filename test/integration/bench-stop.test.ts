@@ -35,7 +35,15 @@ describe('the bench, stopped with SIGTERM', () => {
   test('stops the relay and FerretDB it started and exits 143', async () => {
     // The paths phase on a small database, far more requests than it gets to send before the signal.
     bench = spawn(process.execPath, [BENCH], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, REDIS_URL: testRedisUrl(), BENCH_ONLY: 'paths', BENCH_SIZES: '100', BENCH_REQUESTS: '100000', BENCH_WARMUP: '10' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        REDIS_URL: testRedisUrl(),
+        BENCH_ONLY: 'paths',
+        BENCH_SIZES: '100',
+        BENCH_REQUESTS: '100000',
+        BENCH_WARMUP: '10',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -43,7 +51,14 @@ describe('the bench, stopped with SIGTERM', () => {
     bench.stderr!.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((resolve) => bench!.once('exit', (code) => resolve(code)));
 
-    const relayPid = Number(await waitUntil(async () => /relay pid (\d+)/.exec(output)?.[1] ?? (bench!.exitCode !== null && Promise.reject(new Error(output))), 'the relay process', 90_000));
+    const relayPid = Number(
+      await waitUntil(
+        async () =>
+          /relay pid (\d+)/.exec(output)?.[1] ?? (bench!.exitCode !== null && Promise.reject(new Error(output))),
+        'the relay process',
+        90_000,
+      ),
+    );
     const dataDir = /starting it on SQLite under (\S+?)…/.exec(output)?.[1];
     expect(dataDir).toBeDefined();
     const [ferretPid] = await pidsMentioning(dataDir!);

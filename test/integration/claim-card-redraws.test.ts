@@ -26,9 +26,17 @@ const clock = new TestClock();
 beforeAll(async () => {
   slack = await startFakeSlack();
   for (const user of [SENDER, ...CANDIDATES]) slack.addUser(user);
-  relay = await startTestRelay({ name: 'claim_redraws', slack, clock, env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' } });
+  relay = await startTestRelay({
+    name: 'claim_redraws',
+    slack,
+    clock,
+    env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' },
+  });
   senderKey = await relay.register({ handle: 'sender@acme', name: 'Sam', role: 'backend', slack_user_id: SENDER });
-  for (const [i, user] of CANDIDATES.entries()) candidateKeys.push(await relay.register({ handle: `c${i}@acme`, name: `C${i}`, role: 'frontend', slack_user_id: user }));
+  for (const [i, user] of CANDIDATES.entries())
+    candidateKeys.push(
+      await relay.register({ handle: `c${i}@acme`, name: `C${i}`, role: 'frontend', slack_user_id: user }),
+    );
   probe = slackQueueProbe(relay);
 });
 
@@ -72,7 +80,14 @@ test('a reminder or an accept redraws none of a role handoff’s three unchanged
 
   // A claim changes every card: each copy is redrawn, once.
   const card = sent.slack_claims![CANDIDATES[1]!]!;
-  const click = { user: CANDIDATES[1]!, channel: card.channel, messageTs: card.ts, actionId: 'handoff_claim', value: JSON.stringify({ t: id, s: 'unclaimed' }), responseUrl: slack.responseUrl('claim-1') };
+  const click = {
+    user: CANDIDATES[1]!,
+    channel: card.channel,
+    messageTs: card.ts,
+    actionId: 'handoff_claim',
+    value: JSON.stringify({ t: id, s: 'unclaimed' }),
+    responseUrl: slack.responseUrl('claim-1'),
+  };
   expect((await press(relay, click)).status).toBe(200);
   await waitForExplanation(slack, click.responseUrl, /You claimed this handoff/);
   await waitUntil(async () => ((await read(id)).slack ? true : undefined), 'the claimer’s DM');
@@ -87,7 +102,10 @@ test('a reminder or an accept redraws none of a role handoff’s three unchanged
   // A later sync that changes the DMs but not the cards (the claimer accepting) leaves the cards alone.
   const accepted = await relay.rpc(candidateKeys[1], 'tasks/update', { task_id: id, transition: 'accept' });
   expect(accepted.body.error).toBeUndefined();
-  await waitUntil(async () => ((await probe.finished()).some((j) => j.type === 'thread.accepted') ? true : undefined), 'the accept’s sync');
+  await waitUntil(
+    async () => ((await probe.finished()).some((j) => j.type === 'thread.accepted') ? true : undefined),
+    'the accept’s sync',
+  );
   await probe.settled();
   expect(updatesOf(sent)).toBe(3);
 });

@@ -7,7 +7,19 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
 
-const COMMANDS = ['start', 'migrate', 'register', 'invite', 'join', 'deliveries', 'policy', 'approvals', 'agent', 'rotate-key', 'audit'];
+const COMMANDS = [
+  'start',
+  'migrate',
+  'register',
+  'invite',
+  'join',
+  'deliveries',
+  'policy',
+  'approvals',
+  'agent',
+  'rotate-key',
+  'audit',
+];
 
 /** The CLI with only PATH set, from a folder with no key file or config in it. */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -28,18 +40,21 @@ test('handoff-relay --help, -h, help and no arguments list every command', async
   }
 });
 
-test.each(COMMANDS)('%s: --help, -h and `help <command>` print usage, options and examples with no configuration', async (command) => {
-  const answers = await Promise.all([cli(command, '--help'), cli(command, '-h'), cli('help', command)]);
-  for (const answer of answers) {
-    expect(answer).toMatchObject({ code: 0, stderr: '' });
-    expect(answer.stdout).toContain(`Usage:\n  handoff-relay ${command}`);
-    expect(answer.stdout).toContain('Options:\n');
-    expect(answer.stdout).toContain('-h, --help');
-    expect(answer.stdout).toMatch(new RegExp(`Examples:\\n  .*handoff-relay ${command}`));
-  }
-  expect(answers[1]!.stdout).toBe(answers[0]!.stdout);
-  expect(answers[2]!.stdout).toBe(answers[0]!.stdout);
-});
+test.each(COMMANDS)(
+  '%s: --help, -h and `help <command>` print usage, options and examples with no configuration',
+  async (command) => {
+    const answers = await Promise.all([cli(command, '--help'), cli(command, '-h'), cli('help', command)]);
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ code: 0, stderr: '' });
+      expect(answer.stdout).toContain(`Usage:\n  handoff-relay ${command}`);
+      expect(answer.stdout).toContain('Options:\n');
+      expect(answer.stdout).toContain('-h, --help');
+      expect(answer.stdout).toMatch(new RegExp(`Examples:\\n  .*handoff-relay ${command}`));
+    }
+    expect(answers[1]!.stdout).toBe(answers[0]!.stdout);
+    expect(answers[2]!.stdout).toBe(answers[0]!.stdout);
+  },
+);
 
 test('--help wins over other arguments, before any key is asked for', async () => {
   const agent = await cli('agent', 'stop', 'r1', '--help');
@@ -49,7 +64,12 @@ test('--help wins over other arguments, before any key is asked for', async () =
 });
 
 test('an unknown option names the closest valid one and where the help is', async () => {
-  expect(await cli('register', '--handel', 'a@b')).toMatchObject({ code: 1, stderr: expect.stringContaining('register: unknown option --handel; did you mean --handle? (handoff-relay register --help)') });
+  expect(await cli('register', '--handel', 'a@b')).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining(
+      'register: unknown option --handel; did you mean --handle? (handoff-relay register --help)',
+    ),
+  });
   expect((await cli('agent', '--confg', 'x.yaml')).stderr).toContain('did you mean --config?');
   expect((await cli('audit', '--limt', '5')).stderr).toContain('did you mean --limit?');
   expect((await cli('policy', 'test', '--acton', 'handoff.create')).stderr).toContain('did you mean --action?');
@@ -58,7 +78,10 @@ test('an unknown option names the closest valid one and where the help is', asyn
 });
 
 test('an unknown command names the closest one; help for it does too', async () => {
-  expect(await cli('registr')).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown command "registr"; did you mean register?') });
+  expect(await cli('registr')).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining('unknown command "registr"; did you mean register?'),
+  });
   expect((await cli('help', 'rotate')).stderr).toContain('did you mean rotate-key?');
   expect((await cli('approvals', 'aprove', 'x')).stderr).toContain('did you mean approve?');
 });

@@ -31,12 +31,22 @@ describe('handoff-relay start with zero configuration', () => {
     url = `http://127.0.0.1:${port}`;
     // PORT, the data dir and the queue prefix only keep this test apart from a relay a developer may be running.
     child = spawn('node', [CLI, 'start'], {
-      env: bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start'), LOG_LEVEL: 'warn' }),
+      env: bareEnv({
+        PORT: String(port),
+        RELAY_DATA_DIR: dataDir,
+        REDIS_URL: testRedisUrl(),
+        RELAY_QUEUE_PREFIX: queuePrefix('start'),
+        LOG_LEVEL: 'warn',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    await waitUntil(async () => output.includes('listening on'), `the relay to listen; output so far:\n${output}`, 30_000);
+    await waitUntil(
+      async () => output.includes('listening on'),
+      `the relay to listen; output so far:\n${output}`,
+      30_000,
+    );
   });
 
   afterAll(async () => {
@@ -63,9 +73,24 @@ describe('handoff-relay start with zero configuration', () => {
   test('generates an owner-only admin key that register finds without configuration', async () => {
     const keyFile = await stat(join(dataDir, 'admin-key'));
     expect(keyFile.mode & 0o777).toBe(0o600);
-    const { stdout } = await run('node', [CLI, 'register', '--handle', 'web-dev@acme', '--name', 'Web developer', '--role', 'frontend', '--slack-user', 'U0123456'], {
-      env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
-    });
+    const { stdout } = await run(
+      'node',
+      [
+        CLI,
+        'register',
+        '--handle',
+        'web-dev@acme',
+        '--name',
+        'Web developer',
+        '--role',
+        'frontend',
+        '--slack-user',
+        'U0123456',
+      ],
+      {
+        env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+      },
+    );
     expect(stdout).toMatch(/API key \(shown once, store it now\):\n\s+hr_[0-9a-f]{12}_\S+/);
     expect(output).not.toContain(/hr_[0-9a-f]{12}_\S+/.exec(stdout)![0]);
   });
@@ -77,15 +102,27 @@ describe('handoff-relay start with zero configuration', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const api = await fetch(`${url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${adminKey}` } });
-    expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual(['slack', 'verify', 'webhooks']);
+    expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual([
+      'slack',
+      'verify',
+      'webhooks',
+    ]);
   });
 
   test('serves MCP over Streamable HTTP to a registered key (the MCP SDK loads on the first /mcp request)', async () => {
-    const refused = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    expect(refused.status).toBe(401);
-    const { stdout } = await run('node', [CLI, 'register', '--handle', 'mcp-dev@acme', '--name', 'MCP developer', '--role', 'backend'], {
-      env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+    const refused = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
     });
+    expect(refused.status).toBe(401);
+    const { stdout } = await run(
+      'node',
+      [CLI, 'register', '--handle', 'mcp-dev@acme', '--name', 'MCP developer', '--role', 'backend'],
+      {
+        env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+      },
+    );
     const apiKey = /hr_[0-9a-f]{12}_\S+/.exec(stdout)![0];
     const client = await connectMcpHttp(url, apiKey);
     try {
@@ -101,7 +138,13 @@ describe('handoff-relay start with zero configuration', () => {
     const port = new URL(url).port;
     const otherDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-'));
     try {
-      const env = bareEnv({ PORT: port, RELAY_DATA_DIR: otherDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start_twice'), LOG_LEVEL: 'warn' });
+      const env = bareEnv({
+        PORT: port,
+        RELAY_DATA_DIR: otherDir,
+        REDIS_URL: testRedisUrl(),
+        RELAY_QUEUE_PREFIX: queuePrefix('start_twice'),
+        LOG_LEVEL: 'warn',
+      });
       const failure = await run('node', [CLI, 'start'], { env }).then(
         () => {
           throw new Error('the second start should have failed');
@@ -109,9 +152,18 @@ describe('handoff-relay start with zero configuration', () => {
         (error: { code: number; stderr: string }) => error,
       );
       expect(failure.code).toBe(1);
-      expect(failure.stderr.trim().split('\n').at(-1)).toBe(`handoff-relay: PORT: 127.0.0.1:${port} is already in use (another relay?): stop that process or set PORT to a free port`);
+      expect(failure.stderr.trim().split('\n').at(-1)).toBe(
+        `handoff-relay: PORT: 127.0.0.1:${port} is already in use (another relay?): stop that process or set PORT to a free port`,
+      );
       // Its own FerretDB went with it; the first relay still serves.
-      await waitUntil(async () => (await run('pgrep', ['-f', otherDir]).then(() => false, () => true)) || undefined, 'the second FerretDB to stop');
+      await waitUntil(
+        async () =>
+          (await run('pgrep', ['-f', otherDir]).then(
+            () => false,
+            () => true,
+          )) || undefined,
+        'the second FerretDB to stop',
+      );
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
     } finally {
       await rm(otherDir, { recursive: true, force: true });
@@ -119,25 +171,36 @@ describe('handoff-relay start with zero configuration', () => {
   });
 
   test('starts its FerretDB again when it dies, on the same port and data, and serves again', async () => {
-    const ferretPid = async () => Number((await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`])).stdout.trim());
+    const ferretPid = async () =>
+      Number((await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`])).stdout.trim());
     const before = await ferretPid();
     process.kill(before, 'SIGKILL');
-    await waitUntil(async () => output.includes('FerretDB is running again'), `FerretDB to be started again; output so far:\n${output}`, 30_000);
+    await waitUntil(
+      async () => output.includes('FerretDB is running again'),
+      `FerretDB to be started again; output so far:\n${output}`,
+      30_000,
+    );
     expect(output).toMatch(/FerretDB exited on SIGKILL; starting FerretDB again on 127\.0\.0\.1:\d+ \(try 1 of \d+\)…/);
     expect(await ferretPid()).not.toBe(before);
     await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 'the relay to be ready again', 15_000);
 
     // What it held before is there, and it takes writes again.
-    const { stdout } = await run('node', [CLI, 'register', '--handle', 'after-restart@acme', '--name', 'After restart', '--role', 'qa'], {
-      env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
-    });
+    const { stdout } = await run(
+      'node',
+      [CLI, 'register', '--handle', 'after-restart@acme', '--name', 'After restart', '--role', 'qa'],
+      {
+        env: bareEnv({ RELAY_URL: url, RELAY_DATA_DIR: dataDir }),
+      },
+    );
     const apiKey = /hr_[0-9a-f]{12}_\S+/.exec(stdout)![0];
     const listed = await fetch(`${url}/a2a`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'agents/list', params: {} }),
     });
-    const handles = ((await listed.json()) as { result: { teammates: Array<{ handle: string }> } }).result.teammates.map((t) => t.handle);
+    const handles = (
+      (await listed.json()) as { result: { teammates: Array<{ handle: string }> } }
+    ).result.teammates.map((t) => t.handle);
     expect(handles).toEqual(expect.arrayContaining(['web-dev@acme', 'after-restart@acme']));
   });
 
@@ -147,12 +210,19 @@ describe('handoff-relay start with zero configuration', () => {
     expect(await exited).toBe(0);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
     // Stopped, not started again.
-    await expect(run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`])).rejects.toMatchObject({ code: 1 });
+    await expect(run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`])).rejects.toMatchObject({
+      code: 1,
+    });
   });
 });
 
 /** Starts `command args` and resolves once it says it listens; `output()` is all it has printed so far. */
-async function startListening(command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ child: ChildProcess; output: () => string }> {
+async function startListening(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<{ child: ChildProcess; output: () => string }> {
   const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let said = '';
   child.stdout!.on('data', (d) => (said += d));
@@ -165,10 +235,21 @@ describe('handoff-relay start after a relay killed with SIGKILL', () => {
   test('stops the FerretDB the killed relay left running on its data, then serves', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-killed-'));
     const ferretPids = async () =>
-      (await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`]).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean).map(Number);
+      (
+        await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`]).catch(() => ({ stdout: '' }))
+      ).stdout
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
     const start = async () => {
       const port = await findFreePort();
-      const env = bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('start_killed'), LOG_LEVEL: 'warn' });
+      const env = bareEnv({
+        PORT: String(port),
+        RELAY_DATA_DIR: dataDir,
+        REDIS_URL: testRedisUrl(),
+        RELAY_QUEUE_PREFIX: queuePrefix('start_killed'),
+        LOG_LEVEL: 'warn',
+      });
       const { child, output } = await startListening('node', [CLI, 'start'], env);
       return { relay: child, url: `http://127.0.0.1:${port}`, output };
     };
@@ -184,7 +265,9 @@ describe('handoff-relay start after a relay killed with SIGKILL', () => {
 
       const next = await start();
       second = next.relay;
-      expect(next.output()).toContain(`stopping FerretDB (pid ${leftBehind}) left running on ${join(dataDir, 'ferretdb')} by a process that was killed (pid ${first.relay.pid})…`);
+      expect(next.output()).toContain(
+        `stopping FerretDB (pid ${leftBehind}) left running on ${join(dataDir, 'ferretdb')} by a process that was killed (pid ${first.relay.pid})…`,
+      );
       const now = await ferretPids();
       expect(now).toHaveLength(1);
       expect(now).not.toContain(leftBehind);
@@ -207,26 +290,49 @@ describe("npm start's script line", () => {
   test('hands a SIGTERM to the relay, which stops with its FerretDB', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-npm-start-'));
     const port = await findFreePort();
-    const { scripts } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-    const env = bareEnv({ PORT: String(port), RELAY_DATA_DIR: dataDir, REDIS_URL: testRedisUrl(), RELAY_QUEUE_PREFIX: queuePrefix('npm_start'), LOG_LEVEL: 'warn' });
+    const { scripts } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      scripts: { start: string };
+    };
+    const env = bareEnv({
+      PORT: String(port),
+      RELAY_DATA_DIR: dataDir,
+      REDIS_URL: testRedisUrl(),
+      RELAY_QUEUE_PREFIX: queuePrefix('npm_start'),
+      LOG_LEVEL: 'warn',
+    });
     // Processes started on this data dir: the relay (by its environment) and its FerretDB (by its command line).
     const ours = async () => {
       const pids: number[] = [];
       for (const entry of await readdir('/proc')) {
         if (!/^\d+$/.test(entry)) continue;
-        const [cmdline, environ] = await Promise.all(['cmdline', 'environ'].map((f) => readFile(`/proc/${entry}/${f}`, 'utf8').catch(() => '')));
-        if (cmdline!.includes(dataDir) || (cmdline!.includes('cli.js') && environ!.split('\0').includes(`RELAY_DATA_DIR=${dataDir}`))) pids.push(Number(entry));
+        const [cmdline, environ] = await Promise.all(
+          ['cmdline', 'environ'].map((f) => readFile(`/proc/${entry}/${f}`, 'utf8').catch(() => '')),
+        );
+        if (
+          cmdline!.includes(dataDir) ||
+          (cmdline!.includes('cli.js') && environ!.split('\0').includes(`RELAY_DATA_DIR=${dataDir}`))
+        )
+          pids.push(Number(entry));
       }
       return pids;
     };
     try {
-      const { child: shell, output } = await startListening('sh', ['-c', scripts.start], env, join(__dirname, '..', '..'));
+      const { child: shell, output } = await startListening(
+        'sh',
+        ['-c', scripts.start],
+        env,
+        join(__dirname, '..', '..'),
+      );
       const exited = new Promise((resolve) => shell.once('exit', resolve));
       shell.kill('SIGTERM');
       await exited;
       // A relay orphaned by its shell never stops; a draining one on a loaded 2-core box (another suite on a second
       // engine beside this one: load ~10) took more than 15 s to close its workers and stop its FerretDB.
-      await waitUntil(async () => (await ours()).length === 0 || undefined, 'the relay and its FerretDB to stop', 60_000);
+      await waitUntil(
+        async () => (await ours()).length === 0 || undefined,
+        'the relay and its FerretDB to stop',
+        60_000,
+      );
       expect(output()).toContain('SIGTERM: draining');
     } finally {
       for (const pid of await ours()) process.kill(pid, 'SIGKILL');
@@ -242,11 +348,23 @@ describe('bad settings stop start-up with one line naming the variable', () => {
     [{ REDIS_URL: 'http://x' }, /^handoff-relay: REDIS_URL: /],
     [{ RELAY_ROLES: 'api,cron' }, /^handoff-relay: RELAY_ROLES: must be a comma-separated subset of api,worker,bot/],
     [{ SLACK_BOT_TOKEN: 'xoxb-1' }, /^handoff-relay: SLACK_SIGNING_SECRET: must be set together/],
-    [{ SLACK_BOT_TOKEN: 'abc', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_BOT_TOKEN: must be a bot token/],
+    [
+      { SLACK_BOT_TOKEN: 'abc', SLACK_SIGNING_SECRET: 'secretsecret' },
+      /^handoff-relay: SLACK_BOT_TOKEN: must be a bot token/,
+    ],
     [{ SLACK_APP_TOKEN: 'xapp-1-A1-1-abc' }, /^handoff-relay: SLACK_BOT_TOKEN: must be set when SLACK_APP_TOKEN is/],
-    [{ SLACK_APP_TOKEN: 'xoxb-1', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_APP_TOKEN: must be an app-level token starting with xapp-/],
-    [{ SLACK_API_URL: 'not a url', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' }, /^handoff-relay: SLACK_API_URL: /],
-    [{ RELAY_DIGEST_AT: '9:30' }, /^handoff-relay: RELAY_DIGEST_AT: must be a local time HH:MM \(00:00–23:59\), or off \(got "9:30"\)/],
+    [
+      { SLACK_APP_TOKEN: 'xoxb-1', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' },
+      /^handoff-relay: SLACK_APP_TOKEN: must be an app-level token starting with xapp-/,
+    ],
+    [
+      { SLACK_API_URL: 'not a url', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secretsecret' },
+      /^handoff-relay: SLACK_API_URL: /,
+    ],
+    [
+      { RELAY_DIGEST_AT: '9:30' },
+      /^handoff-relay: RELAY_DIGEST_AT: must be a local time HH:MM \(00:00–23:59\), or off \(got "9:30"\)/,
+    ],
   ])('%j', async (env, line) => {
     const failure = await run('node', [CLI, 'start'], { env: bareEnv(env) }).then(
       () => {

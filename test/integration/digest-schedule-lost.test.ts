@@ -20,7 +20,11 @@ const scheduled = async () => (await verify.getJobSchedulers()).some((s) => s.ke
 
 beforeAll(async () => {
   slack = await startFakeSlack();
-  relay = await startTestRelay({ name: 'digest_lost', slack, env: { RELAY_DIGEST_AT: '09:30', RELAY_TIMER_SWEEP_INTERVAL: `${SWEEP_MS}ms` } });
+  relay = await startTestRelay({
+    name: 'digest_lost',
+    slack,
+    env: { RELAY_DIGEST_AT: '09:30', RELAY_TIMER_SWEEP_INTERVAL: `${SWEEP_MS}ms` },
+  });
   redis = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
   queueConnection = redis.duplicate();
   verify = new Queue('verify', { connection: queueConnection, prefix: relay.config.queuePrefix });

@@ -85,8 +85,18 @@ let clicks = 0;
 /** A click by `user` on a button of this DM as it stands now. */
 function clickOn(dm: { channel: string; ts: string }, actionId: string, user: string) {
   clicks += 1;
-  const button = dmBlocks(slack, dm.channel, dm.ts).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e: any) => e.action_id === actionId);
-  return { user, channel: dm.channel, messageTs: dm.ts, actionId, value: button.value as string, responseUrl: slack.responseUrl(`dr-click-${clicks}`), triggerId: slack.triggerId() };
+  const button = dmBlocks(slack, dm.channel, dm.ts)
+    .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+    .find((e: any) => e.action_id === actionId);
+  return {
+    user,
+    channel: dm.channel,
+    messageTs: dm.ts,
+    actionId,
+    value: button.value as string,
+    responseUrl: slack.responseUrl(`dr-click-${clicks}`),
+    triggerId: slack.triggerId(),
+  };
 }
 
 test('a handoff’s life: messages redraw neither DM; accept and complete redraw each DM once', async () => {
@@ -113,19 +123,30 @@ test('a handoff’s life: messages redraw neither DM; accept and complete redraw
 
   // Three messages from the sender: each a thread reply under both DMs; the DMs themselves show nothing per message.
   for (const n of [1, 2, 3]) {
-    const sent = await relay.rpc(keys.sender, 'message/send', { task_id: id, message: text(`Detail ${n}: it only happens on retina screens`) });
+    const sent = await relay.rpc(keys.sender, 'message/send', {
+      task_id: id,
+      message: text(`Detail ${n}: it only happens on retina screens`),
+    });
     expect(sent.body.error).toBeUndefined();
   }
   await waitUntil(async () => {
     const doc = await read(id);
-    return [1, 2, 3].every((n) => doc.slack_replies?.[`recipient:${n}`] && doc.slack_replies?.[`sender:${n}`]) || undefined;
+    return (
+      [1, 2, 3].every((n) => doc.slack_replies?.[`recipient:${n}`] && doc.slack_replies?.[`sender:${n}`]) || undefined
+    );
   }, 'the three replies under both DMs');
   await synced(id, 'thread.message', 3);
-  const replies = slack.callsTo('chat.postMessage').filter((c) => c.args.thread_ts === recipientDm.ts || c.args.thread_ts === senderDm.ts);
+  const replies = slack
+    .callsTo('chat.postMessage')
+    .filter((c) => c.args.thread_ts === recipientDm.ts || c.args.thread_ts === senderDm.ts);
   expect(replies).toHaveLength(6);
   expect([updatesOf(recipientDm), updatesOf(senderDm)]).toEqual([1, 1]);
 
-  const completed = await relay.rpc(keys.recipient, 'tasks/update', { task_id: id, transition: 'complete', result_summary: 'fixed the repaint' });
+  const completed = await relay.rpc(keys.recipient, 'tasks/update', {
+    task_id: id,
+    transition: 'complete',
+    result_summary: 'fixed the repaint',
+  });
   expect(completed.body.error).toBeUndefined();
   await synced(id, 'thread.completed');
   expect([updatesOf(recipientDm), updatesOf(senderDm)]).toEqual([2, 2]);
@@ -136,7 +157,11 @@ test('a handoff’s life: messages redraw neither DM; accept and complete redraw
 });
 
 test('an approval vote redraws each approver’s DM once; the decision once more; a later sync of the thread none', async () => {
-  const { body } = await relay.rpc(keys.sender, 'message/send', { recipient: 'held@acme', intent: 'inform', message: text('Scale prod to 12 nodes') });
+  const { body } = await relay.rpc(keys.sender, 'message/send', {
+    recipient: 'held@acme',
+    intent: 'inform',
+    message: text('Scale prod to 12 nodes'),
+  });
   expect(body.result).toMatchObject({ status: { state: 'awaiting_approval' } });
   const id: string = body.result.task_id;
   const approvalId: string = body.result.approval.approval_id;
@@ -182,27 +207,35 @@ test('Slack Accept: "Verifying acceptance…" then accepted on the recipient’s
   await synced(id, 'thread.created');
   expect((await press(relay, clickOn(recipientDm!, 'handoff_accept', U.recipient))).status).toBe(200);
   await synced(id, 'thread.accepted');
-  await waitUntil(async () => (updatesOf(recipientDm!) >= 2 || undefined), 'the accepted DM');
+  await waitUntil(async () => updatesOf(recipientDm!) >= 2 || undefined, 'the accepted DM');
   await probe.settled();
   expect([updatesOf(recipientDm!), updatesOf(senderDm!)]).toEqual([2, 1]);
   expect(dmText(slack, recipientDm!.channel, recipientDm!.ts)).not.toContain('Verifying');
   expectShownMatches((await read(id)).slack!);
 
   // Refused by the acceptance verdict: the notice is drawn (and recorded), the thread does not change.
-  const refused = await sendHandoff(relay, keys.sender, 'recipient@acme', 'Apply the plan', { metadata: { required_tools: ['terraform'] } });
+  const refused = await sendHandoff(relay, keys.sender, 'recipient@acme', 'Apply the plan', {
+    metadata: { required_tools: ['terraform'] },
+  });
   const doc = await waitUntil(async () => {
     const d = await read(refused);
     return d.slack && d.slack_sender ? d : undefined;
   }, 'both DMs of the refused one');
   await synced(refused, 'thread.created');
   expect((await press(relay, clickOn(doc.slack!, 'handoff_accept', U.recipient))).status).toBe(200);
-  await waitUntil(async () => (dmText(slack, doc.slack!.channel, doc.slack!.ts).includes('CAPABILITY_UNAVAILABLE') || undefined), 'the refusal on the DM');
+  await waitUntil(
+    async () => dmText(slack, doc.slack!.channel, doc.slack!.ts).includes('CAPABILITY_UNAVAILABLE') || undefined,
+    'the refusal on the DM',
+  );
   // Recorded as shown: the record's digest is what Slack now holds. (Waiting only for the digest to change could
   // stop at the "Verifying acceptance…" draw's record, when it lands after the refusal was drawn.)
-  await waitUntil(async () => (shownMatches((await read(refused)).slack!) || undefined), 'the refusal recorded as shown');
+  await waitUntil(async () => shownMatches((await read(refused)).slack!) || undefined, 'the refusal recorded as shown');
   const drawn = updatesOf(doc.slack!);
   // A message then: the DMs show nothing of it, but the recipient's shows the notice, so it is drawn again without it.
-  expect((await relay.rpc(keys.sender, 'message/send', { task_id: refused, message: text('terraform is on the bastion') })).body.error).toBeUndefined();
+  expect(
+    (await relay.rpc(keys.sender, 'message/send', { task_id: refused, message: text('terraform is on the bastion') }))
+      .body.error,
+  ).toBeUndefined();
   await synced(refused, 'thread.message');
   expect([updatesOf(doc.slack!) - drawn, updatesOf(doc.slack_sender!)]).toEqual([1, 0]);
   expect(dmText(slack, doc.slack!.channel, doc.slack!.ts)).not.toContain('CAPABILITY_UNAVAILABLE');
@@ -221,17 +254,22 @@ test('"Verifying acceptance…" stays while the accept waits for a worker, throu
     // The workers are busy: the accept job waits in the queue.
     await verify.pause();
     expect((await press(relay, clickOn(dm, 'handoff_accept', U.recipient))).status).toBe(200);
-    await waitUntil(async () => (dmText(slack, dm.channel, dm.ts).includes('Verifying acceptance') || undefined), 'the verifying notice');
+    await waitUntil(
+      async () => dmText(slack, dm.channel, dm.ts).includes('Verifying acceptance') || undefined,
+      'the verifying notice',
+    );
     const drawn = updatesOf(dm);
     // A message meanwhile: its sync posts the reply under the DM and leaves the DM itself as it is.
-    expect((await relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('the tag is 1.4.2') })).body.error).toBeUndefined();
+    expect(
+      (await relay.rpc(keys.sender, 'message/send', { task_id: id, message: text('the tag is 1.4.2') })).body.error,
+    ).toBeUndefined();
     await synced(id, 'thread.message');
     expect(updatesOf(dm)).toBe(drawn);
     expect(dmText(slack, dm.channel, dm.ts)).toContain('Verifying acceptance');
 
     await verify.resume();
     await synced(id, 'thread.accepted');
-    await waitUntil(async () => (dmText(slack, dm.channel, dm.ts).includes('Accepted') || undefined), 'the accepted DM');
+    await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('Accepted') || undefined, 'the accepted DM');
     await probe.settled();
     expect(dmText(slack, dm.channel, dm.ts)).not.toContain('Verifying');
     expect(updatesOf(dm)).toBe(drawn + 1);
@@ -268,7 +306,10 @@ test('Accept clicked while the sender’s DM is still being posted redraws the r
   expectShownMatches(doc.slack!);
   expectShownMatches(doc.slack_sender!);
   const dmsPosted = (channel: string) =>
-    slack.callsTo('chat.postMessage').filter((c) => c.args.channel === channel && !c.args.thread_ts && JSON.stringify(c.args.metadata).includes(id)).length;
+    slack
+      .callsTo('chat.postMessage')
+      .filter((c) => c.args.channel === channel && !c.args.thread_ts && JSON.stringify(c.args.metadata).includes(id))
+      .length;
   expect([dmsPosted(recipientIm), dmsPosted(senderIm)]).toEqual([1, 1]);
 });
 
@@ -287,11 +328,19 @@ test('the DM channel with a person is opened once: a second handoff between the 
     return doc;
   };
 
-  const first = await delivered(await sendHandoff(relay, sender, 'opens-recipient@acme', 'Bump the Node version in CI'));
+  const first = await delivered(
+    await sendHandoff(relay, sender, 'opens-recipient@acme', 'Bump the Node version in CI'),
+  );
   expect([opens(people.sender), opens(people.recipient)]).toEqual([1, 1]);
   const second = await delivered(await sendHandoff(relay, sender, 'opens-recipient@acme', 'And the Docker base image'));
   expect([opens(people.sender), opens(people.recipient)]).toEqual([1, 1]);
   // Both handoffs went to the same DM channels, the ones Slack opened.
-  expect([second.slack!.channel, second.slack_sender!.channel]).toEqual([first.slack!.channel, first.slack_sender!.channel]);
-  expect([first.slack!.channel, first.slack_sender!.channel]).toEqual([slack.imChannelId(people.recipient), slack.imChannelId(people.sender)]);
+  expect([second.slack!.channel, second.slack_sender!.channel]).toEqual([
+    first.slack!.channel,
+    first.slack_sender!.channel,
+  ]);
+  expect([first.slack!.channel, first.slack_sender!.channel]).toEqual([
+    slack.imChannelId(people.recipient),
+    slack.imChannelId(people.sender),
+  ]);
 });

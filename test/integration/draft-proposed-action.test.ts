@@ -25,7 +25,12 @@ async function propose(proposed_action: Record<string, unknown>): Promise<string
   const created = ok(
     await sender.callTool({
       name: 'handoff_to_teammate',
-      arguments: { to: 'web-dev@acme', intent: 'propose_action', summary: 'Please paginate the users list', proposed_action },
+      arguments: {
+        to: 'web-dev@acme',
+        intent: 'propose_action',
+        summary: 'Please paginate the users list',
+        proposed_action,
+      },
     }),
   );
   return created.thread_id as string;
@@ -78,8 +83,11 @@ test('without a suggested diff: the wrapped action and a drafting brief; a draft
   // Reading alone adds nothing to the thread.
   expect(ok(await sender.callTool({ name: 'view_thread', arguments: { thread_id: threadId } })).messages).toEqual([]);
 
-  const diff = '--- a/web/src/UsersList.tsx\n+++ b/web/src/UsersList.tsx\n@@ -1 +1 @@\n-const page = 1;\n+const cursor = null;\n';
-  const drafted = ok(await recipient.callTool({ name: 'draft_proposed_action', arguments: { thread_id: threadId, draft_diff: diff } }));
+  const diff =
+    '--- a/web/src/UsersList.tsx\n+++ b/web/src/UsersList.tsx\n@@ -1 +1 @@\n-const page = 1;\n+const cursor = null;\n';
+  const drafted = ok(
+    await recipient.callTool({ name: 'draft_proposed_action', arguments: { thread_id: threadId, draft_diff: diff } }),
+  );
   expect(drafted.attached).toEqual({ message_id: expect.any(String), sequence_no: 1, created_at: expect.any(String) });
   expect(drafted.action.description).toBe(read.action.description);
 
@@ -94,7 +102,10 @@ test('without a suggested diff: the wrapped action and a drafting brief; a draft
   });
 
   const other = ok(
-    await recipient.callTool({ name: 'draft_proposed_action', arguments: { thread_id: threadId, draft_diff: '+x\n', path: 'web/src/api.ts' } }),
+    await recipient.callTool({
+      name: 'draft_proposed_action',
+      arguments: { thread_id: threadId, draft_diff: '+x\n', path: 'web/src/api.ts' },
+    }),
   );
   expect(other.attached.sequence_no).toBe(2);
   const again = ok(await sender.callTool({ name: 'view_thread', arguments: { thread_id: threadId } }));
@@ -118,15 +129,20 @@ test('with a suggested diff: no drafting brief, the suggested diff wrapped', asy
 
 test('refuses an inform handoff and a caller who is the sender', async () => {
   const inform = ok(
-    await sender.callTool({ name: 'handoff_to_teammate', arguments: { to: 'web-dev@acme', intent: 'inform', summary: 'FYI' } }),
+    await sender.callTool({
+      name: 'handoff_to_teammate',
+      arguments: { to: 'web-dev@acme', intent: 'inform', summary: 'FYI' },
+    }),
   ).thread_id as string;
-  expect(errorText(await recipient.callTool({ name: 'draft_proposed_action', arguments: { thread_id: inform } }))).toContain(
-    'invalid_intent_payload',
-  );
+  expect(
+    errorText(await recipient.callTool({ name: 'draft_proposed_action', arguments: { thread_id: inform } })),
+  ).toContain('invalid_intent_payload');
 
   const threadId = await propose({ description: 'Do it', target_files: ['a.ts'], rationale: 'because' });
   expect(
-    errorText(await sender.callTool({ name: 'draft_proposed_action', arguments: { thread_id: threadId, draft_diff: '+y\n' } })),
+    errorText(
+      await sender.callTool({ name: 'draft_proposed_action', arguments: { thread_id: threadId, draft_diff: '+y\n' } }),
+    ),
   ).toContain('not_authorized_transition');
   // Nothing was attached by the refused call.
   expect(ok(await sender.callTool({ name: 'view_thread', arguments: { thread_id: threadId } })).messages).toEqual([]);

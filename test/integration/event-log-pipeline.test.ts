@@ -22,7 +22,13 @@ afterAll(async () => {
   await store?.close();
 });
 
-const event = (): OutboxEvent => ({ id: randomUUID(), type: 'thread.created', at: new Date(), by: 'alice@acme', via: 'api' });
+const event = (): OutboxEvent => ({
+  id: randomUUID(),
+  type: 'thread.created',
+  at: new Date(),
+  by: 'alice@acme',
+  via: 'api',
+});
 
 /** The inserts into the log as the server saw them start and finish, in order. */
 async function timeline<T>(work: () => Promise<T>): Promise<{ result: T; steps: string[] }> {
@@ -51,7 +57,9 @@ async function timeline<T>(work: () => Promise<T>): Promise<{ result: T; steps: 
 test('30 events recorded at once into one log take positions 1–30 in order in a few inserts, and are read back once each', async () => {
   const handle = 'busy@acme';
   const events = Array.from({ length: 30 }, event);
-  const { result: positions, steps } = await timeline(() => Promise.all(events.map((e, i) => store.eventLog.record(handle, `thread-${i}`, e))));
+  const { result: positions, steps } = await timeline(() =>
+    Promise.all(events.map((e, i) => store.eventLog.record(handle, `thread-${i}`, e))),
+  );
   expect(positions).toEqual(events.map((_, i) => i + 1));
   // Before, each entry waited for the previous one's insert: 30 events were 30 inserts, one round trip each.
   expect(steps.filter((step) => step === 'start event_log').length).toBeLessThanOrEqual(3);
@@ -85,13 +93,25 @@ test('an insert that meets positions another process took lands what came before
   await store.eventLog.record(handle, 'thread-0', first!); // this process now knows the log ends at 1
   // Meanwhile another process placed two events at 4 and 5, unknown to this one.
   const foreign = [event(), event()];
-  await store.eventLog.entries.insertMany(foreign.map((e, i) => ({ _id: eventEntryId(handle, 4 + i), handle, seq: 4 + i, thread_id: 'elsewhere', event_id: e.id, event: e, recorded_at: new Date() })));
+  await store.eventLog.entries.insertMany(
+    foreign.map((e, i) => ({
+      _id: eventEntryId(handle, 4 + i),
+      handle,
+      seq: 4 + i,
+      thread_id: 'elsewhere',
+      event_id: e.id,
+      event: e,
+      recorded_at: new Date(),
+    })),
+  );
   // The first goes alone (2); the three that waited go in one ordered insert at 3–5: 3 lands, 4 is taken, so the
   // last two are placed after the head (6, 7).
   const positions = await Promise.all(burst.map((e, i) => store.eventLog.record(handle, `thread-${i + 1}`, e)));
   expect(positions).toEqual([2, 3, 6, 7]);
   const read = await store.eventLog.read(handle, 0, 100);
-  expect(read.events.map((e) => e.event.id)).toEqual([first!, burst[0]!, burst[1]!, ...foreign, burst[2]!, burst[3]!].map((e) => e.id));
+  expect(read.events.map((e) => e.event.id)).toEqual(
+    [first!, burst[0]!, burst[1]!, ...foreign, burst[2]!, burst[3]!].map((e) => e.id),
+  );
   expect(read.cursor).toBe(7);
 });
 
@@ -100,7 +120,10 @@ test('the same event recorded twice at once has one position that both calls ans
   const first = event();
   await store.eventLog.record(handle, 'thread-a', first);
   const again = event();
-  const [a, b] = await Promise.all([store.eventLog.record(handle, 'thread-b', again), store.eventLog.record(handle, 'thread-b', again)]);
+  const [a, b] = await Promise.all([
+    store.eventLog.record(handle, 'thread-b', again),
+    store.eventLog.record(handle, 'thread-b', again),
+  ]);
   expect(a).toBe(b);
   const read = await store.eventLog.read(handle, 0, 100);
   expect(read.events.map((e) => e.event.id)).toEqual([first.id, again.id]);
@@ -118,7 +141,7 @@ test('an event recorded again later (a re-run job) keeps its first position; a n
   expect(read.cursor).toBe(2);
 });
 
-test("a database written by layout 3 migrates: each event once where its mark put it, new events after the head, its open approvals marked", async () => {
+test('a database written by layout 3 migrates: each event once where its mark put it, new events after the head, its open approvals marked', async () => {
   const old = await MongoStore.connect(testMongoUrl(), uniqueName('event_log_layout3'));
   try {
     const handle = 'layout3@acme';
@@ -126,7 +149,16 @@ test("a database written by layout 3 migrates: each event once where its mark pu
     // Layout 3: entry 2 holds the third event again (two recorders raced; its mark names 3), entry 4 the first
     // event again (its recorder died before the mark), and no entry has an event_id.
     const placed = [events[0]!, events[2]!, events[2]!, events[0]!, events[1]!];
-    await old.eventLog.entries.insertMany(placed.map((e, i) => ({ _id: eventEntryId(handle, i + 1), handle, seq: i + 1, thread_id: 'old', event: e, recorded_at: new Date() })) as never[]);
+    await old.eventLog.entries.insertMany(
+      placed.map((e, i) => ({
+        _id: eventEntryId(handle, i + 1),
+        handle,
+        seq: i + 1,
+        thread_id: 'old',
+        event: e,
+        recorded_at: new Date(),
+      })) as never[],
+    );
     await old.db.collection('event_marks').insertMany([
       { _id: `${handle}|${events[0]!.id}` as never, seq: 1 },
       { _id: `${handle}|${events[2]!.id}` as never, seq: 3 },
@@ -134,9 +166,20 @@ test("a database written by layout 3 migrates: each event once where its mark pu
     ]);
     await old.db.collection('event_heads').insertOne({ _id: handle as never, n: 5 });
     // And its open approvals in a collection of their own: one open, one decided.
-    const approval = (id: string, status: string) => ({ _id: id, thread_id: 't', status, action: 'handoff.create', actor: 'a@acme', approvers: [], created_at: new Date(), deadline: new Date() });
+    const approval = (id: string, status: string) => ({
+      _id: id,
+      thread_id: 't',
+      status,
+      action: 'handoff.create',
+      actor: 'a@acme',
+      approvers: [],
+      created_at: new Date(),
+      deadline: new Date(),
+    });
     await old.approvals.insertMany([approval('open-1', 'pending'), approval('done-1', 'rejected')] as never[]);
-    await old.db.collection('approvals_open').insertOne({ _id: 'open-1' as never, thread_id: 't', created_at: new Date() });
+    await old.db
+      .collection('approvals_open')
+      .insertOne({ _id: 'open-1' as never, thread_id: 't', created_at: new Date() });
     await old.meta.insertOne({ _id: 'schema', value: 3, at: new Date() });
     await old.meta.insertOne({ _id: 'open_approvals_placed', value: true, at: new Date() });
     const lines: string[] = [];
@@ -149,7 +192,11 @@ test("a database written by layout 3 migrates: each event once where its mark pu
     expect(collections).not.toContain('approvals_open');
     expect((await old.approvals.find({ open: 1 }).toArray()).map((a) => a._id)).toEqual(['open-1']);
     const read = await old.eventLog.read(handle, 0, 100);
-    expect(read.events.map((e) => [e.seq, e.event.id])).toEqual([[1, events[0]!.id], [3, events[2]!.id], [5, events[1]!.id]]);
+    expect(read.events.map((e) => [e.seq, e.event.id])).toEqual([
+      [1, events[0]!.id],
+      [3, events[2]!.id],
+      [5, events[1]!.id],
+    ]);
     const next = event();
     expect(await old.eventLog.record(handle, 'new', next)).toBe(6);
     expect(await old.eventLog.record(handle, 'old', events[2]!)).toBe(3);

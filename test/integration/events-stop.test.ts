@@ -74,37 +74,46 @@ async function eventsServer(held: ReturnType<typeof gate>, step?: Step) {
   return { server, streams, poll };
 }
 
-test.each(['authentication', 'the feed start'] as const)('a long poll still in %s when the relay stops ends with the stop, not after its wait', async (step) => {
-  const held = gate();
-  const { server, streams, poll } = await eventsServer(held, step);
-  try {
-    const answer = poll();
-    await waitUntil(async () => held.arrived(), `the poll in ${step}`);
-    // What the relay's stop does with its server (scripts/relay.ts), begun while the poll is held; then it goes on.
-    let stopped = false;
-    void (async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await streams.closeAll();
-      server.closeIdleConnections();
-      await closed;
-      stopped = true;
-    })();
-    held.release();
-    // Well under the poll's 60 s wait, which both waited for when the stop did not know of the poll yet.
-    expect(await waitUntil(async () => answer(), 'the poll answered')).toEqual({ status: 200, body: { events: [], cursor: '0' } });
-    await waitUntil(async () => stopped, 'the stop');
-  } finally {
-    server.closeAllConnections();
-  }
-});
+test.each(['authentication', 'the feed start'] as const)(
+  'a long poll still in %s when the relay stops ends with the stop, not after its wait',
+  async (step) => {
+    const held = gate();
+    const { server, streams, poll } = await eventsServer(held, step);
+    try {
+      const answer = poll();
+      await waitUntil(async () => held.arrived(), `the poll in ${step}`);
+      // What the relay's stop does with its server (scripts/relay.ts), begun while the poll is held; then it goes on.
+      let stopped = false;
+      void (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await streams.closeAll();
+        server.closeIdleConnections();
+        await closed;
+        stopped = true;
+      })();
+      held.release();
+      // Well under the poll's 60 s wait, which both waited for when the stop did not know of the poll yet.
+      expect(await waitUntil(async () => answer(), 'the poll answered')).toEqual({
+        status: 200,
+        body: { events: [], cursor: '0' },
+      });
+      await waitUntil(async () => stopped, 'the stop');
+    } finally {
+      server.closeAllConnections();
+    }
+  },
+);
 
 test('a long poll that arrives once the stop has ended the open ones (on a keep-alive connection that was busy) ends at once', async () => {
   const { server, streams, poll } = await eventsServer(gate());
   try {
     await streams.closeAll();
     const answer = poll();
-    expect(await waitUntil(async () => answer(), 'the poll answered')).toEqual({ status: 200, body: { events: [], cursor: '0' } });
+    expect(await waitUntil(async () => answer(), 'the poll answered')).toEqual({
+      status: 200,
+      body: { events: [], cursor: '0' },
+    });
   } finally {
     server.closeAllConnections();
     server.close();

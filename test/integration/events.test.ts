@@ -15,7 +15,9 @@ const streams: SseStream[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'events' });
-  [alice, bob, carol] = await Promise.all(['alice@acme', 'bob@acme', 'carol@acme'].map((handle) => relay.register({ handle })));
+  [alice, bob, carol] = await Promise.all(
+    ['alice@acme', 'bob@acme', 'carol@acme'].map((handle) => relay.register({ handle })),
+  );
 });
 
 afterAll(async () => {
@@ -37,7 +39,9 @@ async function eventsAfter(key: string, since: string, count: number): Promise<{
 }
 
 async function open(key: string, query = '', headers: Record<string, string> = {}): Promise<SseStream> {
-  const stream = await SseStream.open(`${relay.url}/events${query}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  const stream = await SseStream.open(`${relay.url}/events${query}`, {
+    headers: { authorization: `Bearer ${key}`, ...headers },
+  });
   streams.push(stream);
   return stream;
 }
@@ -45,20 +49,36 @@ async function open(key: string, query = '', headers: Record<string, string> = {
 /** A handoff from alice to bob that bob accepts, both write to, and bob completes: five events each. */
 async function wholeHandoff(summary: string): Promise<string> {
   const id = await sendHandoff(relay, alice, 'bob@acme', summary);
-  expect((await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' })).body.result.status).toBe('accepted');
-  expect((await relay.rpc(alice, 'message/send', { task_id: id, message: text('one more thing') })).body.result.sequence_no).toBe(1);
-  expect((await relay.rpc(bob, 'message/send', { task_id: id, message: text('on it') })).body.result.sequence_no).toBe(2);
-  expect((await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'complete', result_summary: 'done' })).body.result.status).toBe('completed');
+  expect((await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' })).body.result.status).toBe(
+    'accepted',
+  );
+  expect(
+    (await relay.rpc(alice, 'message/send', { task_id: id, message: text('one more thing') })).body.result.sequence_no,
+  ).toBe(1);
+  expect((await relay.rpc(bob, 'message/send', { task_id: id, message: text('on it') })).body.result.sequence_no).toBe(
+    2,
+  );
+  expect(
+    (await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'complete', result_summary: 'done' })).body.result
+      .status,
+  ).toBe('completed');
   return id;
 }
 
 const LIFECYCLE = ['thread.created', 'thread.accepted', 'thread.message', 'thread.message', 'thread.completed'];
 
 test('each participant reads every event of the thread in order, with the outbox event fields; an outsider reads none', async () => {
-  const start = { alice: (await poll(alice, '')).body.cursor, bob: (await poll(bob, '')).body.cursor, carol: (await poll(carol, '')).body.cursor };
+  const start = {
+    alice: (await poll(alice, '')).body.cursor,
+    bob: (await poll(bob, '')).body.cursor,
+    carol: (await poll(carol, '')).body.cursor,
+  };
   const id = await wholeHandoff('in order');
 
-  for (const [key, name] of [[alice, 'alice'], [bob, 'bob']] as const) {
+  for (const [key, name] of [
+    [alice, 'alice'],
+    [bob, 'bob'],
+  ] as const) {
     const { status, body } = await eventsAfter(key, start[name], LIFECYCLE.length);
     expect(status).toBe(200);
     expect(body.events.map((e: any) => e.type)).toEqual(LIFECYCLE);
@@ -69,7 +89,15 @@ test('each participant reads every event of the thread in order, with the outbox
     expect(new Set(cursors).size).toBe(5);
     expect(body.cursor).toBe(body.events[4].cursor);
     // Every field the outbox event carries, by name: event_id, at, via, message_id for messages.
-    expect(body.events[0]).toEqual({ cursor: expect.any(String), event_id: expect.any(String), type: 'thread.created', thread_id: id, at: expect.any(String), by: 'alice@acme', via: 'a2a' });
+    expect(body.events[0]).toEqual({
+      cursor: expect.any(String),
+      event_id: expect.any(String),
+      type: 'thread.created',
+      thread_id: id,
+      at: expect.any(String),
+      by: 'alice@acme',
+      via: 'a2a',
+    });
     expect(body.events[2].message_id).toEqual(expect.any(String));
     // Reading from the end gives nothing new and keeps the cursor.
     expect((await poll(key, `?since=${body.cursor}`)).body).toEqual({ events: [], cursor: body.cursor });
@@ -145,14 +173,21 @@ test('bad cursors and waits are invalid_params (400), naming the field; no key i
     ['?sinse=1', {}, 'query'],
   ];
   for (const [query, headers, message] of cases) {
-    const response = await fetch(`${relay.url}/events${query}`, { headers: { authorization: `Bearer ${alice}`, ...headers } });
+    const response = await fetch(`${relay.url}/events${query}`, {
+      headers: { authorization: `Bearer ${alice}`, ...headers },
+    });
     const body = (await response.json()) as any;
     expect([query, response.status, body.code]).toEqual([query, 400, 'invalid_params']);
     expect(body.message).toContain(message);
   }
-  const badResume = await SseStream.open(`${relay.url}/events`, { headers: { authorization: `Bearer ${alice}`, 'last-event-id': 'x1' } });
+  const badResume = await SseStream.open(`${relay.url}/events`, {
+    headers: { authorization: `Bearer ${alice}`, 'last-event-id': 'x1' },
+  });
   expect(badResume.status).toBe(400);
-  expect(JSON.parse(String(badResume.error))).toMatchObject({ code: 'invalid_params', message: expect.stringContaining('header.last-event-id') });
+  expect(JSON.parse(String(badResume.error))).toMatchObject({
+    code: 'invalid_params',
+    message: expect.stringContaining('header.last-event-id'),
+  });
   expect((await fetch(`${relay.url}/events`)).status).toBe(401);
 });
 
@@ -161,11 +196,22 @@ test('the same event recorded twice, even by two processes at once, is in the lo
   const id = await sendHandoff(relay, alice, 'bob@acme', 'twice');
   await eventsAfter(bob, bobAt, 1);
   const thread = await relay.store.threads.findOne({ _id: id });
-  const event = { id: randomUUID(), type: 'thread.message' as const, at: new Date(), by: 'alice@acme', via: 'a2a' as const, message_id: randomUUID() };
+  const event = {
+    id: randomUUID(),
+    type: 'thread.message' as const,
+    at: new Date(),
+    by: 'alice@acme',
+    via: 'a2a' as const,
+    message_id: randomUUID(),
+  };
   const { cursor } = (await poll(carol, '')).body;
   // Two logs over the same collections stand for two relay processes recording the same outbox event.
   const [one, two] = [new EventLog(relay.store.db), new EventLog(relay.store.db)];
-  const seqs = await Promise.all([one.record('carol@acme', thread!._id, event), two.record('carol@acme', thread!._id, event), one.record('carol@acme', thread!._id, event)]);
+  const seqs = await Promise.all([
+    one.record('carol@acme', thread!._id, event),
+    two.record('carol@acme', thread!._id, event),
+    one.record('carol@acme', thread!._id, event),
+  ]);
   expect(new Set(seqs).size).toBe(1);
   const { body } = await poll(carol, `?since=${cursor}`);
   expect(body.events.map((e: any) => e.event_id)).toEqual([event.id]);
@@ -180,10 +226,14 @@ test('stopping the relay ends its open streams and long polls instead of waiting
   const key = await other.register({ handle: 'dave@acme' });
   const stream = await SseStream.open(`${other.url}/events`, { headers: { authorization: `Bearer ${key}` } });
   await waitUntil(async () => stream.events.length > 0, 'the ready event');
-  const poll = fetch(`${other.url}/events?wait=60`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  const poll = fetch(`${other.url}/events?wait=60`, { headers: { authorization: `Bearer ${key}` } }).then(
+    async (r) => ({ status: r.status, body: await r.json() }),
+  );
   // The stream and the poll both held by the relay (its own gauge says so), then the stop.
   const open = async () => {
-    const metrics = await fetch(`${other.url}/metrics`, { headers: { authorization: `Bearer ${other.adminKey}` } }).then((r) => r.text());
+    const metrics = await fetch(`${other.url}/metrics`, {
+      headers: { authorization: `Bearer ${other.adminKey}` },
+    }).then((r) => r.text());
     return Number(/^relay_event_streams_open (\d+)$/m.exec(metrics)?.[1] ?? 0);
   };
   await waitUntil(async () => (await open()) === 2, 'the stream and the poll to be open');

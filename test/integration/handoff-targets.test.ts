@@ -34,11 +34,17 @@ async function mcp(handle: string): Promise<Client> {
 }
 
 function send(to: string, summary = `to ${to}`, from = 'sender@acme') {
-  return relay.rpc(keys[from], 'message/send', { recipient: to, intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: summary }] } });
+  return relay.rpc(keys[from], 'message/send', {
+    recipient: to,
+    intent: 'inform',
+    message: { role: 'user', parts: [{ type: 'text', text: summary }] },
+  });
 }
 
 async function inbox(handle: string, status?: string[]): Promise<Array<{ thread_id: string; status: string }>> {
-  const { body } = await relay.rpc(keys[handle], 'tasks/list', { filter: { role: 'recipient', ...(status ? { status } : {}) } });
+  const { body } = await relay.rpc(keys[handle], 'tasks/list', {
+    filter: { role: 'recipient', ...(status ? { status } : {}) },
+  });
   return body.result.items;
 }
 
@@ -49,13 +55,22 @@ describe('one match', () => {
     expect(body.result.candidates).toBeUndefined();
     expect((await inbox('cy@acme')).map((i) => i.thread_id)).toContain(body.result.task_id);
     const view = await relay.rpc(keys['cy@acme'], 'tasks/get', { task_id: body.result.task_id });
-    expect(view.body.result).toMatchObject({ status: 'pending', recipient: { handle: 'cy@acme' }, to_target: 'role:design', candidates: ['cy@acme'] });
+    expect(view.body.result).toMatchObject({
+      status: 'pending',
+      recipient: { handle: 'cy@acme' },
+      to_target: 'role:design',
+      candidates: ['cy@acme'],
+    });
     expect(view.body.result.handoff_token).toMatch(/^hto_/);
   });
 
   test('owner:apps/web/src/App.tsx: the owners of the longest prefix (apps/web/ beats apps/), ties are several', async () => {
     const { body } = await send('owner:apps/web/src/App.tsx');
-    expect(body.result).toMatchObject({ status: { state: 'unclaimed' }, recipient: 'owner:apps/web/src/App.tsx', candidates: ['ana@acme', 'cy@acme'] });
+    expect(body.result).toMatchObject({
+      status: { state: 'unclaimed' },
+      recipient: 'owner:apps/web/src/App.tsx',
+      candidates: ['ana@acme', 'cy@acme'],
+    });
     const mobile = await send('owner:./apps/mobile/ios');
     expect(mobile.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'dee@acme' });
     const apps = await send('owner:apps/desktop/');
@@ -63,7 +78,12 @@ describe('one match', () => {
   });
 
   test('a retry under the same key answers the same thread, even after the target has come to name others', async () => {
-    const params = { recipient: 'role:qa', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'qa retry' }] }, metadata: { client_idempotency_key: 'qa-retry-1' } };
+    const params = {
+      recipient: 'role:qa',
+      intent: 'inform',
+      message: { role: 'user', parts: [{ type: 'text', text: 'qa retry' }] },
+      metadata: { client_idempotency_key: 'qa-retry-1' },
+    };
     const first = await relay.rpc(keys['sender@acme'], 'message/send', params);
     expect(first.body.result).toMatchObject({ status: { state: 'pending' }, recipient: 'dee@acme' });
     keys['eve@acme'] = await relay.register({ handle: 'eve@acme', role: 'qa' });
@@ -83,7 +103,10 @@ describe('none', () => {
     const role = await send('role:security');
     expect(role.body.error).toMatchObject({ code: -32004 });
     expect(role.body.error.message).toContain('roles that exist: backend, design, frontend, qa');
-    expect(role.body.error.data.details).toMatchObject({ target: 'role:security', roles: ['backend', 'design', 'frontend', 'qa'] });
+    expect(role.body.error.data.details).toMatchObject({
+      target: 'role:security',
+      roles: ['backend', 'design', 'frontend', 'qa'],
+    });
     const skill = await send('skill:rust');
     expect(skill.body.error.message).toContain('skills that exist: css, figma, go, react');
     const owner = await send('owner:infra/terraform/');
@@ -110,7 +133,12 @@ describe('bad targets', () => {
 
   test('MCP handoff_to_teammate refuses a malformed target before any call', async () => {
     const sender = await mcp('sender@acme');
-    const text = toolErrorText(await sender.callTool({ name: 'handoff_to_teammate', arguments: { to: 'squad:web', intent: 'inform', summary: 'x' } }));
+    const text = toolErrorText(
+      await sender.callTool({
+        name: 'handoff_to_teammate',
+        arguments: { to: 'squad:web', intent: 'inform', summary: 'x' },
+      }),
+    );
     expect(text).toMatch(/role:<role>, skill:<skill> or owner:<path>/);
   });
 });
@@ -119,35 +147,66 @@ describe('several: unclaimed until the first claim', () => {
   test('each candidate sees it in check_inbox; others do not; the claimer keeps it, the rest lose it', async () => {
     const { body } = await send('skill:react', 'react work');
     const id = body.result.task_id as string;
-    expect(body.result).toMatchObject({ status: { state: 'unclaimed' }, recipient: 'skill:react', candidates: ['ana@acme', 'ben@acme', 'dee@acme'] });
+    expect(body.result).toMatchObject({
+      status: { state: 'unclaimed' },
+      recipient: 'skill:react',
+      candidates: ['ana@acme', 'ben@acme', 'dee@acme'],
+    });
     for (const handle of ['ana@acme', 'ben@acme', 'dee@acme']) {
-      expect(await inbox(handle, ['unclaimed'])).toEqual(expect.arrayContaining([expect.objectContaining({ thread_id: id, status: 'unclaimed' })]));
+      expect(await inbox(handle, ['unclaimed'])).toEqual(
+        expect.arrayContaining([expect.objectContaining({ thread_id: id, status: 'unclaimed' })]),
+      );
     }
     expect((await inbox('cy@acme')).map((i) => i.thread_id)).not.toContain(id);
 
     // A candidate may read it (to decide); a non-candidate may not.
     const view = await relay.rpc(keys['ben@acme'], 'tasks/get', { task_id: id });
-    expect(view.body.result).toMatchObject({ status: 'unclaimed', to_target: 'skill:react', candidates: ['ana@acme', 'ben@acme', 'dee@acme'], claimed_by: null });
+    expect(view.body.result).toMatchObject({
+      status: 'unclaimed',
+      to_target: 'skill:react',
+      candidates: ['ana@acme', 'ben@acme', 'dee@acme'],
+      claimed_by: null,
+    });
     expect(view.body.result.handoff_token).toBeUndefined();
-    expect((await relay.rpc(keys['cy@acme'], 'tasks/get', { task_id: id })).body.error).toMatchObject({ data: { code: 'not_a_participant' } });
+    expect((await relay.rpc(keys['cy@acme'], 'tasks/get', { task_id: id })).body.error).toMatchObject({
+      data: { code: 'not_a_participant' },
+    });
     // Nobody can accept an unclaimed handoff they are not a candidate for, nor decline it.
-    expect((await relay.rpc(keys['cy@acme'], 'tasks/update', { task_id: id, transition: 'claim' })).body.error.message).toMatch(/cy@acme is not one of the candidates/);
+    expect(
+      (await relay.rpc(keys['cy@acme'], 'tasks/update', { task_id: id, transition: 'claim' })).body.error.message,
+    ).toMatch(/cy@acme is not one of the candidates/);
 
-    const declined = await relay.rpc(keys['ana@acme'], 'tasks/update', { task_id: id, transition: 'decline', reason: 'no' });
+    const declined = await relay.rpc(keys['ana@acme'], 'tasks/update', {
+      task_id: id,
+      transition: 'decline',
+      reason: 'no',
+    });
     expect(declined.body.error).toMatchObject({ data: { code: 'invalid_transition' } });
     expect(declined.body.error.message).toMatch(/unclaimed: claim it first/);
     const claimed = await relay.rpc(keys['ben@acme'], 'tasks/update', { task_id: id, transition: 'claim' });
-    expect(claimed.body.result).toMatchObject({ thread_id: id, status: 'pending', recipient: 'ben@acme', claimed_by: 'ben@acme' });
+    expect(claimed.body.result).toMatchObject({
+      thread_id: id,
+      status: 'pending',
+      recipient: 'ben@acme',
+      claimed_by: 'ben@acme',
+    });
     // The same claimer again: success, nothing changes. Another candidate: refused, saying who has it.
-    expect((await relay.rpc(keys['ben@acme'], 'tasks/update', { task_id: id, transition: 'claim' })).body.result).toEqual(claimed.body.result);
+    expect(
+      (await relay.rpc(keys['ben@acme'], 'tasks/update', { task_id: id, transition: 'claim' })).body.result,
+    ).toEqual(claimed.body.result);
     const late = await relay.rpc(keys['ana@acme'], 'tasks/update', { task_id: id, transition: 'claim' });
     expect(late.body.error).toMatchObject({ code: -32008, data: { code: 'invalid_transition' } });
     expect(late.body.error.message).toMatch(/Already claimed by ben@acme/);
 
     expect((await inbox('ben@acme', ['pending'])).map((i) => i.thread_id)).toContain(id);
-    for (const handle of ['ana@acme', 'dee@acme']) expect((await inbox(handle)).map((i) => i.thread_id)).not.toContain(id);
+    for (const handle of ['ana@acme', 'dee@acme'])
+      expect((await inbox(handle)).map((i) => i.thread_id)).not.toContain(id);
     const after = await relay.rpc(keys['ben@acme'], 'tasks/get', { task_id: id });
-    expect(after.body.result).toMatchObject({ status: 'pending', recipient: { handle: 'ben@acme' }, claimed_by: 'ben@acme' });
+    expect(after.body.result).toMatchObject({
+      status: 'pending',
+      recipient: { handle: 'ben@acme' },
+      claimed_by: 'ben@acme',
+    });
     expect(after.body.result.handoff_token).toMatch(/^hto_/);
     expect(after.body.result.status_history.map((h: { status: string; by: string }) => [h.status, h.by])).toEqual([
       ['unclaimed', 'sender@acme'],
@@ -173,11 +232,16 @@ describe('several: unclaimed until the first claim', () => {
     const { body } = await send('skill:react', 'race');
     const id = body.result.task_id as string;
     const handles = ['ana@acme', 'ben@acme', 'dee@acme'];
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => relay.rpc(keys[handles[i % 3]!], 'tasks/update', { task_id: id, transition: 'claim' })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        relay.rpc(keys[handles[i % 3]!], 'tasks/update', { task_id: id, transition: 'claim' }),
+      ),
+    );
     const won = answers.filter((a) => a.body.result).map((a) => a.body.result.claimed_by as string);
     const owner = won[0]!;
     expect(new Set(won)).toEqual(new Set([owner]));
-    for (const lost of answers.filter((a) => a.body.error)) expect(lost.body.error.message).toContain(`Already claimed by ${owner}`);
+    for (const lost of answers.filter((a) => a.body.error))
+      expect(lost.body.error.message).toContain(`Already claimed by ${owner}`);
     const view = await relay.rpc(keys[owner], 'tasks/get', { task_id: id });
     expect(view.body.result.status_history.filter((h: { status: string }) => h.status === 'pending')).toHaveLength(1);
   });
@@ -185,7 +249,9 @@ describe('several: unclaimed until the first claim', () => {
   test('a claim after the sender cancelled changes nothing and says so', async () => {
     const { body } = await send('role:frontend', 'never mind');
     const id = body.result.task_id as string;
-    expect((await relay.rpc(keys['sender@acme'], 'tasks/cancel', { task_id: id, reason: 'done myself' })).body.result).toMatchObject({ status: 'cancelled' });
+    expect(
+      (await relay.rpc(keys['sender@acme'], 'tasks/cancel', { task_id: id, reason: 'done myself' })).body.result,
+    ).toMatchObject({ status: 'cancelled' });
     const claim = await relay.rpc(keys['ana@acme'], 'tasks/update', { task_id: id, transition: 'claim' });
     expect(claim.body.error).toMatchObject({ data: { code: 'thread_terminal' } });
     expect(claim.body.error.message).toMatch(/cancelled before anyone claimed it/);
@@ -193,23 +259,46 @@ describe('several: unclaimed until the first claim', () => {
 
   test('MCP: accept_handoff by a candidate claims and accepts in one call; check_inbox shows unclaimed', async () => {
     const sender = await mcp('sender@acme');
-    const created = toolOk(await sender.callTool({ name: 'handoff_to_teammate', arguments: { to: 'role:frontend', intent: 'inform', summary: 'MCP route' } }));
-    expect(created).toMatchObject({ status: 'unclaimed', recipient: 'role:frontend', candidates: ['ana@acme', 'ben@acme'] });
+    const created = toolOk(
+      await sender.callTool({
+        name: 'handoff_to_teammate',
+        arguments: { to: 'role:frontend', intent: 'inform', summary: 'MCP route' },
+      }),
+    );
+    expect(created).toMatchObject({
+      status: 'unclaimed',
+      recipient: 'role:frontend',
+      candidates: ['ana@acme', 'ben@acme'],
+    });
     const ana = await mcp('ana@acme');
     const listed = toolOk(await ana.callTool({ name: 'check_inbox', arguments: { status: ['unclaimed'] } }));
     expect(listed.items.map((i: { thread_id: string }) => i.thread_id)).toContain(created.thread_id);
-    const accepted = toolOk(await ana.callTool({ name: 'accept_handoff', arguments: { thread_id: created.thread_id } }));
+    const accepted = toolOk(
+      await ana.callTool({ name: 'accept_handoff', arguments: { thread_id: created.thread_id } }),
+    );
     expect(accepted).toMatchObject({ accepted: true, status: 'accepted' });
     const ben = await mcp('ben@acme');
-    expect(toolErrorText(await ben.callTool({ name: 'accept_handoff', arguments: { thread_id: created.thread_id } }))).toMatch(/Already claimed by ana@acme/);
+    expect(
+      toolErrorText(await ben.callTool({ name: 'accept_handoff', arguments: { thread_id: created.thread_id } })),
+    ).toMatch(/Already claimed by ana@acme/);
   });
 
   test('A2A SendMessage with a target recipient in metadata reads back submitted with the candidates', async () => {
     const { body } = await relay.rpc(keys['sender@acme'], 'SendMessage', {
-      message: { messageId: 'a2a-target-1', role: 'ROLE_USER', parts: [{ text: 'via a2a' }], metadata: { recipient: 'role:frontend', intent: 'inform' } },
+      message: {
+        messageId: 'a2a-target-1',
+        role: 'ROLE_USER',
+        parts: [{ text: 'via a2a' }],
+        metadata: { recipient: 'role:frontend', intent: 'inform' },
+      },
     });
     const task = body.result.task ?? body.result;
     expect(task.status.state).toBe('TASK_STATE_SUBMITTED');
-    expect(task.metadata.handoff).toMatchObject({ status: 'unclaimed', to_target: 'role:frontend', candidates: ['ana@acme', 'ben@acme'], claimed_by: null });
+    expect(task.metadata.handoff).toMatchObject({
+      status: 'unclaimed',
+      to_target: 'role:frontend',
+      candidates: ['ana@acme', 'ben@acme'],
+      claimed_by: null,
+    });
   });
 });

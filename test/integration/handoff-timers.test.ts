@@ -45,7 +45,12 @@ beforeAll(async () => {
   bobKey = await relay.register({ handle: 'bob@acme', name: 'Bob', slack_user_id: BOB });
   await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
   await relay.register({ handle: 'dave@acme', name: 'Dave', slack_user_id: DAVE });
-  erinKey = await relay.register({ handle: 'erin@acme', name: 'Erin', slack_user_id: ERIN, lead: 'dave@acme' } as Parameters<TestRelay['register']>[0]);
+  erinKey = await relay.register({
+    handle: 'erin@acme',
+    name: 'Erin',
+    slack_user_id: ERIN,
+    lead: 'dave@acme',
+  } as Parameters<TestRelay['register']>[0]);
 });
 
 afterAll(async () => {
@@ -58,7 +63,10 @@ const { read, at, posts, posted, fired, armed } = timerSteps(() => ({ relay, sla
 async function handoff(summary: string, intent = 'ask_question', to = 'bob@acme'): Promise<string> {
   const extra = intent === 'ask_question' ? { intent, metadata: { question: 'Can you look?' } } : { intent };
   const id = await sendHandoff(relay, aliceKey, to, summary, extra);
-  await waitUntil(async () => ((await read(id)).slack_sender && (await read(id)).slack ? true : undefined), `both DMs of ${id}`);
+  await waitUntil(
+    async () => ((await read(id)).slack_sender && (await read(id)).slack ? true : undefined),
+    `both DMs of ${id}`,
+  );
   await armed(id, 'remind-1');
   return id;
 }
@@ -71,8 +79,11 @@ let responses = 0;
 
 /** A click on a notice's button (a reply under the DM), as Slack sends it; `responseName` finds the app's answer. */
 function noticeClick(call: FakeSlackCall, user: string, actionId: string, value?: string) {
-  const button = ((call.args.blocks as any[]) ?? []).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e: any) => e.action_id === actionId);
-  if (!button && value === undefined) throw new Error(`no ${actionId} on the notice: ${JSON.stringify(call.args.blocks)}`);
+  const button = ((call.args.blocks as any[]) ?? [])
+    .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+    .find((e: any) => e.action_id === actionId);
+  if (!button && value === undefined)
+    throw new Error(`no ${actionId} on the notice: ${JSON.stringify(call.args.blocks)}`);
   const ts = String(call.response.ts);
   const responseName = `answer-${(responses += 1)}`;
   return {
@@ -119,22 +130,51 @@ test('a pending question is reminded, reminded again, escalated back to the send
   expect(back.args.thread_ts).toBe(escalated.slack_sender!.ts);
   expect(JSON.stringify(back.args.blocks)).toContain(TIMER_ACTION_IDS.reassign);
   // The sender's DM says what happened, redrawn in place.
-  await waitUntil(async () => lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts).includes('escalated back to you') || undefined, 'the sender DM to show the escalation');
-  expect(lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts)).toContain(`reminded <@${BOB}> · reminded <@${BOB}> again · escalated back to you`);
-  await note('escalate', 'escalate: back to alice under her DM, with Reassign; alice’s DM reads "reminded @bob · reminded @bob again · escalated back to you"');
+  await waitUntil(
+    async () =>
+      lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts).includes('escalated back to you') ||
+      undefined,
+    'the sender DM to show the escalation',
+  );
+  expect(lastText(escalated.slack_sender!.channel, escalated.slack_sender!.ts)).toContain(
+    `reminded <@${BOB}> · reminded <@${BOB}> again · escalated back to you`,
+  );
+  await note(
+    'escalate',
+    'escalate: back to alice under her DM, with Reassign; alice’s DM reads "reminded @bob · reminded @bob again · escalated back to you"',
+  );
   await armed(id, 'expire');
 
   // The handoff token (7 days) runs out before expire_after (14 days).
   await at(id, 7 * DAY + MINUTE);
-  const expired = await waitUntil(async () => ((await read(id)).status === 'expired' ? read(id) : undefined), 'the thread to expire');
+  const expired = await waitUntil(
+    async () => ((await read(id)).status === 'expired' ? read(id) : undefined),
+    'the thread to expire',
+  );
   expect(expired.timers?.expire_reason).toBe('token_expired');
-  expect(expired.outbox.map((e) => e.type)).toEqual(['thread.created', 'thread.reminded', 'thread.reminded', 'thread.escalated', 'thread.expired']);
+  expect(expired.outbox.map((e) => e.type)).toEqual([
+    'thread.created',
+    'thread.reminded',
+    'thread.reminded',
+    'thread.escalated',
+    'thread.expired',
+  ]);
   await posted(id, 'recipient:t:expire');
   const resendNotice = await posted(id, 'sender:t:expire');
   expect(JSON.stringify(resendNotice.args.blocks)).toContain(TIMER_ACTION_IDS.resend);
-  await waitUntil(async () => lastText(expired.slack!.channel, expired.slack!.ts).includes('Expired') || undefined, 'the recipient DM redrawn as expired');
-  await waitUntil(async () => lastText(expired.slack_sender!.channel, expired.slack_sender!.ts).includes(TIMER_ACTION_IDS.resend) || undefined, 'the sender DM with Resend');
-  await note('expire', 'expire: the handoff token ran out; both DMs redrawn as expired, a notice under each, Resend for alice');
+  await waitUntil(
+    async () => lastText(expired.slack!.channel, expired.slack!.ts).includes('Expired') || undefined,
+    'the recipient DM redrawn as expired',
+  );
+  await waitUntil(
+    async () =>
+      lastText(expired.slack_sender!.channel, expired.slack_sender!.ts).includes(TIMER_ACTION_IDS.resend) || undefined,
+    'the sender DM with Resend',
+  );
+  await note(
+    'expire',
+    'expire: the handoff token ran out; both DMs redrawn as expired, a notice under each, Resend for alice',
+  );
   await armed(id, null);
 
   // Nothing is left to fire, and an old job run again changes nothing.
@@ -144,7 +184,13 @@ test('a pending question is reminded, reminded again, escalated back to the send
   const settled = await read(id);
   expect(settled.outbox).toHaveLength(expired.outbox.length);
   expect(settled.timers?.fired).toEqual(expired.timers?.fired);
-  for (const kind of ['recipient:t:remind-1', 'recipient:t:remind-2', 'sender:t:escalate', 'recipient:t:expire', 'sender:t:expire']) {
+  for (const kind of [
+    'recipient:t:remind-1',
+    'recipient:t:remind-2',
+    'sender:t:escalate',
+    'recipient:t:expire',
+    'sender:t:expire',
+  ]) {
     expect(posts(id, kind)).toHaveLength(1);
   }
   // A2A and tasks/get read the new final state.
@@ -153,9 +199,18 @@ test('a pending question is reminded, reminded again, escalated back to the send
   const wire = await relay.rpc(aliceKey, 'tasks/get', { task_id: id });
   expect(wire.body.result.status).toBe('expired');
   const final = await read(id);
-  const stamps: Array<[string, Date]> = [['created', final.created_at], ...Object.entries(final.timers!.fired).map(([step, when]) => [step, new Date(when as Date)] as [string, Date])];
-  const line = ([step, when]: [string, Date]) => `${when.toISOString()}  +${((when.getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${said[step]}`;
-  console.info(`timeline of handoff ${id} (the relay's injected clock):\n${stamps.sort((a, b) => a[1].getTime() - b[1].getTime()).map(line).join('\n')}`);
+  const stamps: Array<[string, Date]> = [
+    ['created', final.created_at],
+    ...Object.entries(final.timers!.fired).map(([step, when]) => [step, new Date(when as Date)] as [string, Date]),
+  ];
+  const line = ([step, when]: [string, Date]) =>
+    `${when.toISOString()}  +${((when.getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${said[step]}`;
+  console.info(
+    `timeline of handoff ${id} (the relay's injected clock):\n${stamps
+      .sort((a, b) => a[1].getTime() - b[1].getTime())
+      .map(line)
+      .join('\n')}`,
+  );
 });
 
 test('acceptance cancels the timers at any step: after it, only the accepted nudge is armed', async () => {
@@ -185,7 +240,12 @@ test('acceptance cancels the timers at any step: after it, only the accepted nud
   }
   expect(Object.keys((await read(before)).timers!.fired).sort()).toEqual(['stale']);
   expect(Object.keys((await read(afterFirst)).timers!.fired).sort()).toEqual(['remind-1', 'stale']);
-  expect(Object.keys((await read(afterEscalation)).timers!.fired).sort()).toEqual(['escalate', 'remind-1', 'remind-2', 'stale']);
+  expect(Object.keys((await read(afterEscalation)).timers!.fired).sort()).toEqual([
+    'escalate',
+    'remind-1',
+    'remind-2',
+    'stale',
+  ]);
   for (const id of [before, afterFirst, afterEscalation]) expect((await read(id)).status).toBe('accepted');
   expect(posts(afterFirst, 'recipient:t:remind-2')).toHaveLength(0);
 });
@@ -194,7 +254,9 @@ test('five runs of the same due step at once record it once', async () => {
   const id = await handoff('a step raced by five jobs', 'inform');
   await at(id, 4 * HOUR + MINUTE);
   const row = (await armedTimerOf(relay.store, id))!;
-  const outcomes = await Promise.all(Array.from({ length: 5 }, () => relay.timers.fire({ thread_id: id, step: row.step, attempt: row.attempt })));
+  const outcomes = await Promise.all(
+    Array.from({ length: 5 }, () => relay.timers.fire({ thread_id: id, step: row.step, attempt: row.attempt })),
+  );
   expect(outcomes.filter((o) => o === 'fired').length).toBeLessThanOrEqual(1);
   const doc = await fired(id, 'remind-1');
   expect(doc.outbox.filter((e) => e.type === 'thread.reminded')).toHaveLength(1);
@@ -234,7 +296,10 @@ test('Snooze moves the next reminder; bad Snooze, Reassign and Resend clicks are
   await clickButton(eventsUrl(), relay.signingSecret, click);
   const answer = await slack.waitFor('response_url', (c) => String(c.args.text).startsWith('Snoozed'));
   expect(String(answer.args.text)).toContain('the next reminder comes');
-  const snoozed = await waitUntil(async () => (await read(id)).timers?.snoozed_until ?? undefined, 'the snooze recorded');
+  const snoozed = await waitUntil(
+    async () => (await read(id)).timers?.snoozed_until ?? undefined,
+    'the snooze recorded',
+  );
   expect(Math.abs(new Date(snoozed).getTime() - (snoozedAt + HOUR))).toBeLessThan(5_000);
   await waitUntil(async () => {
     const row = await armedTimerOf(relay.store, id);
@@ -248,8 +313,16 @@ test('Snooze moves the next reminder; bad Snooze, Reassign and Resend clicks are
   // "Tomorrow morning" is 09:00 in Bob's Slack time zone (America/New_York).
   const second = await posted(id, 'recipient:t:remind-2');
   await clickButton(eventsUrl(), relay.signingSecret, noticeClick(second, BOB, TIMER_ACTION_IDS.snoozeTomorrow));
-  const tomorrow = await waitUntil(async () => (await read(id)).timers?.snoozed_until ?? undefined, 'the second snooze recorded');
-  const local = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }).format(tomorrow);
+  const tomorrow = await waitUntil(
+    async () => (await read(id)).timers?.snoozed_until ?? undefined,
+    'the second snooze recorded',
+  );
+  const local = new Intl.DateTimeFormat('en-US', {
+    timeZone: 'America/New_York',
+    hourCycle: 'h23',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(tomorrow);
   expect(local).toBe('09:00');
   expect(new Date(tomorrow).getTime()).toBeGreaterThan(clock.now().getTime());
   expect(new Date(tomorrow).getTime()).toBeLessThan(clock.now().getTime() + 2 * DAY);
@@ -263,7 +336,10 @@ test('Reassign hands an escalated handoff to another teammate: a new DM for them
   const oldDm = (await read(id)).slack!;
 
   await clickButton(eventsUrl(), relay.signingSecret, noticeClick(back, ALICE, TIMER_ACTION_IDS.reassign));
-  const opened = await slack.waitFor('views.open', (c) => (c.args.view as any)?.callback_id === REASSIGN_VIEW.callbackId);
+  const opened = await slack.waitFor(
+    'views.open',
+    (c) => (c.args.view as any)?.callback_id === REASSIGN_VIEW.callbackId,
+  );
   const view = opened.args.view as any;
 
   // A person not linked to any teammate is refused on the field.
@@ -291,7 +367,10 @@ test('Reassign hands an escalated handoff to another teammate: a new DM for them
   expect(moved.slack!.channel).toBe(slack.imChannelId(CAROL));
   expect(moved.timers).toMatchObject({ fired: {} });
   await armed(id, 'remind-1');
-  await waitUntil(async () => lastText(oldDm.channel, oldDm.ts).includes('Reassigned') || undefined, 'bob’s old DM redrawn');
+  await waitUntil(
+    async () => lastText(oldDm.channel, oldDm.ts).includes('Reassigned') || undefined,
+    'bob’s old DM redrawn',
+  );
   // Bob is not part of it any more.
   const bobTries = await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' });
   expect(bobTries.body.error?.data?.code).toBe('not_a_participant');
@@ -308,9 +387,19 @@ test('Resend after expiry creates one new handoff with the same body, linked to 
   await clickButton(eventsUrl(), relay.signingSecret, { ...click, responseUrl: slack.responseUrl('resend-again') });
   const old = await waitUntil(async () => (await read(id)).resent_as ?? undefined, 'the old thread linked');
   const fresh = await read(old);
-  expect(fresh).toMatchObject({ status: 'pending', from: 'alice@acme', to: 'bob@acme', summary: 'this one expires', intent: 'ask_question' });
+  expect(fresh).toMatchObject({
+    status: 'pending',
+    from: 'alice@acme',
+    to: 'bob@acme',
+    summary: 'this one expires',
+    intent: 'ask_question',
+  });
   expect(fresh.metadata.resent_from).toBe(id);
-  await waitUntil(async () => slack.callsTo('response_url').filter((c) => String(c.args.text).includes(old)).length === 2 || undefined, 'both clicks answered with the same new thread');
+  await waitUntil(
+    async () =>
+      slack.callsTo('response_url').filter((c) => String(c.args.text).includes(old)).length === 2 || undefined,
+    'both clicks answered with the same new thread',
+  );
   const { body } = await relay.rpc(aliceKey, 'tasks/list', { filter: { role: 'sender' } });
   expect(body.result.items.filter((i: any) => i.summary_preview === 'this one expires')).toHaveLength(2);
 
@@ -347,8 +436,13 @@ test('a handoff to someone with a lead is escalated to the lead by DM, then acce
   // The lead is told who waits on whom since when, not what the handoff says.
   expect(JSON.stringify(toLead.args.blocks)).not.toContain('migration');
   const senderDm = escalated.slack_sender!;
-  await waitUntil(async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined, 'the sender DM to name the lead');
-  expect(lastText(senderDm.channel, senderDm.ts)).toContain(`reminded <@${ERIN}> · reminded <@${ERIN}> again · escalated to <@${DAVE}>`);
+  await waitUntil(
+    async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined,
+    'the sender DM to name the lead',
+  );
+  expect(lastText(senderDm.channel, senderDm.ts)).toContain(
+    `reminded <@${ERIN}> · reminded <@${ERIN}> again · escalated to <@${DAVE}>`,
+  );
 
   clock.advance(2 * HOUR);
   const { body } = await relay.rpc(erinKey, 'tasks/update', { task_id: id, transition: 'accept' });
@@ -360,9 +454,13 @@ test('a handoff to someone with a lead is escalated to the lead by DM, then acce
     [final.created_at, 'created: alice → erin (ask_question, pending); DMs to erin and alice'],
     [final.timers!.fired['remind-1']!, 'remind-1: reminder under erin’s DM, with Snooze'],
     [final.timers!.fired['remind-2']!, 'remind-2: second reminder under erin’s DM'],
-    [final.timers!.fired.escalate!, 'escalate: DM to erin’s lead dave; alice’s DM: "reminded @erin · reminded @erin again · escalated to @dave"'],
+    [
+      final.timers!.fired.escalate!,
+      'escalate: DM to erin’s lead dave; alice’s DM: "reminded @erin · reminded @erin again · escalated to @dave"',
+    ],
     [final.accepted_at!, 'accepted by erin (tasks/update); the pending timers are gone, the 3-day nudge is armed'],
   ];
-  const line = ([when, what]: [Date, string]) => `${new Date(when).toISOString()}  +${((new Date(when).getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${what}`;
+  const line = ([when, what]: [Date, string]) =>
+    `${new Date(when).toISOString()}  +${((new Date(when).getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${what}`;
   console.info(`timeline of handoff ${id} (the relay's injected clock):\n${rows.map(line).join('\n')}`);
 });

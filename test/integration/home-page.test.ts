@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 test('GET / is an HTML page with the version, the health of each dependency and the links', async () => {
-  const { version } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  const { version } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
   const response = await fetch(`${relay.url}/`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/html/);
@@ -28,7 +30,8 @@ test('GET / is an HTML page with the version, the health of each dependency and 
   expect(html).toContain('<span id="health" class="ok">ready</span>');
   expect(html).toContain('<li>mongodb: <span class="ok">ok</span></li>');
   expect(html).toContain('<li>redis: <span class="ok">ok</span></li>');
-  for (const href of ['/readyz', '/admin/queues', '/metrics', '/.well-known/agent-card.json', '/inbox']) expect(html).toContain(`<a href="${href}">`);
+  for (const href of ['/readyz', '/admin/queues', '/metrics', '/.well-known/agent-card.json', '/inbox'])
+    expect(html).toContain(`<a href="${href}">`);
   expect(html).toContain('README.md');
   // Nothing from elsewhere: no script, no outside stylesheet, image or font.
   expect(html).not.toMatch(/<script|<link|<img|src=|https?:\/\//);
@@ -47,7 +50,7 @@ test('/health answers as /healthz', async () => {
   }
 });
 
-test('GET /inbox is a page saying where each handoff\'s page is, not a JSON 404', async () => {
+test("GET /inbox is a page saying where each handoff's page is, not a JSON 404", async () => {
   const response = await fetch(`${relay.url}/inbox`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/html/);

@@ -26,15 +26,23 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-const send = (text: string) => ({ recipient: 'bob@acme', intent: 'inform', message: { parts: [{ type: 'text', text }] } });
+const send = (text: string) => ({
+  recipient: 'bob@acme',
+  intent: 'inform',
+  message: { parts: [{ type: 'text', text }] },
+});
 
 async function post(path: string, contentType: string, body: string) {
-  const response = await fetch(`${relay.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${alice}`, 'content-type': contentType }, body });
+  const response = await fetch(`${relay.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice}`, 'content-type': contentType },
+    body,
+  });
   return { status: response.status, body: (await response.json()) as any };
 }
 
 describe('while the store is up', () => {
-  test('a client\'s mistakes keep their status: invalid_params 200, unauthenticated 401', async () => {
+  test("a client's mistakes keep their status: invalid_params 200, unauthenticated 401", async () => {
     const bad = await relay.rpc(alice, 'message/send', { ...send('x'), recipient: 'nobody' });
     expect([bad.status, bad.body.error.data.code]).toEqual([200, 'invalid_params']);
     const unknown = await relay.rpc(alice, 'message/send', { ...send('x'), recipient: 'nobody@acme' });
@@ -43,27 +51,48 @@ describe('while the store is up', () => {
     expect([noKey.status, noKey.body.error.data.code]).toEqual([401, 'unauthenticated']);
   });
 
-  test.each(['/a2a', '/mcp'])('%s answers 415 in the JSON-RPC error shape for a body that is not application/json', async (path) => {
-    const rpc = JSON.stringify({ jsonrpc: '2.0', id: 1, method: path === '/a2a' ? 'message/send' : 'tools/list', params: path === '/a2a' ? send('as text') : {} });
-    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded']) {
-      const answer = await post(path, type, rpc);
-      expect(answer).toEqual({
-        status: 415,
-        body: {
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: -32600, message: expect.stringContaining('Content-Type must be application/json'), data: { code: 'invalid_request', request_id: expect.any(String) } },
-        },
+  test.each(['/a2a', '/mcp'])(
+    '%s answers 415 in the JSON-RPC error shape for a body that is not application/json',
+    async (path) => {
+      const rpc = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: path === '/a2a' ? 'message/send' : 'tools/list',
+        params: path === '/a2a' ? send('as text') : {},
       });
-    }
-    expect(await relay.store.threads.countDocuments({})).toBe(0);
-  });
+      for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded']) {
+        const answer = await post(path, type, rpc);
+        expect(answer).toEqual({
+          status: 415,
+          body: {
+            jsonrpc: '2.0',
+            id: null,
+            error: {
+              code: -32600,
+              message: expect.stringContaining('Content-Type must be application/json'),
+              data: { code: 'invalid_request', request_id: expect.any(String) },
+            },
+          },
+        });
+      }
+      expect(await relay.store.threads.countDocuments({})).toBe(0);
+    },
+  );
 
   test('/mcp takes application/json with a charset', async () => {
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     const response = await fetch(`${relay.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json; charset=utf-8', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${alice}`,
+        'content-type': 'application/json; charset=utf-8',
+        accept: 'application/json, text/event-stream',
+      },
       body: init,
     });
     expect(response.status).toBe(200);
@@ -76,7 +105,10 @@ describe('once the store is gone', () => {
   });
 
   test('message/send and tasks/list answer 503 with Retry-After and the JSON-RPC error body', async () => {
-    for (const [method, params] of [['message/send', send('while the store is down')], ['tasks/list', {}]] as const) {
+    for (const [method, params] of [
+      ['message/send', send('while the store is down')],
+      ['tasks/list', {}],
+    ] as const) {
       const response = await fetch(`${relay.url}/a2a`, {
         method: 'POST',
         headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
@@ -87,7 +119,11 @@ describe('once the store is gone', () => {
       expect(await response.json()).toEqual({
         jsonrpc: '2.0',
         id: 9,
-        error: { code: -32016, message: expect.stringContaining('retry'), data: { code: 'unavailable', request_id: expect.any(String) } },
+        error: {
+          code: -32016,
+          message: expect.stringContaining('retry'),
+          data: { code: 'unavailable', request_id: expect.any(String) },
+        },
       });
     }
   });

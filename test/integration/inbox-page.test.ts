@@ -30,7 +30,10 @@ beforeAll(async () => {
   expect(created.body.error).toBeUndefined();
   threadId = created.body.result.task_id;
   aliceUrl = created.body.result.inbox_url;
-  const reply = await relay.rpc(bob, 'message/send', { task_id: threadId, message: { parts: [{ text: 'Cursor, please' }] } });
+  const reply = await relay.rpc(bob, 'message/send', {
+    task_id: threadId,
+    message: { parts: [{ text: 'Cursor, please' }] },
+  });
   expect(reply.body.error).toBeUndefined();
 });
 
@@ -71,7 +74,11 @@ test("a teammate's text cannot become markup", async () => {
 });
 
 test('the sender gets a link of their own from the create answer, and it works', async () => {
-  const created = await relay.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'fyi' }] } });
+  const created = await relay.rpc(alice, 'message/send', {
+    recipient: 'bob@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'fyi' }] },
+  });
   const url = created.body.result.inbox_url as string;
   expect(url).toContain('as=alice%40acme');
   const html = await (await fetch(local(url))).text();
@@ -97,7 +104,7 @@ test('a link that is not genuine shows nothing of the thread', async () => {
   expect((await fetch(`${relay.url}/inbox/not-a-thread`)).status).toBe(404);
 });
 
-test('reading the page marks nothing as read (Bob\'s reply stays unread for Alice)', async () => {
+test("reading the page marks nothing as read (Bob's reply stays unread for Alice)", async () => {
   const page = await fetch(local(aliceUrl));
   expect(await page.text()).toContain('Cursor, please');
   const list = await relay.rpc(alice, 'tasks/list', { filter: { role: 'sender' } });

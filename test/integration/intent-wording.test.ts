@@ -46,10 +46,18 @@ async function viaJsonRpc(handoff: { question?: string; proposed_action?: typeof
 }
 
 async function viaMcp(handoff: { question?: string; proposed_action?: typeof ACTION }): Promise<string> {
-  return toolErrorText(await mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'hello', ...handoff } }));
+  return toolErrorText(
+    await mcp.callTool({
+      name: 'handoff_to_teammate',
+      arguments: { to: 'bob@acme', intent: 'inform', summary: 'hello', ...handoff },
+    }),
+  );
 }
 
-async function viaSlackModal(handoff: { question?: string; proposed_action?: typeof ACTION }, field: string): Promise<string> {
+async function viaSlackModal(
+  handoff: { question?: string; proposed_action?: typeof ACTION },
+  field: string,
+): Promise<string> {
   const text = (value?: string) => ({ type: 'plain_text_input', value: value ?? null });
   const action = handoff.proposed_action;
   const answer = await submitViewState(`${relay.url}/slack/events`, relay.signingSecret, {
@@ -58,7 +66,12 @@ async function viaSlackModal(handoff: { question?: string; proposed_action?: typ
     callbackId: 'handoff_new_modal',
     values: {
       recipient: { recipient: { type: 'users_select', selected_user: BOB } },
-      intent: { intent: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' } } },
+      intent: {
+        intent: {
+          type: 'static_select',
+          selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' },
+        },
+      },
       summary: { summary: text('hello') },
       question: { question: text(handoff.question) },
       action_description: { action_description: text(action?.description) },
@@ -74,11 +87,24 @@ async function viaSlackModal(handoff: { question?: string; proposed_action?: typ
 }
 
 test.each([
-  ['a question on an inform handoff', { question: 'Why?' }, 'question', 'question is only allowed when intent is "ask_question" (got "inform")'],
-  ['a proposed action on an inform handoff', { proposed_action: ACTION }, 'action_description', 'proposed_action is only allowed when intent is "propose_action" (got "inform")'],
-])('%s is refused in the same words over JSON-RPC, MCP and the Slack modal, and nothing is stored', async (_name, handoff, field, words) => {
-  expect(await viaJsonRpc(handoff)).toBe(words);
-  expect(await viaMcp(handoff)).toContain(JSON.stringify(words).slice(1, -1));
-  expect(await viaSlackModal(handoff, field)).toBe(`${words}.`);
-  expect(await relay.store.threads.countDocuments()).toBe(0);
-});
+  [
+    'a question on an inform handoff',
+    { question: 'Why?' },
+    'question',
+    'question is only allowed when intent is "ask_question" (got "inform")',
+  ],
+  [
+    'a proposed action on an inform handoff',
+    { proposed_action: ACTION },
+    'action_description',
+    'proposed_action is only allowed when intent is "propose_action" (got "inform")',
+  ],
+])(
+  '%s is refused in the same words over JSON-RPC, MCP and the Slack modal, and nothing is stored',
+  async (_name, handoff, field, words) => {
+    expect(await viaJsonRpc(handoff)).toBe(words);
+    expect(await viaMcp(handoff)).toContain(JSON.stringify(words).slice(1, -1));
+    expect(await viaSlackModal(handoff, field)).toBe(`${words}.`);
+    expect(await relay.store.threads.countDocuments()).toBe(0);
+  },
+);

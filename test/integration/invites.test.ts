@@ -38,12 +38,21 @@ async function invite(body: Record<string, unknown> = {}): Promise<{ id: string;
   return { id: created.body.id, token: created.body.token, body: created.body };
 }
 
-const redeem = (id: string, body: Record<string, unknown>) => relay.rest('POST', `/invites/${id}/redeem`, undefined, body);
+const redeem = (id: string, body: Record<string, unknown>) =>
+  relay.rest('POST', `/invites/${id}/redeem`, undefined, body);
 const inviteDoc = (id: string) => relay.store.invites.findOne({ _id: id });
 const agentCount = () => relay.store.agents.countDocuments({});
 
 test('an admin creates an invitation: the code once, the id and presets in the list, only a hash stored', async () => {
-  const { id, token, body } = await invite({ team: 'acme', role: 'backend', skills: ['go'], repos_owned: ['services/api/'], lead: 'lena@acme', expires_in: '48h', note: 'Frank' });
+  const { id, token, body } = await invite({
+    team: 'acme',
+    role: 'backend',
+    skills: ['go'],
+    repos_owned: ['services/api/'],
+    lead: 'lena@acme',
+    expires_in: '48h',
+    note: 'Frank',
+  });
   expect(token).toMatch(/^hri_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
   expect(token).toContain(id);
   expect(body).toMatchObject({
@@ -74,7 +83,13 @@ test('an admin creates an invitation: the code once, the id and presets in the l
 });
 
 test('redeeming registers the invitee with the presets and its own card, once; the key works and the history says so', async () => {
-  const { id, token } = await invite({ team: 'acme', role: 'backend', skills: ['go'], repos_owned: ['services/api/'], lead: 'lena@acme' });
+  const { id, token } = await invite({
+    team: 'acme',
+    role: 'backend',
+    skills: ['go'],
+    repos_owned: ['services/api/'],
+    lead: 'lena@acme',
+  });
   const joined = await redeem(id, { token, handle: 'frank', name: 'Frank', skills: ['sql', 'go'], tools: ['git'] });
   expect(joined.status).toBe(201);
   expect(joined.body).toMatchObject({
@@ -89,10 +104,22 @@ test('redeeming registers the invitee with the presets and its own card, once; t
     invite_id: id,
     api_key: expect.stringMatching(/^hr_/),
   });
-  expect((await relay.rest('GET', '/agents/me', joined.body.api_key)).body).toMatchObject({ handle: 'frank@acme', role: 'backend' });
+  expect((await relay.rest('GET', '/agents/me', joined.body.api_key)).body).toMatchObject({
+    handle: 'frank@acme',
+    role: 'backend',
+  });
   expect(await inviteDoc(id)).toMatchObject({ status: 'redeemed', redeemed_by: 'frank@acme' });
   const audit = await relay.rest('GET', '/agents/me/audit', joined.body.api_key);
-  expect(audit.body.events).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'invite.redeemed', resource_type: 'invite', resource_id: id, actor_handle: 'frank@acme' })]));
+  expect(audit.body.events).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        action: 'invite.redeemed',
+        resource_type: 'invite',
+        resource_id: id,
+        actor_handle: 'frank@acme',
+      }),
+    ]),
+  );
 
   const again = await redeem(id, { token, handle: 'frank2', name: 'Frank again' });
   expect(again.status).toBe(409);
@@ -102,7 +129,10 @@ test('redeeming registers the invitee with the presets and its own card, once; t
   // The whole code in the path works too (the shape some clients send), and is refused as used all the same.
   expect((await redeem(token, { handle: 'frank3', name: 'F' })).status).toBe(409);
   const revoke = await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey);
-  expect(revoke).toMatchObject({ status: 409, body: { message: expect.stringContaining('already redeemed by frank@acme') } });
+  expect(revoke).toMatchObject({
+    status: 409,
+    body: { message: expect.stringContaining('already redeemed by frank@acme') },
+  });
 });
 
 test('an invitation expires on the relay clock: 410 with when, listed as expired, nobody registered', async () => {
@@ -111,7 +141,10 @@ test('an invitation expires on the relay clock: 410 with when, listed as expired
   const before = await agentCount();
   const late = await redeem(id, { token, handle: 'late@acme', name: 'Late' });
   expect(late.status).toBe(410);
-  expect(late.body).toMatchObject({ code: 'conflict', message: expect.stringMatching(/^This invitation expired at \d{4}-.*ask an admin for a new one$/) });
+  expect(late.body).toMatchObject({
+    code: 'conflict',
+    message: expect.stringMatching(/^This invitation expired at \d{4}-.*ask an admin for a new one$/),
+  });
   expect(await agentCount()).toBe(before);
   const listed = await relay.rest('GET', '/admin/invites', relay.adminKey);
   expect(listed.body.invites.find((i: { id: string }) => i.id === id)).toMatchObject({ status: 'expired' });
@@ -121,13 +154,26 @@ test('a revoked invitation is refused with 410; revoking again answers it as it 
   const { id, token } = await invite({ role: 'design' });
   const revoked = await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey);
   expect(revoked).toMatchObject({ status: 200, body: { id, status: 'revoked', revoked_at: expect.any(String) } });
-  expect((await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).body).toMatchObject({ id, status: 'revoked', revoked_at: revoked.body.revoked_at });
+  expect((await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).body).toMatchObject({
+    id,
+    status: 'revoked',
+    revoked_at: revoked.body.revoked_at,
+  });
   const refused = await redeem(id, { token, handle: 'rev@acme', name: 'Rev' });
-  expect(refused).toMatchObject({ status: 410, body: { code: 'conflict', message: expect.stringContaining('revoked') } });
+  expect(refused).toMatchObject({
+    status: 410,
+    body: { code: 'conflict', message: expect.stringContaining('revoked') },
+  });
   expect(await relay.store.agents.findOne({ _id: 'rev@acme' })).toBeNull();
 
-  expect(await relay.rest('DELETE', '/admin/invites/000000000000', relay.adminKey)).toMatchObject({ status: 404, body: { code: 'not_found' } });
-  expect(await relay.rest('DELETE', '/admin/invites/nope', relay.adminKey)).toMatchObject({ status: 400, body: { code: 'invalid_params', message: expect.stringContaining('path.id') } });
+  expect(await relay.rest('DELETE', '/admin/invites/000000000000', relay.adminKey)).toMatchObject({
+    status: 404,
+    body: { code: 'not_found' },
+  });
+  expect(await relay.rest('DELETE', '/admin/invites/nope', relay.adminKey)).toMatchObject({
+    status: 400,
+    body: { code: 'invalid_params', message: expect.stringContaining('path.id') },
+  });
   expect((await relay.rest('DELETE', `/admin/invites/${id}`, undefined)).status).toBe(401);
 });
 
@@ -138,7 +184,10 @@ test('redeeming one invitation many times at once makes one teammate; the others
   const won = answers.filter((a) => a.status === 201);
   expect(won).toHaveLength(1);
   for (const lost of answers.filter((a) => a.status !== 201)) {
-    expect(lost).toMatchObject({ status: 409, body: { code: 'conflict', message: expect.stringMatching(/already used|being redeemed/) } });
+    expect(lost).toMatchObject({
+      status: 409,
+      body: { code: 'conflict', message: expect.stringMatching(/already used|being redeemed/) },
+    });
   }
   expect(await relay.store.agents.countDocuments({ team: 'race' })).toBe(1);
   expect(await inviteDoc(id)).toMatchObject({ status: 'redeemed', redeemed_by: won[0]!.body.handle });
@@ -146,11 +195,24 @@ test('redeeming one invitation many times at once makes one teammate; the others
 
 test('redemptions that all read the invitation open before any takes it still make one teammate (the conditional update decides)', async () => {
   // In one process, every redeem's read is sent before any claim: all of them see it open, only one claim can win.
-  const invites = new Invites({ store: relay.store, teammates: relay.relay.teammates, keyPepper: relay.config.keyPepper!, log: createLogger('silent'), clock });
+  const invites = new Invites({
+    store: relay.store,
+    teammates: relay.relay.teammates,
+    keyPepper: relay.config.keyPepper!,
+    log: createLogger('silent'),
+    clock,
+  });
   const { token } = await invite({ team: 'race2', role: 'backend' });
-  const outcomes = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => invites.redeem(token, { handle: `r${i}`, name: `r${i}` })));
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 6 }, (_, i) => invites.redeem(token, { handle: `r${i}`, name: `r${i}` })),
+  );
   expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
-  for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'conflict', message: expect.stringMatching(/already used|being redeemed/) });
+  for (const o of outcomes)
+    if (o.status === 'rejected')
+      expect(o.reason).toMatchObject({
+        code: 'conflict',
+        message: expect.stringMatching(/already used|being redeemed/),
+      });
   expect(await relay.store.agents.countDocuments({ team: 'race2' })).toBe(1);
 });
 
@@ -159,7 +221,13 @@ describe('a redemption that stops between taking the invitation and registering'
   function invitesWith(register: (card: AgentCardInput) => Promise<{ card: OwnCard; api_key: string }>): Invites {
     const teammates = relay.relay.teammates;
     const stalling = Object.assign(Object.create(teammates) as Teammates, { register });
-    return new Invites({ store: relay.store, teammates: stalling, keyPepper: relay.config.keyPepper!, log: createLogger('silent'), clock });
+    return new Invites({
+      store: relay.store,
+      teammates: stalling,
+      keyPepper: relay.config.keyPepper!,
+      log: createLogger('silent'),
+      clock,
+    });
   }
   const taken = (id: string) => waitUntil(async () => (await inviteDoc(id))?.redeeming_until, 'the invitation taken');
 
@@ -169,7 +237,10 @@ describe('a redemption that stops between taking the invitation and registering'
     void invitesWith(() => new Promise(() => {})).redeem(token, { handle: 'ghost', name: 'Ghost' });
     const until = await taken(id);
     expect(until.getTime() - (await inviteDoc(id))!.redeemed_at!.getTime()).toBe(REDEEM_DEADLINE_MS);
-    expect(await redeem(id, { token, handle: 'early', name: 'Early' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('being redeemed by someone else right now') } });
+    expect(await redeem(id, { token, handle: 'early', name: 'Early' })).toMatchObject({
+      status: 409,
+      body: { message: expect.stringContaining('being redeemed by someone else right now') },
+    });
 
     clock.advance(REDEEM_DEADLINE_MS + 1_000);
     const late = await redeem(id, { token, handle: 'late', name: 'Late' });
@@ -177,24 +248,45 @@ describe('a redemption that stops between taking the invitation and registering'
     const doc = await inviteDoc(id);
     expect(doc).toMatchObject({ status: 'redeemed', redeemed_by: 'late@dies' });
     expect(doc).not.toHaveProperty('redeeming_until');
-    expect(await relay.store.agents.find({ team: 'dies' }).map((a) => a.handle).toArray()).toEqual(['late@dies']);
-    expect(await redeem(id, { token, handle: 'third', name: 'Third' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
+    expect(
+      await relay.store.agents
+        .find({ team: 'dies' })
+        .map((a) => a.handle)
+        .toArray(),
+    ).toEqual(['late@dies']);
+    expect(await redeem(id, { token, handle: 'third', name: 'Third' })).toMatchObject({
+      status: 409,
+      body: { message: expect.stringContaining('already used') },
+    });
   });
 
   test('the list shows it redeeming until its deadline; it can be revoked only after that', async () => {
     const { id, token } = await invite({ team: 'gone', role: 'backend' });
     void invitesWith(() => new Promise(() => {})).redeem(token, { handle: 'ghost', name: 'Ghost' });
     const until = await taken(id);
-    const listed = async () => (await relay.rest('GET', '/admin/invites', relay.adminKey)).body.invites.find((i: { id: string }) => i.id === id);
-    expect(await listed()).toMatchObject({ status: 'redeeming', redeemed_by: 'ghost@gone', redeeming_until: until.toISOString() });
+    const listed = async () =>
+      (await relay.rest('GET', '/admin/invites', relay.adminKey)).body.invites.find((i: { id: string }) => i.id === id);
+    expect(await listed()).toMatchObject({
+      status: 'redeeming',
+      redeemed_by: 'ghost@gone',
+      redeeming_until: until.toISOString(),
+    });
     expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({
       status: 409,
-      body: { message: `Invitation ${id} is being redeemed right now (as ghost@gone); if that does not finish, revoke it after ${until.toISOString()}` },
+      body: {
+        message: `Invitation ${id} is being redeemed right now (as ghost@gone); if that does not finish, revoke it after ${until.toISOString()}`,
+      },
     });
 
     clock.advance(REDEEM_DEADLINE_MS + 1_000);
-    expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({ status: 200, body: { id, status: 'revoked', redeemed_by: null, redeeming_until: null } });
-    expect(await redeem(id, { token, handle: 'late', name: 'Late' })).toMatchObject({ status: 410, body: { message: expect.stringContaining('revoked') } });
+    expect(await relay.rest('DELETE', `/admin/invites/${id}`, relay.adminKey)).toMatchObject({
+      status: 200,
+      body: { id, status: 'revoked', redeemed_by: null, redeeming_until: null },
+    });
+    expect(await redeem(id, { token, handle: 'late', name: 'Late' })).toMatchObject({
+      status: 410,
+      body: { message: expect.stringContaining('revoked') },
+    });
     expect(await relay.store.agents.countDocuments({ team: 'gone' })).toBe(0);
   });
 
@@ -207,7 +299,10 @@ describe('a redemption that stops between taking the invitation and registering'
     }).redeem(token, { handle: 'first', name: 'First' });
     await waitUntil(async () => relay.store.agents.findOne({ _id: 'first@halfway' }), 'the first teammate registered');
     clock.advance(REDEEM_DEADLINE_MS + 1_000);
-    expect(await redeem(id, { token, handle: 'second', name: 'Second' })).toMatchObject({ status: 409, body: { message: expect.stringContaining('already used') } });
+    expect(await redeem(id, { token, handle: 'second', name: 'Second' })).toMatchObject({
+      status: 409,
+      body: { message: expect.stringContaining('already used') },
+    });
     expect(await relay.store.agents.countDocuments({ team: 'halfway' })).toBe(1);
     const doc = await inviteDoc(id);
     expect(doc).toMatchObject({ status: 'redeemed', redeemed_by: 'first@halfway' });
@@ -225,10 +320,21 @@ describe('a redemption that stops between taking the invitation and registering'
     }).redeem(token, { handle: 'slow', name: 'Slow' });
     await taken(id);
     clock.advance(REDEEM_DEADLINE_MS + 1_000);
-    expect(await redeem(id, { token, handle: 'quick', name: 'Quick' })).toMatchObject({ status: 201, body: { handle: 'quick@stall' } });
+    expect(await redeem(id, { token, handle: 'quick', name: 'Quick' })).toMatchObject({
+      status: 201,
+      body: { handle: 'quick@stall' },
+    });
     resume();
-    await expect(stalled).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('took too long and the invitation was used by another') });
-    expect(await relay.store.agents.find({ team: 'stall', status: 'active' }).map((a) => a.handle).toArray()).toEqual(['quick@stall']);
+    await expect(stalled).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('took too long and the invitation was used by another'),
+    });
+    expect(
+      await relay.store.agents
+        .find({ team: 'stall', status: 'active' })
+        .map((a) => a.handle)
+        .toArray(),
+    ).toEqual(['quick@stall']);
     expect(await relay.store.agents.findOne({ _id: 'slow@stall' })).toMatchObject({ status: 'disabled' });
     expect(await inviteDoc(id)).toMatchObject({ status: 'redeemed', redeemed_by: 'quick@stall' });
   });
@@ -253,12 +359,25 @@ test('bad input answers a clear error naming what is wrong, and changes nothing'
   ];
   for (const [body, status, message] of cases) {
     const answer = await redeem(id, body as Record<string, unknown>);
-    expect({ body, status: answer.status, message: answer.body.message }).toEqual({ body, status, message: expect.stringMatching(message) });
+    expect({ body, status: answer.status, message: answer.body.message }).toEqual({
+      body,
+      status,
+      message: expect.stringMatching(message),
+    });
   }
   // A code whose id is unknown, a path that is neither id nor code, and a body that is not JSON.
-  expect(await redeem('000000000000', { token: `hri_000000000000_${'A'.repeat(43)}`, handle: 'x', name: 'X' })).toMatchObject({ status: 404 });
-  expect(await redeem('not-an-id', { token, handle: 'x', name: 'X' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('path.id') } });
-  const notJson = await fetch(`${relay.url}/invites/${id}/redeem`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"token":' });
+  expect(
+    await redeem('000000000000', { token: `hri_000000000000_${'A'.repeat(43)}`, handle: 'x', name: 'X' }),
+  ).toMatchObject({ status: 404 });
+  expect(await redeem('not-an-id', { token, handle: 'x', name: 'X' })).toMatchObject({
+    status: 400,
+    body: { message: expect.stringContaining('path.id') },
+  });
+  const notJson = await fetch(`${relay.url}/invites/${id}/redeem`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"token":',
+  });
   expect(notJson.status).toBe(400);
 
   // Creating: a bad duration, an unknown lead, a malformed team, an unknown field.
@@ -270,22 +389,43 @@ test('bad input answers a clear error naming what is wrong, and changes nothing'
     [{ colour: 'red' }, /^body: Unrecognized key: "colour"/],
   ] as const) {
     const answer = await relay.rest('POST', '/admin/invites', relay.adminKey, body);
-    expect({ body, status: answer.status, message: answer.body.message }).toEqual({ body, status: 400, message: expect.stringMatching(message) });
+    expect({ body, status: answer.status, message: answer.body.message }).toEqual({
+      body,
+      status: 400,
+      message: expect.stringMatching(message),
+    });
   }
 
   expect(await agentCount()).toBe(agentsBefore);
   expect(await inviteDoc(id)).toMatchObject({ status: 'open' });
   expect(await inviteDoc(id)).not.toHaveProperty('redeemed_by');
   // Still good after all that (a refused registration gave the invitation back).
-  expect((await redeem(id, { token, handle: 'nina', name: 'Nina' })).body).toMatchObject({ handle: 'nina@acme', role: 'backend', lead: 'lena@acme' });
+  expect((await redeem(id, { token, handle: 'nina', name: 'Nina' })).body).toMatchObject({
+    handle: 'nina@acme',
+    role: 'backend',
+    lead: 'lena@acme',
+  });
 });
 
 describe('the CLI', () => {
   const env = () => ({ PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey });
-  const cli = (args: string[], withEnv: Record<string, string> = env()) => run('node', [CLI, ...args], { env: withEnv });
+  const cli = (args: string[], withEnv: Record<string, string> = env()) =>
+    run('node', [CLI, ...args], { env: withEnv });
 
   test('invite prints the code once; join redeems it and prints the key and MCP configuration; --list and --revoke', async () => {
-    const made = await cli(['invite', '--team', 'cli', '--role', 'backend', '--skills', 'go,sql', '--expires', '2h', '--note', 'Omar']);
+    const made = await cli([
+      'invite',
+      '--team',
+      'cli',
+      '--role',
+      'backend',
+      '--skills',
+      'go,sql',
+      '--expires',
+      '2h',
+      '--note',
+      'Omar',
+    ]);
     const code = /^ {2}(hri_\S+)$/m.exec(made.stdout)?.[1];
     expect(code).toMatch(/^hri_[0-9a-f]{12}_/);
     codes.push(code!);
@@ -293,30 +433,54 @@ describe('the CLI', () => {
 
     const listed = await cli(['invite', '--list']);
     const id = code!.slice(4, 16);
-    expect(listed.stdout).toMatch(new RegExp(`^${id} {2}open .*\\[team cli; role backend; skills go,sql\\] {2}"Omar"$`, 'm'));
+    expect(listed.stdout).toMatch(
+      new RegExp(`^${id} {2}open .*\\[team cli; role backend; skills go,sql\\] {2}"Omar"$`, 'm'),
+    );
     expect(listed.stdout).not.toContain(code!.slice(17));
 
     // join needs no key: the invitation is the credential.
-    const joined = await cli(['join', code!, '--handle', 'omar', '--name', 'Omar', '--tools', 'git'], { PATH: process.env.PATH!, RELAY_URL: relay.url });
+    const joined = await cli(['join', code!, '--handle', 'omar', '--name', 'Omar', '--tools', 'git'], {
+      PATH: process.env.PATH!,
+      RELAY_URL: relay.url,
+    });
     expect(joined.stdout).toMatch(/^Joined as omar@cli\.\n\nAPI key \(shown once, store it now\):\n {2}hr_\S+\n/);
     expect(joined.stdout).toContain('claude mcp add handoff-relay');
     const key = /^ {2}(hr_\S+)$/m.exec(joined.stdout)![1]!;
-    expect((await relay.rest('GET', '/agents/me', key)).body).toMatchObject({ handle: 'omar@cli', skills: ['go', 'sql'], tools: ['git'] });
+    expect((await relay.rest('GET', '/agents/me', key)).body).toMatchObject({
+      handle: 'omar@cli',
+      skills: ['go', 'sql'],
+      tools: ['git'],
+    });
 
-    await expect(cli(['join', code!, '--handle', 'omar2', '--name', 'Omar'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('the relay refused: This invitation was already used') });
+    await expect(cli(['join', code!, '--handle', 'omar2', '--name', 'Omar'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('the relay refused: This invitation was already used'),
+    });
 
     const other = await cli(['invite', '--role', 'qa']);
     const otherId = /^Invitation ([0-9a-f]{12}),/.exec(other.stdout)![1]!;
     codes.push(/^ {2}(hri_\S+)$/m.exec(other.stdout)![1]!);
-    expect((await cli(['invite', '--revoke', otherId])).stdout).toBe(`Revoked invitation ${otherId}; its code is refused from now on.\n`);
+    expect((await cli(['invite', '--revoke', otherId])).stdout).toBe(
+      `Revoked invitation ${otherId}; its code is refused from now on.\n`,
+    );
   });
 
   test('join and invite refuse what they cannot use, saying what to do', async () => {
-    await expect(cli(['join', 'hr_not_an_invite', '--handle', 'a@b', '--name', 'A'])).rejects.toMatchObject({ stderr: expect.stringContaining('join: that is not an invite code') });
-    await expect(cli(['join', '--handle', 'a@b'])).rejects.toMatchObject({ stderr: expect.stringContaining('join needs the invite code you were given') });
-    await expect(cli(['join', codes[0]!, '--name', 'A'])).rejects.toMatchObject({ stderr: expect.stringContaining('join: --handle is required') });
-    await expect(cli(['invite', '--list', '--role', 'x'])).rejects.toMatchObject({ stderr: expect.stringContaining('are separate calls') });
-    await expect(cli(['invite', '--expires', 'forever'])).rejects.toMatchObject({ stderr: expect.stringContaining('the relay refused: body.expires_in') });
+    await expect(cli(['join', 'hr_not_an_invite', '--handle', 'a@b', '--name', 'A'])).rejects.toMatchObject({
+      stderr: expect.stringContaining('join: that is not an invite code'),
+    });
+    await expect(cli(['join', '--handle', 'a@b'])).rejects.toMatchObject({
+      stderr: expect.stringContaining('join needs the invite code you were given'),
+    });
+    await expect(cli(['join', codes[0]!, '--name', 'A'])).rejects.toMatchObject({
+      stderr: expect.stringContaining('join: --handle is required'),
+    });
+    await expect(cli(['invite', '--list', '--role', 'x'])).rejects.toMatchObject({
+      stderr: expect.stringContaining('are separate calls'),
+    });
+    await expect(cli(['invite', '--expires', 'forever'])).rejects.toMatchObject({
+      stderr: expect.stringContaining('the relay refused: body.expires_in'),
+    });
   });
 });
 
@@ -332,15 +496,35 @@ describe('redeeming is limited per client address (no key to count by)', () => {
   });
 
   /** POST /invites/:id/redeem from a chosen loopback address; the status, Retry-After and parsed body. */
-  function redeemFrom(localAddress: string, id: string, body: Record<string, unknown>): Promise<{ status: number; retryAfter: string | undefined; body: any }> {
+  function redeemFrom(
+    localAddress: string,
+    id: string,
+    body: Record<string, unknown>,
+  ): Promise<{ status: number; retryAfter: string | undefined; body: any }> {
     const url = new URL(`${limited.url}/invites/${id}/redeem`);
     return new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body: JSON.parse(text) }));
-      });
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          localAddress,
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              retryAfter: res.headers['retry-after'] as string | undefined,
+              body: JSON.parse(text),
+            }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify(body));
     });
@@ -352,7 +536,9 @@ describe('redeeming is limited per client address (no key to count by)', () => {
     codes.push(token);
     // Three wrong codes use up this address's minute.
     for (let i = 0; i < 3; i++) {
-      expect((await redeemFrom('127.0.0.1', id, { token: `${token.slice(0, -4)}AAA${i}`, handle: 'x', name: 'X' })).status).toBe(404);
+      expect(
+        (await redeemFrom('127.0.0.1', id, { token: `${token.slice(0, -4)}AAA${i}`, handle: 'x', name: 'X' })).status,
+      ).toBe(404);
     }
     const refused = [
       await redeemFrom('127.0.0.1', id, { token, handle: 'quinn', name: 'Quinn' }),
@@ -361,7 +547,13 @@ describe('redeeming is limited per client address (no key to count by)', () => {
     for (const answer of refused) {
       expect(answer).toMatchObject({
         status: 429,
-        body: { code: 'rate_limited', message: expect.stringMatching(/^Too many invitation redemptions from your address: at most 3 per 60 s; try again in \d+ s$/), retry_after_ms: expect.any(Number) },
+        body: {
+          code: 'rate_limited',
+          message: expect.stringMatching(
+            /^Too many invitation redemptions from your address: at most 3 per 60 s; try again in \d+ s$/,
+          ),
+          retry_after_ms: expect.any(Number),
+        },
       });
       expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
       expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
@@ -372,7 +564,10 @@ describe('redeeming is limited per client address (no key to count by)', () => {
 
     // The admin routes count nothing here, and another address still redeems.
     expect((await limited.rest('GET', '/admin/invites', limited.adminKey)).status).toBe(200);
-    expect(await redeemFrom('127.0.0.2', id, { token, handle: 'quinn', name: 'Quinn' })).toMatchObject({ status: 201, body: { handle: 'quinn@acme' } });
+    expect(await redeemFrom('127.0.0.2', id, { token, handle: 'quinn', name: 'Quinn' })).toMatchObject({
+      status: 201,
+      body: { handle: 'quinn@acme' },
+    });
   });
 });
 

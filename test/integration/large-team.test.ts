@@ -25,7 +25,13 @@ let probe: SlackQueueProbe;
 let ticks: DigestTicks;
 
 const digestsTo = (user: string) =>
-  slack.callsTo('chat.postMessage').filter((c) => (c.args.metadata as { event_payload?: { kind?: string } } | undefined)?.event_payload?.kind === 'digest' && c.args.channel === slack.imChannelId(user));
+  slack
+    .callsTo('chat.postMessage')
+    .filter(
+      (c) =>
+        (c.args.metadata as { event_payload?: { kind?: string } } | undefined)?.event_payload?.kind === 'digest' &&
+        c.args.channel === slack.imChannelId(user),
+    );
 
 beforeAll(async () => {
   slack = await startFakeSlack();
@@ -35,14 +41,21 @@ beforeAll(async () => {
   clock.advance(nextWeekdayMorning(Date.now()) - clock.now().getTime());
   const url = new URL(testMongoUrl());
   url.searchParams.set('monitorCommands', 'true');
-  relay = await startTestRelay({ name: 'slack_digest_team', slack, clock, env: { MONGODB_URL: url.toString(), RELAY_DIGEST_AT: '09:30' } });
+  relay = await startTestRelay({
+    name: 'slack_digest_team',
+    slack,
+    clock,
+    env: { MONGODB_URL: url.toString(), RELAY_DIGEST_AT: '09:30' },
+  });
   probe = slackQueueProbe(relay);
   // The ticks here are the test's own (test/helpers/digest-ticks.ts).
   ticks = await digestTicks(relay);
   // 505 teammates without Slack whose handles sort first, then the linked ones.
   for (let start = 0; start < FILLERS; start += 25) {
     await Promise.all(
-      Array.from({ length: Math.min(25, FILLERS - start) }, (_, i) => relay.register({ handle: `aa${String(start + i).padStart(3, '0')}@acme` })),
+      Array.from({ length: Math.min(25, FILLERS - start) }, (_, i) =>
+        relay.register({ handle: `aa${String(start + i).padStart(3, '0')}@acme` }),
+      ),
     );
   }
   const senderKey = await relay.register({ handle: 'aa-sender@acme' });
@@ -50,7 +63,8 @@ beforeAll(async () => {
   await relay.register({ handle: 'zack@acme', slack_user_id: ZACK });
   await relay.register({ handle: 'yara@acme', slack_user_id: YARA });
   await relay.register({ handle: 'nick@acme', slack_user_id: NICK });
-  for (const to of ['zoe@acme', 'zack@acme', 'yara@acme', 'nick@acme']) await sendHandoff(relay, senderKey, to, `Digest team: for ${to}`);
+  for (const to of ['zoe@acme', 'zack@acme', 'yara@acme', 'nick@acme'])
+    await sendHandoff(relay, senderKey, to, `Digest team: for ${to}`);
   expect((await relay.rest('POST', '/admin/agents/yara@acme/disable', relay.adminKey)).status).toBe(200);
   await probe.settled();
   // And every event's webhook fan-out done (its outbox entry goes with its last job): a fan-out reads cards too, and on
@@ -68,7 +82,8 @@ afterAll(async () => {
 test('past the 500th teammate, each linked teammate whose hour has come gets a digest; a tick reads only the teammates due', async () => {
   const agentReads: string[] = [];
   const started = (event: CommandStartedEvent) => {
-    if (event.commandName === 'find' && event.command.find === 'agents') agentReads.push(String(event.command.filter?._id));
+    if (event.commandName === 'find' && event.command.find === 'agents')
+      agentReads.push(String(event.command.filter?._id));
   };
   relay.store.db.client.on('commandStarted', started);
   let result;
@@ -84,7 +99,9 @@ test('past the 500th teammate, each linked teammate whose hour has come gets a d
   expect(digestsTo(NICK)).toHaveLength(0);
   // At most Zoe, Zack and Yara (disabled: read, then skipped) and the sender their digests name, unless cached (on a
   // slower engine the set-up outlasts the card cache); never the 505 without Slack, nor Nick, whose hour has not come.
-  expect(agentReads.filter((id) => !['zoe@acme', 'zack@acme', 'yara@acme', 'aa-sender@acme'].includes(id.split(':')[0]!))).toEqual([]);
+  expect(
+    agentReads.filter((id) => !['zoe@acme', 'zack@acme', 'yara@acme', 'aa-sender@acme'].includes(id.split(':')[0]!)),
+  ).toEqual([]);
 });
 
 test('many people linked since the last tick get their time zones from users.list, a page of 200 at a time, not a users.info call each', async () => {
@@ -93,7 +110,11 @@ test('many people linked since the last tick get their time zones from users.lis
   const linked = Array.from({ length: 60 }, (_, i) => `U0NEW${String(i).padStart(2, '0')}`);
   for (const user of linked) slack.addUser(user, { tz: 'Europe/Berlin' });
   for (let start = 0; start < linked.length; start += 20) {
-    await Promise.all(linked.slice(start, start + 20).map((user, i) => relay.register({ handle: `new${start + i}@acme`, slack_user_id: user })));
+    await Promise.all(
+      linked
+        .slice(start, start + 20)
+        .map((user, i) => relay.register({ handle: `new${start + i}@acme`, slack_user_id: user })),
+    );
   }
   const infoBefore = slack.callsTo('users.info').length;
   const listBefore = slack.callsTo('users.list').length;
@@ -101,8 +122,16 @@ test('many people linked since the last tick get their time zones from users.lis
   const result = await ticks.tick();
 
   const pages = slack.callsTo('users.list').slice(listBefore);
-  expect(pages.map((c) => [String(c.args.limit), Boolean(c.args.cursor)])).toEqual([['200', false], ['200', true]]);
-  expect(slack.callsTo('users.info').slice(infoBefore).map((c) => c.args.user)).toEqual([]);
+  expect(pages.map((c) => [String(c.args.limit), Boolean(c.args.cursor)])).toEqual([
+    ['200', false],
+    ['200', true],
+  ]);
+  expect(
+    slack
+      .callsTo('users.info')
+      .slice(infoBefore)
+      .map((c) => c.args.user),
+  ).toEqual([]);
   // Their digest hour (09:30 Berlin) has come, so each of them was due.
   expect(linked.map((_, i) => result.outcomes[`new${i}@acme`])).toEqual(linked.map(() => expect.any(String)));
 });

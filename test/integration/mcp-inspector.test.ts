@@ -45,12 +45,30 @@ function parseToolsList(stdout: string): { tools: Array<{ name: string }> } {
 test('the MCP Inspector CLI lists the relay tools over stdio', async () => {
   const { stdout, stderr } = await run(
     'npx',
-    ['-y', INSPECTOR, '--cli', '-e', `RELAY_URL=${relay.url}`, '-e', `RELAY_API_KEY=${apiKey}`, process.execPath, STDIO, '--method', 'tools/list'],
+    [
+      '-y',
+      INSPECTOR,
+      '--cli',
+      '-e',
+      `RELAY_URL=${relay.url}`,
+      '-e',
+      `RELAY_API_KEY=${apiKey}`,
+      process.execPath,
+      STDIO,
+      '--method',
+      'tools/list',
+    ],
     {
       cwd,
       timeout: 120_000,
       maxBuffer: 16 * 1024 * 1024,
-      env: { ...process.env, npm_config_yes: 'true', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
+      env: {
+        ...process.env,
+        npm_config_yes: 'true',
+        npm_config_update_notifier: 'false',
+        npm_config_fund: 'false',
+        npm_config_audit: 'false',
+      },
     },
   ).catch((error: { stdout?: string; stderr?: string; message: string }) => {
     throw new Error(`inspector failed: ${error.message}\nstdout:\n${error.stdout}\nstderr:\n${error.stderr}`);

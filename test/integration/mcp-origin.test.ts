@@ -28,7 +28,10 @@ function send(method: 'POST' | 'GET', headers: Record<string, string>): Promise<
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { method, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+      {
+        method,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -45,27 +48,43 @@ function send(method: 'POST' | 'GET', headers: Record<string, string>): Promise<
 }
 
 test('a rebinding request (Host and Origin evil.example.com) is refused with 403 whether or not its key is valid', async () => {
-  const auths: Array<Record<string, string>> = [{ authorization: `Bearer ${key}` }, {}, { authorization: 'Bearer hr_not_a_key' }];
+  const auths: Array<Record<string, string>> = [
+    { authorization: `Bearer ${key}` },
+    {},
+    { authorization: 'Bearer hr_not_a_key' },
+  ];
   for (const auth of auths) {
     const answer = await send('POST', { host: 'evil.example.com', origin: 'http://evil.example.com', ...auth });
     expect(answer.status).toBe(403);
     expect(answer.body).toMatchObject({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32002, message: expect.stringContaining('Host "evil.example.com" is not this relay\'s'), data: { code: 'forbidden', details: { header: 'Host' } } },
+      error: {
+        code: -32002,
+        message: expect.stringContaining('Host "evil.example.com" is not this relay\'s'),
+        data: { code: 'forbidden', details: { header: 'Host' } },
+      },
     });
   }
   const get = await send('GET', { host: 'evil.example.com', authorization: `Bearer ${key}` });
   expect(get.status).toBe(403);
 });
 
-test('a foreign Origin under the relay\'s own Host is refused; a local page and a program are served', async () => {
+test("a foreign Origin under the relay's own Host is refused; a local page and a program are served", async () => {
   const host = new URL(relay.url).host;
   const foreign = await send('POST', { host, origin: 'https://evil.example.com', authorization: `Bearer ${key}` });
   expect(foreign.status).toBe(403);
-  expect(foreign.body.error).toMatchObject({ code: -32002, message: expect.stringContaining('Origin "https://evil.example.com" may not call /mcp'), data: { details: { header: 'Origin' } } });
+  expect(foreign.body.error).toMatchObject({
+    code: -32002,
+    message: expect.stringContaining('Origin "https://evil.example.com" may not call /mcp'),
+    data: { details: { header: 'Origin' } },
+  });
 
-  const localPage = await send('POST', { host: `localhost:${new URL(relay.url).port}`, origin: 'http://localhost:5173', authorization: `Bearer ${key}` });
+  const localPage = await send('POST', {
+    host: `localhost:${new URL(relay.url).port}`,
+    origin: 'http://localhost:5173',
+    authorization: `Bearer ${key}`,
+  });
   expect(localPage.status).toBe(200);
   expect(localPage.body).toMatchObject({ id: 7, result: { serverInfo: { name: 'handoff-relay' } } });
 

@@ -27,7 +27,11 @@ let firstSendFailure: 'bare-502' | 'relay-503' = 'bare-502';
 const RELAY_503 = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
-  error: { code: -32016, message: 'The relay cannot reach its database or queue right now; retry in a moment', data: { code: 'unavailable', request_id: 'r-1' } },
+  error: {
+    code: -32016,
+    message: 'The relay cannot reach its database or queue right now; retry in a moment',
+    data: { code: 'unavailable', request_id: 'r-1' },
+  },
 });
 const clients: Client[] = [];
 
@@ -44,7 +48,8 @@ function startProxy(target: string): Promise<Server> {
       const body = await readBody(req);
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) {
-        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers[name] = value;
+        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
+          headers[name] = value;
       }
       const upstream = await fetch(`${target}${req.url}`, {
         method: req.method,
@@ -63,7 +68,11 @@ function startProxy(target: string): Promise<Server> {
       if (method === 'message/send') {
         const first = sends.length === 0;
         const answered = first ? (firstSendFailure === 'bare-502' ? 502 : 503) : upstream.status;
-        sends.push({ idempotencyKey: req.headers['idempotency-key'] as string | undefined, upstreamStatus: upstream.status, answered });
+        sends.push({
+          idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+          upstreamStatus: upstream.status,
+          answered,
+        });
         if (first && firstSendFailure === 'bare-502') {
           res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
           return;
@@ -73,7 +82,9 @@ function startProxy(target: string): Promise<Server> {
           return;
         }
       }
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(text);
+      res
+        .writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' })
+        .end(text);
     })().catch((error: Error) => {
       if (!res.headersSent) res.writeHead(500).end(error.message);
     });
@@ -144,7 +155,9 @@ test('a 503 with Retry-After and the JSON-RPC error body is retried with the sam
   });
   expect(result.isError).toBeFalsy();
   const threadId = (result.structuredContent as { thread_id?: string }).thread_id;
-  const threads = await relay.store.threads.find({ from: 'api-dev@acme', summary: 'Retried after the relay said 503.' }).toArray();
+  const threads = await relay.store.threads
+    .find({ from: 'api-dev@acme', summary: 'Retried after the relay said 503.' })
+    .toArray();
   expect(threads.map((t) => t._id)).toEqual([threadId]);
   expect(sends.map((s) => [s.upstreamStatus, s.answered])).toEqual([
     [200, 503],
@@ -156,7 +169,10 @@ test('a 503 with Retry-After and the JSON-RPC error body is retried with the sam
 test('a relay that is down is a relay_unreachable tool error and the server keeps running', async () => {
   const closedPort = await findFreePort();
   const mcp = await connect({ RELAY_URL: `http://127.0.0.1:${closedPort}`, RELAY_API_KEY: senderKey });
-  const result = await mcp.callTool({ name: 'handoff_to_teammate', arguments: { to: 'web-dev@acme', intent: 'inform', summary: 'hello' } });
+  const result = await mcp.callTool({
+    name: 'handoff_to_teammate',
+    arguments: { to: 'web-dev@acme', intent: 'inform', summary: 'hello' },
+  });
   expect(result.isError).toBe(true);
   expect(textOf(result)).toContain('relay_unreachable');
   const tools = await mcp.listTools();

@@ -41,12 +41,18 @@ function value(text: string, sample: string): number {
 }
 
 function handoff(text: string) {
-  return relay.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text }] } });
+  return relay.rpc(sender, 'message/send', {
+    recipient: 'recipient@acme',
+    intent: 'inform',
+    message: { parts: [{ type: 'text', text }] },
+  });
 }
 
 test('GET /metrics answers 401 without a token or with a wrong one, and 200 to the metrics token or the admin key', async () => {
   expect((await fetch(`${relay.url}/metrics`)).status).toBe(401);
-  expect((await fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}x` } })).status).toBe(401);
+  expect((await fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}x` } })).status).toBe(
+    401,
+  );
   const apiKeyTry = await fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${sender}` } });
   expect(apiKeyTry.status).toBe(401);
   expect(await apiKeyTry.json()).toMatchObject({ code: 'unauthenticated' });
@@ -61,20 +67,34 @@ test('a delivered handoff moves the slack completed counter, the delivery latenc
   await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('metrics: one delivery'));
   const after = await waitUntil(async () => {
     const text = await scrape();
-    return value(text, 'relay_jobs_completed_total{queue="slack"}') > value(before, 'relay_jobs_completed_total{queue="slack"}') && text;
+    return (
+      value(text, 'relay_jobs_completed_total{queue="slack"}') >
+        value(before, 'relay_jobs_completed_total{queue="slack"}') && text
+    );
   }, 'the completed counter to move');
 
-  expect(value(after, 'relay_delivery_latency_seconds_count{channel="slack"}')).toBeGreaterThan(value(before, 'relay_delivery_latency_seconds_count{channel="slack"}'));
+  expect(value(after, 'relay_delivery_latency_seconds_count{channel="slack"}')).toBeGreaterThan(
+    value(before, 'relay_delivery_latency_seconds_count{channel="slack"}'),
+  );
   // Latency is measured from the event's creation, so it is positive and far below the largest bucket.
   expect(value(after, 'relay_delivery_latency_seconds_sum{channel="slack"}')).toBeGreaterThan(0);
-  expect(value(after, 'relay_delivery_latency_seconds_bucket{le="900",channel="slack"}')).toBe(value(after, 'relay_delivery_latency_seconds_count{channel="slack"}'));
-  expect(value(after, 'relay_http_request_duration_seconds_count{method="POST",route="/a2a",status="200"}')).toBeGreaterThanOrEqual(1);
+  expect(value(after, 'relay_delivery_latency_seconds_bucket{le="900",channel="slack"}')).toBe(
+    value(after, 'relay_delivery_latency_seconds_count{channel="slack"}'),
+  );
+  expect(
+    value(after, 'relay_http_request_duration_seconds_count{method="POST",route="/a2a",status="200"}'),
+  ).toBeGreaterThanOrEqual(1);
   // Neither side has a webhook: the webhooks queue ran its job, but nothing was delivered, so no webhook latency.
   const webhooksDone = await waitUntil(async () => {
     const text = await scrape();
-    return value(text, 'relay_jobs_completed_total{queue="webhooks"}') > value(before, 'relay_jobs_completed_total{queue="webhooks"}') && text;
+    return (
+      value(text, 'relay_jobs_completed_total{queue="webhooks"}') >
+        value(before, 'relay_jobs_completed_total{queue="webhooks"}') && text
+    );
   }, 'the webhooks job to complete');
-  expect(value(webhooksDone, 'relay_delivery_latency_seconds_count{channel="webhook"}')).toBe(value(before, 'relay_delivery_latency_seconds_count{channel="webhook"}'));
+  expect(value(webhooksDone, 'relay_delivery_latency_seconds_count{channel="webhook"}')).toBe(
+    value(before, 'relay_delivery_latency_seconds_count{channel="webhook"}'),
+  );
   // Default process metrics are there.
   expect(value(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   expect(after).toMatch(/^relay_outbox_backlog_threads \d+$/m);
@@ -85,14 +105,24 @@ test('a Slack failure counts as a retried attempt, and a malformed job as a fail
   slack.failNext('chat.postMessage', { body: { ok: false, error: 'internal_error' } });
   await handoff('metrics: retried once');
   await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('metrics: retried once'));
-  await waitUntil(async () => value(await scrape(), 'relay_jobs_retried_total{queue="slack"}') === value(before, 'relay_jobs_retried_total{queue="slack"}') + 1, 'one retry counted');
+  await waitUntil(
+    async () =>
+      value(await scrape(), 'relay_jobs_retried_total{queue="slack"}') ===
+      value(before, 'relay_jobs_retried_total{queue="slack"}') + 1,
+    'one retry counted',
+  );
 
   // A job no processor can read goes straight to the failed list (UnrecoverableError), counted once.
   const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
   try {
     await queue.add('thread.created', { thread_id: 'not-a-uuid' }, { attempts: 3 });
-    await waitUntil(async () => value(await scrape(), 'relay_jobs_failed_total{queue="slack"}') === value(before, 'relay_jobs_failed_total{queue="slack"}') + 1, 'one failure counted');
+    await waitUntil(
+      async () =>
+        value(await scrape(), 'relay_jobs_failed_total{queue="slack"}') ===
+        value(before, 'relay_jobs_failed_total{queue="slack"}') + 1,
+      'one failure counted',
+    );
   } finally {
     await queue.close();
     connection.disconnect();
@@ -100,11 +130,21 @@ test('a Slack failure counts as a retried attempt, and a malformed job as a fail
 });
 
 test('the request histogram is labelled by route pattern, never by the raw URL', async () => {
-  await fetch(`${relay.url}/admin/agents/someone-${randomBytes(4).toString('hex')}@acme/keys`, { method: 'POST', headers: { authorization: `Bearer ${relay.adminKey}` } });
+  await fetch(`${relay.url}/admin/agents/someone-${randomBytes(4).toString('hex')}@acme/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${relay.adminKey}` },
+  });
   await fetch(`${relay.url}/no/such/${randomBytes(4).toString('hex')}`);
   const text = await scrape();
-  expect(value(text, 'relay_http_request_duration_seconds_count{method="POST",route="/admin/agents/:handle/keys",status="404"}')).toBe(1);
-  expect(value(text, 'relay_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}')).toBeGreaterThanOrEqual(1);
+  expect(
+    value(
+      text,
+      'relay_http_request_duration_seconds_count{method="POST",route="/admin/agents/:handle/keys",status="404"}',
+    ),
+  ).toBe(1);
+  expect(
+    value(text, 'relay_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}'),
+  ).toBeGreaterThanOrEqual(1);
   expect(text).not.toMatch(/someone-|\/no\/such/);
 });
 
@@ -115,7 +155,10 @@ test('the outbox backlog gauge counts events that are not on a queue yet', async
   // A job not finished yet, as a failed publish leaves it (dated ahead so the sweep leaves it alone); the scrape must count it.
   const threadId = sent.body.result.task_id as string;
   const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
-  await relay.store.threads.updateOne({ _id: threadId }, { $set: { jobs_pending: [`slack:${event.id}`], pending_since: new Date(Date.now() + 3_600_000) } });
+  await relay.store.threads.updateOne(
+    { _id: threadId },
+    { $set: { jobs_pending: [`slack:${event.id}`], pending_since: new Date(Date.now() + 3_600_000) } },
+  );
   expect(value(await scrape(), 'relay_outbox_backlog_threads')).toBe(1);
 });
 

@@ -31,10 +31,16 @@ async function jobEventIds(): Promise<string[]> {
 
 /** Runs the queued jobs of `name` as a worker would (they do nothing) and waits until none is left. */
 async function runJobs(name: 'slack' | 'webhooks', ids: string[]): Promise<void> {
-  const worker = new Worker(name, async () => 'done', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
+  const worker = new Worker(name, async () => 'done', {
+    connection: { url: testRedisUrl() },
+    prefix: relay.config.queuePrefix,
+  });
   const other = new Queue(name, { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
   try {
-    await waitUntil(async () => (await Promise.all(ids.map((id) => other.getJobState(id)))).every((s) => s === 'completed'), `${name} jobs run`);
+    await waitUntil(
+      async () => (await Promise.all(ids.map((id) => other.getJobState(id)))).every((s) => s === 'completed'),
+      `${name} jobs run`,
+    );
   } finally {
     await worker.close();
     await other.close();
@@ -44,7 +50,11 @@ async function runJobs(name: 'slack' | 'webhooks', ids: string[]): Promise<void>
 test('an event stays in the outbox while its jobs are queued, leaves once they finished, and is not enqueued again', async () => {
   const sender = await relay.register({ handle: 'sender@acme' });
   await relay.register({ handle: 'recipient@acme' });
-  const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ text: 'x' }] } });
+  const { body } = await relay.rpc(sender, 'message/send', {
+    recipient: 'recipient@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'x' }] },
+  });
   const threadId = body.result.task_id as string;
   const thread = (await relay.store.threads.findOne({ _id: threadId }))!;
   const created = thread.outbox[0]!.id;
@@ -68,7 +78,10 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
 
   // The created job is removed a day later (removeOnComplete), then the thread changes again: only the new event goes.
   await queue.remove(created);
-  const appended = await relay.rpc(sender, 'message/send', { task_id: threadId, message: { parts: [{ text: 'more' }] } });
+  const appended = await relay.rpc(sender, 'message/send', {
+    task_id: threadId,
+    message: { parts: [{ text: 'more' }] },
+  });
   expect(appended.body.error).toBeUndefined();
   const message = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[1]!.id;
   await relay.relay.outbox.sweep(0);
@@ -78,7 +91,11 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
 test("the workers' marks take each job out of its thread as it finished, and a write that read the thread before does not put it back", async () => {
   const sender = await relay.register({ handle: 'sender4@acme' });
   await relay.register({ handle: 'recipient4@acme' });
-  const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient4@acme', intent: 'inform', message: { parts: [{ text: 'w' }] } });
+  const { body } = await relay.rpc(sender, 'message/send', {
+    recipient: 'recipient4@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'w' }] },
+  });
   const threadId = body.result.task_id as string;
   const read = (await relay.store.readThread(threadId))!;
   const eventId = read.outbox[0]!.id;
@@ -89,7 +106,11 @@ test("the workers' marks take each job out of its thread as it finished, and a w
   // changed, and puts no finished job back.
   const { after } = await relay.store.writeThread(threadId, (doc) => ({ ...doc, summary: 'changed' }), read);
   expect(after?.version).toBe(read.version + 1);
-  expect(await relay.store.readThread(threadId)).toMatchObject({ summary: 'changed', version: read.version + 1, jobs_pending: [`webhooks:${eventId}`] });
+  expect(await relay.store.readThread(threadId)).toMatchObject({
+    summary: 'changed',
+    version: read.version + 1,
+    jobs_pending: [`webhooks:${eventId}`],
+  });
   relay.store.outbox.finished(threadId, 'webhooks', eventId);
   await relay.store.outbox.flush();
   const done = (await relay.store.readThread(threadId))!;
@@ -101,7 +122,11 @@ test("the workers' marks take each job out of its thread as it finished, and a w
 test('a job Redis lost is enqueued again by the sweep', async () => {
   const sender = await relay.register({ handle: 'sender3@acme' });
   await relay.register({ handle: 'recipient3@acme' });
-  const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient3@acme', intent: 'inform', message: { parts: [{ text: 'z' }] } });
+  const { body } = await relay.rpc(sender, 'message/send', {
+    recipient: 'recipient3@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'z' }] },
+  });
   const event = (await relay.store.threads.findOne({ _id: body.result.task_id }))!.outbox[0]!;
   await queue.remove(event.id);
   expect(await jobEventIds()).not.toContain(event.id);
@@ -112,7 +137,11 @@ test('a job Redis lost is enqueued again by the sweep', async () => {
 test('an event whose writer died after the write is enqueued by the sweep once it settled; a pending job of an event the thread lacks is dropped', async () => {
   const sender = await relay.register({ handle: 'sender2@acme' });
   await relay.register({ handle: 'recipient2@acme' });
-  const { body } = await relay.rpc(sender, 'message/send', { recipient: 'recipient2@acme', intent: 'inform', message: { parts: [{ text: 'y' }] } });
+  const { body } = await relay.rpc(sender, 'message/send', {
+    recipient: 'recipient2@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'y' }] },
+  });
   const threadId = body.result.task_id as string;
   const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
   await queue.remove(event.id);
@@ -120,7 +149,10 @@ test('an event whose writer died after the write is enqueued by the sweep once i
   expect(await relay.relay.outbox.sweep(60_000)).toBe(0);
   // As a process leaves it when it dies between its write and the add: the job pending on the thread, on no queue.
   const never = '00000000-0000-4000-8000-000000000001';
-  await relay.store.threads.updateOne({ _id: threadId }, { $set: { pending_since: new Date(Date.now() - 60_000) }, $push: { jobs_pending: `slack:${never}` } });
+  await relay.store.threads.updateOne(
+    { _id: threadId },
+    { $set: { pending_since: new Date(Date.now() - 60_000) }, $push: { jobs_pending: `slack:${never}` } },
+  );
   expect(await relay.relay.outbox.sweep(1_000)).toBe(1);
   expect((await jobEventIds()).filter((id) => id === event.id || id === never)).toEqual([event.id]);
   expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${event.id}`, `slack:${event.id}`]);

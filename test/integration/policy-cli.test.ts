@@ -61,20 +61,51 @@ test('apply, show, test and audit go through the admin API', async () => {
   expect(applied.stdout).toMatch(/^Applied .*good\.yaml: version [0-9a-f]{16}, 1 rules/);
   const shown = await cli('show');
   expect(shown.stdout).toContain('id: contractors-by-day');
-  const night = await cli('test', '--action', 'handoff.create', '--from', 'alice@acme', '--to', 'night@contractor', '--at', '2026-12-01T23:00:00Z');
-  expect(night.stdout).toMatch(/^deny {2}rule contractors-by-day {2}policy [0-9a-f]{16} {2}reason: Contractors get handoffs in working hours/);
-  const day = await cli('test', '--action', 'handoff.create', '--from', 'alice@acme', '--to', 'night@contractor', '--at', '2026-12-01T12:00:00Z');
+  const night = await cli(
+    'test',
+    '--action',
+    'handoff.create',
+    '--from',
+    'alice@acme',
+    '--to',
+    'night@contractor',
+    '--at',
+    '2026-12-01T23:00:00Z',
+  );
+  expect(night.stdout).toMatch(
+    /^deny {2}rule contractors-by-day {2}policy [0-9a-f]{16} {2}reason: Contractors get handoffs in working hours/,
+  );
+  const day = await cli(
+    'test',
+    '--action',
+    'handoff.create',
+    '--from',
+    'alice@acme',
+    '--to',
+    'night@contractor',
+    '--at',
+    '2026-12-01T12:00:00Z',
+  );
   expect(day.stdout).toMatch(/^allow {2}rule \(default\)/);
-  expect((await cli('test', '--action', 'handoff.create', '--from', 'alice@acme')).stderr).toContain('policy test needs --to');
+  expect((await cli('test', '--action', 'handoff.create', '--from', 'alice@acme')).stderr).toContain(
+    'policy test needs --to',
+  );
   expect((await cli('audit')).stdout).toBe('No refused calls.\n');
 });
 
 test('a refused call shows up in the audit', async () => {
   await cli('apply', join(dir, 'good.yaml'));
-  await writeFile(join(dir, 'always.yaml'), 'rules:\n  - { id: never, match: { action: handoff.create, recipient: { team: contractor } }, effect: deny, reason: No }\n');
+  await writeFile(
+    join(dir, 'always.yaml'),
+    'rules:\n  - { id: never, match: { action: handoff.create, recipient: { team: contractor } }, effect: deny, reason: No }\n',
+  );
   await cli('apply', join(dir, 'always.yaml'));
   const alice = await relay.register({ handle: 'alice2@acme' });
-  const refused = await relay.rpc(alice, 'message/send', { recipient: 'night@contractor', intent: 'inform', message: text('hi') });
+  const refused = await relay.rpc(alice, 'message/send', {
+    recipient: 'night@contractor',
+    intent: 'inform',
+    message: text('hi'),
+  });
   expect(refused.body.error.code).toBe(-32020);
   const audit = await cli('audit', '--limit', '5');
   expect(audit.stdout).toMatch(/denied {2}handoff\.create by alice2@acme via a2a {2}rule never {2}No/);

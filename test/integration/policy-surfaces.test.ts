@@ -4,7 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, createAuthenticatingFetchWithRetry, type Client as A2aClient } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  createAuthenticatingFetchWithRetry,
+  type Client as A2aClient,
+} from '@a2a-js/sdk/client';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { NEW_HANDOFF_CALLBACK_ID } from '../../bot/views/new-handoff-modal';
@@ -59,7 +65,8 @@ interface Surface {
 }
 
 function mcpOutcome(result: CallResult): Outcome {
-  if (result.isError) return { kind: 'refused', words: (result.content as Array<{ text: string }>).map((c) => c.text).join('\n') };
+  if (result.isError)
+    return { kind: 'refused', words: (result.content as Array<{ text: string }>).map((c) => c.text).join('\n') };
   const answer = result.structuredContent as Record<string, any>;
   expect(answer.status).toBe('awaiting_approval');
   return { kind: 'held', approvers: answer.approvers };
@@ -67,14 +74,26 @@ function mcpOutcome(result: CallResult): Outcome {
 
 async function stdioClient(): Promise<McpClient> {
   const client = new McpClient({ name: 'policy-surfaces', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [STDIO], env: { PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_API_KEY: senderKey }, stderr: 'pipe' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [STDIO],
+      env: { PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_API_KEY: senderKey },
+      stderr: 'pipe',
+    }),
+  );
   closers.push(() => client.close());
   return client;
 }
 
 async function a2aClient(): Promise<A2aClient> {
-  const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ Authorization: `Bearer ${senderKey}` }), shouldRetryWithHeaders: async () => undefined });
-  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+  const fetchImpl = createAuthenticatingFetchWithRetry(fetch, {
+    headers: async () => ({ Authorization: `Bearer ${senderKey}` }),
+    shouldRetryWithHeaders: async () => undefined,
+  });
+  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+  });
   return new ClientFactory(options).createFromUrl(relay.url);
 }
 
@@ -87,7 +106,9 @@ const surfaces: Surface[] = [
     via: 'mcp',
     async create(to, summary) {
       const client = await stdioClient();
-      return mcpOutcome(await client.callTool({ name: 'handoff_to_teammate', arguments: { to, intent: 'inform', summary } }));
+      return mcpOutcome(
+        await client.callTool({ name: 'handoff_to_teammate', arguments: { to, intent: 'inform', summary } }),
+      );
     },
   },
   {
@@ -96,7 +117,9 @@ const surfaces: Surface[] = [
     async create(to, summary) {
       const client = await connectMcpHttp(relay.url, senderKey);
       try {
-        return mcpOutcome(await client.callTool({ name: 'handoff_to_teammate', arguments: { to, intent: 'inform', summary } }));
+        return mcpOutcome(
+          await client.callTool({ name: 'handoff_to_teammate', arguments: { to, intent: 'inform', summary } }),
+        );
       } finally {
         await client.close();
       }
@@ -106,7 +129,11 @@ const surfaces: Surface[] = [
     name: 'JSON-RPC message/send',
     via: 'a2a',
     async create(to, summary) {
-      const { body } = await relay.rpc(senderKey, 'message/send', { recipient: to, intent: 'inform', message: text(summary) });
+      const { body } = await relay.rpc(senderKey, 'message/send', {
+        recipient: to,
+        intent: 'inform',
+        message: text(summary),
+      });
       if (body.error) return { kind: 'refused', words: body.error.message };
       expect(body.result.status.state).toBe('awaiting_approval');
       return { kind: 'held', approvers: body.result.approval.approvers, rule_id: body.result.approval.rule_id };
@@ -148,11 +175,21 @@ const surfaces: Surface[] = [
     async create(to, summary) {
       slackCalls += 1;
       const name = `policy-surfaces-slash-${slackCalls}`;
-      const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user: U.sender, text: `${to} ${summary}`, responseUrl: slack.responseUrl(name), triggerId: slack.triggerId() });
+      const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, {
+        user: U.sender,
+        text: `${to} ${summary}`,
+        responseUrl: slack.responseUrl(name),
+        triggerId: slack.triggerId(),
+      });
       expect(answer.status).toBe(200);
       const reply = String((await slack.waitFor('response_url', (c) => c.args.response_url === name)).args.text);
       const heldBy = /is waiting for approval by (.+) \(policy rule `([^`]+)`\)/.exec(reply);
-      if (heldBy) return { kind: 'held', approvers: [...heldBy[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!), rule_id: heldBy[2] };
+      if (heldBy)
+        return {
+          kind: 'held',
+          approvers: [...heldBy[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!),
+          rule_id: heldBy[2],
+        };
       return { kind: 'refused', words: reply };
     },
   },
@@ -168,15 +205,26 @@ const surfaces: Surface[] = [
         callbackId: NEW_HANDOFF_CALLBACK_ID,
         values: {
           recipient: { recipient: { type: 'users_select', selected_user: slackUserOf(to) } },
-          intent: { intent: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' } } },
+          intent: {
+            intent: {
+              type: 'static_select',
+              selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' },
+            },
+          },
           summary: { summary: { type: 'plain_text_input', value: summary } },
         },
       });
       expect(answer.status).toBe(200);
-      const ack = answer.text ? (JSON.parse(answer.text) as { response_action?: string; errors?: Record<string, string> }) : {};
+      const ack = answer.text
+        ? (JSON.parse(answer.text) as { response_action?: string; errors?: Record<string, string> })
+        : {};
       if (ack.response_action === 'errors') return { kind: 'refused', words: Object.values(ack.errors!).join(' ') };
       const said = await waitUntil(
-        async () => slack.callsTo('chat.postMessage').slice(posts).find((c) => c.args.channel === U.sender && String(c.args.text).includes(`\`${to}\``)),
+        async () =>
+          slack
+            .callsTo('chat.postMessage')
+            .slice(posts)
+            .find((c) => c.args.channel === U.sender && String(c.args.text).includes(`\`${to}\``)),
         'the modal’s answer to the sender',
       );
       const heldBy = /is waiting for approval by (.+) \(policy rule `([^`]+)`\)/.exec(String(said.args.text));
@@ -198,8 +246,22 @@ describe('require_approval holds the create identically on every surface', () =>
     if ('rule_id' in outcome && outcome.rule_id !== undefined) expect(outcome.rule_id).toBe('held-needs-lead');
     const doc = await waitUntil(() => storedBy(summary), 'the held thread');
     expect(doc).toMatchObject({ status: 'awaiting_approval', hidden_from_recipient: true, to: 'held@acme' });
-    expect(doc.status_history).toEqual([expect.objectContaining({ status: 'awaiting_approval', via: surface.via, policy: expect.objectContaining({ rule_id: 'held-needs-lead', effect: 'require_approval' }) })]);
-    expect(doc.approvals).toEqual([expect.objectContaining({ action: 'handoff.create', actor: 'sender@acme', status: 'pending', rule_id: 'held-needs-lead', approvers: [expect.objectContaining({ label: 'lead@acme' })] })]);
+    expect(doc.status_history).toEqual([
+      expect.objectContaining({
+        status: 'awaiting_approval',
+        via: surface.via,
+        policy: expect.objectContaining({ rule_id: 'held-needs-lead', effect: 'require_approval' }),
+      }),
+    ]);
+    expect(doc.approvals).toEqual([
+      expect.objectContaining({
+        action: 'handoff.create',
+        actor: 'sender@acme',
+        status: 'pending',
+        rule_id: 'held-needs-lead',
+        approvers: [expect.objectContaining({ label: 'lead@acme' })],
+      }),
+    ]);
     // The recipient sees nothing of it, whichever surface sent it.
     expect((await relay.rpc(heldKey, 'tasks/get', { task_id: doc._id })).body.error).toMatchObject({ code: -32006 });
     expect(doc.slack).toBeNull();

@@ -21,22 +21,37 @@ async function events(relay: TestRelay, key: string): Promise<Array<{ type: stri
 test('a worker skips the event jobs Redis kept for another database, and serves its own', async () => {
   const prefix = queuePrefix('queue-database');
   // The old database: only the API runs, so its events wait in Redis when it stops.
-  const old = await startTestRelay({ name: 'queue-database-old', env: { RELAY_QUEUE_PREFIX: prefix, RELAY_ROLES: 'api' } });
+  const old = await startTestRelay({
+    name: 'queue-database-old',
+    env: { RELAY_QUEUE_PREFIX: prefix, RELAY_ROLES: 'api' },
+  });
   relays.push(old);
   const [oldAlice] = await Promise.all([old.register({ handle: 'alice@acme' }), old.register({ handle: 'bob@acme' })]);
   const stale = await sendHandoff(old, oldAlice!, 'bob@acme', 'written to the database that is gone');
   await old.stop();
 
   // A new database, the same handles, the same queue prefix, with a worker.
-  const fresh = await startTestRelay({ name: 'queue-database-new', env: { RELAY_QUEUE_PREFIX: prefix }, captureLogs: true });
+  const fresh = await startTestRelay({
+    name: 'queue-database-new',
+    env: { RELAY_QUEUE_PREFIX: prefix },
+    captureLogs: true,
+  });
   relays.push(fresh);
-  const [alice, bob] = await Promise.all([fresh.register({ handle: 'alice@acme' }), fresh.register({ handle: 'bob@acme' })]);
+  const [alice, bob] = await Promise.all([
+    fresh.register({ handle: 'alice@acme' }),
+    fresh.register({ handle: 'bob@acme' }),
+  ]);
   const own = await sendHandoff(fresh, alice!, 'bob@acme', 'written here');
 
   // The worker takes both jobs in order (FIFO): once its own event is in bob's log, the stale one was taken.
-  await waitUntil(async () => ((await events(fresh, bob!)).some((e) => e.thread_id === own) ? true : null), "bob's own thread.created");
+  await waitUntil(
+    async () => ((await events(fresh, bob!)).some((e) => e.thread_id === own) ? true : null),
+    "bob's own thread.created",
+  );
   expect(await events(fresh, bob!)).toEqual([expect.objectContaining({ type: 'thread.created', thread_id: own })]);
   expect(await events(fresh, alice!)).toEqual([expect.objectContaining({ type: 'thread.created', thread_id: own })]);
-  expect(fresh.logs.filter((line) => String(line.msg).startsWith('skipping event jobs written to another database'))).toHaveLength(1);
+  expect(
+    fresh.logs.filter((line) => String(line.msg).startsWith('skipping event jobs written to another database')),
+  ).toHaveLength(1);
   expect((await fresh.rpc(bob!, 'tasks/get', { task_id: stale })).body.error.code).toBe(-32006);
 });

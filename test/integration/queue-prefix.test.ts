@@ -26,8 +26,17 @@ afterAll(async () => {
 });
 
 /** A relay with RELAY_QUEUE_PREFIX unset (an empty setting is no setting). */
-async function relayWithDefaultPrefix(name: string, env: Record<string, string> = {}, legacyQueuePrefix?: string): Promise<TestRelay> {
-  const relay = await startTestRelay({ name, env: { RELAY_QUEUE_PREFIX: '', ...env }, captureLogs: true, legacyQueuePrefix });
+async function relayWithDefaultPrefix(
+  name: string,
+  env: Record<string, string> = {},
+  legacyQueuePrefix?: string,
+): Promise<TestRelay> {
+  const relay = await startTestRelay({
+    name,
+    env: { RELAY_QUEUE_PREFIX: '', ...env },
+    captureLogs: true,
+    legacyQueuePrefix,
+  });
   relays.push(relay);
   return relay;
 }
@@ -37,7 +46,8 @@ async function eventsOf(relay: TestRelay, key: string): Promise<Array<{ type: st
   return ((await response.json()) as { events: Array<{ type: string; thread_id: string }> }).events;
 }
 
-const skipped = (relay: TestRelay) => relay.logs.filter((line) => String(line.msg).startsWith('skipping event jobs written to another database'));
+const skipped = (relay: TestRelay) =>
+  relay.logs.filter((line) => String(line.msg).startsWith('skipping event jobs written to another database'));
 
 test('two relays on one Redis get prefixes of their own databases and work only their own jobs', async () => {
   const [one, two] = await Promise.all([relayWithDefaultPrefix('prefix_one'), relayWithDefaultPrefix('prefix_two')]);
@@ -47,13 +57,22 @@ test('two relays on one Redis get prefixes of their own databases and work only 
   expect(two.queuePrefix).not.toBe(one.queuePrefix);
 
   const keys = await Promise.all(
-    [one, two].map(async (relay) => Promise.all([relay.register({ handle: 'alice@acme' }), relay.register({ handle: 'bob@acme' })])),
+    [one, two].map(async (relay) =>
+      Promise.all([relay.register({ handle: 'alice@acme' }), relay.register({ handle: 'bob@acme' })]),
+    ),
   );
   // The same handles on both, as two teams' relays would have: each handoff reaches only its own relay's logs.
-  const threads = await Promise.all([one, two].map((relay, i) => sendHandoff(relay, keys[i]![0]!, 'bob@acme', `from relay ${i}`)));
+  const threads = await Promise.all(
+    [one, two].map((relay, i) => sendHandoff(relay, keys[i]![0]!, 'bob@acme', `from relay ${i}`)),
+  );
   for (const [i, relay] of [one, two].entries()) {
-    await waitUntil(async () => ((await eventsOf(relay, keys[i]![1]!)).some((e) => e.thread_id === threads[i]) ? true : null), `relay ${i}'s own event`);
-    expect(await eventsOf(relay, keys[i]![1]!)).toEqual([expect.objectContaining({ type: 'thread.created', thread_id: threads[i] })]);
+    await waitUntil(
+      async () => ((await eventsOf(relay, keys[i]![1]!)).some((e) => e.thread_id === threads[i]) ? true : null),
+      `relay ${i}'s own event`,
+    );
+    expect(await eventsOf(relay, keys[i]![1]!)).toEqual([
+      expect.objectContaining({ type: 'thread.created', thread_id: threads[i] }),
+    ]);
     // Its jobs are under its own prefix, and no worker ever took the other's.
     expect((await redis.keys(`${relay.queuePrefix}:webhooks:*`)).length).toBeGreaterThan(0);
     expect(skipped(relay)).toEqual([]);
@@ -79,17 +98,29 @@ test('an upgraded relay keeps the earlier default while Redis holds its jobs, wo
   const legacy = queuePrefix('prefix_legacy');
   const old = await startTestRelay({ name: 'prefix_upgrade', env: { RELAY_QUEUE_PREFIX: legacy, RELAY_ROLES: 'api' } });
   relays.push(old);
-  const [alice, bob] = await Promise.all([old.register({ handle: 'alice@acme' }), old.register({ handle: 'bob@acme' })]);
+  const [alice, bob] = await Promise.all([
+    old.register({ handle: 'alice@acme' }),
+    old.register({ handle: 'bob@acme' }),
+  ]);
   const waiting = await sendHandoff(old, alice!, 'bob@acme', 'queued before the upgrade');
   await old.stop();
 
   // The upgrade: the same database, RELAY_QUEUE_PREFIX unset.
-  const upgraded = await relayWithDefaultPrefix('prefix_upgrade', { MONGODB_DB: old.config.mongodbDb, RELAY_KEY_PEPPER: old.config.keyPepper! }, legacy);
+  const upgraded = await relayWithDefaultPrefix(
+    'prefix_upgrade',
+    { MONGODB_DB: old.config.mongodbDb, RELAY_KEY_PEPPER: old.config.keyPepper! },
+    legacy,
+  );
   expect(upgraded.queuePrefix).toBe(legacy);
   const own = databaseQueuePrefix(await upgraded.store.identity());
-  expect(upgraded.logs.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([expect.stringContaining(`to move, set RELAY_QUEUE_PREFIX=${own} once the queues under "${legacy}" are empty`)]);
+  expect(upgraded.logs.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
+    expect.stringContaining(`to move, set RELAY_QUEUE_PREFIX=${own} once the queues under "${legacy}" are empty`),
+  ]);
   // The job the earlier relay queued is worked: bob's log has its event.
-  await waitUntil(async () => ((await eventsOf(upgraded, bob!)).some((e) => e.thread_id === waiting) ? true : null), 'the waiting thread.created');
+  await waitUntil(
+    async () => ((await eventsOf(upgraded, bob!)).some((e) => e.thread_id === waiting) ? true : null),
+    'the waiting thread.created',
+  );
 });
 
 describe('the choice of a database that has none yet', () => {
@@ -99,13 +130,17 @@ describe('the choice of a database that has none yet', () => {
     stores.push(opened);
     return opened;
   }
-  const choose = (s: MongoStore, legacyPrefix: string) => resolveQueuePrefix({ setting: undefined, store: s, redis: async () => redis, log, legacyPrefix });
+  const choose = (s: MongoStore, legacyPrefix: string) =>
+    resolveQueuePrefix({ setting: undefined, store: s, redis: async () => redis, log, legacyPrefix });
 
   test('a new database takes its own prefix even beside an earlier relay using the old default on this Redis', async () => {
     const legacy = queuePrefix('prefix_beside');
     await redis.set(`${legacy}:verify:meta`, 'x');
     const fresh = await store('prefix_fresh');
-    expect(await choose(fresh, legacy)).toEqual({ prefix: databaseQueuePrefix(await fresh.identity()), source: 'database' });
+    expect(await choose(fresh, legacy)).toEqual({
+      prefix: databaseQueuePrefix(await fresh.identity()),
+      source: 'database',
+    });
   });
 
   test('a database served before takes its own prefix when Redis holds nothing under the old default, and keeps the choice', async () => {
@@ -123,7 +158,13 @@ describe('the choice of a database that has none yet', () => {
     const served = await store('prefix_no_redis');
     await served.threads.insertOne({ _id: '00000000-0000-4000-8000-000000000000' } as never);
     const legacy = queuePrefix('prefix_no_redis');
-    const down = resolveQueuePrefix({ setting: undefined, store: served, redis: async () => Promise.reject(new Error('ECONNREFUSED')), log, legacyPrefix: legacy });
+    const down = resolveQueuePrefix({
+      setting: undefined,
+      store: served,
+      redis: async () => Promise.reject(new Error('ECONNREFUSED')),
+      log,
+      legacyPrefix: legacy,
+    });
     expect(await down).toEqual({ prefix: legacy, source: 'legacy' });
   });
 });

@@ -29,7 +29,8 @@ test("one event's participants wake their readers in the recording process and i
   const other = processOn(prefix);
   const elsewhere = processOn(uniqueName('wakeups_other'));
   const woken: string[] = [];
-  const listen = (w: RedisWakeups, name: string, handle: string) => w.subscribe(handle, () => woken.push(`${name} ${handle}`));
+  const listen = (w: RedisWakeups, name: string, handle: string) =>
+    w.subscribe(handle, () => woken.push(`${name} ${handle}`));
   listen(recording, 'recording', 'alice@acme');
   listen(other, 'other', 'alice@acme');
   listen(other, 'other', 'bob@acme');
@@ -37,7 +38,10 @@ test("one event's participants wake their readers in the recording process and i
   listen(elsewhere, 'elsewhere', 'bob@acme');
   // The subscriber connections are opened by the first reader: wait until Redis counts them on the channel.
   const channel = `${prefix}:events:grew`;
-  await waitUntil(async () => (((await publishers[0]!.pubsub('NUMSUB', channel)) as [string, number])[1] === 2 ? true : undefined), 'both processes subscribed');
+  await waitUntil(
+    async () => (((await publishers[0]!.pubsub('NUMSUB', channel)) as [string, number])[1] === 2 ? true : undefined),
+    'both processes subscribed',
+  );
 
   recording.notify(['alice@acme', 'bob@acme']);
   await waitUntil(async () => (woken.length >= 3 ? true : undefined), 'the readers of alice and bob woken');
@@ -46,5 +50,10 @@ test("one event's participants wake their readers in the recording process and i
   recording.notify(['dave@acme']);
   await waitUntil(async () => (woken.includes('other dave@acme') ? true : undefined), 'the later hint');
   // (The recording process hears its own message too: a hint twice is one re-read more, never a missed event.)
-  expect([...new Set(woken)].sort()).toEqual(['other alice@acme', 'other bob@acme', 'other dave@acme', 'recording alice@acme']);
+  expect([...new Set(woken)].sort()).toEqual([
+    'other alice@acme',
+    'other bob@acme',
+    'other dave@acme',
+    'recording alice@acme',
+  ]);
 });

@@ -16,7 +16,10 @@ beforeAll(async () => {
   await relay.register({ handle: 'peer@acme' });
   http = new HttpRelayClient({ relayUrl: relay.url, apiKey: key, retryDelaysMs: [] });
   clients.http = http;
-  clients['in-process'] = new InProcessRelayClient({ uses: relay.relay, caller: (await relay.relay.teammates.get('agent@acme'))! });
+  clients['in-process'] = new InProcessRelayClient({
+    uses: relay.relay,
+    caller: (await relay.relay.teammates.get('agent@acme'))!,
+  });
 });
 
 afterAll(async () => {
@@ -25,10 +28,17 @@ afterAll(async () => {
 });
 
 const send = (client: RelayClient, summary: string) =>
-  client.call<{ task_id: string }>('message/send', { recipient: 'peer@acme', intent: 'inform', message: text(summary) });
+  client.call<{ task_id: string }>('message/send', {
+    recipient: 'peer@acme',
+    intent: 'inform',
+    message: text(summary),
+  });
 
 async function refusal(promise: Promise<unknown>): Promise<RelayCallError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(RelayCallError);
   return error as RelayCallError;
 }
@@ -54,14 +64,18 @@ describe.each(['http', 'in-process'])('%s RelayClient', (name) => {
   });
 
   test("a relay refusal is a RelayCallError with the relay's code, number and message", async () => {
-    const error = await refusal(client().call('message/send', { recipient: 'nobody@acme', intent: 'inform', message: text('x') }));
+    const error = await refusal(
+      client().call('message/send', { recipient: 'nobody@acme', intent: 'inform', message: text('x') }),
+    );
     expect(error).toMatchObject({ code: 'recipient_not_found', numericCode: ERROR_CODES.recipient_not_found });
     expect(error.message).toMatch(/^recipient_not_found \(-32004\): .*nobody@acme/);
   });
 
   test('bad params are invalid_params naming the field; nothing is stored', async () => {
     const before = await relay.store.threads.countDocuments({});
-    const error = await refusal(client().call('message/send', { recipient: 'peer@acme', intent: 'no-such-intent', message: text('x') }));
+    const error = await refusal(
+      client().call('message/send', { recipient: 'peer@acme', intent: 'no-such-intent', message: text('x') }),
+    );
     expect(error).toMatchObject({ code: 'invalid_params', numericCode: ERROR_CODES.invalid_params });
     expect(error.message).toContain('intent');
     expect(await relay.store.threads.countDocuments({})).toBe(before);

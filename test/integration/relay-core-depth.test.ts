@@ -10,13 +10,24 @@ let alice: string;
 let bob: string;
 let carol: string;
 
-const handoff = (key: string, to = 'bob@acme', extra: Record<string, unknown> = {}) => sendHandoff(relay, key, to, 'work', extra);
+const handoff = (key: string, to = 'bob@acme', extra: Record<string, unknown> = {}) =>
+  sendHandoff(relay, key, to, 'work', extra);
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 beforeAll(async () => {
   relay = await startTestRelay({ name: 'core_depth' });
-  alice = await relay.register({ handle: 'alice@acme', name: 'Alice', role: 'backend', repos_owned: ['services/api/', 'docs/'] });
-  bob = await relay.register({ handle: 'bob@acme', name: 'Bob', role: 'frontend', repos_owned: ['apps/web/src/', 'apps/mobile/'] });
+  alice = await relay.register({
+    handle: 'alice@acme',
+    name: 'Alice',
+    role: 'backend',
+    repos_owned: ['services/api/', 'docs/'],
+  });
+  bob = await relay.register({
+    handle: 'bob@acme',
+    name: 'Bob',
+    role: 'frontend',
+    repos_owned: ['apps/web/src/', 'apps/mobile/'],
+  });
   carol = await relay.register({ handle: 'carol@acme', name: 'Carol', role: 'qa' });
 });
 
@@ -28,7 +39,9 @@ describe('messages in a thread', () => {
   test('both participants append; sequence numbers are contiguous even under 20 concurrent appends', async () => {
     const id = await handoff(alice);
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => relay.rpc(i % 2 ? alice : bob, 'message/send', { task_id: id, message: text(`m${i}`) })),
+      Array.from({ length: 20 }, (_, i) =>
+        relay.rpc(i % 2 ? alice : bob, 'message/send', { task_id: id, message: text(`m${i}`) }),
+      ),
     );
     // Every append succeeds (a failure shows its error here: one full run on a loaded box lost 11 of 20).
     expect(answers.filter((a) => a.body.error).map((a) => a.body.error)).toEqual([]);
@@ -42,16 +55,36 @@ describe('messages in a thread', () => {
 
   test('an append answers its id and number, carries artifacts and payload, and is idempotent', async () => {
     const id = await handoff(alice);
-    const params = { task_id: id, message: text('Answer: cursors'), payload: { answer: 'cursor' }, artifacts: [{ type: 'link', url: 'https://e.com/x' }], metadata: { client_idempotency_key: 'reply-1' } };
+    const params = {
+      task_id: id,
+      message: text('Answer: cursors'),
+      payload: { answer: 'cursor' },
+      artifacts: [{ type: 'link', url: 'https://e.com/x' }],
+      metadata: { client_idempotency_key: 'reply-1' },
+    };
     const first = await relay.rpc(bob, 'message/send', params);
-    expect(first.body.result).toEqual({ thread_id: id, message_id: expect.any(String), sequence_no: 1, created_at: expect.any(String) });
+    expect(first.body.result).toEqual({
+      thread_id: id,
+      message_id: expect.any(String),
+      sequence_no: 1,
+      created_at: expect.any(String),
+    });
     const again = await Promise.all([1, 2, 3].map(() => relay.rpc(bob, 'message/send', params)));
     for (const a of again) expect(a.body.result).toEqual(first.body.result);
     const changed = await relay.rpc(bob, 'message/send', { ...params, message: text('another answer') });
     expect(changed.body.error.code).toBe(-32011);
     const thread = (await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result;
     expect(thread.messages).toEqual([
-      { id: first.body.result.message_id, sequence_no: 1, from: 'bob@acme', body: 'Answer: cursors', payload: { answer: 'cursor' }, artifacts: [{ type: 'link', url: 'https://e.com/x' }], via: 'a2a', created_at: first.body.result.created_at },
+      {
+        id: first.body.result.message_id,
+        sequence_no: 1,
+        from: 'bob@acme',
+        body: 'Answer: cursors',
+        payload: { answer: 'cursor' },
+        artifacts: [{ type: 'link', url: 'https://e.com/x' }],
+        via: 'a2a',
+        created_at: first.body.result.created_at,
+      },
     ]);
     const doc = await relay.store.threads.findOne({ _id: id });
     expect(doc!.outbox.filter((e) => e.type === 'thread.message')).toHaveLength(1);
@@ -59,26 +92,38 @@ describe('messages in a thread', () => {
 
   test('a keyed append whose relay died after the write, before it recorded the outcome, is one message when retried', async () => {
     const id = await handoff(alice);
-    const params = { task_id: id, message: text('progress: tests pass'), metadata: { client_idempotency_key: 'died-after-write' } };
+    const params = {
+      task_id: id,
+      message: text('progress: tests pass'),
+      metadata: { client_idempotency_key: 'died-after-write' },
+    };
     const first = (await relay.rpc(bob, 'message/send', params)).body.result;
     expect(first.sequence_no).toBe(1);
     // What a process killed between the thread write and the ledger's outcome leaves: the key's record still
     // running, older than the ledger's wait for a live owner, so a retry takes the key over.
     const record = await relay.store.idempotency.findOne({ 'result.message_id': first.message_id });
     expect(record?.state).toBe('done');
-    await relay.store.idempotency.updateOne({ _id: record!._id }, { $set: { state: 'running', created_at: new Date(Date.now() - 60_000) }, $unset: { result: '' } });
+    await relay.store.idempotency.updateOne(
+      { _id: record!._id },
+      { $set: { state: 'running', created_at: new Date(Date.now() - 60_000) }, $unset: { result: '' } },
+    );
     const retried = (await relay.rpc(bob, 'message/send', params)).body;
     expect(retried.result).toEqual(first);
     const thread = (await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result;
     expect(thread.messages.map((m: any) => m.body)).toEqual(['progress: tests pass']);
-    expect((await relay.store.threads.findOne({ _id: id }))!.outbox.filter((e) => e.type === 'thread.message')).toHaveLength(1);
+    expect(
+      (await relay.store.threads.findOne({ _id: id }))!.outbox.filter((e) => e.type === 'thread.message'),
+    ).toHaveLength(1);
   });
 
   test('only participants append, and not once the thread is finished', async () => {
     const id = await handoff(alice);
     expect((await relay.rpc(carol, 'message/send', { task_id: id, message: text('hi') })).body.error.code).toBe(-32005);
     await relay.rpc(alice, 'tasks/cancel', { task_id: id });
-    expect((await relay.rpc(bob, 'message/send', { task_id: id, message: text('late') })).body.error).toMatchObject({ code: -32007, data: { code: 'thread_terminal' } });
+    expect((await relay.rpc(bob, 'message/send', { task_id: id, message: text('late') })).body.error).toMatchObject({
+      code: -32007,
+      data: { code: 'thread_terminal' },
+    });
     expect(await relay.store.messages.countDocuments({ thread_id: id })).toBe(0);
   });
 });
@@ -93,7 +138,8 @@ describe('tasks/list', () => {
     store = relay;
     dora = await relay.register({ handle: 'dora@acme' });
     erin = await relay.register({ handle: 'erin@acme' });
-    for (let i = 0; i < 45; i += 1) created.push(await handoff(dora, 'erin@acme', { message: text(`handoff ${i} ${'x'.repeat(300)}`) }));
+    for (let i = 0; i < 45; i += 1)
+      created.push(await handoff(dora, 'erin@acme', { message: text(`handoff ${i} ${'x'.repeat(300)}`) }));
     await relay.rpc(erin, 'tasks/update', { task_id: created[3], transition: 'accept' });
     await relay.rpc(erin, 'tasks/update', { task_id: created[4], transition: 'decline', reason: 'not mine' });
   });
@@ -102,7 +148,9 @@ describe('tasks/list', () => {
     const seen: any[] = [];
     let cursor: string | null = null;
     do {
-      const answer: any = (await relay.rpc(erin, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 10, cursor } })).body.result;
+      const answer: any = (
+        await relay.rpc(erin, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 10, cursor } })
+      ).body.result;
       expect(answer.items.length).toBeLessThanOrEqual(10);
       seen.push(...answer.items);
       cursor = answer.next_cursor;
@@ -124,10 +172,13 @@ describe('tasks/list', () => {
   });
 
   test('filters by status and by role', async () => {
-    const accepted = (await relay.rpc(erin, 'tasks/list', { filter: { role: 'recipient', status: ['accepted', 'declined'] } })).body.result;
+    const accepted = (
+      await relay.rpc(erin, 'tasks/list', { filter: { role: 'recipient', status: ['accepted', 'declined'] } })
+    ).body.result;
     expect(accepted.items.map((i: any) => i.thread_id)).toEqual([created[4], created[3]]);
     expect(accepted.next_cursor).toBeNull();
-    const sent = (await relay.rpc(dora, 'tasks/list', { filter: { role: 'sender', status: ['declined'] } })).body.result;
+    const sent = (await relay.rpc(dora, 'tasks/list', { filter: { role: 'sender', status: ['declined'] } })).body
+      .result;
     expect(sent.items.map((i: any) => [i.thread_id, i.status])).toEqual([[created[4], 'declined']]);
     expect((await relay.rpc(dora, 'tasks/list', { filter: { role: 'recipient' } })).body.result.items).toEqual([]);
   });
@@ -136,7 +187,13 @@ describe('tasks/list', () => {
     const id = created[10];
     for (const t of ['q1', 'q2', 'q3']) await relay.rpc(dora, 'message/send', { task_id: id, message: text(t) });
     await relay.rpc(erin, 'message/send', { task_id: id, message: text('my own') });
-    const unread = async () => (await relay.rpc(erin, 'tasks/list', { filter: { role: 'recipient', since: new Date(0).toISOString() }, page: { limit: 100 } })).body.result.items.find((i: any) => i.thread_id === id).unread_messages;
+    const unread = async () =>
+      (
+        await relay.rpc(erin, 'tasks/list', {
+          filter: { role: 'recipient', since: new Date(0).toISOString() },
+          page: { limit: 100 },
+        })
+      ).body.result.items.find((i: any) => i.thread_id === id).unread_messages;
     expect(await unread()).toBe(3);
     await relay.rpc(erin, 'tasks/get', { task_id: id });
     expect(await unread()).toBe(0);
@@ -153,9 +210,15 @@ describe('tasks/list', () => {
 describe('transitions', () => {
   test('decline keeps its reason; cancel is for the sender only and ends the thread', async () => {
     const declined = await handoff(alice);
-    const decline = await relay.rpc(bob, 'tasks/update', { task_id: declined, transition: 'decline', reason: 'Out of scope' });
+    const decline = await relay.rpc(bob, 'tasks/update', {
+      task_id: declined,
+      transition: 'decline',
+      reason: 'Out of scope',
+    });
     expect(decline.body.result).toEqual({ thread_id: declined, status: 'declined', declined_at: expect.any(String) });
-    expect((await relay.rpc(alice, 'tasks/get', { task_id: declined })).body.result.decline_reason).toBe('Out of scope');
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: declined })).body.result.decline_reason).toBe(
+      'Out of scope',
+    );
 
     const id = await handoff(alice);
     expect((await relay.rpc(bob, 'tasks/cancel', { task_id: id })).body.error).toMatchObject({ code: -32009 });
@@ -165,7 +228,11 @@ describe('transitions', () => {
     // Cancelling again is answered with the current state and adds nothing to the history.
     expect((await relay.rpc(alice, 'tasks/cancel', { task_id: id })).body.result).toEqual(cancel.body.result);
     const history = (await relay.rpc(bob, 'tasks/get', { task_id: id })).body.result.status_history;
-    expect(history.map((h: any) => [h.status, h.by])).toEqual([['pending', 'alice@acme'], ['accepted', 'bob@acme'], ['cancelled', 'alice@acme']]);
+    expect(history.map((h: any) => [h.status, h.by])).toEqual([
+      ['pending', 'alice@acme'],
+      ['accepted', 'bob@acme'],
+      ['cancelled', 'alice@acme'],
+    ]);
   });
 
   test('the same accept with one idempotency key, 10 times at once, answers the original result every time', async () => {
@@ -174,12 +241,27 @@ describe('transitions', () => {
     const answers = await Promise.all(Array.from({ length: 10 }, () => relay.rpc(bob, 'tasks/update', params)));
     const results = answers.map((a) => a.body.result);
     expect(results.every((r) => r && r.status === 'accepted' && r.accepted_at === results[0].accepted_at)).toBe(true);
-    const header = await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' }, { 'Idempotency-Key': 'accept-once' });
+    const header = await relay.rpc(
+      bob,
+      'tasks/update',
+      { task_id: id, transition: 'accept' },
+      { 'Idempotency-Key': 'accept-once' },
+    );
     expect(header.body.result).toEqual(results[0]);
-    const other = await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'complete', metadata: { client_idempotency_key: 'accept-once' } });
+    const other = await relay.rpc(bob, 'tasks/update', {
+      task_id: id,
+      transition: 'complete',
+      metadata: { client_idempotency_key: 'accept-once' },
+    });
     expect(other.body.error.code).toBe(-32011);
-    const cancelKey = await relay.rpc(alice, 'tasks/cancel', { task_id: id, metadata: { client_idempotency_key: 'c1' } });
-    const cancelAgain = await relay.rpc(alice, 'tasks/cancel', { task_id: id, metadata: { client_idempotency_key: 'c1' } });
+    const cancelKey = await relay.rpc(alice, 'tasks/cancel', {
+      task_id: id,
+      metadata: { client_idempotency_key: 'c1' },
+    });
+    const cancelAgain = await relay.rpc(alice, 'tasks/cancel', {
+      task_id: id,
+      metadata: { client_idempotency_key: 'c1' },
+    });
     expect(cancelAgain.body.result).toEqual(cancelKey.body.result);
     const doc = await relay.store.threads.findOne({ _id: id });
     expect(doc!.status_history.map((h) => h.status)).toEqual(['pending', 'accepted', 'cancelled']);
@@ -188,7 +270,8 @@ describe('transitions', () => {
 
 describe('teammates', () => {
   test('agents/list matches a repo exactly, or below it when the filter ends in /', async () => {
-    const list = async (repo: string) => (await relay.rpc(carol, 'agents/list', { repo })).body.result.teammates.map((t: any) => t.handle);
+    const list = async (repo: string) =>
+      (await relay.rpc(carol, 'agents/list', { repo })).body.result.teammates.map((t: any) => t.handle);
     expect(await list('apps/web/src/')).toEqual(['bob@acme']);
     expect(await list('apps/')).toEqual(['bob@acme']);
     expect(await list('apps')).toEqual([]);
@@ -198,9 +281,22 @@ describe('teammates', () => {
   });
 
   test('agents/list combines role, skill and repo, lists each teammate once, by handle', async () => {
-    await relay.register({ handle: 'zed@acme', name: 'Zed', role: 'frontend', skills: ['react', 'css'], repos_owned: ['apps/admin/', 'apps/web/src/'] });
-    await relay.register({ handle: 'abe@acme', name: 'Abe', role: 'backend', skills: ['react'], repos_owned: ['apps/web/src/'] });
-    const list = async (params: Record<string, string>) => (await relay.rpc(carol, 'agents/list', params)).body.result.teammates.map((t: any) => t.handle);
+    await relay.register({
+      handle: 'zed@acme',
+      name: 'Zed',
+      role: 'frontend',
+      skills: ['react', 'css'],
+      repos_owned: ['apps/admin/', 'apps/web/src/'],
+    });
+    await relay.register({
+      handle: 'abe@acme',
+      name: 'Abe',
+      role: 'backend',
+      skills: ['react'],
+      repos_owned: ['apps/web/src/'],
+    });
+    const list = async (params: Record<string, string>) =>
+      (await relay.rpc(carol, 'agents/list', params)).body.result.teammates.map((t: any) => t.handle);
     expect(await list({ repo: 'apps/' })).toEqual(['abe@acme', 'bob@acme', 'zed@acme']);
     expect(await list({ repo: 'apps/web/src/' })).toEqual(['abe@acme', 'bob@acme', 'zed@acme']);
     expect(await list({ repo: 'apps/', role: 'frontend' })).toEqual(['bob@acme', 'zed@acme']);
@@ -211,9 +307,20 @@ describe('teammates', () => {
 
   test('a card update returns the webhook secret once; no later read shows it', async () => {
     const frank = await relay.register({ handle: 'frank@acme', name: 'Frank' });
-    const put = await rest('PUT', '/agents/me/card', frank, { role: 'mobile', skills: ['swift'], tools: ['xcodebuild'], notification_url: 'https://hooks.example.com/frank' });
+    const put = await rest('PUT', '/agents/me/card', frank, {
+      role: 'mobile',
+      skills: ['swift'],
+      tools: ['xcodebuild'],
+      notification_url: 'https://hooks.example.com/frank',
+    });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ handle: 'frank@acme', role: 'mobile', skills: ['swift'], tools: ['xcodebuild'], notification: { url: 'https://hooks.example.com/frank', verified: false } });
+    expect(put.body).toMatchObject({
+      handle: 'frank@acme',
+      role: 'mobile',
+      skills: ['swift'],
+      tools: ['xcodebuild'],
+      notification: { url: 'https://hooks.example.com/frank', verified: false },
+    });
     expect(put.body.notification_secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
     const me = await rest('GET', '/agents/me', frank);
     expect(me.body.notification).toEqual({ url: 'https://hooks.example.com/frank', verified: false });
@@ -221,7 +328,9 @@ describe('teammates', () => {
     const same = await rest('PUT', '/agents/me/card', frank, { notification_url: 'https://hooks.example.com/frank' });
     expect(same.body.notification_secret).toBeUndefined();
     const mobile = (await relay.rpc(carol, 'agents/list', { role: 'mobile' })).body.result.teammates;
-    expect(mobile).toEqual([{ handle: 'frank@acme', name: 'Frank', role: 'mobile', skills: ['swift'], repos_owned: [] }]);
+    expect(mobile).toEqual([
+      { handle: 'frank@acme', name: 'Frank', role: 'mobile', skills: ['swift'], repos_owned: [] },
+    ]);
   });
 
   test('a block stops new handoffs and messages in both directions until it is lifted', async () => {
@@ -230,15 +339,25 @@ describe('teammates', () => {
     expect(blocked.body).toEqual({ blocked: ['alice@acme'] });
     expect((await rest('GET', '/agents/me/block', carol)).body).toEqual({ blocked: ['alice@acme'] });
     const before = await relay.store.threads.countDocuments();
-    const toCarol = await relay.rpc(alice, 'message/send', { recipient: 'carol@acme', intent: 'inform', message: text('x') });
+    const toCarol = await relay.rpc(alice, 'message/send', {
+      recipient: 'carol@acme',
+      intent: 'inform',
+      message: text('x'),
+    });
     expect(toCarol.body.error).toMatchObject({ code: -32013, data: { code: 'teammate_blocked' } });
-    const toAlice = await relay.rpc(carol, 'message/send', { recipient: 'alice@acme', intent: 'inform', message: text('x') });
+    const toAlice = await relay.rpc(carol, 'message/send', {
+      recipient: 'alice@acme',
+      intent: 'inform',
+      message: text('x'),
+    });
     expect(toAlice.body.error.code).toBe(-32013);
     expect((await relay.rpc(alice, 'message/send', { task_id: id, message: text('x') })).body.error.code).toBe(-32013);
     expect((await relay.rpc(carol, 'message/send', { task_id: id, message: text('x') })).body.error.code).toBe(-32013);
     expect(await relay.store.threads.countDocuments()).toBe(before);
     expect((await rest('DELETE', '/agents/me/block/alice@acme', carol)).body).toEqual({ blocked: [] });
-    expect((await relay.rpc(alice, 'message/send', { task_id: id, message: text('x') })).body.result.sequence_no).toBe(1);
+    expect((await relay.rpc(alice, 'message/send', { task_id: id, message: text('x') })).body.result.sequence_no).toBe(
+      1,
+    );
   });
 
   test('rotating a key revokes the old one at once (self and admin)', async () => {
@@ -257,25 +376,54 @@ describe('teammates', () => {
   test('a disabled teammate loses its keys and its inbox; its pending handoffs stay readable by their senders', async () => {
     const hank = await relay.register({ handle: 'hank@acme' });
     const id = await handoff(alice, 'hank@acme');
-    expect((await rest('POST', '/admin/agents/hank@acme/disable', relay.adminKey)).body).toMatchObject({ handle: 'hank@acme' });
+    expect((await rest('POST', '/admin/agents/hank@acme/disable', relay.adminKey)).body).toMatchObject({
+      handle: 'hank@acme',
+    });
     expect((await rest('GET', '/agents/me', hank)).status).toBe(401);
-    expect((await relay.rpc(alice, 'message/send', { recipient: 'hank@acme', intent: 'inform', message: text('x') })).body.error.code).toBe(-32004);
-    expect((await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result).toMatchObject({ status: 'pending', recipient: { handle: 'hank@acme' } });
-    expect((await relay.rpc(alice, 'agents/list', {})).body.result.teammates.map((t: any) => t.handle)).not.toContain('hank@acme');
+    expect(
+      (await relay.rpc(alice, 'message/send', { recipient: 'hank@acme', intent: 'inform', message: text('x') })).body
+        .error.code,
+    ).toBe(-32004);
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result).toMatchObject({
+      status: 'pending',
+      recipient: { handle: 'hank@acme' },
+    });
+    expect((await relay.rpc(alice, 'agents/list', {})).body.result.teammates.map((t: any) => t.handle)).not.toContain(
+      'hank@acme',
+    );
   });
 
   test('no public read carries keys, key hashes, webhook URLs or secrets, tokens or inbox counts', async () => {
     const ivan = await relay.register({ handle: 'ivan@acme', slack_user_id: 'U0IVAN' });
-    const card = await rest('PUT', '/agents/me/card', ivan, { notification_url: 'https://hooks.example.com/ivan-secret-path' });
+    const card = await rest('PUT', '/agents/me/card', ivan, {
+      notification_url: 'https://hooks.example.com/ivan-secret-path',
+    });
     const id = await handoff(ivan, 'bob@acme');
     const hashes = (await relay.store.apiKeys.find({}).toArray()).map((k) => k._id);
-    const forbidden = [ivan, alice, bob, carol, card.body.notification_secret, 'hooks.example.com', ...hashes, 'xoxb-', 'api_key', 'notification', 'blocked', 'slack_user_id', 'unread', 'inbox_count'];
+    const forbidden = [
+      ivan,
+      alice,
+      bob,
+      carol,
+      card.body.notification_secret,
+      'hooks.example.com',
+      ...hashes,
+      'xoxb-',
+      'api_key',
+      'notification',
+      'blocked',
+      'slack_user_id',
+      'unread',
+      'inbox_count',
+    ];
     const publicReads = [
       JSON.stringify((await relay.rpc(bob, 'agents/list', {})).body),
       JSON.stringify((await rest('GET', '/agents', bob)).body),
       JSON.stringify((await relay.rpc(bob, 'tasks/get', { task_id: id })).body.result.sender),
       JSON.stringify((await relay.rpc(bob, 'tasks/get', { task_id: id })).body.result.recipient),
-      JSON.stringify((await relay.rpc(bob, 'tasks/list', {})).body.result.items.map((i: any) => [i.sender, i.recipient])),
+      JSON.stringify(
+        (await relay.rpc(bob, 'tasks/list', {})).body.result.items.map((i: any) => [i.sender, i.recipient]),
+      ),
     ];
     for (const read of publicReads) for (const secret of forbidden) expect(read).not.toContain(secret);
   });
@@ -283,17 +431,26 @@ describe('teammates', () => {
 
 describe('rate limits', () => {
   test('mutating calls past the limit get -32003 with the retry-after, shared by every relay process', async () => {
-    const shared = { RELAY_QUEUE_PREFIX: queuePrefix('rl'), MONGODB_DB: uniqueName('rl'), RELAY_RATE_LIMIT_PER_MINUTE: '5', RELAY_KEY_PEPPER: 'p'.repeat(40) };
+    const shared = {
+      RELAY_QUEUE_PREFIX: queuePrefix('rl'),
+      MONGODB_DB: uniqueName('rl'),
+      RELAY_RATE_LIMIT_PER_MINUTE: '5',
+      RELAY_KEY_PEPPER: 'p'.repeat(40),
+    };
     const one = await startTestRelay({ name: 'rl', env: shared });
     const two = await startTestRelay({ name: 'rl', env: shared });
     try {
       const kim = await one.register({ handle: 'kim@acme' });
       await one.register({ handle: 'lee@acme' });
-      const send = (r: TestRelay) => r.rpc(kim, 'message/send', { recipient: 'lee@acme', intent: 'inform', message: text('x') });
+      const send = (r: TestRelay) =>
+        r.rpc(kim, 'message/send', { recipient: 'lee@acme', intent: 'inform', message: text('x') });
       const answers = [];
       for (let i = 0; i < 6; i += 1) answers.push(await send(i % 2 ? two : one));
       expect(answers.slice(0, 5).map((a) => a.body.error ?? 'ok')).toEqual(Array(5).fill('ok'));
-      expect(answers[5]!.body.error).toMatchObject({ code: -32003, data: { code: 'rate_limited', details: { retry_after_ms: expect.any(Number) } } });
+      expect(answers[5]!.body.error).toMatchObject({
+        code: -32003,
+        data: { code: 'rate_limited', details: { retry_after_ms: expect.any(Number) } },
+      });
       expect(answers[5]!.body.error.data.details.retry_after_ms).toBeGreaterThan(0);
       // Reads are not limited.
       expect((await two.rpc(kim, 'tasks/list', { filter: { role: 'sender' } })).body.result.items).toHaveLength(5);

@@ -23,24 +23,37 @@ afterAll(async () => {
 });
 
 async function handoff(summary: string): Promise<string> {
-  const { body } = await relay.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ type: 'text', text: summary }] } });
+  const { body } = await relay.rpc(alice, 'message/send', {
+    recipient: 'bob@acme',
+    intent: 'inform',
+    message: { parts: [{ type: 'text', text: summary }] },
+  });
   return body.result.task_id as string;
 }
 
 /** What a repeat must leave alone: version, status history and outbox. */
 async function written(id: string) {
   const doc = (await relay.store.threads.findOne({ _id: id }))!;
-  return { version: doc.version, history: doc.status_history.map((h) => `${h.status}:${h.by}`), events: doc.outbox.map((e) => e.type) };
+  return {
+    version: doc.version,
+    history: doc.status_history.map((h) => `${h.status}:${h.by}`),
+    events: doc.outbox.map((e) => e.type),
+  };
 }
 
 const update = (key: string, params: Record<string, unknown>) => relay.rpc(key, 'tasks/update', params);
 
 test('10 concurrent accepts by the recipient: one transition, ten successes, one history entry, one thread.accepted event', async () => {
   const id = await handoff('accept me ten times');
-  const answers = await Promise.all(Array.from({ length: 10 }, () => update(bob, { task_id: id, transition: 'accept' })));
-  expect(answers.map((a) => [a.status, a.body.error?.data?.code])).toEqual(Array.from({ length: 10 }, () => [200, undefined]));
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, () => update(bob, { task_id: id, transition: 'accept' })),
+  );
+  expect(answers.map((a) => [a.status, a.body.error?.data?.code])).toEqual(
+    Array.from({ length: 10 }, () => [200, undefined]),
+  );
   const acceptedAt = answers[0].body.result.accepted_at;
-  for (const { body } of answers) expect(body.result).toEqual({ thread_id: id, status: 'accepted', accepted_at: acceptedAt });
+  for (const { body } of answers)
+    expect(body.result).toEqual({ thread_id: id, status: 'accepted', accepted_at: acceptedAt });
   const after = await written(id);
   expect(after.history).toEqual(['pending:alice@acme', 'accepted:bob@acme']);
   expect(after.events.filter((type) => type === 'thread.accepted')).toHaveLength(1);
@@ -52,13 +65,21 @@ test('complete after complete with the same result succeeds and writes nothing; 
   await update(bob, { task_id: id, transition: 'accept' });
   const result = { result_summary: 'Done', artifacts: [{ type: 'file_ref', path: 'a.ts', lines: [1, 2] }] };
   const first = await update(bob, { task_id: id, transition: 'complete', ...result });
-  expect(first.body.result).toMatchObject({ status: 'completed', completion_artifacts: [{ type: 'file_ref', path: 'a.ts', lines: [1, 2] }] });
+  expect(first.body.result).toMatchObject({
+    status: 'completed',
+    completion_artifacts: [{ type: 'file_ref', path: 'a.ts', lines: [1, 2] }],
+  });
   const before = await written(id);
   const again = await update(bob, { task_id: id, transition: 'complete', ...result });
   expect(again.body.result).toEqual(first.body.result);
   expect(await written(id)).toEqual(before);
   // The same range written the other way is the same result (as an earlier relay, which stored "1-2", compared it).
-  const respelled = await update(bob, { task_id: id, transition: 'complete', result_summary: 'Done', artifacts: [{ type: 'file_ref', path: 'a.ts', lines: '1-2' }] });
+  const respelled = await update(bob, {
+    task_id: id,
+    transition: 'complete',
+    result_summary: 'Done',
+    artifacts: [{ type: 'file_ref', path: 'a.ts', lines: '1-2' }],
+  });
   expect(respelled.body.result).toEqual(first.body.result);
   expect(await written(id)).toEqual(before);
   const other = await update(bob, { task_id: id, transition: 'complete', result_summary: 'Something else' });
@@ -88,13 +109,19 @@ test('every other wrong-state transition is still refused, and the other party n
   const before = await written(id);
   expect((await update(bob, { task_id: id, transition: 'accept' })).body.error.data.code).toBe('thread_terminal');
   expect((await update(bob, { task_id: id, transition: 'decline' })).body.error.data.code).toBe('thread_terminal');
-  expect((await update(alice, { task_id: id, transition: 'accept' })).body.error.data.code).toBe('not_authorized_transition');
-  expect((await relay.rpc(bob, 'tasks/cancel', { task_id: id })).body.error.data.code).toBe('not_authorized_transition');
+  expect((await update(alice, { task_id: id, transition: 'accept' })).body.error.data.code).toBe(
+    'not_authorized_transition',
+  );
+  expect((await relay.rpc(bob, 'tasks/cancel', { task_id: id })).body.error.data.code).toBe(
+    'not_authorized_transition',
+  );
   expect(await written(id)).toEqual(before);
 
   const accepted = await handoff('accepted, then asked to decline');
   await update(bob, { task_id: accepted, transition: 'accept' });
-  expect((await update(bob, { task_id: accepted, transition: 'decline' })).body.error.data.code).toBe('invalid_transition');
+  expect((await update(bob, { task_id: accepted, transition: 'decline' })).body.error.data.code).toBe(
+    'invalid_transition',
+  );
   // A token presented again is judged again: single use, so the verdict refuses it (nothing changes).
   const token = (await relay.rpc(bob, 'tasks/get', { task_id: accepted })).body.result.handoff_token;
   const replay = await update(bob, { task_id: accepted, transition: 'accept', verdict: { goal_token: token } });

@@ -17,7 +17,11 @@ let connection: Redis;
 let slackQueue: Queue;
 
 /** Settings that make another relay work on the api relay's data and queues. */
-const sameData = () => ({ MONGODB_DB: api.config.mongodbDb, RELAY_QUEUE_PREFIX: api.config.queuePrefix, RELAY_KEY_PEPPER: api.config.keyPepper! });
+const sameData = () => ({
+  MONGODB_DB: api.config.mongodbDb,
+  RELAY_QUEUE_PREFIX: api.config.queuePrefix,
+  RELAY_KEY_PEPPER: api.config.keyPepper!,
+});
 
 beforeAll(async () => {
   slack = await startFakeSlack();
@@ -39,7 +43,11 @@ afterAll(async () => {
 test('an api-only relay stores the handoff and leaves its Slack job waiting; a worker-only relay then delivers it once', async () => {
   const sender = await api.register({ handle: 'sender@acme' });
   await api.register({ handle: 'recipient@acme', slack_user_id: RECIPIENT });
-  const sent = await api.rpc(sender, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'roles: split fleet' }] } });
+  const sent = await api.rpc(sender, 'message/send', {
+    recipient: 'recipient@acme',
+    intent: 'inform',
+    message: { parts: [{ type: 'text', text: 'roles: split fleet' }] },
+  });
   const threadId = sent.body.result.task_id as string;
   expect((await api.rpc(sender, 'tasks/get', { task_id: threadId })).body.result.status).toBe('pending');
 
@@ -53,7 +61,10 @@ test('an api-only relay stores the handoff and leaves its Slack job waiting; a w
   worker = await startTestRelay({ name: 'roles_worker', slack, env: { RELAY_ROLES: 'worker', ...sameData() } });
   const posted = await slack.waitFor('chat.postMessage', (c) => String(c.args.text).includes('roles: split fleet'));
   expect(posted.args.channel).toBe(slack.imChannelId(RECIPIENT));
-  await waitUntil(async () => (await api.store.threads.findOne({ _id: threadId }))?.slack ?? undefined, 'the DM to be recorded on the thread');
+  await waitUntil(
+    async () => (await api.store.threads.findOne({ _id: threadId }))?.slack ?? undefined,
+    'the DM to be recorded on the thread',
+  );
   expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
 });
 
@@ -69,21 +80,48 @@ test('a worker-only relay serves health and metrics, and no API', async () => {
     return /^relay_jobs_completed_total\{queue="slack"\} [1-9]/m.test(text) ? text : null;
   }, 'the slack job counted as completed in /metrics');
   expect(completed).toMatch(/^relay_jobs_completed_total\{queue="slack"\} [1-9]/m);
-  for (const [method, path] of [['POST', '/a2a'], ['POST', '/mcp'], ['POST', '/admin/agents'], ['GET', '/agents/me'], ['GET', '/admin/queues'], ['POST', '/slack/events']]) {
-    const response = await fetch(`${worker!.url}${path}`, { method, headers: { authorization: `Bearer ${worker!.adminKey}` } });
+  for (const [method, path] of [
+    ['POST', '/a2a'],
+    ['POST', '/mcp'],
+    ['POST', '/admin/agents'],
+    ['GET', '/agents/me'],
+    ['GET', '/admin/queues'],
+    ['POST', '/slack/events'],
+  ]) {
+    const response = await fetch(`${worker!.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${worker!.adminKey}` },
+    });
     expect([path, response.status]).toEqual([path, 404]);
   }
 });
 
 test('a bot-only relay answers signed Slack requests at /slack/events and 404 to every API route', async () => {
   bot = await startTestRelay({ name: 'roles_bot', slack, env: { RELAY_ROLES: 'bot', ...sameData() } });
-  const command = { command: '/handoff', text: 'help', user_id: RECIPIENT, team_id: slack.teamId, channel_id: slack.imChannelId(RECIPIENT), response_url: slack.responseUrl(), trigger_id: '1.2.3' };
+  const command = {
+    command: '/handoff',
+    text: 'help',
+    user_id: RECIPIENT,
+    team_id: slack.teamId,
+    channel_id: slack.imChannelId(RECIPIENT),
+    response_url: slack.responseUrl(),
+    trigger_id: '1.2.3',
+  };
   const signed = await postSignedForm(`${bot.url}/slack/events`, bot.signingSecret, command);
   expect(signed.status).toBe(200);
   await slack.waitFor('response_url', (c) => String(c.args.text).includes('`/handoff help`'));
-  expect((await postSignedForm(`${bot.url}/slack/events`, bot.signingSecret, command, { unsigned: true })).status).toBe(401);
+  expect((await postSignedForm(`${bot.url}/slack/events`, bot.signingSecret, command, { unsigned: true })).status).toBe(
+    401,
+  );
 
-  for (const [method, path] of [['POST', '/a2a'], ['POST', '/mcp'], ['POST', '/admin/agents'], ['GET', '/agents'], ['GET', '/admin/queues'], ['GET', '/inbox/00000000-0000-4000-8000-000000000000']]) {
+  for (const [method, path] of [
+    ['POST', '/a2a'],
+    ['POST', '/mcp'],
+    ['POST', '/admin/agents'],
+    ['GET', '/agents'],
+    ['GET', '/admin/queues'],
+    ['GET', '/inbox/00000000-0000-4000-8000-000000000000'],
+  ]) {
     const response = await fetch(`${bot.url}${path}`, { method, headers: { authorization: `Bearer ${bot.adminKey}` } });
     expect([path, response.status]).toEqual([path, 404]);
   }

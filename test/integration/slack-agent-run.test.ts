@@ -18,7 +18,9 @@ let root: string;
 let runner: AgentProcess;
 
 beforeAll(async () => {
-  team = await startSlackTeam('slack_agent_run', { env: { RELAY_RUN_LEASE: '3s', RELAY_RUN_PROGRESS_INTERVAL: '200ms' } });
+  team = await startSlackTeam('slack_agent_run', {
+    env: { RELAY_RUN_LEASE: '3s', RELAY_RUN_PROGRESS_INTERVAL: '200ms' },
+  });
   ({ slack, relay } = team);
   root = await mkdtemp(join(tmpdir(), 'slack-agent-run-'));
   runner = await startAgentProcess({ relayUrl: relay.url, key: team.recipientKey, root, name: 'laptop' });
@@ -32,27 +34,41 @@ afterAll(async () => {
 
 /** Every text Slack was sent as an update of the DM `ts`, in order. */
 function updatesOf(ts: string): string[] {
-  return slack.calls.filter((c) => c.method === 'chat.update' && c.args.ts === ts).map((c) => JSON.stringify(c.args.blocks));
+  return slack.calls
+    .filter((c) => c.method === 'chat.update' && c.args.ts === ts)
+    .map((c) => JSON.stringify(c.args.blocks));
 }
 
 /** The replies posted under `ts`, by their text. */
 function repliesUnder(ts: string): string[] {
-  return slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === ts).map((c) => JSON.stringify(c.args));
+  return slack.calls
+    .filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === ts)
+    .map((c) => JSON.stringify(c.args));
 }
 
 test('Hand to my agent on a pending DM accepts, runs the agent, shows its progress and completes with its report', async () => {
   const dm = await team.handoff('fix the flaky test mode:succeed');
   expect(dmText(slack, dm.channel, dm.ts)).toContain('handoff_run_agent');
   expect((await press(relay, dm.click('handoff_run_agent'))).status).toBe(200);
-  const done = await waitUntil(async () => {
-    const doc = await threadDoc(relay, dm.threadId);
-    return doc.status === 'completed' && doc.run?.status === 'succeeded' ? doc : null;
-  }, 'the run to complete the handoff', 30_000);
+  const done = await waitUntil(
+    async () => {
+      const doc = await threadDoc(relay, dm.threadId);
+      return doc.status === 'completed' && doc.run?.status === 'succeeded' ? doc : null;
+    },
+    'the run to complete the handoff',
+    30_000,
+  );
   expect(done.completed_summary).toBe('All green: fixed the flaky test.');
   expect(done.status_history.map((h) => h.status)).toEqual(['pending', 'accepted', 'completed']);
 
   // The recipient's DM ends showing how the run ended and the result, as on a normal completion.
-  await waitUntil(async () => (dmText(slack, dm.channel, dm.ts).includes('finished') && dmText(slack, dm.channel, dm.ts).includes('All green')) || null, 'the DM to show the finished run and the result');
+  await waitUntil(
+    async () =>
+      (dmText(slack, dm.channel, dm.ts).includes('finished') &&
+        dmText(slack, dm.channel, dm.ts).includes('All green')) ||
+      null,
+    'the DM to show the finished run and the result',
+  );
   expect(updatesOf(dm.ts).some((t) => t.includes('handoff_stop_agent'))).toBe(true);
   const final = dmText(slack, dm.channel, dm.ts);
   expect(final).toContain('All green: fixed the flaky test.');
@@ -63,7 +79,10 @@ test('Hand to my agent on a pending DM accepts, runs the agent, shows its progre
   const sender = done.slack_sender!;
   await waitUntil(async () => {
     const doc = await threadDoc(relay, dm.threadId);
-    return Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('recipient:')).length === doc.message_seq && Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('sender:')).length === doc.message_seq ? doc : null;
+    return Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('recipient:')).length === doc.message_seq &&
+      Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('sender:')).length === doc.message_seq
+      ? doc
+      : null;
   }, 'every message to be a reply under both DMs');
   const doc = await threadDoc(relay, dm.threadId);
   expect(doc.message_seq).toBeGreaterThan(0);
@@ -71,14 +90,24 @@ test('Hand to my agent on a pending DM accepts, runs the agent, shows its progre
   expect(repliesUnder(sender.ts)).toHaveLength(doc.message_seq);
   expect(repliesUnder(dm.ts).join('')).toContain('step 1: reading the handoff');
   // The sender's DM follows the run too.
-  await waitUntil(async () => dmText(slack, sender.channel, sender.ts).includes('agent (laptop) finished') || null, 'the sender DM to show how the run ended');
+  await waitUntil(
+    async () => dmText(slack, sender.channel, sender.ts).includes('agent (laptop) finished') || null,
+    'the sender DM to show how the run ended',
+  );
 });
 
 test('Stop on the DM ends the running agent; the DM says it was stopped and the handoff stays accepted', async () => {
   const dm = await team.handoff('wait forever mode:hang');
   await press(relay, dm.click('handoff_run_agent'));
-  await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('handoff_stop_agent') || null, 'the Stop button', 30_000);
-  await waitUntil(async () => (await threadDoc(relay, dm.threadId)).run?.status === 'running' || null, 'the run to start');
+  await waitUntil(
+    async () => dmText(slack, dm.channel, dm.ts).includes('handoff_stop_agent') || null,
+    'the Stop button',
+    30_000,
+  );
+  await waitUntil(
+    async () => (await threadDoc(relay, dm.threadId)).run?.status === 'running' || null,
+    'the run to start',
+  );
   // Until it is stopped, both DMs say where it runs, since when, and its last line.
   const running = await waitUntil(async () => {
     const text = dmText(slack, dm.channel, dm.ts);
@@ -86,17 +115,30 @@ test('Stop on the DM ends the running agent; the DM says it was stopped and the 
   }, 'the DM to show the running agent and its last line');
   expect(running).toContain("Running on <@U0RECIPIENT>'s agent (laptop) · started <!date^");
   const sender = (await threadDoc(relay, dm.threadId)).slack_sender!;
-  await waitUntil(async () => dmText(slack, sender.channel, sender.ts).includes('waiting until stopped') || null, "the sender's DM to follow");
+  await waitUntil(
+    async () => dmText(slack, sender.channel, sender.ts).includes('waiting until stopped') || null,
+    "the sender's DM to follow",
+  );
   expect(dmText(slack, sender.channel, sender.ts)).not.toContain('handoff_stop_agent');
   // The agent's output is a reply under the DM.
-  await waitUntil(async () => repliesUnder(dm.ts).some((r) => r.includes('waiting until stopped')) || null, 'the progress reply');
+  await waitUntil(
+    async () => repliesUnder(dm.ts).some((r) => r.includes('waiting until stopped')) || null,
+    'the progress reply',
+  );
   expect((await press(relay, dm.click('handoff_stop_agent'))).status).toBe(200);
-  const doc = await waitUntil(async () => {
-    const d = await threadDoc(relay, dm.threadId);
-    return d.run?.status === 'stopped' ? d : null;
-  }, 'the run to stop', 30_000);
+  const doc = await waitUntil(
+    async () => {
+      const d = await threadDoc(relay, dm.threadId);
+      return d.run?.status === 'stopped' ? d : null;
+    },
+    'the run to stop',
+    30_000,
+  );
   expect(doc.status).toBe('accepted');
-  await waitUntil(async () => dmText(slack, dm.channel, dm.ts).includes('was stopped') || null, 'the DM to say it was stopped');
+  await waitUntil(
+    async () => dmText(slack, dm.channel, dm.ts).includes('was stopped') || null,
+    'the DM to say it was stopped',
+  );
   // Stopped, the recipient can hand it over again.
   expect(dmText(slack, dm.channel, dm.ts)).toContain('handoff_run_agent');
 });

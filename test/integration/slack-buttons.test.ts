@@ -50,12 +50,21 @@ describe('Accept', () => {
     const dm = await handoff('accept me');
     const answer = await press(relay, dm.click('handoff_accept'));
     expect(answer.status).toBe(200);
-    await slack.waitFor('chat.update', (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('Verifying acceptance'));
-    await slack.waitFor('chat.update', (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('Accepted by'));
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('Verifying acceptance'),
+    );
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('Accepted by'),
+    );
     const doc = await threadDoc(relay, dm.threadId);
     expect(doc.status).toBe('accepted');
     expect(doc.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'recipient@acme', via: 'slack' });
-    await waitUntil(async () => !dmText(slack, dm.channel, dm.ts).includes('Verifying') || undefined, 'the notice to go');
+    await waitUntil(
+      async () => !dmText(slack, dm.channel, dm.ts).includes('Verifying') || undefined,
+      'the notice to go',
+    );
     const shown = dmText(slack, dm.channel, dm.ts);
     expect(shown).toContain('via Slack');
     expect(shown).toContain('handoff_complete');
@@ -64,7 +73,10 @@ describe('Accept', () => {
   test('refused by the acceptance verdict: the DM shows the result code and reasons, the thread stays pending', async () => {
     const dm = await handoff('needs terraform', { required_tools: ['terraform'] });
     await press(relay, dm.click('handoff_accept'));
-    await slack.waitFor('chat.update', (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('CAPABILITY_UNAVAILABLE'));
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('CAPABILITY_UNAVAILABLE'),
+    );
     await verifyQueueDrained();
     const shown = dmText(slack, dm.channel, dm.ts);
     expect(shown).toContain('Not accepted (CAPABILITY_UNAVAILABLE): required tools not available: terraform');
@@ -78,19 +90,27 @@ describe('Accept', () => {
   test('10 different Accept clicks at once: one transition, and the other nine clickers are told nothing changed', async () => {
     const dm = await handoff('click race');
     const clicks = Array.from({ length: 10 }, (_, i) =>
-      dm.click('handoff_accept', { actionTs: `1700000001.00000${i}`, responseUrl: slack.responseUrl(`race-${dm.threadId}-${i}`) }),
+      dm.click('handoff_accept', {
+        actionTs: `1700000001.00000${i}`,
+        responseUrl: slack.responseUrl(`race-${dm.threadId}-${i}`),
+      }),
     );
     const answers = await Promise.all(clicks.map((c) => press(relay, c)));
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
     await waitUntil(async () => (await threadDoc(relay, dm.threadId)).status === 'accepted' || undefined, 'the accept');
     // (The ack answers before the job is added, so only after that could the queue drain early.)
-    await waitUntil(async () => clicks.filter((c) => explanations(slack, c.responseUrl!).length > 0).length >= 9 || undefined, 'nine explanations');
+    await waitUntil(
+      async () => clicks.filter((c) => explanations(slack, c.responseUrl!).length > 0).length >= 9 || undefined,
+      'nine explanations',
+    );
     await verifyQueueDrained();
     const doc = await threadDoc(relay, dm.threadId);
     expect(doc.status).toBe('accepted');
     expect(doc.status_history.filter((h) => h.status === 'accepted')).toHaveLength(1);
     expect(doc.outbox.filter((e) => e.type === 'thread.accepted')).toHaveLength(1);
-    const told = clicks.filter((c) => explanations(slack, c.responseUrl!).some((e) => /nothing was changed/i.test(String(e.args.text))));
+    const told = clicks.filter((c) =>
+      explanations(slack, c.responseUrl!).some((e) => /nothing was changed/i.test(String(e.args.text))),
+    );
     expect(told).toHaveLength(9);
     await waitUntil(async () => {
       const shown = dmText(slack, dm.channel, dm.ts);
@@ -106,8 +126,12 @@ describe('Accept', () => {
     await verifyQueueDrained();
     const jobs = await verifyQueue.getJobs(['completed', 'failed']);
     // The thread's timers are armed on the same queue after each event; the accept itself is one job.
-    expect(jobs.filter((j) => j.data.thread_id === dm.threadId && j.name !== TIMER_ARM_JOB && j.name !== TIMER_FIRE_JOB)).toHaveLength(1);
-    expect(explanations(slack, click.responseUrl!).filter((e) => /already accepted/.test(String(e.args.text)))).toHaveLength(0);
+    expect(
+      jobs.filter((j) => j.data.thread_id === dm.threadId && j.name !== TIMER_ARM_JOB && j.name !== TIMER_FIRE_JOB),
+    ).toHaveLength(1);
+    expect(
+      explanations(slack, click.responseUrl!).filter((e) => /already accepted/.test(String(e.args.text))),
+    ).toHaveLength(0);
   });
 
   test('from the Home tab (no DM message, no response_url) it works too', async () => {
@@ -186,7 +210,12 @@ describe('requests Slack did not sign are refused with 401 and change nothing', 
     ['a timestamp 6 minutes in the future', { timestamp: Math.floor(Date.now() / 1000) + 360 }],
   ])('%s', async (_name, opts) => {
     const dm = await handoff(`unsigned ${_name}`);
-    const answer = await clickButton(`${relay.url}/slack/events`, relay.signingSecret, dm.click('handoff_accept'), opts);
+    const answer = await clickButton(
+      `${relay.url}/slack/events`,
+      relay.signingSecret,
+      dm.click('handoff_accept'),
+      opts,
+    );
     expect(answer.status).toBe(401);
     await verifyQueueDrained();
     expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
@@ -197,12 +226,19 @@ describe('the verify queue refuses jobs it cannot trust, without retrying and wi
   async function failedJob(name: string, data: Record<string, unknown>) {
     const job = await verifyQueue.add(name, data, { attempts: 5, backoff: { type: 'fixed', delay: 60_000 } });
     // Read the job after its state says failed: a copy read while it was still active has no failedReason.
-    return waitUntil(async () => ((await verifyQueue.getJobState(job.id!)) === 'failed' ? verifyQueue.getJob(job.id!) : undefined), `the ${name} job to fail for good`);
+    return waitUntil(
+      async () => ((await verifyQueue.getJobState(job.id!)) === 'failed' ? verifyQueue.getJob(job.id!) : undefined),
+      `the ${name} job to fail for good`,
+    );
   }
 
   test('a slack-accept job with malformed data', async () => {
     const dm = await handoff('malformed job');
-    const failed = await failedJob('slack-accept', { thread_id: dm.threadId, slack_user: 'recipient', shown_status: 'pending' });
+    const failed = await failedJob('slack-accept', {
+      thread_id: dm.threadId,
+      slack_user: 'recipient',
+      shown_status: 'pending',
+    });
     expect(failed.failedReason).toMatch(/malformed slack-accept data \(must be a Slack user id\)/);
     expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
   });

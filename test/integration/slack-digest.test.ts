@@ -36,7 +36,11 @@ const tick = () => ticks.tick();
 const digests = (user?: string): FakeSlackCall[] =>
   slack
     .callsTo('chat.postMessage')
-    .filter((c) => (c.args.metadata as any)?.event_payload?.kind === 'digest' && (!user || c.args.channel === slack.imChannelId(user)));
+    .filter(
+      (c) =>
+        (c.args.metadata as any)?.event_payload?.kind === 'digest' &&
+        (!user || c.args.channel === slack.imChannelId(user)),
+    );
 
 beforeAll(async () => {
   slack = await startFakeSlack();
@@ -72,7 +76,9 @@ afterAll(async () => {
 });
 
 const itemIds = (call: FakeSlackCall) =>
-  (call.args.blocks as any[]).filter((b) => String(b.block_id ?? '').startsWith('thread_')).map((b) => b.block_id.slice('thread_'.length));
+  (call.args.blocks as any[])
+    .filter((b) => String(b.block_id ?? '').startsWith('thread_'))
+    .map((b) => b.block_id.slice('thread_'.length));
 
 test('at 09:45 in Berlin: the Berlin people with something waiting get their digest, New York (03:45) and an empty list do not', async () => {
   const result = await tick();
@@ -84,7 +90,8 @@ test('at 09:45 in Berlin: the Berlin people with something waiting get their dig
   // Oldest first: what waits on Ana, then what she waits on, each with the DM's buttons for that side.
   const ana = digests(ANA)[0]!;
   expect(itemIds(ana)).toEqual([ids.anaFirst, ids.anaSecond, ids.benFromAna]);
-  const buttons = (id: string) => (ana.args.blocks as any[]).find((b) => b.block_id === `thread_${id}`).elements.map((e: any) => e.action_id);
+  const buttons = (id: string) =>
+    (ana.args.blocks as any[]).find((b) => b.block_id === `thread_${id}`).elements.map((e: any) => e.action_id);
   expect(buttons(ids.anaFirst!)).toEqual(['handoff_accept', 'handoff_decline', 'handoff_reply', 'handoff_open_inbox']);
   expect(buttons(ids.benFromAna!)).toEqual(['handoff_reply', 'handoff_open_inbox']);
   expect(ana.args.text).toBe('Daily handoff digest: 2 waiting on you, 1 you are waiting on.');
@@ -93,7 +100,8 @@ test('at 09:45 in Berlin: the Berlin people with something waiting get their dig
 
 test('more ticks the same day, two at once too, post nothing more', async () => {
   const results = await Promise.all([tick(), tick(), tick()]);
-  for (const r of results) for (const outcome of Object.values(r.outcomes)) expect(['already', 'busy']).toContain(outcome);
+  for (const r of results)
+    for (const outcome of Object.values(r.outcomes)) expect(['already', 'busy']).toContain(outcome);
   expect(digests()).toHaveLength(2);
 });
 
@@ -109,8 +117,13 @@ test("the digest's Accept button works on its thread (the digest is not an out-o
     triggerId: slack.triggerId(),
   });
   expect(answer.status).toBe(200);
-  await waitUntil(async () => (await relay.relay.reads.threadById(ids.anaFirst!))?.status === 'accepted', 'the accept from the digest');
-  expect(slack.calls.filter((c) => c.method === 'response_url' && c.args.response_url === 'ana-accept')).toHaveLength(0);
+  await waitUntil(
+    async () => (await relay.relay.reads.threadById(ids.anaFirst!))?.status === 'accepted',
+    'the accept from the digest',
+  );
+  expect(slack.calls.filter((c) => c.method === 'response_url' && c.args.response_url === 'ana-accept')).toHaveLength(
+    0,
+  );
 });
 
 test('Olga turns the digest off with its button; it is stored for her teammate and she is told', async () => {
@@ -126,9 +139,14 @@ test('Olga turns the digest off with its button; it is stored for her teammate a
   expect(answer.status).toBe(200);
   const told = await slack.waitFor('response_url', (c) => c.args.response_url === 'olga-off');
   expect(told.args.text).toBe('The daily digest is off for you.');
-  expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'olga@acme' as any })).toMatchObject({ off: true });
+  expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'olga@acme' as any })).toMatchObject({
+    off: true,
+  });
   // Her Home tab is drawn again with the setting, and the button to turn it back on.
-  await waitUntil(async () => JSON.stringify(slack.homeViews.get(OLGA)?.blocks ?? []).includes(DIGEST_ACTION_IDS.on), 'her Home tab to show the setting');
+  await waitUntil(
+    async () => JSON.stringify(slack.homeViews.get(OLGA)?.blocks ?? []).includes(DIGEST_ACTION_IDS.on),
+    'her Home tab to show the setting',
+  );
   expect(JSON.stringify(slack.homeViews.get(OLGA)!.blocks)).toContain('Daily digest: *off*');
 });
 
@@ -176,7 +194,12 @@ test('the Home tab shows the setting with its hour, and turns the digest back on
     value: 'on',
   });
   expect(home.status).toBe(200);
-  await waitUntil(async () => JSON.stringify(slack.homeViews.get(OLGA)?.blocks ?? []).includes('weekdays at 09:30 your time'), 'the Home tab to say on');
-  expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'olga@acme' as any })).toMatchObject({ off: false });
+  await waitUntil(
+    async () => JSON.stringify(slack.homeViews.get(OLGA)?.blocks ?? []).includes('weekdays at 09:30 your time'),
+    'the Home tab to say on',
+  );
+  expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'olga@acme' as any })).toMatchObject({
+    off: false,
+  });
   expect(await relay.store.db.collection('slack_digest_prefs').findOne({ _id: 'ana@acme' as any })).toBeNull();
 });

@@ -30,7 +30,13 @@ afterAll(async () => {
   await slack?.close();
 });
 
-const dmOf = (id: string) => slack.callsTo('chat.postMessage').find((c) => (c.args.metadata as { event_payload?: { thread_id?: string } } | undefined)?.event_payload?.thread_id === id);
+const dmOf = (id: string) =>
+  slack
+    .callsTo('chat.postMessage')
+    .find(
+      (c) =>
+        (c.args.metadata as { event_payload?: { thread_id?: string } } | undefined)?.event_payload?.thread_id === id,
+    );
 
 test("a new handoff's DM reads nothing of its thread before it is posted, shows the handoff, and is recorded on it", async () => {
   const reads: Array<{ at: number; what: string }> = [];
@@ -48,7 +54,10 @@ test("a new handoff's DM reads nothing of its thread before it is posted, shows 
     expect(JSON.stringify(dm.args.blocks)).toContain('rotate the staging database credentials');
     expect(reads.filter((r) => r.what.includes(id) && r.at <= dm.at)).toEqual([]);
     // The post's record lands on the thread (the ledger's claim and record went through the versioned write).
-    await waitUntil(async () => (await relay.store.readThread(id))?.slack?.ts === dm.response.ts, 'the DM recorded on its thread');
+    await waitUntil(
+      async () => (await relay.store.readThread(id))?.slack?.ts === dm.response.ts,
+      'the DM recorded on its thread',
+    );
   } finally {
     relay.store.db.client.off('commandStarted', started);
   }

@@ -17,7 +17,11 @@ afterAll(async () => {
   await team?.close();
 });
 
-const publishesTo = (user: string, since = 0) => team.slack.callsTo('views.publish').slice(since).filter((c) => c.args.user_id === user);
+const publishesTo = (user: string, since = 0) =>
+  team.slack
+    .callsTo('views.publish')
+    .slice(since)
+    .filter((c) => c.args.user_id === user);
 const blocksText = (user: string) => JSON.stringify(team.slack.homeViews.get(user)?.blocks ?? []);
 
 async function rpc(key: string, method: string, params: Record<string, unknown>) {
@@ -52,15 +56,26 @@ test('a burst of changes (accept, two messages, complete) publishes once per per
   expect(publishesTo(SENDER, before)).toHaveLength(1);
   // Completed: no longer waiting for the recipient; listed as completed for the sender.
   expect(blocksText(RECIPIENT)).not.toContain(`thread_${threadId}`);
-  const sent = (team.slack.homeViews.get(SENDER)!.blocks as any[]).findIndex((b) => b.block_id === `thread_${threadId}`);
+  const sent = (team.slack.homeViews.get(SENDER)!.blocks as any[]).findIndex(
+    (b) => b.block_id === `thread_${threadId}`,
+  );
   expect(JSON.stringify((team.slack.homeViews.get(SENDER)!.blocks as any[])[sent - 1])).toContain(':tada: completed');
 });
 
 test('a change between two teammates of whom only one has Slack publishes only that one', async () => {
   const loneKey = await team.relay.register({ handle: 'no-slack@acme' });
   const before = team.slack.callsTo('views.publish').length;
-  const { body } = await team.relay.rpc(loneKey, 'message/send', { recipient: 'recipient@acme', intent: 'inform', message: text('from outside Slack') });
+  const { body } = await team.relay.rpc(loneKey, 'message/send', {
+    recipient: 'recipient@acme',
+    intent: 'inform',
+    message: text('from outside Slack'),
+  });
   expect(body.result.task_id).toBeDefined();
   await probe.settled();
-  expect(team.slack.callsTo('views.publish').slice(before).map((c) => c.args.user_id)).toEqual([RECIPIENT]);
+  expect(
+    team.slack
+      .callsTo('views.publish')
+      .slice(before)
+      .map((c) => c.args.user_id),
+  ).toEqual([RECIPIENT]);
 });

@@ -22,7 +22,15 @@ beforeAll(async () => {
   slack.addUser(ADMIN, { name: 'ada', real_name: 'Ada Admin', is_admin: true });
   slack.addUser(OWNER, { name: 'otto', real_name: 'Otto Owner', is_owner: true });
   slack.addUser(MEMBER, { name: 'mia', real_name: 'Mia Member' });
-  for (const [id, name] of [['U0LENA', 'lena'], ['U0FRANK', 'frank'], ['U0GRACE', 'grace'], ['U0HUGO', 'hugo'], ['U0IDA', 'ida'], ['U0JO', 'jo'], ['U0KIM', 'kim']]) {
+  for (const [id, name] of [
+    ['U0LENA', 'lena'],
+    ['U0FRANK', 'frank'],
+    ['U0GRACE', 'grace'],
+    ['U0HUGO', 'hugo'],
+    ['U0IDA', 'ida'],
+    ['U0JO', 'jo'],
+    ['U0KIM', 'kim'],
+  ]) {
     slack.addUser(id!, { name: name!, real_name: `${name![0]!.toUpperCase()}${name!.slice(1)} Example` });
   }
   relay = await startTestRelay({ name: 'slack_invites', slack, env: { RELAY_TEAM: 'acme' }, captureLogs: true, clock });
@@ -38,9 +46,21 @@ afterAll(async () => {
 /** Runs `/handoff <text>` as user; returns a waiter for the app's ephemeral answer through response_url. */
 async function handoff(user: string, text: string, triggerId = slack.triggerId()) {
   const name = `cmd-${++seq}`;
-  const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user, text, responseUrl: slack.responseUrl(name), triggerId });
+  const answer = await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, {
+    user,
+    text,
+    responseUrl: slack.responseUrl(name),
+    triggerId,
+  });
   expect(answer.status).toBe(200);
-  return { triggerId, name, reply: () => slack.waitFor('response_url', (c) => c.args.response_url === name).then((c) => c.args as { text: string; response_type: string }) };
+  return {
+    triggerId,
+    name,
+    reply: () =>
+      slack
+        .waitFor('response_url', (c) => c.args.response_url === name)
+        .then((c) => c.args as { text: string; response_type: string }),
+  };
 }
 
 async function restInvite(body: Record<string, unknown> = {}): Promise<{ id: string; token: string }> {
@@ -60,14 +80,22 @@ async function joinWithModal(user: string, text: string): Promise<{ view: string
   const { triggerId } = await handoff(user, text);
   const opened = await slack.waitFor('views.open', (c) => c.args.trigger_id === triggerId);
   expect((opened.args.view as { callback_id: string }).callback_id).toBe('handoff_link_modal');
-  const update = await slack.waitFor('views.update', (c) => c.args.view_id === (opened.response.view as { id: string }).id);
+  const update = await slack.waitFor(
+    'views.update',
+    (c) => c.args.view_id === (opened.response.view as { id: string }).id,
+  );
   return { view: JSON.stringify(update.args.view), key: keyIn(update) };
 }
 
 describe('/handoff invite', () => {
   test('a workspace admin makes an invitation: presets from the options, its code once and only to them', async () => {
     const before = await inviteCount();
-    const answer = await (await handoff(ADMIN, 'invite team:acme role:backend skills:go,sql repos:services/api/ lead:lena@acme expires:48h note:Frank, new backend')).reply();
+    const answer = await (
+      await handoff(
+        ADMIN,
+        'invite team:acme role:backend skills:go,sql repos:services/api/ lead:lena@acme expires:48h note:Frank, new backend',
+      )
+    ).reply();
     expect(answer.response_type).toBe('ephemeral');
     const code = /`(hri_[0-9a-f]{12}_[A-Za-z0-9_-]{43})`/.exec(answer.text)?.[1];
     expect(code).toBeDefined();
@@ -81,7 +109,13 @@ describe('/handoff invite', () => {
       status: 'open',
       created_by: ADMIN,
       note: 'Frank, new backend',
-      preset: { team: 'acme', role: 'backend', skills: ['go', 'sql'], repos_owned: ['services/api/'], lead: 'lena@acme' },
+      preset: {
+        team: 'acme',
+        role: 'backend',
+        skills: ['go', 'sql'],
+        repos_owned: ['services/api/'],
+        lead: 'lena@acme',
+      },
     });
     expect(doc!.expires_at.getTime() - doc!.created_at.getTime()).toBe(48 * 3_600_000);
     // Listed for the relay's admins like any other, never with its code.
@@ -101,21 +135,40 @@ describe('/handoff invite', () => {
     const before = await inviteCount();
     for (const user of [MEMBER, 'U0LENA']) {
       const answer = await (await handoff(user, 'invite role:backend')).reply();
-      expect(answer).toMatchObject({ response_type: 'ephemeral', text: expect.stringMatching(/^Only a workspace admin or owner can make invitations from Slack; nothing was created/) });
+      expect(answer).toMatchObject({
+        response_type: 'ephemeral',
+        text: expect.stringMatching(
+          /^Only a workspace admin or owner can make invitations from Slack; nothing was created/,
+        ),
+      });
     }
     slack.failNext('users.info', { body: { ok: false, error: 'ratelimited' } });
-    expect((await (await handoff(ADMIN, 'invite')).reply()).text).toContain('Slack did not say whether you are a workspace admin (ratelimited); nothing was created');
+    expect((await (await handoff(ADMIN, 'invite')).reply()).text).toContain(
+      'Slack did not say whether you are a workspace admin (ratelimited); nothing was created',
+    );
     expect(await inviteCount()).toBe(before);
   });
 
   test.each([
-    ['an unknown option', 'invite colour:red', /^Nothing was created: `colour:red` is not an option of `\/handoff invite`; the options are `team:`/],
+    [
+      'an unknown option',
+      'invite colour:red',
+      /^Nothing was created: `colour:red` is not an option of `\/handoff invite`; the options are `team:`/,
+    ],
     ['a word that is no option', 'invite backend', /^Nothing was created: `backend` is not an option/],
     ['an option without a value', 'invite role:', /^Nothing was created: `role:` needs a value/],
     ['an option twice', 'invite role:a role:b', /^Nothing was created: `role:` is given twice/],
-    ['a bad duration', 'invite expires:90d', /^Nothing was created: `expires:` must be a duration such as 30m, 24h or 7d \(at most 30d\)/],
+    [
+      'a bad duration',
+      'invite expires:90d',
+      /^Nothing was created: `expires:` must be a duration such as 30m, 24h or 7d \(at most 30d\)/,
+    ],
     ['a malformed team', 'invite team:a+b', /^Nothing was created: `team:` must be a team like acme/],
-    ['an unknown lead', 'invite lead:ghost@acme', /^Nothing was created: `lead:` no active teammate with handle ghost@acme/],
+    [
+      'an unknown lead',
+      'invite lead:ghost@acme',
+      /^Nothing was created: `lead:` no active teammate with handle ghost@acme/,
+    ],
   ])('%s is refused naming it, and nothing is made', async (_name, text, message) => {
     const before = await inviteCount();
     expect((await (await handoff(ADMIN, text)).reply()).text).toMatch(message);
@@ -142,17 +195,30 @@ describe('/handoff join', () => {
     expect(view).toContain('claude mcp add');
     expect(view).toContain(`${relay.config.publicUrl}/mcp`);
 
-    expect(await relay.relay.teammates.bySlackUser('U0FRANK')).toMatchObject({ handle: 'frank@acme', name: 'Frank Example', role: 'backend', skills: ['go'], lead: 'lena@acme', slack_user_id: 'U0FRANK' });
+    expect(await relay.relay.teammates.bySlackUser('U0FRANK')).toMatchObject({
+      handle: 'frank@acme',
+      name: 'Frank Example',
+      role: 'backend',
+      skills: ['go'],
+      lead: 'lena@acme',
+      slack_user_id: 'U0FRANK',
+    });
     expect((await relay.rest('GET', '/agents/me', key)).body).toMatchObject({ handle: 'frank@acme' });
     expect(await inviteDoc(code.slice(4, 16))).toMatchObject({ status: 'redeemed', redeemed_by: 'frank@acme' });
     const audit = await relay.rest('GET', '/agents/me/audit', key);
-    expect(audit.body.events).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'invite.redeemed', via: 'slack' })]));
+    expect(audit.body.events).toEqual(
+      expect.arrayContaining([expect.objectContaining({ action: 'invite.redeemed', via: 'slack' })]),
+    );
     // The key went out once, in the modal, and nowhere else.
     expect(slack.calls.filter((c) => keyIn(c) !== undefined)).toHaveLength(keysShownBefore + 1);
 
     // Joining again: told who they are; the used code is refused as REST refuses it.
-    expect((await (await handoff('U0FRANK', `join ${code}`)).reply()).text).toContain('already linked to teammate `frank@acme`; the invitation was not used');
-    expect((await (await handoff('U0GRACE', `join ${code}`)).reply()).text).toBe('This invitation was already used; ask an admin for a new one. Nothing was created.');
+    expect((await (await handoff('U0FRANK', `join ${code}`)).reply()).text).toContain(
+      'already linked to teammate `frank@acme`; the invitation was not used',
+    );
+    expect((await (await handoff('U0GRACE', `join ${code}`)).reply()).text).toBe(
+      'This invitation was already used; ask an admin for a new one. Nothing was created.',
+    );
     expect(await relay.relay.teammates.bySlackUser('U0GRACE')).toBeNull();
   });
 
@@ -160,7 +226,11 @@ describe('/handoff join', () => {
     const { id, token } = await restInvite({ skills: ['qa'] });
     const { view } = await joinWithModal('U0GRACE', `join ${token} gracie`);
     expect(view).toContain('gracie@acme');
-    expect(await relay.relay.teammates.bySlackUser('U0GRACE')).toMatchObject({ handle: 'gracie@acme', role: 'member', skills: ['qa'] });
+    expect(await relay.relay.teammates.bySlackUser('U0GRACE')).toMatchObject({
+      handle: 'gracie@acme',
+      role: 'member',
+      skills: ['qa'],
+    });
     expect(await inviteDoc(id)).toMatchObject({ status: 'redeemed', redeemed_by: 'gracie@acme' });
   });
 
@@ -169,13 +239,26 @@ describe('/handoff join', () => {
     await relay.rest('DELETE', `/admin/invites/${revoked.id}`, relay.adminKey);
     const expiring = await restInvite({ expires_in: '1h' });
     clock.advance(61 * 60_000);
-    const rest = await relay.rest('POST', `/invites/${expiring.id}/redeem`, undefined, { token: expiring.token, handle: 'hugo', name: 'Hugo' });
+    const rest = await relay.rest('POST', `/invites/${expiring.id}/redeem`, undefined, {
+      token: expiring.token,
+      handle: 'hugo',
+      name: 'Hugo',
+    });
     const cases: Array<[string, string]> = [
       [`join ${revoked.token}`, 'This invitation was revoked; ask an admin for a new one. Nothing was created.'],
       [`join ${expiring.token}`, `${rest.body.message}. Nothing was created.`],
-      [`join ${revoked.token.slice(0, -4)}AAAA`, 'No such invitation: check the code you were given (handoff-relay join hri_…). Nothing was created.'],
-      [`join hri_000000000000_${'A'.repeat(43)}`, 'No such invitation: check the code you were given (handoff-relay join hri_…). Nothing was created.'],
-      ['join not-a-code', 'No such invitation: check the code you were given (handoff-relay join hri_…). Nothing was created.'],
+      [
+        `join ${revoked.token.slice(0, -4)}AAAA`,
+        'No such invitation: check the code you were given (handoff-relay join hri_…). Nothing was created.',
+      ],
+      [
+        `join hri_000000000000_${'A'.repeat(43)}`,
+        'No such invitation: check the code you were given (handoff-relay join hri_…). Nothing was created.',
+      ],
+      [
+        'join not-a-code',
+        'No such invitation: check the code you were given (handoff-relay join hri_…). Nothing was created.',
+      ],
     ];
     expect(rest.body.message).toMatch(/^This invitation expired at /);
     const opensBefore = slack.callsTo('views.open').length;
@@ -190,14 +273,18 @@ describe('/handoff join', () => {
   test('a bare /handoff join, or one with more than a handle, explains itself', async () => {
     expect((await (await handoff('U0HUGO', 'join')).reply()).text).toMatch(/^`\/handoff join CODE \[handle\]` redeems/);
     const { token } = await restInvite({});
-    expect((await (await handoff('U0HUGO', `join ${token} hugo extra`)).reply()).text).toMatch(/^`\/handoff join` takes the code and at most a handle; nothing was created/);
+    expect((await (await handoff('U0HUGO', `join ${token} hugo extra`)).reply()).text).toMatch(
+      /^`\/handoff join` takes the code and at most a handle; nothing was created/,
+    );
     expect(await relay.relay.teammates.bySlackUser('U0HUGO')).toBeNull();
   });
 
   test('a handle that does not fit the invitation is refused before anything is taken', async () => {
     const { id, token } = await restInvite({ team: 'acme' });
     const answer = (await (await handoff('U0IDA', `join ${token} ida@elsewhere`)).reply()).text;
-    expect(answer).toBe('Nothing was created: the handle this invitation is for team acme: the handle must end in @acme. Try `/handoff join CODE another-name`.');
+    expect(answer).toBe(
+      'Nothing was created: the handle this invitation is for team acme: the handle must end in @acme. Try `/handoff join CODE another-name`.',
+    );
     expect(await inviteDoc(id)).toMatchObject({ status: 'open' });
   });
 
@@ -209,7 +296,9 @@ describe('/handoff join', () => {
     expect(await relay.relay.teammates.bySlackUser('U0JO')).toBeNull();
     expect(await inviteDoc(id)).toMatchObject({ status: 'open' });
 
-    expect((await (await handoff('U0LENA', `join ${token}`)).reply()).text).toContain('already linked to teammate `lena@acme`');
+    expect((await (await handoff('U0LENA', `join ${token}`)).reply()).text).toContain(
+      'already linked to teammate `lena@acme`',
+    );
     expect(await inviteDoc(id)).toMatchObject({ status: 'open' });
     // Still good for the person it was for.
     expect((await joinWithModal('U0JO', `join ${token} jo`)).view).toContain('jo@acme');
@@ -219,13 +308,20 @@ describe('/handoff join', () => {
     const { token } = await restInvite({ team: 'race' });
     const keysBefore = slack.calls.filter((c) => keyIn(c) !== undefined).length;
     const updatesBefore = slack.callsTo('views.update').length;
-    const names = (await Promise.all([handoff('U0KIM', `join ${token} kim`), handoff('U0HUGO', `join ${token} hugo`)])).map((c) => c.name);
+    const names = (
+      await Promise.all([handoff('U0KIM', `join ${token} kim`), handoff('U0HUGO', `join ${token} hugo`)])
+    ).map((c) => c.name);
     // Each command ends either in an ephemeral refusal or in the window filled in (with the key, or why not).
     const refusals = () => slack.callsTo('response_url').filter((c) => names.includes(String(c.args.response_url)));
     const updates = () => slack.callsTo('views.update').slice(updatesBefore);
     await waitUntil(async () => refusals().length + updates().length === 2 || undefined, 'both join commands answered');
     expect(updates().filter((c) => keyIn(c) !== undefined)).toHaveLength(1);
-    const lost = [...refusals().map((c) => String(c.args.text)), ...updates().filter((c) => keyIn(c) === undefined).map((c) => JSON.stringify(c.args.view))];
+    const lost = [
+      ...refusals().map((c) => String(c.args.text)),
+      ...updates()
+        .filter((c) => keyIn(c) === undefined)
+        .map((c) => JSON.stringify(c.args.view)),
+    ];
     expect(lost).toHaveLength(1);
     expect(lost[0]).toMatch(/already used|being redeemed/);
     expect(await relay.store.agents.countDocuments({ team: 'race' })).toBe(1);

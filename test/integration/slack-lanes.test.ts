@@ -48,7 +48,13 @@ afterAll(async () => {
 async function send(n: number, label: string): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += 8) {
-    ids.push(...(await Promise.all(Array.from({ length: Math.min(8, n - i) }, (_, j) => sendHandoff(relay, senderKey, 'recipient@acme', `${label} ${i + j}`)))));
+    ids.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(8, n - i) }, (_, j) =>
+          sendHandoff(relay, senderKey, 'recipient@acme', `${label} ${i + j}`),
+        ),
+      )),
+    );
   }
   return ids;
 }
@@ -57,10 +63,14 @@ async function send(n: number, label: string): Promise<string[]> {
 async function delivered(n: number, label: string): Promise<ThreadDoc[]> {
   const ids = await send(n, label);
   await probe.settled(60_000);
-  return Promise.all(ids.map((id) => waitUntil(async () => {
-    const doc = await relay.store.readThread(id);
-    return doc?.slack && doc.slack_sender ? doc : undefined;
-  }, `both DMs of ${id}`)));
+  return Promise.all(
+    ids.map((id) =>
+      waitUntil(async () => {
+        const doc = await relay.store.readThread(id);
+        return doc?.slack && doc.slack_sender ? doc : undefined;
+      }, `both DMs of ${id}`),
+    ),
+  );
 }
 
 /** Where in the fake Slack's call log each call to `method` matching `pick` is. */
@@ -84,11 +94,14 @@ function redrawsOf(threads: ThreadDoc[]): (call: FakeSlackCall) => boolean {
 }
 
 const postOf = (threadId: string, kind: string) => (call: FakeSlackCall) =>
-  (call.args.metadata as any)?.event_payload?.thread_id === threadId && (call.args.metadata as any).event_payload.kind === kind;
+  (call.args.metadata as any)?.event_payload?.thread_id === threadId &&
+  (call.args.metadata as any).event_payload.kind === kind;
 
 async function accept(ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 8) {
-    const answers = await Promise.all(ids.slice(i, i + 8).map((id) => relay.rpc(recipientKey, 'tasks/update', { task_id: id, transition: 'accept' })));
+    const answers = await Promise.all(
+      ids.slice(i, i + 8).map((id) => relay.rpc(recipientKey, 'tasks/update', { task_id: id, transition: 'accept' })),
+    );
     for (const answer of answers) expect(answer.body.error).toBeUndefined();
   }
 }
@@ -102,7 +115,14 @@ test('a new handoff’s first DMs are posted before a backlog of a few hundred D
   // nothing left to do (the DMs show nothing per message, so they are not redrawn again).
   await accept(backlog.map((t) => t._id));
   for (let i = 0; i < backlog.length; i += 8) {
-    await Promise.all(backlog.slice(i, i + 8).map((t) => relay.rpc(senderKey, 'message/send', { task_id: t._id, message: { parts: [{ type: 'text', text: 'one more thing' }] } })));
+    await Promise.all(
+      backlog.slice(i, i + 8).map((t) =>
+        relay.rpc(senderKey, 'message/send', {
+          task_id: t._id,
+          message: { parts: [{ type: 'text', text: 'one more thing' }] },
+        }),
+      ),
+    );
   }
   const [fresh] = await send(1, 'the new one');
   expect(await queue.getPrioritizedCount()).toBe(100);
@@ -133,7 +153,9 @@ test('DM syncs are still served while more first deliveries wait than the worker
   await queue.resume();
   await probe.settled(120_000);
 
-  const firstPosts = stream.map((id) => positions('chat.postMessage', postOf(id, 'recipient'))[0]!).sort((a, b) => a - b);
+  const firstPosts = stream
+    .map((id) => positions('chat.postMessage', postOf(id, 'recipient'))[0]!)
+    .sort((a, b) => a - b);
   expect(firstPosts).toHaveLength(40);
   const redraws = positions('chat.update', redrawsOf(backlog)).filter((i) => i >= start);
   expect(redraws.length).toBeGreaterThanOrEqual(40);
@@ -141,7 +163,11 @@ test('DM syncs are still served while more first deliveries wait than the worker
   // would have served no sync at all; one in every FIRST_PER_SYNC + 1 jobs is a sync.
   const halfway = firstPosts[19]!;
   const syncedByThen = new Set(
-    slack.calls.flatMap((call, i) => (i >= start && i < halfway && call.method === 'chat.update' && redrawsOf(backlog)(call) ? [String(call.args.ts)] : [])),
+    slack.calls.flatMap((call, i) =>
+      i >= start && i < halfway && call.method === 'chat.update' && redrawsOf(backlog)(call)
+        ? [String(call.args.ts)]
+        : [],
+    ),
   );
   expect(syncedByThen.size).toBeGreaterThanOrEqual(Math.floor(20 / FIRST_PER_SYNC / 2));
 }, 180_000);

@@ -64,13 +64,21 @@ test('opens the new-handoff modal with the message text (Slack markup undone) an
     callbackId: NEW_HANDOFF_CALLBACK_ID,
     values: {
       recipient: { recipient: { type: 'users_select', selected_user: BOB } },
-      intent: { intent: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' } } },
+      intent: {
+        intent: {
+          type: 'static_select',
+          selected_option: { text: { type: 'plain_text', text: 'x' }, value: 'inform' },
+        },
+      },
       summary: { summary: { type: 'plain_text_input', value: field(view, 'summary').initial_value } },
       links: { links: { type: 'plain_text_input', value: field(view, 'links').initial_value } },
     },
   });
   expect(submitted.status).toBe(200);
-  const thread = await waitUntil(() => relay.store.threads.findOne({ from: 'alice@acme', summary: /now pages/ }), 'the handoff');
+  const thread = await waitUntil(
+    () => relay.store.threads.findOne({ from: 'alice@acme', summary: /now pages/ }),
+    'the handoff',
+  );
   expect(thread).toMatchObject({ to: 'bob@acme', intent: 'inform', artifacts: [{ type: 'link', url: link }] });
 });
 
@@ -79,7 +87,9 @@ test('a long message is cut to what a Slack input can start with; a thread reply
   const long = `${'line of text\n'.repeat(400)}end`;
   const ts = slack.addUserMessage(CHANNEL, BOB, long, { thread_ts: parent });
   await shortcut(ALICE, { ts, text: long, user: BOB }, 'long');
-  const opened = await slack.waitFor('views.open', (c) => field(c.args.view, 'links').initial_value?.includes(`p${ts.replace('.', '')}`));
+  const opened = await slack.waitFor('views.open', (c) =>
+    field(c.args.view, 'links').initial_value?.includes(`p${ts.replace('.', '')}`),
+  );
   const summary = field(opened.response.view, 'summary').initial_value as string;
   expect(summary.length).toBeLessThanOrEqual(3000);
   expect(summary.endsWith('…')).toBe(true);
@@ -98,7 +108,12 @@ test('an unlinked user is told to link first, and no modal opens', async () => {
 test('a message Slack has no permalink for still opens the modal, with the text and no link', async () => {
   const answer = await shortcut(ALICE, { ts: '1700000001.000100', text: 'gone message', user: BOB }, 'gone');
   expect(answer.status).toBe(200);
-  const opened = await slack.waitFor('views.open', (c) => field(c.args.view, 'summary').initial_value === 'gone message');
+  const opened = await slack.waitFor(
+    'views.open',
+    (c) => field(c.args.view, 'summary').initial_value === 'gone message',
+  );
   expect(field(opened.response.view, 'links').initial_value).toBeUndefined();
-  expect(slack.calls.some((c) => c.method === 'chat.getPermalink' && c.response.error === 'message_not_found')).toBe(true);
+  expect(slack.calls.some((c) => c.method === 'chat.getPermalink' && c.response.error === 'message_not_found')).toBe(
+    true,
+  );
 });

@@ -2,7 +2,15 @@
 // submission makes the change through the real Bolt receiver, and problems come back on the field.
 import type { FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import type { TestRelay } from '../helpers/relay-harness';
-import { dmText, openModal, pressAndFinish, submit, threadDoc, waitForExplanation, type DeliveredDm } from '../helpers/slack-dm';
+import {
+  dmText,
+  openModal,
+  pressAndFinish,
+  submit,
+  threadDoc,
+  waitForExplanation,
+  type DeliveredDm,
+} from '../helpers/slack-dm';
 import { RECIPIENT, SENDER, startSlackTeam, STRANGER, type SlackTeam } from '../helpers/slack-team';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -30,10 +38,13 @@ function ackBody(answer: { status: number; text: string }): Record<string, any> 
 }
 
 async function waitForDm(dm: DeliveredDm, ...parts: string[]): Promise<string> {
-  return waitUntil(async () => {
-    const shown = dmText(slack, dm.channel, dm.ts);
-    return parts.every((p) => shown.includes(p)) ? shown : undefined;
-  }, `the DM to show ${parts.join(', ')}`);
+  return waitUntil(
+    async () => {
+      const shown = dmText(slack, dm.channel, dm.ts);
+      return parts.every((p) => shown.includes(p)) ? shown : undefined;
+    },
+    `the DM to show ${parts.join(', ')}`,
+  );
 }
 
 describe('Decline', () => {
@@ -43,13 +54,23 @@ describe('Decline', () => {
     expect(view).toMatchObject({ callback_id: 'handoff_decline_modal' });
     expect(JSON.parse(view.private_metadata as string)).toEqual({ t: dm.threadId, s: 'pending' });
 
-    const empty = ackBody(await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: '   ' } } }));
+    const empty = ackBody(
+      await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: '   ' } } }),
+    );
     expect(empty).toEqual({ response_action: 'errors', errors: { decline_reason: 'Please write a reason.' } });
-    const tooLong = ackBody(await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'x'.repeat(3001) } } }));
+    const tooLong = ackBody(
+      await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'x'.repeat(3001) } } }),
+    );
     expect(tooLong.errors.decline_reason).toBe('Please keep it to 3000 characters.');
     expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
 
-    const done = ackBody(await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'Out of scope for <!channel> this sprint' } } }));
+    const done = ackBody(
+      await submit(relay, {
+        user: RECIPIENT,
+        view,
+        values: { decline_reason: { reason: 'Out of scope for <!channel> this sprint' } },
+      }),
+    );
     expect(done).toEqual({});
     const doc = await threadDoc(relay, dm.threadId);
     expect(doc).toMatchObject({ status: 'declined', decline_reason: 'Out of scope for <!channel> this sprint' });
@@ -59,9 +80,15 @@ describe('Decline', () => {
     expect(shown).not.toContain('handoff_accept');
 
     // The same form submitted again (a double press or a retry) changes nothing and says why.
-    const again = ackBody(await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'twice' } } }));
-    expect(again.errors.decline_reason).toMatch(/is now declined \(by recipient@acme via Slack .*\) since this form was opened/);
-    expect(await threadDoc(relay, dm.threadId)).toMatchObject({ decline_reason: 'Out of scope for <!channel> this sprint' });
+    const again = ackBody(
+      await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'twice' } } }),
+    );
+    expect(again.errors.decline_reason).toMatch(
+      /is now declined \(by recipient@acme via Slack .*\) since this form was opened/,
+    );
+    expect(await threadDoc(relay, dm.threadId)).toMatchObject({
+      decline_reason: 'Out of scope for <!channel> this sprint',
+    });
   });
 
   test('a submission after the thread changed meanwhile is refused on the field and explains how it changed', async () => {
@@ -69,17 +96,28 @@ describe('Decline', () => {
     const view = await openModal(relay, slack, dm.click('handoff_decline'));
     const cancelled = await relay.rpc(senderKey, 'tasks/cancel', { task_id: dm.threadId, reason: 'not needed' });
     expect(cancelled.body.error).toBeUndefined();
-    const answer = ackBody(await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'no time' } } }));
+    const answer = ackBody(
+      await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'no time' } } }),
+    );
     expect(answer.response_action).toBe('errors');
-    expect(answer.errors.decline_reason).toMatch(/is now cancelled \(by sender@acme via A2A .*\) since this form was opened\. Nothing was changed/);
+    expect(answer.errors.decline_reason).toMatch(
+      /is now cancelled \(by sender@acme via A2A .*\) since this form was opened\. Nothing was changed/,
+    );
     expect(await threadDoc(relay, dm.threadId)).toMatchObject({ status: 'cancelled', decline_reason: null });
   });
 
   test('private_metadata the app never wrote is refused and changes nothing', async () => {
     const dm = await handoff('forged metadata');
     const view = await openModal(relay, slack, dm.click('handoff_decline'));
-    for (const privateMetadata of ['', 'not json', JSON.stringify({ t: dm.threadId, s: 'finished' }), JSON.stringify({ t: 'x', s: 'pending' })]) {
-      const answer = ackBody(await submit(relay, { user: RECIPIENT, view, privateMetadata, values: { decline_reason: { reason: 'no' } } }));
+    for (const privateMetadata of [
+      '',
+      'not json',
+      JSON.stringify({ t: dm.threadId, s: 'finished' }),
+      JSON.stringify({ t: 'x', s: 'pending' }),
+    ]) {
+      const answer = ackBody(
+        await submit(relay, { user: RECIPIENT, view, privateMetadata, values: { decline_reason: { reason: 'no' } } }),
+      );
       expect(answer.errors.decline_reason).toMatch(/not one handoff-relay recognises/);
     }
     expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
@@ -88,9 +126,13 @@ describe('Decline', () => {
   test('only the recipient: the sender’s and an unlinked user’s submissions are refused on the field', async () => {
     const dm = await handoff('decline auth');
     const view = await openModal(relay, slack, dm.click('handoff_decline'));
-    const bySender = ackBody(await submit(relay, { user: SENDER, view, values: { decline_reason: { reason: 'mine' } } }));
+    const bySender = ackBody(
+      await submit(relay, { user: SENDER, view, values: { decline_reason: { reason: 'mine' } } }),
+    );
     expect(bySender.errors.decline_reason).toMatch(/Only the recipient \(recipient@acme\) can decline/);
-    const byStranger = ackBody(await submit(relay, { user: STRANGER, view, values: { decline_reason: { reason: 'mine' } } }));
+    const byStranger = ackBody(
+      await submit(relay, { user: STRANGER, view, values: { decline_reason: { reason: 'mine' } } }),
+    );
     expect(byStranger.errors.decline_reason).toMatch(/not linked to a handoff-relay teammate/);
     expect((await threadDoc(relay, dm.threadId)).status).toBe('pending');
   });
@@ -105,7 +147,11 @@ describe('Decline', () => {
 
   test('from an ephemeral message in the DM channel (not the recorded DM) the modal still opens', async () => {
     const dm = await handoff('ephemeral click');
-    const view = await openModal(relay, slack, dm.click('handoff_decline', { surface: 'ephemeral', messageTs: '1699999999.000200' }));
+    const view = await openModal(
+      relay,
+      slack,
+      dm.click('handoff_decline', { surface: 'ephemeral', messageTs: '1699999999.000200' }),
+    );
     expect(view).toMatchObject({ callback_id: 'handoff_decline_modal' });
   });
 });
@@ -123,16 +169,25 @@ describe('Complete', () => {
       await submit(relay, {
         user: RECIPIENT,
         view,
-        values: { complete_summary: { summary: 'Shipped' }, complete_links: { links: 'https://github.com/acme/app/pull/42\nftp://files.acme/x' } },
+        values: {
+          complete_summary: { summary: 'Shipped' },
+          complete_links: { links: 'https://github.com/acme/app/pull/42\nftp://files.acme/x' },
+        },
       }),
     );
-    expect(badLink).toEqual({ response_action: 'errors', errors: { complete_links: 'Line 2 is not an http(s) URL (one URL per line).' } });
+    expect(badLink).toEqual({
+      response_action: 'errors',
+      errors: { complete_links: 'Line 2 is not an http(s) URL (one URL per line).' },
+    });
 
     const done = ackBody(
       await submit(relay, {
         user: RECIPIENT,
         view,
-        values: { complete_summary: { summary: 'Shipped in #42' }, complete_links: { links: '\nhttps://github.com/acme/app/pull/42\n' } },
+        values: {
+          complete_summary: { summary: 'Shipped in #42' },
+          complete_links: { links: '\nhttps://github.com/acme/app/pull/42\n' },
+        },
       }),
     );
     expect(done).toEqual({});
@@ -149,9 +204,23 @@ describe('Complete', () => {
     await relay.rpc(recipientKey, 'tasks/update', { task_id: dm.threadId, transition: 'accept' });
     await waitForDm(dm, 'handoff_complete');
     const view = await openModal(relay, slack, dm.click('handoff_complete'));
-    const empty = ackBody(await submit(relay, { user: RECIPIENT, view, values: { complete_summary: { summary: '' }, complete_links: { links: null } } }));
+    const empty = ackBody(
+      await submit(relay, {
+        user: RECIPIENT,
+        view,
+        values: { complete_summary: { summary: '' }, complete_links: { links: null } },
+      }),
+    );
     expect(empty).toEqual({ response_action: 'errors', errors: { complete_summary: 'Please write what was done.' } });
-    expect(ackBody(await submit(relay, { user: RECIPIENT, view, values: { complete_summary: { summary: 'Done' }, complete_links: { links: null } } }))).toEqual({});
+    expect(
+      ackBody(
+        await submit(relay, {
+          user: RECIPIENT,
+          view,
+          values: { complete_summary: { summary: 'Done' }, complete_links: { links: null } },
+        }),
+      ),
+    ).toEqual({});
     expect(await threadDoc(relay, dm.threadId)).toMatchObject({ status: 'completed', completion_artifacts: [] });
   });
 });
@@ -161,7 +230,9 @@ describe('Reply', () => {
     const dm = await handoff('reply to me');
     const view = await openModal(relay, slack, dm.click('handoff_reply'));
     expect(view).toMatchObject({ callback_id: 'handoff_reply_modal' });
-    expect(ackBody(await submit(relay, { user: RECIPIENT, view, values: { reply_body: { body: 'Which branch?' } } }))).toEqual({});
+    expect(
+      ackBody(await submit(relay, { user: RECIPIENT, view, values: { reply_body: { body: 'Which branch?' } } })),
+    ).toEqual({});
     const { body } = await relay.rpc(senderKey, 'tasks/get', { task_id: dm.threadId });
     expect(JSON.stringify(body.result)).toContain('Which branch?');
     const doc = await threadDoc(relay, dm.threadId);
@@ -171,7 +242,9 @@ describe('Reply', () => {
   test('the sender may reply too; a finished thread refuses the reply on the field', async () => {
     const dm = await handoff('reply then finished');
     const view = await openModal(relay, slack, dm.click('handoff_reply'));
-    expect(ackBody(await submit(relay, { user: SENDER, view, values: { reply_body: { body: 'From the sender' } } }))).toEqual({});
+    expect(
+      ackBody(await submit(relay, { user: SENDER, view, values: { reply_body: { body: 'From the sender' } } })),
+    ).toEqual({});
     await relay.rpc(senderKey, 'tasks/cancel', { task_id: dm.threadId });
     const late = ackBody(await submit(relay, { user: RECIPIENT, view, values: { reply_body: { body: 'Too late' } } }));
     expect(late.errors.reply_body).toMatch(/is now cancelled .* since this form was opened/);

@@ -39,8 +39,13 @@ async function paste(channel: string, user: string, urls: string[], source?: 'co
 }
 
 const unfurled = (channel: string, ts: string) => team.slack.unfurls.get(`${channel}:${ts}`);
-const ephemeralsIn = (channel: string, since: number) => team.slack.callsTo('chat.postEphemeral').slice(since).filter((c) => c.args.channel === channel);
-const ephemeralAttempts = (since: number) => team.slack.calls.filter((c) => c.method === 'chat.postEphemeral').slice(since);
+const ephemeralsIn = (channel: string, since: number) =>
+  team.slack
+    .callsTo('chat.postEphemeral')
+    .slice(since)
+    .filter((c) => c.args.channel === channel);
+const ephemeralAttempts = (since: number) =>
+  team.slack.calls.filter((c) => c.method === 'chat.postEphemeral').slice(since);
 
 test('everyone sees only that it is a handoff; the two participants in the channel each get the card, the stranger nothing', async () => {
   const signed = team.relay.relay.links.url(threadId, 'sender@acme');
@@ -55,7 +60,8 @@ test('everyone sees only that it is a handoff; the two participants in the chann
   for (const unfurl of unfurls.values()) {
     const shown = JSON.stringify(unfurl);
     expect(shown).toContain('A handoff on handoff-relay');
-    for (const secret of ['billing', 'sender@acme', 'recipient@acme', 'pending', threadId, SENDER, RECIPIENT]) expect(shown).not.toContain(secret);
+    for (const secret of ['billing', 'sender@acme', 'recipient@acme', 'pending', threadId, SENDER, RECIPIENT])
+      expect(shown).not.toContain(secret);
   }
 
   expect(cards.map((c) => c.args.user).sort()).toEqual([RECIPIENT, SENDER].sort());
@@ -79,7 +85,9 @@ test('a participant who is not in the conversation gets no card (Slack refuses i
   await team.slack.waitFor('chat.unfurl', (c) => c.args.unfurl_id === shared.unfurl_id);
   await waitForCount(() => ephemeralAttempts(attempts), 2);
   expect(ephemeralsIn(SENDER_ONLY, before).map((c) => c.args.user)).toEqual([SENDER]);
-  expect(ephemeralAttempts(attempts).find((c) => c.args.user === RECIPIENT)?.response.error).toBe('user_not_in_channel');
+  expect(ephemeralAttempts(attempts).find((c) => c.args.user === RECIPIENT)?.response.error).toBe(
+    'user_not_in_channel',
+  );
   expect(JSON.stringify(ephemeralsIn(SENDER_ONLY, before)[0]!.args.blocks)).not.toContain('signed for');
 });
 

@@ -41,9 +41,14 @@ describe('cleanUp on the store', () => {
 
     commands.length = 0;
     expect(await cleanUp(store, now)).toEqual({ idempotency: 1, thread_reads: 1 });
-    expect(commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`)).toEqual(['delete idempotency', 'delete thread_reads']);
+    expect(
+      commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`),
+    ).toEqual(['delete idempotency', 'delete thread_reads']);
     expect((await store.idempotency.find({}).toArray()).map((d) => d._id)).toEqual(['new-key']);
-    expect((await store.threadReads.find({}).toArray()).map((d) => d._id).sort()).toEqual([`${id}:day@acme`, `${id}:new@acme`]);
+    expect((await store.threadReads.find({}).toArray()).map((d) => d._id).sort()).toEqual([
+      `${id}:day@acme`,
+      `${id}:new@acme`,
+    ]);
     expect(await cleanUp(store, now)).toEqual({ idempotency: 0, thread_reads: 0 });
   });
 });
@@ -65,6 +70,9 @@ describe('scheduling', () => {
     await waitUntil(async () => (await scheduled()) !== undefined, 'the store-cleanup job scheduled');
     expect(await scheduled()).toMatchObject({ name: 'store-cleanup', every: 10 * 60_000 });
     await verify.removeJobScheduler('store-cleanup');
-    await waitUntil(async () => (await scheduled()) !== undefined, 'the store-cleanup job scheduled again by the timer sweep');
+    await waitUntil(
+      async () => (await scheduled()) !== undefined,
+      'the store-cleanup job scheduled again by the timer sweep',
+    );
   });
 });

@@ -3,7 +3,18 @@
 // `_id` lookup served by the `_id` index when the filter also holds other conditions, and a command of hundreds of
 // statements answered. Each of these failed on a stock FerretDB 1.24 (scripts/local-services/ferretdb-build.ts and
 // ferretdb-patches/ beside it hold what makes the embedded one pass).
-import { Binary, BSON, BSONRegExp, Int32, Long, MongoClient, ObjectId, Timestamp, type Collection, type Document } from 'mongodb';
+import {
+  Binary,
+  BSON,
+  BSONRegExp,
+  Int32,
+  Long,
+  MongoClient,
+  ObjectId,
+  Timestamp,
+  type Collection,
+  type Document,
+} from 'mongodb';
 import { testMongoUrl, uniqueName } from '../helpers/test-env';
 
 interface Counter {
@@ -33,7 +44,9 @@ test('findOneAndUpdate with $inc from four connections: every caller gets its ow
   const [first, ...others] = through('counters');
   await first!.insertOne({ _id: 'c', n: 0 });
   const calls = [first!, ...others].flatMap((docs) =>
-    Array.from({ length: 50 }, () => docs.findOneAndUpdate({ _id: 'c' }, { $inc: { n: 1 } }, { returnDocument: 'after' })),
+    Array.from({ length: 50 }, () =>
+      docs.findOneAndUpdate({ _id: 'c' }, { $inc: { n: 1 } }, { returnDocument: 'after' }),
+    ),
   );
   const counts = (await Promise.all(calls)).map((doc) => doc!.n);
   expect(new Set(counts).size).toBe(200);
@@ -41,8 +54,15 @@ test('findOneAndUpdate with $inc from four connections: every caller gets its ow
 });
 
 test.each([
-  ['findOneAndReplace', (docs: Collection<Counter>) => docs.findOneAndReplace({ _id: 'v', version: 1 }, { n: 1, version: 2 }).then(Boolean)],
-  ['updateOne', (docs: Collection<Counter>) => docs.updateOne({ _id: 'v', version: 1 }, { $set: { version: 2 } }).then((r) => r.modifiedCount === 1)],
+  [
+    'findOneAndReplace',
+    (docs: Collection<Counter>) => docs.findOneAndReplace({ _id: 'v', version: 1 }, { n: 1, version: 2 }).then(Boolean),
+  ],
+  [
+    'updateOne',
+    (docs: Collection<Counter>) =>
+      docs.updateOne({ _id: 'v', version: 1 }, { $set: { version: 2 } }).then((r) => r.modifiedCount === 1),
+  ],
 ])('20 racing %s calls conditional on version 1: exactly one wins', async (_name, write) => {
   const collections = through(`race_${_name}`);
   await collections[0]!.insertOne({ _id: 'v', n: 0, version: 1 });
@@ -115,7 +135,10 @@ describe('secondary indexes', () => {
     const filter = { to: 'u3', status: { $in: ['pending', 'completed'] } };
     expect(indexServed(await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(21).explain())).toBe(true);
     const page = await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(21).toArray();
-    const expected = rows.filter((r) => r.to === 'u3' && r.status !== 'accepted').sort(newestFirst).slice(0, 21);
+    const expected = rows
+      .filter((r) => r.to === 'u3' && r.status !== 'accepted')
+      .sort(newestFirst)
+      .slice(0, 21);
     expect(page.map((r) => r._id)).toEqual(expected.map((r) => r._id));
   });
 
@@ -123,7 +146,10 @@ describe('secondary indexes', () => {
     const all = rows.filter((r) => r.to === 'u7').sort(newestFirst);
     const last = all[39]!;
     const filter = {
-      $and: [{ to: 'u7' }, { $or: [{ created_at: { $lt: last.created_at } }, { created_at: last.created_at, _id: { $lt: last._id } }] }],
+      $and: [
+        { to: 'u7' },
+        { $or: [{ created_at: { $lt: last.created_at } }, { created_at: last.created_at, _id: { $lt: last._id } }] },
+      ],
       created_at: { $lte: last.created_at },
     };
     expect(indexServed(await threads.find(filter).sort({ created_at: -1, _id: -1 }).limit(20).explain())).toBe(true);
@@ -134,21 +160,42 @@ describe('secondary indexes', () => {
   test('a date range sorted on its field is served by the index', async () => {
     const due = clients[0]!.db(dbName).collection<{ _id: string; due_at: Date }>('due');
     await due.createIndex({ due_at: 1 }, { name: 'due' });
-    await due.insertMany(Array.from({ length: 500 }, (_, i) => ({ _id: `r${i}`, due_at: new Date(base + (500 - i) * 60_000) })));
+    await due.insertMany(
+      Array.from({ length: 500 }, (_, i) => ({ _id: `r${i}`, due_at: new Date(base + (500 - i) * 60_000) })),
+    );
     const filter = { due_at: { $lte: new Date(base + 5 * 60_000) } };
     expect(indexServed(await due.find(filter).sort({ due_at: 1 }).limit(100).explain())).toBe(true);
-    expect((await due.find(filter).sort({ due_at: 1 }).limit(100).toArray()).map((r) => r._id)).toEqual(['r499', 'r498', 'r497', 'r496', 'r495']);
+    expect((await due.find(filter).sort({ due_at: 1 }).limit(100).toArray()).map((r) => r._id)).toEqual([
+      'r499',
+      'r498',
+      'r497',
+      'r496',
+      'r495',
+    ]);
   });
 
   test('an indexed field that holds an array still matches each element, whether the array came before or after the index', async () => {
     const after = clients[0]!.db(dbName).collection<{ _id: string; skills: string | string[] }>('skills_after');
     await after.createIndex({ skills: 1 }, { name: 'skills' });
-    await after.insertMany([{ _id: 'scalar', skills: 'go' }, { _id: 'array', skills: ['ts', 'go'] }, { _id: 'other', skills: ['ts'] }]);
-    expect((await after.find({ skills: 'go' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual(['array', 'scalar']);
+    await after.insertMany([
+      { _id: 'scalar', skills: 'go' },
+      { _id: 'array', skills: ['ts', 'go'] },
+      { _id: 'other', skills: ['ts'] },
+    ]);
+    expect((await after.find({ skills: 'go' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual([
+      'array',
+      'scalar',
+    ]);
     const before = clients[0]!.db(dbName).collection<{ _id: string; role: string | string[] }>('skills_before');
-    await before.insertMany([{ _id: 'scalar', role: 'ops' }, { _id: 'array', role: ['dev', 'ops'] }]);
+    await before.insertMany([
+      { _id: 'scalar', role: 'ops' },
+      { _id: 'array', role: ['dev', 'ops'] },
+    ]);
     await before.createIndex({ role: 1 }, { name: 'role' });
-    expect((await before.find({ role: 'ops' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual(['array', 'scalar']);
+    expect((await before.find({ role: 'ops' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual([
+      'array',
+      'scalar',
+    ]);
   });
 });
 
@@ -167,14 +214,14 @@ test('a document of every BSON type the engine stores reads back as written, who
     oid: new ObjectId('0102030405060708090a0bff'),
     flags: [true, false, null],
     nested: { a: 'x', empty: {}, arr: [], deep: { l1: [{ l2: ['v', 1, { l3: null }] }] } },
-    'kéy': 'odd key',
+    kéy: 'odd key',
   };
   await docs!.insertOne(doc as never);
   const raw = { promoteLongs: false, promoteValues: false, promoteBuffers: false } as const;
   expect(await docs!.findOne({ _id: 'every' } as never, raw)).toEqual(roundTrip(doc));
-  expect(await docs!.findOne({ _id: 'every' } as never, { ...raw, projection: { text: 1, nested: 1, missing: 1 } })).toEqual(
-    roundTrip({ _id: doc._id, text: doc.text, nested: doc.nested }),
-  );
+  expect(
+    await docs!.findOne({ _id: 'every' } as never, { ...raw, projection: { text: 1, nested: 1, missing: 1 } }),
+  ).toEqual(roundTrip({ _id: doc._id, text: doc.text, nested: doc.nested }));
 });
 
 /** `value` as the driver gives it back when it decodes exactly what it sent (the same BSON read without promotion). */
@@ -202,7 +249,10 @@ describe('a find that returns a few fields of large documents', () => {
     created_at: new Date(base + i * 1000),
     ...(i % 5 === 0 ? { hidden: true } : {}),
     ...(i % 4 === 0 ? { meta: i % 8 === 0 ? null : { kind: `k${i % 3}`, nested: { deep: [i, i + 1] } } } : {}),
-    body: Array.from({ length: 20 }, (_, j) => ({ text: `line ${j} of document ${i}: ${'x'.repeat(100)}`, at: new Date(base + j) })),
+    body: Array.from({ length: 20 }, (_, j) => ({
+      text: `line ${j} of document ${i}: ${'x'.repeat(100)}`,
+      at: new Date(base + j),
+    })),
   }));
   let big: Collection<Big>;
 
@@ -218,28 +268,67 @@ describe('a find that returns a few fields of large documents', () => {
       .filter(keep)
       .sort((a, b) => b.created_at.getTime() - a.created_at.getTime())
       .slice(0, limit)
-      .map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k === '_id' || fields.includes(k as keyof Big))));
+      .map((d) =>
+        Object.fromEntries(Object.entries(d).filter(([k]) => k === '_id' || fields.includes(k as keyof Big))),
+      );
 
   test('it answers just those fields, filtered and sorted on fields it does not return (through $or, $ne and a dotted path)', async () => {
-    const filter = { to: 'u1', $or: [{ status: 'open' }, { n: { $lt: 10 } }], hidden: { $ne: true }, 'meta.kind': { $ne: 'k2' } };
-    const page = await big.find(filter as never, { projection: { n: 1, meta: 1 } }).sort({ created_at: -1 }).limit(7).toArray();
-    const keep = (d: Big) => d.to === 'u1' && (d.status === 'open' || d.n < 10) && d.hidden !== true && d.meta?.kind !== 'k2';
+    const filter = {
+      to: 'u1',
+      $or: [{ status: 'open' }, { n: { $lt: 10 } }],
+      hidden: { $ne: true },
+      'meta.kind': { $ne: 'k2' },
+    };
+    const page = await big
+      .find(filter as never, { projection: { n: 1, meta: 1 } })
+      .sort({ created_at: -1 })
+      .limit(7)
+      .toArray();
+    const keep = (d: Big) =>
+      d.to === 'u1' && (d.status === 'open' || d.n < 10) && d.hidden !== true && d.meta?.kind !== 'k2';
     expect(page).toEqual(expected(keep, ['n', 'meta'], 7));
     // A null field is returned as null, an absent one left out.
-    expect(await big.find({ _id: { $in: ['b007', 'b008'] } }, { projection: { meta: 1 } }).sort({ _id: 1 }).toArray()).toEqual([{ _id: 'b007' }, { _id: 'b008', meta: null }]);
+    expect(
+      await big
+        .find({ _id: { $in: ['b007', 'b008'] } }, { projection: { meta: 1 } })
+        .sort({ _id: 1 })
+        .toArray(),
+    ).toEqual([{ _id: 'b007' }, { _id: 'b008', meta: null }]);
   });
 
   test('an exclusion, `_id: 0` beside inclusions and `_id: 0` alone answer as MongoDB does', async () => {
-    const excluded = await big.find({ to: 'u2' }, { projection: { body: 0, meta: 0 } }).sort({ created_at: -1 }).limit(2).toArray();
+    const excluded = await big
+      .find({ to: 'u2' }, { projection: { body: 0, meta: 0 } })
+      .sort({ created_at: -1 })
+      .limit(2)
+      .toArray();
     expect(excluded).toEqual(expected((d) => d.to === 'u2', ['to', 'status', 'n', 'created_at', 'hidden'], 2));
-    const noId = await big.find({ to: 'u2' }, { projection: { _id: 0, n: 1 } }).sort({ created_at: -1 }).limit(2).toArray();
+    const noId = await big
+      .find({ to: 'u2' }, { projection: { _id: 0, n: 1 } })
+      .sort({ created_at: -1 })
+      .limit(2)
+      .toArray();
     expect(noId).toEqual(expected((d) => d.to === 'u2', ['n'], 2).map(({ _id: _unused, ...rest }) => rest));
-    const onlyNoId = await big.find({ to: 'u2' }, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(2).toArray();
-    expect(onlyNoId).toEqual(docs.filter((d) => d.to === 'u2').reverse().slice(0, 2).map(({ _id: _unused, ...rest }) => rest));
+    const onlyNoId = await big
+      .find({ to: 'u2' }, { projection: { _id: 0 } })
+      .sort({ created_at: -1 })
+      .limit(2)
+      .toArray();
+    expect(onlyNoId).toEqual(
+      docs
+        .filter((d) => d.to === 'u2')
+        .reverse()
+        .slice(0, 2)
+        .map(({ _id: _unused, ...rest }) => rest),
+    );
   });
 
   test('the engine does not decode whole documents for a find that returns a few fields (explain)', async () => {
-    const explain = await big.find({ to: 'u1', hidden: { $ne: true } }, { projection: { n: 1, status: 1 } }).sort({ created_at: -1 }).limit(7).explain();
+    const explain = await big
+      .find({ to: 'u1', hidden: { $ne: true } }, { projection: { n: 1, status: 1 } })
+      .sort({ created_at: -1 })
+      .limit(7)
+      .explain();
     expect(decodesWholeDocuments(explain)).toBe(false);
   });
 });
@@ -257,7 +346,15 @@ test('a limited find on a dotted path (which the embedded engine does not push d
   const [docs] = through('dotted');
   await docs!.insertMany([{ _id: 'a', n: 1 }, { _id: 'b', n: 2, result: { id: 'x' } } as Counter]);
   expect((await docs!.findOne({ 'result.id': 'x' } as never))?._id).toBe('b');
-  expect((await docs!.find({ 'result.id': 'x' } as never).sort({ _id: 1 }).limit(1).toArray()).map((d) => d._id)).toEqual(['b']);
+  expect(
+    (
+      await docs!
+        .find({ 'result.id': 'x' } as never)
+        .sort({ _id: 1 })
+        .limit(1)
+        .toArray()
+    ).map((d) => d._id),
+  ).toEqual(['b']);
 });
 
 describe('a command of many statements', () => {
@@ -269,7 +366,10 @@ describe('a command of many statements', () => {
   let docs: Collection<Counter>;
 
   beforeAll(async () => {
-    client = await MongoClient.connect(testMongoUrl(), { serverSelectionTimeoutMS: ANSWER_MS, socketTimeoutMS: ANSWER_MS });
+    client = await MongoClient.connect(testMongoUrl(), {
+      serverSelectionTimeoutMS: ANSWER_MS,
+      socketTimeoutMS: ANSWER_MS,
+    });
     docs = client.db(manyName).collection<Counter>('many');
   });
 
@@ -294,7 +394,9 @@ describe('a command of many statements', () => {
     const result = await answered(
       'a bulkWrite of 250 updateOne then 250 deleteOne',
       docs.bulkWrite([
-        ...ids.slice(0, 250).map((_id) => ({ updateOne: { filter: { _id, version: 1 }, update: { $set: { version: 2 }, $inc: { n: 1 } } } })),
+        ...ids.slice(0, 250).map((_id) => ({
+          updateOne: { filter: { _id, version: 1 }, update: { $set: { version: 2 }, $inc: { n: 1 } } },
+        })),
         ...ids.slice(250).map((_id) => ({ deleteOne: { filter: { _id, version: 1 } } })),
       ]),
     );
@@ -303,7 +405,16 @@ describe('a command of many statements', () => {
     // Every kind of command still answers on the same database and collection: a read, a conditional write, a delete.
     const left = await answered('a find after the bulk write', docs.find({}).sort({ _id: 1 }).toArray());
     expect(left).toEqual(ids.slice(0, 250).map((_id) => ({ _id, n: 1, version: 2 })));
-    expect((await answered('an updateOne after the bulk write', docs.updateOne({ _id: 'm000', version: 2 }, { $set: { version: 3 } }))).modifiedCount).toBe(1);
-    expect((await answered('a deleteMany after the bulk write', docs.deleteMany({ version: 2 }))).deletedCount).toBe(249);
+    expect(
+      (
+        await answered(
+          'an updateOne after the bulk write',
+          docs.updateOne({ _id: 'm000', version: 2 }, { $set: { version: 3 } }),
+        )
+      ).modifiedCount,
+    ).toBe(1);
+    expect((await answered('a deleteMany after the bulk write', docs.deleteMany({ version: 2 }))).deletedCount).toBe(
+      249,
+    );
   });
 });

@@ -7,7 +7,12 @@ import { migrateStore, SCHEMA_VERSION, schemaVersion } from '../../relay-core/st
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
 
-const env = { MONGODB_DB: uniqueName('migration_claims'), RELAY_QUEUE_PREFIX: uniqueName('migration_claims'), RELAY_KEY_PEPPER: randomBytes(32).toString('hex'), RELAY_ROLES: 'api' };
+const env = {
+  MONGODB_DB: uniqueName('migration_claims'),
+  RELAY_QUEUE_PREFIX: uniqueName('migration_claims'),
+  RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
+  RELAY_ROLES: 'api',
+};
 let relay: TestRelay;
 let alice: string;
 let bob: string;
@@ -19,7 +24,13 @@ beforeAll(async () => {
   alice = await first.register({ handle: 'alice@acme' });
   bob = await first.register({ handle: 'bob@acme', role: 'backend' });
   const send = async (summary: string) =>
-    (await first.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: summary }] } })).body.result.task_id as string;
+    (
+      await first.rpc(alice, 'message/send', {
+        recipient: 'bob@acme',
+        intent: 'inform',
+        message: { parts: [{ text: summary }] },
+      })
+    ).body.result.task_id as string;
   claimed = await send('accepted by a writer that died before applying it');
   applied = await send('accepted, applied');
   await first.rpc(bob, 'tasks/update', { task_id: applied, transition: 'accept' });
@@ -32,14 +43,31 @@ beforeAll(async () => {
   // an old claim on the second (already applied), and a card change of bob's claimed but not applied.
   const v = thread.version ?? 0;
   const at = new Date();
-  const threadClaim = (doc: ThreadDoc) => ({ _id: `${doc._id}:${doc.version}`, thread_id: doc._id, version: doc.version, doc, at });
+  const threadClaim = (doc: ThreadDoc) => ({
+    _id: `${doc._id}:${doc.version}`,
+    thread_id: doc._id,
+    version: doc.version,
+    doc,
+    at,
+  });
   await db.collection('thread_writes').insertMany([
     threadClaim({ ...thread, version: v + 1, status: 'accepted' } as ThreadDoc),
-    threadClaim({ ...thread, version: v + 2, status: 'accepted', metadata: { ...thread.metadata, note: 'second claim' } } as ThreadDoc),
+    threadClaim({
+      ...thread,
+      version: v + 2,
+      status: 'accepted',
+      metadata: { ...thread.metadata, note: 'second claim' },
+    } as ThreadDoc),
     threadClaim({ ...appliedDoc, version: (appliedDoc.version ?? 0) - 1, status: 'pending' } as ThreadDoc),
   ] as never[]);
   const bv = (bobCard.version ?? 0) + 1;
-  await db.collection('agent_writes').insertOne({ _id: `bob@acme:${bv}`, handle: 'bob@acme', version: bv, doc: { ...bobCard, version: bv, role: 'frontend' }, at } as never);
+  await db.collection('agent_writes').insertOne({
+    _id: `bob@acme:${bv}`,
+    handle: 'bob@acme',
+    version: bv,
+    doc: { ...bobCard, version: bv, role: 'frontend' },
+    at,
+  } as never);
   await db.collection('meta').updateOne({ _id: 'schema' as never }, { $set: { value: 2 } });
   await first.stop();
 
@@ -66,7 +94,11 @@ test('the newest claim of each document is in the document, and the claims colle
 test('the migrated thread and card read and change as any other', async () => {
   const read = await relay.rpc(bob, 'tasks/get', { task_id: claimed });
   expect(read.body.result).toMatchObject({ status: 'accepted' });
-  const completed = await relay.rpc(bob, 'tasks/update', { task_id: claimed, transition: 'complete', result_summary: 'done' });
+  const completed = await relay.rpc(bob, 'tasks/update', {
+    task_id: claimed,
+    transition: 'complete',
+    result_summary: 'done',
+  });
   expect(completed.body.result).toMatchObject({ status: 'completed' });
   const team = await relay.rpc(alice, 'agents/list', { role: 'frontend' });
   expect(team.body.result.teammates.map((card: any) => card.handle)).toEqual(['bob@acme']);

@@ -48,14 +48,28 @@ const recording = JSON.parse(readFileSync(join(FIXTURE, 'recording.json'), 'utf8
 const old = JSON.parse(readFileSync(join(FIXTURE, 'old-answers.json'), 'utf8')) as OldAnswers;
 /** The fixture's documents as recorded (dates not yet moved), by collection. */
 const fixture = new Map(
-  readdirSync(join(FIXTURE, 'db')).map((file) => [file.replace(/\.json$/, ''), BSON.EJSON.parse(readFileSync(join(FIXTURE, 'db', file), 'utf8'), { relaxed: false }) as Document[]]),
+  readdirSync(join(FIXTURE, 'db')).map((file) => [
+    file.replace(/\.json$/, ''),
+    BSON.EJSON.parse(readFileSync(join(FIXTURE, 'db', file), 'utf8'), { relaxed: false }) as Document[],
+  ]),
 );
 const docsOf = (collection: string) => fixture.get(collection) ?? [];
 const threadOf = (id: string) => docsOf('threads').find((doc) => doc._id === id) as unknown as ThreadDoc;
 const t = recording.threads;
 const keys = recording.keys;
 /** What layout 2 kept where the embedded FerretDB served no index; later layouts read indexes instead. */
-const LEGACY = ['mailbox_entries', 'mailbox_heads', 'mailbox_blocks', 'message_blocks', 'timer_due', 'timer_due_heads', 'timer_due_marks', 'event_marks', 'event_heads', 'approvals_open'];
+const LEGACY = [
+  'mailbox_entries',
+  'mailbox_heads',
+  'mailbox_blocks',
+  'message_blocks',
+  'timer_due',
+  'timer_due_heads',
+  'timer_due_marks',
+  'event_marks',
+  'event_heads',
+  'approvals_open',
+];
 const CLAIMS = ['thread_writes', 'agent_writes', 'run_writes', 'run_box_writes', 'push_config_writes'];
 
 const workspace = JSON.parse(readFileSync(join(FIXTURE, 'slack.json'), 'utf8')) as SlackWorkspace;
@@ -77,7 +91,10 @@ let shiftMs = 0;
 beforeAll(async () => {
   await hooks.start();
   // As at the recording: dave's receiver answers its challenge and fails every event.
-  hooks.answer = (request) => (request.path === '/dave' && request.json?.type !== 'endpoint.challenge' ? { status: 500, body: 'down' } : echoChallenge(request));
+  hooks.answer = (request) =>
+    request.path === '/dave' && request.json?.type !== 'endpoint.challenge'
+      ? { status: 500, body: 'down' }
+      : echoChallenge(request);
   shiftMs = await loadFixture(dbName);
   slack = await openWorkspace();
   relay = await startTestRelay({
@@ -110,7 +127,8 @@ async function loadFixture(name: string): Promise<number> {
     for (const [collection, docs] of fixture) {
       // Empty collections too: the migration decides by which collections exist.
       await db.createCollection(collection);
-      if (docs.length > 0) await db.collection(collection).insertMany(docs.map((doc) => moved(doc, shift, hooks.url('')) as Document));
+      if (docs.length > 0)
+        await db.collection(collection).insertMany(docs.map((doc) => moved(doc, shift, hooks.url('')) as Document));
       for (const { key, name: indexName, unique } of recording.collections[collection]?.indexes ?? []) {
         await db.collection(collection).createIndex(key, { name: indexName, ...(unique ? { unique } : {}) });
       }
@@ -133,7 +151,11 @@ async function openWorkspace(): Promise<FakeSlack> {
     });
     expect(((await opened.json()) as { ok: boolean }).ok).toBe(true);
   }
-  for (const [channel, list] of Object.entries(workspace.messages)) fake.messages.set(channel, list.map((m) => ({ ...m, blocks: [], updated: 0 })));
+  for (const [channel, list] of Object.entries(workspace.messages))
+    fake.messages.set(
+      channel,
+      list.map((m) => ({ ...m, blocks: [], updated: 0 })),
+    );
   return fake;
 }
 
@@ -153,9 +175,11 @@ function moved(value: unknown, ms: number, receiver: string): unknown {
 
 /** An old answer's timestamps moved as the fixture's dates were, to compare with the new relay's answer. */
 function movedIso(value: unknown): unknown {
-  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(value)) return new Date(Date.parse(value) + shiftMs).toISOString();
+  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(value))
+    return new Date(Date.parse(value) + shiftMs).toISOString();
   if (Array.isArray(value)) return value.map(movedIso);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, movedIso(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, movedIso(v)]));
   return value;
 }
 
@@ -176,7 +200,17 @@ test('the fixture is what a layout-2 relay on FerretDB leaves: its structures, i
   expect(docsOf('meta').find((doc) => doc._id === 'schema')?.value).toEqual(new BSON.Int32(2));
   for (const name of [...LEGACY, ...CLAIMS]) expect(fixture.has(name)).toBe(true);
   const statuses = new Set(docsOf('threads').map((doc) => doc.status));
-  expect([...statuses].sort()).toEqual(['accepted', 'awaiting_approval', 'cancelled', 'completed', 'declined', 'expired', 'pending', 'rejected', 'unclaimed']);
+  expect([...statuses].sort()).toEqual([
+    'accepted',
+    'awaiting_approval',
+    'cancelled',
+    'completed',
+    'declined',
+    'expired',
+    'pending',
+    'rejected',
+    'unclaimed',
+  ]);
   const claim = docsOf('thread_writes').find((doc) => doc.thread_id === t.unapplied_claim)!;
   expect(Number(claim.version)).toBeGreaterThan(Number(threadOf(t.unapplied_claim).version));
 });
@@ -186,7 +220,9 @@ test('start migrated it: the current layout, the legacy collections and claims d
   const names = (await relay.store.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
   for (const name of [...LEGACY, ...CLAIMS]) expect(names).not.toContain(name);
   const metaIds = (await relay.store.meta.find({}, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id);
-  expect(metaIds.filter((id) => /^(agents_log|mailboxes_placed|timers_due_cursor|open_approvals_placed)/.test(id))).toEqual([]);
+  expect(
+    metaIds.filter((id) => /^(agents_log|mailboxes_placed|timers_due_cursor|open_approvals_placed)/.test(id)),
+  ).toEqual([]);
 
   const claim = docsOf('thread_writes').find((doc) => doc.thread_id === t.unapplied_claim)!;
   const migrated = (await relay.store.threads.findOne({ _id: t.unapplied_claim }))!;
@@ -199,7 +235,9 @@ test('start migrated it: the current layout, the legacy collections and claims d
     expect([now.slack?.ts, now.slack_sender?.ts]).toEqual([doc.slack.ts, doc.slack_sender?.ts]);
   }
   for (const name of ['slack_links', 'webhook_deliveries', 'event_log', 'messages', 'runs', 'approvals']) {
-    expect(await relay.store.db.collection(name).countDocuments({})).toBeGreaterThanOrEqual(recording.collections[name]!.documents);
+    expect(await relay.store.db.collection(name).countDocuments({})).toBeGreaterThanOrEqual(
+      recording.collections[name]!.documents,
+    );
   }
 });
 
@@ -210,7 +248,8 @@ test('every old teammate’s key still authenticates, and the directory finds th
   }
   expect((await relay.rest('GET', '/agents/me', `${keys['alice@acme']}x`)).status).toBe(401);
   const alice = keys['alice@acme']!;
-  const handles = async (filter: Record<string, string>) => (await ok(alice, 'agents/list', filter)).teammates.map((card: any) => card.handle).sort();
+  const handles = async (filter: Record<string, string>) =>
+    (await ok(alice, 'agents/list', filter)).teammates.map((card: any) => card.handle).sort();
   expect(await handles({ skill: 'react' })).toEqual(['bob@acme', 'carol@acme']);
   expect(await handles({ role: 'frontend' })).toEqual(['bob@acme', 'carol@acme']);
   expect(await handles({ repo: 'apps/web/' })).toEqual(['bob@acme']);
@@ -240,9 +279,19 @@ test('every old thread reads back through tasks/get as the old relay answered it
   // Messages in order, with their artifacts: the 26 of the long thread span the old relay's message blocks.
   const long = await ok(keys['bob@acme']!, 'tasks/get', { task_id: t.long });
   expect(long.messages.map((m: any) => m.sequence_no)).toEqual(Array.from({ length: 26 }, (_, i) => i + 1));
-  expect(long.messages[6]).toMatchObject({ body: 'message 7 from bob', artifacts: [{ type: 'file_ref', path: 'services/api/cache_7.go', lines: '7-12' }] });
+  expect(long.messages[6]).toMatchObject({
+    body: 'message 7 from bob',
+    artifacts: [{ type: 'file_ref', path: 'services/api/cache_7.go', lines: '7-12' }],
+  });
   const pending = await ok(keys['bob@acme']!, 'tasks/get', { task_id: t.pending });
-  expect(pending.artifacts.map((a: any) => a.type)).toEqual(['file_diff', 'file_ref', 'test_command', 'api_contract', 'link', 'screenshot']);
+  expect(pending.artifacts.map((a: any) => a.type)).toEqual([
+    'file_diff',
+    'file_ref',
+    'test_command',
+    'api_contract',
+    'link',
+    'screenshot',
+  ]);
 });
 
 test('a create the old relay answered, asked again under its idempotency key, answers the same thread', async () => {
@@ -265,17 +314,29 @@ test('tasks/list pages give each teammate the threads the old relay listed, newe
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await ok(key, 'tasks/list', { filter: { role }, page: { limit: 5, ...(cursor ? { cursor } : {}) } });
+        const page = await ok(key, 'tasks/list', {
+          filter: { role },
+          page: { limit: 5, ...(cursor ? { cursor } : {}) },
+        });
         seen.push(...page.items.map((item: any) => item.thread_id));
         cursor = page.next_cursor ?? undefined;
       } while (cursor);
-      expect([handle, role, seen]).toEqual([handle, role, [...(after[handle]?.[role] ?? []), ...old.lists[handle]![role].map(([id]) => id)]]);
+      expect([handle, role, seen]).toEqual([
+        handle,
+        role,
+        [...(after[handle]?.[role] ?? []), ...old.lists[handle]![role].map(([id]) => id)],
+      ]);
       const times = seen.map((id) => created.get(id)!);
       expect(times).toEqual([...times].sort((a, b) => b - a));
     }
   }
-  const statuses = await ok(keys['bob@acme']!, 'tasks/list', { filter: { role: 'recipient', status: ['accepted'] }, page: { limit: 50 } });
-  expect(statuses.items.map((item: any) => item.thread_id)).toEqual(old.lists['bob@acme']!.recipient.filter(([, status]) => status === 'accepted').map(([id]) => id));
+  const statuses = await ok(keys['bob@acme']!, 'tasks/list', {
+    filter: { role: 'recipient', status: ['accepted'] },
+    page: { limit: 50 },
+  });
+  expect(statuses.items.map((item: any) => item.thread_id)).toEqual(
+    old.lists['bob@acme']!.recipient.filter(([, status]) => status === 'accepted').map(([id]) => id),
+  );
 });
 
 test('the old webhook deliveries are in the admin lists as they were, and a dead letter can be re-driven', async () => {
@@ -287,8 +348,14 @@ test('the old webhook deliveries are in the admin lists as they were, and a dead
     const expected = recorded.filter((d) => d.status === status);
     expect(expected.length).toBeGreaterThan(0);
     for (const doc of expected) {
-      expect(listed.get(doc._id)).toMatchObject({ handle: doc.handle, thread_id: doc.thread_id, event_type: doc.event_type });
-      expect((listed.get(doc._id) as any).attempts.map((a: any) => a.outcome)).toEqual(doc.attempts.map((a: any) => a.outcome));
+      expect(listed.get(doc._id)).toMatchObject({
+        handle: doc.handle,
+        thread_id: doc.thread_id,
+        event_type: doc.event_type,
+      });
+      expect((listed.get(doc._id) as any).attempts.map((a: any) => a.outcome)).toEqual(
+        doc.attempts.map((a: any) => a.outcome),
+      );
     }
   }
   const dead = recorded.find((d) => d.status === 'failed' && d.handle === 'dave@acme')!;
@@ -305,16 +372,26 @@ test('the old webhook deliveries are in the admin lists as they were, and a dead
 test('the old webhook endpoints and A2A push config get the new events, signed with the secrets they had', async () => {
   const list = await ok(keys['alice@acme']!, 'ListTaskPushNotificationConfigs', { taskId: recording.push_config.task });
   expect(JSON.stringify(list)).toContain(recording.push_config.id);
-  const { message_id: messageId } = await ok(keys['bob@acme']!, 'message/send', { task_id: recording.push_config.task, message: text('the banner moved') });
+  const { message_id: messageId } = await ok(keys['bob@acme']!, 'message/send', {
+    task_id: recording.push_config.task,
+    message: text('the banner moved'),
+  });
   for (const handle of ['alice@acme', 'bob@acme']) {
     const request = await waitUntil(
-      async () => hooks.requests.find((r) => r.path === `/${handle.split('@')[0]}` && r.json?.data?.message_id === messageId),
+      async () =>
+        hooks.requests.find((r) => r.path === `/${handle.split('@')[0]}` && r.json?.data?.message_id === messageId),
       `${handle}'s webhook of the new message`,
     );
-    expect(verifyWebhook(recording.webhook_secrets[handle]!, request)).toMatchObject({ type: 'thread.message', data: { thread_id: recording.push_config.task } });
+    expect(verifyWebhook(recording.webhook_secrets[handle]!, request)).toMatchObject({
+      type: 'thread.message',
+      data: { thread_id: recording.push_config.task },
+    });
   }
   const push = await waitUntil(
-    async () => hooks.requests.find((r) => r.path === '/push' && r.json?.statusUpdate?.metadata?.handoff_event?.message_id === messageId),
+    async () =>
+      hooks.requests.find(
+        (r) => r.path === '/push' && r.json?.statusUpdate?.metadata?.handoff_event?.message_id === messageId,
+      ),
     'the push notification of the new message',
   );
   expect(push.headers['x-a2a-notification-token']).toBe('push-token');
@@ -330,7 +407,13 @@ test('each teammate’s event feed holds the old events in order and goes on aft
   const feed = await relay.rest('GET', '/events?since=0&limit=200', bob);
   expect(feed.status).toBe(200);
   expect(feed.body.events.slice(0, recorded.length).map((e: any) => e.event_id)).toEqual(recorded);
-  const id = (await ok(keys['alice@acme']!, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('after the upgrade') })).task_id;
+  const id = (
+    await ok(keys['alice@acme']!, 'message/send', {
+      recipient: 'bob@acme',
+      intent: 'inform',
+      message: text('after the upgrade'),
+    })
+  ).task_id;
   const next = await waitUntil(async () => {
     const { body } = await relay.rest('GET', `/events?since=${feed.body.cursor}&limit=200`, bob);
     return body.events.some((e: any) => e.type === 'thread.created' && e.thread_id === id) ? body.events : undefined;
@@ -345,29 +428,68 @@ test('the finished run reads back; the running one, whose runner died with the o
     status: 'succeeded',
     result: { report: 'Regenerated: 14 endpoints, no breaking change' },
   });
-  expect(await ok(keys['alice@acme']!, 'runs/get', { run_id: recording.runs.running })).toMatchObject({ task_id: t.run_running, status: 'running', claims: 1 });
+  expect(await ok(keys['alice@acme']!, 'runs/get', { run_id: recording.runs.running })).toMatchObject({
+    task_id: t.run_running,
+    status: 'running',
+    claims: 1,
+  });
   const { run } = await waitUntil(async () => {
     const claimed = await ok(bob, 'runs/claim', { runner: 'new-laptop', wait_seconds: 1 });
     return claimed.run ? claimed : undefined;
   }, 'the claim of the old running run');
-  expect(run).toMatchObject({ run_id: recording.runs.running, status: 'running', runner: 'new-laptop', claims: 2, next_progress_seq: 2 });
-  await ok(bob, 'runs/finish', { run_id: run.run_id, lease_id: run.lease_id, outcome: 'succeeded', exit_code: 0, report: 'Settings page migrated' });
+  expect(run).toMatchObject({
+    run_id: recording.runs.running,
+    status: 'running',
+    runner: 'new-laptop',
+    claims: 2,
+    next_progress_seq: 2,
+  });
+  await ok(bob, 'runs/finish', {
+    run_id: run.run_id,
+    lease_id: run.lease_id,
+    outcome: 'succeeded',
+    exit_code: 0,
+    report: 'Settings page migrated',
+  });
   expect(await ok(keys['alice@acme']!, 'tasks/get', { task_id: t.run_running })).toMatchObject({ status: 'completed' });
 });
 
 test('an old unclaimed handoff is claimed by the first candidate; an old pending one is accepted, talked about and completed', async () => {
   const [alice, bob, carol] = [keys['alice@acme']!, keys['bob@acme']!, keys['carol@acme']!];
-  expect(await ok(carol, 'tasks/update', { task_id: t.unclaimed, transition: 'claim' })).toMatchObject({ status: 'pending', claimed_by: 'carol@acme' });
+  expect(await ok(carol, 'tasks/update', { task_id: t.unclaimed, transition: 'claim' })).toMatchObject({
+    status: 'pending',
+    claimed_by: 'carol@acme',
+  });
   const late = await relay.rpc(bob, 'tasks/update', { task_id: t.unclaimed, transition: 'claim' });
   expect(late.body.error.data.code).toBe('invalid_transition');
-  expect(await ok(carol, 'tasks/update', { task_id: t.claimed, transition: 'accept' })).toMatchObject({ status: 'accepted' });
+  expect(await ok(carol, 'tasks/update', { task_id: t.claimed, transition: 'accept' })).toMatchObject({
+    status: 'accepted',
+  });
 
-  expect(await ok(bob, 'tasks/update', { task_id: t.pending, transition: 'accept' })).toMatchObject({ status: 'accepted' });
-  expect(await ok(bob, 'message/send', { task_id: t.long, message: text('message 27 from bob') })).toMatchObject({ sequence_no: 27 });
-  await ok(bob, 'tasks/update', { task_id: t.pending, transition: 'complete', result_summary: 'Fixed the double post' });
-  expect(await ok(alice, 'tasks/get', { task_id: t.pending })).toMatchObject({ status: 'completed', completed_summary: 'Fixed the double post' });
-  const done = await ok(bob, 'tasks/list', { filter: { role: 'recipient', status: ['completed'] }, page: { limit: 50 } });
-  const completed = [...old.lists['bob@acme']!.recipient.filter(([, status]) => status === 'completed').map(([id]) => id), t.pending!, t.run_running!];
+  expect(await ok(bob, 'tasks/update', { task_id: t.pending, transition: 'accept' })).toMatchObject({
+    status: 'accepted',
+  });
+  expect(await ok(bob, 'message/send', { task_id: t.long, message: text('message 27 from bob') })).toMatchObject({
+    sequence_no: 27,
+  });
+  await ok(bob, 'tasks/update', {
+    task_id: t.pending,
+    transition: 'complete',
+    result_summary: 'Fixed the double post',
+  });
+  expect(await ok(alice, 'tasks/get', { task_id: t.pending })).toMatchObject({
+    status: 'completed',
+    completed_summary: 'Fixed the double post',
+  });
+  const done = await ok(bob, 'tasks/list', {
+    filter: { role: 'recipient', status: ['completed'] },
+    page: { limit: 50 },
+  });
+  const completed = [
+    ...old.lists['bob@acme']!.recipient.filter(([, status]) => status === 'completed').map(([id]) => id),
+    t.pending!,
+    t.run_running!,
+  ];
   const created = (id: string) => threadOf(id).created_at.getTime();
   expect(done.items.map((item: any) => item.thread_id)).toEqual(completed.sort((a, b) => created(b) - created(a)));
 
@@ -383,22 +505,40 @@ test('the open approvals are listed and decided; the held create reaches its rec
   expect(open.body.approvals.map((a: any) => a.approval_id).sort()).toEqual(Object.values(recording.approvals).sort());
 
   expect((await relay.rest('POST', `/approvals/${recording.approvals.held_create}/approve`, lena)).status).toBe(200);
-  const delivered = await waitUntil(async () => (await relay.rpc(keys['dave@acme'], 'tasks/get', { task_id: t.held_create })).body.result, 'dave to see the approved handoff');
+  const delivered = await waitUntil(
+    async () => (await relay.rpc(keys['dave@acme'], 'tasks/get', { task_id: t.held_create })).body.result,
+    'dave to see the approved handoff',
+  );
   expect(delivered).toMatchObject({ status: 'pending', summary: 'Held for approval: run the e2e suite on staging' });
   // Lena's old approval DM is redrawn in place, and dave gets the handoff's DM.
-  const approverDm = threadOf(t.held_create!).slack_approvals![`approval:${recording.approvals.held_create}:${U['lena@acme']}`]!;
+  const approverDm = threadOf(t.held_create!).slack_approvals![
+    `approval:${recording.approvals.held_create}:${U['lena@acme']}`
+  ]!;
   await redrawn(approverDm.channel, approverDm.ts, 'lena’s approval DM redrawn');
-  const daveDm = await waitUntil(async () => (await relay.store.readThread(t.held_create!))?.slack, 'dave’s DM of the approved handoff');
+  const daveDm = await waitUntil(
+    async () => (await relay.store.readThread(t.held_create!))?.slack,
+    'dave’s DM of the approved handoff',
+  );
   expect(daveDm.channel).toBe(slack.imChannelId(U['dave@acme']!));
 
   expect((await relay.rest('POST', `/approvals/${recording.approvals.held_accept}/approve`, lena)).status).toBe(200);
-  await waitUntil(async () => (await ok(keys['alice@acme']!, 'tasks/get', { task_id: t.held_accept })).status === 'accepted', 'the held accept to apply');
+  await waitUntil(
+    async () => (await ok(keys['alice@acme']!, 'tasks/get', { task_id: t.held_accept })).status === 'accepted',
+    'the held accept to apply',
+  );
   const pendingNow = await relay.rest('GET', '/admin/approvals?status=pending', relay.adminKey);
   expect(pendingNow.body.approvals.map((a: any) => a.approval_id)).toEqual([recording.approvals.held_timeout]);
 
   // The policy the old relay was given through its admin API is still in force.
-  const { body } = await relay.rpc(keys['alice@acme'], 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('held again') });
-  expect(body.result).toMatchObject({ status: { state: 'awaiting_approval' }, approval: { rule_id: 'alice-to-dave-needs-lena', approvers: ['lena@acme'] } });
+  const { body } = await relay.rpc(keys['alice@acme'], 'message/send', {
+    recipient: 'dave@acme',
+    intent: 'inform',
+    message: text('held again'),
+  });
+  expect(body.result).toMatchObject({
+    status: { state: 'awaiting_approval' },
+    approval: { rule_id: 'alice-to-dave-needs-lena', approvers: ['lena@acme'] },
+  });
 });
 
 test('the reminders that came due while the relay was down fire; a step a day away fires when its time comes', async () => {
@@ -406,7 +546,10 @@ test('the reminders that came due while the relay was down fire; a step a day aw
   // the recipient's DM the old relay posted.
   for (const id of [t.due!, t.unapplied_claim!]) await fired(id, 'remind-1');
   const reminder = await posted(t.due!, 'recipient:t:remind-1');
-  expect([reminder.args.channel, reminder.args.thread_ts]).toEqual([threadOf(t.due!).slack!.channel, threadOf(t.due!).slack!.ts]);
+  expect([reminder.args.channel, reminder.args.thread_ts]).toEqual([
+    threadOf(t.due!).slack!.channel,
+    threadOf(t.due!).slack!.ts,
+  ]);
   const row = (await armedTimerOf(relay.store, t.escalated))!;
   expect(row.step).toBe('remind-2');
   expect(row.due_at.getTime()).toBeGreaterThan(clock.now().getTime() + 23 * 3600_000);
@@ -421,7 +564,10 @@ test('the reminders that came due while the relay was down fire; a step a day aw
   const [recorded] = old.reads.held_timeout!.view.approvals as Array<{ deadline: string }>;
   expect(approval).toMatchObject({ status: 'pending', deadline: movedIso(recorded!.deadline) });
   clock.advance(Date.parse(approval.deadline) - clock.now().getTime() + 1_000);
-  await waitUntil(async () => (await ok(alice, 'tasks/get', { task_id: t.held_timeout })).status === 'rejected', 'the old approval to time out');
+  await waitUntil(
+    async () => (await ok(alice, 'tasks/get', { task_id: t.held_timeout })).status === 'rejected',
+    'the old approval to time out',
+  );
 });
 
 test('Slack: the DM the old relay was posting when it was killed is posted once after the upgrade, beside the sender’s', async () => {
@@ -430,7 +576,11 @@ test('Slack: the DM the old relay was posting when it was killed is posted once 
     return now?.slack && now.slack_sender && Object.keys(now.slack_pending ?? {}).length === 0 ? now : undefined;
   }, 'both DMs of the handoff caught mid-post to be posted and recorded');
   const dms = (user: string) =>
-    (slack.messages.get(slack.imChannelId(user)) ?? []).filter((m) => !m.thread_ts && (m.metadata?.event_payload as { thread_id?: string } | undefined)?.thread_id === t.unapplied_claim);
+    (slack.messages.get(slack.imChannelId(user)) ?? []).filter(
+      (m) =>
+        !m.thread_ts &&
+        (m.metadata?.event_payload as { thread_id?: string } | undefined)?.thread_id === t.unapplied_claim,
+    );
   expect(dms(U['carol@acme']!).map((m) => m.ts)).toEqual([doc.slack!.ts]);
   expect(dms(U['alice@acme']!).map((m) => m.ts)).toEqual([doc.slack_sender!.ts]);
 });

@@ -6,7 +6,12 @@ import { migrateStore, SCHEMA_VERSION, schemaVersion } from '../../relay-core/st
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
 
-const env = { MONGODB_DB: uniqueName('migration'), RELAY_QUEUE_PREFIX: uniqueName('migration'), RELAY_KEY_PEPPER: randomBytes(32).toString('hex'), RELAY_ROLES: 'api' };
+const env = {
+  MONGODB_DB: uniqueName('migration'),
+  RELAY_QUEUE_PREFIX: uniqueName('migration'),
+  RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
+  RELAY_ROLES: 'api',
+};
 let relay: TestRelay;
 let alice: string;
 let bob: string;
@@ -17,9 +22,20 @@ beforeAll(async () => {
   const first = await startTestRelay({ name: 'migration', env });
   alice = await first.register({ handle: 'alice@acme' });
   bob = await first.register({ handle: 'bob@acme' });
-  const { body } = await first.rpc(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: 'template' }] } });
+  const { body } = await first.rpc(alice, 'message/send', {
+    recipient: 'bob@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'template' }] },
+  });
   // Without what later layouts keep on a thread (its armed timer step, its pending jobs).
-  const { next_timer: _step, next_due_at: _due, timer_version: _armed, jobs_pending: _jobs, pending_since: _since, ...template } = (await first.store.threads.findOne({ _id: body.result.task_id }))!;
+  const {
+    next_timer: _step,
+    next_due_at: _due,
+    timer_version: _armed,
+    jobs_pending: _jobs,
+    pending_since: _since,
+    ...template
+  } = (await first.store.threads.findOne({ _id: body.result.task_id }))!;
   await first.store.threads.deleteMany({});
   await first.store.meta.deleteMany({});
   const base = Date.now() - 30 * 24 * 3600 * 1000;
@@ -27,7 +43,16 @@ beforeAll(async () => {
     const at = new Date(base + i * 60_000);
     const event = { ...template.outbox[0]!, id: randomUUID(), at };
     // The previous layout: every thread carries the flag; the last one's event never reached its queue.
-    old.push({ ...template, _id: randomUUID(), summary: `old #${i}`, created_at: at, updated_at: at, outbox: [event], outbox_dirty: i === 24, outbox_enqueued: i === 24 ? 0 : 1 } as ThreadDoc);
+    old.push({
+      ...template,
+      _id: randomUUID(),
+      summary: `old #${i}`,
+      created_at: at,
+      updated_at: at,
+      outbox: [event],
+      outbox_dirty: i === 24,
+      outbox_enqueued: i === 24 ? 0 : 1,
+    } as ThreadDoc);
   }
   await first.store.threads.insertMany(old);
   await first.stop();
@@ -44,12 +69,18 @@ test('after start, the old threads list newest first, each exactly once across p
   const seen: string[] = [];
   let cursor: string | undefined;
   do {
-    const { body } = await relay.rpc(bob, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 10, ...(cursor ? { cursor } : {}) } });
+    const { body } = await relay.rpc(bob, 'tasks/list', {
+      filter: { role: 'recipient' },
+      page: { limit: 10, ...(cursor ? { cursor } : {}) },
+    });
     seen.push(...body.result.items.map((item: any) => item.thread_id));
     cursor = body.result.next_cursor ?? undefined;
   } while (cursor);
   expect(seen).toEqual(old.map((t) => t._id).reverse());
-  const sent = await relay.rpc(alice, 'tasks/list', { filter: { role: 'sender', status: ['pending'] }, page: { limit: 3 } });
+  const sent = await relay.rpc(alice, 'tasks/list', {
+    filter: { role: 'sender', status: ['pending'] },
+    page: { limit: 3 },
+  });
   expect(sent.body.result.items.map((item: any) => item.summary_preview)).toEqual(['old #24', 'old #23', 'old #22']);
 });
 
@@ -64,7 +95,10 @@ test('an old thread reads and changes like a new one; the outbox flags are gone 
   expect(read.body.result).toMatchObject({ summary: 'old #3', status: 'pending' });
   const accepted = await relay.rpc(bob, 'tasks/update', { task_id: old[3]!._id, transition: 'accept' });
   expect(accepted.body.result).toMatchObject({ status: 'accepted' });
-  const list = await relay.rpc(bob, 'tasks/list', { filter: { role: 'recipient', status: ['accepted'] }, page: { limit: 5 } });
+  const list = await relay.rpc(bob, 'tasks/list', {
+    filter: { role: 'recipient', status: ['accepted'] },
+    page: { limit: 5 },
+  });
   expect(list.body.result.items.map((item: any) => item.thread_id)).toEqual([old[3]!._id]);
 });
 

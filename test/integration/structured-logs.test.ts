@@ -64,7 +64,13 @@ afterAll(async () => {
   await hook?.stop();
 });
 
-async function call(method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  method: string,
+  path: string,
+  key: string | undefined,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(`${relay.url}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
@@ -75,13 +81,24 @@ async function call(method: string, path: string, key: string | undefined, body?
 
 test('a full flow at debug level logs no secret, and ties lines to their request and thread', async () => {
   const secrets: Record<string, string> = { adminKey, pepper, signingSecret, metricsToken, slackToken: slack.token };
-  const senderReg = await call('POST', '/admin/agents', adminKey, { handle: 'sender@acme', name: 'S', role: 'engineer' });
-  const recipientReg = await call('POST', '/admin/agents', adminKey, { handle: 'recipient@acme', name: 'R', role: 'engineer', slack_user_id: RECIPIENT });
+  const senderReg = await call('POST', '/admin/agents', adminKey, {
+    handle: 'sender@acme',
+    name: 'S',
+    role: 'engineer',
+  });
+  const recipientReg = await call('POST', '/admin/agents', adminKey, {
+    handle: 'recipient@acme',
+    name: 'R',
+    role: 'engineer',
+    slack_user_id: RECIPIENT,
+  });
   secrets.senderKey = senderReg.body.api_key;
   secrets.recipientKey = recipientReg.body.api_key;
   const card = await call('PUT', '/agents/me/card', secrets.recipientKey, { notification_url: hook.url() });
   secrets.webhookSecret = card.body.notification_secret;
-  secrets.rotatedWebhookSecret = (await call('POST', '/agents/me/notification/secret', secrets.recipientKey)).body.notification_secret;
+  secrets.rotatedWebhookSecret = (
+    await call('POST', '/agents/me/notification/secret', secrets.recipientKey)
+  ).body.notification_secret;
 
   // One Slack failure, so the failed-attempt path logs too.
   slack.failNext('chat.postMessage', { body: { ok: false, error: 'internal_error' } });
@@ -89,12 +106,21 @@ test('a full flow at debug level logs no secret, and ties lines to their request
     jsonrpc: '2.0',
     id: 1,
     method: 'message/send',
-    params: { recipient: 'recipient@acme', intent: 'inform', message: { parts: [{ type: 'text', text: 'logs: full flow' }] } },
+    params: {
+      recipient: 'recipient@acme',
+      intent: 'inform',
+      message: { parts: [{ type: 'text', text: 'logs: full flow' }] },
+    },
   });
   const threadId = sent.body.result.task_id as string;
-  const thread = await waitUntil(async () => (await relay.store.threads.findOne({ _id: threadId }))?.slack ?? undefined, 'the DM to be recorded');
+  const thread = await waitUntil(
+    async () => (await relay.store.threads.findOne({ _id: threadId }))?.slack ?? undefined,
+    'the DM to be recorded',
+  );
   const post = slack.callsTo('chat.postMessage').find((c) => c.response.ts === thread.ts)!;
-  const accept = (post.args.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).find((e) => e.action_id === 'handoff_accept');
+  const accept = (post.args.blocks as any[])
+    .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+    .find((e) => e.action_id === 'handoff_accept');
   const click = await clickButton(`${relay.url}/slack/events`, signingSecret, {
     user: RECIPIENT,
     channel: thread.channel,
@@ -104,7 +130,10 @@ test('a full flow at debug level logs no secret, and ties lines to their request
     responseUrl: slack.responseUrl(RECIPIENT),
   });
   expect(click.status).toBe(200);
-  await waitUntil(async () => (await relay.store.threads.findOne({ _id: threadId }))?.status === 'accepted', 'the accept');
+  await waitUntil(
+    async () => (await relay.store.threads.findOne({ _id: threadId }))?.status === 'accepted',
+    'the accept',
+  );
   await waitUntil(async () => slack.callsTo('chat.update').length >= 1, 'the DM to be updated');
 
   const rotated = await call('POST', '/agents/me/keys', secrets.senderKey);
@@ -116,13 +145,30 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   await call('GET', '/metrics', metricsToken);
   await call('GET', '/healthz', undefined, undefined, { 'x-request-id': 'probe-1' });
 
-  await waitUntil(async () => lines.some((l) => l.includes('"job completed"') && l.includes('thread.accepted')), 'the accepted job to be logged');
-  await waitUntil(async () => hook.requests.some((r) => r.json?.type === 'thread.accepted') || undefined, 'the accepted webhook');
+  await waitUntil(
+    async () => lines.some((l) => l.includes('"job completed"') && l.includes('thread.accepted')),
+    'the accepted job to be logged',
+  );
+  await waitUntil(
+    async () => hook.requests.some((r) => r.json?.type === 'thread.accepted') || undefined,
+    'the accepted webhook',
+  );
 
   const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   // It ran at debug, and the paths above all logged.
   expect(parsed.some((p) => p.level === 20)).toBe(true);
-  for (const msg of ['teammate registered', 'handoff created', 'slack delivery attempt failed', 'slack message posted', 'thread transition', 'api key rotated', 'http request', 'job completed', 'webhook delivered', 'webhook secret rotated']) {
+  for (const msg of [
+    'teammate registered',
+    'handoff created',
+    'slack delivery attempt failed',
+    'slack message posted',
+    'thread transition',
+    'api key rotated',
+    'http request',
+    'job completed',
+    'webhook delivered',
+    'webhook secret rotated',
+  ]) {
     expect([msg, parsed.some((p) => p.msg === msg)]).toEqual([msg, true]);
   }
 
@@ -133,8 +179,16 @@ test('a full flow at debug level logs no secret, and ties lines to their request
   }
 
   const httpLines = parsed.filter((p) => p.msg === 'http request');
-  expect(httpLines.every((p) => typeof p.request_id === 'string' && typeof p.route === 'string' && typeof p.status === 'number')).toBe(true);
-  expect(httpLines.find((p) => p.request_id === 'probe-1')).toMatchObject({ route: '/healthz', status: 200, level: 20 });
+  expect(
+    httpLines.every(
+      (p) => typeof p.request_id === 'string' && typeof p.route === 'string' && typeof p.status === 'number',
+    ),
+  ).toBe(true);
+  expect(httpLines.find((p) => p.request_id === 'probe-1')).toMatchObject({
+    route: '/healthz',
+    status: 200,
+    level: 20,
+  });
 
   const aboutThread = lines.filter((l) => l.includes(threadId));
   expect(aboutThread.length).toBeGreaterThanOrEqual(4);

@@ -11,7 +11,10 @@ let aliceKey: string;
 
 beforeAll(async () => {
   // Working hours off in the environment, so each step is due exactly its duration after the handoff.
-  relay = await startTestRelay({ name: 'team_timer_settings', env: { RELAY_WORKING_HOURS: 'off', RELAY_REMIND_AFTER: '4h' } });
+  relay = await startTestRelay({
+    name: 'team_timer_settings',
+    env: { RELAY_WORKING_HOURS: 'off', RELAY_REMIND_AFTER: '4h' },
+  });
   aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice' });
   await relay.register({ handle: 'bob@acme', name: 'Bob' });
 });
@@ -27,7 +30,10 @@ async function applyPolicy(source: string): Promise<void> {
 
 /** The first step a new question is armed with, and how long after the handoff it is due. */
 async function firstStep(): Promise<{ step: string; afterMs: number; due: Date }> {
-  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'Can you look?', { intent: 'ask_question', metadata: { question: 'Can you look?' } });
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'Can you look?', {
+    intent: 'ask_question',
+    metadata: { question: 'Can you look?' },
+  });
   const timer = await waitUntil(() => armedTimerOf(relay.store, id), `the first step of ${id}`);
   const thread = (await relay.store.readThread(id))!;
   return { step: timer.step, afterMs: timer.due_at.getTime() - thread.created_at.getTime(), due: timer.due_at };
@@ -39,7 +45,9 @@ test('the policy in force sets the team timings; without a team section the envi
   await applyPolicy('default: allow\nteam:\n  remind_after: 1h\n');
   expect(await firstStep()).toMatchObject({ step: 'remind-1', afterMs: HOUR });
 
-  await applyPolicy('default: allow\nteam:\n  remind_after: off\n  remind_again: off\n  escalate_after: 2h\n  working_hours: 09:00-09:01\n  working_days: [sun]\n');
+  await applyPolicy(
+    'default: allow\nteam:\n  remind_after: off\n  remind_again: off\n  escalate_after: 2h\n  working_hours: 09:00-09:01\n  working_days: [sun]\n',
+  );
   // Reminders off: the escalation comes first, moved into the team's working minute on Sunday.
   const escalation = await firstStep();
   expect(escalation.step).toBe('escalate');

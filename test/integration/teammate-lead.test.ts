@@ -16,33 +16,63 @@ test('a lead given at registration is on the card, readable by the teammate and 
   const leadKey = await relay.register({ handle: 'lead@acme' });
   const key = await relay.register({ handle: 'dev@acme', lead: 'lead@acme' });
   expect((await relay.rest('GET', '/agents/me', key)).body).toMatchObject({ handle: 'dev@acme', lead: 'lead@acme' });
-  const list = (await relay.rest('GET', '/agents?role=engineer', leadKey)).body.teammates as Array<{ handle: string; lead?: string }>;
+  const list = (await relay.rest('GET', '/agents?role=engineer', leadKey)).body.teammates as Array<{
+    handle: string;
+    lead?: string;
+  }>;
   expect(list.find((c) => c.handle === 'dev@acme')?.lead).toBe('lead@acme');
   expect(list.find((c) => c.handle === 'lead@acme')).not.toHaveProperty('lead');
 });
 
 test('agents/list answers every card with its lead, by role, by skill and by repo', async () => {
   await relay.register({ handle: 'tl@acme', role: 'reviewer' });
-  await relay.register({ handle: 'rev@acme', role: 'reviewer', skills: ['go'], repos_owned: ['acme/api'], lead: 'tl@acme' });
-  const rev = { handle: 'rev@acme', name: 'rev', role: 'reviewer', skills: ['go'], repos_owned: ['acme/api'], lead: 'tl@acme' };
-  expect(await relay.relay.teammates.list({ role: 'reviewer' })).toEqual([rev, { handle: 'tl@acme', name: 'tl', role: 'reviewer', skills: [], repos_owned: [] }]);
+  await relay.register({
+    handle: 'rev@acme',
+    role: 'reviewer',
+    skills: ['go'],
+    repos_owned: ['acme/api'],
+    lead: 'tl@acme',
+  });
+  const rev = {
+    handle: 'rev@acme',
+    name: 'rev',
+    role: 'reviewer',
+    skills: ['go'],
+    repos_owned: ['acme/api'],
+    lead: 'tl@acme',
+  };
+  expect(await relay.relay.teammates.list({ role: 'reviewer' })).toEqual([
+    rev,
+    { handle: 'tl@acme', name: 'tl', role: 'reviewer', skills: [], repos_owned: [] },
+  ]);
   expect(await relay.relay.teammates.list({ skill: 'go' })).toEqual([rev]);
   expect(await relay.relay.teammates.list({ repo: 'acme/' })).toEqual([rev]);
 });
 
 test('a lead that is not a registered teammate is refused at registration and nothing is created', async () => {
-  const response = await relay.rest('POST', '/admin/agents', relay.adminKey, { handle: 'orphan@acme', name: 'Orphan', role: 'engineer', lead: 'nobody@acme' });
+  const response = await relay.rest('POST', '/admin/agents', relay.adminKey, {
+    handle: 'orphan@acme',
+    name: 'Orphan',
+    role: 'engineer',
+    lead: 'nobody@acme',
+  });
   expect(response.status).toBe(400);
   expect(response.body).toMatchObject({ code: 'invalid_params' });
   expect(response.body.message).toBe('body.lead: no teammate with handle nobody@acme (register the lead first)');
-  const again = await relay.rest('POST', '/admin/agents', relay.adminKey, { handle: 'orphan@acme', name: 'Orphan', role: 'engineer' });
+  const again = await relay.rest('POST', '/admin/agents', relay.adminKey, {
+    handle: 'orphan@acme',
+    name: 'Orphan',
+    role: 'engineer',
+  });
   expect(again.status).toBe(201);
 });
 
 test('PUT /agents/me/card sets, checks and removes the lead', async () => {
   await relay.register({ handle: 'boss@acme' });
   const key = await relay.register({ handle: 'worker@acme' });
-  expect((await relay.rest('PUT', '/agents/me/card', key, { lead: 'boss@acme' })).body).toMatchObject({ lead: 'boss@acme' });
+  expect((await relay.rest('PUT', '/agents/me/card', key, { lead: 'boss@acme' })).body).toMatchObject({
+    lead: 'boss@acme',
+  });
 
   const unknown = await relay.rest('PUT', '/agents/me/card', key, { lead: 'ghost@acme' });
   expect(unknown.status).toBe(400);
@@ -75,10 +105,22 @@ test('the built CLI registers with --lead and names a bad lead', async () => {
   const cli = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
   const env = { PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_ADMIN_KEY: relay.adminKey };
   await relay.register({ handle: 'cli-lead@acme' });
-  const ok = await run('node', [cli, 'register', '--handle', 'cli-dev@acme', '--name', 'CLI dev', '--role', 'backend', '--lead', 'cli-lead@acme'], { env });
+  const ok = await run(
+    'node',
+    [cli, 'register', '--handle', 'cli-dev@acme', '--name', 'CLI dev', '--role', 'backend', '--lead', 'cli-lead@acme'],
+    { env },
+  );
   expect(ok.stdout).toContain('Registered cli-dev@acme.');
   const key = /hr_[0-9a-f]{12}_\S+/.exec(ok.stdout)![0];
   expect((await relay.rest('GET', '/agents/me', key)).body.lead).toBe('cli-lead@acme');
-  const bad = await run('node', [cli, 'register', '--handle', 'cli-dev2@acme', '--name', 'CLI dev', '--role', 'backend', '--lead', 'nope@acme'], { env }).catch((e: { code: number; stderr: string }) => e);
-  expect(bad).toMatchObject({ code: 1, stderr: 'handoff-relay: the relay refused: body.lead: no teammate with handle nope@acme (register the lead first)\n' });
+  const bad = await run(
+    'node',
+    [cli, 'register', '--handle', 'cli-dev2@acme', '--name', 'CLI dev', '--role', 'backend', '--lead', 'nope@acme'],
+    { env },
+  ).catch((e: { code: number; stderr: string }) => e);
+  expect(bad).toMatchObject({
+    code: 1,
+    stderr:
+      'handoff-relay: the relay refused: body.lead: no teammate with handle nope@acme (register the lead first)\n',
+  });
 });

@@ -13,7 +13,10 @@ let bobKey: string;
 beforeAll(async () => {
   const url = new URL(testMongoUrl());
   url.searchParams.set('monitorCommands', 'true');
-  relay = await startTestRelay({ name: 'thread_change_reads', env: { MONGODB_URL: url.toString(), RELAY_ROLES: 'api' } });
+  relay = await startTestRelay({
+    name: 'thread_change_reads',
+    env: { MONGODB_URL: url.toString(), RELAY_ROLES: 'api' },
+  });
   aliceKey = await relay.register({ handle: 'alice@acme' });
   bobKey = await relay.register({ handle: 'bob@acme' });
 });
@@ -43,7 +46,9 @@ const text = (t: string) => ({ role: 'user', parts: [{ kind: 'text', text: t }] 
 
 test('an append reads its thread once, and numbers its message after the last one', async () => {
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'schema change');
-  const first = await threadFinds(id, () => relay.rpc(aliceKey, 'message/send', { task_id: id, message: text('one more detail') }));
+  const first = await threadFinds(id, () =>
+    relay.rpc(aliceKey, 'message/send', { task_id: id, message: text('one more detail') }),
+  );
   expect(first.result.body.result).toMatchObject({ thread_id: id, sequence_no: 1 });
   // Was 3: the policy's read, the appender's read, the write's read.
   expect(first.threads).toBe(1);
@@ -58,12 +63,16 @@ test('an append reads its thread once, and numbers its message after the last on
 
 test('an accept reads its thread once', async () => {
   const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'take the migration');
-  const accepted = await threadFinds(id, () => relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' }));
+  const accepted = await threadFinds(id, () =>
+    relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' }),
+  );
   expect(accepted.result.body.result).toMatchObject({ status: 'accepted' });
   // Was 2: the policy's read and the write's read.
   expect(accepted.threads).toBe(1);
   // Asked again, the accept answers what is (a repeated transition), and a sender cannot accept.
-  expect((await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' })).body.result).toMatchObject({ status: 'accepted' });
+  expect((await relay.rpc(bobKey, 'tasks/update', { task_id: id, transition: 'accept' })).body.result).toMatchObject({
+    status: 'accepted',
+  });
   expect((await relay.rpc(aliceKey, 'tasks/update', { task_id: id, transition: 'complete' })).body.error).toBeDefined();
 });
 
@@ -72,7 +81,8 @@ test("a list page reads what the caller has seen of its threads in one query, an
   const ids: string[] = [];
   for (let i = 0; i < 3; i += 1) {
     const id = await sendHandoff(relay, aliceKey, 'carol@acme', `thread ${i}`);
-    for (let m = 0; m <= i; m += 1) await relay.rpc(aliceKey, 'message/send', { task_id: id, message: text(`note ${m}`) });
+    for (let m = 0; m <= i; m += 1)
+      await relay.rpc(aliceKey, 'message/send', { task_id: id, message: text(`note ${m}`) });
     ids.push(id);
   }
   // Carol reads the middle thread: its two messages are seen.
@@ -89,6 +99,8 @@ test("a list page reads what the caller has seen of its threads in one query, an
     relay.store.db.client.off('commandStarted', started);
   }
   expect(reads).toHaveLength(1);
-  const unread = Object.fromEntries(page.items.map((item: { thread_id: string; unread_messages: number }) => [item.thread_id, item.unread_messages]));
+  const unread = Object.fromEntries(
+    page.items.map((item: { thread_id: string; unread_messages: number }) => [item.thread_id, item.unread_messages]),
+  );
   expect([unread[ids[0]!], unread[ids[1]!], unread[ids[2]!]]).toEqual([1, 0, 3]);
 });

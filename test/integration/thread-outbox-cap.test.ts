@@ -20,7 +20,10 @@ let n = 0;
 
 beforeAll(async () => {
   // Three attempts: a failed first one, then retries 100 and 200 ms later.
-  relay = await startTestRelay({ name: 'thread_outbox_cap', env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });
+  relay = await startTestRelay({
+    name: 'thread_outbox_cap',
+    env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' },
+  });
   webhooks = new Queue('webhooks', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
 });
 
@@ -40,15 +43,26 @@ async function withHook(): Promise<{ handle: string; key: string; secret: string
   const handle = `t${(n += 1)}@acme`;
   const key = await relay.register({ handle });
   const put = await relay.rest('PUT', '/agents/me/card', key, { notification_url: hook.url() });
-  await waitUntil(async () => (await relay.rest('GET', '/agents/me', key)).body.notification?.verified, `${handle} verified`);
+  await waitUntil(
+    async () => (await relay.rest('GET', '/agents/me', key)).body.notification?.verified,
+    `${handle} verified`,
+  );
   return { handle, key, secret: put.body.notification_secret, hook };
 }
 
 /** Appends `count` messages of the same length, each once the outbox entries of earlier events are gone (as the 200 ms batch has them by then). */
-async function append(key: string, threadId: string, count: number, after: (i: number) => Promise<void> = async () => {}): Promise<void> {
+async function append(
+  key: string,
+  threadId: string,
+  count: number,
+  after: (i: number) => Promise<void> = async () => {},
+): Promise<void> {
   for (let i = 0; i < count; i += 1) {
     await relay.store.outbox.flush();
-    const { body } = await relay.rpc(key, 'message/send', { task_id: threadId, message: text(`message ${String(i).padStart(4, '0')}`) });
+    const { body } = await relay.rpc(key, 'message/send', {
+      task_id: threadId,
+      message: text(`message ${String(i).padStart(4, '0')}`),
+    });
     if (!body.result) throw new Error(`append ${i}: ${JSON.stringify(body.error)}`);
     await after(i);
   }
@@ -57,10 +71,24 @@ async function append(key: string, threadId: string, count: number, after: (i: n
 /** What a webhook body says of its event. */
 function bodyEvent(secret: string, request: ReceivedRequest) {
   const body = verifyWebhook(secret, request) as { type: string; timestamp: string; data: Record<string, unknown> };
-  return { type: body.type, timestamp: body.timestamp, event_id: body.data.event_id, by: body.data.by, via: body.data.via, message_id: body.data.message_id };
+  return {
+    type: body.type,
+    timestamp: body.timestamp,
+    event_id: body.data.event_id,
+    by: body.data.by,
+    via: body.data.via,
+    message_id: body.data.message_id,
+  };
 }
 
-const expected = (event: OutboxEvent) => ({ type: event.type, timestamp: event.at.toISOString(), event_id: event.id, by: event.by, via: event.via, message_id: event.message_id });
+const expected = (event: OutboxEvent) => ({
+  type: event.type,
+  timestamp: event.at.toISOString(),
+  event_id: event.id,
+  by: event.by,
+  via: event.via,
+  message_id: event.message_id,
+});
 
 test(`a thread with 100 appended messages holds at most ${OUTBOX_KEPT} events, and its document stays the same size from message 40 on`, async () => {
   const alice = await relay.register({ handle: 'alice@acme' });
@@ -84,7 +112,9 @@ test(`a thread with 100 appended messages holds at most ${OUTBOX_KEPT} events, a
   expect(doc.outbox.length).toBeLessThanOrEqual(OUTBOX_KEPT);
   // The newest events are the ones kept, in order.
   expect(doc.outbox.at(-1)!.type).toBe('thread.message');
-  expect(doc.outbox.map((e) => e.at.getTime())).toEqual([...doc.outbox.map((e) => e.at.getTime())].sort((a, b) => a - b));
+  expect(doc.outbox.map((e) => e.at.getTime())).toEqual(
+    [...doc.outbox.map((e) => e.at.getTime())].sort((a, b) => a - b),
+  );
   // Without the bound every message adds an event of about 150 bytes (61 of them here: some 9 kB).
   expect(Math.max(...withoutTail) - Math.min(...withoutTail)).toBeLessThanOrEqual(64);
   expect(Math.max(...sizes.slice(-20))).toBeLessThanOrEqual(Math.max(...sizes.slice(0, 20)) + 64);
@@ -112,7 +142,10 @@ test('a webhook delivery retried after its event was trimmed from the thread del
     created = (await thread(threadId)).outbox[0]!;
     await waitUntil(async () => createdAttempts.length === 1, 'the first attempt of thread.created');
     await append(sender.key, threadId, OUTBOX_KEPT + 8);
-    await waitUntil(async () => !(await thread(threadId)).outbox.some((e) => e.id === created.id), 'thread.created trimmed from the thread');
+    await waitUntil(
+      async () => !(await thread(threadId)).outbox.some((e) => e.id === created.id),
+      'thread.created trimmed from the thread',
+    );
   } finally {
     await webhooks.resume();
   }
@@ -121,7 +154,10 @@ test('a webhook delivery retried after its event was trimmed from the thread del
     const doc = await deliveries().findOne({ _id: deliveryId(created.id, recipient.handle) });
     return doc?.status === 'delivered' ? doc : undefined;
   }, 'the retry delivered');
-  expect(done.attempts.map((a) => [a.outcome, a.http_status])).toEqual([['failed', 500], ['delivered', 200]]);
+  expect(done.attempts.map((a) => [a.outcome, a.http_status])).toEqual([
+    ['failed', 500],
+    ['delivered', 200],
+  ]);
   expect(createdAttempts.map((a) => a.inThread)).toEqual([true, false]);
   expect(bodyEvent(recipient.secret, createdAttempts[1]!.request)).toEqual(expected(created));
 });
@@ -136,36 +172,51 @@ test('a dead-lettered delivery re-driven after its event was trimmed from the th
   await waitUntil(async () => (await deliveries().findOne({ _id: id }))?.status === 'failed', 'the dead letter');
 
   await append(sender.key, threadId, OUTBOX_KEPT + 8);
-  await waitUntil(async () => !(await thread(threadId)).outbox.some((e) => e.id === created.id), 'thread.created trimmed from the thread');
+  await waitUntil(
+    async () => !(await thread(threadId)).outbox.some((e) => e.id === created.id),
+    'thread.created trimmed from the thread',
+  );
   await recipient.hook.restart();
   expect((await relay.rest('POST', `/admin/deliveries/${id}/redrive`, relay.adminKey)).status).toBe(202);
 
-  await waitUntil(async () => (await deliveries().findOne({ _id: id }))?.status === 'delivered', 're-driven and delivered');
+  await waitUntil(
+    async () => (await deliveries().findOne({ _id: id }))?.status === 'delivered',
+    're-driven and delivered',
+  );
   const received = recipient.hook.events().filter((r) => r.headers['webhook-id'] === id);
   expect(received).toHaveLength(1);
   expect(bodyEvent(recipient.secret, received[0]!)).toEqual(expected(created));
 });
 
-test("a delivery job queued by an older relay (no event in its data) is delivered while the thread holds the event, and fails as before once it does not", async () => {
+test('a delivery job queued by an older relay (no event in its data) is delivered while the thread holds the event, and fails as before once it does not', async () => {
   const sender = await withHook();
   const recipient = await withHook();
   const threadId = await sendHandoff(relay, sender.key, recipient.handle);
   await append(sender.key, threadId, 1);
   const [created, message] = (await thread(threadId)).outbox;
   for (const event of [created!, message!]) {
-    await waitUntil(async () => (await deliveries().findOne({ _id: deliveryId(event.id, recipient.handle) }))?.status === 'delivered', `${event.type} delivered`);
+    await waitUntil(
+      async () => (await deliveries().findOne({ _id: deliveryId(event.id, recipient.handle) }))?.status === 'delivered',
+      `${event.type} delivered`,
+    );
   }
 
   // As an older relay's re-drive left them: pending records without the event, and jobs whose data has none.
   const oldJob = async (event: OutboxEvent, redrive: number) => {
     const id = deliveryId(event.id, recipient.handle);
-    await deliveries().updateOne({ _id: id }, { $set: { status: 'pending', redrives: redrive }, $unset: { event: '' } });
+    await deliveries().updateOne(
+      { _id: id },
+      { $set: { status: 'pending', redrives: redrive }, $unset: { event: '' } },
+    );
     const data = { event_id: event.id, thread_id: threadId, type: event.type, handle: recipient.handle, redrive };
     await webhooks.add(DELIVER_JOB, data, { attempts: 1, jobId: WebhookQueues.deliveryJobId(id, redrive) });
     return id;
   };
   const messageDelivery = await oldJob(message!, 1);
-  await waitUntil(async () => (await deliveries().findOne({ _id: messageDelivery }))?.status === 'delivered', 'the old job delivered');
+  await waitUntil(
+    async () => (await deliveries().findOne({ _id: messageDelivery }))?.status === 'delivered',
+    'the old job delivered',
+  );
   const again = recipient.hook.events().filter((r) => r.headers['webhook-id'] === messageDelivery);
   expect(again).toHaveLength(2);
   expect(bodyEvent(recipient.secret, again[1]!)).toEqual(expected(message!));
@@ -193,7 +244,10 @@ test('a delivery job whose event is malformed fails for good at its first attemp
     event: { at: '2026-12-01T10:00:00.000Z', by: 'alice@acme', via: 'carrier-pigeon' },
   };
   const job = await webhooks.add(DELIVER_JOB, data, { attempts: 5, backoff: { type: 'fixed', delay: 60_000 } });
-  const failed = await waitUntil(async () => ((await webhooks.getJobState(job.id!)) === 'failed' ? webhooks.getJob(job.id!) : undefined), 'the deliver job to fail for good');
+  const failed = await waitUntil(
+    async () => ((await webhooks.getJobState(job.id!)) === 'failed' ? webhooks.getJob(job.id!) : undefined),
+    'the deliver job to fail for good',
+  );
   expect(failed.failedReason).toMatch(/malformed deliver data/);
   expect(failed.attemptsMade).toBe(1);
   expect(recipient.hook.events()).toHaveLength(0);

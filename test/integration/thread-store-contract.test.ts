@@ -53,7 +53,9 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     const thread = await newThread('a@acme', 'b@acme');
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        store.writeThread(thread._id, (doc) => (doc.status === 'pending' ? { ...doc, status: 'accepted', decline_reason: `winner ${i}` } : undefined)),
+        store.writeThread(thread._id, (doc) =>
+          doc.status === 'pending' ? { ...doc, status: 'accepted', decline_reason: `winner ${i}` } : undefined,
+        ),
       ),
     );
     const winners = results.filter((r) => r.after !== null);
@@ -69,27 +71,43 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     const seen = commands.length;
     const first = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, a: 1 } }), read);
     expect(first.after).toMatchObject({ version: (read.version ?? 0) + 1, metadata: { a: 1 } });
-    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(0);
+    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(
+      0,
+    );
 
     // `read` is a version behind now: the write lands on the newest version, keeping the one before.
-    const second = await store.writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, b: 2 } }), read);
+    const second = await store.writeThread(
+      thread._id,
+      (doc) => ({ ...doc, metadata: { ...doc.metadata, b: 2 } }),
+      read,
+    );
     expect(second.after).toMatchObject({ version: (read.version ?? 0) + 2, metadata: { a: 1, b: 2 } });
-    expect(await store.readThread(thread._id)).toMatchObject({ version: (read.version ?? 0) + 2, metadata: { a: 1, b: 2 } });
+    expect(await store.readThread(thread._id)).toMatchObject({
+      version: (read.version ?? 0) + 2,
+      metadata: { a: 1, b: 2 },
+    });
   });
 
   test("the job of an event this process just wrote reads nothing; another process's newer version is read, and a write from the older loses nothing", async () => {
     const doc = threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000)));
     await store.insertThread(doc);
-    const threadReads = (since: number) => commands.slice(since).filter((c) => c.commandName === 'find' && c.command.find === 'threads');
+    const threadReads = (since: number) =>
+      commands.slice(since).filter((c) => c.commandName === 'find' && c.command.find === 'threads');
     let seen = commands.length;
     const created = (await store.readThreadFrom(doc._id, doc.version))!;
     expect(created).toMatchObject({ _id: doc._id, version: doc.version, status: 'pending' });
     expect(threadReads(seen)).toHaveLength(0);
     // A write from it starts from it (no read of the thread first), and its result is what the next job gets.
     seen = commands.length;
-    const written = await store.writeThread(doc._id, (current) => ({ ...current, metadata: { ...current.metadata, here: 1 } }), created);
+    const written = await store.writeThread(
+      doc._id,
+      (current) => ({ ...current, metadata: { ...current.metadata, here: 1 } }),
+      created,
+    );
     expect(written.after).toMatchObject({ version: doc.version! + 1, metadata: { here: 1 } });
-    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(0);
+    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(
+      0,
+    );
     seen = commands.length;
     expect(await store.readThreadFrom(doc._id, doc.version! + 1)).toBe(written.after);
     expect(threadReads(seen)).toHaveLength(0);
@@ -102,22 +120,41 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
       await other.close();
     }
     seen = commands.length;
-    expect(await store.readThreadFrom(doc._id, doc.version! + 2)).toMatchObject({ version: doc.version! + 2, metadata: { here: 1, there: 2 } });
+    expect(await store.readThreadFrom(doc._id, doc.version! + 2)).toMatchObject({
+      version: doc.version! + 2,
+      metadata: { here: 1, there: 2 },
+    });
     // The stored document alone: it is at that version (a newer claim would be a later event's).
     expect(threadReads(seen).map((c) => `${c.command.find} ${c.command.filter._id}`)).toEqual([`threads ${doc._id}`]);
     // A write from this process's older version lands on the newest one.
     const stale = (await store.readThreadFrom(doc._id, doc.version! + 1))!;
     const next = await store.writeThread(doc._id, (current) => ({ ...current, status: 'accepted' }), stale);
-    expect(next.after).toMatchObject({ version: doc.version! + 3, status: 'accepted', metadata: { here: 1, there: 2 } });
-    expect(await store.readThread(doc._id)).toMatchObject({ version: doc.version! + 3, status: 'accepted', metadata: { here: 1, there: 2 } });
+    expect(next.after).toMatchObject({
+      version: doc.version! + 3,
+      status: 'accepted',
+      metadata: { here: 1, there: 2 },
+    });
+    expect(await store.readThread(doc._id)).toMatchObject({
+      version: doc.version! + 3,
+      status: 'accepted',
+      metadata: { here: 1, there: 2 },
+    });
   });
 
   test('a large thread (over 16 KiB) is not kept in memory: the job of its event reads it back', async () => {
-    const doc = { ...threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000))), metadata: { notes: 'x'.repeat(20_000) } };
+    const doc = {
+      ...threadDocAt('a@acme', 'b@acme', 'pending', new Date((clock += 1_000))),
+      metadata: { notes: 'x'.repeat(20_000) },
+    };
     await store.insertThread(doc);
     const seen = commands.length;
-    expect(await store.readThreadFrom(doc._id, doc.version)).toMatchObject({ _id: doc._id, metadata: { notes: doc.metadata.notes } });
-    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(1);
+    expect(await store.readThreadFrom(doc._id, doc.version)).toMatchObject({
+      _id: doc._id,
+      metadata: { notes: doc.metadata.notes },
+    });
+    expect(commands.slice(seen).filter((c) => c.commandName === 'find' && c.command.find === 'threads')).toHaveLength(
+      1,
+    );
   });
 
   test('a version conflict is retried on the newer version, never applied to the older one', async () => {
@@ -142,7 +179,10 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
     try {
       await Promise.all(
         Array.from({ length: 16 }, (_, i) =>
-          (i % 2 ? other : store).writeThread(thread._id, (doc) => ({ ...doc, metadata: { ...doc.metadata, [`p${i}`]: i } })),
+          (i % 2 ? other : store).writeThread(thread._id, (doc) => ({
+            ...doc,
+            metadata: { ...doc.metadata, [`p${i}`]: i },
+          })),
         ),
       );
     } finally {
@@ -154,11 +194,23 @@ describe(`versioned writes (${process.env.MONGODB_URL ? 'MONGODB_URL' : 'FerretD
   });
 });
 
-async function walk(lists: ThreadLists, party: 'to' | 'from', handle: string, statuses: ThreadStatus[] | undefined, between: (page: number) => Promise<void>) {
+async function walk(
+  lists: ThreadLists,
+  party: 'to' | 'from',
+  handle: string,
+  statuses: ThreadStatus[] | undefined,
+  between: (page: number) => Promise<void>,
+) {
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page += 1) {
-    const got = await lists.page({ party, handle, limit: 7, ...(statuses ? { statuses } : {}), ...(cursor ? { cursor } : {}) });
+    const got = await lists.page({
+      party,
+      handle,
+      limit: 7,
+      ...(statuses ? { statuses } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
     ids.push(...got.threads.map((t) => t._id));
     if (!got.next_cursor) return ids;
     cursor = got.next_cursor;
@@ -174,7 +226,8 @@ describe.each([
   test('every thread exactly once, newest first, while threads are created and change status between pages', async () => {
     const reader = `reader-${randomUUID().slice(0, 8)}@acme`;
     const initial: ThreadDoc[] = [];
-    for (let i = 0; i < 30; i += 1) initial.push(await newThread(`s${i % 3}@acme`, reader, i % 4 === 0 ? 'accepted' : 'pending'));
+    for (let i = 0; i < 30; i += 1)
+      initial.push(await newThread(`s${i % 3}@acme`, reader, i % 4 === 0 ? 'accepted' : 'pending'));
     const open = new Set(initial.map((t) => t._id));
     const ids = await walk(lists(), 'to', reader, ['pending', 'accepted'], async (page) => {
       await newThread('late@acme', reader);
@@ -186,24 +239,56 @@ describe.each([
     });
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of open) expect(ids).toContain(id);
-    expect(ids.slice(0, 30)).toEqual(initial.map((t) => t._id).reverse().slice(0, 30));
+    expect(ids.slice(0, 30)).toEqual(
+      initial
+        .map((t) => t._id)
+        .reverse()
+        .slice(0, 30),
+    );
   });
 
   test('without a status filter, a page holds every status; a cursor gives the same page twice; a forged one is invalid_params', async () => {
     const reader = `reader-${randomUUID().slice(0, 8)}@acme`;
     const made: ThreadDoc[] = [];
-    for (const status of ['pending', 'completed', 'declined', 'accepted', 'cancelled', 'pending', 'completed', 'pending', 'completed'] as ThreadStatus[]) {
+    for (const status of [
+      'pending',
+      'completed',
+      'declined',
+      'accepted',
+      'cancelled',
+      'pending',
+      'completed',
+      'pending',
+      'completed',
+    ] as ThreadStatus[]) {
       made.push(await newThread('s@acme', reader, status));
     }
     const first = await lists().page({ party: 'to', handle: reader, limit: 4 });
-    expect(first.threads.map((t) => t._id)).toEqual(made.map((t) => t._id).reverse().slice(0, 4));
+    expect(first.threads.map((t) => t._id)).toEqual(
+      made
+        .map((t) => t._id)
+        .reverse()
+        .slice(0, 4),
+    );
     const second = await lists().page({ party: 'to', handle: reader, limit: 4, cursor: first.next_cursor! });
     const again = await lists().page({ party: 'to', handle: reader, limit: 4, cursor: first.next_cursor! });
     expect(again).toEqual(second);
-    expect(second.threads.map((t) => t._id)).toEqual(made.map((t) => t._id).reverse().slice(4, 8));
+    expect(second.threads.map((t) => t._id)).toEqual(
+      made
+        .map((t) => t._id)
+        .reverse()
+        .slice(4, 8),
+    );
     const sent = await lists().page({ party: 'from', handle: 's@acme', limit: 3 });
-    expect(sent.threads.map((t) => t._id)).toEqual(made.map((t) => t._id).reverse().slice(0, 3));
-    await expect(lists().page({ party: 'to', handle: reader, limit: 4, cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'invalid_params' });
+    expect(sent.threads.map((t) => t._id)).toEqual(
+      made
+        .map((t) => t._id)
+        .reverse()
+        .slice(0, 3),
+    );
+    await expect(
+      lists().page({ party: 'to', handle: reader, limit: 4, cursor: 'bm90LWEtY3Vyc29y' }),
+    ).rejects.toMatchObject({ code: 'invalid_params' });
   });
 });
 
@@ -212,14 +297,26 @@ describe.each([
   ['index-served lists (what MongoDB uses)', () => new IndexedThreadLists(store.threads) as ThreadLists],
 ])('ListTasks pages (every thread a teammate can see): %s', (_name, lists) => {
   /** A thread with its status history as the relay writes it: one change at `at`. */
-  async function visibleThread(from: string, to: string, status: ThreadStatus, extra: Partial<ThreadDoc> = {}): Promise<ThreadDoc> {
+  async function visibleThread(
+    from: string,
+    to: string,
+    status: ThreadStatus,
+    extra: Partial<ThreadDoc> = {},
+  ): Promise<ThreadDoc> {
     const at = new Date((clock += 1_000));
-    const doc = { ...threadDocAt(from, to, status, at), status_history: [{ status, by: from, at, via: 'a2a' as const }], ...extra };
+    const doc = {
+      ...threadDocAt(from, to, status, at),
+      status_history: [{ status, by: from, at, via: 'a2a' as const }],
+      ...extra,
+    };
     await store.threads.insertOne(doc);
     return doc;
   }
 
-  async function walkVisible(handle: string, narrow: { statuses?: ThreadStatus[]; statusSince?: Date; threadId?: string } = {}) {
+  async function walkVisible(
+    handle: string,
+    narrow: { statuses?: ThreadStatus[]; statusSince?: Date; threadId?: string } = {},
+  ) {
     const ids: string[] = [];
     const totals: number[] = [];
     let cursor: string | undefined;
@@ -260,7 +357,10 @@ describe.each([
     const since = new Date((clock += 1_000));
     const changed = await visibleThread('a@acme', me, 'accepted');
     const late = new Date(since.getTime() + 500);
-    await store.threads.updateOne({ _id: pending._id }, { $push: { status_history: { status: 'pending', by: me, at: late, via: 'a2a' } } });
+    await store.threads.updateOne(
+      { _id: pending._id },
+      { $push: { status_history: { status: 'pending', by: me, at: late, via: 'a2a' } } },
+    );
 
     expect((await walkVisible(me, { statuses: ['pending', 'unclaimed'] })).ids).toEqual([unclaimed._id, pending._id]);
     expect((await walkVisible(me, { statuses: ['pending'] })).ids).toEqual([pending._id]);
@@ -269,7 +369,13 @@ describe.each([
     expect(recent.totals).toEqual([2]);
     expect((await walkVisible(me, { threadId: old._id })).ids).toEqual([old._id]);
     const notMine = await visibleThread('a@acme', 'b@acme', 'pending');
-    expect(await lists().visiblePage({ handle: me, limit: 5, threadId: notMine._id })).toEqual({ threads: [], next_cursor: null, total: 0 });
-    await expect(lists().visiblePage({ handle: me, limit: 5, cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'invalid_params' });
+    expect(await lists().visiblePage({ handle: me, limit: 5, threadId: notMine._id })).toEqual({
+      threads: [],
+      next_cursor: null,
+      total: 0,
+    });
+    await expect(lists().visiblePage({ handle: me, limit: 5, cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({
+      code: 'invalid_params',
+    });
   });
 });

@@ -41,7 +41,11 @@ beforeAll(async () => {
   url.searchParams.set('monitorCommands', 'true');
   // The worker's timer sweep stays out of the way (the test runs it when the clock has moved); a step due later
   // than two sweep intervals has no job yet, so the first reminder (4 hours) is armed without one.
-  relay = await startTestRelay({ name: 'timer_arm_cost', clock, env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '1h', RELAY_WORKING_HOURS: 'off' } });
+  relay = await startTestRelay({
+    name: 'timer_arm_cost',
+    clock,
+    env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '1h', RELAY_WORKING_HOURS: 'off' },
+  });
   aliceKey = await relay.register({ handle: 'alice@acme' });
   bobKey = await relay.register({ handle: 'bob@acme' });
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
@@ -63,7 +67,12 @@ async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: s
   const started = (event: CommandStartedEvent) => {
     const command = event.command as Record<string, any>;
     const collection = String(event.commandName === 'getMore' ? command.collection : command[event.commandName]);
-    const target = command.filter?._id ?? command.documents?.[0]?._id ?? command.updates?.[0]?.q?._id ?? command.deletes?.[0]?.q?._id ?? '';
+    const target =
+      command.filter?._id ??
+      command.documents?.[0]?._id ??
+      command.updates?.[0]?.q?._id ??
+      command.deletes?.[0]?.q?._id ??
+      '';
     sent.push(`${event.commandName} ${collection} ${typeof target === 'string' ? target : JSON.stringify(target)}`);
   };
   client.on('commandStarted', started);
@@ -82,7 +91,9 @@ const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has
 async function createdArmJob(threadId: string): Promise<unknown> {
   return waitUntil(async () => {
     const done = await verify.getJobs(['completed']);
-    const job = done.find((j) => j.name === TIMER_ARM_JOB && j.data.thread_id === threadId && j.data.type === 'thread.created');
+    const job = done.find(
+      (j) => j.name === TIMER_ARM_JOB && j.data.thread_id === threadId && j.data.type === 'thread.created',
+    );
     return job ? (job.returnvalue ?? {}) : undefined;
   }, `the thread.created arm job of ${threadId}`);
 }
@@ -94,7 +105,9 @@ async function row(id: string): Promise<TimerDoc | null> {
 /** The create's thread.created jobs: its webhooks job and its arm job on `verify` (undefined when none was added). */
 async function createdJobs(threadId: string): Promise<{ webhooks: Job | undefined; arm: Job | undefined }> {
   // Found by the jobs' data, not the thread's outbox: reading the thread would count among the create's commands.
-  const webhooks = (await webhooksQueue.getJobs(['waiting', 'active', 'completed'])).find((j) => j.data.thread_id === threadId && j.data.type === 'thread.created');
+  const webhooks = (await webhooksQueue.getJobs(['waiting', 'active', 'completed'])).find(
+    (j) => j.data.thread_id === threadId && j.data.type === 'thread.created',
+  );
   return { webhooks, arm: webhooks ? await verify.getJob(`arm.${webhooks.data.event_id}`) : undefined };
 }
 
@@ -102,7 +115,10 @@ async function createdJobs(threadId: string): Promise<{ webhooks: Job | undefine
 async function countedCreate(summary: string): Promise<{ id: string; sent: string[] }> {
   const { result: id, sent } = await commands(async () => {
     const created = await sendHandoff(relay, aliceKey, 'bob@acme', summary);
-    await waitUntil(async () => ((await (await createdJobs(created)).webhooks?.isCompleted()) ? true : undefined), `the thread.created webhooks job of ${created}`);
+    await waitUntil(
+      async () => ((await (await createdJobs(created)).webhooks?.isCompleted()) ? true : undefined),
+      `the thread.created webhooks job of ${created}`,
+    );
     return created;
   });
   return { id, sent };
@@ -127,7 +143,10 @@ test('a create arms its first step on the thread it inserts: no other command, n
 
   clock.advance(4 * HOUR + MINUTE);
   expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
-  await waitUntil(async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined), 'remind-1 to fire');
+  await waitUntil(
+    async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined),
+    'remind-1 to fire',
+  );
   // The fire's own write armed the next step.
   await waitUntil(async () => ((await row(id))?.step === 'remind-2' ? true : undefined), 'remind-2 armed');
 });
@@ -146,7 +165,11 @@ test('the look-ahead lists the steps due in the minutes asked for, and the due s
     ['next-hour', base + HOUR + 5 * MINUTE],
   ];
   for (const [id, at] of steps) {
-    await threads.insertOne({ _id: id, next_timer: { step: 'remind-1', attempt: 0, status: 'pending', armed_at: now }, next_due_at: new Date(at) } as unknown as ThreadDoc);
+    await threads.insertOne({
+      _id: id,
+      next_timer: { step: 'remind-1', attempt: 0, status: 'pending', armed_at: now },
+      next_due_at: new Date(at),
+    } as unknown as ThreadDoc);
   }
   await threads.insertOne({ _id: 'closed', status: 'completed' } as unknown as ThreadDoc);
   const ids = async (rows: Promise<TimerDoc[]>) => (await rows).map((r) => r._id).sort();
@@ -154,12 +177,24 @@ test('the look-ahead lists the steps due in the minutes asked for, and the due s
   expect(await ids(ledger.ahead(base + 2 * MINUTE, base + 2 * HOUR))).toEqual(['next-hour', 'third-minute']);
   expect(await ids(ledger.ahead(base - HOUR, base))).toEqual([]);
   expect(await ids(ledger.due(new Date(base + MINUTE)))).toEqual(['first-minute']);
-  expect(await ids(ledger.due(new Date(base + 2 * HOUR)))).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
+  expect(await ids(ledger.due(new Date(base + 2 * HOUR)))).toEqual([
+    'first-minute',
+    'next-hour',
+    'second-minute',
+    'third-minute',
+  ]);
   const all: string[] = [];
   for await (const r of ledger.all()) all.push(r._id);
   expect(all.sort()).toEqual(['first-minute', 'next-hour', 'second-minute', 'third-minute']);
   const first = (await ledger.due(new Date(base + MINUTE)))[0]!;
-  expect(first).toEqual({ _id: 'first-minute', step: 'remind-1', attempt: 0, status: 'pending', armed_at: now, due_at: new Date(base) });
+  expect(first).toEqual({
+    _id: 'first-minute',
+    step: 'remind-1',
+    attempt: 0,
+    status: 'pending',
+    armed_at: now,
+    due_at: new Date(base),
+  });
 });
 
 test('an accept arms the next step in its own write (no arm job, no other command), and a late thread.created arm job changes nothing', async () => {
@@ -175,7 +210,10 @@ test('an accept arms the next step in its own write (no arm job, no other comman
   expect(accept.sent.filter((c) => c.startsWith('update threads') && !isMark(c))).toEqual([`update threads ${id}`]);
   expect(onTimers(accept.sent)).toEqual([]);
   const acceptEvent = thread.outbox.find((e) => e.type === 'thread.accepted')!;
-  await waitUntil(async () => ((await webhooksQueue.getJob(acceptEvent.id)) ? true : undefined), 'the accept\'s webhooks job');
+  await waitUntil(
+    async () => ((await webhooksQueue.getJob(acceptEvent.id)) ? true : undefined),
+    "the accept's webhooks job",
+  );
   expect(await verify.getJob(`arm.${acceptEvent.id}`)).toBeUndefined();
 
   // The thread.created job after all, as a process that did not arm the create would run it, late: nothing written.
@@ -193,24 +231,41 @@ test('an accept arms the next step in its own write (no arm job, no other comman
 
 test('a create retried with the same idempotency key gets the same thread and leaves its timer as it was', async () => {
   const key = `timer-retry-${Date.now()}`;
-  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } });
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', {
+    metadata: { client_idempotency_key: key },
+  });
   const first = (await row(id))!;
   clock.advance(2 * MINUTE);
-  const retried = await commands(() => sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } }));
+  const retried = await commands(() =>
+    sendHandoff(relay, aliceKey, 'bob@acme', 'sent twice', { metadata: { client_idempotency_key: key } }),
+  );
   expect(retried.result).toBe(id);
   expect(retried.sent.filter((c) => /^(update|delete) threads /.test(c) && !isMark(c))).toEqual([]);
   expect(await row(id)).toEqual(first);
 });
 
 /** A second relay service on the same database, whose create-time arm is `timers` (its events on the same queues). */
-async function withService(timers: Pick<HandoffTimers, 'withFirstStep'>, run: (service: Relay, sender: AgentDoc) => Promise<void>): Promise<void> {
+async function withService(
+  timers: Pick<HandoffTimers, 'withFirstStep'>,
+  run: (service: Relay, sender: AgentDoc) => Promise<void>,
+): Promise<void> {
   const log = createLogger('silent');
-  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const webhooks = {
+    newEndpoint: async () => {
+      throw new Error('not in this test');
+    },
+    onEndpointSet: async () => {},
+  };
   const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
   const producer = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
   const queues: ProducerQueues = producerQueues(producer, relay.config.queuePrefix);
   try {
-    const events = new BullmqEventPublisher({ queues, slackEnabled: false, database: await relay.store.identity(), armTimers: true });
+    const events = new BullmqEventPublisher({
+      queues,
+      slackEnabled: false,
+      database: await relay.store.identity(),
+      armTimers: true,
+    });
     const service = createRelay({ store: relay.store, teammates, events, clock, publicUrl: relay.url, log, timers });
     await run(service, (await teammates.get('alice@acme'))!);
   } finally {
@@ -221,12 +276,24 @@ async function withService(timers: Pick<HandoffTimers, 'withFirstStep'>, run: (s
 
 test('a create whose own arm failed gets its first timer from the thread.created job, and it fires when due', async () => {
   let tried = 0;
-  const failing = { withFirstStep: async () => { tried += 1; throw new Error('the zone lookup failed'); } };
+  const failing = {
+    withFirstStep: async () => {
+      tried += 1;
+      throw new Error('the zone lookup failed');
+    },
+  };
   await withService(failing, async (service, sender) => {
-    const created = await service.creates.create(sender, newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }), 'api');
+    const created = await service.creates.create(
+      sender,
+      newHandoffSchema.parse({ to: 'bob@acme', intent: 'inform', summary: 'armed by its job' }),
+      'api',
+    );
     expect(tried).toBe(1);
     const id = created.task_id;
-    await waitUntil(async () => ((await createdJobs(id)).webhooks ? true : undefined), 'the thread.created webhooks job');
+    await waitUntil(
+      async () => ((await createdJobs(id)).webhooks ? true : undefined),
+      'the thread.created webhooks job',
+    );
     expect((await createdJobs(id)).arm).toBeDefined();
     await createdArmJob(id);
     const timer = (await row(id))!;
@@ -235,13 +302,21 @@ test('a create whose own arm failed gets its first timer from the thread.created
     expect(timer.due_at.getTime()).toBe(thread.created_at.getTime() + 4 * HOUR);
     clock.advance(4 * HOUR + MINUTE);
     expect(await relay.timers.sweep()).toBeGreaterThanOrEqual(1);
-    await waitUntil(async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined), 'remind-1 to fire');
+    await waitUntil(
+      async () => ((await relay.store.readThread(id))?.timers?.fired?.['remind-1'] ? true : undefined),
+      'remind-1 to fire',
+    );
   });
 });
 
 test('with working hours, a write arms a step only from a remembered zone: it never waits on Slack for one', async () => {
   const log = createLogger('silent');
-  const webhooks = { newEndpoint: async () => { throw new Error('not in this test'); }, onEndpointSet: async () => {} };
+  const webhooks = {
+    newEndpoint: async () => {
+      throw new Error('not in this test');
+    },
+    onEndpointSet: async () => {},
+  };
   const teammates = new Teammates({ store: relay.store, keyPepper: relay.config.keyPepper!, log, webhooks, clock });
   let remembered: string | undefined;
   const asked: string[] = [];
@@ -253,9 +328,21 @@ test('with working hours, a write arms a step only from a remembered zone: it ne
     },
     known: () => remembered,
   };
-  const settings = { ...relay.config.timers, workingHours: { startMinute: 9 * 60, endMinute: 17 * 60, days: [1, 2, 3, 4, 5] } };
+  const settings = {
+    ...relay.config.timers,
+    workingHours: { startMinute: 9 * 60, endMinute: 17 * 60, days: [1, 2, 3, 4, 5] },
+  };
   const queue = new BullmqTimerQueue(verify, redis, `${relay.config.queuePrefix}:timers:armed`);
-  const timers = new HandoffTimers({ store: relay.store, teammates, queue, outbox: new Outbox({ store: relay.store, events: noPublisher, clock, log }), zones, clock, log, settings });
+  const timers = new HandoffTimers({
+    store: relay.store,
+    teammates,
+    queue,
+    outbox: new Outbox({ store: relay.store, events: noPublisher, clock, log }),
+    zones,
+    clock,
+    log,
+    settings,
+  });
   // A thread as a create holds it before it is stored.
   const stored = (await relay.store.readThread(await sendHandoff(relay, aliceKey, 'bob@acme', 'a thread to copy')))!;
   const thread = withArmedTimer({ ...stored, _id: randomUUID(), timers: undefined }, null);

@@ -35,7 +35,12 @@ beforeAll(async () => {
   slack.addUser(ALICE, { real_name: 'Alice', tz: 'Europe/Berlin' });
   slack.addUser(BOB, { real_name: 'Bob', tz: 'Asia/Tokyo' });
   slack.addChannel(ESCALATIONS);
-  relay = await startTestRelay({ name: 'timer_escalate_channel', slack, clock, env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_ESCALATE_CHANNEL: ESCALATIONS } });
+  relay = await startTestRelay({
+    name: 'timer_escalate_channel',
+    slack,
+    clock,
+    env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_ESCALATE_CHANNEL: ESCALATIONS },
+  });
   expect(relay.config.timers.workingHours).not.toBeNull();
   aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice', slack_user_id: ALICE });
   await relay.register({ handle: 'bob@acme', name: 'Bob', slack_user_id: BOB });
@@ -49,7 +54,10 @@ afterAll(async () => {
 test('sent Friday 15:00 in Tokyo: reminded Monday 09:00 Tokyo, then escalated once to RELAY_ESCALATE_CHANNEL', async () => {
   const friday = fridayAfternoonInTokyo();
   clock.advance(friday.getTime() - clock.now().getTime());
-  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'Rotate the staging keys', { intent: 'ask_question', metadata: { question: 'Can you do it before the release?' } });
+  const id = await sendHandoff(relay, aliceKey, 'bob@acme', 'Rotate the staging keys', {
+    intent: 'ask_question',
+    metadata: { question: 'Can you do it before the release?' },
+  });
   await waitUntil(async () => ((await read(id)).slack_sender && (await read(id)).slack ? true : undefined), 'both DMs');
   await armed(id, 'remind-1');
 
@@ -74,13 +82,21 @@ test('sent Friday 15:00 in Tokyo: reminded Monday 09:00 Tokyo, then escalated on
   // The channel hears who waits on whom since when, not what the handoff says.
   expect(JSON.stringify(message.args.blocks)).not.toContain('staging keys');
   const senderDm = escalated.slack_sender!;
-  await waitUntil(async () => dmText(slack, senderDm.channel, senderDm.ts).includes(`escalated to <#${ESCALATIONS}>`) || undefined, 'the sender DM to name the channel');
+  await waitUntil(
+    async () => dmText(slack, senderDm.channel, senderDm.ts).includes(`escalated to <#${ESCALATIONS}>`) || undefined,
+    'the sender DM to name the channel',
+  );
   await armed(id, 'remind-2');
   // The second reminder is Tuesday 09:00 Tokyo (24 h after the first, already in working hours).
-  expect((await armedTimerOf(relay.store, id))!.due_at.getTime()).toBe(reminded.timers!.fired['remind-1']!.getTime() + DAY);
+  expect((await armedTimerOf(relay.store, id))!.due_at.getTime()).toBe(
+    reminded.timers!.fired['remind-1']!.getTime() + DAY,
+  );
 
   // Sweeps kept running meanwhile: the escalation channel got the message exactly once, nothing went to a lead.
-  await waitUntil(async () => ((await read(id)).slack_replies?.escalation ? true : undefined), 'the escalation recorded');
+  await waitUntil(
+    async () => ((await read(id)).slack_replies?.escalation ? true : undefined),
+    'the escalation recorded',
+  );
   expect(posts(id, 'escalation')).toHaveLength(1);
   expect((slack.messages.get(ESCALATIONS) ?? []).filter((m) => JSON.stringify(m.blocks).includes(id))).toHaveLength(1);
   expect(posts(id, 'sender:t:escalate')).toHaveLength(0);

@@ -24,7 +24,11 @@ let verify: Queue;
 beforeAll(async () => {
   // The default sweep interval (a minute: steps within two minutes get their jobs when armed); the test runs the
   // sweeps itself, on the relay's clock.
-  relay = await startTestRelay({ name: 'timer_jobs_ahead', clock, env: { RELAY_TIMER_SWEEP_INTERVAL: '1m', RELAY_WORKING_HOURS: 'off' } });
+  relay = await startTestRelay({
+    name: 'timer_jobs_ahead',
+    clock,
+    env: { RELAY_TIMER_SWEEP_INTERVAL: '1m', RELAY_WORKING_HOURS: 'off' },
+  });
   aliceKey = await relay.register({ handle: 'alice@acme' });
   bobKey = await relay.register({ handle: 'bob@acme' });
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
@@ -43,15 +47,25 @@ const remindJob = (id: string) => verify.getJob(timerJobId({ thread_id: id, step
 test('a reminder hours away gets its job from the sweep that sees it within the horizon, not from the create; one that moved on gets none; it fires when due', async () => {
   const pending = await sendHandoff(relay, aliceKey, 'bob@acme', 'reminded four hours on');
   const answered = await sendHandoff(relay, aliceKey, 'bob@acme', 'accepted at once');
-  expect((await relay.rpc(bobKey, 'tasks/update', { task_id: answered, transition: 'accept' })).body.result?.status).toBe('accepted');
-  const first = (await waitUntil(async () => ((await row(pending))?.step === 'remind-1' ? row(pending) : undefined), 'the first reminder armed'))!;
-  const nudge = (await waitUntil(async () => ((await row(answered))?.step === 'stale' ? row(answered) : undefined), 'the accepted one re-armed for its nudge'))!;
+  expect(
+    (await relay.rpc(bobKey, 'tasks/update', { task_id: answered, transition: 'accept' })).body.result?.status,
+  ).toBe('accepted');
+  const first = (await waitUntil(
+    async () => ((await row(pending))?.step === 'remind-1' ? row(pending) : undefined),
+    'the first reminder armed',
+  ))!;
+  const nudge = (await waitUntil(
+    async () => ((await row(answered))?.step === 'stale' ? row(answered) : undefined),
+    'the accepted one re-armed for its nudge',
+  ))!;
   expect(first.due_at.getTime()).toBeGreaterThan(clock.now().getTime() + 3 * HOUR);
 
   // Armed, in the due ledger, but no delayed job in Redis for either step yet.
   expect(await remindJob(pending)).toBeUndefined();
   expect(await remindJob(answered)).toBeUndefined();
-  expect(await verify.getJob(timerJobId({ thread_id: answered, step: 'stale', attempt: nudge.attempt }))).toBeUndefined();
+  expect(
+    await verify.getJob(timerJobId({ thread_id: answered, step: 'stale', attempt: nudge.attempt })),
+  ).toBeUndefined();
 
   // 45 s before the reminder (well within the horizon, which counts whole minutes: two minutes ahead, rounded down
   // to a minute's start): the sweep adds its job, delayed for the rest. The accepted handoff's remind-1 was noted for
@@ -62,7 +76,9 @@ test('a reminder hours away gets its job from the sweep that sees it within the 
   expect(job).toBeDefined();
   expect(await job!.getState()).toBe('delayed');
   expect(await remindJob(answered)).toBeUndefined();
-  expect(await verify.getJob(timerJobId({ thread_id: answered, step: 'stale', attempt: nudge.attempt }))).toBeUndefined();
+  expect(
+    await verify.getJob(timerJobId({ thread_id: answered, step: 'stale', attempt: nudge.attempt })),
+  ).toBeUndefined();
 
   // Due: the sweep runs it (the job is promoted), and it fires once.
   clock.advance(MINUTE);

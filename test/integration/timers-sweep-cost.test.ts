@@ -19,7 +19,11 @@ beforeAll(async () => {
   const url = new URL(testMongoUrl());
   url.searchParams.set('monitorCommands', 'true');
   // The worker's own sweeps stay out of the way (one at start); the test runs each sweep itself.
-  relay = await startTestRelay({ name: 'timers_sweep_cost', clock, env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '24h', RELAY_WORKING_HOURS: 'off' } });
+  relay = await startTestRelay({
+    name: 'timers_sweep_cost',
+    clock,
+    env: { MONGODB_URL: url.toString(), RELAY_TIMER_SWEEP_INTERVAL: '24h', RELAY_WORKING_HOURS: 'off' },
+  });
   aliceKey = await relay.register({ handle: 'alice@acme' });
   await relay.register({ handle: 'bob@acme' });
 });
@@ -55,7 +59,8 @@ async function reads<T>(work: () => Promise<T>): Promise<{ result: T; reads: Rea
     const name = collectionOf.get(event.requestId);
     if (!name) return;
     const cursor = (event.reply as { cursor?: { firstBatch?: unknown[]; nextBatch?: unknown[] } }).cursor;
-    counted.documents[name] = (counted.documents[name] ?? 0) + (cursor?.firstBatch?.length ?? cursor?.nextBatch?.length ?? 0);
+    counted.documents[name] =
+      (counted.documents[name] ?? 0) + (cursor?.firstBatch?.length ?? cursor?.nextBatch?.length ?? 0);
   };
   client.on('commandStarted', started);
   client.on('commandSucceeded', succeeded);
@@ -72,7 +77,13 @@ const total = (byCollection: Record<string, number>) => Object.values(byCollecti
 async function openHandoffs(n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += 1) ids.push(await sendHandoff(relay, aliceKey, 'bob@acme', `open handoff ${i}`));
-  await waitUntil(async () => ((await Promise.all(ids.map((id) => armedTimerOf(relay.store, id)))).every((row) => row?.step === 'remind-1') ? true : undefined), `${n} timers armed`);
+  await waitUntil(
+    async () =>
+      (await Promise.all(ids.map((id) => armedTimerOf(relay.store, id)))).every((row) => row?.step === 'remind-1')
+        ? true
+        : undefined,
+    `${n} timers armed`,
+  );
   return ids;
 }
 
@@ -87,7 +98,9 @@ test('a sweep with nothing due reads no thread with 3 or 43 open handoffs, only 
   const many = [...few, ...(await openHandoffs(40))];
   const large = await reads(() => relay.timers.sweep());
   expect(large.result).toBe(0);
-  console.info(`sweep reads with nothing due: 3 open → ${JSON.stringify(small.reads.documents)} in ${JSON.stringify(small.reads.commands)}; 43 open → ${JSON.stringify(large.reads.documents)} in ${JSON.stringify(large.reads.commands)}`);
+  console.info(
+    `sweep reads with nothing due: 3 open → ${JSON.stringify(small.reads.documents)} in ${JSON.stringify(small.reads.commands)}; 43 open → ${JSON.stringify(large.reads.documents)} in ${JSON.stringify(large.reads.commands)}`,
+  );
   for (const { reads: r } of [small, large]) {
     expect(r.documents.threads ?? 0).toBe(0);
     expect(r.threadFilters.every(byDue)).toBe(true);
@@ -101,8 +114,18 @@ test('a sweep with nothing due reads no thread with 3 or 43 open handoffs, only 
   const due = await reads(() => relay.timers.sweep());
   expect(due.result).toBe(many.length);
   expect(due.reads.threadFilters.filter(byDue).length).toBeGreaterThanOrEqual(1);
-  expect(due.reads.threadFilters.filter((filter) => !byDue(filter)).every((filter) => JSON.stringify(Object.keys(filter as object)) === '["_id"]')).toBe(true);
-  await waitUntil(async () => ((await Promise.all(many.map((id) => armedTimerOf(relay.store, id)))).every((row) => row?.step === 'remind-2') ? true : undefined), 'every handoff reminded and armed for remind-2');
+  expect(
+    due.reads.threadFilters
+      .filter((filter) => !byDue(filter))
+      .every((filter) => JSON.stringify(Object.keys(filter as object)) === '["_id"]'),
+  ).toBe(true);
+  await waitUntil(
+    async () =>
+      (await Promise.all(many.map((id) => armedTimerOf(relay.store, id)))).every((row) => row?.step === 'remind-2')
+        ? true
+        : undefined,
+    'every handoff reminded and armed for remind-2',
+  );
   for (const id of many) expect(Object.keys((await relay.store.readThread(id))!.timers!.fired)).toEqual(['remind-1']);
 
   // Nothing due again: no thread read. (Two minutes on, so the first sweep here runs what the due sweep left waiting.)

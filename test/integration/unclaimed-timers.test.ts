@@ -34,7 +34,12 @@ beforeAll(async () => {
   slack = await startFakeSlack();
   for (const user of [SENDER, ANA, BEN, CY, DEE, QUINN]) slack.addUser(user);
   slack.addChannel(WEB_CHANNEL);
-  relay = await startTestRelay({ name: 'unclaimed_timers', slack, clock, env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' } });
+  relay = await startTestRelay({
+    name: 'unclaimed_timers',
+    slack,
+    clock,
+    env: { RELAY_TIMER_SWEEP_INTERVAL: '200ms', RELAY_WORKING_HOURS: 'off' },
+  });
   keys.sender = await relay.register({ handle: 'sender@acme', name: 'Sam', role: 'backend', slack_user_id: SENDER });
   keys.ana = await relay.register({ handle: 'ana@acme', name: 'Ana', role: 'frontend', slack_user_id: ANA });
   keys.ben = await relay.register({ handle: 'ben@acme', name: 'Ben', role: 'frontend', slack_user_id: BEN });
@@ -42,8 +47,16 @@ beforeAll(async () => {
   keys.dee = await relay.register({ handle: 'dee@acme', name: 'Dee', role: 'design', slack_user_id: DEE });
   await relay.register({ handle: 'quinn@acme', name: 'Quinn', role: 'qa', slack_user_id: QUINN });
   const name = `bind-${++seq}`;
-  await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, { user: ANA, text: 'channel role:frontend', channel: WEB_CHANNEL, responseUrl: slack.responseUrl(name), triggerId: slack.triggerId() });
-  expect(String((await slack.waitFor('response_url', (c) => c.args.response_url === name)).args.text)).toMatch(/Bound `role:frontend`/);
+  await sendSlashCommand(`${relay.url}/slack/events`, relay.signingSecret, {
+    user: ANA,
+    text: 'channel role:frontend',
+    channel: WEB_CHANNEL,
+    responseUrl: slack.responseUrl(name),
+    triggerId: slack.triggerId(),
+  });
+  expect(String((await slack.waitFor('response_url', (c) => c.args.response_url === name)).args.text)).toMatch(
+    /Bound `role:frontend`/,
+  );
 });
 
 afterAll(async () => {
@@ -54,14 +67,25 @@ afterAll(async () => {
 const { read, at, posts, posted, fired, armed } = timerSteps(() => ({ relay, slack }), clock);
 
 async function cards(id: string, copies: string[]): Promise<ThreadDoc> {
-  return waitUntil(async () => {
-    const doc = await read(id);
-    return copies.every((c) => doc.slack_claims?.[c]) && doc.slack_sender ? doc : undefined;
-  }, `the claim cards ${copies.join(', ')} of ${id}`);
+  return waitUntil(
+    async () => {
+      const doc = await read(id);
+      return copies.every((c) => doc.slack_claims?.[c]) && doc.slack_sender ? doc : undefined;
+    },
+    `the claim cards ${copies.join(', ')} of ${id}`,
+  );
 }
 
 function click(call: { channel: string; ts: string }, user: string, actionId: string, value: string): ButtonClick {
-  return { user, channel: call.channel, messageTs: call.ts, actionId, value, responseUrl: slack.responseUrl(`click-${++seq}`), triggerId: slack.triggerId() };
+  return {
+    user,
+    channel: call.channel,
+    messageTs: call.ts,
+    actionId,
+    value,
+    responseUrl: slack.responseUrl(`click-${++seq}`),
+    triggerId: slack.triggerId(),
+  };
 }
 
 const question = { intent: 'ask_question', metadata: { question: 'Can someone take the login page?' } };
@@ -96,8 +120,15 @@ test('a role handoff in a bound channel is reminded under its Claim card, escala
   expect(back.args.thread_ts).toBe(escalated.slack_sender!.ts);
   expect(JSON.stringify(back.args.blocks)).toContain(TIMER_ACTION_IDS.reassign);
   expect(String(back.args.text)).toContain('Nobody (role:frontend) has claimed your handoff yet');
-  await waitUntil(async () => dmText(slack, escalated.slack_sender!.channel, escalated.slack_sender!.ts).includes('escalated back to you') || undefined, 'the sender DM to say so');
-  expect(dmText(slack, escalated.slack_sender!.channel, escalated.slack_sender!.ts)).toContain('reminded the candidates · reminded the candidates again · escalated back to you');
+  await waitUntil(
+    async () =>
+      dmText(slack, escalated.slack_sender!.channel, escalated.slack_sender!.ts).includes('escalated back to you') ||
+      undefined,
+    'the sender DM to say so',
+  );
+  expect(dmText(slack, escalated.slack_sender!.channel, escalated.slack_sender!.ts)).toContain(
+    'reminded the candidates · reminded the candidates again · escalated back to you',
+  );
   await armed(id, 'expire');
 
   // Ben claims from the channel card: the unclaimed chain ends, his pending chain starts from the claim.
@@ -111,10 +142,19 @@ test('a role handoff in a bound channel is reminded under its Claim card, escala
   expect(Object.keys(claimed.timers?.unclaimed_fired ?? {}).sort()).toEqual(['escalate', 'remind-1', 'remind-2']);
   await waitUntil(async () => {
     const row = await armedTimerOf(relay.store, id);
-    return row?.step === 'remind-1' && row.due_at.getTime() === claimed.claimed_at!.getTime() + 4 * HOUR ? row : undefined;
+    return row?.step === 'remind-1' && row.due_at.getTime() === claimed.claimed_at!.getTime() + 4 * HOUR
+      ? row
+      : undefined;
   }, 'the claimer’s first reminder armed 4 h after the claim');
-  await waitUntil(async () => dmText(slack, claimed.slack_sender!.channel, claimed.slack_sender!.ts).includes(`claimed by <@${BEN}>`) || undefined, 'the sender DM to name the claimer');
-  expect(dmText(slack, claimed.slack_sender!.channel, claimed.slack_sender!.ts)).toContain(`escalated · claimed by <@${BEN}>`);
+  await waitUntil(
+    async () =>
+      dmText(slack, claimed.slack_sender!.channel, claimed.slack_sender!.ts).includes(`claimed by <@${BEN}>`) ||
+      undefined,
+    'the sender DM to name the claimer',
+  );
+  expect(dmText(slack, claimed.slack_sender!.channel, claimed.slack_sender!.ts)).toContain(
+    `escalated · claimed by <@${BEN}>`,
+  );
 
   clock.advance(HOUR);
   const { body } = await relay.rpc(keys.ben!, 'tasks/update', { task_id: id, transition: 'accept' });
@@ -123,19 +163,43 @@ test('a role handoff in a bound channel is reminded under its Claim card, escala
 
   // Each step once; nothing of the unclaimed chain after the claim.
   const final = await read(id);
-  expect(final.outbox.map((e) => e.type)).toEqual(['thread.created', 'thread.reminded', 'thread.reminded', 'thread.escalated', 'thread.claimed', 'thread.accepted']);
-  for (const kind of ['unclaimed:t:remind-1:channel', 'unclaimed:t:remind-2:channel', 'unclaimed:t:escalate:sender', 'claim:channel', 'recipient']) expect(posts(id, kind)).toHaveLength(1);
+  expect(final.outbox.map((e) => e.type)).toEqual([
+    'thread.created',
+    'thread.reminded',
+    'thread.reminded',
+    'thread.escalated',
+    'thread.claimed',
+    'thread.accepted',
+  ]);
+  for (const kind of [
+    'unclaimed:t:remind-1:channel',
+    'unclaimed:t:remind-2:channel',
+    'unclaimed:t:escalate:sender',
+    'claim:channel',
+    'recipient',
+  ])
+    expect(posts(id, kind)).toHaveLength(1);
   expect(posts(id, 'recipient:t:remind-1')).toHaveLength(0);
   const before = final.timers!.unclaimed_fired!;
   const rows: Array<[Date, string]> = [
-    [final.created_at, 'created: sender → role:frontend (ask_question), unclaimed: candidates ana, ben; Claim card in #web (bound channel), sender DM'],
+    [
+      final.created_at,
+      'created: sender → role:frontend (ask_question), unclaimed: candidates ana, ben; Claim card in #web (bound channel), sender DM',
+    ],
     [before['remind-1']!, 'remind-1: reminder reply under the Claim card in #web'],
     [before['remind-2']!, 'remind-2: second reminder under the Claim card in #web'],
-    [before.escalate!, 'escalate: back to the sender under their DM, with Reassign; sender DM "reminded the candidates · … · escalated back to you"'],
-    [final.claimed_at!, 'claimed by ben (Claim button in #web): card redrawn "Claimed by @ben", ben gets the DM; unclaimed chain ends, ben’s remind-1 armed for +4 h'],
+    [
+      before.escalate!,
+      'escalate: back to the sender under their DM, with Reassign; sender DM "reminded the candidates · … · escalated back to you"',
+    ],
+    [
+      final.claimed_at!,
+      'claimed by ben (Claim button in #web): card redrawn "Claimed by @ben", ben gets the DM; unclaimed chain ends, ben’s remind-1 armed for +4 h',
+    ],
     [final.accepted_at!, 'accepted by ben (tasks/update): pending timers gone, the 3-day nudge armed'],
   ];
-  const line = ([when, what]: [Date, string]) => `${new Date(when).toISOString()}  +${((new Date(when).getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${what}`;
+  const line = ([when, what]: [Date, string]) =>
+    `${new Date(when).toISOString()}  +${((new Date(when).getTime() - final.created_at.getTime()) / HOUR).toFixed(2).padStart(6)} h  ${what}`;
   console.info(`timeline of unclaimed handoff ${id} (the relay's injected clock):\n${rows.map(line).join('\n')}`);
 });
 
@@ -162,7 +226,10 @@ test('with no channel bound: reminders under each candidate’s DM copy, and it 
   expect(JSON.stringify(notice.args.blocks)).toContain('without anyone claiming it');
   for (const user of [CY, DEE]) {
     const copy = sent.slack_claims![user]!;
-    await waitUntil(async () => dmText(slack, copy.channel, copy.ts).includes('Expired') || undefined, `${user}'s card redrawn as expired`);
+    await waitUntil(
+      async () => dmText(slack, copy.channel, copy.ts).includes('Expired') || undefined,
+      `${user}'s card redrawn as expired`,
+    );
     expect(dmText(slack, copy.channel, copy.ts)).not.toContain('"action_id":"handoff_claim"');
     expect(posts(id, `unclaimed:t:remind-1:${user}`)).toHaveLength(1);
     expect(posts(id, `unclaimed:t:remind-2:${user}`)).toHaveLength(1);
@@ -181,13 +248,19 @@ test('Reassign from the unclaimed escalation hands it to one teammate: pending w
   await at(id, 48 * HOUR + MINUTE);
   await fired(id, 'escalate');
   const back = await posted(id, 'unclaimed:t:escalate:sender');
-  const reassign = click({ channel: String(back.response.channel), ts: String(back.response.ts) }, SENDER, TIMER_ACTION_IDS.reassign, JSON.stringify({ t: id, s: 'unclaimed' }));
+  const reassign = click(
+    { channel: String(back.response.channel), ts: String(back.response.ts) },
+    SENDER,
+    TIMER_ACTION_IDS.reassign,
+    JSON.stringify({ t: id, s: 'unclaimed' }),
+  );
   await press(relay, reassign);
   const opened = await slack.waitFor('views.open', (c) => c.args.trigger_id === reassign.triggerId);
   const view = opened.args.view as any;
   expect(JSON.stringify(view.blocks)).toContain('Nobody (role:design) has claimed');
   // Reassign passes the policy as a create to the new recipient would: a rule denying handoffs to QA refuses it.
-  const policy = 'rules:\n  - id: no-handoffs-to-qa\n    match: { action: handoff.create, recipient: { role: qa } }\n    effect: deny\n    reason: QA takes work from the board\n';
+  const policy =
+    'rules:\n  - id: no-handoffs-to-qa\n    match: { action: handoff.create, recipient: { role: qa } }\n    effect: deny\n    reason: QA takes work from the board\n';
   expect((await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: policy })).status).toBe(200);
   const denied = await submitViewState(`${relay.url}/slack/events`, relay.signingSecret, {
     user: SENDER,
@@ -196,7 +269,9 @@ test('Reassign from the unclaimed escalation hands it to one teammate: pending w
     privateMetadata: view.private_metadata,
     values: { [REASSIGN_VIEW.block]: { [REASSIGN_VIEW.action]: { type: 'users_select', selected_user: QUINN } } },
   });
-  expect(denied.text).toMatch(/Policy rule no-handoffs-to-qa denies handoffs from sender@acme to quinn@acme.*Nothing was changed/);
+  expect(denied.text).toMatch(
+    /Policy rule no-handoffs-to-qa denies handoffs from sender@acme to quinn@acme.*Nothing was changed/,
+  );
   expect(await read(id)).toMatchObject({ status: 'unclaimed', to: 'role:design' });
   const done = await submitViewState(`${relay.url}/slack/events`, relay.signingSecret, {
     user: SENDER,
@@ -214,11 +289,16 @@ test('Reassign from the unclaimed escalation hands it to one teammate: pending w
   await armed(id, 'remind-1');
   for (const user of [CY, DEE]) {
     const copy = sent.slack_claims![user]!;
-    await waitUntil(async () => dmText(slack, copy.channel, copy.ts).includes('Handed to') || undefined, `${user}'s card redrawn`);
+    await waitUntil(
+      async () => dmText(slack, copy.channel, copy.ts).includes('Handed to') || undefined,
+      `${user}'s card redrawn`,
+    );
     expect(dmText(slack, copy.channel, copy.ts)).not.toContain('"action_id":"handoff_claim"');
   }
   // Cy can no longer claim it; Dee can accept it.
   const cyTries = await relay.rpc(keys.cy!, 'tasks/update', { task_id: id, transition: 'claim' });
   expect(cyTries.body.error).toBeDefined();
-  expect((await relay.rpc(keys.dee!, 'tasks/update', { task_id: id, transition: 'accept' })).body.result?.status).toBe('accepted');
+  expect((await relay.rpc(keys.dee!, 'tasks/update', { task_id: id, transition: 'accept' })).body.result?.status).toBe(
+    'accepted',
+  );
 });

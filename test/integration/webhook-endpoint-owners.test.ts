@@ -7,7 +7,12 @@ import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { uniqueName } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
 
-const shared = { MONGODB_DB: uniqueName('endpoint_owners'), RELAY_QUEUE_PREFIX: uniqueName('endpoint_owners'), RELAY_KEY_PEPPER: randomBytes(32).toString('hex'), RELAY_WEBHOOK_ALLOW_PRIVATE: '1' };
+const shared = {
+  MONGODB_DB: uniqueName('endpoint_owners'),
+  RELAY_QUEUE_PREFIX: uniqueName('endpoint_owners'),
+  RELAY_KEY_PEPPER: randomBytes(32).toString('hex'),
+  RELAY_WEBHOOK_ALLOW_PRIVATE: '1',
+};
 let worker: TestRelay;
 let api: TestRelay;
 let hook: WebhookReceiver;
@@ -44,5 +49,8 @@ test("bob's endpoint, set through another process after the fan-out looked him u
   // The next event is owed to bob (held until his endpoint answers its challenge).
   const id = await sendHandoff(worker, alice, 'bob@acme', 'after his endpoint');
   const deliveries = worker.store.db.collection<{ thread_id: string; handle: string }>('webhook_deliveries');
-  await waitUntil(async () => ((await deliveries.findOne({ thread_id: id, handle: 'bob@acme' })) ? true : undefined), "a delivery to bob's endpoint of the second handoff");
+  await waitUntil(
+    async () => ((await deliveries.findOne({ thread_id: id, handle: 'bob@acme' })) ? true : undefined),
+    "a delivery to bob's endpoint of the second handoff",
+  );
 });

@@ -16,13 +16,20 @@ let original: string;
 const rest = (...args: Parameters<TestRelay['rest']>) => relay.rest(...args);
 
 beforeAll(async () => {
-  relay = await startTestRelay({ name: 'webhook_rotation', clock, env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });
+  relay = await startTestRelay({
+    name: 'webhook_rotation',
+    clock,
+    env: { RELAY_WEBHOOK_ALLOW_PRIVATE: '1', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' },
+  });
   hook = await new WebhookReceiver().start();
   sender = await relay.register({ handle: 'sender@acme' });
   bob = await relay.register({ handle: 'bob@acme' });
   const put = await rest('PUT', '/agents/me/card', bob, { notification_url: hook.url() });
   original = put.body.notification_secret;
-  await waitUntil(async () => (await rest('GET', '/agents/me', bob)).body.notification?.verified === true || undefined, 'the endpoint to be verified');
+  await waitUntil(
+    async () => (await rest('GET', '/agents/me', bob)).body.notification?.verified === true || undefined,
+    'the endpoint to be verified',
+  );
 });
 
 afterAll(async () => {
@@ -32,8 +39,15 @@ afterAll(async () => {
 
 /** Sends a handoff to bob and returns the webhook call bob's receiver got for it. */
 async function deliveredEvent(summary: string) {
-  await relay.rpc(sender, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: { parts: [{ text: summary }] } });
-  return waitUntil(async () => hook.requests.find((r) => r.json?.data?.summary === summary), `the webhook for "${summary}"`);
+  await relay.rpc(sender, 'message/send', {
+    recipient: 'bob@acme',
+    intent: 'inform',
+    message: { parts: [{ text: summary }] },
+  });
+  return waitUntil(
+    async () => hook.requests.find((r) => r.json?.data?.summary === summary),
+    `the webhook for "${summary}"`,
+  );
 }
 
 test('a teammate without a webhook cannot rotate: a clear 400, nothing changes', async () => {
@@ -86,7 +100,10 @@ test('a rotation while the endpoint answers its challenge keeps both the new sec
     const secrets = (await Promise.all(rotations)).map((answer) => answer.body.notification_secret as string);
 
     for (const [i, key] of racers.entries()) {
-      await waitUntil(async () => (await rest('GET', '/agents/me', key)).body.notification?.verified === true || undefined, `racer${i + 1}'s endpoint to be verified`);
+      await waitUntil(
+        async () => (await rest('GET', '/agents/me', key)).body.notification?.verified === true || undefined,
+        `racer${i + 1}'s endpoint to be verified`,
+      );
       expect((await relay.store.agentWriter.read(`racer${i + 1}@acme`))?.notification?.secret).toBe(secrets[i]);
     }
   } finally {

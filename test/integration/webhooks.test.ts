@@ -31,7 +31,8 @@ async function teammateWithHook(handle: string, hook: WebhookReceiver): Promise<
   return { key, secret: put.body.notification_secret };
 }
 
-const verified = (key: string) => async () => (await rest('GET', '/agents/me', key, undefined)).body.notification?.verified === true;
+const verified = (key: string) => async () =>
+  (await rest('GET', '/agents/me', key, undefined)).body.notification?.verified === true;
 
 beforeAll(async () => {
   relay = await startTestRelay({
@@ -53,19 +54,40 @@ describe('webhook delivery', () => {
     const bob = await teammateWithHook('bob@acme', bobHook);
     await waitUntil(verified(alice.key), 'alice verified');
     await waitUntil(verified(bob.key), 'bob verified');
-    expect((await rest('GET', '/agents/me', bob.key, undefined)).body.notification).toEqual({ url: bobHook.url(), verified: true });
+    expect((await rest('GET', '/agents/me', bob.key, undefined)).body.notification).toEqual({
+      url: bobHook.url(),
+      verified: true,
+    });
 
-    const one = (await call(alice.key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('work') })).task_id;
+    const one = (
+      await call(alice.key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('work') })
+    ).task_id;
     await call(bob.key, 'message/send', { task_id: one, message: text('on it') });
     await call(bob.key, 'tasks/update', { task_id: one, transition: 'accept' });
     await call(bob.key, 'tasks/update', { task_id: one, transition: 'complete', result_summary: 'done' });
-    const two = (await call(alice.key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('other') })).task_id;
+    const two = (
+      await call(alice.key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('other') })
+    ).task_id;
     await call(bob.key, 'tasks/update', { task_id: two, transition: 'decline', reason: 'not mine' });
-    const three = (await call(alice.key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('third') })).task_id;
+    const three = (
+      await call(alice.key, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('third') })
+    ).task_id;
     await call(alice.key, 'tasks/cancel', { task_id: three });
 
-    const expected = ['thread.created', 'thread.message', 'thread.accepted', 'thread.completed', 'thread.created', 'thread.declined', 'thread.created', 'thread.cancelled'];
-    for (const [hook, party] of [[aliceHook, alice], [bobHook, bob]] as const) {
+    const expected = [
+      'thread.created',
+      'thread.message',
+      'thread.accepted',
+      'thread.completed',
+      'thread.created',
+      'thread.declined',
+      'thread.created',
+      'thread.cancelled',
+    ];
+    for (const [hook, party] of [
+      [aliceHook, alice],
+      [bobHook, bob],
+    ] as const) {
       await waitUntil(async () => hook.events().length >= expected.length, `${expected.length} events`);
       const payloads = hook.events().map((r: ReceivedRequest) => verifyWebhook(party.secret, r) as any);
       expect(payloads.map((p) => p.type).sort()).toEqual([...expected].sort());
@@ -73,8 +95,19 @@ describe('webhook delivery', () => {
       const ids = hook.events().map((r) => r.headers['webhook-id']);
       expect(new Set(ids).size).toBe(ids.length);
       for (const p of payloads) {
-        expect(p).toEqual({ type: expect.any(String), timestamp: expect.any(String), data: expect.objectContaining({ thread_id: expect.any(String), event_id: expect.any(String), by: expect.any(String), via: 'a2a', status: expect.any(String) }) });
-        for (const forbidden of ['outbox', 'handoff_token', 'request_hash', 'body_hash', 'slack', 'version']) expect(p.data).not.toHaveProperty(forbidden);
+        expect(p).toEqual({
+          type: expect.any(String),
+          timestamp: expect.any(String),
+          data: expect.objectContaining({
+            thread_id: expect.any(String),
+            event_id: expect.any(String),
+            by: expect.any(String),
+            via: 'a2a',
+            status: expect.any(String),
+          }),
+        });
+        for (const forbidden of ['outbox', 'handoff_token', 'request_hash', 'body_hash', 'slack', 'version'])
+          expect(p.data).not.toHaveProperty(forbidden);
       }
       for (const r of hook.requests) {
         expect(r.raw).not.toContain('whsec_');
@@ -82,7 +115,12 @@ describe('webhook delivery', () => {
         expect(r.raw).not.toContain(bob.secret.slice(6));
       }
       const accepted = payloads.find((p) => p.type === 'thread.accepted');
-      expect(accepted.data).toMatchObject({ thread_id: one, by: 'bob@acme', sender: { handle: 'alice@acme' }, recipient: { handle: 'bob@acme' } });
+      expect(accepted.data).toMatchObject({
+        thread_id: one,
+        by: 'bob@acme',
+        sender: { handle: 'alice@acme' },
+        recipient: { handle: 'bob@acme' },
+      });
       const message = payloads.find((p) => p.type === 'thread.message');
       expect(message.data.message_id).toEqual(expect.any(String));
     }
@@ -101,7 +139,8 @@ describe('webhook delivery', () => {
     hook.answer = () => ({ status: 200, body: 'ok' }); // answers, but does not echo the challenge
     const sender = await relay.register({ handle: 'carol@acme' });
     const dave = await teammateWithHook('dave@acme', hook);
-    const id = (await call(sender, 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('held') })).task_id;
+    const id = (await call(sender, 'message/send', { recipient: 'dave@acme', intent: 'inform', message: text('held') }))
+      .task_id;
 
     await waitUntil(async () => {
       const list = await rest('GET', '/admin/deliveries?status=pending&handle=dave@acme', relay.adminKey);
@@ -110,12 +149,22 @@ describe('webhook delivery', () => {
     await waitUntil(async () => hook.challenges().length >= 2, 'a retried challenge');
     expect(hook.events()).toHaveLength(0);
     expect((await rest('GET', '/agents/me', dave.key, undefined)).body.notification.verified).toBe(false);
-    for (const c of hook.challenges()) expect(verifyWebhook(dave.secret, c)).toMatchObject({ type: 'endpoint.challenge', challenge: expect.any(String) });
+    for (const c of hook.challenges())
+      expect(verifyWebhook(dave.secret, c)).toMatchObject({
+        type: 'endpoint.challenge',
+        challenge: expect.any(String),
+      });
 
-    hook.answer = (r) => (r.json?.type === 'endpoint.challenge' ? { status: 200, body: JSON.stringify({ challenge: r.json.challenge }) } : { status: 204 });
+    hook.answer = (r) =>
+      r.json?.type === 'endpoint.challenge'
+        ? { status: 200, body: JSON.stringify({ challenge: r.json.challenge }) }
+        : { status: 204 };
     await waitUntil(verified(dave.key), 'dave verified');
     await waitUntil(async () => hook.events().length === 1, 'the held event');
-    expect(verifyWebhook(dave.secret, hook.events()[0]!)).toMatchObject({ type: 'thread.created', data: { thread_id: id } });
+    expect(verifyWebhook(dave.secret, hook.events()[0]!)).toMatchObject({
+      type: 'thread.created',
+      data: { thread_id: id },
+    });
   });
 
   test('changing the URL issues a new secret, makes it unverified and challenges the new URL signed with the new secret', async () => {
@@ -127,7 +176,9 @@ describe('webhook delivery', () => {
     expect(put.body.notification).toEqual({ url: second.url('/v2'), verified: false });
     expect(put.body.notification_secret).not.toBe(erin.secret);
     await waitUntil(verified(erin.key), 'erin verified again');
-    expect(verifyWebhook(put.body.notification_secret, second.challenges()[0]!)).toMatchObject({ type: 'endpoint.challenge' });
+    expect(verifyWebhook(put.body.notification_secret, second.challenges()[0]!)).toMatchObject({
+      type: 'endpoint.challenge',
+    });
     expect(() => verifyWebhook(erin.secret, second.challenges()[0]!)).toThrow();
   });
 
@@ -153,14 +204,23 @@ describe('webhook delivery', () => {
     };
     const start = (await rest('GET', '/events', sender, undefined)).body.cursor as string;
     const ids: string[] = [];
-    for (let i = 0; i < 12; i += 1) ids.push((await call(sender, 'message/send', { recipient: 'hank@acme', intent: 'inform', message: text(`slow ${i}`) })).task_id);
+    for (let i = 0; i < 12; i += 1)
+      ids.push(
+        (await call(sender, 'message/send', { recipient: 'hank@acme', intent: 'inform', message: text(`slow ${i}`) }))
+          .task_id,
+      );
     // The webhooks worker runs 32 jobs at once (it was 8, which a slow receiver could fill).
     await waitUntil(async () => (inFlight === ids.length ? true : undefined), 'every delivery in flight at once');
     expect(most).toBe(ids.length);
     // Events are in the participants' logs while those POSTs wait.
     const feed = await rest('GET', `/events?since=${start}`, sender, undefined);
     expect(feed.status).toBe(200);
-    expect(feed.body.events.filter((e: any) => e.type === 'thread.created').map((e: any) => e.thread_id).sort()).toEqual([...ids].sort());
+    expect(
+      feed.body.events
+        .filter((e: any) => e.type === 'thread.created')
+        .map((e: any) => e.thread_id)
+        .sort(),
+    ).toEqual([...ids].sort());
     for (const release of held.splice(0)) release();
     const delivered = () => new Set(hook.events().map((r) => verifyWebhook(hank.secret, r).data.thread_id as string));
     await waitUntil(async () => (delivered().size === ids.length ? true : undefined), 'each delivered');
@@ -201,7 +261,9 @@ describe('SSRF guard at registration', () => {
     expect(body).toMatchObject({ code: 'invalid_params' });
     expect(body.message).toMatch(/^body\.notification_url: refused: /);
     expect(body.message).toContain(range);
-    const me = (await (await fetch(`${strict.url}/agents/me`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
+    const me = (await (
+      await fetch(`${strict.url}/agents/me`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as any;
     expect(me).toMatchObject({ notification: null, role: 'engineer' });
   });
 
@@ -234,7 +296,11 @@ describe('admin delivery routes refuse bad input', () => {
   });
 
   test('without the admin key every delivery route is 401', async () => {
-    for (const [method, path] of [['GET', '/admin/deliveries'], ['POST', '/admin/deliveries/redrive-all'], ['GET', '/admin/deliveries/x']] as const) {
+    for (const [method, path] of [
+      ['GET', '/admin/deliveries'],
+      ['POST', '/admin/deliveries/redrive-all'],
+      ['GET', '/admin/deliveries/x'],
+    ] as const) {
       expect((await rest(method, path, undefined)).status).toBe(401);
       expect((await rest(method, path, 'hra_wrong_key_wrong_key_wrong_key')).status).toBe(401);
     }
@@ -263,20 +329,43 @@ describe('webhooks of approvals', () => {
   - { id: held-accepts, match: { action: handoff.accept, recipient: { handle: wrecipient@acme } }, effect: require_approval, approvers: [recipient_lead] }
 `;
     expect((await rest('PUT', '/admin/policy', relay.adminKey, { source: policy })).status).toBe(200);
-    const created = await call(sender.key, 'message/send', { recipient: 'wrecipient@acme', intent: 'inform', message: text('held') });
+    const created = await call(sender.key, 'message/send', {
+      recipient: 'wrecipient@acme',
+      intent: 'inform',
+      message: text('held'),
+    });
     const types = (hook: WebhookReceiver) => hook.events().map((r) => r.json?.type);
-    await waitUntil(async () => (types(leadHook).includes('thread.awaiting_approval') && types(senderHook).includes('thread.awaiting_approval')) || undefined, 'approver and sender told');
-    verifyWebhook(lead.secret, leadHook.events().find((r) => r.json?.type === 'thread.awaiting_approval')!);
-    expect(leadHook.events().find((r) => r.json?.type === 'thread.awaiting_approval')!.json!.data).toMatchObject({ thread_id: created.task_id, summary: 'held', status: 'awaiting_approval' });
+    await waitUntil(
+      async () =>
+        (types(leadHook).includes('thread.awaiting_approval') &&
+          types(senderHook).includes('thread.awaiting_approval')) ||
+        undefined,
+      'approver and sender told',
+    );
+    verifyWebhook(
+      lead.secret,
+      leadHook.events().find((r) => r.json?.type === 'thread.awaiting_approval')!,
+    );
+    expect(leadHook.events().find((r) => r.json?.type === 'thread.awaiting_approval')!.json!.data).toMatchObject({
+      thread_id: created.task_id,
+      summary: 'held',
+      status: 'awaiting_approval',
+    });
 
     const approved = await rest('POST', `/approvals/${created.approval.approval_id}/approve`, lead.key, {});
     expect(approved.status).toBe(200);
-    await waitUntil(async () => types(recipientHook).includes('thread.created') || undefined, 'the recipient told once approved');
+    await waitUntil(
+      async () => types(recipientHook).includes('thread.created') || undefined,
+      'the recipient told once approved',
+    );
     expect(types(recipientHook)).toEqual(['thread.created']);
 
     const asked = await relay.rpc(recipient.key, 'tasks/update', { task_id: created.task_id, transition: 'accept' });
     expect(asked.body.error).toMatchObject({ code: -32021 });
-    await waitUntil(async () => types(leadHook).includes('approval.requested') || undefined, 'the approver asked about the accept');
+    await waitUntil(
+      async () => types(leadHook).includes('approval.requested') || undefined,
+      'the approver asked about the accept',
+    );
     // The actor (a participant) hears that its accept waits, as its call was answered.
     await waitUntil(async () => types(recipientHook).includes('approval.requested') || undefined, 'the actor told');
     expect(types(recipientHook)).toEqual(['thread.created', 'approval.requested']);

@@ -15,7 +15,11 @@ let bob: string;
 let carol: string;
 
 /** What the reference MCP client attaches to every call: tags a tool was given, and its own trace. */
-const ENVELOPE = { client: 'handoff-mcp/0.1.5', sprint: 12, trace: { id: 'c0ffee', spans: [1, { at: '2026-05-01T09:14:32Z' }, null] } };
+const ENVELOPE = {
+  client: 'handoff-mcp/0.1.5',
+  sprint: 12,
+  trace: { id: 'c0ffee', spans: [1, { at: '2026-05-01T09:14:32Z' }, null] },
+};
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
 const OVERSIZED = { blob: 'x'.repeat(16_400) };
@@ -39,21 +43,49 @@ async function ok(key: string, method: string, params: Record<string, unknown>):
   return body.result;
 }
 
-async function errorOf(key: string, method: string, params: Record<string, unknown>): Promise<{ code: string; message: string }> {
+async function errorOf(
+  key: string,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<{ code: string; message: string }> {
   const { status, body } = await relay.rpc(key, method, params);
   expect(status).toBe(200);
   return { code: body.error?.data?.code, message: body.error?.message };
 }
 
 const create = (summary: string, over: Record<string, unknown> = {}) =>
-  ok(alice, 'message/send', { task_id: null, recipient: 'bob@acme', intent: 'inform', message: text(summary), metadata: ENVELOPE, ...over });
+  ok(alice, 'message/send', {
+    task_id: null,
+    recipient: 'bob@acme',
+    intent: 'inform',
+    message: text(summary),
+    metadata: ENVELOPE,
+    ...over,
+  });
 
 /** Every document of the collections a call could write, hashed (what the workers and sweeps write on their own left out). */
 async function snapshot(): Promise<string> {
   const hash = createHash('sha256');
   for (const name of ['threads', 'messages', 'idempotency', 'runs', 'push_configs', 'a2a_drafts']) {
     const docs = await relay.store.db.collection(name).find().toArray();
-    hash.update(`${name}:${docs.map(({ version: _v, outbox_dirty: _d, outbox_enqueued: _e, jobs_pending: _j, pending_since: _p, next_timer: _n, next_due_at: _due, timer_version: _t, ...doc }) => JSON.stringify(doc)).sort().join('\n')}`);
+    hash.update(
+      `${name}:${docs
+        .map(
+          ({
+            version: _v,
+            outbox_dirty: _d,
+            outbox_enqueued: _e,
+            jobs_pending: _j,
+            pending_since: _p,
+            next_timer: _n,
+            next_due_at: _due,
+            timer_version: _t,
+            ...doc
+          }) => JSON.stringify(doc),
+        )
+        .sort()
+        .join('\n')}`,
+    );
   }
   return hash.digest('hex');
 }
@@ -68,20 +100,48 @@ describe('every method takes a metadata envelope and ignores it', () => {
     // A create stores its metadata (content there), without the idempotency key.
     expect((await ok(bob, 'tasks/get', { task_id: id, metadata: ENVELOPE })).metadata).toEqual(ENVELOPE);
 
-    const appended = await ok(alice, 'message/send', { task_id: id, message: text('one more thing'), metadata: { ...ENVELOPE, client_idempotency_key: 'env-append' } });
+    const appended = await ok(alice, 'message/send', {
+      task_id: id,
+      message: text('one more thing'),
+      metadata: { ...ENVELOPE, client_idempotency_key: 'env-append' },
+    });
     expect(appended.sequence_no).toBe(1);
-    const listed = await ok(bob, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 5 }, metadata: ENVELOPE });
+    const listed = await ok(bob, 'tasks/list', {
+      filter: { role: 'recipient' },
+      page: { limit: 5 },
+      metadata: ENVELOPE,
+    });
     expect(listed.items.map((item: { thread_id: string }) => item.thread_id)).toContain(id);
     expect(await ok(alice, 'approvals/get', { task_id: id, metadata: ENVELOPE })).toEqual({ approvals: [] });
 
-    expect(await ok(bob, 'tasks/update', { task_id: id, transition: 'accept', metadata: { ...ENVELOPE, client_idempotency_key: 'env-accept' } })).toMatchObject({ status: 'accepted' });
-    const completed = await ok(bob, 'tasks/update', { task_id: id, transition: 'complete', result_summary: 'Done', metadata: ENVELOPE });
+    expect(
+      await ok(bob, 'tasks/update', {
+        task_id: id,
+        transition: 'accept',
+        metadata: { ...ENVELOPE, client_idempotency_key: 'env-accept' },
+      }),
+    ).toMatchObject({ status: 'accepted' });
+    const completed = await ok(bob, 'tasks/update', {
+      task_id: id,
+      transition: 'complete',
+      result_summary: 'Done',
+      metadata: ENVELOPE,
+    });
     expect(completed).toMatchObject({ thread_id: id, status: 'completed' });
 
     const declined = (await create('decline me')).task_id;
-    expect(await ok(bob, 'tasks/update', { task_id: declined, transition: 'decline', reason: 'No capacity', metadata: ENVELOPE })).toMatchObject({ status: 'declined' });
+    expect(
+      await ok(bob, 'tasks/update', {
+        task_id: declined,
+        transition: 'decline',
+        reason: 'No capacity',
+        metadata: ENVELOPE,
+      }),
+    ).toMatchObject({ status: 'declined' });
     const cancelled = (await create('cancel me')).task_id;
-    expect(await ok(alice, 'tasks/cancel', { task_id: cancelled, reason: 'Not needed', metadata: ENVELOPE })).toMatchObject({ status: 'cancelled' });
+    expect(
+      await ok(alice, 'tasks/cancel', { task_id: cancelled, reason: 'Not needed', metadata: ENVELOPE }),
+    ).toMatchObject({ status: 'cancelled' });
 
     // The envelope is not part of what is stored: the thread reads the same as it did.
     const thread = await ok(alice, 'tasks/get', { task_id: id });
@@ -93,9 +153,20 @@ describe('every method takes a metadata envelope and ignores it', () => {
     const id = (await create('any keys')).task_id;
     const anyKeys = { 'trace.id': 'abc', $client: { 'v.1': true } };
     expect((await ok(bob, 'tasks/get', { task_id: id, metadata: anyKeys })).thread_id).toBe(id);
-    expect(await ok(bob, 'tasks/update', { task_id: id, transition: 'accept', metadata: anyKeys })).toMatchObject({ status: 'accepted' });
+    expect(await ok(bob, 'tasks/update', { task_id: id, transition: 'accept', metadata: anyKeys })).toMatchObject({
+      status: 'accepted',
+    });
     // A new handoff stores its metadata, so there the rules of stored JSON hold.
-    expect((await errorOf(alice, 'message/send', { recipient: 'bob@acme', intent: 'inform', message: text('x'), metadata: anyKeys })).code).toBe('invalid_params');
+    expect(
+      (
+        await errorOf(alice, 'message/send', {
+          recipient: 'bob@acme',
+          intent: 'inform',
+          message: text('x'),
+          metadata: anyKeys,
+        })
+      ).code,
+    ).toBe('invalid_params');
   });
 
   test('the runner methods, with an envelope on each call', async () => {
@@ -109,7 +180,9 @@ describe('every method takes a metadata envelope and ignores it', () => {
     await ok(bob, 'runs/progress', { ...lease, seq: 1, text: 'working' });
     expect((await ok(bob, 'runs/get', { run_id: run.run_id, metadata: ENVELOPE })).run_id).toBe(run.run_id);
     await ok(bob, 'runs/stop', { run_id: run.run_id, metadata: ENVELOPE });
-    expect(await ok(bob, 'runs/finish', { ...lease, outcome: 'stopped', reason: 'stopped' })).toMatchObject({ run_id: run.run_id });
+    expect(await ok(bob, 'runs/finish', { ...lease, outcome: 'stopped', reason: 'stopped' })).toMatchObject({
+      run_id: run.run_id,
+    });
   });
 
   test('the A2A methods and push configs, with an envelope on each call', async () => {
@@ -119,7 +192,9 @@ describe('every method takes a metadata envelope and ignores it', () => {
     const config = { taskId: id, id: 'env-hook', metadata: ENVELOPE };
     await ok(alice, 'CreateTaskPushNotificationConfig', { ...config, url: 'https://hooks.example.invalid/relay' });
     expect((await ok(alice, 'GetTaskPushNotificationConfig', config)).id).toBe('env-hook');
-    expect((await ok(alice, 'ListTaskPushNotificationConfigs', { taskId: id, metadata: ENVELOPE })).configs).toHaveLength(1);
+    expect(
+      (await ok(alice, 'ListTaskPushNotificationConfigs', { taskId: id, metadata: ENVELOPE })).configs,
+    ).toHaveLength(1);
     await ok(alice, 'DeleteTaskPushNotificationConfig', config);
     const cancelled = await ok(alice, 'CancelTask', { id, metadata: { ...ENVELOPE, reason: 'Changed plans' } });
     expect(cancelled.status.state).toMatch(/cancel/i);
@@ -145,13 +220,20 @@ describe('a read keeps its own error whatever envelope it carries', () => {
   });
 
   test('the writes too: append, update and cancel', async () => {
-    expect((await errorOf(carol, 'message/send', { task_id: id, message: text('hi'), metadata: ENVELOPE })).code).toBe('not_a_participant');
-    expect((await errorOf(bob, 'tasks/update', { task_id: UNKNOWN, transition: 'accept', metadata: ENVELOPE })).code).toBe('thread_not_found');
+    expect((await errorOf(carol, 'message/send', { task_id: id, message: text('hi'), metadata: ENVELOPE })).code).toBe(
+      'not_a_participant',
+    );
+    expect(
+      (await errorOf(bob, 'tasks/update', { task_id: UNKNOWN, transition: 'accept', metadata: ENVELOPE })).code,
+    ).toBe('thread_not_found');
     expect((await errorOf(carol, 'tasks/cancel', { task_id: id, metadata: ENVELOPE })).code).toBe('not_a_participant');
   });
 
   test('content stays strict beside an envelope: an unknown param is still invalid_params naming params', async () => {
-    expect(await errorOf(bob, 'tasks/get', { task_id: id, history_length: 5, metadata: ENVELOPE })).toMatchObject({ code: 'invalid_params', message: expect.stringMatching(/^params: /) });
+    expect(await errorOf(bob, 'tasks/get', { task_id: id, history_length: 5, metadata: ENVELOPE })).toMatchObject({
+      code: 'invalid_params',
+      message: expect.stringMatching(/^params: /),
+    });
   });
 });
 
@@ -163,7 +245,11 @@ describe('an envelope past its bounds is refused, its limit named, nothing chang
 
   /** Each method with valid params (filled with the fixture's thread id) but for the envelope. */
   const METHODS: Array<[string, 'alice' | 'bob', (task: string) => Record<string, unknown>]> = [
-    ['message/send', 'alice', () => ({ task_id: null, recipient: 'bob@acme', intent: 'inform', message: text('never sent') })],
+    [
+      'message/send',
+      'alice',
+      () => ({ task_id: null, recipient: 'bob@acme', intent: 'inform', message: text('never sent') }),
+    ],
     ['message/send', 'alice', (task) => ({ task_id: task, message: text('never appended') })],
     ['tasks/get', 'bob', (task) => ({ task_id: task })],
     ['tasks/list', 'bob', () => ({})],
@@ -183,7 +269,10 @@ describe('an envelope past its bounds is refused, its limit named, nothing chang
   test.each(METHODS)('%s (as %s): 16 KiB and 20 levels deep', async (method, who, params) => {
     const before = await snapshot();
     const oversized = await errorOf(key(who), method, { ...params(ids.pending!), metadata: OVERSIZED });
-    expect(oversized).toEqual({ code: 'invalid_params', message: 'params.metadata: must be at most 16384 bytes as JSON' });
+    expect(oversized).toEqual({
+      code: 'invalid_params',
+      message: 'params.metadata: must be at most 16384 bytes as JSON',
+    });
     const deep = await errorOf(key(who), method, { ...params(ids.pending!), metadata: TOO_DEEP });
     expect(deep).toEqual({ code: 'invalid_params', message: 'params.metadata: must nest at most 20 levels deep' });
     expect(await snapshot()).toBe(before);
@@ -217,7 +306,12 @@ describe('artifacts as other clients send them', () => {
     const id = created.task_id as string;
     await ok(bob, 'message/send', { task_id: id, message: text('see'), artifacts: [SENT[0]] });
     await ok(bob, 'tasks/update', { task_id: id, transition: 'accept' });
-    const completed = await ok(bob, 'tasks/update', { task_id: id, transition: 'complete', result_summary: 'Done', artifacts: [SENT[1]] });
+    const completed = await ok(bob, 'tasks/update', {
+      task_id: id,
+      transition: 'complete',
+      result_summary: 'Done',
+      artifacts: [SENT[1]],
+    });
     expect(completed.completion_artifacts).toEqual([SENT[1]]);
     const thread = await ok(alice, 'tasks/get', { task_id: id });
     expect(thread.artifacts).toEqual(SENT);
@@ -230,18 +324,36 @@ describe('artifacts as other clients send them', () => {
   });
 
   test('over MCP: handoff_to_teammate, view_thread and complete_handoff give back the forms sent', async () => {
-    const created = toolOk(await mcpAlice.callTool({ name: 'handoff_to_teammate', arguments: { to: 'bob@acme', intent: 'inform', summary: 'forms over mcp', artifacts: SENT } }));
+    const created = toolOk(
+      await mcpAlice.callTool({
+        name: 'handoff_to_teammate',
+        arguments: { to: 'bob@acme', intent: 'inform', summary: 'forms over mcp', artifacts: SENT },
+      }),
+    );
     const viewed = toolOk(await mcpBob.callTool({ name: 'view_thread', arguments: { thread_id: created.thread_id } }));
     expect(viewed.artifacts.value).toEqual(SENT);
     toolOk(await mcpBob.callTool({ name: 'accept_handoff', arguments: { thread_id: created.thread_id } }));
-    const completed = toolOk(await mcpBob.callTool({ name: 'complete_handoff', arguments: { thread_id: created.thread_id, result_summary: 'Done', artifacts: [SENT[0]] } }));
+    const completed = toolOk(
+      await mcpBob.callTool({
+        name: 'complete_handoff',
+        arguments: { thread_id: created.thread_id, result_summary: 'Done', artifacts: [SENT[0]] },
+      }),
+    );
     expect(completed.completion_artifacts).toEqual([SENT[0]]);
   });
 
   test('over MCP: a metadata argument a client adds to a read is ignored', async () => {
     const id = (await create('mcp reads')).task_id;
-    expect(toolOk(await mcpBob.callTool({ name: 'view_thread', arguments: { thread_id: id, metadata: ENVELOPE } })).thread_id).toBe(id);
-    expect(toolOk(await mcpBob.callTool({ name: 'list_teammates', arguments: { role: 'backend', metadata: ENVELOPE } })).teammates).toHaveLength(1);
-    expect(toolOk(await mcpBob.callTool({ name: 'check_inbox', arguments: { limit: 5, metadata: ENVELOPE } })).items).toEqual(expect.any(Array));
+    expect(
+      toolOk(await mcpBob.callTool({ name: 'view_thread', arguments: { thread_id: id, metadata: ENVELOPE } }))
+        .thread_id,
+    ).toBe(id);
+    expect(
+      toolOk(await mcpBob.callTool({ name: 'list_teammates', arguments: { role: 'backend', metadata: ENVELOPE } }))
+        .teammates,
+    ).toHaveLength(1);
+    expect(
+      toolOk(await mcpBob.callTool({ name: 'check_inbox', arguments: { limit: 5, metadata: ENVELOPE } })).items,
+    ).toEqual(expect.any(Array));
   });
 });

@@ -34,7 +34,13 @@ function context(over: Partial<HandoffTokenRecord> = {}, metadata: Record<string
 describe('acceptanceVerdict (pure)', () => {
   test('no inputs: every check skipped, ok', () => {
     const v = acceptanceVerdict({}, context());
-    expect(v).toMatchObject({ accepted: true, result: 'ok', reasons: [], is_trusted_channel: false, delivery_source: 'unspecified' });
+    expect(v).toMatchObject({
+      accepted: true,
+      result: 'ok',
+      reasons: [],
+      is_trusted_channel: false,
+      delivery_source: 'unspecified',
+    });
     expect(v.token_check.status).toBe('skipped');
     expect(v.identity_check.status).toBe('skipped');
     expect(v.capability_check.status).toBe('skipped');
@@ -45,13 +51,21 @@ describe('acceptanceVerdict (pure)', () => {
   test('token reasons', () => {
     expect(acceptanceVerdict({ goal_token: TOKEN, presented_body: BODY }, context()).result).toBe('ok');
     expect(acceptanceVerdict({ goal_token: 'nope' }, context()).token_check.reason).toBe('not_found');
-    expect(acceptanceVerdict({ goal_token: TOKEN }, context({ consumed_at: NOW })).token_check.reason).toBe('already_consumed');
+    expect(acceptanceVerdict({ goal_token: TOKEN }, context({ consumed_at: NOW })).token_check.reason).toBe(
+      'already_consumed',
+    );
     expect(acceptanceVerdict({ goal_token: TOKEN }, context({ expires_at: NOW })).token_check.reason).toBe('expired');
-    const wrong = acceptanceVerdict({ goal_token: TOKEN, project_id: 'p2' }, context({}, { project: { project_id: 'p1' } }));
+    const wrong = acceptanceVerdict(
+      { goal_token: TOKEN, project_id: 'p2' },
+      context({}, { project: { project_id: 'p1' } }),
+    );
     expect(wrong).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', token_check: { reason: 'wrong_project' } });
     expect(acceptanceVerdict({ goal_token: TOKEN }, context(), 'other-team').token_check.reason).toBe('wrong_project');
     const body = acceptanceVerdict({ presented_body: { ...BODY, summary: 'y' } }, context());
-    expect(body).toMatchObject({ result: 'BODY_HASH_MISMATCH', token_check: { reason: 'body_mismatch', body_checked: true } });
+    expect(body).toMatchObject({
+      result: 'BODY_HASH_MISMATCH',
+      token_check: { reason: 'body_mismatch', body_checked: true },
+    });
   });
 
   test('short-circuits in order and marks later checks not_run', () => {
@@ -63,19 +77,32 @@ describe('acceptanceVerdict (pure)', () => {
 
   test('identity, capability, manifest and board', () => {
     const meta = { project: { project_id: 'p1', repo: 'acme/web' }, required_tools: ['docker'] };
-    expect(acceptanceVerdict({ expected_repo_path: 'acme/api', available_tools: ['docker'] }, context({}, meta)).result).toBe('FOREIGN_PROJECT_CONFIG');
+    expect(
+      acceptanceVerdict({ expected_repo_path: 'acme/api', available_tools: ['docker'] }, context({}, meta)).result,
+    ).toBe('FOREIGN_PROJECT_CONFIG');
     expect(acceptanceVerdict({ project_id: 'p1', expected_repo_path: 'acme/web' }, context({}, meta))).toMatchObject({
       result: 'CAPABILITY_UNAVAILABLE',
       capability_check: { required: ['docker'], available: ['git'], missing: ['docker'] },
     });
     expect(acceptanceVerdict({ available_tools: ['docker'] }, context({}, meta)).result).toBe('ok');
-    const items = [{ id: 'b', tool_requirements: ['z', 'a'] }, { id: 'a', tool_requirements: ['a'] }];
+    const items = [
+      { id: 'b', tool_requirements: ['z', 'a'] },
+      { id: 'a', tool_requirements: ['a'] },
+    ];
     const toolsHash = sha256Hex(canonicalJson(['a', 'z']));
     expect(computeRequiredToolsHash(items)).toBe(toolsHash);
     expect(computeBoardRevision(items)).toBe(sha256Hex(canonicalJson([items[1], items[0]])));
-    expect(acceptanceVerdict({ live_items: items, expected_required_tools_hash: toolsHash }, context()).result).toBe('ok');
-    expect(acceptanceVerdict({ live_items: items, expected_required_tools_hash: 'x' }, context()).result).toBe('TOOL_MANIFEST_DRIFT');
-    expect(acceptanceVerdict({ live_items: items, expected_board_revision: computeBoardRevision(items) }, context()).result).toBe('ok');
-    expect(acceptanceVerdict({ live_items: items, expected_board_revision: 'x' }, context()).result).toBe('BOARD_DIVERGENCE');
+    expect(acceptanceVerdict({ live_items: items, expected_required_tools_hash: toolsHash }, context()).result).toBe(
+      'ok',
+    );
+    expect(acceptanceVerdict({ live_items: items, expected_required_tools_hash: 'x' }, context()).result).toBe(
+      'TOOL_MANIFEST_DRIFT',
+    );
+    expect(
+      acceptanceVerdict({ live_items: items, expected_board_revision: computeBoardRevision(items) }, context()).result,
+    ).toBe('ok');
+    expect(acceptanceVerdict({ live_items: items, expected_board_revision: 'x' }, context()).result).toBe(
+      'BOARD_DIVERGENCE',
+    );
   });
 });

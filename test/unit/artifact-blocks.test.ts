@@ -18,8 +18,12 @@ test.each([
 });
 
 test('a git_sha that is a commit sha is shortened to 12 characters; a ref name is shown whole', () => {
-  expect(shown({ type: 'file_ref', path: 'a.ts', git_sha: '0123456789abcdef0123' })).toBe(':bookmark_tabs: *File* `a.ts` @ `0123456789ab`');
-  expect(shown({ type: 'file_ref', path: 'a.ts', git_sha: 'origin/feature-search-v2' })).toBe(':bookmark_tabs: *File* `a.ts` @ `origin/feature-search-v2`');
+  expect(shown({ type: 'file_ref', path: 'a.ts', git_sha: '0123456789abcdef0123' })).toBe(
+    ':bookmark_tabs: *File* `a.ts` @ `0123456789ab`',
+  );
+  expect(shown({ type: 'file_ref', path: 'a.ts', git_sha: 'origin/feature-search-v2' })).toBe(
+    ':bookmark_tabs: *File* `a.ts` @ `origin/feature-search-v2`',
+  );
 });
 
 test('an inline contract given as JSON is shown as pretty JSON', () => {

@@ -16,7 +16,15 @@ beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'build-stamp-'));
   const count = `node -e "if (require('fs').existsSync('fail')) process.exit(3); require('fs').appendFileSync('builds', 'built\\n')"`;
   const build = `node ${JSON.stringify(SCRIPT)} begin && ${count} && node ${JSON.stringify(SCRIPT)} end`;
-  await writeFile(join(root, 'package.json'), JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, scripts: { build, 'ensure-build': `node ${JSON.stringify(SCRIPT)} ensure` } }));
+  await writeFile(
+    join(root, 'package.json'),
+    JSON.stringify({
+      name: 'fixture',
+      version: '1.0.0',
+      private: true,
+      scripts: { build, 'ensure-build': `node ${JSON.stringify(SCRIPT)} ensure` },
+    }),
+  );
   await writeFile(join(root, 'tsconfig.json'), JSON.stringify({ include: ['src'] }));
   await mkdir(join(root, 'src', 'deep'), { recursive: true });
   await writeFile(join(root, 'src', 'deep', 'a.ts'), 'export const a = 1;\n');
@@ -53,13 +61,18 @@ async function builds(): Promise<number> {
 
 test('a checkout never built builds once, saying why; a second start on that build does not build', async () => {
   const first = await ensure();
-  expect(first).toEqual({ code: 0, said: expect.stringContaining('build: no finished build in dist/; building (npm run build)…') });
+  expect(first).toEqual({
+    code: 0,
+    said: expect.stringContaining('build: no finished build in dist/; building (npm run build)…'),
+  });
   expect(await builds()).toBe(1);
   expect((await stat(join(root, 'dist', '.build-stamp'))).isFile()).toBe(true);
 
   const second = await ensure();
   expect(second.code).toBe(0);
-  expect(second.said.trim().split('\n')).toEqual(['build: dist/ is up to date with the sources; not rebuilding (npm run build forces one)']);
+  expect(second.said.trim().split('\n')).toEqual([
+    'build: dist/ is up to date with the sources; not rebuilding (npm run build forces one)',
+  ]);
   expect(await builds()).toBe(1);
 });
 

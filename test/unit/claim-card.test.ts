@@ -6,9 +6,20 @@ import { alice, agent, at, expectWithinSlackLimits, largestThread, thread } from
 
 const ana = agent('ana@acme', 'Ana', 'U0ANA');
 const ben = agent('ben@acme', 'Ben', null);
-const people = new Map<string, AgentDoc | null>([[ana.handle, ana], [ben.handle, ben]]);
+const people = new Map<string, AgentDoc | null>([
+  [ana.handle, ana],
+  [ben.handle, ben],
+]);
 const unclaimed = (over: Partial<ThreadDoc> = {}): ThreadDoc =>
-  thread({ to: 'role:frontend', to_target: 'role:frontend', candidates: ['ana@acme', 'ben@acme'], status: 'unclaimed', claimed_by: null, claimed_at: null, ...over });
+  thread({
+    to: 'role:frontend',
+    to_target: 'role:frontend',
+    candidates: ['ana@acme', 'ben@acme'],
+    status: 'unclaimed',
+    claimed_by: null,
+    claimed_at: null,
+    ...over,
+  });
 const text = (m: { blocks: unknown[] }) => JSON.stringify(m.blocks);
 const buttons = (m: { blocks: any[] }) => m.blocks.flatMap((b) => (b.type === 'actions' ? b.elements : []));
 
@@ -22,22 +33,48 @@ test('unclaimed: who sent it for which target, the candidates, and one Claim but
 });
 
 test('claimed: no button, "Claimed by" with the local time token', () => {
-  const m = claimCard({ thread: unclaimed({ status: 'pending', to: 'ana@acme', claimed_by: 'ana@acme', claimed_at: at(5) }), sender: alice, claimer: ana, candidates: people });
+  const m = claimCard({
+    thread: unclaimed({ status: 'pending', to: 'ana@acme', claimed_by: 'ana@acme', claimed_at: at(5) }),
+    sender: alice,
+    claimer: ana,
+    candidates: people,
+  });
   expect(buttons(m)).toEqual([]);
   expect(text(m)).toContain(`Claimed by <@U0ANA>* · <!date^${Math.floor(at(5).getTime() / 1000)}^{time}|10:05 UTC>`);
   expect(m.text).toContain('(claimed by Ana)');
 });
 
 test('cancelled before anyone claimed it: no button, says so', () => {
-  const m = claimCard({ thread: unclaimed({ status: 'cancelled', updated_at: at(9) }), sender: alice, claimer: null, candidates: people });
+  const m = claimCard({
+    thread: unclaimed({ status: 'cancelled', updated_at: at(9) }),
+    sender: alice,
+    claimer: null,
+    candidates: people,
+  });
   expect(buttons(m)).toEqual([]);
   expect(text(m)).toContain('Cancelled by <@U0ALICE>* before anyone claimed it');
 });
 
 test('teammate text is escaped and the largest handoff stays within Slack limits', () => {
-  const hostile = claimCard({ thread: unclaimed({ summary: '<!channel> *bold* <https://evil|x>' }), sender: alice, claimer: null, candidates: people });
+  const hostile = claimCard({
+    thread: unclaimed({ summary: '<!channel> *bold* <https://evil|x>' }),
+    sender: alice,
+    claimer: null,
+    candidates: people,
+  });
   expect(text(hostile)).not.toContain('<!channel>');
-  const big = claimCard({ thread: { ...largestThread(), to: 'skill:react', to_target: 'skill:react', candidates: ['ana@acme', 'ben@acme'], status: 'unclaimed' }, sender: alice, claimer: null, candidates: people });
+  const big = claimCard({
+    thread: {
+      ...largestThread(),
+      to: 'skill:react',
+      to_target: 'skill:react',
+      candidates: ['ana@acme', 'ben@acme'],
+      status: 'unclaimed',
+    },
+    sender: alice,
+    claimer: null,
+    candidates: people,
+  });
   expectWithinSlackLimits(big);
   expect(text(big)).toContain('the claimer sees all of it');
 });

@@ -17,14 +17,32 @@ function setup() {
   const threads = new InMemoryThreads();
   const tokens = new HandoffTokens('fast-tier-secret');
   const outbox = recordingOutbox();
-  const claims = new Claims({ store: threads, outbox, tokens, policy: { forClaim: async () => undefined }, clock: { now: () => NOW }, log: pino({ level: 'silent' }) });
-  return { threads, claims, published: outbox.published, unclaimed: () => storedUnclaimed(threads, tokens, sender, target, [ana.handle, bo.handle]) };
+  const claims = new Claims({
+    store: threads,
+    outbox,
+    tokens,
+    policy: { forClaim: async () => undefined },
+    clock: { now: () => NOW },
+    log: pino({ level: 'silent' }),
+  });
+  return {
+    threads,
+    claims,
+    published: outbox.published,
+    unclaimed: () => storedUnclaimed(threads, tokens, sender, target, [ana.handle, bo.handle]),
+  };
 }
 
 test('the first candidate to claim becomes the recipient: pending, with a handoff token, thread.claimed out', async () => {
   const { threads, claims, published, unclaimed } = setup();
   const doc = await unclaimed();
-  expect(await claims.claim(ana, doc._id, 'api')).toEqual({ thread_id: doc._id, status: 'pending', recipient: ana.handle, claimed_by: ana.handle, claimed_at: NOW.toISOString() });
+  expect(await claims.claim(ana, doc._id, 'api')).toEqual({
+    thread_id: doc._id,
+    status: 'pending',
+    recipient: ana.handle,
+    claimed_by: ana.handle,
+    claimed_at: NOW.toISOString(),
+  });
   const stored = await threads.readThread(doc._id);
   expect(stored).toMatchObject({ status: 'pending', to: ana.handle, claimed_by: ana.handle });
   expect(stored!.handoff_token).toMatchObject({ team: 'acme', consumed_at: null });
@@ -43,7 +61,9 @@ test('another candidate after the claim is refused, told who has it, and nothing
   const { threads, claims, unclaimed } = setup();
   const doc = await unclaimed();
   await claims.claim(ana, doc._id, 'api');
-  await expect(claims.claim(bo, doc._id, 'api')).rejects.toMatchObject({ message: expect.stringContaining(ana.handle) });
+  await expect(claims.claim(bo, doc._id, 'api')).rejects.toMatchObject({
+    message: expect.stringContaining(ana.handle),
+  });
   expect(threads.writes).toBe(1);
 });
 

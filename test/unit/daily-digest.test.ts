@@ -65,7 +65,9 @@ describe('dailyDigest', () => {
     const sent = Array.from({ length: 30 }, (_, i) => item(100 + i, { status: 'accepted' }));
     const message = dailyDigest({ handle: 'ana@acme', waiting, sent, inboxUrl })!;
     expect(checkBlocks(message.blocks, 'message')).toBeNull();
-    const shown = message.blocks.filter((b) => String(b.block_id ?? '').startsWith('thread_')).map((b) => String(b.block_id).slice(7));
+    const shown = message.blocks
+      .filter((b) => String(b.block_id ?? '').startsWith('thread_'))
+      .map((b) => String(b.block_id).slice(7));
     expect(shown.length).toBeLessThanOrEqual(DIGEST_WAITING_MAX + DIGEST_SENT_MAX);
     expect(shown.slice(0, 3)).toEqual(waiting.slice(0, 3).map((i) => i.thread_id));
     expect(JSON.stringify(message.blocks)).toMatch(/…and \d+ more/);
@@ -82,7 +84,12 @@ describe('dailyDigest', () => {
   });
 
   test('teammate text is escaped: a summary cannot ping the channel', () => {
-    const message = dailyDigest({ handle: 'ana@acme', waiting: [item(1, { summary_preview: '<!channel> look <https://evil.example|here>' })], sent: [], inboxUrl })!;
+    const message = dailyDigest({
+      handle: 'ana@acme',
+      waiting: [item(1, { summary_preview: '<!channel> look <https://evil.example|here>' })],
+      sent: [],
+      inboxUrl,
+    })!;
     expect(JSON.stringify(message.blocks)).not.toContain('<!channel>');
   });
 });

@@ -29,7 +29,8 @@ function documentedVariables(markdown: string): DocumentedVariable[] {
     }
     if (cells[0] === 'variable' && cells[1] === 'default') inTable = true;
     else if (inTable && !/^-+$/.test(cells[0]!)) {
-      for (const [, name] of cells[0]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) rows.push({ name: name!, section, defaultCell: cells[1]! });
+      for (const [, name] of cells[0]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g))
+        rows.push({ name: name!, section, defaultCell: cells[1]! });
     }
   }
   return rows;

@@ -30,12 +30,15 @@ function brokenLink(file: string, target: string): string | null {
   if (!to.startsWith(ROOT)) return `${target}: leaves the repository`;
   if (!existsSync(to)) return `${target}: no such file ${relative(ROOT, to)}`;
   if (anchor === null || anchor === '') return null;
-  if (statSync(to).isDirectory() || !to.endsWith('.md')) return `${target}: an anchor into something that is not a markdown file`;
+  if (statSync(to).isDirectory() || !to.endsWith('.md'))
+    return `${target}: an anchor into something that is not a markdown file`;
   return anchorsIn(to).has(anchor) ? null : `${target}: no heading with anchor #${anchor} in ${relative(ROOT, to)}`;
 }
 
 test('the docs exist: README.md and an index of docs/', () => {
-  expect(docFiles().map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(['README.md', join('docs', 'README.md')]));
+  expect(docFiles().map((f) => relative(ROOT, f))).toEqual(
+    expect.arrayContaining(['README.md', join('docs', 'README.md')]),
+  );
 });
 
 test('every relative link and anchor in README.md and docs/ points at a file and heading that exist', () => {
@@ -54,7 +57,9 @@ test('every relative link and anchor in README.md and docs/ points at a file and
 
 test('every page under docs/ is reachable from the docs index', () => {
   const index = join(ROOT, 'docs', 'README.md');
-  const linked = new Set(linksOf(readFileSync(index, 'utf8')).map((l) => resolve(dirname(index), l.target.split('#')[0]!)));
+  const linked = new Set(
+    linksOf(readFileSync(index, 'utf8')).map((l) => resolve(dirname(index), l.target.split('#')[0]!)),
+  );
   const unlisted = docFiles().filter((f) => f.startsWith(join(ROOT, 'docs')) && f !== index && !linked.has(f));
   expect(unlisted.map((f) => relative(ROOT, f))).toEqual([]);
 });

@@ -11,8 +11,20 @@ export const INBOX = `https://relay.example.com/inbox/${THREAD_ID}`;
 export { THREAD_STATUSES };
 
 export const agent = (handle: string, name: string, slack: string | null): AgentDoc => ({
-  _id: handle, handle, team: 'acme', name, role: 'dev', skills: [], repos_owned: [], tools: [], slack_user_id: slack,
-  status: 'active', blocked: [], notification: null, created_at: T0, updated_at: T0,
+  _id: handle,
+  handle,
+  team: 'acme',
+  name,
+  role: 'dev',
+  skills: [],
+  repos_owned: [],
+  tools: [],
+  slack_user_id: slack,
+  status: 'active',
+  blocked: [],
+  notification: null,
+  created_at: T0,
+  updated_at: T0,
 });
 export const alice = agent('alice@acme', 'Alice', 'U0ALICE');
 export const bob = agent('bob@acme', 'Bob', 'U0BOB');
@@ -21,7 +33,11 @@ export const bob = agent('bob@acme', 'Bob', 'U0BOB');
 export function historyFor(status: ThreadStatus, from = alice.handle, to = bob.handle): StatusChange[] {
   const sent: StatusChange = { status: 'pending', by: from, at: T0, via: 'mcp' };
   if (status === 'awaiting_approval') return [{ ...sent, status }];
-  if (status === 'rejected') return [{ ...sent, status: 'awaiting_approval' }, { status, by: 'U0LEAD', at: at(5), via: 'slack' }];
+  if (status === 'rejected')
+    return [
+      { ...sent, status: 'awaiting_approval' },
+      { status, by: 'U0LEAD', at: at(5), via: 'slack' },
+    ];
   const accepted: StatusChange = { status: 'accepted', by: to, at: at(5), via: 'slack' };
   switch (status) {
     case 'pending':
@@ -43,17 +59,45 @@ export function historyFor(status: ThreadStatus, from = alice.handle, to = bob.h
 
 export function thread(overrides: Partial<ThreadDoc> = {}): ThreadDoc {
   return {
-    _id: THREAD_ID, version: 1, team: 'acme', from: alice.handle, to: bob.handle,
-    intent: 'inform', summary: 'Summary', question: null, proposed_action: null, artifacts: [], metadata: {},
-    status: 'pending', status_history: historyFor('pending'), request_hash: 'h', body_hash: 'h',
-    completed_summary: null, completion_artifacts: [], decline_reason: null, cancel_reason: null, created_at: T0, updated_at: T0,
-    accepted_at: null, completed_at: null, declined_at: null, cancelled_at: null, message_seq: 0, message_counts: { from: 0, to: 0 }, outbox: [], slack: null,
+    _id: THREAD_ID,
+    version: 1,
+    team: 'acme',
+    from: alice.handle,
+    to: bob.handle,
+    intent: 'inform',
+    summary: 'Summary',
+    question: null,
+    proposed_action: null,
+    artifacts: [],
+    metadata: {},
+    status: 'pending',
+    status_history: historyFor('pending'),
+    request_hash: 'h',
+    body_hash: 'h',
+    completed_summary: null,
+    completion_artifacts: [],
+    decline_reason: null,
+    cancel_reason: null,
+    created_at: T0,
+    updated_at: T0,
+    accepted_at: null,
+    completed_at: null,
+    declined_at: null,
+    cancelled_at: null,
+    message_seq: 0,
+    message_counts: { from: 0, to: 0 },
+    outbox: [],
+    slack: null,
     ...overrides,
   };
 }
 
 /** The same thread moved to `status`, with its history, timestamps and the text that status carries. */
-export function inStatus(base: ThreadDoc, status: ThreadStatus, extra: { summary?: string; reason?: string; artifacts?: Artifact[] } = {}): ThreadDoc {
+export function inStatus(
+  base: ThreadDoc,
+  status: ThreadStatus,
+  extra: { summary?: string; reason?: string; artifacts?: Artifact[] } = {},
+): ThreadDoc {
   return {
     ...base,
     status,
@@ -71,14 +115,23 @@ export function inStatus(base: ThreadDoc, status: ThreadStatus, extra: { summary
 
 export function message(overrides: Partial<MessageDoc> = {}): MessageDoc {
   return {
-    _id: `${THREAD_ID}:1`, id: 'm-1', thread_id: THREAD_ID, sequence_no: 1, from: bob.handle,
-    body: 'Looks good, one question on the cursor format.', payload: {}, artifacts: [], via: 'slack', created_at: at(12),
+    _id: `${THREAD_ID}:1`,
+    id: 'm-1',
+    thread_id: THREAD_ID,
+    sequence_no: 1,
+    from: bob.handle,
+    body: 'Looks good, one question on the cursor format.',
+    payload: {},
+    artifacts: [],
+    via: 'slack',
+    created_at: at(12),
     ...overrides,
   };
 }
 
 /** Teammate text that tries every trick: broadcasts, mentions, fake links, entities and fence breaks. */
-export const HOSTILE = '<!channel> @here @everyone <!subteam^S123> <@U0BOSS> <#C0GENERAL> <https://evil.example|your bank> & ``` `x` *bold*';
+export const HOSTILE =
+  '<!channel> @here @everyone <!subteam^S123> <@U0BOSS> <#C0GENERAL> <https://evil.example|your bank> & ``` `x` *bold*';
 
 /** Text that grows the most when escaped: every `&` becomes five characters. */
 const heavy = (length: number) => '&<>'.repeat(Math.ceil(length / 3)).slice(0, length);
@@ -90,7 +143,11 @@ const hexSha = 'a'.repeat(64);
 export function largestArtifacts(): Artifact[] {
   const kinds: Artifact[] = [
     { type: 'file_diff', path: heavy(LIMITS.path), diff: lines(LIMITS.diff) },
-    { type: 'api_contract', schema_url: `https://example.com/${'s'.repeat(LIMITS.url - 30)}`, inline: lines(LIMITS.inlineContract) },
+    {
+      type: 'api_contract',
+      schema_url: `https://example.com/${'s'.repeat(LIMITS.url - 30)}`,
+      inline: lines(LIMITS.inlineContract),
+    },
     { type: 'test_command', command: heavy(LIMITS.command), cwd: heavy(LIMITS.path) },
     { type: 'link', url: `https://example.com/${'l'.repeat(LIMITS.url - 30)}`, title: heavy(LIMITS.title) },
     { type: 'file_ref', path: heavy(LIMITS.path), git_sha: hexSha, lines: '1-99999' },
@@ -121,7 +178,11 @@ export function largestThread(): ThreadDoc {
 export const largestAgent = (handle: string): AgentDoc => ({ ...agent(handle, heavy(LIMITS.name), null) });
 
 export function largestMessage(): MessageDoc {
-  return message({ body: heavy(LIMITS.summary), artifacts: largestArtifacts(), from: `${'m'.repeat(LIMITS.handle - 5)}@acme` });
+  return message({
+    body: heavy(LIMITS.summary),
+    artifacts: largestArtifacts(),
+    from: `${'m'.repeat(LIMITS.handle - 5)}@acme`,
+  });
 }
 
 export interface RenderedMessage {
@@ -133,11 +194,13 @@ export interface RenderedMessage {
 export function expectWithinSlackLimits(message: RenderedMessage): void {
   const problem = findBlockProblem(message.blocks, 'message');
   if (problem) throw new Error(formatProblem(problem));
-  if (message.text.length < 1 || message.text.length > 400) throw new Error(`notification text is ${message.text.length} characters`);
+  if (message.text.length < 1 || message.text.length > 400)
+    throw new Error(`notification text is ${message.text.length} characters`);
   // The block helpers cut at Slack's limits only as a last resort (a blind cut can split a link): the builders'
   // own budgets must keep every text below them.
   for (const block of message.blocks) {
-    const texts = block.type === 'context' ? block.elements.map((e: any) => e.text) : block.text ? [block.text.text] : [];
+    const texts =
+      block.type === 'context' ? block.elements.map((e: any) => e.text) : block.text ? [block.text.text] : [];
     for (const text of texts) {
       const limit = block.type === 'header' ? 150 : 3000;
       if (text.length >= limit) throw new Error(`a ${block.type} block reached the ${limit}-character safety cut`);
@@ -161,7 +224,8 @@ export function allText(message: RenderedMessage): string[] {
   return out;
 }
 
-export const buttons = (message: RenderedMessage) => message.blocks.flatMap((b) => (b.type === 'actions' ? b.elements : []));
+export const buttons = (message: RenderedMessage) =>
+  message.blocks.flatMap((b) => (b.type === 'actions' ? b.elements : []));
 
 /** A readable picture of a message for snapshots: one line per block, as a reviewer would skim it. */
 export function preview(message: RenderedMessage): string {
@@ -181,7 +245,11 @@ export function preview(message: RenderedMessage): string {
         out.push('---');
         break;
       case 'actions':
-        out.push(block.elements.map((e: any) => `[${e.text.text}${e.style ? `:${e.style}` : ''}${e.url ? ` → ${e.url}` : ''}]`).join(' '));
+        out.push(
+          block.elements
+            .map((e: any) => `[${e.text.text}${e.style ? `:${e.style}` : ''}${e.url ? ` → ${e.url}` : ''}]`)
+            .join(' '),
+        );
         break;
       default:
         out.push(`<${block.type}>`);

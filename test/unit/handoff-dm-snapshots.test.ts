@@ -3,7 +3,16 @@
 // snapshot update cannot hide a regression in them.
 import { THREAD_STATUSES, type Artifact } from '../../relay-core/domain/schemas';
 import { handoffDm, type DmInput } from '../../bot/blocks/handoff-dm';
-import { alice, bob, expectWithinSlackLimits, INBOX, inStatus, preview, thread, type RenderedMessage } from './handoff-dm-fixtures';
+import {
+  alice,
+  bob,
+  expectWithinSlackLimits,
+  INBOX,
+  inStatus,
+  preview,
+  thread,
+  type RenderedMessage,
+} from './handoff-dm-fixtures';
 
 const dm = (input: Partial<DmInput> & Pick<DmInput, 'thread'>) => {
   const m = handoffDm({ sender: alice, recipient: bob, inboxUrl: INBOX, ...input }) as RenderedMessage;
@@ -46,11 +55,39 @@ describe('each intent', () => {
 
 describe('each artifact type', () => {
   const artifacts: Array<[string, Artifact, string]> = [
-    ['file_diff', { type: 'file_diff', path: 'src/api/users.ts', diff: '@@ -10,3 +10,3 @@\n-  const offset = page * size;\n+  const cursor = decode(req.query.cursor);' }, '```@@ -10,3 +10,3 @@'],
-    ['file_ref', { type: 'file_ref', path: 'src/api/users.ts', lines: '12-40', git_sha: '0123456789abcdef0123' }, '`src/api/users.ts` lines 12-40 @ `0123456789ab`'],
-    ['test_command', { type: 'test_command', command: 'npm test -- users', cwd: 'services/api' }, 'in `services/api`\n```npm test -- users```'],
-    ['api_contract', { type: 'api_contract', schema_url: 'https://example.com/openapi.yaml', inline: 'paths:\n  /users:\n    get:\n      parameters: [cursor]' }, '<https://example.com/openapi.yaml|example.com/openapi.yaml>'],
-    ['link', { type: 'link', url: 'https://github.com/acme/api/pull/42', title: 'PR #42: cursor paging' }, '<https://github.com/acme/api/pull/42|PR #42: cursor paging> (github.com)'],
+    [
+      'file_diff',
+      {
+        type: 'file_diff',
+        path: 'src/api/users.ts',
+        diff: '@@ -10,3 +10,3 @@\n-  const offset = page * size;\n+  const cursor = decode(req.query.cursor);',
+      },
+      '```@@ -10,3 +10,3 @@',
+    ],
+    [
+      'file_ref',
+      { type: 'file_ref', path: 'src/api/users.ts', lines: '12-40', git_sha: '0123456789abcdef0123' },
+      '`src/api/users.ts` lines 12-40 @ `0123456789ab`',
+    ],
+    [
+      'test_command',
+      { type: 'test_command', command: 'npm test -- users', cwd: 'services/api' },
+      'in `services/api`\n```npm test -- users```',
+    ],
+    [
+      'api_contract',
+      {
+        type: 'api_contract',
+        schema_url: 'https://example.com/openapi.yaml',
+        inline: 'paths:\n  /users:\n    get:\n      parameters: [cursor]',
+      },
+      '<https://example.com/openapi.yaml|example.com/openapi.yaml>',
+    ],
+    [
+      'link',
+      { type: 'link', url: 'https://github.com/acme/api/pull/42', title: 'PR #42: cursor paging' },
+      '<https://github.com/acme/api/pull/42|PR #42: cursor paging> (github.com)',
+    ],
   ];
   test.each(artifacts)('%s', (_name, artifact, piece) => {
     const m = dm({ thread: thread({ summary: 'See the attached.', artifacts: [artifact] }) });
@@ -60,7 +97,9 @@ describe('each artifact type', () => {
 });
 
 describe('each status, for the recipient and for the sender', () => {
-  const cases = THREAD_STATUSES.flatMap((status) => (['recipient', 'sender'] as const).map((audience) => [status, audience] as const));
+  const cases = THREAD_STATUSES.flatMap((status) =>
+    (['recipient', 'sender'] as const).map((audience) => [status, audience] as const),
+  );
   const expected: Record<string, string> = {
     pending: 'Sent by <@U0ALICE> via MCP',
     accepted: 'Accepted by <@U0BOB> via Slack',
@@ -87,7 +126,11 @@ test('an expired handoff offers its sender Resend, not its recipient', () => {
 });
 
 test('the sender DM says what the timers did', () => {
-  const m = dm({ thread: question, audience: 'sender', timerLine: ':alarm_clock: reminded <@U0BOB> · escalated back to you' });
+  const m = dm({
+    thread: question,
+    audience: 'sender',
+    timerLine: ':alarm_clock: reminded <@U0BOB> · escalated back to you',
+  });
   expect(preview(m)).toContain('(:alarm_clock: reminded <@U0BOB> · escalated back to you)');
 });
 

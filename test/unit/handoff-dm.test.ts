@@ -21,9 +21,11 @@ import {
 } from './handoff-dm-fixtures';
 
 const dm = (input: DmInput) => handoffDm(input) as RenderedMessage;
-const render = (t = thread(), extra: Partial<DmInput> = {}) => dm({ thread: t, sender: alice, recipient: bob, inboxUrl: INBOX, ...extra });
+const render = (t = thread(), extra: Partial<DmInput> = {}) =>
+  dm({ thread: t, sender: alice, recipient: bob, inboxUrl: INBOX, ...extra });
 const joined = (m: { text: string; blocks: unknown[] }) => allText(m as any).join('\n');
-const sectionWith = (m: { blocks: any[] }, piece: string) => m.blocks.find((b) => b.type === 'section' && b.text.text.includes(piece))?.text.text as string;
+const sectionWith = (m: { blocks: any[] }, piece: string) =>
+  m.blocks.find((b) => b.type === 'section' && b.text.text.includes(piece))?.text.text as string;
 
 test('each intent is shown plainly, with the question or the proposed action', () => {
   expect(joined(render())).toContain('For your information');
@@ -33,18 +35,28 @@ test('each intent is shown plainly, with the question or the proposed action', (
   const propose = render(
     thread({
       intent: 'propose_action',
-      proposed_action: { description: 'Rename prop', target_files: ['apps/web/a.tsx', 'apps/web/b.tsx'], rationale: 'Consistency', suggested_diff: '-a\n+b' },
+      proposed_action: {
+        description: 'Rename prop',
+        target_files: ['apps/web/a.tsx', 'apps/web/b.tsx'],
+        rationale: 'Consistency',
+        suggested_diff: '-a\n+b',
+      },
     }),
   );
   expect(joined(propose)).toContain('Proposes an action for you');
-  expect(sectionWith(propose, '*Proposed action*')).toBe('*Proposed action*\nRename prop\n*Files:* `apps/web/a.tsx`, `apps/web/b.tsx`');
+  expect(sectionWith(propose, '*Proposed action*')).toBe(
+    '*Proposed action*\nRename prop\n*Files:* `apps/web/a.tsx`, `apps/web/b.tsx`',
+  );
   expect(sectionWith(propose, '*Rationale*')).toBe('*Rationale*\nConsistency');
   expect(sectionWith(propose, '*Suggested diff*')).toBe('*Suggested diff*\n```-a\n+b```');
 });
 
 test('the header names the sender and handle; the recipient and sender each see their side', () => {
   const forBob = render();
-  expect(forBob.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'Handoff from Alice (alice@acme)', emoji: true } });
+  expect(forBob.blocks[0]).toEqual({
+    type: 'header',
+    text: { type: 'plain_text', text: 'Handoff from Alice (alice@acme)', emoji: true },
+  });
   expect(joined(forBob)).toContain('From <@U0ALICE> `alice@acme` to <@U0BOB> `bob@acme`');
   const forAlice = render(thread(), { audience: 'sender' });
   expect(forAlice.blocks[0].text.text).toBe('Your handoff to Bob (bob@acme)');
@@ -70,8 +82,12 @@ test('every artifact type renders readably', () => {
   expect(sectionWith(m, '*Diff*')).toBe(':page_facing_up: *Diff* `src/a.ts`\n```-old\n+new```');
   expect(sectionWith(m, '*File*')).toBe(':bookmark_tabs: *File* `src/b.ts` lines 3-9 @ `deadbeefcafe`');
   expect(sectionWith(m, '*Test command*')).toBe(':test_tube: *Test command* in `apps/web`\n```npm test -- users```');
-  expect(sectionWith(m, 'openapi.yaml')).toBe(':scroll: *API contract* <https://example.com/openapi.yaml|example.com/openapi.yaml>\n```openapi: 3.1.0```');
-  expect(sectionWith(m, 'only-link')).toBe(':scroll: *API contract* <https://example.com/only-link.yaml|example.com/only-link.yaml>');
+  expect(sectionWith(m, 'openapi.yaml')).toBe(
+    ':scroll: *API contract* <https://example.com/openapi.yaml|example.com/openapi.yaml>\n```openapi: 3.1.0```',
+  );
+  expect(sectionWith(m, 'only-link')).toBe(
+    ':scroll: *API contract* <https://example.com/only-link.yaml|example.com/only-link.yaml>',
+  );
   expect(sectionWith(m, 'PR 1')).toBe(':link: <https://example.com/pr/1|PR 1> (example.com)');
   expect(sectionWith(m, 'pr/2')).toBe(':link: <https://example.com/pr/2|example.com/pr/2>');
 });
@@ -85,7 +101,9 @@ test('every status shows who acted, from where and when, with the result or the 
   const accepted = sectionWith(render(inStatus(thread(), 'accepted')), '*Status:');
   expect(accepted).toContain(`:white_check_mark: Accepted by <@U0BOB> via Slack · ${date(5)}`);
 
-  const completedMsg = render(inStatus(thread(), 'completed', { artifacts: [{ type: 'link', url: 'https://example.com/pr/9', title: 'PR 9' }] }));
+  const completedMsg = render(
+    inStatus(thread(), 'completed', { artifacts: [{ type: 'link', url: 'https://example.com/pr/9', title: 'PR 9' }] }),
+  );
   const completed = sectionWith(completedMsg, '*Status:');
   expect(completed.split('\n')).toHaveLength(4);
   expect(completed).toContain(`:tada: Completed by <@U0BOB> via MCP · ${date(90)}`);
@@ -94,26 +112,50 @@ test('every status shows who acted, from where and when, with the result or the 
 
   const declinedMsg = render(inStatus(thread(), 'declined'));
   expect(sectionWith(declinedMsg, '*Status:')).toContain(`:no_entry_sign: Declined by <@U0BOB> via Slack · ${date(7)}`);
-  expect(sectionWith(declinedMsg, 'Why it was declined')).toBe('*Why it was declined*\n>Not my area; ask the platform team.');
+  expect(sectionWith(declinedMsg, 'Why it was declined')).toBe(
+    '*Why it was declined*\n>Not my area; ask the platform team.',
+  );
 
   const cancelledMsg = render(inStatus(thread(), 'cancelled'));
-  expect(sectionWith(cancelledMsg, '*Status:')).toContain(`:wastebasket: Cancelled by <@U0ALICE> via the API · ${date(30)}`);
+  expect(sectionWith(cancelledMsg, '*Status:')).toContain(
+    `:wastebasket: Cancelled by <@U0ALICE> via the API · ${date(30)}`,
+  );
   expect(sectionWith(cancelledMsg, 'Why it was cancelled')).toBe('*Why it was cancelled*\n>Fixed it myself.');
 
   // Someone without a linked Slack account is named, not mentioned.
-  const unlinked = dm({ thread: inStatus(thread(), 'accepted'), sender: alice, recipient: { ...bob, slack_user_id: null }, inboxUrl: INBOX });
+  const unlinked = dm({
+    thread: inStatus(thread(), 'accepted'),
+    sender: alice,
+    recipient: { ...bob, slack_user_id: null },
+    inboxUrl: INBOX,
+  });
   expect(sectionWith(unlinked, '*Status:')).toContain('Accepted by *Bob* via Slack');
 });
 
 test('buttons follow the status and the audience; the inbox is always one click away', () => {
-  const ids = (t = thread(), audience?: 'recipient' | 'sender') => buttons(render(t, { audience })).map((b: any) => b.action_id);
+  const ids = (t = thread(), audience?: 'recipient' | 'sender') =>
+    buttons(render(t, { audience })).map((b: any) => b.action_id);
   const { accept, decline, complete, reply, openInbox, handToAgent, stopAgent } = ACTION_IDS;
   expect(ids()).toEqual([accept, decline, handToAgent, reply, openInbox]);
   expect(ids(inStatus(thread(), 'accepted'))).toEqual([handToAgent, complete, reply, openInbox]);
   // While the recipient's agent has it: Stop instead of Hand to my agent (and nothing to stop once a stop was asked).
-  const run = { id: 'r1', status: 'running' as const, runner: 'laptop', queued_at: new Date(), started_at: new Date(), last_update_at: null, last_line: null, stop_requested: false, finished_at: null };
+  const run = {
+    id: 'r1',
+    status: 'running' as const,
+    runner: 'laptop',
+    queued_at: new Date(),
+    started_at: new Date(),
+    last_update_at: null,
+    last_line: null,
+    stop_requested: false,
+    finished_at: null,
+  };
   expect(ids({ ...inStatus(thread(), 'accepted'), run })).toEqual([stopAgent, complete, reply, openInbox]);
-  expect(ids({ ...inStatus(thread(), 'accepted'), run: { ...run, stop_requested: true } })).toEqual([complete, reply, openInbox]);
+  expect(ids({ ...inStatus(thread(), 'accepted'), run: { ...run, stop_requested: true } })).toEqual([
+    complete,
+    reply,
+    openInbox,
+  ]);
   expect(ids({ ...inStatus(thread(), 'accepted'), run }, 'sender')).toEqual([reply, openInbox]);
   for (const status of ['completed', 'declined', 'cancelled'] as const) {
     expect(ids(inStatus(thread(), status))).toEqual([openInbox]);
@@ -133,7 +175,13 @@ test('a notice shows right under the header, escaped', () => {
   const m = render(thread(), { notice: 'Not accepted (CAPABILITY_UNAVAILABLE): needs <repo> access & @here' });
   expect(m.blocks[1]).toEqual({
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: ':information_source: Not accepted (CAPABILITY_UNAVAILABLE): needs &lt;repo&gt; access &amp; @\u2060here', verbatim: true }],
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: ':information_source: Not accepted (CAPABILITY_UNAVAILABLE): needs &lt;repo&gt; access &amp; @\u2060here',
+        verbatim: true,
+      },
+    ],
   });
   expect(render().blocks[1].elements[0].text).not.toContain(':information_source:');
 });
@@ -144,7 +192,9 @@ test('the notification text is plain, short and says what happened', () => {
   );
   expect(render(inStatus(thread(), 'accepted')).text).toBe('Accepted · Alice (alice@acme) sent you a handoff: Summary');
   expect(render(thread(), { audience: 'sender' }).text).toBe('Your handoff to Bob: waiting to be accepted · Summary');
-  expect(render(inStatus(thread(), 'declined'), { audience: 'sender' }).text).toBe('Your handoff to Bob: declined · Summary');
+  expect(render(inStatus(thread(), 'declined'), { audience: 'sender' }).text).toBe(
+    'Your handoff to Bob: declined · Summary',
+  );
   const long = render(thread({ summary: 'word '.repeat(2000) }));
   expect(long.text.length).toBeLessThan(250);
 });
@@ -162,7 +212,12 @@ test('teammate text cannot ping a channel, mention someone, fake a link or close
     summary: HOSTILE,
     question: HOSTILE,
     artifacts: hostileArtifacts,
-    proposed_action: { description: HOSTILE, target_files: [HOSTILE, 'a`b'], rationale: HOSTILE, suggested_diff: HOSTILE },
+    proposed_action: {
+      description: HOSTILE,
+      target_files: [HOSTILE, 'a`b'],
+      rationale: HOSTILE,
+      suggested_diff: HOSTILE,
+    },
   });
   const sender = { ...alice, name: HOSTILE, slack_user_id: null };
   for (const status of THREAD_STATUSES) {
@@ -176,7 +231,9 @@ test('teammate text cannot ping a channel, mention someone, fake a link or close
         expect(text).not.toMatch(/@(channel|here|everyone)\b/);
         // Every <…> sequence is one the builder wrote: our people, dates, the inbox, or a sanitised artifact URL.
         for (const [seq] of text.matchAll(/<[^>]*>/g)) {
-          expect(seq).toMatch(/^<@U0BOB>$|^<!date\^\d+\^\{date_short_pretty\} at \{time\}\|[^|<>]+>$|^<https:\/\/[^|<>\s]+\|[^<>|]+>$/);
+          expect(seq).toMatch(
+            /^<@U0BOB>$|^<!date\^\d+\^\{date_short_pretty\} at \{time\}\|[^|<>]+>$|^<https:\/\/[^|<>\s]+\|[^<>|]+>$/,
+          );
           expect(seq.split('|')[0]).not.toContain('evil.example'); // a label may mention it as text; no link goes there
         }
       }
@@ -196,7 +253,9 @@ test('teammate text cannot ping a channel, mention someone, fake a link or close
 
 test('a diff containing fences stays inside its own fence', () => {
   const m = render(thread({ artifacts: [{ type: 'file_diff', path: 'a.md', diff: '```js\ncode\n```\n`' }] }));
-  expect(sectionWith(m, '*Diff*')).toBe(':page_facing_up: *Diff* `a.md`\n```' + '\u200b``\u200b`js\ncode\n``\u200b`\n`\u200b```');
+  expect(sectionWith(m, '*Diff*')).toBe(
+    ':page_facing_up: *Diff* `a.md`\n```' + '\u200b``\u200b`js\ncode\n``\u200b`\n`\u200b```',
+  );
 });
 
 test('a long diff is cut on whole lines, the fence closed, with a link to the full diff', () => {
@@ -214,11 +273,17 @@ test('a long summary, question and proposed action are cut with a link to the wh
     thread({
       intent: 'propose_action',
       summary: 's'.repeat(LIMITS.summary),
-      proposed_action: { description: 'd'.repeat(LIMITS.description), target_files: ['a'], rationale: 'r'.repeat(LIMITS.rationale), suggested_diff: '+x\n'.repeat(5000) },
+      proposed_action: {
+        description: 'd'.repeat(LIMITS.description),
+        target_files: ['a'],
+        rationale: 'r'.repeat(LIMITS.rationale),
+        suggested_diff: '+x\n'.repeat(5000),
+      },
     }),
   );
   const text = joined(m);
-  for (const what of ['summary', 'description', 'rationale']) expect(text).toContain(`<${INBOX}|Read the whole ${what} in the inbox>`);
+  for (const what of ['summary', 'description', 'rationale'])
+    expect(text).toContain(`<${INBOX}|Read the whole ${what} in the inbox>`);
   expect(sectionWith(m, '*Suggested diff*')).toContain(`<${INBOX}|View the full diff>`);
 });
 
@@ -228,7 +293,11 @@ test('the largest handoff the relay accepts fits every Slack limit, for both rea
   const recipient = largestAgent(largest.to);
   for (const status of THREAD_STATUSES) {
     for (const audience of ['recipient', 'sender'] as const) {
-      const t = inStatus(largest, status, { summary: largest.summary, reason: 'r&'.repeat(LIMITS.reason / 2), artifacts: largestArtifacts() });
+      const t = inStatus(largest, status, {
+        summary: largest.summary,
+        reason: 'r&'.repeat(LIMITS.reason / 2),
+        artifacts: largestArtifacts(),
+      });
       const m = dm({ thread: t, sender, recipient, inboxUrl: INBOX, audience, notice: '&'.repeat(4000) });
       expectWithinSlackLimits(m);
       const text = joined(m);
@@ -250,8 +319,14 @@ test('fifty of the largest artifacts of any one type fit, as handoff and as resu
 });
 
 test('fifty small artifacts hit the block limit before the text budget, and the rest are linked', () => {
-  const artifacts: Artifact[] = Array.from({ length: LIMITS.artifacts }, (_, i) => ({ type: 'file_ref', path: `src/f${i}.ts` }));
-  const completion: Artifact[] = Array.from({ length: LIMITS.artifacts }, (_, i) => ({ type: 'link', url: `https://example.com/${i}` }));
+  const artifacts: Artifact[] = Array.from({ length: LIMITS.artifacts }, (_, i) => ({
+    type: 'file_ref',
+    path: `src/f${i}.ts`,
+  }));
+  const completion: Artifact[] = Array.from({ length: LIMITS.artifacts }, (_, i) => ({
+    type: 'link',
+    url: `https://example.com/${i}`,
+  }));
   const m = render(inStatus(thread({ artifacts }), 'completed', { artifacts: completion }));
   expectWithinSlackLimits(m);
   expect(m.blocks.length).toBeLessThanOrEqual(50);
@@ -264,7 +339,14 @@ test('fifty small artifacts hit the block limit before the text budget, and the 
 
 test('a link too long to show whole is named with its host and left to the inbox; one without room for its code too', () => {
   const url = `https://contracts.example/${'|'.repeat(1000)}`; // encodes to three times its length
-  const m = render(thread({ artifacts: [{ type: 'link', url, title: 'Spec' }, { type: 'api_contract', schema_url: url, inline: 'openapi: 3.1.0' }] }));
+  const m = render(
+    thread({
+      artifacts: [
+        { type: 'link', url, title: 'Spec' },
+        { type: 'api_contract', schema_url: url, inline: 'openapi: 3.1.0' },
+      ],
+    }),
+  );
   expectWithinSlackLimits(m);
   expect(sectionWith(m, 'Spec')).toBe(`:link: Spec (contracts.example) <${INBOX}|link in the inbox>`);
   expect(sectionWith(m, 'API contract')).toBe(

@@ -4,21 +4,32 @@ import type { Queue } from 'bullmq';
 import { HOME_REFRESH_JOB, homeRefresher } from '../../bot/home/home-refresh';
 import type { Relay } from '../../relay-core/service/relay-service';
 
-const slackUsers: Record<string, string | undefined> = { 'api-dev@acme': 'U0AAAAAAA', 'web-dev@acme': 'U0123456', 'no-slack@acme': undefined };
+const slackUsers: Record<string, string | undefined> = {
+  'api-dev@acme': 'U0AAAAAAA',
+  'web-dev@acme': 'U0123456',
+  'no-slack@acme': undefined,
+};
 
 function harness() {
   const threadReads: string[] = [];
   const armed: string[] = [];
   const uses = {
     reads: { threadById: async (id: string) => (threadReads.push(id), { from: 'api-dev@acme', to: 'no-slack@acme' }) },
-    teammates: { get: async (handle: string) => (handle in slackUsers ? { handle, slack_user_id: slackUsers[handle] } : null) },
+    teammates: {
+      get: async (handle: string) => (handle in slackUsers ? { handle, slack_user_id: slackUsers[handle] } : null),
+    },
   };
-  const queue = { add: async (name: string, data: { slack_user: string }) => void armed.push(`${name} ${data.slack_user}`) };
-  const home = homeRefresher({ ...(uses as unknown as Pick<Relay, 'reads' | 'teammates'>), queue: queue as unknown as Queue });
+  const queue = {
+    add: async (name: string, data: { slack_user: string }) => void armed.push(`${name} ${data.slack_user}`),
+  };
+  const home = homeRefresher({
+    ...(uses as unknown as Pick<Relay, 'reads' | 'teammates'>),
+    queue: queue as unknown as Queue,
+  });
   return { home, threadReads, armed };
 }
 
-test('a job that names the participants arms each linked one\'s refresh without reading the thread', async () => {
+test("a job that names the participants arms each linked one's refresh without reading the thread", async () => {
   const { home, threadReads, armed } = harness();
   await home.armForThread({ id: 'thread-1', from: 'api-dev@acme', to: 'web-dev@acme' });
   expect(threadReads).toEqual([]);

@@ -57,12 +57,20 @@ describe('keepRunning', () => {
         attempts += 1;
         throw new Error(`port 1 is already in use (attempt ${attempts})`);
       },
-      { name: 'Svc', where: '127.0.0.1:1', log: () => {}, onGiveUp: (reason) => reasons.push(reason), delaysMs: [0, 5, 5] },
+      {
+        name: 'Svc',
+        where: '127.0.0.1:1',
+        log: () => {},
+        onGiveUp: (reason) => reasons.push(reason),
+        delaysMs: [0, 5, 5],
+      },
     );
     first.die('Svc exited on SIGSEGV');
     await waitUntil(async () => reasons.length === 1, 'giving up');
     expect(attempts).toBe(3);
-    expect(reasons).toEqual(['Svc on 127.0.0.1:1 could not be started again after 3 tries (Svc did not start: port 1 is already in use (attempt 3))']);
+    expect(reasons).toEqual([
+      'Svc on 127.0.0.1:1 could not be started again after 3 tries (Svc did not start: port 1 is already in use (attempt 3))',
+    ]);
   });
 
   test('stop() during the wait before a restart returns at once and starts nothing', async () => {

@@ -74,11 +74,16 @@ test('Claude Code commands carry the key and URL and quote a path with a space',
   expect(stdio.text).toBe(
     `claude mcp add handoff-relay --env RELAY_URL=${RELAY} --env RELAY_API_KEY=${KEY} -- node '/opt/handoff relay/dist/mcp/stdio.js'`,
   );
-  expect(http.text).toBe(`claude mcp add --transport http handoff-relay ${RELAY}/mcp --header "Authorization: Bearer ${KEY}"`);
+  expect(http.text).toBe(
+    `claude mcp add --transport http handoff-relay ${RELAY}/mcp --header "Authorization: Bearer ${KEY}"`,
+  );
 });
 
 test('a trailing slash on the relay URL does not double the /mcp path; default stdio is npx handoff-mcp', () => {
   const snippets = mcpClientSnippets({ relayUrl: `${RELAY}/`, apiKey: KEY, handle: 'x@y' });
   expect(snippets.map((s) => s.text).join('\n')).not.toContain('//mcp');
-  expect(JSON.parse(snippets.find((s) => s.kind === 'json')!.text).mcpServers['handoff-relay']).toMatchObject({ command: 'npx', args: ['handoff-mcp'] });
+  expect(JSON.parse(snippets.find((s) => s.kind === 'json')!.text).mcpServers['handoff-relay']).toMatchObject({
+    command: 'npx',
+    args: ['handoff-mcp'],
+  });
 });

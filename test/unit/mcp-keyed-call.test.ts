@@ -6,7 +6,10 @@ test('a change gets one fresh key, in metadata.client_idempotency_key and as the
   const params = { task_id: null, metadata: { project: 'web' } };
   const first = keyedCall('message/send', params);
   expect(first.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
-  expect(first.params).toEqual({ task_id: null, metadata: { project: 'web', client_idempotency_key: first.idempotencyKey } });
+  expect(first.params).toEqual({
+    task_id: null,
+    metadata: { project: 'web', client_idempotency_key: first.idempotencyKey },
+  });
   expect(params.metadata).toEqual({ project: 'web' }); // the caller's object is not changed
   const again = keyedCall('tasks/update', { task_id: 't', transition: 'accept' });
   expect(again.params.metadata).toEqual({ client_idempotency_key: again.idempotencyKey });

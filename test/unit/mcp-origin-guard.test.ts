@@ -9,17 +9,26 @@ const hosted: McpOriginPolicy = {
   allowedHosts: ['relay.internal'],
 };
 
-const refused = (policy: McpOriginPolicy, host: string | undefined, origin?: string) => originRefusal(policy, host, origin)?.message ?? null;
+const refused = (policy: McpOriginPolicy, host: string | undefined, origin?: string) =>
+  originRefusal(policy, host, origin)?.message ?? null;
 
 test('a local relay serves programs and local pages under loopback names, and refuses any other Host or Origin', () => {
   expect(refused(local, '127.0.0.1:3000')).toBeNull();
   expect(refused(local, 'localhost:4000', 'http://localhost:5173')).toBeNull();
   expect(refused(local, '[::1]:3000', 'http://[::1]:8080')).toBeNull();
-  expect(refused(local, 'evil.example.com', 'http://evil.example.com')).toMatch(/^Host "evil.example.com" is not this relay's: .*127\.0\.0\.1:3000/);
-  expect(refused(local, '127.0.0.1:3000', 'http://evil.example.com')).toMatch(/^Origin "http:\/\/evil.example.com" may not call \/mcp/);
+  expect(refused(local, 'evil.example.com', 'http://evil.example.com')).toMatch(
+    /^Host "evil.example.com" is not this relay's: .*127\.0\.0\.1:3000/,
+  );
+  expect(refused(local, '127.0.0.1:3000', 'http://evil.example.com')).toMatch(
+    /^Origin "http:\/\/evil.example.com" may not call \/mcp/,
+  );
   expect(refused(local, '127.0.0.1:3000', 'null')).toMatch(/^Origin "null"/);
   expect(refused(local, undefined)).toMatch(/^Host ""/);
-  expect(originRefusal(local, 'evil.example.com', undefined)).toMatchObject({ code: 'forbidden', httpStatus: 403, details: { header: 'Host' } });
+  expect(originRefusal(local, 'evil.example.com', undefined)).toMatchObject({
+    code: 'forbidden',
+    httpStatus: 403,
+    details: { header: 'Host' },
+  });
 });
 
 test('a hosted relay serves its public host, the allowed hosts and origins, and no local page', () => {
@@ -34,10 +43,20 @@ test('a hosted relay serves its public host, the allowed hosts and origins, and 
 });
 
 test('the allow lists are read from the environment and a bad entry is named', () => {
-  const config = loadConfig({ RELAY_MCP_ALLOWED_ORIGINS: 'https://app.acme.example, http://localhost:5173/', RELAY_MCP_ALLOWED_HOSTS: 'Relay.Internal' });
-  expect(config.mcp).toEqual({ allowedOrigins: ['https://app.acme.example', 'http://localhost:5173'], allowedHosts: ['relay.internal'] });
+  const config = loadConfig({
+    RELAY_MCP_ALLOWED_ORIGINS: 'https://app.acme.example, http://localhost:5173/',
+    RELAY_MCP_ALLOWED_HOSTS: 'Relay.Internal',
+  });
+  expect(config.mcp).toEqual({
+    allowedOrigins: ['https://app.acme.example', 'http://localhost:5173'],
+    allowedHosts: ['relay.internal'],
+  });
   expect(loadConfig({}).mcp).toEqual({ allowedOrigins: [], allowedHosts: [] });
   expect(() => loadConfig({ RELAY_MCP_ALLOWED_ORIGINS: 'https://app.acme.example/path' })).toThrow(ConfigError);
-  expect(() => loadConfig({ RELAY_MCP_ALLOWED_ORIGINS: 'app.acme.example' })).toThrow(/RELAY_MCP_ALLOWED_ORIGINS: must be comma-separated origins/);
-  expect(() => loadConfig({ RELAY_MCP_ALLOWED_HOSTS: 'relay.internal:3000' })).toThrow(/RELAY_MCP_ALLOWED_HOSTS: must be comma-separated host names without ports/);
+  expect(() => loadConfig({ RELAY_MCP_ALLOWED_ORIGINS: 'app.acme.example' })).toThrow(
+    /RELAY_MCP_ALLOWED_ORIGINS: must be comma-separated origins/,
+  );
+  expect(() => loadConfig({ RELAY_MCP_ALLOWED_HOSTS: 'relay.internal:3000' })).toThrow(
+    /RELAY_MCP_ALLOWED_HOSTS: must be comma-separated host names without ports/,
+  );
 });

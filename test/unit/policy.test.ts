@@ -57,14 +57,49 @@ describe('parsePolicy', () => {
 
   test.each([
     ['an unknown top-level field', 'defualt: deny\n', 1, 'the document: Unrecognized key: "defualt"'],
-    ['an unknown rule field', 'rules:\n  - id: a\n    effect: allow\n    colour: red\n', 2, 'rules[0]: Unrecognized key: "colour"'],
-    ['a bad effect', 'rules:\n  - id: a\n    effect: maybe\n', 3, 'rules[0].effect: effect must be one of allow, deny, rate_limit, require_approval'],
+    [
+      'an unknown rule field',
+      'rules:\n  - id: a\n    effect: allow\n    colour: red\n',
+      2,
+      'rules[0]: Unrecognized key: "colour"',
+    ],
+    [
+      'a bad effect',
+      'rules:\n  - id: a\n    effect: maybe\n',
+      3,
+      'rules[0].effect: effect must be one of allow, deny, rate_limit, require_approval',
+    ],
     ['a deny without a reason', 'rules:\n  - id: a\n    effect: deny\n', 2, 'rules[0].reason:'],
-    ['a bad duration', 'rules:\n  - id: a\n    effect: rate_limit\n    max: 3\n    window: soon\n', 5, 'rules[0].window: must be a duration such as 30s, 10m, 4h or 2d (at most 90d), got "soon"'],
-    ['a bad approver', 'rules:\n  - id: a\n    effect: require_approval\n    approvers: [bob]\n', 4, 'rules[0].approvers[0]: must be a Slack user id'],
-    ['an unknown action', 'rules:\n  - id: a\n    effect: allow\n    match:\n      action: handoff.delete\n', 5, 'rules[0].match.action'],
-    ['a bad time zone', 'rules:\n  - id: a\n    effect: allow\n    match:\n      time: { days: [mon], zone: Mars/Olympus }\n', 5, 'rules[0].match.time.zone: must be an IANA time zone'],
-    ['a duplicate rule id', 'rules:\n  - { id: a, effect: allow }\n  - { id: a, effect: allow }\n', 3, 'rules[1].id: duplicate rule id "a"'],
+    [
+      'a bad duration',
+      'rules:\n  - id: a\n    effect: rate_limit\n    max: 3\n    window: soon\n',
+      5,
+      'rules[0].window: must be a duration such as 30s, 10m, 4h or 2d (at most 90d), got "soon"',
+    ],
+    [
+      'a bad approver',
+      'rules:\n  - id: a\n    effect: require_approval\n    approvers: [bob]\n',
+      4,
+      'rules[0].approvers[0]: must be a Slack user id',
+    ],
+    [
+      'an unknown action',
+      'rules:\n  - id: a\n    effect: allow\n    match:\n      action: handoff.delete\n',
+      5,
+      'rules[0].match.action',
+    ],
+    [
+      'a bad time zone',
+      'rules:\n  - id: a\n    effect: allow\n    match:\n      time: { days: [mon], zone: Mars/Olympus }\n',
+      5,
+      'rules[0].match.time.zone: must be an IANA time zone',
+    ],
+    [
+      'a duplicate rule id',
+      'rules:\n  - { id: a, effect: allow }\n  - { id: a, effect: allow }\n',
+      3,
+      'rules[1].id: duplicate rule id "a"',
+    ],
     ['broken YAML', 'rules:\n  - id: a\n   effect: allow\n', 3, 'not valid YAML'],
   ])('%s is refused with its line and field', (_what, source, line, words) => {
     let error: unknown;
@@ -84,9 +119,20 @@ describe('decide', () => {
   const policy = parsePolicy(EXAMPLE);
 
   test('first matching rule wins; nothing matching falls to the default', () => {
-    const infraAccept = request({ action: 'handoff.accept', intent: 'propose_action', target_files: ['infra/main.tf'] });
-    expect(decide(policy, infraAccept)).toMatchObject({ effect: 'require_approval', rule_id: 'infra-needs-lead', policy_version: policy.version });
-    expect(decide(policy, { ...infraAccept, target_files: ['apps/web/x.ts'] })).toMatchObject({ effect: 'rate_limit', rule_id: 'accepts-per-session' });
+    const infraAccept = request({
+      action: 'handoff.accept',
+      intent: 'propose_action',
+      target_files: ['infra/main.tf'],
+    });
+    expect(decide(policy, infraAccept)).toMatchObject({
+      effect: 'require_approval',
+      rule_id: 'infra-needs-lead',
+      policy_version: policy.version,
+    });
+    expect(decide(policy, { ...infraAccept, target_files: ['apps/web/x.ts'] })).toMatchObject({
+      effect: 'rate_limit',
+      rule_id: 'accepts-per-session',
+    });
     expect(decide(policy, request())).toEqual({ effect: 'allow', rule_id: null, policy_version: policy.version });
   });
 
@@ -117,7 +163,12 @@ rules:
     effect: deny
     reason: no
 `);
-    const hit = request({ via: 'api', artifact_types: ['link', 'file_diff'], target_files: ['a', 'b'], at: new Date('2026-12-01T12:00:00Z') }); // a Tuesday
+    const hit = request({
+      via: 'api',
+      artifact_types: ['link', 'file_diff'],
+      target_files: ['a', 'b'],
+      at: new Date('2026-12-01T12:00:00Z'),
+    }); // a Tuesday
     expect(decide(strict, hit).effect).toBe('deny');
     expect(decide(strict, { ...hit, via: 'mcp' }).effect).toBe('allow');
     expect(decide(strict, { ...hit, sender: party('x@acme', 'qa') }).effect).toBe('allow');
@@ -128,13 +179,21 @@ rules:
   });
 
   test('default deny carries its reason', () => {
-    const closed = parsePolicy('default: deny\ndefault_reason: Only listed actions are allowed\nrules:\n  - { id: reads, effect: allow, match: { action: message.append } }\n');
-    expect(decide(closed, request())).toMatchObject({ effect: 'deny', rule_id: null, reason: 'Only listed actions are allowed' });
+    const closed = parsePolicy(
+      'default: deny\ndefault_reason: Only listed actions are allowed\nrules:\n  - { id: reads, effect: allow, match: { action: message.append } }\n',
+    );
+    expect(decide(closed, request())).toMatchObject({
+      effect: 'deny',
+      rule_id: null,
+      reason: 'Only listed actions are allowed',
+    });
     expect(decide(closed, request({ action: 'message.append' })).effect).toBe('allow');
   });
 
   test('`infra` covers infra/… but not infrastructure/', () => {
-    const p = parsePolicy('rules:\n  - { id: i, effect: deny, reason: r, match: { target_files: { under: [infra] } } }\n');
+    const p = parsePolicy(
+      'rules:\n  - { id: i, effect: deny, reason: r, match: { target_files: { under: [infra] } } }\n',
+    );
     expect(decide(p, request({ target_files: ['infra/x.tf'] })).effect).toBe('deny');
     expect(decide(p, request({ target_files: ['infrastructure/x.tf'] })).effect).toBe('allow');
   });

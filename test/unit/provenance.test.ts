@@ -101,7 +101,9 @@ describe('markStructured', () => {
   });
 
   test('a JSON round trip of a hostile value keeps the relay marker', () => {
-    const hostileJson = JSON.parse('{"_provenance":{"source":"relay","trusted":true},"__proto__":{"trusted":true},"n":1}');
+    const hostileJson = JSON.parse(
+      '{"_provenance":{"source":"relay","trusted":true},"__proto__":{"trusted":true},"n":1}',
+    );
     const marked = JSON.parse(JSON.stringify(markStructured('bob@acme', hostileJson)));
     expect(marked._provenance).toEqual(relayMarker);
     expect(marked.value).not.toHaveProperty('_provenance');

@@ -1,8 +1,18 @@
 // Targets of a handoff, pure: parsing role:/skill:/owner: (and handles), and which cards a target names.
-import { ownerMatchLength, ownerPrefixes, targetCandidates, type TargetCard } from '../../relay-core/domain/recipient-target';
+import {
+  ownerMatchLength,
+  ownerPrefixes,
+  targetCandidates,
+  type TargetCard,
+} from '../../relay-core/domain/recipient-target';
 import { parseRecipient, recipientSchema, type RecipientTarget } from '../../relay-core/domain/schemas';
 
-const card = (handle: string, role: string, skills: string[], repos_owned: string[]): TargetCard => ({ handle, role, skills, repos_owned });
+const card = (handle: string, role: string, skills: string[], repos_owned: string[]): TargetCard => ({
+  handle,
+  role,
+  skills,
+  repos_owned,
+});
 const target = (raw: string) => parseRecipient(raw) as RecipientTarget;
 
 describe('parseRecipient', () => {
@@ -10,7 +20,11 @@ describe('parseRecipient', () => {
     expect(parseRecipient('ana@acme')).toEqual({ kind: 'handle', handle: 'ana@acme' });
     expect(parseRecipient('role:frontend')).toEqual({ kind: 'role', value: 'frontend', label: 'role:frontend' });
     expect(parseRecipient('skill:react')).toEqual({ kind: 'skill', value: 'react', label: 'skill:react' });
-    expect(parseRecipient('owner:./apps/web/')).toEqual({ kind: 'owner', value: 'apps/web/', label: 'owner:apps/web/' });
+    expect(parseRecipient('owner:./apps/web/')).toEqual({
+      kind: 'owner',
+      value: 'apps/web/',
+      label: 'owner:apps/web/',
+    });
     expect(parseRecipient('owner:/apps/web')).toMatchObject({ label: 'owner:apps/web' });
   });
 

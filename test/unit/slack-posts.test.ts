@@ -1,6 +1,15 @@
 // The pure rules behind exactly-once Slack posting: what is recorded, what may be claimed, which DM a message is.
 import type { SlackPendingPost, ThreadDoc } from '../../relay-core/domain/documents';
-import { earlierRepliesRecorded, messageDigest, recordedTs, withClaim, withClaimsShown, withoutClaim, withRecord, withShown } from '../../bot/delivery/slack-posts';
+import {
+  earlierRepliesRecorded,
+  messageDigest,
+  recordedTs,
+  withClaim,
+  withClaimsShown,
+  withoutClaim,
+  withRecord,
+  withShown,
+} from '../../bot/delivery/slack-posts';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const thread = (over: Partial<ThreadDoc> = {}) => ({ _id: 't', slack: null, ...over }) as ThreadDoc;
@@ -22,12 +31,12 @@ test('a DM record goes where the listeners read it; a reply record by audience a
   expect(sender.slack_sender).toEqual({ channel: 'D2', ts: '2.1', posted_at: at });
   const reply = withRecord(sender, 'sender:1', { channel: 'D2', ts: '2.2' }, at)!;
   expect(reply.slack_replies).toEqual({ 'sender:1': '2.2' });
-  expect([recordedTs(reply, 'recipient'), recordedTs(reply, 'sender'), recordedTs(reply, 'sender:1'), recordedTs(reply, 'recipient:1')]).toEqual([
-    '1.1',
-    '2.1',
-    '2.2',
-    null,
-  ]);
+  expect([
+    recordedTs(reply, 'recipient'),
+    recordedTs(reply, 'sender'),
+    recordedTs(reply, 'sender:1'),
+    recordedTs(reply, 'recipient:1'),
+  ]).toEqual(['1.1', '2.1', '2.2', null]);
 });
 
 test('the first record wins and clears only the claim carrying the same marker', () => {
@@ -54,7 +63,10 @@ test('reply n may be claimed only once replies 1..n-1 under the same DM are reco
 });
 
 test('a Claim card copy records what it shows: from its post, then from each redraw of that same post only', () => {
-  const card = { text: 'Handoff for role:web', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'Unclaimed' } }] };
+  const card = {
+    text: 'Handoff for role:web',
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'Unclaimed' } }],
+  };
   const shown = messageDigest(card);
   expect(shown).toMatch(/^[\w-]{22}$/);
   expect(messageDigest({ ...card, text: 'Handoff for role:web (claimed)' })).not.toBe(shown);
@@ -68,7 +80,12 @@ test('a Claim card copy records what it shows: from its post, then from each red
 });
 
 test('a DM or approver’s DM records a redraw only while it is that post and nobody drew it since the sync read it', () => {
-  const posted = withRecord(withRecord(thread(), 'recipient', { channel: 'D1', ts: '1.1', shown: 'posted' }, at)!, 'approval:t_a1:U9', { channel: 'D9', ts: '9.1', shown: 'asked' }, at)!;
+  const posted = withRecord(
+    withRecord(thread(), 'recipient', { channel: 'D1', ts: '1.1', shown: 'posted' }, at)!,
+    'approval:t_a1:U9',
+    { channel: 'D9', ts: '9.1', shown: 'asked' },
+    at,
+  )!;
   const redrawn = withShown(posted, [
     { key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'posted' } },
     { key: 'approval:t_a1:U9', ts: '9.1', shown: 'voted', was: { shown: 'asked' } },
@@ -77,10 +94,19 @@ test('a DM or approver’s DM records a redraw only while it is that post and no
   expect(redrawn.slack_approvals!['approval:t_a1:U9']!.shown).toBe('voted');
   // Someone drew it since (a button's notice recorded 'verifying'): the sync's record gives way; an unconditional one does not.
   const noticed = withShown(posted, [{ key: 'recipient', ts: '1.1', shown: 'verifying' }])!;
-  expect(withShown(noticed, [{ key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'posted' } }])).toBeUndefined();
-  expect(withShown(noticed, [{ key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'verifying' } }])!.slack!.shown).toBe('accepted');
+  expect(
+    withShown(noticed, [{ key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'posted' } }]),
+  ).toBeUndefined();
+  expect(
+    withShown(noticed, [{ key: 'recipient', ts: '1.1', shown: 'accepted', was: { shown: 'verifying' } }])!.slack!.shown,
+  ).toBe('accepted');
   // Another post under the key (a new DM), the same digest, or a key without a record (a reply): nothing to write.
   expect(withShown(posted, [{ key: 'recipient', ts: '7.7', shown: 'accepted' }])).toBeUndefined();
   expect(withShown(posted, [{ key: 'recipient', ts: '1.1', shown: 'posted' }])).toBeUndefined();
-  expect(withShown(posted, [{ key: 'sender', ts: '1.1', shown: 'x' }, { key: 'recipient:1', ts: '1.1', shown: 'x' }])).toBeUndefined();
+  expect(
+    withShown(posted, [
+      { key: 'sender', ts: '1.1', shown: 'x' },
+      { key: 'recipient:1', ts: '1.1', shown: 'x' },
+    ]),
+  ).toBeUndefined();
 });

@@ -2,10 +2,22 @@
 // limits, teammate text is escaped, and the modal's reading of a submission refuses what the relay refuses.
 import { randomUUID } from 'node:crypto';
 import { checkViewLimits, findBlockProblem, formatProblem } from '../../scripts/fake-slack/block-limits';
-import { homeView, inboxMessage, unlinkedHomeView, HOME_PAGE_SIZE, INBOX_PAGE_SIZE, type ThreadPage } from '../../bot/views/home';
+import {
+  homeView,
+  inboxMessage,
+  unlinkedHomeView,
+  HOME_PAGE_SIZE,
+  INBOX_PAGE_SIZE,
+  type ThreadPage,
+} from '../../bot/views/home';
 import { linkedModal, linkFailedModal, linkingModal } from '../../bot/views/link-modal';
 import { mcpClientSnippets } from '../../mcp/client-config';
-import { newHandoffFromForm, newHandoffModal, readNewHandoffState, type NewHandoffForm } from '../../bot/views/new-handoff-modal';
+import {
+  newHandoffFromForm,
+  newHandoffModal,
+  readNewHandoffState,
+  type NewHandoffForm,
+} from '../../bot/views/new-handoff-modal';
 import { parseHandoffCommand, slackTextToPlain } from '../../bot/listeners/commands/parse-command';
 import { toHandleLocal } from '../../bot/listeners/commands/new-teammate-modal';
 import { parseInviteOptions } from '../../bot/listeners/commands/invite-command';
@@ -16,7 +28,11 @@ const inboxUrl = (id: string) => `https://relay.example.com/inbox/${id}`;
 
 /** A list item as large as the relay makes one: a 200-character preview of pure `&` (5x when escaped), long names. */
 function item(status: ListItem['status'], i: number): ListItem {
-  const party = (h: string) => ({ handle: `${h}${'x'.repeat(100)}@acme`, name: `<!channel> ${'N'.repeat(190)}`, role: 'dev' });
+  const party = (h: string) => ({
+    handle: `${h}${'x'.repeat(100)}@acme`,
+    name: `<!channel> ${'N'.repeat(190)}`,
+    role: 'dev',
+  });
   return {
     thread_id: randomUUID(),
     sender: party('s'),
@@ -50,24 +66,44 @@ describe('Home view', () => {
     });
     expectViewOk(view, 'home');
     expect(view.blocks.length).toBeLessThanOrEqual(100);
-    const labels = (view.blocks as any[]).flatMap((b) => (b.type === 'actions' ? b.elements : [])).map((e) => e.text.text);
+    const labels = (view.blocks as any[])
+      .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+      .map((e) => e.text.text);
     expect(labels).toEqual(expect.arrayContaining(['Show older waiting', 'Show older sent', 'Back to newest']));
   });
 
   test('more items than a page are cut to the page, never past the limit', () => {
-    const view = homeView({ handle: 'h@acme', waiting: page(60, 'pending'), sent: page(60, 'declined'), page: {}, inboxUrl });
+    const view = homeView({
+      handle: 'h@acme',
+      waiting: page(60, 'pending'),
+      sent: page(60, 'declined'),
+      page: {},
+      inboxUrl,
+    });
     expectViewOk(view, 'home');
   });
 
   test('teammate text is escaped: no @channel, no forged link', () => {
-    const view = homeView({ handle: 'h@acme', waiting: page(1, 'pending', false), sent: page(0, 'pending', false), page: {}, inboxUrl });
+    const view = homeView({
+      handle: 'h@acme',
+      waiting: page(1, 'pending', false),
+      sent: page(0, 'pending', false),
+      page: {},
+      inboxUrl,
+    });
     const text = JSON.stringify(view.blocks);
     expect(text).not.toContain('<!channel>');
     expect(text).toContain('&lt;!channel&gt;');
   });
 
   test('empty lists say so; an unlinked user is pointed at /handoff link', () => {
-    const empty = homeView({ handle: 'h@acme', waiting: page(0, 'pending', false), sent: page(0, 'pending', false), page: {}, inboxUrl });
+    const empty = homeView({
+      handle: 'h@acme',
+      waiting: page(0, 'pending', false),
+      sent: page(0, 'pending', false),
+      page: {},
+      inboxUrl,
+    });
     expect(JSON.stringify(empty.blocks)).toContain('Nothing is waiting for you.');
     expectViewOk(unlinkedHomeView(), 'home');
     expect(JSON.stringify(unlinkedHomeView().blocks)).toContain('/handoff link');
@@ -84,7 +120,9 @@ describe('/handoff inbox message', () => {
   });
 
   test('an empty inbox is one clear line', () => {
-    expect(inboxMessage({ handle: 'bob@acme', page: { items: [], next_cursor: null }, inboxUrl }).text).toBe('Your handoff inbox is empty.');
+    expect(inboxMessage({ handle: 'bob@acme', page: { items: [], next_cursor: null }, inboxUrl }).text).toBe(
+      'Your handoff inbox is empty.',
+    );
   });
 });
 
@@ -125,7 +163,11 @@ describe('new-handoff modal', () => {
   });
 
   test('a valid form becomes the relay input, with the idempotency key', () => {
-    const result = newHandoffFromForm(form({ intent: 'ask_question', question: 'Why?', links: ['https://a.example/1'] }), 'bob@acme', 'slack-view:V1');
+    const result = newHandoffFromForm(
+      form({ intent: 'ask_question', question: 'Why?', links: ['https://a.example/1'] }),
+      'bob@acme',
+      'slack-view:V1',
+    );
     expect(result).toEqual({
       handoff: expect.objectContaining({
         to: 'bob@acme',
@@ -139,9 +181,21 @@ describe('new-handoff modal', () => {
 
   test.each([
     ['summary', form({ summary: 'x'.repeat(LIMITS.summary + 1) }), `at most ${LIMITS.summary} characters`],
-    ['question', form({ intent: 'ask_question', question: 'q'.repeat(LIMITS.question + 1) }), `at most ${LIMITS.question} characters`],
-    ['action_files', form({ intent: 'propose_action', description: 'd', rationale: 'r', files: ['ok', 'p'.repeat(LIMITS.path + 1)] }), 'Line 2:'],
-    ['links', form({ links: Array.from({ length: LIMITS.artifacts + 1 }, (_, i) => `https://a.example/${i}`) }), `At most ${LIMITS.artifacts} links`],
+    [
+      'question',
+      form({ intent: 'ask_question', question: 'q'.repeat(LIMITS.question + 1) }),
+      `at most ${LIMITS.question} characters`,
+    ],
+    [
+      'action_files',
+      form({ intent: 'propose_action', description: 'd', rationale: 'r', files: ['ok', 'p'.repeat(LIMITS.path + 1)] }),
+      'Line 2:',
+    ],
+    [
+      'links',
+      form({ links: Array.from({ length: LIMITS.artifacts + 1 }, (_, i) => `https://a.example/${i}`) }),
+      `At most ${LIMITS.artifacts} links`,
+    ],
     ['links', form({ links: ['javascript:alert(1)'] }), 'Line 1: must be an http(s) URL'],
     ['intent', form({ intent: 'shout' }), 'Choose an intent'],
   ])('%s: refused with the relay limit', (field, f, message) => {
@@ -176,17 +230,29 @@ describe('command text', () => {
 
   test('/handoff invite options become the invitation; what is wrong is named by its option', () => {
     expect(parseInviteOptions('team:acme skills:go,sql repos:a/,b/, expires:2h note: for  Frank, backend ')).toEqual({
-      input: { team: 'acme', skills: ['go', 'sql'], repos_owned: ['a/', 'b/'], expires_in: 2 * 3_600_000, note: 'for  Frank, backend' },
+      input: {
+        team: 'acme',
+        skills: ['go', 'sql'],
+        repos_owned: ['a/', 'b/'],
+        expires_in: 2 * 3_600_000,
+        note: 'for  Frank, backend',
+      },
     });
     expect(parseInviteOptions('')).toEqual({ input: { expires_in: 7 * 86_400_000 } });
-    expect(parseInviteOptions('skills:go, sql')).toEqual({ problem: expect.stringMatching(/^`sql` is not an option of `\/handoff invite`/) });
+    expect(parseInviteOptions('skills:go, sql')).toEqual({
+      problem: expect.stringMatching(/^`sql` is not an option of `\/handoff invite`/),
+    });
     expect(parseInviteOptions('skills:,')).toEqual({ problem: '`skills:` needs a value, e.g. `skills:…`' });
     expect(parseInviteOptions('role:a role:b')).toEqual({ problem: '`role:` is given twice' });
-    expect(parseInviteOptions('expires:never')).toEqual({ problem: expect.stringMatching(/^`expires:` must be a duration/) });
+    expect(parseInviteOptions('expires:never')).toEqual({
+      problem: expect.stringMatching(/^`expires:` must be a duration/),
+    });
   });
 
   test('Slack markup becomes plain text', () => {
-    expect(slackTextToPlain('a &lt;b&gt; &amp; <#C012|eng> <!here> <https://x.y/z|z> <mailto:a@b.c|mail>')).toBe('a <b> & #eng @here https://x.y/z mailto:a@b.c');
+    expect(slackTextToPlain('a &lt;b&gt; &amp; <#C012|eng> <!here> <https://x.y/z|z> <mailto:a@b.c|mail>')).toBe(
+      'a <b> & #eng @here https://x.y/z mailto:a@b.c',
+    );
   });
 
   test('a Slack name becomes a handle local part', () => {

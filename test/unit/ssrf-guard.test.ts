@@ -77,15 +77,24 @@ describe('postSigned (delivery time)', () => {
 
   test('refuses a host that resolves to loopback after DNS, and an IP literal, before connecting', async () => {
     const port = new URL(receiver.url()).port;
-    const send = (url: string) => postSigned({ url, secrets: [secret], id: 'msg_1', body: '{}', policy: { allowPrivate: false } });
-    await expect(send(`http://localhost:${port}/hook`)).rejects.toThrow(/refused: localhost resolves to 127\.0\.0\.1 is a loopback address/);
+    const send = (url: string) =>
+      postSigned({ url, secrets: [secret], id: 'msg_1', body: '{}', policy: { allowPrivate: false } });
+    await expect(send(`http://localhost:${port}/hook`)).rejects.toThrow(
+      /refused: localhost resolves to 127\.0\.0\.1 is a loopback address/,
+    );
     await expect(send(`http://127.0.0.1:${port}/hook`)).rejects.toThrow(/refused: 127\.0\.0\.1 is a loopback address/);
     await expect(send(`http://[::ffff:127.0.0.1]:${port}/hook`)).rejects.toThrow(/refused/);
     expect(receiver.requests).toHaveLength(0);
   });
 
   test('when allowed, the request carries Standard Webhooks headers that standardwebhooks verifies', async () => {
-    const answer = await postSigned({ url: receiver.url(), secrets: [secret], id: 'msg_2', body: '{"type":"x"}', policy: { allowPrivate: true } });
+    const answer = await postSigned({
+      url: receiver.url(),
+      secrets: [secret],
+      id: 'msg_2',
+      body: '{"type":"x"}',
+      policy: { allowPrivate: true },
+    });
     expect(answer.status).toBe(200);
     const got = receiver.requests[receiver.requests.length - 1]!;
     expect(got.headers['webhook-id']).toBe('msg_2');
@@ -97,7 +106,16 @@ describe('postSigned (delivery time)', () => {
     const slow = await new WebhookReceiver().start();
     // A receiver that never answers: hold the response open.
     slow.answer = () => null;
-    await expect(postSigned({ url: slow.url(), secrets: [secret], id: 'msg_3', body: '{}', policy: { allowPrivate: true }, timeoutMs: 200 })).rejects.toThrow(/no answer within 200 ms/);
+    await expect(
+      postSigned({
+        url: slow.url(),
+        secrets: [secret],
+        id: 'msg_3',
+        body: '{}',
+        policy: { allowPrivate: true },
+        timeoutMs: 200,
+      }),
+    ).rejects.toThrow(/no answer within 200 ms/);
     await slow.stop();
   });
 });
@@ -105,12 +123,19 @@ describe('postSigned (delivery time)', () => {
 describe('RELAY_WEBHOOK_RETRY_SCHEDULE', () => {
   const base = { MONGODB_URL: 'mongodb://127.0.0.1:1' };
   test('defaults to the Svix schedule: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', () => {
-    expect(loadConfig(base).webhooks).toEqual({ retryScheduleMs: [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS], allowPrivate: false });
-    expect(DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(loadConfig(base).webhooks).toEqual({
+      retryScheduleMs: [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS],
+      allowPrivate: false,
+    });
+    expect(DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS).toEqual([
+      5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+    ]);
   });
 
   test('accepts ms and durations', () => {
-    expect(loadConfig({ ...base, RELAY_WEBHOOK_RETRY_SCHEDULE: '10, 250ms,2s,1m,1h' }).webhooks.retryScheduleMs).toEqual([10, 250, 2_000, 60_000, 3_600_000]);
+    expect(
+      loadConfig({ ...base, RELAY_WEBHOOK_RETRY_SCHEDULE: '10, 250ms,2s,1m,1h' }).webhooks.retryScheduleMs,
+    ).toEqual([10, 250, 2_000, 60_000, 3_600_000]);
     expect(parseDuration('5x')).toBeNull();
   });
 

@@ -9,11 +9,18 @@ test('MongoDB 6 and later, and FerretDB 2 (which reports itself as MongoDB 7), s
 });
 
 test("the relay's own FerretDB 1.24 build is served", () => {
-  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.5+0123456789ab' })).toEqual({ kind: 'ferretdb' });
+  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.5+0123456789ab' })).toEqual({
+    kind: 'ferretdb',
+  });
 });
 
 test('a stock FerretDB 1.x, or an older build of ours, is refused: its updates are not atomic', () => {
-  for (const ferretdbVersion of ['v1.24.2', 'v1.24.2-handoff-relay.4', 'v1.24.2-handoff-relay.4+0123456789ab', 'v1.21.0']) {
+  for (const ferretdbVersion of [
+    'v1.24.2',
+    'v1.24.2-handoff-relay.4',
+    'v1.24.2-handoff-relay.4+0123456789ab',
+    'v1.21.0',
+  ]) {
     expect(() => capabilitiesOf({ version: '7.0.42', ferretdbVersion })).toThrow(
       `The database server is FerretDB ${ferretdbVersion}, whose updates are not atomic`,
     );
@@ -21,5 +28,7 @@ test('a stock FerretDB 1.x, or an older build of ours, is refused: its updates a
 });
 
 test('a MongoDB before 6 is refused, naming the version it needs', () => {
-  expect(() => capabilitiesOf({ version: '5.0.26' })).toThrow('The database server is MongoDB 5.0.26: the relay needs MongoDB 6 or later.');
+  expect(() => capabilitiesOf({ version: '5.0.26' })).toThrow(
+    'The database server is MongoDB 5.0.26: the relay needs MongoDB 6 or later.',
+  );
 });

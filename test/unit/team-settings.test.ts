@@ -24,17 +24,43 @@ test('a policy without team: keeps every environment setting', () => {
 });
 
 test('each key the team sets replaces the environment one, off turns a step off, the rest stay', () => {
-  const settings = withTeamSettings(ENV, team('  remind_after: 1h\n  remind_again: off\n  expire_after: 2w\n  escalate_intents: none\n  escalate_channel: C0TEAM1\n'));
-  expect(settings).toEqual({ ...ENV, remindAfterMs: HOUR, remindAgainMs: null, expireAfterMs: 14 * 24 * HOUR, escalateIntents: [], escalateChannel: 'C0TEAM1' });
-  expect(withTeamSettings(ENV, team('  escalate_intents: [inform, inform]\n  stale_after: 30m\n'))).toEqual({ ...ENV, escalateIntents: ['inform'], staleAfterMs: 30 * 60_000 });
+  const settings = withTeamSettings(
+    ENV,
+    team(
+      '  remind_after: 1h\n  remind_again: off\n  expire_after: 2w\n  escalate_intents: none\n  escalate_channel: C0TEAM1\n',
+    ),
+  );
+  expect(settings).toEqual({
+    ...ENV,
+    remindAfterMs: HOUR,
+    remindAgainMs: null,
+    expireAfterMs: 14 * 24 * HOUR,
+    escalateIntents: [],
+    escalateChannel: 'C0TEAM1',
+  });
+  expect(withTeamSettings(ENV, team('  escalate_intents: [inform, inform]\n  stale_after: 30m\n'))).toEqual({
+    ...ENV,
+    escalateIntents: ['inform'],
+    staleAfterMs: 30 * 60_000,
+  });
 });
 
 test('working hours and days: each from the team when set, off means any time', () => {
-  expect(withTeamSettings(ENV, team('  working_hours: 08:30-16:00\n')).workingHours).toEqual({ startMinute: 510, endMinute: 960, days: [1, 2, 3, 4, 5] });
-  expect(withTeamSettings(ENV, team('  working_days: [sun, thu, mon]\n')).workingHours).toEqual({ startMinute: 540, endMinute: 1080, days: [0, 1, 4] });
+  expect(withTeamSettings(ENV, team('  working_hours: 08:30-16:00\n')).workingHours).toEqual({
+    startMinute: 510,
+    endMinute: 960,
+    days: [1, 2, 3, 4, 5],
+  });
+  expect(withTeamSettings(ENV, team('  working_days: [sun, thu, mon]\n')).workingHours).toEqual({
+    startMinute: 540,
+    endMinute: 1080,
+    days: [0, 1, 4],
+  });
   expect(withTeamSettings(ENV, team('  working_hours: off\n  working_days: [mon]\n')).workingHours).toBeNull();
   // Hours the environment turned off come back from the team's, on its days or Monday to Friday.
-  expect(withTeamSettings({ ...ENV, workingHours: null }, team('  working_hours: 10:00-12:00\n')).workingHours).toEqual({ startMinute: 600, endMinute: 720, days: [1, 2, 3, 4, 5] });
+  expect(withTeamSettings({ ...ENV, workingHours: null }, team('  working_hours: 10:00-12:00\n')).workingHours).toEqual(
+    { startMinute: 600, endMinute: 720, days: [1, 2, 3, 4, 5] },
+  );
   expect(withTeamSettings({ ...ENV, workingHours: null }, team('  working_days: [sat]\n')).workingHours).toBeNull();
 });
 
@@ -68,15 +94,26 @@ test.each([
 });
 
 test('the team section is part of the policy version', () => {
-  expect(parsePolicy('rules: []\nteam:\n  remind_after: 1h\n').version).not.toBe(parsePolicy('rules: []\nteam:\n  remind_after: 2h\n').version);
+  expect(parsePolicy('rules: []\nteam:\n  remind_after: 1h\n').version).not.toBe(
+    parsePolicy('rules: []\nteam:\n  remind_after: 2h\n').version,
+  );
 });
 
 test('the example in docs/policies.md parses, every key set', () => {
   const page = readFileSync(join(__dirname, '..', '..', 'docs', 'policies.md'), 'utf8');
   const example = /```yaml\n(team:\n[\s\S]*?)```/.exec(page)![1]!;
   const settings = parsePolicy(example, 'docs/policies.md').team!;
-  expect(Object.keys(settings).sort()).toEqual(
-    ['digest_at', 'escalate_after', 'escalate_channel', 'escalate_intents', 'expire_after', 'remind_after', 'remind_again', 'stale_after', 'working_days', 'working_hours'],
-  );
+  expect(Object.keys(settings).sort()).toEqual([
+    'digest_at',
+    'escalate_after',
+    'escalate_channel',
+    'escalate_intents',
+    'expire_after',
+    'remind_after',
+    'remind_again',
+    'stale_after',
+    'working_days',
+    'working_hours',
+  ]);
   expect(settings.remind_after).toBe(2 * HOUR);
 });

@@ -26,7 +26,10 @@ test('a reply shows who wrote it, from where and when, then the body', () => {
   );
   expect(m.blocks[1].text.text).toBe('Looks good, one question on the cursor format.');
   expect(m.text).toBe('Bob replied: Looks good, one question on the cursor format.');
-  const fromMcp = reply({ message: message({ from: alice.handle, via: 'mcp' }), author: { ...alice, slack_user_id: null } });
+  const fromMcp = reply({
+    message: message({ from: alice.handle, via: 'mcp' }),
+    author: { ...alice, slack_user_id: null },
+  });
   expect(fromMcp.blocks[0].elements[0].text).toMatch(/^:speech_balloon: \*Alice\* `alice@acme` via MCP · /);
   expectWithinSlackLimits(m);
 });
@@ -47,14 +50,19 @@ test('a reply carries its artifacts; one with only artifacts still says what it 
 
 test('a reply cannot ping a channel, mention someone or fake a link', () => {
   const m = reply({
-    message: message({ body: HOSTILE, artifacts: [{ type: 'link', url: 'https://good.example/|<!here>', title: HOSTILE }] }),
+    message: message({
+      body: HOSTILE,
+      artifacts: [{ type: 'link', url: 'https://good.example/|<!here>', title: HOSTILE }],
+    }),
     author: { ...bob, name: HOSTILE, slack_user_id: null },
   });
   expectWithinSlackLimits(m);
   for (const text of allText(m)) {
     expect(text).not.toMatch(/<!(channel|here|everyone|subteam)|@(channel|here|everyone)\b|<@U0BOSS>/);
     for (const [seq] of text.matchAll(/<[^>]*>/g)) {
-      expect(seq).toMatch(/^<!date\^\d+\^\{date_short_pretty\} at \{time\}\|[^|<>]+>$|^<https:\/\/[^|<>\s]+\|[^<>|]+>$/);
+      expect(seq).toMatch(
+        /^<!date\^\d+\^\{date_short_pretty\} at \{time\}\|[^|<>]+>$|^<https:\/\/[^|<>\s]+\|[^<>|]+>$/,
+      );
       expect(seq.split('|')[0]).not.toContain('evil.example');
     }
   }
@@ -78,10 +86,18 @@ test('snapshot: a reply with a body and one of each artifact', () => {
     message: message({
       body: 'Switched to cursors.\nSee the diff and the contract.',
       artifacts: [
-        { type: 'file_diff', path: 'src/api/users.ts', diff: '-  const offset = page * size;\n+  const cursor = decode(req.query.cursor);' },
+        {
+          type: 'file_diff',
+          path: 'src/api/users.ts',
+          diff: '-  const offset = page * size;\n+  const cursor = decode(req.query.cursor);',
+        },
         { type: 'file_ref', path: 'src/api/users.ts', lines: '12-40', git_sha: '0123456789abcdef' },
         { type: 'test_command', command: 'npm test -- users', cwd: 'services/api' },
-        { type: 'api_contract', schema_url: 'https://example.com/openapi.yaml', inline: 'paths:\n  /users:\n    get: {}' },
+        {
+          type: 'api_contract',
+          schema_url: 'https://example.com/openapi.yaml',
+          inline: 'paths:\n  /users:\n    get: {}',
+        },
         { type: 'link', url: 'https://github.com/acme/api/pull/42', title: 'PR #42' },
       ],
     }),

@@ -22,8 +22,10 @@ const settings: TimerSettings = {
 };
 // Monday 30 Nov 2026, 10:00 UTC.
 const T0 = new Date('2026-11-30T10:00:00Z');
-const pending = (over: Partial<ThreadDoc> = {}): ThreadDoc => thread({ intent: 'ask_question', created_at: T0, ...over });
-const fire = (doc: ThreadDoc, step: Parameters<typeof applyTimerStep>[1], at: Date) => applyTimerStep(doc, step, at, null, settings);
+const pending = (over: Partial<ThreadDoc> = {}): ThreadDoc =>
+  thread({ intent: 'ask_question', created_at: T0, ...over });
+const fire = (doc: ThreadDoc, step: Parameters<typeof applyTimerStep>[1], at: Date) =>
+  applyTimerStep(doc, step, at, null, settings);
 
 describe('the next step of a pending handoff', () => {
   test('remind-1, remind-2, escalate, expire in that order, each once', () => {
@@ -40,7 +42,10 @@ describe('the next step of a pending handoff', () => {
   });
 
   test('an inform is not escalated; a handoff token that runs out first expires it then', () => {
-    const token = { expires_at: new Date(T0.getTime() + 7 * D), consumed_at: null } as unknown as ThreadDoc['handoff_token'];
+    const token = {
+      expires_at: new Date(T0.getTime() + 7 * D),
+      consumed_at: null,
+    } as unknown as ThreadDoc['handoff_token'];
     let doc = pending({ intent: 'inform', handoff_token: token });
     doc = fire(fire(doc, 'remind-1', new Date(T0.getTime() + 4 * H)), 'remind-2', new Date(T0.getTime() + 28 * H));
     expect(nextTimerStep(doc, settings, 'UTC')).toEqual({ step: 'expire', due: new Date(T0.getTime() + 7 * D) });
@@ -51,14 +56,20 @@ describe('the next step of a pending handoff', () => {
     const doc = fire(pending(), 'remind-1', new Date(T0.getTime() + 4 * H));
     const snoozed = { ...doc, timers: { ...doc.timers!, snoozed_until: new Date(T0.getTime() + 5 * H) } };
     expect(nextTimerStep(snoozed, settings, 'UTC')).toEqual({ step: 'remind-2', due: new Date(T0.getTime() + 5 * H) });
-    expect(nextTimerStep(pending(), { ...settings, remindAfterMs: null, escalateAfterMs: null }, 'UTC')?.step).toBe('expire');
+    expect(nextTimerStep(pending(), { ...settings, remindAfterMs: null, escalateAfterMs: null }, 'UTC')?.step).toBe(
+      'expire',
+    );
   });
 
   test('accepted: one nudge after stale_after; a final state: nothing', () => {
     const accepted = pending({ status: 'accepted', accepted_at: new Date(T0.getTime() + H) });
-    expect(nextTimerStep(accepted, settings, 'UTC')).toEqual({ step: 'stale', due: new Date(T0.getTime() + H + 3 * D) });
+    expect(nextTimerStep(accepted, settings, 'UTC')).toEqual({
+      step: 'stale',
+      due: new Date(T0.getTime() + H + 3 * D),
+    });
     expect(nextTimerStep(fire(accepted, 'stale', new Date(T0.getTime() + 4 * D)), settings, 'UTC')).toBeNull();
-    for (const status of ['completed', 'declined', 'cancelled', 'expired'] as const) expect(nextTimerStep(pending({ status }), settings, 'UTC')).toBeNull();
+    for (const status of ['completed', 'declined', 'cancelled', 'expired'] as const)
+      expect(nextTimerStep(pending({ status }), settings, 'UTC')).toBeNull();
   });
 
   test('a reminder due outside working hours moves to the next working start in the recipient’s zone', () => {
@@ -71,15 +82,23 @@ describe('the next step of a pending handoff', () => {
 
 describe('working hours and Snooze', () => {
   test('inside hours stays; before the start moves to today’s start; a weekend to Monday', () => {
-    expect(nextWorkingTime(new Date('2026-12-01T10:30:00Z'), WEEKDAYS_9_TO_6, 'UTC')).toEqual(new Date('2026-12-01T10:30:00Z'));
-    expect(nextWorkingTime(new Date('2026-12-01T06:00:00Z'), WEEKDAYS_9_TO_6, 'UTC')).toEqual(new Date('2026-12-01T09:00:00Z'));
-    expect(nextWorkingTime(new Date('2026-12-05T12:00:00Z'), WEEKDAYS_9_TO_6, 'Europe/Berlin')).toEqual(new Date('2026-12-07T08:00:00Z'));
+    expect(nextWorkingTime(new Date('2026-12-01T10:30:00Z'), WEEKDAYS_9_TO_6, 'UTC')).toEqual(
+      new Date('2026-12-01T10:30:00Z'),
+    );
+    expect(nextWorkingTime(new Date('2026-12-01T06:00:00Z'), WEEKDAYS_9_TO_6, 'UTC')).toEqual(
+      new Date('2026-12-01T09:00:00Z'),
+    );
+    expect(nextWorkingTime(new Date('2026-12-05T12:00:00Z'), WEEKDAYS_9_TO_6, 'Europe/Berlin')).toEqual(
+      new Date('2026-12-07T08:00:00Z'),
+    );
     expect(nextWorkingTime(new Date('2026-12-05T12:00:00Z'), null, 'UTC')).toEqual(new Date('2026-12-05T12:00:00Z'));
   });
 
   test('across a daylight-saving change the start is still 09:00 local', () => {
     // Sunday 29 March 2026 Europe/Berlin switches to CEST (UTC+2): Monday 09:00 is 07:00 UTC.
-    expect(nextWorkingTime(new Date('2026-03-28T12:00:00Z'), WEEKDAYS_9_TO_6, 'Europe/Berlin')).toEqual(new Date('2026-03-30T07:00:00Z'));
+    expect(nextWorkingTime(new Date('2026-03-28T12:00:00Z'), WEEKDAYS_9_TO_6, 'Europe/Berlin')).toEqual(
+      new Date('2026-03-30T07:00:00Z'),
+    );
   });
 
   test('1 h, tomorrow morning, next week', () => {
@@ -89,15 +108,29 @@ describe('working hours and Snooze', () => {
     expect(snoozedUntil('tomorrow', tuesday, WEEKDAYS_9_TO_6, 'Asia/Tokyo')).toEqual(new Date('2026-12-03T00:00:00Z'));
     expect(snoozedUntil('week', tuesday, WEEKDAYS_9_TO_6, 'UTC')).toEqual(new Date('2026-12-07T09:00:00Z'));
     // Friday's "tomorrow morning" is Monday's start when weekends do not work.
-    expect(snoozedUntil('tomorrow', new Date('2026-12-04T15:00:00Z'), WEEKDAYS_9_TO_6, 'UTC')).toEqual(new Date('2026-12-07T09:00:00Z'));
+    expect(snoozedUntil('tomorrow', new Date('2026-12-04T15:00:00Z'), WEEKDAYS_9_TO_6, 'UTC')).toEqual(
+      new Date('2026-12-07T09:00:00Z'),
+    );
   });
 });
 
 describe('the sender’s line', () => {
   test('reminded @bob · reminded @bob again · escalated to a channel', () => {
-    let doc = fire(fire(pending(), 'remind-1', new Date(T0.getTime() + 4 * H)), 'remind-2', new Date(T0.getTime() + 28 * H));
-    doc = applyTimerStep(doc, 'escalate', new Date(T0.getTime() + 48 * H), { kind: 'channel', slack: 'C0ESCALATE' }, settings);
-    expect(timerSummaryLine(doc, bob)).toBe(':alarm_clock: reminded <@U0BOB> · reminded <@U0BOB> again · escalated to <#C0ESCALATE>');
+    let doc = fire(
+      fire(pending(), 'remind-1', new Date(T0.getTime() + 4 * H)),
+      'remind-2',
+      new Date(T0.getTime() + 28 * H),
+    );
+    doc = applyTimerStep(
+      doc,
+      'escalate',
+      new Date(T0.getTime() + 48 * H),
+      { kind: 'channel', slack: 'C0ESCALATE' },
+      settings,
+    );
+    expect(timerSummaryLine(doc, bob)).toBe(
+      ':alarm_clock: reminded <@U0BOB> · reminded <@U0BOB> again · escalated to <#C0ESCALATE>',
+    );
     expect(timerSummaryLine(pending(), bob)).toBeNull();
   });
 });
@@ -118,12 +151,31 @@ describe('timer settings', () => {
   });
 
   test('values and off', () => {
-    const t = loadConfig({ ...base, RELAY_REMIND_AFTER: '30m', RELAY_ESCALATE_AFTER: 'off', RELAY_EXPIRE_AFTER: '2w', RELAY_ESCALATE_CHANNEL: 'C0123ABCD', RELAY_WORKING_HOURS: 'off', RELAY_ESCALATE_INTENTS: 'none' }).timers;
-    expect(t).toMatchObject({ remindAfterMs: 30 * 60_000, escalateAfterMs: null, expireAfterMs: 14 * D, escalateChannel: 'C0123ABCD', workingHours: null, escalateIntents: [] });
+    const t = loadConfig({
+      ...base,
+      RELAY_REMIND_AFTER: '30m',
+      RELAY_ESCALATE_AFTER: 'off',
+      RELAY_EXPIRE_AFTER: '2w',
+      RELAY_ESCALATE_CHANNEL: 'C0123ABCD',
+      RELAY_WORKING_HOURS: 'off',
+      RELAY_ESCALATE_INTENTS: 'none',
+    }).timers;
+    expect(t).toMatchObject({
+      remindAfterMs: 30 * 60_000,
+      escalateAfterMs: null,
+      expireAfterMs: 14 * D,
+      escalateChannel: 'C0123ABCD',
+      workingHours: null,
+      escalateIntents: [],
+    });
   });
 
   test.each([
-    ['RELAY_REMIND_AFTER', '4 hours', /^RELAY_REMIND_AFTER: must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w .* \(got "4 hours"\)$/],
+    [
+      'RELAY_REMIND_AFTER',
+      '4 hours',
+      /^RELAY_REMIND_AFTER: must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w .* \(got "4 hours"\)$/,
+    ],
     ['RELAY_STALE_AFTER', '30s', /^RELAY_STALE_AFTER: must be a duration/],
     ['RELAY_EXPIRE_AFTER', '400d', /^RELAY_EXPIRE_AFTER: must be a duration/],
     ['RELAY_ESCALATE_CHANNEL', '#general', /^RELAY_ESCALATE_CHANNEL: must be a Slack channel id/],

@@ -27,7 +27,13 @@ function setup(now = NOW) {
     clock: { now: () => now },
     log: pino({ level: 'silent' }),
   });
-  return { threads, tokens, transitions, published: outbox.published, pending: () => storedPending(threads, tokens, sender, recipient) };
+  return {
+    threads,
+    tokens,
+    transitions,
+    published: outbox.published,
+    pending: () => storedPending(threads, tokens, sender, recipient),
+  };
 }
 
 test('the recipient accepts a pending handoff: one write, thread.accepted out, the token consumed', async () => {
@@ -54,31 +60,47 @@ test('the same accept asked again answers success and writes nothing', async () 
 test('only the recipient accepts: the sender is refused and nothing changes', async () => {
   const { threads, transitions, pending } = setup();
   const doc = await pending();
-  await expect(transitions.transition(sender, { thread_id: doc._id, transition: 'accept' }, 'api')).rejects.toBeInstanceOf(RelayError);
+  await expect(
+    transitions.transition(sender, { thread_id: doc._id, transition: 'accept' }, 'api'),
+  ).rejects.toBeInstanceOf(RelayError);
   expect(threads.writes).toBe(0);
 });
 
-test('a presented token that is not the thread\'s is refused by the verdict, and the thread stays pending', async () => {
+test("a presented token that is not the thread's is refused by the verdict, and the thread stays pending", async () => {
   const { threads, transitions, pending } = setup();
   const doc = await pending();
-  const answer = await transitions.transition(recipient, { thread_id: doc._id, transition: 'accept', verdict: { goal_token: 'hto_not_this_one' } }, 'api');
+  const answer = await transitions.transition(
+    recipient,
+    { thread_id: doc._id, transition: 'accept', verdict: { goal_token: 'hto_not_this_one' } },
+    'api',
+  );
   expect(answer).toMatchObject({ accepted: false, result: 'STALE_HANDOFF', status: 'pending', accepted_at: null });
   expect((await threads.readThread(doc._id))!.status).toBe('pending');
   expect(threads.writes).toBe(0);
 });
 
-test('the thread\'s own token passes the verdict, and the answer carries the verdict alongside', async () => {
+test("the thread's own token passes the verdict, and the answer carries the verdict alongside", async () => {
   const { tokens, transitions, pending } = setup();
   const doc = await pending();
   const token = tokens.derive(doc._id, doc.handoff_token!.nonce);
-  const answer = await transitions.transition(recipient, { thread_id: doc._id, transition: 'accept', verdict: { goal_token: token } }, 'api');
+  const answer = await transitions.transition(
+    recipient,
+    { thread_id: doc._id, transition: 'accept', verdict: { goal_token: token } },
+    'api',
+  );
   expect(answer).toMatchObject({ accepted: true, result: 'ok', status: 'accepted' });
 });
 
 test('a button that showed another status is refused as state_changed and changes nothing', async () => {
   const { threads, transitions, pending } = setup();
   const doc = await pending();
-  await expect(transitions.transition(recipient, { thread_id: doc._id, transition: 'decline', expected_status: 'accepted' }, 'slack')).rejects.toMatchObject({ code: 'state_changed' });
+  await expect(
+    transitions.transition(
+      recipient,
+      { thread_id: doc._id, transition: 'decline', expected_status: 'accepted' },
+      'slack',
+    ),
+  ).rejects.toMatchObject({ code: 'state_changed' });
   expect(threads.writes).toBe(0);
 });
 
@@ -86,8 +108,20 @@ test('an approved Slack accept is judged by the same verdict: once its token exp
   const later = new Date(NOW.getTime() + 30 * 24 * 3_600_000);
   const { transitions, pending } = setup(later);
   const doc = await pending();
-  const record = { args: { thread_id: doc._id, transition: 'accept' }, action: 'handoff.accept', via: 'slack', rule_id: 'r1', policy_version: 1 } as unknown as ApprovalRecord;
-  const emit = (type: OutboxEvent['type']): OutboxEvent => ({ id: 'e1', type, at: later, by: recipient.handle, via: 'api' });
+  const record = {
+    args: { thread_id: doc._id, transition: 'accept' },
+    action: 'handoff.accept',
+    via: 'slack',
+    rule_id: 'r1',
+    policy_version: 1,
+  } as unknown as ApprovalRecord;
+  const emit = (type: OutboxEvent['type']): OutboxEvent => ({
+    id: 'e1',
+    type,
+    at: later,
+    by: recipient.handle,
+    via: 'api',
+  });
   const applied = transitions.applyApproved(doc, record, recipient, emit, later);
   expect(applied).toMatchObject({ refusal: expect.stringContaining('the acceptance checks refused it') });
   const fresh = transitions.applyApproved(doc, record, recipient, emit, NOW);

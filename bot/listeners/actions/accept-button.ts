@@ -30,9 +30,16 @@ export function acceptButton(deps: AcceptButtonDeps) {
 }
 
 /** Shows "Verifying acceptance…" and enqueues the accept job (`run`: Hand to my agent queues a run after it). */
-export async function enqueueSlackAccept({ teammates, links, verifyJobs, log, threads }: AcceptButtonDeps, args: ButtonArgs, click: CheckedClick, opts: { button: string; run?: boolean }): Promise<void> {
+export async function enqueueSlackAccept(
+  { teammates, links, verifyJobs, log, threads }: AcceptButtonDeps,
+  args: ButtonArgs,
+  click: CheckedClick,
+  opts: { button: string; run?: boolean },
+): Promise<void> {
   const dm = { teammates, links, client: args.client as WebClient, threads };
-  await redrawDm(dm, click.thread, VERIFYING_NOTICE).catch((error: Error) => log.warn({ thread_id: click.thread._id, err: error.message }, 'could not show the verifying notice'));
+  await redrawDm(dm, click.thread, VERIFYING_NOTICE).catch((error: Error) =>
+    log.warn({ thread_id: click.thread._id, err: error.message }, 'could not show the verifying notice'),
+  );
   const job: SlackAcceptJob = {
     thread_id: click.thread._id,
     slack_user: args.body.user.id,
@@ -45,6 +52,9 @@ export async function enqueueSlackAccept({ teammates, links, verifyJobs, log, th
   } catch (error) {
     log.warn({ thread_id: click.thread._id, err: (error as Error).message }, 'could not enqueue the slack accept');
     await redrawDm(dm, click.thread).catch(() => undefined);
-    await explain(args, `handoff-relay could not start verifying your acceptance right now; press ${opts.button} again in a moment. Nothing was changed.`);
+    await explain(
+      args,
+      `handoff-relay could not start verifying your acceptance right now; press ${opts.button} again in a moment. Nothing was changed.`,
+    );
   }
 }

@@ -1,7 +1,12 @@
 // An approver's Approve and Reject buttons: ack, check the click, then decide (Approve) or ask why (Reject's modal).
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { APPROVAL_ID_PATTERN, approverEntries, type ApprovalRecord, type Voter } from '../../../relay-core/domain/approval';
+import {
+  APPROVAL_ID_PATTERN,
+  approverEntries,
+  type ApprovalRecord,
+  type Voter,
+} from '../../../relay-core/domain/approval';
 import type { ThreadDoc } from '../../../relay-core/domain/documents';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { Relay } from '../../../relay-core/service/relay-service';
@@ -11,7 +16,9 @@ import { approvalRejectModal } from '../../views/approval-reject-modal';
 import { safeJson } from '../safe-json';
 import { explain, type ButtonArgs } from './button-click';
 
-const approvalValueSchema = z.object({ a: z.string().regex(APPROVAL_ID_PATTERN), b: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
+const approvalValueSchema = z
+  .object({ a: z.string().regex(APPROVAL_ID_PATTERN), b: z.string().regex(/^[0-9a-f]{16}$/) })
+  .strict();
 
 export interface ApprovalButtonDeps {
   approvalDecisions: Relay['approvalDecisions'];
@@ -54,7 +61,9 @@ export async function checkApprovalClick(
   const { thread, record } = found;
   const voter = await slackVoter(teammates, slackUser);
   if (approverEntries(record, voter).length === 0) {
-    await say(`Only the approvers of this request (${[...new Set(record.approvers.map((a) => a.label))].join(', ')}) can decide it. Nothing was changed.`);
+    await say(
+      `Only the approvers of this request (${[...new Set(record.approvers.map((a) => a.label))].join(', ')}) can decide it. Nothing was changed.`,
+    );
     return null;
   }
   const dm = thread.slack_approvals?.[approvalDmKey(record.id, slackUser)];
@@ -63,11 +72,15 @@ export async function checkApprovalClick(
     return null;
   }
   if (record.status !== 'pending') {
-    await say(`This request is already ${record.status.replace('_', ' ')}${record.decided_by ? ` (by ${record.decided_by})` : ''}. Nothing was changed.`);
+    await say(
+      `This request is already ${record.status.replace('_', ' ')}${record.decided_by ? ` (by ${record.decided_by})` : ''}. Nothing was changed.`,
+    );
     return null;
   }
   if (record.approvals.some((v) => approverEntries(record, voter).some((a) => a.label === v.by))) {
-    await say(`You already approved this request; it waits for ${record.quorum - new Set(record.approvals.map((v) => v.by)).size} more approval(s). Nothing was changed.`);
+    await say(
+      `You already approved this request; it waits for ${record.quorum - new Set(record.approvals.map((v) => v.by)).size} more approval(s). Nothing was changed.`,
+    );
     return null;
   }
   if (!stillApplicable(thread, record)) {
@@ -78,7 +91,8 @@ export async function checkApprovalClick(
 }
 
 function clickPlace(args: ButtonArgs) {
-  const container = args.body.container as { type?: string; channel_id?: string; message_ts?: string; is_ephemeral?: boolean } | undefined;
+  const container = args.body.container as
+    { type?: string; channel_id?: string; message_ts?: string; is_ephemeral?: boolean } | undefined;
   return {
     channel: args.body.channel?.id ?? container?.channel_id,
     messageTs: args.body.message?.ts ?? container?.message_ts,
@@ -98,7 +112,11 @@ export function approveButton(deps: ApprovalButtonDeps) {
       await say(answer.message);
     } catch (error) {
       log.warn({ approval_id: click.record.id, err: (error as Error).message }, 'slack approve failed');
-      await say(error instanceof RelayError ? `${error.message}. Nothing was changed.` : 'Something went wrong on handoff-relay’s side; press Approve again in a moment. Nothing was changed.');
+      await say(
+        error instanceof RelayError
+          ? `${error.message}. Nothing was changed.`
+          : 'Something went wrong on handoff-relay’s side; press Approve again in a moment. Nothing was changed.',
+      );
     }
   };
 }
@@ -106,10 +124,19 @@ export function approveButton(deps: ApprovalButtonDeps) {
 export function rejectButton(deps: ApprovalButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkApprovalClick(deps, args.body.user.id, safeJson(args.action.value), clickPlace(args), (text) => explain(args, text));
+    const click = await checkApprovalClick(
+      deps,
+      args.body.user.id,
+      safeJson(args.action.value),
+      clickPlace(args),
+      (text) => explain(args, text),
+    );
     if (!click) return;
     const { thread, record } = click;
-    const about = record.action === 'handoff.create' ? `Handoff from ${thread.from} to ${thread.to}: ${thread.summary}` : `${record.action} by ${record.actor} on the handoff "${thread.summary}"`;
+    const about =
+      record.action === 'handoff.create'
+        ? `Handoff from ${thread.from} to ${thread.to}: ${thread.summary}`
+        : `${record.action} by ${record.actor} on the handoff "${thread.summary}"`;
     await args.client.views.open({ trigger_id: args.body.trigger_id, view: approvalRejectModal(record, about) });
   };
 }

@@ -54,7 +54,12 @@ export function historyLine(thread: ThreadDoc): string {
 // linked Slack user allowed to act, and a thread still in the status the button showed.
 /** The checks every button runs; null after the refusal was explained. */
 /** `notice`: the button is on a timer notice (a reply under the DM), which is never an out-of-date copy of the DM. */
-export async function checkClick({ reads, teammates }: Pick<Relay, 'reads' | 'teammates'>, args: ButtonArgs, rule: ClickRule, opts: { notice?: boolean } = {}): Promise<CheckedClick | null> {
+export async function checkClick(
+  { reads, teammates }: Pick<Relay, 'reads' | 'teammates'>,
+  args: ButtonArgs,
+  rule: ClickRule,
+  opts: { notice?: boolean } = {},
+): Promise<CheckedClick | null> {
   const { body, action } = args;
   const value = buttonValueSchema.safeParse(safeJson(action.value));
   if (!value.success) {
@@ -70,17 +75,26 @@ export async function checkClick({ reads, teammates }: Pick<Relay, 'reads' | 'te
   // Only a copy of the DM in the DM's own channel can be out of date; Home-tab and ephemeral clicks are not, nor the
   // digest's buttons, which share the DM's channel but not its actions block (theirs are `thread_<id>`).
   // (A click can beat the worker's record of the DM it just posted: with no record there is nothing to compare.)
-  const container = body.container as { type?: string; channel_id?: string; message_ts?: string; is_ephemeral?: boolean } | undefined;
+  const container = body.container as
+    { type?: string; channel_id?: string; message_ts?: string; is_ephemeral?: boolean } | undefined;
   const channel = body.channel?.id ?? container?.channel_id;
   const messageTs = body.message?.ts ?? container?.message_ts;
   const onDmButtons = (action as { block_id?: string }).block_id === BLOCK_IDS.actions;
-  const inDmChannel = onDmButtons && container?.type === 'message' && !container.is_ephemeral && thread.slack !== null && channel === thread.slack.channel;
+  const inDmChannel =
+    onDmButtons &&
+    container?.type === 'message' &&
+    !container.is_ephemeral &&
+    thread.slack !== null &&
+    channel === thread.slack.channel;
   if (inDmChannel && !opts.notice && messageTs !== thread.slack!.ts) {
     await explain(args, 'This message is out of date; use the latest message for this handoff. Nothing was changed.');
     return null;
   }
   if (!actor) {
-    await explain(args, 'Your Slack account is not linked to a handoff-relay teammate, so you cannot act on this handoff. Nothing was changed.');
+    await explain(
+      args,
+      'Your Slack account is not linked to a handoff-relay teammate, so you cannot act on this handoff. Nothing was changed.',
+    );
     return null;
   }
   if (rule.who === 'recipient' && thread.to !== actor.handle) {
@@ -96,10 +110,14 @@ export async function checkClick({ reads, teammates }: Pick<Relay, 'reads' | 'te
     return null;
   }
   if (thread.status !== shownStatus) {
-    await explain(args, `This handoff ${historyLine(thread)}; the button you pressed was for a ${shownStatus} handoff. Nothing was changed.`);
+    await explain(
+      args,
+      `This handoff ${historyLine(thread)}; the button you pressed was for a ${shownStatus} handoff. Nothing was changed.`,
+    );
     return null;
   }
-  const allowed = rule.who === 'participant' ? !TERMINAL_STATUSES.includes(thread.status) : rule.from.includes(thread.status);
+  const allowed =
+    rule.who === 'participant' ? !TERMINAL_STATUSES.includes(thread.status) : rule.from.includes(thread.status);
   if (!allowed) {
     await explain(args, `This handoff is ${thread.status}; that button does not apply any more. Nothing was changed.`);
     return null;

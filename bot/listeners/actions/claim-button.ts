@@ -23,17 +23,27 @@ export function claimButton({ claims, reads, teammates }: ClaimButtonDeps) {
     const [thread, actor] = await Promise.all([reads.threadById(threadId), teammates.bySlackUser(args.body.user.id)]);
     if (!thread) return explain(args, 'This handoff no longer exists; nothing was changed.');
     if (!actor) {
-      return explain(args, 'Your Slack account is not linked to a handoff-relay teammate, so you cannot claim handoffs. Run `/handoff link` first. Nothing was changed.');
+      return explain(
+        args,
+        'Your Slack account is not linked to a handoff-relay teammate, so you cannot claim handoffs. Run `/handoff link` first. Nothing was changed.',
+      );
     }
     if (thread.claimed_by === actor.handle) {
-      return explain(args, `You already claimed this handoff (at ${thread.claimed_at?.toISOString()}); its DM with Accept and Decline is yours. Nothing was changed.`);
+      return explain(
+        args,
+        `You already claimed this handoff (at ${thread.claimed_at?.toISOString()}); its DM with Accept and Decline is yours. Nothing was changed.`,
+      );
     }
     try {
       await claims.claim(actor, threadId, 'slack');
     } catch (error) {
-      if (error instanceof RelayError) return explain(args, `${error.message.replace(/\.$/, '')}. Nothing was changed.`);
+      if (error instanceof RelayError)
+        return explain(args, `${error.message.replace(/\.$/, '')}. Nothing was changed.`);
       throw error;
     }
-    await explain(args, ':raised_hand: You claimed this handoff: it is yours now, and its DM with Accept and Decline is on its way.');
+    await explain(
+      args,
+      ':raised_hand: You claimed this handoff: it is yours now, and its DM with Accept and Decline is on its way.',
+    );
   };
 }

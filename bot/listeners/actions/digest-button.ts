@@ -22,10 +22,12 @@ export function digestButton(deps: DigestButtonDeps, off: boolean) {
     await args.ack();
     const teammate = await deps.teammates.bySlackUser(args.body.user.id);
     if (!teammate) return explain(args, NOT_LINKED);
-    if (!deps.digest) return explain(args, 'The daily digest is off on this relay (RELAY_DIGEST_AT=off); nothing was changed.');
+    if (!deps.digest)
+      return explain(args, 'The daily digest is off on this relay (RELAY_DIGEST_AT=off); nothing was changed.');
     await deps.digest.prefs.set(teammate.handle, off, (deps.clock ?? { now: () => new Date() }).now());
     // The Home tab shows the setting: draw it again either way; a click on the digest message is also answered there.
     await publishHome(deps, args.client, args.body.user.id, {}, deps.digest);
-    if (args.body.response_url) await args.respond({ response_type: 'ephemeral', replace_original: false, ...digestSettingMessage(off) });
+    if (args.body.response_url)
+      await args.respond({ response_type: 'ephemeral', replace_original: false, ...digestSettingMessage(off) });
   };
 }

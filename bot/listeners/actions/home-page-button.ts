@@ -5,7 +5,12 @@ import { publishHome, type HomeDeps } from '../events/app-home';
 import { safeJson } from '../safe-json';
 
 export function homePageButton(deps: HomeDeps) {
-  return async ({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> => {
+  return async ({
+    ack,
+    body,
+    action,
+    client,
+  }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> => {
     await ack();
     const page = homePageSchema.safeParse(safeJson(action.value));
     await publishHome(deps, client, body.user.id, page.success ? page.data : {}, deps.digest);

@@ -18,7 +18,14 @@ import { reassignButton, resendButton, snoozeButton, type TimerButtonDeps } from
 
 export function registerActions(
   app: App,
-  deps: AcceptButtonDeps & ModalButtonDeps & HomeDeps & DigestButtonDeps & TimerButtonDeps & ApprovalButtonDeps & ClaimButtonDeps & RunButtonDeps,
+  deps: AcceptButtonDeps &
+    ModalButtonDeps &
+    HomeDeps &
+    DigestButtonDeps &
+    TimerButtonDeps &
+    ApprovalButtonDeps &
+    ClaimButtonDeps &
+    RunButtonDeps,
 ): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));

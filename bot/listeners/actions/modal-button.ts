@@ -23,7 +23,11 @@ export function modalButton({ reads, teammates }: ModalButtonDeps, kind: Transit
     const click = await checkClick({ reads, teammates }, args, RULES[kind]);
     if (!click) return;
     const sender = await teammates.get(click.thread.from);
-    const view = TRANSITION_MODALS[kind]({ thread: click.thread, shownStatus: click.shownStatus, senderName: sender?.name ?? click.thread.from });
+    const view = TRANSITION_MODALS[kind]({
+      thread: click.thread,
+      shownStatus: click.shownStatus,
+      senderName: sender?.name ?? click.thread.from,
+    });
     await args.client.views.open({ trigger_id: args.body.trigger_id, view });
   };
 }

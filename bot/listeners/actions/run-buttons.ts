@@ -12,7 +12,11 @@ export function handToAgentButton(deps: RunButtonDeps) {
   const { runs } = deps;
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick(deps, args, { who: 'recipient', verb: 'hand to your agent', from: ['pending', 'accepted'] });
+    const click = await checkClick(deps, args, {
+      who: 'recipient',
+      verb: 'hand to your agent',
+      from: ['pending', 'accepted'],
+    });
     if (!click) return;
     if (click.thread.status === 'accepted') {
       try {

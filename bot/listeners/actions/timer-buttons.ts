@@ -26,7 +26,12 @@ async function refused(args: ButtonArgs, error: unknown): Promise<void> {
 export function snoozeButton({ reads, teammates, timers }: TimerButtonDeps, actionId: keyof typeof SNOOZE_BY_ACTION) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick({ reads, teammates }, args, { who: 'recipient', verb: 'snooze the reminders of', from: ['pending'] }, { notice: true });
+    const click = await checkClick(
+      { reads, teammates },
+      args,
+      { who: 'recipient', verb: 'snooze the reminders of', from: ['pending'] },
+      { notice: true },
+    );
     if (!click) return;
     try {
       const until = await timers.snooze(click.actor, click.thread._id, SNOOZE_BY_ACTION[actionId]);
@@ -40,17 +45,30 @@ export function snoozeButton({ reads, teammates, timers }: TimerButtonDeps, acti
 export function reassignButton({ reads, teammates }: TimerButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick({ reads, teammates }, args, { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] }, { notice: true });
+    const click = await checkClick(
+      { reads, teammates },
+      args,
+      { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] },
+      { notice: true },
+    );
     if (!click) return;
     const recipient = click.thread.status === 'unclaimed' ? null : await teammates.get(click.thread.to);
-    await args.client.views.open({ trigger_id: args.body.trigger_id, view: reassignModal(click.thread, recipient?.name ?? click.thread.to) });
+    await args.client.views.open({
+      trigger_id: args.body.trigger_id,
+      view: reassignModal(click.thread, recipient?.name ?? click.thread.to),
+    });
   };
 }
 
 export function resendButton({ reads, reassignments, teammates, log }: TimerButtonDeps) {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
-    const click = await checkClick({ reads, teammates }, args, { who: 'sender', verb: 'resend', from: ['expired'] }, { notice: true });
+    const click = await checkClick(
+      { reads, teammates },
+      args,
+      { who: 'sender', verb: 'resend', from: ['expired'] },
+      { notice: true },
+    );
     if (!click) return;
     try {
       const created = await reassignments.resend(click.actor, click.thread._id, 'slack');

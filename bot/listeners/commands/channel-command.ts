@@ -27,7 +27,11 @@ export async function channelCommand(
   if (parsed.action === 'list') {
     const bindings = await channels.list();
     const lines = bindings.map((b) => `• \`${b.target}\` → <#${b.channel}>`);
-    return void (await say(lines.length ? `*Channel bindings*\n${lines.join('\n')}` : `No target is bound to a channel yet.\n${CHANNEL_USAGE}`));
+    return void (await say(
+      lines.length
+        ? `*Channel bindings*\n${lines.join('\n')}`
+        : `No target is bound to a channel yet.\n${CHANNEL_USAGE}`,
+    ));
   }
   let target: string;
   try {
@@ -38,9 +42,16 @@ export async function channelCommand(
   }
   if (parsed.action === 'unbind') {
     const removed = await channels.unbind(target);
-    return void (await say(removed ? `\`${target}\` is no longer bound to a channel; unclaimed handoffs to it go to each candidate's DM.` : `\`${target}\` was not bound to a channel; nothing changed.`));
+    return void (await say(
+      removed
+        ? `\`${target}\` is no longer bound to a channel; unclaimed handoffs to it go to each candidate's DM.`
+        : `\`${target}\` was not bound to a channel; nothing changed.`,
+    ));
   }
-  if (!/^[CG]/.test(channel)) return void (await say(`Run \`/handoff channel ${target}\` in the channel that should receive these handoffs (not in a DM). Nothing was bound.`));
+  if (!/^[CG]/.test(channel))
+    return void (await say(
+      `Run \`/handoff channel ${target}\` in the channel that should receive these handoffs (not in a DM). Nothing was bound.`,
+    ));
   // Posting the notice proves the app may post here, before anything is stored.
   try {
     await (args.client as WebClient).chat.postMessage({
@@ -50,10 +61,14 @@ export async function channelCommand(
   } catch (error) {
     const code = slackErrorCode(error);
     if (code && CANNOT_POST.has(code)) {
-      return void (await say(`handoff-relay cannot post in this channel (${code}). Invite it first with \`/invite @handoff-relay\`, then run the command again. Nothing was bound.`));
+      return void (await say(
+        `handoff-relay cannot post in this channel (${code}). Invite it first with \`/invite @handoff-relay\`, then run the command again. Nothing was bound.`,
+      ));
     }
     throw error;
   }
   const { previous } = await channels.bind(target, channel, caller.handle);
-  await say(`Bound \`${target}\` to <#${channel}>${previous ? ` (it was bound to <#${previous}>)` : ''}. Unclaimed handoffs to it are posted here with *Claim*.`);
+  await say(
+    `Bound \`${target}\` to <#${channel}>${previous ? ` (it was bound to <#${previous}>)` : ''}. Unclaimed handoffs to it are posted here with *Claim*.`,
+  );
 }

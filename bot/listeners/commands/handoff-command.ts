@@ -73,8 +73,16 @@ export function handoffCommand(deps: CommandDeps) {
   };
 }
 
-async function inbox({ reads, links }: Pick<Relay, 'reads' | 'links'>, caller: AgentDoc, respond: RespondFn): Promise<void> {
-  const page = await reads.listThreads(caller, { role: 'recipient', status: ['unclaimed', 'pending', 'accepted'], limit: INBOX_PAGE_SIZE });
+async function inbox(
+  { reads, links }: Pick<Relay, 'reads' | 'links'>,
+  caller: AgentDoc,
+  respond: RespondFn,
+): Promise<void> {
+  const page = await reads.listThreads(caller, {
+    role: 'recipient',
+    status: ['unclaimed', 'pending', 'accepted'],
+    limit: INBOX_PAGE_SIZE,
+  });
   const message = inboxMessage({ handle: caller.handle, page, inboxUrl: (id) => links.url(id, caller.handle) });
   await respond({ response_type: 'ephemeral', replace_original: false, ...message });
 }
@@ -92,24 +100,38 @@ async function quickSend(
   if ('slackUser' in to) {
     const recipient = await teammates.bySlackUser(to.slackUser);
     if (!recipient) {
-      return void (await say(`<@${to.slackUser}> has no handoff-relay teammate linked to their Slack account, so nothing was sent. They can run \`/handoff link\`.`));
+      return void (await say(
+        `<@${to.slackUser}> has no handoff-relay teammate linked to their Slack account, so nothing was sent. They can run \`/handoff link\`.`,
+      ));
     }
     handle = recipient.handle;
   } else {
     handle = to.handle;
   }
   // A slash command is never retried by Slack; the trigger id still makes a doubled delivery one handoff.
-  const input = newHandoffSchema.safeParse({ to: handle, intent: 'inform', summary, idempotency_key: `slack-command:${triggerId}` });
+  const input = newHandoffSchema.safeParse({
+    to: handle,
+    intent: 'inform',
+    summary,
+    idempotency_key: `slack-command:${triggerId}`,
+  });
   if (!input.success) {
     const issue = input.error.issues[0]!;
-    return void (await say(`Nothing was sent: ${issue.path[0] === 'to' ? 'the recipient' : 'the text'} ${issue.message}.`));
+    return void (await say(
+      `Nothing was sent: ${issue.path[0] === 'to' ? 'the recipient' : 'the text'} ${issue.message}.`,
+    ));
   }
   try {
     const created = await creates.create(caller, input.data, 'slack');
-    const to = created.status.state === 'unclaimed' ? `\`${created.recipient}\` (unclaimed: ${created.candidates?.length} teammates can claim it)` : `\`${created.recipient}\``;
+    const to =
+      created.status.state === 'unclaimed'
+        ? `\`${created.recipient}\` (unclaimed: ${created.candidates?.length} teammates can claim it)`
+        : `\`${created.recipient}\``;
     if (created.approval) {
       const approvers = created.approval.approvers.map((a) => `\`${a}\``).join(', ');
-      await say(`:raised_hand: Your handoff to ${to} is waiting for approval by ${approvers} (policy rule \`${created.approval.rule_id}\`); it is delivered once approved. <${created.inbox_url}|View it in the inbox>`);
+      await say(
+        `:raised_hand: Your handoff to ${to} is waiting for approval by ${approvers} (policy rule \`${created.approval.rule_id}\`); it is delivered once approved. <${created.inbox_url}|View it in the inbox>`,
+      );
       return;
     }
     await say(`:outbox_tray: Sent to ${to} as an _inform_ handoff. <${created.inbox_url}|View it in the inbox>`);

@@ -12,13 +12,24 @@ export const INVITE_USAGE =
   'the invitee runs `/handoff join CODE`. `note:` takes the rest of the line.';
 
 /** Each option as typed, and the field of POST /admin/invites it sets. */
-const OPTION_FIELDS = { team: 'team', role: 'role', skills: 'skills', repos: 'repos_owned', lead: 'lead', expires: 'expires_in', note: 'note' } as const;
+const OPTION_FIELDS = {
+  team: 'team',
+  role: 'role',
+  skills: 'skills',
+  repos: 'repos_owned',
+  lead: 'lead',
+  expires: 'expires_in',
+  note: 'note',
+} as const;
 type OptionName = keyof typeof OPTION_FIELDS;
 const LIST_OPTIONS = new Set<OptionName>(['skills', 'repos']);
-const OPTION_NAMES = Object.keys(OPTION_FIELDS).map((o) => `\`${o}:\``).join(', ');
+const OPTION_NAMES = Object.keys(OPTION_FIELDS)
+  .map((o) => `\`${o}:\``)
+  .join(', ');
 
 const isOption = (word: string): word is OptionName => Object.hasOwn(OPTION_FIELDS, word);
-const optionOf = (field: string) => (Object.entries(OPTION_FIELDS).find(([, f]) => f === field)?.[0] ?? field) as string;
+const optionOf = (field: string) =>
+  (Object.entries(OPTION_FIELDS).find(([, f]) => f === field)?.[0] ?? field) as string;
 
 /** `team:acme skills:go,sql note:Frank, new backend` as the invitation's fields, or what is wrong with it. */
 export function parseInviteOptions(text: string): { input: InviteCreate } | { problem: string } {
@@ -28,12 +39,16 @@ export function parseInviteOptions(text: string): { input: InviteCreate } | { pr
     const word = /^\S+/.exec(rest)![0];
     const option = /^([A-Za-z_]+):(.*)$/s.exec(word);
     const name = option?.[1]!.toLowerCase() ?? '';
-    if (!option || !isOption(name)) return { problem: `\`${escapeMrkdwn(word.slice(0, 40))}\` is not an option of \`/handoff invite\`; the options are ${OPTION_NAMES}` };
+    if (!option || !isOption(name))
+      return {
+        problem: `\`${escapeMrkdwn(word.slice(0, 40))}\` is not an option of \`/handoff invite\`; the options are ${OPTION_NAMES}`,
+      };
     // The note is the rest of the line, spaces and all.
     const value = name === 'note' ? rest.slice(rest.indexOf(':') + 1).trim() : option[2]!;
     rest = name === 'note' ? '' : rest.slice(word.length).trim();
     const items = value.split(',').filter(Boolean);
-    if (!value || items.length === 0) return { problem: `\`${name}:\` needs a value, e.g. \`${name}:${name === 'expires' ? '48h' : '…'}\`` };
+    if (!value || items.length === 0)
+      return { problem: `\`${name}:\` needs a value, e.g. \`${name}:${name === 'expires' ? '48h' : '…'}\`` };
     const field = OPTION_FIELDS[name];
     if (field in body) return { problem: `\`${name}:\` is given twice` };
     body[field] = LIST_OPTIONS.has(name) ? items : value;
@@ -52,10 +67,14 @@ export async function inviteCommand(deps: CommandDeps, args: CommandArgs, option
   if (options.trim().toLowerCase() === 'help') return void (await say(INVITE_USAGE));
   const profile = await slackProfile(args);
   if ('slackError' in profile) {
-    return void (await say(`Slack did not say whether you are a workspace admin (${profile.slackError}); nothing was created. Try again.`));
+    return void (await say(
+      `Slack did not say whether you are a workspace admin (${profile.slackError}); nothing was created. Try again.`,
+    ));
   }
   if (!profile.isAdmin) {
-    return void (await say('Only a workspace admin or owner can make invitations from Slack; nothing was created. Ask one of them, or an admin of the relay (`handoff-relay invite`).'));
+    return void (await say(
+      'Only a workspace admin or owner can make invitations from Slack; nothing was created. Ask one of them, or an admin of the relay (`handoff-relay invite`).',
+    ));
   }
   const parsed = parseInviteOptions(options);
   if ('problem' in parsed) return void (await say(`Nothing was created: ${parsed.problem}.\n${INVITE_USAGE}`));

@@ -3,7 +3,10 @@ import { slackErrorCode } from '../../delivery/slack-errors';
 import { newHandoffModal } from '../../views/new-handoff-modal';
 import type { CommandArgs } from './command-args';
 
-export async function openNewHandoffModal({ client, command }: CommandArgs, say: (text: string) => Promise<unknown>): Promise<void> {
+export async function openNewHandoffModal(
+  { client, command }: CommandArgs,
+  say: (text: string) => Promise<unknown>,
+): Promise<void> {
   try {
     await client.views.open({ trigger_id: command.trigger_id, view: newHandoffModal() });
   } catch (error) {

@@ -12,7 +12,10 @@ const userInfoSchema = z.object({
     real_name: z.string().default(''),
     is_admin: z.boolean().default(false),
     is_owner: z.boolean().default(false),
-    profile: z.object({ display_name: z.string().default(''), real_name: z.string().default('') }).partial().default({}),
+    profile: z
+      .object({ display_name: z.string().default(''), real_name: z.string().default('') })
+      .partial()
+      .default({}),
   }),
 });
 
@@ -69,7 +72,11 @@ export type NewTeammate = { handle: string; api_key: string } | { problem: strin
  * configuration (once: the key lives only in this call) or the problem. `via` is the subcommand, for the log and for
  * the message that tells the caller to run it again.
  */
-export async function newTeammateModal(deps: CommandDeps, args: CommandArgs, input: { handle: string; via: 'link' | 'join'; create: () => Promise<NewTeammate> }): Promise<void> {
+export async function newTeammateModal(
+  deps: CommandDeps,
+  args: CommandArgs,
+  input: { handle: string; via: 'link' | 'join'; create: () => Promise<NewTeammate> },
+): Promise<void> {
   const { client, command, respond } = args;
   const say = (text: string) => respond({ response_type: 'ephemeral', text });
   let viewId: string;
@@ -79,34 +86,57 @@ export async function newTeammateModal(deps: CommandDeps, args: CommandArgs, inp
   } catch (error) {
     const code = slackErrorCode(error);
     if (code === undefined) throw error;
-    return void (await say(`Slack did not open the window for your key (${code}); nothing was created. Run \`/handoff ${input.via}\` again.`));
+    return void (await say(
+      `Slack did not open the window for your key (${code}); nothing was created. Run \`/handoff ${input.via}\` again.`,
+    ));
   }
 
   const result = await input.create();
   const { links } = deps;
   const view =
     'api_key' in result
-      ? linkedModal({ handle: result.handle, apiKey: result.api_key, snippets: deps.clientSetup({ relayUrl: links.publicUrl, apiKey: result.api_key, handle: result.handle }) })
+      ? linkedModal({
+          handle: result.handle,
+          apiKey: result.api_key,
+          snippets: deps.clientSetup({ relayUrl: links.publicUrl, apiKey: result.api_key, handle: result.handle }),
+        })
       : linkFailedModal(result.problem);
-  deps.log.info({ slack_user: command.user_id, handle: 'api_key' in result ? result.handle : input.handle, linked: 'api_key' in result, via: input.via }, 'slack link');
+  deps.log.info(
+    {
+      slack_user: command.user_id,
+      handle: 'api_key' in result ? result.handle : input.handle,
+      linked: 'api_key' in result,
+      via: input.via,
+    },
+    'slack link',
+  );
   try {
     await client.views.update({ view_id: viewId, view });
   } catch (error) {
     const code = slackErrorCode(error);
     if (code === undefined || !('api_key' in result)) throw error;
     // The key exists only in this process now; it is not sent anywhere else, so the teammate needs a new one.
-    await say(`You are linked as \`${result.handle}\`, but Slack did not show your key (${code}). Ask an admin for a new key (it revokes the lost one).`);
+    await say(
+      `You are linked as \`${result.handle}\`, but Slack did not show your key (${code}). Ask an admin for a new key (it revokes the lost one).`,
+    );
   }
 }
 
 /** Why a registration for this Slack user was refused, in words for the modal. */
-export async function whyNotRegistered(deps: CommandDeps, slackUser: string, handle: string, error: RelayError, again: string): Promise<string> {
+export async function whyNotRegistered(
+  deps: CommandDeps,
+  slackUser: string,
+  handle: string,
+  error: RelayError,
+  again: string,
+): Promise<string> {
   // A concurrent link or join may have won: then this user is linked, just not by this call.
   const linked = await deps.teammates.bySlackUser(slackUser);
   if (linked) return `Your Slack account is already linked to teammate ${linked.handle}; no new key was made.`;
   // The link exists but its teammate is not readable yet (the winner is still writing it) or is disabled.
   const taken = error.code === 'conflict' ? (error.details as { field?: string } | undefined)?.field : undefined;
-  if (taken === 'slack_user_id') return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
+  if (taken === 'slack_user_id')
+    return 'Your Slack account is already linked to a handoff-relay teammate; no new key was made.';
   if (taken === 'handle') return `The handle ${handle} is taken. Choose another: ${again}`;
   return error.message;
 }

@@ -46,7 +46,8 @@ export function parseHandoffCommand(raw: string): HandoffCommand {
       const [verb = '', target] = rest;
       if (verb === '') return { kind: 'channel', action: 'usage' };
       if (verb.toLowerCase() === 'list') return { kind: 'channel', action: 'list' };
-      if (verb.toLowerCase() === 'unbind') return target ? { kind: 'channel', action: 'unbind', target } : { kind: 'channel', action: 'usage' };
+      if (verb.toLowerCase() === 'unbind')
+        return target ? { kind: 'channel', action: 'unbind', target } : { kind: 'channel', action: 'usage' };
       return { kind: 'channel', action: 'bind', target: verb };
     }
   }

@@ -24,14 +24,25 @@ export interface HomeDigest {
 }
 
 /** Renders and publishes the Home tab of one Slack user at one page. */
-export async function publishHome({ links, reads, teammates }: Pick<Relay, 'links' | 'reads' | 'teammates'>, client: WebClient, slackUser: string, page: HomePage = {}, digest?: HomeDigest): Promise<void> {
+export async function publishHome(
+  { links, reads, teammates }: Pick<Relay, 'links' | 'reads' | 'teammates'>,
+  client: WebClient,
+  slackUser: string,
+  page: HomePage = {},
+  digest?: HomeDigest,
+): Promise<void> {
   const caller = await teammates.bySlackUser(slackUser);
   if (!caller) {
     await client.views.publish({ user_id: slackUser, view: unlinkedHomeView() });
     return;
   }
   const list = (role: 'recipient' | 'sender', cursor?: string) =>
-    reads.listThreads(caller, { role, status: role === 'recipient' ? ['unclaimed', 'pending', 'accepted'] : undefined, limit: HOME_PAGE_SIZE, cursor });
+    reads.listThreads(caller, {
+      role,
+      status: role === 'recipient' ? ['unclaimed', 'pending', 'accepted'] : undefined,
+      limit: HOME_PAGE_SIZE,
+      cursor,
+    });
   let waiting;
   let sent;
   try {
@@ -44,7 +55,14 @@ export async function publishHome({ links, reads, teammates }: Pick<Relay, 'link
   }
   const digestAt = digest?.at();
   const digestSetting = digest && digestAt ? { off: await digest.prefs.isOff(caller.handle), at: digestAt } : undefined;
-  const view = homeView({ handle: caller.handle, waiting, sent, page, inboxUrl: (id) => links.url(id, caller.handle), digest: digestSetting });
+  const view = homeView({
+    handle: caller.handle,
+    waiting,
+    sent,
+    page,
+    inboxUrl: (id) => links.url(id, caller.handle),
+    digest: digestSetting,
+  });
   await client.views.publish({ user_id: slackUser, view });
 }
 

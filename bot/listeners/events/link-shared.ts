@@ -29,7 +29,10 @@ export function linkShared({ links, reads, teammates, log }: LinkSharedDeps) {
       .filter((l): l is { url: string; target: NonNullable<typeof l.target> } => l.target !== null);
     if (targets.length === 0) return;
     const unfurls = Object.fromEntries(targets.map((t) => [t.url, publicUnfurl()]));
-    const where = event.unfurl_id && event.source ? { unfurl_id: event.unfurl_id, source: event.source } : { channel: event.channel, ts: event.message_ts };
+    const where =
+      event.unfurl_id && event.source
+        ? { unfurl_id: event.unfurl_id, source: event.source }
+        : { channel: event.channel, ts: event.message_ts };
     await client.chat.unfurl({ ...where, unfurls } as Parameters<typeof client.chat.unfurl>[0]);
 
     // A link still in the composer is not in the conversation yet: no cards until it is sent.
@@ -43,16 +46,29 @@ export function linkShared({ links, reads, teammates, log }: LinkSharedDeps) {
       const [sender, recipient] = await Promise.all([teammates.get(thread.from), teammates.get(thread.to)]);
       // Only a signature this relay made counts as "signed for" someone (a forged one names nobody).
       const signedFor =
-        target.viewer && target.signature && (await reads.threadForInboxLink(thread._id, target.viewer, target.signature)) ? target.viewer : null;
+        target.viewer &&
+        target.signature &&
+        (await reads.threadForInboxLink(thread._id, target.viewer, target.signature))
+          ? target.viewer
+          : null;
       for (const participant of [sender, recipient]) {
         if (!participant?.slack_user_id || participant.status !== 'active') continue;
-        const card = participantCard({ thread, sender, recipient, inboxUrl: links.url(thread._id, participant.handle), signedFor });
+        const card = participantCard({
+          thread,
+          sender,
+          recipient,
+          inboxUrl: links.url(thread._id, participant.handle),
+          signedFor,
+        });
         try {
           await client.chat.postEphemeral({ channel: event.channel, user: participant.slack_user_id, ...card });
         } catch (error) {
           const code = slackErrorCode(error);
           if (code === undefined || !NOT_THERE.has(code)) throw error;
-          log.debug({ thread_id: thread._id, slack_user: participant.slack_user_id, code }, 'no unfurl card: not in the conversation');
+          log.debug(
+            { thread_id: thread._id, slack_user: participant.slack_user_id, code },
+            'no unfurl card: not in the conversation',
+          );
         }
       }
     }

@@ -24,9 +24,13 @@ export function messageShortcut({ teammates, log }: MessageShortcutDeps) {
     if (!(await teammates.bySlackUser(shortcut.user.id))) return void (await say(NOT_LINKED));
     let permalink: string | undefined;
     try {
-      permalink = (await client.chat.getPermalink({ channel: shortcut.channel.id, message_ts: shortcut.message.ts })).permalink;
+      permalink = (await client.chat.getPermalink({ channel: shortcut.channel.id, message_ts: shortcut.message.ts }))
+        .permalink;
     } catch (error) {
-      log.warn({ channel: shortcut.channel.id, err: slackErrorCode(error) ?? (error as Error).message }, 'no permalink for the shortcut message');
+      log.warn(
+        { channel: shortcut.channel.id, err: slackErrorCode(error) ?? (error as Error).message },
+        'no permalink for the shortcut message',
+      );
     }
     const summary = slackTextToPlain(shortcut.message.text ?? '').trim();
     try {

@@ -23,11 +23,15 @@ export function approvalRejectSubmitted(deps: ApprovalRejectViewDeps) {
     const field = APPROVAL_REJECT_INPUT.block_id;
     const refuse = (text: string) => ack({ response_action: 'errors', errors: { [field]: text } });
     const metadata = approvalMetadataSchema.safeParse(safeJson(view.private_metadata));
-    if (!metadata.success) return refuse('This form is not one handoff-relay recognises; close it and use the buttons on the latest message. Nothing was changed.');
+    if (!metadata.success)
+      return refuse(
+        'This form is not one handoff-relay recognises; close it and use the buttons on the latest message. Nothing was changed.',
+      );
     const reason = (view.state.values[field]?.[APPROVAL_REJECT_INPUT.action_id]?.value ?? '').trim();
     if (!reason) return refuse('Please write a reason.');
     if (reason.length > APPROVAL_REASON_MAX) return refuse(`Please keep it to ${APPROVAL_REASON_MAX} characters.`);
-    if (!isWellFormedText(reason) || reason.includes('\u0000')) return refuse('This text has characters that cannot be stored; please retype it.');
+    if (!isWellFormedText(reason) || reason.includes('\u0000'))
+      return refuse('This text has characters that cannot be stored; please retype it.');
     let refusal: string | null = null;
     const click = await checkApprovalClick(deps, body.user.id, metadata.data, { inMessage: false }, async (text) => {
       refusal = text;
@@ -39,7 +43,11 @@ export function approvalRejectSubmitted(deps: ApprovalRejectViewDeps) {
       await ack();
     } catch (error) {
       log.warn({ approval_id: click.record.id, err: (error as Error).message }, 'slack reject failed');
-      return refuse(error instanceof RelayError ? `${error.message}. Nothing was changed.` : 'Something went wrong on handoff-relay’s side; please try again. Nothing was changed.');
+      return refuse(
+        error instanceof RelayError
+          ? `${error.message}. Nothing was changed.`
+          : 'Something went wrong on handoff-relay’s side; please try again. Nothing was changed.',
+      );
     }
   };
 }

@@ -9,7 +9,10 @@ import { transitionSubmission, type TransitionViewsDeps } from './transition-vie
 import { REASSIGN_VIEW } from '../../blocks/timer-action-ids';
 import { reassignSubmitted, type ReassignViewDeps } from './reassign-view';
 
-export function registerViews(app: App, deps: NewHandoffViewDeps & TransitionViewsDeps & ReassignViewDeps & ApprovalRejectViewDeps): void {
+export function registerViews(
+  app: App,
+  deps: NewHandoffViewDeps & TransitionViewsDeps & ReassignViewDeps & ApprovalRejectViewDeps,
+): void {
   app.view(NEW_HANDOFF_CALLBACK_ID, newHandoffSubmitted(deps));
   app.view(CALLBACK_IDS.decline, transitionSubmission(deps, 'decline'));
   app.view(CALLBACK_IDS.complete, transitionSubmission(deps, 'complete'));

@@ -3,7 +3,12 @@ import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } fro
 import type { Logger } from 'pino';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { Relay } from '../../../relay-core/service/relay-service';
-import { NEW_HANDOFF_FIELDS as F, newHandoffFromForm, readNewHandoffState, type FieldErrors } from '../../views/new-handoff-modal';
+import {
+  NEW_HANDOFF_FIELDS as F,
+  newHandoffFromForm,
+  readNewHandoffState,
+  type FieldErrors,
+} from '../../views/new-handoff-modal';
 import { NOT_LINKED } from '../commands/handoff-command';
 
 // Every field is checked the way the relay would, and problems are answered on the fields (response_action
@@ -25,19 +30,30 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
     const caller = await teammates.bySlackUser(body.user.id);
     if (!caller) return fail({ [F.recipient]: NOT_LINKED });
     const form = readNewHandoffState(view.state.values);
-    if (!form) return fail({ [F.summary]: 'This form is from an older version of handoff-relay; close it and run /handoff again.' });
+    if (!form)
+      return fail({
+        [F.summary]: 'This form is from an older version of handoff-relay; close it and run /handoff again.',
+      });
 
-    if (form.recipientSlackUser && form.target) return fail({ [F.target]: 'Choose a person or name a role, skill or owner, not both.' });
-    if (!form.recipientSlackUser && !form.target) return fail({ [F.recipient]: 'Choose who takes the handoff over (or name a role, skill or owner below).' });
+    if (form.recipientSlackUser && form.target)
+      return fail({ [F.target]: 'Choose a person or name a role, skill or owner, not both.' });
+    if (!form.recipientSlackUser && !form.target)
+      return fail({ [F.recipient]: 'Choose who takes the handoff over (or name a role, skill or owner below).' });
     const recipient = form.recipientSlackUser ? await teammates.bySlackUser(form.recipientSlackUser) : null;
-    const checked = newHandoffFromForm(form, form.target ?? recipient?.handle ?? 'unlinked@slack', `slack-view:${view.id}`);
+    const checked = newHandoffFromForm(
+      form,
+      form.target ?? recipient?.handle ?? 'unlinked@slack',
+      `slack-view:${view.id}`,
+    );
     const errors: FieldErrors = 'errors' in checked ? { ...checked.errors } : {};
     // A malformed target is the target field's problem.
     if (form.target && errors[F.recipient]) {
       errors[F.target] = `Must be role:<role>, skill:<skill> or owner:<path>: ${errors[F.recipient]}`;
       delete errors[F.recipient];
     }
-    if (form.recipientSlackUser && !recipient) errors[F.recipient] = 'This person has no handoff-relay teammate linked to their Slack account; they can run /handoff link.';
+    if (form.recipientSlackUser && !recipient)
+      errors[F.recipient] =
+        'This person has no handoff-relay teammate linked to their Slack account; they can run /handoff link.';
     if (Object.keys(errors).length || !('handoff' in checked)) return fail(errors);
     const to = checked.handoff.to;
 
@@ -46,7 +62,12 @@ export function newHandoffSubmitted(deps: NewHandoffViewDeps) {
       created = await creates.create(caller, checked.handoff, 'slack');
     } catch (error) {
       if (!(error instanceof RelayError)) throw error;
-      const field = error.code === 'recipient_not_found' || error.code === 'teammate_blocked' ? (form.target ? F.target : F.recipient) : F.summary;
+      const field =
+        error.code === 'recipient_not_found' || error.code === 'teammate_blocked'
+          ? form.target
+            ? F.target
+            : F.recipient
+          : F.summary;
       return fail({ [field]: `${error.message}.` });
     }
     await ack();
