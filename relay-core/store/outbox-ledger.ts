@@ -7,6 +7,8 @@ import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 
 /** Finished jobs are marked in batches: one update command per this interval instead of one per job. */
 const FLUSH_MS = 200;
+/** Threads per update command (three statements each): the embedded FerretDB stalls on commands of 100 statements. */
+const THREADS_PER_COMMAND = 25;
 
 /** A pending job's key on its thread. */
 export function jobKey(queue: string, eventId: string): string {
@@ -86,24 +88,7 @@ export class OutboxLedger {
 
   /** Takes the jobs `keys` out of thread `threadId` (the sweep found them finished, or their event gone). */
   async remove(threadId: string, keys: readonly string[]): Promise<void> {
-    if (keys.length > 0) await this.threads.bulkWrite(this.removals([threadId], [...keys]), { ordered: true });
-  }
-
-  /**
-   * The finished jobs out of their threads, and `pending_since` off those left with none: one update command of
-   * two statements. The version stays: a thread's versioned writes only ever add to its pending jobs
-   * (thread-writes.ts AppendedList), so one that read the thread before puts none back.
-   */
-  private removals(threadIds: string[], keys: string[]): AnyBulkWriteOperation<ThreadDoc>[] {
-    return [
-      { updateMany: { filter: { _id: { $in: threadIds } }, update: { $pullAll: { jobs_pending: keys } } } },
-      {
-        updateMany: {
-          filter: { _id: { $in: threadIds }, jobs_pending: { $size: 0 } },
-          update: { $unset: { jobs_pending: '', pending_since: '' } },
-        },
-      },
-    ];
+    if (keys.length > 0) await this.threads.bulkWrite(removals(new Map([[threadId, [...keys]]])), { ordered: true });
   }
 
   /** Marks the batched finished jobs now (on shutdown, or when a test wants the outbox settled). */
@@ -113,10 +98,13 @@ export class OutboxLedger {
     const batch = this.finishedJobs;
     this.finishedJobs = new Map();
     if (batch.size === 0) return this.flushing;
+    const threads = [...batch];
     this.flushing = this.flushing
-      .then(() =>
-        this.threads.bulkWrite(this.removals([...batch.keys()], [...batch.values()].flat()), { ordered: true }),
-      )
+      .then(async () => {
+        for (let i = 0; i < threads.length; i += THREADS_PER_COMMAND) {
+          await this.threads.bulkWrite(removals(new Map(threads.slice(i, i + THREADS_PER_COMMAND))), { ordered: true });
+        }
+      })
       .then(
         () => undefined,
         () => {
@@ -125,4 +113,34 @@ export class OutboxLedger {
       );
     return this.flushing;
   }
+}
+
+/**
+ * The finished jobs out of their threads, each thread rewritten once: a thread whose pending jobs are exactly those
+ * finished loses `jobs_pending` and `pending_since` (the sweep's `outbox` index lets go of it); one with jobs still
+ * in flight loses those finished; one that holds none of them is not written (the three statements read it; only one
+ * writes). Taking the jobs out and then the fields off an emptied thread, as two writes, cost every thread two. The version stays: a thread's
+ * versioned writes only ever add to its pending jobs (thread-writes.ts AppendedList), so one that read the thread
+ * before puts none back.
+ */
+function removals(finished: ReadonlyMap<string, string[]>): AnyBulkWriteOperation<ThreadDoc>[] {
+  return [...finished].flatMap(([_id, keys]): AnyBulkWriteOperation<ThreadDoc>[] => {
+    const unique = [...new Set(keys)];
+    return [
+      {
+        updateOne: {
+          filter: { _id, jobs_pending: { $all: unique, $size: unique.length } },
+          update: { $unset: { jobs_pending: '', pending_since: '' } },
+        },
+      },
+      { updateOne: { filter: { _id, jobs_pending: { $in: unique } }, update: { $pullAll: { jobs_pending: unique } } } },
+      // Left with none (some of its jobs were taken out before, by the sweep or an earlier batch).
+      {
+        updateOne: {
+          filter: { _id, jobs_pending: { $size: 0 } },
+          update: { $unset: { jobs_pending: '', pending_since: '' } },
+        },
+      },
+    ];
+  });
 }
