@@ -60,6 +60,7 @@ import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '..
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
 import { EndpointOwners } from '../relay-core/webhooks/endpoint-owners';
+import { CardListings } from '../relay-core/service/card-listings';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
 import { newWebhookEndpoint, WebhookEndpoints } from '../relay-core/webhooks/endpoint-lifecycle';
 import { ENDPOINT_CHALLENGE_JOB, webhookBackoffStrategy, WebhookQueues } from '../relay-core/webhooks/webhook-queues';
@@ -167,11 +168,17 @@ export async function startRelay({
   store.outbox.deliverTo(publisher.queues);
   // The webhook fan-out's copy of who has an endpoint, read again after a teammate write in any process.
   const agentsChanged = `${queuePrefix}:agents:changed`;
-  const endpointOwners = new EndpointOwners((handles) => store.withWebhookEndpoint(handles), {
+  const agentsCounter = {
     current: () => producer.get(agentsChanged),
     bump: async () => void (await producer.incr(agentsChanged)),
+  };
+  const endpointOwners = new EndpointOwners((handles) => store.withWebhookEndpoint(handles), agentsCounter);
+  // The team's listings (agents/list and its REST and MCP twins), kept between teammate writes the same way.
+  const cardListings = new CardListings(agentsCounter);
+  store.afterAgentWrites(async () => {
+    cardListings.forget();
+    await endpointOwners.changed();
   });
-  store.afterAgentWrites(() => endpointOwners.changed());
   const verifyJobs = new BullmqJobQueue(queues.verify, VERIFY_JOB_OPTIONS);
   const webhookQueues = new WebhookQueues({ queues, retryScheduleMs: config.webhooks.retryScheduleMs });
   const webhookPolicy = { allowPrivate: config.webhooks.allowPrivate };
@@ -179,6 +186,7 @@ export async function startRelay({
   await deliveries.ensureIndexes();
   const deadLetters = new WebhookDeadLetters(deliveries, webhookQueues);
   const teammates = new Teammates({
+    listings: cardListings,
     store,
     keyPepper: config.keyPepper,
     log,

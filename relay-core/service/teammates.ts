@@ -1,4 +1,5 @@
 // Teammates: registration, API keys, cards, blocks. Public reads return card fields only.
+import type { CardListings } from './card-listings';
 import type { Logger } from 'pino';
 import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
 import { systemClock, type Clock } from '../domain/clock';
@@ -64,6 +65,8 @@ export interface TeammatesDeps {
   clock?: Clock;
   /** How long a process trusts a cached key or card; a revoked key stops working everywhere within it. */
   cacheMs?: number;
+  /** The team's listings as this process keeps them between teammate writes; without, every listing reads the cards. */
+  listings?: CardListings;
   /** Webhook endpoints (webhooks/endpoint-lifecycle.ts): a checked new endpoint, and who challenges it (verify queue). */
   webhooks: {
     newEndpoint(url: string, now: Date): Promise<{ endpoint: NotificationEndpoint; secret: string }>;
@@ -79,9 +82,11 @@ export class Teammates {
   private readonly agentCache: TtlCache<string, AgentDoc>;
   private readonly keyCache: TtlCache<string, string>;
   private readonly webhooks: TeammatesDeps['webhooks'];
+  private readonly listings: CardListings | undefined;
 
   constructor(deps: TeammatesDeps) {
     this.webhooks = deps.webhooks;
+    this.listings = deps.listings;
     this.store = deps.store;
     this.keyPepper = deps.keyPepper;
     this.log = deps.log;
@@ -192,7 +197,11 @@ export class Teammates {
 
   /** Exact role, an element of skills, an element of repos_owned (a repo ending in `/` also matches paths below it). */
   async list(filter: { role?: string; skill?: string; repo?: string }, limit = 500): Promise<PublicCard[]> {
-    return (await this.store.cards.matching(filter, limit)).map(publicCard);
+    const read = () => this.store.cards.matching(filter, limit);
+    const cards = this.listings
+      ? await this.listings.get(JSON.stringify([filter.role, filter.skill, filter.repo, limit]), read)
+      : await read();
+    return cards.map(publicCard);
   }
 
   /** The active teammates a role, skill or owner target names (domain/recipient-target.ts), sorted by handle. */
