@@ -3,6 +3,7 @@ import { LineCounter, parseDocument, isNode, type Node } from 'yaml';
 import { z } from 'zod';
 import { canonicalHash } from './canonical-json';
 import { durationSchema } from './duration';
+import { isKnownZone } from './local-time';
 import { intentSchema } from './schemas';
 import { teamSettingsSchema, WEEKDAYS, type TeamSettings } from './team-settings';
 
@@ -67,7 +68,7 @@ const timeMatcher = z
     zone: z
       .string()
       .default('UTC')
-      .refine((zone) => isTimeZone(zone), 'must be an IANA time zone such as UTC or Europe/Berlin'),
+      .refine((zone) => isKnownZone(zone), 'must be an IANA time zone such as UTC or Europe/Berlin'),
   })
   .refine((t) => (t.from === undefined) === (t.to === undefined), 'from and to go together')
   .refine((t) => t.days !== undefined || t.from !== undefined, 'must name days, or from and to');
@@ -254,13 +255,4 @@ function lineOf(
     if (isNode(node) && (node as Node).range) return lines.linePos((node as Node).range![0]).line;
   }
   return null;
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
