@@ -81,8 +81,8 @@ interface HttpAnswer {
 }
 
 /**
- * One POST over a kept-alive connection. node:http rather than fetch: on Node 20 fetch costs about half a
- * millisecond more per call, which is most of what the stdio hop adds to a tool call.
+ * One POST over a kept-alive connection. node:http rather than fetch: fetch costs more per call on Node 20, and
+ * that is most of what the stdio hop adds to a tool call (docs/benchmarks.md, "Measurements behind the defaults").
  */
 function post(url: URL, agent: http.Agent, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
   return send(
