@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
 import { ERROR_CODES } from '../relay-core/domain/errors';
 import { MUTATING_METHODS } from '../relay-core/jsonrpc/method';
 
@@ -80,8 +81,8 @@ interface HttpAnswer {
 }
 
 /**
- * One POST over a kept-alive connection. node:http rather than fetch: on Node 20 fetch costs about half a
- * millisecond more per call, which is most of what the stdio hop adds to a tool call.
+ * One POST over a kept-alive connection. node:http rather than fetch: fetch costs more per call on Node 20, and
+ * that is most of what the stdio hop adds to a tool call (docs/benchmarks.md, "Measurements behind the defaults").
  */
 function post(url: URL, agent: http.Agent, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
   return send(
@@ -131,22 +132,48 @@ function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * How the client retries a transient failure (a 5xx, a dropped or refused connection): p-retry's backoff,
+ * `minTimeout` × `factor`^n up to `maxTimeout` between attempts, `retries` times at most.
+ */
+export interface RetryPolicy {
+  retries: number;
+  minTimeout: number;
+  factor: number;
+  maxTimeout: number;
+}
+
+/** 200 ms, 600 ms, 1.5 s: a tool call outlasts a relay restart of a couple of seconds. */
+const DEFAULT_RETRY: RetryPolicy = { retries: 3, minTimeout: 200, factor: 3, maxTimeout: 1_500 };
+
+/** A failure worth the same request again, with the relay's Retry-After (capped) when it sent one. */
+class TransientFailure extends Error {
+  constructor(
+    readonly failure: RelayCallError,
+    readonly retryAfterMs = 0,
+  ) {
+    super(failure.message);
+  }
+}
+
 export class HttpRelayClient implements RelayClient {
   private nextId = 1;
   private readonly endpoint: URL;
   private readonly agent: http.Agent;
   private readonly sessionId = randomUUID();
+  private readonly retry: RetryPolicy;
 
-  constructor(private readonly opts: { relayUrl: string; apiKey: string; retryDelaysMs?: number[] }) {
+  constructor(private readonly opts: { relayUrl: string; apiKey: string; retry?: Partial<RetryPolicy> }) {
     this.endpoint = new URL(`${opts.relayUrl}/a2a`);
     this.agent =
       this.endpoint.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
   }
 
   async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
     const { params, idempotencyKey } = keyedCall(method, unkeyed);
+    // Only what is safe to repeat is repeated: a read, or a change under its idempotency key.
     const retryable = READ_ONLY.has(method) || idempotencyKey !== undefined;
-    const delays = retryable ? (this.opts.retryDelaysMs ?? [200, 600, 1500]) : [];
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.opts.apiKey}`,
       'content-type': 'application/json',
@@ -158,81 +185,87 @@ export class HttpRelayClient implements RelayClient {
     if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
 
-    for (let attempt = 0; ; attempt += 1) {
-      let transient: RelayCallError;
-      let retryAfterMs = 0;
-      try {
-        const response = await post(this.endpoint, this.agent, headers, body);
-        const payload = parseJson(response.text) as
-          { result?: T; error?: { code: number; message: string; data?: { code?: string } } } | undefined;
-        const relayError =
-          payload?.error &&
-          new RelayCallError(payload.error.data?.code ?? 'error', payload.error.code, payload.error.message);
-        if (response.status >= 500 || !payload) {
-          // The relay's own failure (it answers 5xx for those, with the JSON-RPC error): worth the same call again.
-          transient =
-            relayError ??
-            new RelayCallError('relay_unavailable', undefined, `the relay answered HTTP ${response.status}`);
-          retryAfterMs = Math.min(response.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
-        } else if (relayError) {
-          throw relayError;
-        } else {
-          return payload.result as T;
-        }
-      } catch (error) {
-        if (error instanceof RelayCallError) throw error;
-        const cause = (error as { code?: string }).code ?? (error as Error).name;
-        transient = new RelayCallError(
-          'relay_unreachable',
-          undefined,
-          `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`,
+    return this.retrying(retryable ? this.retry.retries : 0, async () => {
+      const response = await this.reach(() => post(this.endpoint, this.agent, headers, body));
+      const payload = parseJson(response.text) as
+        { result?: T; error?: { code: number; message: string; data?: { code?: string } } } | undefined;
+      const relayError =
+        payload?.error &&
+        new RelayCallError(payload.error.data?.code ?? 'error', payload.error.code, payload.error.message);
+      if (response.status >= 500 || !payload) {
+        // The relay's own failure (it answers 5xx for those, with the JSON-RPC error): worth the same call again.
+        throw new TransientFailure(
+          relayError ??
+            new RelayCallError('relay_unavailable', undefined, `the relay answered HTTP ${response.status}`),
+          response.retryAfterMs,
         );
       }
-      const delay = delays[attempt];
-      if (delay === undefined) throw transient;
-      await sleep(Math.max(delay, retryAfterMs));
-    }
+      if (relayError) throw relayError;
+      return payload.result as T;
+    });
   }
 
   async events(query: EventsQuery): Promise<EventsPage> {
     const deadline = Date.now() + query.wait_seconds * 1000;
-    const delays = this.opts.retryDelaysMs ?? [200, 600, 1500];
     const headers = { authorization: `Bearer ${this.opts.apiKey}`, accept: 'application/json' };
-    for (let attempt = 0; ; attempt += 1) {
+    return this.retrying(this.retry.retries, async () => {
       // A retry waits only what is left of the time asked for, so the tool answers when the agent expects it.
       const wait = Math.max(0, Math.floor((deadline - Date.now()) / 1000));
       const url = new URL(`${this.opts.relayUrl}/events`);
       if (query.since !== undefined) url.searchParams.set('since', query.since);
       url.searchParams.set('wait', String(wait));
       if (query.limit !== undefined) url.searchParams.set('limit', String(query.limit));
-      let transient: RelayCallError;
-      let retryAfterMs = 0;
-      try {
-        const response = await send(url, this.agent, 'GET', headers, undefined, wait * 1000 + LONG_POLL_GRACE_MS);
-        const payload = parseJson(response.text) as (EventsPage & { code?: string; message?: string }) | undefined;
-        if (response.status === 200 && payload && Array.isArray(payload.events))
-          return { events: payload.events, cursor: payload.cursor };
-        const code = payload?.code ?? 'relay_unavailable';
-        const error = new RelayCallError(
-          code,
-          (ERROR_CODES as Record<string, number>)[code],
-          payload?.message ?? `the relay answered HTTP ${response.status}`,
-        );
-        if (response.status < 500) throw error;
-        transient = error;
-        retryAfterMs = Math.min(response.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
-      } catch (error) {
-        if (error instanceof RelayCallError) throw error;
-        const cause = (error as { code?: string }).code ?? (error as Error).name;
-        transient = new RelayCallError(
+      const response = await this.reach(() =>
+        send(url, this.agent, 'GET', headers, undefined, wait * 1000 + LONG_POLL_GRACE_MS),
+      );
+      const payload = parseJson(response.text) as (EventsPage & { code?: string; message?: string }) | undefined;
+      if (response.status === 200 && payload && Array.isArray(payload.events))
+        return { events: payload.events, cursor: payload.cursor };
+      const code = payload?.code ?? 'relay_unavailable';
+      const error = new RelayCallError(
+        code,
+        (ERROR_CODES as Record<string, number>)[code],
+        payload?.message ?? `the relay answered HTTP ${response.status}`,
+      );
+      if (response.status < 500) throw error;
+      throw new TransientFailure(error, response.retryAfterMs);
+    });
+  }
+
+  /** One request; a relay that cannot be reached (refused, reset, timed out) is a transient failure. */
+  private async reach(request: () => Promise<HttpAnswer>): Promise<HttpAnswer> {
+    try {
+      return await request();
+    } catch (error) {
+      const cause = (error as { code?: string }).code ?? (error as Error).name;
+      throw new TransientFailure(
+        new RelayCallError(
           'relay_unreachable',
           undefined,
           `cannot reach the relay at ${this.opts.relayUrl} (${cause}); is it running? (RELAY_URL)`,
-        );
-      }
-      const delay = delays[attempt];
-      if (delay === undefined) throw transient;
-      await sleep(Math.max(delay, retryAfterMs));
+        ),
+      );
+    }
+  }
+
+  /**
+   * `attempt` again after a transient failure, up to `retries` times; anything else (the relay's answer that the
+   * call is wrong) at once. A relay's Retry-After is waited for on top of the backoff. The last transient failure
+   * is what the caller sees.
+   */
+  private async retrying<T>(retries: number, attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await pRetry(attempt, {
+        ...this.retry,
+        retries,
+        shouldRetry: ({ error }) => error instanceof TransientFailure,
+        onFailedAttempt: async ({ error, retriesLeft }) => {
+          if (error instanceof TransientFailure && retriesLeft > 0 && error.retryAfterMs > 0)
+            await sleep(Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS));
+        },
+      });
+    } catch (error) {
+      throw error instanceof TransientFailure ? error.failure : error;
     }
   }
 

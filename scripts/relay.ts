@@ -67,10 +67,9 @@ import { ENDPOINT_CHALLENGE_JOB, webhookBackoffStrategy, WebhookQueues } from '.
 
 /**
  * Jobs the `webhooks` worker runs at once: every event's job (its event-log entries and fan-out) and each delivery's
- * POST. With the other workers' 8 it fell behind a burst of creates at c=32 (the API's requests held the one thread)
- * and ended it 1.5 s of CPU behind; with 32 the event-log entries of concurrent jobs share inserts (2.0 FerretDB
- * commands a create instead of 3.1) and it keeps up: 70–90 ms of CPU in the second after, for the same throughput. A
- * slow receiver's POSTs (up to their timeout) also hold fewer of the slots that everyone's events need.
+ * POST. More than the other workers' 8 so that concurrent events' log entries share inserts and a burst of creates
+ * does not leave the worker behind (measured: docs/benchmarks.md, "Measurements behind the defaults"). A slow
+ * receiver's POSTs (up to their timeout) also hold fewer of the slots that everyone's events need.
  */
 const WEBHOOK_WORKER_CONCURRENCY = 32;
 

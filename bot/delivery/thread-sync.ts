@@ -36,7 +36,7 @@ import {
   type SlackPostKey,
 } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
-import { TtlCache } from '../../relay-core/ops/ttl-cache';
+import { LRUCache } from 'lru-cache';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
 
@@ -201,7 +201,7 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
   }
 
   /** The app's DM channel with a Slack user: opened once, then from memory (see IM_CHANNEL_TTL_MS). */
-  const imChannels = new TtlCache<string, string>(IM_CHANNEL_TTL_MS);
+  const imChannels = new LRUCache<string, string>({ max: 10_000, ttl: IM_CHANNEL_TTL_MS });
   async function openIm(slackUser: string): Promise<string> {
     const known = imChannels.get(slackUser);
     if (known) return known;

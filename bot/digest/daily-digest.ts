@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../relay-core/domain/clock';
 import type { AgentDoc } from '../../relay-core/domain/documents';
 import type { DigestTime } from '../../relay-core/ops/config';
-import { TtlCache } from '../../relay-core/ops/ttl-cache';
+import { LRUCache } from 'lru-cache';
 import type { ListItem } from '../../relay-core/service/wire-views';
 import type { Relay } from '../../relay-core/service/relay-service';
 import type { EnsureDigestPosted } from '../delivery/digest-post';
@@ -77,7 +77,7 @@ export async function scheduleDigestTick(
 
 export function digestTickHandler(deps: DigestDeps) {
   const { links, reads, teammates, client, prefs, ensurePosted, clock, log } = deps;
-  const zones = new TtlCache<string, string>(TZ_CACHE_MS);
+  const zones = new LRUCache<string, string>({ max: 10_000, ttl: TZ_CACHE_MS });
 
   async function zoneOf(slackUser: string): Promise<string | null> {
     const cached = zones.get(slackUser);

@@ -2,7 +2,7 @@
 // and the card the two make together, checked by the same schema as a registration.
 import { z } from 'zod';
 import type { InviteDoc } from './documents';
-import { parsePolicyDuration } from './policy';
+import { durationSchema } from './duration';
 import { agentCardInputSchema, handleSchema, LIMITS, text, type AgentCardInput } from './schemas';
 
 /** `hri_<invite id>_<secret>`: the id (12 hex) is what lists and routes show; the whole code is the secret. */
@@ -26,21 +26,14 @@ export const inviteCreateSchema = z.strictObject({
   repos_owned: list(LIMITS.path).optional(),
   lead: handleSchema.optional(),
   note: text(LIMITS.title).min(1).optional(),
-  expires_in: z
-    .string()
-    .max(20)
-    .default(DEFAULT_INVITE_TTL)
-    .transform((value, ctx) => {
-      const ms = parsePolicyDuration(value);
-      if (ms === null || ms > MAX_INVITE_TTL_MS) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be a duration such as 30m, 24h or 7d (at most 30d), got "${value.slice(0, 20)}"`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+  expires_in: durationSchema(
+    {
+      min: 1,
+      max: MAX_INVITE_TTL_MS,
+      message: (value) => `must be a duration such as 30m, 24h or 7d (at most 30d), got "${value.slice(0, 20)}"`,
+    },
+    DEFAULT_INVITE_TTL,
+  ),
 });
 export type InviteCreate = z.infer<typeof inviteCreateSchema>;
 

@@ -1,5 +1,6 @@
 // The policy decision: first matching rule wins, else the default. Pure, so every surface gets the same answer.
 import type { OneOf, Policy, PolicyAction, PolicyEffect, PolicyMatch, PolicyRule, Weekday } from './policy';
+import { localMoment } from './local-time';
 import type { Intent, Surface } from './schemas';
 
 export interface PartyFacts {
@@ -97,16 +98,6 @@ function isUnder(file: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
-const WEEKDAY_OF: Record<string, Weekday> = {
-  Sun: 'sun',
-  Mon: 'mon',
-  Tue: 'tue',
-  Wed: 'wed',
-  Thu: 'thu',
-  Fri: 'fri',
-  Sat: 'sat',
-};
-
 interface LocalTime {
   day: Weekday;
   minute: number;
@@ -116,9 +107,9 @@ interface LocalTime {
 function localTime(zone: string, at: Date, clocks: Map<string, LocalTime>): LocalTime {
   let local = clocks.get(zone);
   if (!local) {
-    const parts: Record<string, string> = {};
-    for (const p of clockIn(zone).formatToParts(at)) parts[p.type] = p.value;
-    local = { day: WEEKDAY_OF[parts.weekday!]!, minute: Number(parts.hour) * 60 + Number(parts.minute) };
+    // The zone was checked when the policy was parsed (policy.ts); a runtime that lost it reads as UTC.
+    const seen = localMoment(at, zone) ?? localMoment(at, 'UTC')!;
+    local = { day: DAYS[seen.isoWeekday % 7]!, minute: seen.minutes };
     clocks.set(zone, local);
   }
   return local;
@@ -139,23 +130,6 @@ function timeMatches(time: NonNullable<PolicyMatch['time']>, { day, minute }: Lo
     return true;
   }
   return time.days ? time.days.includes(day) : true;
-}
-
-/** One formatter per zone: building an Intl.DateTimeFormat costs far more than using one. */
-const CLOCKS = new Map<string, Intl.DateTimeFormat>();
-function clockIn(zone: string): Intl.DateTimeFormat {
-  let clock = CLOCKS.get(zone);
-  if (!clock) {
-    clock = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      weekday: 'short',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    });
-    CLOCKS.set(zone, clock);
-  }
-  return clock;
 }
 
 function toMinutes(hhmm: string): number {

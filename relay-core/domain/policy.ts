@@ -2,6 +2,8 @@
 import { LineCounter, parseDocument, isNode, type Node } from 'yaml';
 import { z } from 'zod';
 import { canonicalHash } from './canonical-json';
+import { durationSchema } from './duration';
+import { isKnownZone } from './local-time';
 import { intentSchema } from './schemas';
 import { teamSettingsSchema, WEEKDAYS, type TeamSettings } from './team-settings';
 
@@ -24,27 +26,11 @@ export const POLICY_SURFACES = ['mcp', 'a2a', 'slack', 'rest', 'web'] as const;
 
 export type Weekday = (typeof WEEKDAYS)[number];
 
-const DURATION_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const MAX_DURATION_MS = 90 * 86_400_000;
-
-/** `30s`, `10m`, `4h`, `2d` → milliseconds (at most 90 days). */
-export function parsePolicyDuration(text: string): number | null {
-  const match = /^(\d{1,7})(s|m|h|d)$/.exec(text.trim());
-  if (!match) return null;
-  const ms = Number(match[1]) * DURATION_UNITS[match[2]!]!;
-  return ms > 0 && ms <= MAX_DURATION_MS ? ms : null;
-}
-
-const duration = z.string().transform((value, ctx) => {
-  const ms = parsePolicyDuration(value);
-  if (ms === null) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `must be a duration such as 30s, 10m, 4h or 2d (at most 90d), got "${value}"`,
-    });
-    return z.NEVER;
-  }
-  return ms;
+/** A rule's `window`: `30s`, `10m`, `4h`, `2d` (at most 90 days; a unit is required). */
+const duration = durationSchema({
+  min: 1,
+  max: 90 * 86_400_000,
+  message: (value) => `must be a duration such as 30s, 10m, 4h or 2d (at most 90d), got "${value}"`,
 });
 
 const word = z.string().min(1).max(200);
@@ -82,7 +68,7 @@ const timeMatcher = z
     zone: z
       .string()
       .default('UTC')
-      .refine((zone) => isTimeZone(zone), 'must be an IANA time zone such as UTC or Europe/Berlin'),
+      .refine((zone) => isKnownZone(zone), 'must be an IANA time zone such as UTC or Europe/Berlin'),
   })
   .refine((t) => (t.from === undefined) === (t.to === undefined), 'from and to go together')
   .refine((t) => t.days !== undefined || t.from !== undefined, 'must name days, or from and to');
@@ -269,13 +255,4 @@ function lineOf(
     if (isNode(node) && (node as Node).range) return lines.linePos((node as Node).range![0]).line;
   }
   return null;
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -3,23 +3,16 @@
 import { z } from 'zod';
 import { intentSchema, type Intent } from './schemas';
 import type { WorkingHours } from './working-hours';
+import { parseDuration, type DurationRange } from './duration';
 
 /** Sunday first, as Date#getUTCDay counts. */
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 
-const LONG_DURATION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-const MAX_TIMER_MS = 366 * 86_400_000;
-
-/** `30m`, `4h`, `3d`, `2w` → milliseconds (1 minute to a year); null when malformed. */
-export function parseTimerDuration(text: string): number | null {
-  const match = /^(\d{1,6})(m|h|d|w)$/.exec(text);
-  if (!match) return null;
-  const ms = Number(match[1]) * LONG_DURATION_UNITS[match[2]!]!;
-  return ms >= 60_000 && ms <= MAX_TIMER_MS ? ms : null;
-}
+/** A timer step: `30m`, `4h`, `3d`, `2w` (1 minute to 366 days; a unit is required). */
+export const TIMER_DURATION_RANGE: DurationRange = { min: 60_000, max: 366 * 86_400_000 };
 
 export const TIMER_DURATION_MESSAGE =
-  'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (units m, h, d, w), or off';
+  'must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w (a unit is required), or off';
 export const WORKING_HOURS_MESSAGE = 'must be HH:MM-HH:MM with the start before the end, e.g. 09:00-18:00, or off';
 
 /** `09:00-18:00` → minutes after midnight; null when malformed (`off` is the caller's). */
@@ -48,7 +41,7 @@ export function parseDigestTime(text: string): DigestTime | null {
 /** A timer step's setting: a duration, or `off` (null: that step never fires). */
 const timerSetting = z.string().transform((value, ctx) => {
   if (value === 'off') return null;
-  const ms = parseTimerDuration(value);
+  const ms = parseDuration(value, TIMER_DURATION_RANGE);
   if (ms === null) {
     ctx.addIssue({ code: 'custom', message: `${TIMER_DURATION_MESSAGE}, got "${value}"` });
     return z.NEVER;

@@ -3,15 +3,19 @@ import { z } from 'zod';
 import {
   DIGEST_TIME_MESSAGE,
   parseDigestTime,
-  parseTimerDuration,
   parseWorkingHours,
   TIMER_DURATION_MESSAGE,
+  TIMER_DURATION_RANGE,
   WEEKDAYS,
   WORKING_HOURS_MESSAGE,
   type DigestTime,
 } from '../domain/team-settings';
+import { durationSchema, parseDuration } from '../domain/duration';
 
 export type { DigestTime } from '../domain/team-settings';
+
+/** `250` (a bare number is ms), `250ms`, `5s`, `30m`, `2h`: from 0 to a day. */
+const SHORT_DURATION = { min: 0, max: 86_400_000, bareMs: true } as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -110,7 +114,7 @@ export const envSchema = z.object({
     .optional()
     .transform((value, ctx) => {
       if (value === undefined) return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS];
-      const delays = value.split(',').map((part) => parseDuration(part.trim()));
+      const delays = value.split(',').map((part) => parseDuration(part, SHORT_DURATION));
       if (delays.length === 0 || delays.length > 20 || delays.some((d) => d === null)) {
         ctx.addIssue({
           code: 'custom',
@@ -170,17 +174,10 @@ export const envSchema = z.object({
       }
       return [...new Set(days)].sort();
     }),
-  RELAY_TIMER_SWEEP_INTERVAL: z
-    .string()
-    .default('1m')
-    .transform((value, ctx) => {
-      const ms = parseDuration(value);
-      if (ms === null || ms < 100) {
-        ctx.addIssue({ code: 'custom', message: 'must be a duration from 100ms to 24h such as 30s or 1m' });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+  RELAY_TIMER_SWEEP_INTERVAL: durationSchema(
+    { ...SHORT_DURATION, min: 100, message: () => 'must be a duration from 100ms to 24h such as 30s or 1m' },
+    '1m',
+  ),
   RELAY_RUN_LEASE: runDuration('60s', 1_000),
   RELAY_RUN_PROGRESS_INTERVAL: runDuration('3s', 0),
   RELAY_WEBHOOK_ALLOW_PRIVATE: z
@@ -264,17 +261,15 @@ export const CONTRIBUTOR_SETTINGS = [
 
 /** A run setting: a duration such as 500ms, 3s or 2m, at least `minMs` and at most an hour. */
 function runDuration(fallback: string, minMs: number) {
-  return z
-    .string()
-    .default(fallback)
-    .transform((value, ctx) => {
-      const ms = parseDuration(value);
-      if (ms === null || ms < minMs || ms > 3_600_000) {
-        ctx.addIssue({ code: 'custom', message: `must be a duration from ${minMs}ms to 1h such as 500ms, 3s or 2m` });
-        return z.NEVER;
-      }
-      return ms;
-    });
+  return durationSchema(
+    {
+      min: minMs,
+      max: 3_600_000,
+      bareMs: true,
+      message: () => `must be a duration from ${minMs}ms to 1h such as 500ms, 3s or 2m`,
+    },
+    fallback,
+  );
 }
 
 /** A timer setting: a duration such as 4h or 3d, or `off` (null: that step never fires). */
@@ -284,7 +279,7 @@ function timerDuration(fallback: string) {
     .default(fallback)
     .transform((value, ctx) => {
       if (value === 'off') return null;
-      const ms = parseTimerDuration(value);
+      const ms = parseDuration(value, TIMER_DURATION_RANGE);
       if (ms === null) {
         ctx.addIssue({ code: 'custom', message: TIMER_DURATION_MESSAGE });
         return z.NEVER;
@@ -297,16 +292,6 @@ function timerDuration(fallback: string) {
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
   5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
 ] as const;
-
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** `250`, `250ms`, `5s`, `30m`, `2h` → milliseconds (at most a day); null when malformed. */
-export function parseDuration(text: string): number | null {
-  const match = /^(\d{1,9})(ms|s|m|h)?$/.exec(text);
-  if (!match) return null;
-  const ms = Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!;
-  return ms <= 86_400_000 ? ms : null;
-}
 
 export interface SlackConfig {
   botToken: string;

@@ -293,24 +293,26 @@ export function startWorker(opts: {
 const CLOSE_RECONNECT_WAIT_MS = 5_000;
 
 /**
- * The ioredis status of a worker's blocking connection, read through BullMQ's internals (undefined if they change).
+ * Whether a worker's blocking connection is waiting for Redis: not yet connected, or its ioredis client between two
+ * reconnect attempts. Read through BullMQ's public API (getBackend().blockingConnection, its status and client).
  * BullMQ's graceful close disconnects that connection and waits for its 'end', which an ioredis client waiting
  * between two reconnect attempts never emits: closed then, the worker would never finish closing and the relay
  * would never exit (taskforcesh/bullmq#4656; seen in CI when a relay stopped just after a Redis restart).
  */
-function blockingStatus(worker: Worker): string | undefined {
-  const internals = worker as unknown as { backend?: { blockingConnection?: { _client?: { status?: unknown } } } };
-  const status = internals.backend?.blockingConnection?._client?.status;
-  return typeof status === 'string' ? status : undefined;
+async function waitingForRedis(worker: Worker): Promise<boolean> {
+  const connection = worker.getBackend().blockingConnection;
+  if (!connection || connection.status === 'closing' || connection.status === 'closed') return false;
+  if (connection.status === 'initializing') return true;
+  return (await connection.client).status === 'reconnecting';
 }
 
 /**
- * Closes gracefully (running jobs finish first) once the blocking connection is not between reconnect attempts.
- * Still without Redis after CLOSE_RECONNECT_WAIT_MS, it closes at once: a running job could not record its outcome
+ * Closes gracefully (running jobs finish first) once the blocking connection is not waiting for Redis. Still
+ * without Redis after CLOSE_RECONNECT_WAIT_MS, it closes at once: a running job could not record its outcome
  * anyway, and it runs again once its lock lapses (every processor is safe to re-run).
  */
 export async function closeWorker(worker: Worker): Promise<void> {
   const deadline = Date.now() + CLOSE_RECONNECT_WAIT_MS;
-  while (blockingStatus(worker) === 'reconnecting' && Date.now() < deadline) await sleep(50);
-  await worker.close(blockingStatus(worker) === 'reconnecting');
+  while ((await waitingForRedis(worker)) && Date.now() < deadline) await sleep(50);
+  await worker.close(await waitingForRedis(worker));
 }

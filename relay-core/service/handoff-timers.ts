@@ -16,7 +16,8 @@ import {
   type TimerSettings,
 } from '../domain/timer-schedule';
 import { withTeamSettings, type TeamSettings } from '../domain/team-settings';
-import { isKnownZone, snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
+import { isKnownZone } from '../domain/local-time';
+import { snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
 import type { MongoStore } from '../store/mongo-store';
 import { MINUTE_MS, minuteOf, timerDueFor, type TimerDue } from '../store/timer-due';
 import type { Outbox } from './outbox';

@@ -8,7 +8,7 @@ import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import { type PublicCardField, type Vocabulary } from '../store/agent-cards';
 import type { AgentCardInput, CardUpdate } from '../domain/schemas';
-import { TtlCache } from '../ops/ttl-cache';
+import { LRUCache } from 'lru-cache';
 import { targetCandidates } from '../domain/recipient-target';
 import type { RecipientTarget } from '../domain/schemas';
 
@@ -79,8 +79,8 @@ export class Teammates {
   private readonly keyPepper: string;
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly agentCache: TtlCache<string, AgentDoc>;
-  private readonly keyCache: TtlCache<string, string>;
+  private readonly agentCache: LRUCache<string, AgentDoc>;
+  private readonly keyCache: LRUCache<string, string>;
   private readonly webhooks: TeammatesDeps['webhooks'];
   private readonly listings: CardListings | undefined;
 
@@ -91,8 +91,9 @@ export class Teammates {
     this.keyPepper = deps.keyPepper;
     this.log = deps.log;
     this.clock = deps.clock ?? systemClock;
-    this.agentCache = new TtlCache(deps.cacheMs ?? 5_000);
-    this.keyCache = new TtlCache(deps.cacheMs ?? 5_000);
+    const cache = { max: 10_000, ttl: deps.cacheMs ?? 5_000 };
+    this.agentCache = new LRUCache(cache);
+    this.keyCache = new LRUCache(cache);
   }
 
   async register(input: AgentCardInput): Promise<{ card: OwnCard; api_key: string }> {

@@ -8,7 +8,7 @@ import { assertParticipant } from '../domain/thread-lifecycle';
 import { putById, type MongoStore } from '../store/mongo-store';
 import { cursorAfter, cursorPosition, type VisibleQuery } from '../store/thread-lists';
 import type { DraftDoc, DraftQuery } from '../store/a2a-drafts';
-import { TtlCache } from '../ops/ttl-cache';
+import { LRUCache } from 'lru-cache';
 import type { HandoffTokens } from './handoff-tokens';
 import type { InboxLinks } from './inbox-links';
 import type { Teammates } from './teammates';
@@ -34,7 +34,7 @@ export class ThreadReads {
    * The read markers this process wrote lately (`thread:viewer` → messages seen): a re-read with nothing new writes
    * none. Short-lived, so a marker another process wrote over with an older count heals within a minute.
    */
-  private readonly readMarks = new TtlCache<string, number>(60_000);
+  private readonly readMarks = new LRUCache<string, number>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: ThreadReadsDeps) {}
 

@@ -1,10 +1,10 @@
 // Per-teammate event logs: every outbox event of a thread, recorded once into each participant's log in order. Entry
 // n of `alice@acme`'s log is `_id` `alice@acme:<n>`; a read after a cursor is one query on the `by_position` index.
+import { LRUCache } from 'lru-cache';
 import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { OutboxEvent } from '../domain/documents';
 import { InsertBatcher } from './insert-batcher';
 import { isDuplicateKey } from './thread-writes';
-import { setBounded } from '../ops/bounded-map';
 
 /** Entry `seq` of a teammate's log: `_id` `${handle}:${seq}`. */
 export interface EventEntryDoc {
@@ -33,6 +33,7 @@ export interface LoggedEvent {
   event: OutboxEvent;
 }
 
+/** The logs whose last position this process remembers (the least recently used is read from the store again). */
 const REMEMBERED_LOGS = 10_000;
 /** At most this many of a log's waiting events are placed by one insert. */
 const PLACE_BATCH = 64;
@@ -54,7 +55,7 @@ export function eventEntryId(handle: string, seq: number): string {
  */
 export class EventLog {
   readonly entries: Collection<EventEntryDoc>;
-  private readonly known = new Map<string, number>();
+  private readonly known = new LRUCache<string, number>({ max: REMEMBERED_LOGS });
   /** Per log, the events waiting for a position; a log is here while its placer runs (placeWaiting). */
   private readonly waiting = new Map<string, Placement[]>();
   /** Both participants' entries of an event (and events recorded at once) go in one command. */
@@ -205,6 +206,6 @@ export class EventLog {
   }
 
   private remember(handle: string, position: number): void {
-    if ((this.known.get(handle) ?? 0) < position) setBounded(this.known, handle, position, REMEMBERED_LOGS);
+    if ((this.known.get(handle) ?? 0) < position) this.known.set(handle, position);
   }
 }

@@ -37,7 +37,7 @@ import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
 import { IndexedThreadLists, type ThreadLists } from './thread-lists';
 import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite, type WriteOptions } from './thread-writes';
-import { TtlCache } from '../ops/ttl-cache';
+import { LRUCache } from 'lru-cache';
 
 export { isDuplicateKey, backoffMs, putById, type VersionedWrite } from './thread-writes';
 export type ThreadWrite = VersionedWrite<ThreadDoc>;
@@ -146,7 +146,10 @@ export class MongoStore {
    */
   private settleThread: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc = (_before, next) => next;
   /** The newest version of each thread this process created or wrote moments ago (readThreadFrom). */
-  private readonly recentThreads = new TtlCache<string, ThreadDoc>(RECENT_THREAD_MS, RECENT_THREADS);
+  private readonly recentThreads = new LRUCache<string, ThreadDoc>({
+    max: RECENT_THREADS,
+    ttl: RECENT_THREAD_MS,
+  });
 
   private constructor(
     private readonly client: MongoClient,

@@ -5,7 +5,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { handleSchema, intentSchema } from '../../relay-core/domain/schemas';
-import { parseDuration } from '../../relay-core/ops/config';
+import { durationSchema } from '../../relay-core/domain/duration';
 
 /** What reaches the agent when the config names no `env`: enough to find programs and a home, none of the relay's secrets. */
 export const DEFAULT_AGENT_ENV = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'SHELL'];
@@ -18,20 +18,16 @@ const SECRET_ENV =
 export const THREAD_FILE_PLACEHOLDER = '{thread_file}';
 
 function duration(fallback: string, min: number, max: number) {
-  return z
-    .string()
-    .default(fallback)
-    .transform((value, ctx) => {
-      const ms = parseDuration(value);
-      if (ms === null || ms < min || ms > max) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be a duration such as 500ms, 30s, 20m or 2h (from ${min} ms to ${max / 3_600_000} h)`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
+  return durationSchema(
+    {
+      min,
+      max,
+      bareMs: true,
+      message: (value) =>
+        `must be a duration such as 500ms, 30s, 20m or 2h (from ${min} ms to ${max / 3_600_000} h), got "${value.slice(0, 40)}"`,
+    },
+    fallback,
+  );
 }
 
 export const agentConfigSchema = z

@@ -63,7 +63,8 @@ export function startAgentRunner(opts: AgentRunnerOptions): { stop(): Promise<vo
     const relay = new HttpRelayClient({
       relayUrl: opts.relayUrl,
       apiKey: opts.apiKey,
-      retryDelaysMs: [500, 1_000, 2_000, 3_000],
+      // 500 ms, 1 s, 2 s, 3 s: a runner outlasts a longer relay restart than a tool call does.
+      retry: { retries: 4, minTimeout: 500, factor: 2, maxTimeout: 3_000 },
     });
     const consider = async (threadId: string): Promise<void> => {
       const thread = await relay.call<{

@@ -65,8 +65,9 @@ const FERRETDB_PATCHES: SourcePatch[] = [
   /**
    * Every iterator, cursor and connection FerretDB makes is tracked for leak detection (internal/util/resource):
    * a pprof profile entry with the caller's stack and a finalizer, in release builds too, where a leak then panics
-   * the server. Capturing those stacks was 9% of FerretDB's CPU on the relay's load (its own pprof, append and card
-   * changes at 10k threads). Tracking stays on in FerretDB's debug builds, as upstream meant it for.
+   * the server. Capturing those stacks was a measurable share of FerretDB's CPU on the relay's load
+   * (docs/benchmarks.md, "Measurements behind the defaults"). Tracking stays on in FerretDB's debug builds, as
+   * upstream meant it for.
    */
   ...(['Track', 'Untrack'] as const).map((fn) => ({
     name: `the release-build ${fn} patch`,

@@ -160,8 +160,8 @@ async function startFerretDbOnce(
  * survives FerretDB or the relay being killed (it is in the file, test/local-services.test.ts kills FerretDB to
  * show it); only a power loss or a kernel crash can take back the last commits before a checkpoint, as MongoDB's
  * default write concern can (its journal is synced every 100 ms, not per write). SQLite's default (FULL) syncs every
- * commit, and FerretDB on SQLite runs one write at a time: measured on the 2-core reference box, a create
- * (`message/send`, c=1) took 14.2 ms with FULL and 6.8 ms with NORMAL, FerretDB's CPU per create 4.7 → 2.5 ms.
+ * commit, and FerretDB on SQLite runs one write at a time, so NORMAL about halves a create's latency and FerretDB's
+ * CPU for it (docs/benchmarks.md, "Measurements behind the defaults").
  */
 export function sqliteUrl(dataDir: string): string {
   return `${pathToFileURL(dataDir + path.sep).href}?_pragma=synchronous(normal)`;
@@ -169,9 +169,8 @@ export function sqliteUrl(dataDir: string): string {
 
 /**
  * Go's collector at GOGC=200 (unless GOGC is set): every FerretDB command allocates heavily, and its CPU per command
- * is what bounds the embedded store. Measured on the 2-core reference box (20k 5 KB documents, 1,500 of each, three
- * rounds): FerretDB CPU per `_id` find 0.81 → 0.66 ms, per insert 0.75 → 0.64, per replace 1.66 → 1.45, for 4 MiB
- * more RSS (GOGC=400: 0.63 / 0.57 / 1.36 ms for 12 MiB more).
+ * is what bounds the embedded store. 200 trades a few MiB of RSS for less CPU per command; 400 saved little more for
+ * three times the memory (docs/benchmarks.md, "Measurements behind the defaults").
  */
 const DEFAULT_GOGC = '200';
 

@@ -14,7 +14,7 @@ beforeAll(async () => {
   relay = await startTestRelay({ name: 'relay_client' });
   const key = await relay.register({ handle: 'agent@acme' });
   await relay.register({ handle: 'peer@acme' });
-  http = new HttpRelayClient({ relayUrl: relay.url, apiKey: key, retryDelaysMs: [] });
+  http = new HttpRelayClient({ relayUrl: relay.url, apiKey: key, retry: { retries: 0 } });
   clients.http = http;
   clients['in-process'] = new InProcessRelayClient({
     uses: relay.relay,

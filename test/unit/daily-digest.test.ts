@@ -1,6 +1,7 @@
 // The daily digest's pure parts: when a person's digest is due in their time zone, and the message within Slack's limits.
 import { randomUUID } from 'node:crypto';
-import { digestDueDay, localMoment } from '../../bot/digest/local-time';
+import { digestDueDay } from '../../bot/digest/local-time';
+import { localMoment } from '../../relay-core/domain/local-time';
 import { dailyDigest, DIGEST_SENT_MAX, DIGEST_WAITING_MAX } from '../../bot/views/daily-digest';
 import { checkBlocks } from '../../scripts/fake-slack/block-limits';
 import type { ListItem } from '../../relay-core/service/wire-views';

@@ -1,6 +1,6 @@
 // The webhook SSRF guard as a table, the delivery-time refusal after DNS (a real loopback receiver that must
 // receive nothing), the retry schedule's parsing and the backoff it drives.
-import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, loadConfig, parseDuration } from '../../relay-core/ops/config';
+import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, loadConfig } from '../../relay-core/ops/config';
 import { assertAllowedTarget, refusedAddressReason, WebhookTargetError } from '../../relay-core/webhooks/ssrf-guard';
 import { postSigned } from '../../relay-core/webhooks/signed-post';
 import { webhookBackoffStrategy } from '../../relay-core/webhooks/webhook-queues';
@@ -136,7 +136,9 @@ describe('RELAY_WEBHOOK_RETRY_SCHEDULE', () => {
     expect(
       loadConfig({ ...base, RELAY_WEBHOOK_RETRY_SCHEDULE: '10, 250ms,2s,1m,1h' }).webhooks.retryScheduleMs,
     ).toEqual([10, 250, 2_000, 60_000, 3_600_000]);
-    expect(parseDuration('5x')).toBeNull();
+    expect(() => loadConfig({ ...base, RELAY_WEBHOOK_RETRY_SCHEDULE: '5s,5x' })).toThrow(
+      /^RELAY_WEBHOOK_RETRY_SCHEDULE: must be 1–20 comma-separated delays/,
+    );
   });
 
   test.each([

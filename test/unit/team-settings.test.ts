@@ -75,7 +75,7 @@ test('the digest time: the team one when set, off included, else the environment
 
 test.each([
   ['a bad digest time', '  digest_at: "9:30"\n', 'team.digest_at: must be a local time HH:MM'],
-  ['a bad duration', '  remind_after: 4 hours\n', 'team.remind_after: must be a duration from 1m to 366d'],
+  ['a bad duration', '  remind_after: 4 parsecs\n', 'team.remind_after: must be a duration from 1m to 366d'],
   ['a duration too short', '  escalate_after: 30s\n', 'team.escalate_after: must be a duration'],
   ['bad working hours', '  working_hours: 18:00-09:00\n', 'team.working_hours: must be HH:MM-HH:MM'],
   ['an unknown day', '  working_days: [monday]\n', 'team.working_days[0]:'],

@@ -173,8 +173,8 @@ describe('timer settings', () => {
   test.each([
     [
       'RELAY_REMIND_AFTER',
-      '4 hours',
-      /^RELAY_REMIND_AFTER: must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w .* \(got "4 hours"\)$/,
+      'soon',
+      /^RELAY_REMIND_AFTER: must be a duration from 1m to 366d such as 30m, 4h, 3d or 2w .* \(got "soon"\)$/,
     ],
     ['RELAY_STALE_AFTER', '30s', /^RELAY_STALE_AFTER: must be a duration/],
     ['RELAY_EXPIRE_AFTER', '400d', /^RELAY_EXPIRE_AFTER: must be a duration/],

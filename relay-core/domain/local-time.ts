@@ -1,0 +1,24 @@
+// A moment as a person sees it in their IANA time zone (Luxon's zone rules): for working hours, Snooze and the
+// daily digest. Nothing else in the relay does time-zone arithmetic.
+import { DateTime, IANAZone } from 'luxon';
+
+export interface LocalMoment {
+  /** The local calendar day, YYYY-MM-DD. */
+  date: string;
+  /** 1 = Monday … 7 = Sunday. */
+  isoWeekday: number;
+  /** Minutes since local midnight. */
+  minutes: number;
+}
+
+/** True when `zone` is an IANA time zone this runtime knows. */
+export function isKnownZone(zone: string): boolean {
+  return IANAZone.isValidZone(zone);
+}
+
+/** `at` in `zone`; null for a zone the runtime does not know. */
+export function localMoment(at: Date, zone: string): LocalMoment | null {
+  const local = DateTime.fromJSDate(at, { zone });
+  if (!local.isValid) return null;
+  return { date: local.toISODate()!, isoWeekday: local.weekday, minutes: local.hour * 60 + local.minute };
+}
