@@ -73,7 +73,11 @@ async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: s
       command.updates?.[0]?.q?._id ??
       command.deletes?.[0]?.q?._id ??
       '';
-    sent.push(`${event.commandName} ${collection} ${typeof target === 'string' ? target : JSON.stringify(target)}`);
+    // The workers' marks of finished jobs select their threads by `jobs_pending` (store/outbox-ledger.ts).
+    const mark = command.updates?.[0]?.q?.jobs_pending !== undefined ? 'mark ' : '';
+    sent.push(
+      `${event.commandName} ${collection} ${mark}${typeof target === 'string' ? target : JSON.stringify(target)}`,
+    );
   };
   client.on('commandStarted', started);
   try {
@@ -83,8 +87,8 @@ async function commands<T>(work: () => Promise<T>): Promise<{ result: T; sent: s
   }
 }
 
-/** The workers' batched marks of finished jobs (store/outbox-ledger.ts): by `$in`, on their own timer. */
-const isMark = (line: string) => line.startsWith('update threads {"$in"');
+/** The workers' batched marks of finished jobs (store/outbox-ledger.ts), on their own timer. */
+const isMark = (line: string) => line.startsWith('update threads mark ');
 const onTimers = (sent: string[]) => sent.filter((line) => TIMER_COLLECTIONS.has(line.split(' ')[1]!));
 
 /** Waits until the thread.created arm job of `threadId` has run; returns what it answered. */
