@@ -153,23 +153,39 @@ function buttonValue(thread: ThreadDoc): string {
   return JSON.stringify({ t: thread._id, s: thread.status });
 }
 
+/** The change a policy holds on this thread as it stands (an accept, a complete …), while its approval is open. */
+function heldChange(thread: ThreadDoc) {
+  return thread.approvals?.find(
+    (a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread),
+  );
+}
+
 function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
   const { thread } = input;
   const value = buttonValue(thread);
   const elements: SlackBlock[] = [];
+  // A held change is not offered again while its approval is open (Hand to my agent accepts a pending handoff too).
+  const held = heldChange(thread)?.action;
+  const acceptHeld = held === 'handoff.accept';
   if (audience === 'recipient' && thread.status === 'pending') {
-    elements.push(button({ actionId: ACTION_IDS.accept, text: 'Accept', style: 'primary', value }));
+    if (!acceptHeld) elements.push(button({ actionId: ACTION_IDS.accept, text: 'Accept', style: 'primary', value }));
     // Decline opens a modal asking for the reason, which is its own confirmation.
-    elements.push(button({ actionId: ACTION_IDS.decline, text: 'Decline', value }));
+    if (held !== 'handoff.decline') elements.push(button({ actionId: ACTION_IDS.decline, text: 'Decline', value }));
   }
   const runActive = Boolean(thread.run && !isFinishedRun(thread.run.status));
-  if (audience === 'recipient' && (thread.status === 'pending' || thread.status === 'accepted') && !runActive) {
+  const runHeld = held === 'handoff.run' || (acceptHeld && thread.status === 'pending');
+  if (
+    audience === 'recipient' &&
+    (thread.status === 'pending' || thread.status === 'accepted') &&
+    !runActive &&
+    !runHeld
+  ) {
     elements.push(button({ actionId: ACTION_IDS.handToAgent, text: 'Hand to my agent', value }));
   }
   if (audience === 'recipient' && thread.status === 'accepted' && runActive && !thread.run?.stop_requested) {
     elements.push(button({ actionId: ACTION_IDS.stopAgent, text: 'Stop', style: 'danger', value }));
   }
-  if (audience === 'recipient' && thread.status === 'accepted') {
+  if (audience === 'recipient' && thread.status === 'accepted' && held !== 'handoff.complete') {
     elements.push(button({ actionId: ACTION_IDS.complete, text: 'Complete', style: 'primary', value }));
   }
   if (thread.status === 'pending' || thread.status === 'accepted') {
@@ -207,9 +223,7 @@ function headline(input: DmInput, audience: DmAudience): string {
   }
   // A change a policy holds (an accept, a complete …) shows from the thread itself, so every redraw keeps saying it
   // (a notice drawn once after the click was wiped by the sync of the approval's own event, whichever ran last).
-  const held = thread.approvals?.find(
-    (a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread),
-  );
+  const held = heldChange(thread);
   if (held) {
     const reader = audience === 'recipient' ? thread.to : thread.from;
     const whose =

@@ -1,8 +1,9 @@
 // The `slack` processor's work for one thread: each linked participant's DM, its replies, and a redraw.
 import type { WebClient } from '@slack/web-api';
-import type { AgentDoc, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
+import type { AgentDoc, OutboxEvent, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { Relay } from '../../relay-core/service/relay-service';
+import { changeNotices } from '../blocks/change-notices';
 import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
@@ -21,6 +22,7 @@ import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
 import {
+  changeNoticeKey,
   claimKey,
   claimPosts,
   messageDigest,
@@ -39,6 +41,9 @@ import { WaitAndRetry } from './wait-and-retry';
 import { TtlCache } from '../../relay-core/ops/ttl-cache';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
+
+/** The event a job syncs for: its notice to the other party is keyed by its id (one per event and reader). */
+export type SyncedEvent = Pick<OutboxEvent, 'id' | 'type' | 'at' | 'by'>;
 
 /**
  * How long a DM channel id is reused without asking Slack again. Slack answers conversations.open with the same
@@ -253,6 +258,59 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     return { posted, current };
   }
 
+  /**
+   * The job's own event, told to whoever must know of it (change-notices.ts): one short reply under their DM, so Slack
+   * notifies them, keyed by (event, reader) and posted exactly once however often the job runs.
+   */
+  async function postChangeNotices(
+    thread: ThreadDoc,
+    event: SyncedEvent,
+    people: Participants,
+    audiences: Audience[],
+    owner: string,
+  ): Promise<{ posted: number; current: ThreadDoc }> {
+    const handles = new Set([event.by, ...(thread.reassigned_from ?? []).map((m) => m.handle)]);
+    handles.delete(thread.from);
+    handles.delete(thread.to);
+    const named = new Map<string, AgentDoc | null>(
+      await Promise.all([...handles].map(async (h) => [h, await teammates.get(h)] as const)),
+    );
+    const linked = new Set(audiences.map((a) => a.name));
+    let posted = 0;
+    let current = thread;
+    // The event as the thread recorded it (a job's copy may carry an earlier time than the write that stamped it).
+    const recorded = thread.outbox.find((e) => e.id === event.id);
+    for (const notice of changeNotices({
+      thread,
+      event: recorded ?? event,
+      ...people,
+      people: named,
+      inboxUrl: (audience) => inboxUrlFor(thread, audience),
+    })) {
+      const key = changeNoticeKey(notice.audience, event.id);
+      if (thread.slack_replies?.[key]) continue;
+      let under = notice.under;
+      if (!under) {
+        if (!linked.has(notice.audience)) continue;
+        const dm = slackDm(current, notice.audience);
+        if (!dm) continue;
+        under = dm;
+      }
+      const parent = under;
+      const result = await ensurePosted(
+        thread._id,
+        key,
+        owner,
+        { channel: async () => parent.channel, thread_ts: parent.ts },
+        async () => notice.message,
+        current,
+      );
+      if (result.posted) posted += 1;
+      current = result.current;
+    }
+    return { posted, current };
+  }
+
   const syncApprovals = approvalSync({ links, threads, client, ensurePosted, openIm });
 
   /** Each linked candidate's DM copy of the Claim card (by Slack user id). */
@@ -375,6 +433,7 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     owner: string,
     redrawAll = false,
     version?: number,
+    event?: SyncedEvent,
   ): Promise<SlackDeliveryOutcome> {
     let latest = redrawAll ? await threads.readThread(threadId) : await threads.readThreadFrom(threadId, version);
     if (!latest) return 'skipped';
@@ -504,6 +563,14 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
         return { ...doc, reassigned_from: entries.map((e, j) => (j === i ? { ...e, redrawn: true } : e)) };
       });
       updated = true;
+    }
+    // 5. The notice of the job's own event to the other party, once the DMs show it.
+    if (event) {
+      latest = await reread();
+      if (latest) {
+        const notices = await postChangeNotices(latest, event, await participants(latest), audiences, owner);
+        if (notices.posted > 0) anyPosted = true;
+      }
     }
     if (waiting) throw waiting;
     return anyPosted || cards.posted ? 'posted' : updated || cards.updated ? 'updated' : 'skipped';
