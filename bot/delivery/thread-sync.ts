@@ -158,7 +158,10 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           notices.push({
             key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation',
             target: { channel, thread_ts: null },
-            render: (t) => escalationMessage(input(t, 'sender')),
+            // The lead or channel is not a participant: the Open link is the thread's unsigned page, which shows no
+            // content without a participant's signature.
+            render: (t) =>
+              escalationMessage({ ...input(t, 'sender'), inboxUrl: links.url(t._id) }, { lead: to.kind === 'lead' }),
           });
         }
       } else if (step === 'expire' && thread.status === 'expired') {

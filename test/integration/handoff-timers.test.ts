@@ -376,6 +376,75 @@ test('Reassign hands an escalated handoff to another teammate: a new DM for them
   expect(bobTries.body.error?.data?.code).toBe('not_a_participant');
 });
 
+test('the lead’s escalation DM: Nudge reaches the recipient, only the lead may use it, Reassign hands it on', async () => {
+  const id = await handoff('Rotate the deploy keys', 'ask_question', 'erin@acme');
+  await at(id, 48 * HOUR + MINUTE);
+  await fired(id, 'escalate');
+  const toLead = await posted(id, 'escalation');
+
+  // Bob is not the lead: refused, nothing sent.
+  const stranger = noticeClick(toLead, BOB, TIMER_ACTION_IDS.escalationNudge);
+  await clickButton(eventsUrl(), relay.signingSecret, stranger);
+  const refusal = await slack.waitFor('response_url', (c) => c.args.response_url === stranger.responseName);
+  expect(refusal.args.text).toBe(
+    'Only the lead this handoff was escalated to (dave@acme) can nudge the recipient of it from here. Nothing was changed.',
+  );
+
+  const erinDm = (await read(id)).slack!;
+  const under = () =>
+    slack
+      .callsTo('chat.postMessage')
+      .filter((c) => c.args.thread_ts === erinDm.ts && c.args.channel === erinDm.channel);
+  const before = under().length;
+  const nudge = noticeClick(toLead, DAVE, TIMER_ACTION_IDS.escalationNudge);
+  await clickButton(eventsUrl(), relay.signingSecret, nudge);
+  const told = await slack.waitFor('response_url', (c) => c.args.response_url === nudge.responseName);
+  expect(told.args.text).toBe(`Nudged <@${ERIN}>: a reminder from you is under their DM of this handoff.`);
+  expect(under()).toHaveLength(before + 1);
+  expect((under().at(-1)!.args.blocks as any[])[0].text.text).toMatch(
+    new RegExp(
+      `^:wave: <@${DAVE}> nudges you: <@${ALICE}> is still waiting for you to accept or decline “Rotate the deploy keys” \\(sent <!date\\^`,
+    ),
+  );
+
+  // Reassign: the same modal as the sender's, and the same use case; Dave hands it to Carol.
+  await clickButton(eventsUrl(), relay.signingSecret, noticeClick(toLead, DAVE, TIMER_ACTION_IDS.escalationReassign));
+  const opened = await slack.waitFor(
+    'views.open',
+    (c) =>
+      (c.args.view as any)?.callback_id === REASSIGN_VIEW.callbackId &&
+      String((c.args.view as any).private_metadata).includes(id),
+  );
+  const view = opened.args.view as any;
+  const done = await submitViewState(eventsUrl(), relay.signingSecret, {
+    user: DAVE,
+    viewId: String((opened.response.view as any).id),
+    callbackId: REASSIGN_VIEW.callbackId,
+    privateMetadata: view.private_metadata,
+    values: { [REASSIGN_VIEW.block]: { [REASSIGN_VIEW.action]: { type: 'users_select', selected_user: CAROL } } },
+  });
+  expect(done.status).toBe(200);
+  const moved = await waitUntil(async () => ((await read(id)).slack ? read(id) : undefined), 'Carol’s DM');
+  expect(moved).toMatchObject({ to: 'carol@acme', from: 'alice@acme' });
+  expect(moved.reassigned_from?.at(-1)).toMatchObject({ handle: 'erin@acme', by: 'dave@acme' });
+  // Alice and Erin each hear of it under their DMs, once.
+  const event = moved.outbox.find((e) => e.type === 'thread.reassigned')!;
+  const notices = await waitUntil(async () => {
+    const doc = await read(id);
+    return doc.slack_replies?.[`sender:e:${event.id}`] && doc.slack_replies?.[`recipient:e:${event.id}`]
+      ? doc
+      : undefined;
+  }, 'both reassignment notices');
+  const textOf = (channel: string, ts: string) =>
+    (slack.messages.get(channel)!.find((m) => m.ts === ts)!.blocks as any[])[0].text.text;
+  expect(textOf(notices.slack_sender!.channel, notices.slack_replies![`sender:e:${event.id}`]!)).toBe(
+    `:arrows_counterclockwise: <@${DAVE}> reassigned your handoff “Rotate the deploy keys” to <@${CAROL}>.`,
+  );
+  expect(textOf(erinDm.channel, notices.slack_replies![`recipient:e:${event.id}`]!)).toBe(
+    `:arrows_counterclockwise: <@${DAVE}> handed “Rotate the deploy keys” to <@${CAROL}>; nothing more to do here.`,
+  );
+});
+
 test('Resend after expiry creates one new handoff with the same body, linked to the old one', async () => {
   const id = await handoff('this one expires');
   await at(id, 7 * DAY + MINUTE);
@@ -432,9 +501,17 @@ test('a handoff to someone with a lead is escalated to the lead by DM, then acce
   const toLead = await posted(id, 'escalation');
   expect(toLead.args.channel).toBe(slack.imChannelId(DAVE));
   expect(toLead.args.thread_ts).toBeUndefined();
-  expect(JSON.stringify(toLead.args.blocks)).toContain('Escalated');
-  // The lead is told who waits on whom since when, not what the handoff says.
-  expect(JSON.stringify(toLead.args.blocks)).not.toContain('migration');
+  // The lead reads who waits on whom since when and the handoff's title (not its content), with what they can do.
+  const leadBlocks = toLead.args.blocks as any[];
+  expect(leadBlocks[0].text.text).toBe(
+    `:rotating_light: *Escalated:* <@${ALICE}> asked a question of <@${ERIN}> on <!date^${Math.floor(escalated.created_at.getTime() / 1000)}^{date_short_pretty} at {time}|${escalated.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC> — “Review the migration before Friday” — and it has not been accepted yet.`,
+  );
+  expect(leadBlocks[1].elements.map((e: any) => [e.text.text, e.url ?? null])).toEqual([
+    ['Nudge Erin', null],
+    ['Reassign', null],
+    ['Open', `${relay.url}/inbox/${id}`],
+  ]);
+  expect(JSON.stringify(leadBlocks)).not.toContain('Can you look?');
   const senderDm = escalated.slack_sender!;
   await waitUntil(
     async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined,

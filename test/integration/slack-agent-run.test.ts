@@ -79,15 +79,21 @@ test('Hand to my agent on a pending DM accepts, runs the agent, shows its progre
   const sender = done.slack_sender!;
   await waitUntil(async () => {
     const doc = await threadDoc(relay, dm.threadId);
-    return Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('recipient:')).length === doc.message_seq &&
-      Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('sender:')).length === doc.message_seq
+    return Object.keys(doc.slack_replies ?? {}).filter((k) => /^recipient:\d+$/.test(k)).length === doc.message_seq &&
+      Object.keys(doc.slack_replies ?? {}).filter((k) => /^sender:\d+$/.test(k)).length === doc.message_seq
       ? doc
       : null;
   }, 'every message to be a reply under both DMs');
   const doc = await threadDoc(relay, dm.threadId);
   expect(doc.message_seq).toBeGreaterThan(0);
   expect(repliesUnder(dm.ts)).toHaveLength(doc.message_seq);
-  expect(repliesUnder(sender.ts)).toHaveLength(doc.message_seq);
+  // The sender's: each message, and one notice each for the accept and the completion, which names the agent run.
+  const notices = await waitUntil(async () => {
+    const under = repliesUnder(sender.ts).filter((r) => r.includes('"kind":"sender:e:'));
+    return under.length === 2 ? under : null;
+  }, "the sender's two notices");
+  expect(repliesUnder(sender.ts)).toHaveLength(doc.message_seq + 2);
+  expect(notices[1]).toContain("was completed by <@U0RECIPIENT>'s agent on `laptop`.");
   expect(repliesUnder(dm.ts).join('')).toContain('step 1: reading the handoff');
   // The sender's DM follows the run too.
   await waitUntil(
