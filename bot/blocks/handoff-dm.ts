@@ -223,6 +223,12 @@ function headline(input: DmInput, audience: DmAudience): string {
   }
   // A change a policy holds (an accept, a complete …) shows from the thread itself, so every redraw keeps saying it
   // (a notice drawn once after the click was wiped by the sync of the approval's own event, whichever ran last).
+  if (thread.status === 'pending' && thread.answered_at) {
+    line.pending =
+      audience === 'recipient'
+        ? 'Answered — you replied; accept it if there is more to do'
+        : `Answered — ${them} replied (below)`;
+  }
   const held = heldChange(thread);
   if (held) {
     const reader = audience === 'recipient' ? thread.to : thread.from;
@@ -303,7 +309,14 @@ function runLine(input: DmInput): string | null {
 
 function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   const { thread, inboxUrl } = input;
-  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), BLOCK_IDS.status)];
+  const answered = thread.answered_at
+    ? [
+        `:speech_balloon: Answered by ${personMrkdwn(input.recipient, thread.to)} · ${slackDate(new Date(thread.answered_at))}`,
+      ]
+    : [];
+  const blocks = [
+    section([headline(input, audience), ...historyLines(input), ...answered].join('\n'), BLOCK_IDS.status),
+  ];
   const run = runLine(input);
   if (run) blocks.push(context(run));
   if (input.timerLine) blocks.push(context(input.timerLine));
@@ -425,11 +438,13 @@ function fallbackText(input: DmInput, audience: DmAudience): string {
     text = thread.status === 'pending' ? base : `${state} · ${base}`;
   } else {
     const waiting =
-      thread.status === 'pending'
-        ? 'waiting to be accepted'
-        : thread.status === 'unclaimed'
-          ? 'waiting to be claimed'
-          : state.toLowerCase();
+      thread.status === 'pending' && thread.answered_at
+        ? 'answered'
+        : thread.status === 'pending'
+          ? 'waiting to be accepted'
+          : thread.status === 'unclaimed'
+            ? 'waiting to be claimed'
+            : state.toLowerCase();
     text = `Your handoff to ${nameOf(recipient, thread.to)}: ${waiting} · ${summary}`;
   }
   return escapeWithin(text, FALLBACK_MAX).text;

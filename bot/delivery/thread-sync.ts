@@ -130,7 +130,10 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       inboxUrl: inboxUrlFor(t, audience),
     });
     for (const step of Object.keys(thread.timers?.fired ?? {})) {
-      if (step.startsWith('remind-') && thread.status === 'pending' && linked.has('recipient')) {
+      // A question answered meanwhile: a reminder or escalation that fired before the answer is not posted after it.
+      if ((step.startsWith('remind-') || step === 'escalate') && thread.status === 'pending' && thread.answered_at) {
+        continue;
+      } else if (step.startsWith('remind-') && thread.status === 'pending' && linked.has('recipient')) {
         notices.push({
           key: noticeKey('recipient', step),
           target: 'recipient',

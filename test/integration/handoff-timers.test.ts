@@ -445,6 +445,53 @@ test('the lead’s escalation DM: Nudge reaches the recipient, only the lead may
   );
 });
 
+test('a question answered by a reply is marked answered everywhere, and its reminders and escalation stop', async () => {
+  const answered = await handoff('Which Postgres version does staging run?');
+  const control = await handoff('Which Redis version does staging run?');
+  const reply = await relay.rpc(bobKey, 'message/send', {
+    task_id: answered,
+    message: { role: 'user', parts: [{ type: 'text', text: 'Postgres 16.4' }] },
+  });
+  expect(reply.body.error).toBeUndefined();
+  // Nothing left to remind of: the next step is the expiry.
+  await armed(answered, 'expire');
+  const doc = await read(answered);
+  expect(doc).toMatchObject({ status: 'pending', answer_seq: 1 });
+  expect(doc.answered_at).toBeInstanceOf(Date);
+
+  // Every surface says so the same way: tasks/get, tasks/list, MCP view_thread and check_inbox, the DMs.
+  const wire = (await relay.rpc(aliceKey, 'tasks/get', { task_id: answered })).body.result;
+  expect(wire).toMatchObject({ status: 'pending', answered_at: doc.answered_at!.toISOString(), answer_sequence_no: 1 });
+  const listed = (await relay.rpc(aliceKey, 'tasks/list', { filter: { role: 'sender' } })).body.result.items;
+  expect(listed.find((i: any) => i.thread_id === answered).answered_at).toBe(wire.answered_at);
+  expect(listed.find((i: any) => i.thread_id === control).answered_at).toBeUndefined();
+  const mcp = await connectMcpHttp(relay.url, aliceKey, 'timers-answered');
+  try {
+    const view = toolOk(await mcp.callTool({ name: 'view_thread', arguments: { thread_id: answered } }));
+    expect(view).toMatchObject({ answered_at: wire.answered_at, answer_sequence_no: 1 });
+    expect(JSON.stringify(view.messages)).toContain('Postgres 16.4');
+    const inbox = toolOk(await mcp.callTool({ name: 'check_inbox', arguments: { box: 'sent' } }));
+    expect(inbox.items.find((i: any) => i.thread_id === answered).answered_at).toBe(wire.answered_at);
+  } finally {
+    await mcp.close();
+  }
+  const senderDm = doc.slack_sender!;
+  await waitUntil(
+    async () => lastText(senderDm.channel, senderDm.ts).includes('Answered — Bob replied (below)') || undefined,
+    'the sender DM to say it was answered',
+  );
+  expect(lastText(senderDm.channel, senderDm.ts)).toContain(`:speech_balloon: Answered by <@${BOB}> · <!date^`);
+  expect(lastText(doc.slack!.channel, doc.slack!.ts)).toContain('Answered — you replied');
+
+  // Past the first reminder: the unanswered one is reminded, the answered one is not.
+  await at(control, 4 * HOUR + MINUTE);
+  await fired(control, 'remind-1');
+  await posted(control, 'recipient:t:remind-1');
+  expect(posts(answered, 'recipient:t:remind-1')).toEqual([]);
+  expect((await read(answered)).timers?.fired ?? {}).toEqual({});
+  await armed(answered, 'expire');
+});
+
 test('Resend after expiry creates one new handoff with the same body, linked to the old one', async () => {
   const id = await handoff('this one expires');
   await at(id, 7 * DAY + MINUTE);
