@@ -336,6 +336,8 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       sender: cards.get(thread.from) ?? null,
       claimer: thread.claimed_by ? (cards.get(thread.claimed_by) ?? null) : null,
       candidates: cards,
+      // The candidates are not participants yet: the page unsigned (the claimer's DM carries their signed link).
+      inboxUrl: links.url(thread._id),
     });
   }
 
