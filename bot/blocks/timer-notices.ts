@@ -137,7 +137,7 @@ export function escalationMessage(input: NoticeInput, opts: { lead?: boolean } =
     text: plain(
       opts.lead
         ? `Escalated: ${recipient?.name ?? thread.to} has not ${verb} “${gist(thread)}” from ${sender?.name ?? thread.from}`
-        : `Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} since ${thread.created_at.toISOString().slice(0, 16)}Z`,
+        : `Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} yet`,
     ),
     blocks,
   };
