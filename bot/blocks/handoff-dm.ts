@@ -279,6 +279,10 @@ function historyLines(input: DmInput): string[] {
       : (STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) });
     // A timer's change (expiry) was made by the relay itself, not by a person on a surface.
     if (change.status === 'expired') return `${emoji} ${verb} · ${slackDate(new Date(change.at))}`;
+    // A completion the recipient's agent reported names the run, not the transport it used.
+    const run = thread.run;
+    if (change.status === 'completed' && change.by === thread.to && run?.status === 'succeeded' && run.runner)
+      return `${emoji} ${verb} by ${actor(change.by)}'s agent on ${inlineCode(run.runner, 60)} · ${slackDate(new Date(change.at))}`;
     const via = change.via ? ` via ${surfaceName(change.via)}` : '';
     return `${emoji} ${verb} by ${actor(change.by)}${via} · ${slackDate(new Date(change.at))}`;
   });
