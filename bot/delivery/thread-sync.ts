@@ -18,6 +18,8 @@ import {
   unclaimedReminderNotice,
 } from '../blocks/timer-notices';
 import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
+import { isFinishedRun } from '../../relay-core/domain/run';
+import { escapeWithin } from '../blocks/mrkdwn';
 import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
@@ -29,6 +31,7 @@ import {
   noticeKey,
   replyKey,
   slackDm,
+  streamKey,
   unclaimedNoticeKey,
   withClaimsShown,
   withShown,
@@ -242,6 +245,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     let posted = 0;
     let current = thread;
     for (const message of messages) {
+      // A run's progress goes into the run's one streamed reply while Slack streams (a refusal falls back to a reply).
+      const streamed = await streamProgress(current, audience, dm, message, owner);
+      if (streamed) {
+        if (streamed.posted) posted += 1;
+        current = streamed.current;
+        continue;
+      }
       if (!authors.has(message.from)) authors.set(message.from, await teammates.get(message.from));
       const render = async () =>
         threadReplyMessage({
@@ -315,6 +325,139 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       current = result.current;
     }
     return { posted, current };
+  }
+
+  /**
+   * Slack's text streaming for an agent run (Hand to my agent): the run's first progress batch starts one streamed
+   * reply under the DM (chat.startStream), each later batch is appended to it (chat.appendStream), and the run's end
+   * stops it (chat.stopStream) with how it ended. Each step is a post of the ledger (`…:s:<run>`, reply n recorded
+   * with the stream's ts, `…:s:<run>:stop`), so a job never starts a second stream nor appends a batch twice except
+   * when Slack's answer to that very call is lost. Where Slack has no streaming (unknown_method and the like) or the
+   * stream was closed (message_not_in_streaming_state), the batch is an ordinary reply, as before.
+   */
+  const STREAMING_UNAVAILABLE = new Set([
+    'unknown_method',
+    'method_deprecated',
+    'not_allowed_token_type',
+    'missing_scope',
+    'feature_not_enabled',
+  ]);
+  let streamingAvailable = true;
+
+  function progressRun(message: { payload: Record<string, unknown> }): string | null {
+    const runId = message.payload.run_id;
+    return message.payload.kind === 'run_progress' && typeof runId === 'string' && runId ? runId : null;
+  }
+
+  function progressMarkdown(body: string): string {
+    const text = escapeWithin(body.trimEnd(), 11_000).text;
+    return text.endsWith('\n') ? text : `${text}\n`;
+  }
+
+  async function streamProgress(
+    thread: ThreadDoc,
+    audience: SlackAudience,
+    dm: SlackDelivery,
+    message: { sequence_no: number; body: string; payload: Record<string, unknown> },
+    owner: string,
+  ): Promise<{ posted: boolean; current: ThreadDoc } | null> {
+    const runId = progressRun(message);
+    if (!runId || !streamingAvailable || !message.body.trim()) return null;
+    const target = { channel: async () => dm.channel, thread_ts: dm.ts };
+    const chunk = { text: progressMarkdown(message.body), blocks: [] };
+    let current = thread;
+    try {
+      let streamTs = current.slack_replies?.[streamKey(audience, runId)];
+      if (!streamTs) {
+        const started = await ensurePosted(
+          thread._id,
+          streamKey(audience, runId),
+          owner,
+          target,
+          async () => chunk,
+          current,
+          async (where, msg) =>
+            client.chat.startStream({ channel: where.channel, thread_ts: where.thread_ts!, markdown_text: msg.text }),
+        );
+        streamTs = started.ts;
+        current = started.current;
+        // The first batch is the stream's start: its reply is recorded as the stream itself.
+        const first = streamTs;
+        const recorded = await ensurePosted(
+          thread._id,
+          replyKey(audience, message.sequence_no),
+          owner,
+          target,
+          async () => chunk,
+          current,
+          async () => ({ ts: first }),
+        );
+        return { posted: started.posted, current: recorded.current };
+      }
+      const ts = streamTs;
+      const appended = await ensurePosted(
+        thread._id,
+        replyKey(audience, message.sequence_no),
+        owner,
+        target,
+        async () => chunk,
+        current,
+        async (where, msg) => {
+          await client.chat.appendStream({ channel: where.channel, ts, markdown_text: msg.text });
+          return { ts };
+        },
+      );
+      return { posted: appended.posted, current: appended.current };
+    } catch (error) {
+      const code = slackErrorCode(error);
+      if (code && STREAMING_UNAVAILABLE.has(code)) streamingAvailable = false;
+      else if (code !== 'message_not_in_streaming_state' && code !== 'message_not_found') throw error;
+      return null;
+    }
+  }
+
+  /** Stops each audience's stream of the thread's run once the run has ended, with how it ended; once. */
+  async function stopStreams(thread: ThreadDoc, audiences: Audience[], owner: string): Promise<ThreadDoc> {
+    const run = thread.run;
+    if (!run || !isFinishedRun(run.status)) return thread;
+    let current = thread;
+    for (const audience of audiences) {
+      const ts = current.slack_replies?.[streamKey(audience.name, run.id)];
+      const dm = slackDm(current, audience.name);
+      if (!ts || !dm || current.slack_replies?.[streamKey(audience.name, run.id, true)]) continue;
+      const ended = {
+        succeeded: `**Finished**${run.runner ? ` on ${run.runner}` : ''}: the result is on the handoff.`,
+        failed: '**Failed**: see the reply below.',
+        stopped: '**Stopped** at your request.',
+        queued: '',
+        running: '',
+      }[run.status];
+      try {
+        const stopped = await ensurePosted(
+          thread._id,
+          streamKey(audience.name, run.id, true),
+          owner,
+          { channel: async () => dm.channel, thread_ts: dm.ts },
+          async () => ({ text: ended, blocks: [] }),
+          current,
+          async (where, msg) => {
+            await client.chat.stopStream({ channel: where.channel, ts, markdown_text: msg.text });
+            return { ts };
+          },
+        );
+        current = stopped.current;
+      } catch (error) {
+        // Closed already (Slack ends a stream left idle): nothing more to stop.
+        const code = slackErrorCode(error);
+        if (
+          code !== 'message_not_in_streaming_state' &&
+          code !== 'message_not_found' &&
+          !STREAMING_UNAVAILABLE.has(code ?? '')
+        )
+          throw error;
+      }
+    }
+    return current;
   }
 
   const syncApprovals = approvalSync({ links, threads, client, ensurePosted, openIm });
@@ -500,6 +643,9 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       if (replies.posted > 0) anyPosted = true;
       latest = replies.current;
     }
+
+    // 2a. An ended agent run's streams are stopped, after its last batch.
+    if (latest.run && isFinishedRun(latest.run.status)) latest = await stopStreams(latest, audiences, owner);
 
     // 2b. The timer notices (reminders, nudge, escalation, expiry), each exactly once.
     if (latest.timers && Object.keys(latest.timers.fired ?? {}).length > 0) {
