@@ -66,7 +66,12 @@ function statusLine(input: ApprovalDmInput): string {
   const { thread, record } = input;
   const approvers = approversMrkdwn(record.approvers);
   const when = (d: Date | null) => (d ? ` · ${slackDate(d)}` : '');
-  const outcome = record.outcome ? `\n_${escapeLine(record.outcome.message, 300)}_` : '';
+  // An applied change in words (who, what, which handoff); a call not applied says why, as the relay put it.
+  const applied =
+    record.outcome?.applied && record.action !== 'handoff.create'
+      ? `${personMrkdwn(record.actor === thread.to ? input.recipient : input.sender, record.actor)}'s ${actionWord(record.action)} of ${threadTitle(thread)} went through.`
+      : null;
+  const outcome = record.outcome ? `\n_${applied ?? escapeLine(record.outcome.message, 300)}_` : '';
   switch (record.status) {
     case 'approved':
       return `:white_check_mark: *Approved by ${who(record, record.decided_by)}${when(record.decided_at)}*${byAdmin(record) ? ' (by the admin key on their behalf)' : ''}${outcome}`;

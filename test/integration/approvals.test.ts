@@ -549,6 +549,15 @@ describe('a held accept (not a create)', () => {
     expect(replyText(notices.slack!, notices.slack_replies![`recipient:e:${acceptedEvent.id}`]!)[0].text.text).toBe(
       `:white_check_mark: Your accept of “infra change” was approved by <@${U.lead}> and applied.`,
     );
+    // The approver's DM says how it ended in words.
+    const statusOf = () =>
+      dmBlocks(slack, dm.channel, dm.ts).find((b: any) => b.block_id === 'approval_status')?.text.text as string;
+    await waitUntil(async () => statusOf().includes('went through') || undefined, 'the approver DM redrawn');
+    expect(statusOf()).toMatch(
+      new RegExp(
+        `^:white_check_mark: \\*Approved by <@${U.lead}> · <!date\\^\\d+\\^[^>]+>\\*( \\(by the admin key on their behalf\\))?\\n_<@${U.ops}>'s accept of “infra change” went through\\._$`,
+      ),
+    );
     const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, {
       as: 'lead@acme',
     });
