@@ -108,7 +108,7 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
       plainSafe(
         truncate(
           isCreate
-            ? `Approve a handoff to ${thread.to}?`
+            ? `Approve ${sender?.name ?? thread.from}'s handoff to ${recipient?.name ?? thread.to}: “${thread.summary.replace(/\s+/g, ' ')}”?`
             : `Approve ${actorName}'s ${what} of “${thread.summary.replace(/\s+/g, ' ')}”?`,
           140,
         ),
@@ -124,7 +124,11 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
     blocks.push(section(heldCallWords(record, actor, threadTitle(thread))));
     blocks.push(context('The handoff it acts on, as its recipient sees it:'));
   } else {
-    blocks.push(context(`The handoff exactly as ${inlineCode(thread.to, 140)} will see it once approved:`));
+    blocks.push(
+      context(
+        `${personMrkdwn(sender, thread.from)} asks to hand this to ${personMrkdwn(recipient, thread.to)}; the handoff exactly as they will see it once approved:`,
+      ),
+    );
   }
   const content = handoffContentBlocks({ thread, sender, recipient, inboxUrl, audience: 'recipient' }).slice(1);
   blocks.push(...content);

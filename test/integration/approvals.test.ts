@@ -201,6 +201,12 @@ describe('a create held for approval', () => {
     const shown = dmText(slack, dm.channel, dm.ts);
     expect(shown).toContain('Rotate the staging keys');
     expect(shown).toContain('to-recipient-needs-lead');
+    // Read by a person: who asks to hand what to whom, as names and mentions.
+    const reads = dmBlocks(slack, dm.channel, dm.ts).map((b: any) => b.text?.text ?? b.elements?.[0]?.text);
+    expect(reads[0]).toBe("Approve sender's handoff to recipient: “Rotate the staging keys”?");
+    expect(reads[2]).toBe(
+      `<@${U.sender}> asks to hand this to <@${U.recipient}>; the handoff exactly as they will see it once approved:`,
+    );
     const senderDm = await waitUntil(async () => (await thread(id)).slack_sender, 'the sender DM');
     expect(dmText(slack, senderDm.channel, senderDm.ts)).toContain(`Status: Waiting for approval by <@${U.lead}>`);
     expect((await thread(id)).slack).toBeNull();
