@@ -722,7 +722,7 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     if (event) {
       latest = await reread();
       if (latest) {
-        const notices = await postChangeNotices(latest, event, await participants(latest), audiences, owner);
+        const notices = await postChangeNotices(latest, event, peopleNow, audiences, owner);
         if (notices.posted > 0) anyPosted = true;
       }
     }
