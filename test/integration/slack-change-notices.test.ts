@@ -1,7 +1,7 @@
 // A sender (or recipient) hears of every change the other party makes by one short reply under their own DM, so
 // Slack notifies them: accepted, declined with its reason, completed with its result, cancelled, reassigned; a
-// message is itself the reply. Exactly once per change, also when Slack's answer to the post is lost (the job
-// retries and finds the post by its marker) and when a finished job is run again. Real relay, BullMQ, fake Slack.
+// message is itself the reply. Exactly once per change, also when Slack's answer to the post is lost, when a worker died
+// between the post and its record (the rerun finds it by its marker), and when a finished job is run again. Real relay, BullMQ, fake Slack.
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { sendHandoff, text } from '../helpers/handoffs';
@@ -166,4 +166,50 @@ test('Slack’s answer to the notice is lost: the retried job finds it by its ma
     connection.disconnect();
   }
   expect(repliesUnder(doc.slack_sender!)).toHaveLength(1);
+});
+
+test('a worker that died after Slack took the notice and before recording it: the rerun job finds it, posts nothing', async () => {
+  const doc = await handoff('Renew the TLS certificate');
+  await relay.rpc(keys.rae, 'tasks/update', { task_id: doc._id, transition: 'accept' });
+  const accepted = await synced(doc._id, 'thread.accepted');
+  const key = `sender:e:${accepted.id}`;
+  const posted = slack.messages.get(doc.slack_sender!.channel)!.find((m) => m.metadata?.event_payload.kind === key)!;
+  // The state a SIGKILL between chat.postMessage and the record leaves: Slack has the post (with its marker), the
+  // thread only the dead job's claim, older than the lease.
+  const longAgo = new Date(Date.now() - 5 * 60_000);
+  await relay.store.threads.updateOne({ _id: doc._id }, {
+    $unset: { [`slack_replies.${key}`]: '' },
+    $set: {
+      [`slack_pending.${key}`]: {
+        marker: posted.metadata!.event_payload.marker,
+        lease: 'dead-lease',
+        channel: doc.slack_sender!.channel,
+        thread_ts: doc.slack_sender!.ts,
+        owner: 'job-of-a-dead-worker',
+        claimed_at: longAgo,
+        at: longAgo,
+      },
+    },
+    $inc: { version: 1 },
+  } as any);
+
+  // BullMQ hands the stalled job to another worker: the same job runs again.
+  const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
+  try {
+    const [job] = (await probe.finished()).filter((j) => j.id.includes(accepted.id));
+    const before = (await queue.getJob(job!.id))!;
+    await before.retry('completed');
+    await waitUntil(async () => (await read(doc._id)).slack_replies?.[key], 'the notice recorded again');
+    await probe.settled();
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+  const after = await read(doc._id);
+  expect(after.slack_replies?.[key]).toBe(posted.ts);
+  expect(after.slack_pending?.[key]).toBeUndefined();
+  expect(repliesUnder(doc.slack_sender!)).toEqual([
+    `:white_check_mark: <@${U.rae}> accepted your handoff “Renew the TLS certificate”.`,
+  ]);
 });
