@@ -1,7 +1,8 @@
 // A sender (or recipient) hears of every change the other party makes by one short reply under their own DM, so
 // Slack notifies them: accepted, declined with its reason, completed with its result, cancelled, reassigned; a
-// message is itself the reply. Exactly once per change, also when Slack's answer to the post is lost, when a worker died
-// between the post and its record (the rerun finds it by its marker), and when a finished job is run again. Real relay, BullMQ, fake Slack.
+// message is itself the reply. Exactly once per change, also when Slack's answer to the post is lost, when a
+// worker died between the post and its record (the rerun finds it by its marker), and when a finished job is run
+// again. Real relay, BullMQ, fake Slack.
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { sendHandoff, text } from '../helpers/handoffs';
