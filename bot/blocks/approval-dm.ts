@@ -54,14 +54,6 @@ function byAdmin(record: ApprovalRecord): boolean {
   return decisive?.note === ADMIN_ON_BEHALF || Boolean(decisive?.note?.endsWith(`(${ADMIN_ON_BEHALF})`));
 }
 
-/** The call's arguments as shown: the secret a caller may present (a handoff token) is never shown. */
-export function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
-  const { verdict, ...rest } = args as { verdict?: Record<string, unknown> } & Record<string, unknown>;
-  if (!verdict) return rest;
-  const { goal_token: token, ...checks } = verdict;
-  return { ...rest, verdict: { ...checks, ...(token ? { goal_token: '(presented)' } : {}) } };
-}
-
 function statusLine(input: ApprovalDmInput): string {
   const { thread, record } = input;
   const approvers = approversMrkdwn(record.approvers);
