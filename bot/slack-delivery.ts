@@ -54,10 +54,18 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
   const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
-    const { thread_id: threadId, type, from, to, version } = parseJob(eventJobSchema, job);
+    const { thread_id: threadId, event_id: eventId, type, from, to, version, by, at } = parseJob(eventJobSchema, job);
+    // The event's notice to the other party (a job queued before jobs carried `by` and `at` posts none).
+    const event = by && at ? { id: eventId, type, by, at: new Date(at) } : undefined;
     try {
       // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
-      const outcome = await sync(threadId, String(job.id), job.attemptsMade > 0 || job.stalledCounter > 0, version);
+      const outcome = await sync(
+        threadId,
+        String(job.id),
+        job.attemptsMade > 0 || job.stalledCounter > 0,
+        version,
+        event,
+      );
       log.info({ thread_id: threadId, event: type, outcome }, 'slack delivery done');
       await deps
         .afterSync?.({ id: threadId, from, to })

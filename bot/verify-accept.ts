@@ -31,6 +31,21 @@ function heldNotice(details: unknown, what = 'your Accept', then = 'It is applie
   return `Waiting for approval: policy rule ${held?.rule_id ?? ''} holds ${what} until ${who} approve${quorum}. ${then}; nothing to do meanwhile.`;
 }
 
+/** A failed acceptance check, in words (the code stays for whoever reports it). */
+const VERDICT_WORDS: Record<string, string> = {
+  STALE_HANDOFF: 'the handoff is out of date (its handoff token was used, expired or does not match)',
+  FOREIGN_PROJECT_CONFIG: 'it was made for another project than yours',
+  BOARD_DIVERGENCE: 'the board changed since it was sent',
+  TOOL_MANIFEST_DRIFT: 'your agent lacks tools it needs',
+  BODY_HASH_MISMATCH: 'its content changed since it was sent',
+  CAPABILITY_UNAVAILABLE: 'a capability it needs is not available to you',
+};
+
+export function verdictWords(result: string, reasons: readonly string[]): string {
+  const why = VERDICT_WORDS[result] ?? 'an acceptance check failed';
+  return `Not accepted: ${why}.${reasons.length ? ` ${reasons.join('; ')}.` : ''} (check ${result})`;
+}
+
 export function createVerifyAcceptProcessor(deps: VerifyAcceptDeps) {
   const { reads, runs, teammates, transitions, log } = deps;
 
@@ -113,7 +128,7 @@ export function createVerifyAcceptProcessor(deps: VerifyAcceptDeps) {
           { thread_id: data.thread_id, result: answer.result },
           'slack accept refused by the acceptance verdict',
         );
-        return await refuse(data, `Not accepted (${answer.result}): ${answer.reasons.join('; ')}.`);
+        return await refuse(data, verdictWords(answer.result, answer.reasons));
       }
       if (data.run) await handToAgent(actor, data);
       return 'accepted';

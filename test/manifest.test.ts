@@ -71,6 +71,10 @@ const METHOD_SCOPES: Record<string, string[]> = {
   'chat.update': ['chat:write'],
   'chat.postEphemeral': ['chat:write'],
   'chat.delete': ['chat:write'],
+  // An agent run's progress as one streamed reply (Slack's text streaming).
+  'chat.startStream': ['chat:write'],
+  'chat.appendStream': ['chat:write'],
+  'chat.stopStream': ['chat:write'],
   'conversations.open': ['im:write'],
   // The slack queue reads its own DMs back (include_all_metadata) to find a post whose answer it lost.
   // In a bound channel (Claim cards) it reads the channel: channels:history (public), groups:history (private).

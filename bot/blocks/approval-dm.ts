@@ -4,18 +4,9 @@ import { ADMIN_ON_BEHALF, approvalsCount, type ApprovalRecord } from '../../rela
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import { stateVersion } from '../../relay-core/domain/thread-lifecycle';
 import { artifactBlocks } from './artifacts';
-import {
-  actions,
-  button,
-  codeBlock,
-  context,
-  divider,
-  header,
-  section,
-  type SlackBlock,
-  type SlackMessage,
-} from './block-kit';
-import { approverMrkdwn, approversMrkdwn, handoffContentBlocks } from './handoff-dm';
+import { actions, button, context, divider, header, section, type SlackBlock, type SlackMessage } from './block-kit';
+import { actionWord, threadTitle } from './change-notices';
+import { approverMrkdwn, approversMrkdwn, handoffContentBlocks, personMrkdwn, surfaceName } from './handoff-dm';
 import { escapeLine, escapeWithin, inlineCode, plainSafe, slackDate, truncate } from './mrkdwn';
 
 export const APPROVAL_ACTION_IDS = {
@@ -63,19 +54,16 @@ function byAdmin(record: ApprovalRecord): boolean {
   return decisive?.note === ADMIN_ON_BEHALF || Boolean(decisive?.note?.endsWith(`(${ADMIN_ON_BEHALF})`));
 }
 
-/** The call's arguments as shown: the secret a caller may present (a handoff token) is never shown. */
-export function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
-  const { verdict, ...rest } = args as { verdict?: Record<string, unknown> } & Record<string, unknown>;
-  if (!verdict) return rest;
-  const { goal_token: token, ...checks } = verdict;
-  return { ...rest, verdict: { ...checks, ...(token ? { goal_token: '(presented)' } : {}) } };
-}
-
 function statusLine(input: ApprovalDmInput): string {
   const { thread, record } = input;
   const approvers = approversMrkdwn(record.approvers);
   const when = (d: Date | null) => (d ? ` · ${slackDate(d)}` : '');
-  const outcome = record.outcome ? `\n_${escapeLine(record.outcome.message, 300)}_` : '';
+  // An applied change in words (who, what, which handoff); a call not applied says why, as the relay put it.
+  const applied =
+    record.outcome?.applied && record.action !== 'handoff.create'
+      ? `${personMrkdwn(record.actor === thread.to ? input.recipient : input.sender, record.actor)}'s ${actionWord(record.action)} of ${threadTitle(thread)} went through.`
+      : null;
+  const outcome = record.outcome ? `\n_${applied ?? escapeLine(record.outcome.message, 300)}_` : '';
   switch (record.status) {
     case 'approved':
       return `:white_check_mark: *Approved by ${who(record, record.decided_by)}${when(record.decided_at)}*${byAdmin(record) ? ' (by the admin key on their behalf)' : ''}${outcome}`;
@@ -103,10 +91,19 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
   const { thread, record, sender, recipient, inboxUrl } = input;
   const blocks: SlackBlock[] = [];
   const isCreate = record.action === 'handoff.create';
+  const actorAgent = record.actor === thread.to ? recipient : record.actor === thread.from ? sender : null;
+  const actor = personMrkdwn(actorAgent, record.actor);
+  const actorName = actorAgent?.name ?? record.actor;
+  const what = actionWord(record.action);
   blocks.push(
     header(
       plainSafe(
-        truncate(isCreate ? `Approve a handoff to ${thread.to}?` : `Approve ${record.action} by ${record.actor}?`, 140),
+        truncate(
+          isCreate
+            ? `Approve ${sender?.name ?? thread.from}'s handoff to ${recipient?.name ?? thread.to}: “${thread.summary.replace(/\s+/g, ' ')}”?`
+            : `Approve ${actorName}'s ${what} of “${thread.summary.replace(/\s+/g, ' ')}”?`,
+          140,
+        ),
       ),
     ),
   );
@@ -116,15 +113,14 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
     ),
   );
   if (!isCreate) {
-    const args = codeBlock(truncate(JSON.stringify(shownArgs(record.args), null, 2), ARGS_MAX));
-    blocks.push(
-      section(
-        `*${escapeLine(record.actor, 140)} asks to ${escapeLine(record.action, 40)}* (via ${escapeLine(record.via, 10)}) with:\n${args}`,
-      ),
-    );
+    blocks.push(section(heldCallWords(record, actor, threadTitle(thread))));
     blocks.push(context('The handoff it acts on, as its recipient sees it:'));
   } else {
-    blocks.push(context(`The handoff exactly as ${inlineCode(thread.to, 140)} will see it once approved:`));
+    blocks.push(
+      context(
+        `${personMrkdwn(sender, thread.from)} asks to hand this to ${personMrkdwn(recipient, thread.to)}; the handoff exactly as they will see it once approved:`,
+      ),
+    );
   }
   const content = handoffContentBlocks({ thread, sender, recipient, inboxUrl, audience: 'recipient' }).slice(1);
   blocks.push(...content);
@@ -149,12 +145,52 @@ export function approvalDm(input: ApprovalDmInput): SlackMessage {
   const state = record.status === 'pending' ? 'needs your approval' : record.status.replace('_', ' ');
   const text = isCreate
     ? `Handoff from ${thread.from} to ${thread.to} ${state}: ${truncate(thread.summary.replace(/\s+/g, ' '), 150)}`
-    : `${record.action} by ${record.actor} ${state}`;
+    : `${actorName}'s ${what} of “${truncate(thread.summary.replace(/\s+/g, ' '), 120)}” ${state}`;
   return { text: escapeWithin(text, 300).text, blocks };
 }
 
 /** The reminder posted under an approver's DM. */
-export function approvalReminder(record: ApprovalRecord): SlackMessage {
-  const text = `Reminder: approval ${record.id} (${record.action} by ${record.actor}) still waits for you; decide by ${slackDate(record.deadline)}.`;
-  return { text: escapeWithin(text, 300).text, blocks: [section(`:bell: ${escapeWithin(text, 600).text}`)] };
+export function approvalReminder(record: ApprovalRecord, thread?: Pick<ThreadDoc, 'summary'>): SlackMessage {
+  const what =
+    record.action === 'handoff.create'
+      ? `a handoff from ${record.actor}`
+      : `${record.actor}'s ${actionWord(record.action)}`;
+  const title = thread ? ` of “${truncate(thread.summary.replace(/\s+/g, ' '), 100)}”` : '';
+  const text = `Reminder: ${what}${title} still waits for your approval`;
+  return {
+    text: escapeWithin(text, 300).text,
+    blocks: [
+      section(
+        `:bell: Reminder: ${escapeWithin(`${what}${title}`, 400).text} still waits for your approval; decide by ${slackDate(record.deadline)} (Approve or Reject on the message above).`,
+      ),
+    ],
+  };
+}
+
+/** What a held call asks, in words: who wants to do what, with the text they gave (a reason, a result, a message). */
+export function heldCallWords(record: ApprovalRecord, actor: string, title: string): string {
+  const args = record.args as { reason?: unknown; result_summary?: unknown; body?: unknown; verdict?: unknown };
+  const given = (label: string, value: unknown) =>
+    typeof value === 'string' && value.trim()
+      ? `\n*${label}*\n>${escapeWithin(value, ARGS_MAX).text.replace(/\n/g, '\n>')}`
+      : '';
+  const via = ` (via ${surfaceName(record.via)})`;
+  switch (record.action) {
+    case 'handoff.accept':
+      return `*${actor} wants to accept ${title}*${via}${args.verdict ? ', with an acceptance check' : ''}.`;
+    case 'handoff.decline':
+      return `*${actor} wants to decline ${title}*${via}.${given('Their reason', args.reason)}`;
+    case 'handoff.complete':
+      return `*${actor} wants to mark ${title} completed*${via}.${given('Their result', args.result_summary)}`;
+    case 'handoff.cancel':
+      return `*${actor} wants to cancel ${title}*${via}.${given('Their reason', args.reason)}`;
+    case 'message.append':
+      return `*${actor} wants to send a message on ${title}*${via}:${given('Message', args.body)}`;
+    case 'draft.attach':
+      return `*${actor} wants to attach a draft to ${title}*${via}.${given('Note', args.body)}`;
+    case 'handoff.run':
+      return `*${actor} wants to hand ${title} to their agent*${via}.`;
+    default:
+      return `*${actor} wants to ${escapeLine(actionWord(record.action), 40)} ${title}*${via}.`;
+  }
 }

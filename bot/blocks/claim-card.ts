@@ -1,9 +1,20 @@
 // The card of an unclaimed handoff (in the bound channel, or in each candidate's DM): who sent what to which
 // target, with Claim; once claimed or cancelled every copy is redrawn with who took it and when.
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
-import { actions, button, context, section, type SlackBlock, type SlackMessage } from './block-kit';
+import { artifactBlocks } from './artifacts';
+import {
+  actions,
+  button,
+  context,
+  section,
+  SLACK_LIMITS,
+  textLength,
+  type SlackBlock,
+  type SlackMessage,
+} from './block-kit';
+import { ACTION_IDS } from './handoff-dm';
 import { personMrkdwn } from './handoff-dm';
-import { escapeLine, escapeWithin, inlineCode, slackDate, truncate } from './mrkdwn';
+import { escapeLine, escapeWithin, inlineCode, link, slackDate, truncate } from './mrkdwn';
 
 export const CLAIM_ACTION_IDS = { claim: 'handoff_claim' } as const;
 
@@ -16,6 +27,8 @@ export interface ClaimCardInput {
   claimer: AgentDoc | null;
   /** The candidates' cards, by handle (for mentions); a candidate without one shows its handle. */
   candidates: ReadonlyMap<string, AgentDoc | null>;
+  /** The thread's inbox page (View in inbox, and where an artifact too long for the card is read). */
+  inboxUrl: string;
 }
 
 const SUMMARY_MAX = 1_500;
@@ -48,11 +61,8 @@ function statusLine({ thread, claimer, sender }: ClaimCardInput): string {
   )} by ${personMrkdwn(sender, thread.from)}* before anyone claimed it · ${slackTime(thread.updated_at)}`;
 }
 
-/** "10:05" in the reader's own time zone (Slack renders the date token), with a UTC fallback. */
-function slackTime(date: Date): string {
-  const unix = Math.floor(date.getTime() / 1000);
-  return `<!date^${unix}^{time}|${date.toISOString().slice(11, 16)} UTC>`;
-}
+/** "Today at 10:05" in the reader's own time zone (Slack renders the date token), with a UTC fallback. */
+const slackTime = slackDate;
 
 export function claimCard(input: ClaimCardInput): SlackMessage {
   const { thread, sender, candidates } = input;
@@ -60,31 +70,39 @@ export function claimCard(input: ClaimCardInput): SlackMessage {
   const who = personMrkdwn(sender, thread.from);
   const summary = escapeWithin(thread.summary, SUMMARY_MAX);
   const names = (thread.candidates ?? []).map((handle) => personMrkdwn(candidates.get(handle) ?? null, handle));
-  const blocks: SlackBlock[] = [
+  const head: SlackBlock[] = [
     section(`:inbox_tray: ${who} ${INTENT_LINE[thread.intent]} for ${inlineCode(target, 200)}`),
     section(`>${summary.text.replace(/\n/g, '\n>')}${summary.cut ? '\n_(cut; the claimer sees all of it)_' : ''}`),
-    section(statusLine(input), CLAIM_BLOCK_IDS.status),
   ];
-  if (thread.status === 'unclaimed') {
-    blocks.push(
-      actions(
-        [
-          button({
-            actionId: CLAIM_ACTION_IDS.claim,
-            text: 'Claim',
-            style: 'primary',
-            value: claimButtonValue(thread),
-          }),
-        ],
-        CLAIM_BLOCK_IDS.actions,
-      ),
+  const elements: SlackBlock[] = [];
+  if (thread.status === 'unclaimed')
+    elements.push(
+      button({ actionId: CLAIM_ACTION_IDS.claim, text: 'Claim', style: 'primary', value: claimButtonValue(thread) }),
     );
-  }
-  blocks.push(
+  elements.push(button({ actionId: ACTION_IDS.openInbox, text: 'View in inbox', url: input.inboxUrl }));
+  const tail: SlackBlock[] = [
+    section(statusLine(input), CLAIM_BLOCK_IDS.status),
+    actions(elements, CLAIM_BLOCK_IDS.actions),
     context(
       `Candidates: ${names.join(', ') || 'none'} · sent ${slackDate(thread.created_at)} · thread ${inlineCode(thread._id, 80)}`,
     ),
+  ];
+  // Every artifact as the DM shows it, in what the fixed parts leave; the rest are counted with a link.
+  const fixed = [...head, ...tail];
+  const fill = artifactBlocks(
+    thread.artifacts,
+    input.inboxUrl,
+    SLACK_LIMITS.messageTextBudget - textLength(fixed) - 160,
+    SLACK_LIMITS.messageBlocks - fixed.length - 1,
   );
+  const blocks: SlackBlock[] = [...head, ...fill.blocks];
+  if (fill.shown < thread.artifacts.length)
+    blocks.push(
+      context(
+        `+${thread.artifacts.length - fill.shown} more artifacts: ${link(input.inboxUrl, 'view them in the inbox')}`,
+      ),
+    );
+  blocks.push(...tail);
   const state = thread.claimed_by
     ? `claimed by ${input.claimer?.name ?? thread.claimed_by}`
     : thread.status === 'unclaimed'

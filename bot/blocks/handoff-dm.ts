@@ -153,23 +153,39 @@ function buttonValue(thread: ThreadDoc): string {
   return JSON.stringify({ t: thread._id, s: thread.status });
 }
 
+/** The change a policy holds on this thread as it stands (an accept, a complete …), while its approval is open. */
+function heldChange(thread: ThreadDoc) {
+  return thread.approvals?.find(
+    (a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread),
+  );
+}
+
 function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
   const { thread } = input;
   const value = buttonValue(thread);
   const elements: SlackBlock[] = [];
+  // A held change is not offered again while its approval is open (Hand to my agent accepts a pending handoff too).
+  const held = heldChange(thread)?.action;
+  const acceptHeld = held === 'handoff.accept';
   if (audience === 'recipient' && thread.status === 'pending') {
-    elements.push(button({ actionId: ACTION_IDS.accept, text: 'Accept', style: 'primary', value }));
+    if (!acceptHeld) elements.push(button({ actionId: ACTION_IDS.accept, text: 'Accept', style: 'primary', value }));
     // Decline opens a modal asking for the reason, which is its own confirmation.
-    elements.push(button({ actionId: ACTION_IDS.decline, text: 'Decline', value }));
+    if (held !== 'handoff.decline') elements.push(button({ actionId: ACTION_IDS.decline, text: 'Decline', value }));
   }
   const runActive = Boolean(thread.run && !isFinishedRun(thread.run.status));
-  if (audience === 'recipient' && (thread.status === 'pending' || thread.status === 'accepted') && !runActive) {
+  const runHeld = held === 'handoff.run' || (acceptHeld && thread.status === 'pending');
+  if (
+    audience === 'recipient' &&
+    (thread.status === 'pending' || thread.status === 'accepted') &&
+    !runActive &&
+    !runHeld
+  ) {
     elements.push(button({ actionId: ACTION_IDS.handToAgent, text: 'Hand to my agent', value }));
   }
   if (audience === 'recipient' && thread.status === 'accepted' && runActive && !thread.run?.stop_requested) {
     elements.push(button({ actionId: ACTION_IDS.stopAgent, text: 'Stop', style: 'danger', value }));
   }
-  if (audience === 'recipient' && thread.status === 'accepted') {
+  if (audience === 'recipient' && thread.status === 'accepted' && held !== 'handoff.complete') {
     elements.push(button({ actionId: ACTION_IDS.complete, text: 'Complete', style: 'primary', value }));
   }
   if (thread.status === 'pending' || thread.status === 'accepted') {
@@ -207,9 +223,13 @@ function headline(input: DmInput, audience: DmAudience): string {
   }
   // A change a policy holds (an accept, a complete …) shows from the thread itself, so every redraw keeps saying it
   // (a notice drawn once after the click was wiped by the sync of the approval's own event, whichever ran last).
-  const held = thread.approvals?.find(
-    (a) => a.action !== 'handoff.create' && a.status === 'pending' && a.state_version === stateVersion(thread),
-  );
+  if (thread.status === 'pending' && thread.answered_at) {
+    line.pending =
+      audience === 'recipient'
+        ? 'Answered — you replied; accept it if there is more to do'
+        : `Answered — ${them} replied (below)`;
+  }
+  const held = heldChange(thread);
   if (held) {
     const reader = audience === 'recipient' ? thread.to : thread.from;
     const whose =
@@ -259,6 +279,10 @@ function historyLines(input: DmInput): string[] {
       : (STATUS_VERB[change.status] ?? { emoji: ':grey_question:', verb: escapeLine(String(change.status), 20) });
     // A timer's change (expiry) was made by the relay itself, not by a person on a surface.
     if (change.status === 'expired') return `${emoji} ${verb} · ${slackDate(new Date(change.at))}`;
+    // A completion the recipient's agent reported names the run, not the transport it used.
+    const run = thread.run;
+    if (change.status === 'completed' && change.by === thread.to && run?.status === 'succeeded' && run.runner)
+      return `${emoji} ${verb} by ${actor(change.by)}'s agent on ${inlineCode(run.runner, 60)} · ${slackDate(new Date(change.at))}`;
     const via = change.via ? ` via ${surfaceName(change.via)}` : '';
     return `${emoji} ${verb} by ${actor(change.by)}${via} · ${slackDate(new Date(change.at))}`;
   });
@@ -289,7 +313,14 @@ function runLine(input: DmInput): string | null {
 
 function stateBlocks(input: DmInput, audience: DmAudience): SlackBlock[] {
   const { thread, inboxUrl } = input;
-  const blocks = [section([headline(input, audience), ...historyLines(input)].join('\n'), BLOCK_IDS.status)];
+  const answered = thread.answered_at
+    ? [
+        `:speech_balloon: Answered by ${personMrkdwn(input.recipient, thread.to)} · ${slackDate(new Date(thread.answered_at))}`,
+      ]
+    : [];
+  const blocks = [
+    section([headline(input, audience), ...historyLines(input), ...answered].join('\n'), BLOCK_IDS.status),
+  ];
   const run = runLine(input);
   if (run) blocks.push(context(run));
   if (input.timerLine) blocks.push(context(input.timerLine));
@@ -411,11 +442,13 @@ function fallbackText(input: DmInput, audience: DmAudience): string {
     text = thread.status === 'pending' ? base : `${state} · ${base}`;
   } else {
     const waiting =
-      thread.status === 'pending'
-        ? 'waiting to be accepted'
-        : thread.status === 'unclaimed'
-          ? 'waiting to be claimed'
-          : state.toLowerCase();
+      thread.status === 'pending' && thread.answered_at
+        ? 'answered'
+        : thread.status === 'pending'
+          ? 'waiting to be accepted'
+          : thread.status === 'unclaimed'
+            ? 'waiting to be claimed'
+            : state.toLowerCase();
     text = `Your handoff to ${nameOf(recipient, thread.to)}: ${waiting} · ${summary}`;
   }
   return escapeWithin(text, FALLBACK_MAX).text;

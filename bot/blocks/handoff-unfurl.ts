@@ -1,7 +1,7 @@
 // What a pasted inbox link shows in Slack: the unfurl everyone in the conversation sees (that it is a handoff, nothing
 // more), and the card only a participant sees (status, summary, participants), as an ephemeral message.
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
-import { context, escapeMrkdwn, section, truncate, type SlackBlock, type SlackMessage } from './block-kit';
+import { context, escapeMrkdwn, section, slackDate, truncate, type SlackBlock, type SlackMessage } from './block-kit';
 import { ACTION_IDS, personMrkdwn } from './handoff-dm';
 
 // Slack shows an unfurl to every member of the conversation, and has no per-viewer unfurl: so the unfurl is the same
@@ -44,12 +44,11 @@ export interface ParticipantCardInput {
 /** The compact card a participant sees about a handoff whose link was pasted where they are. */
 export function participantCard(input: ParticipantCardInput): SlackMessage {
   const { thread } = input;
-  const when = Math.floor(thread.created_at.getTime() / 1000);
   const blocks: SlackBlock[] = [
     section(
       `:package: *${escapeMrkdwn(truncate(thread.summary.replace(/\s+/g, ' '), 280))}*\n` +
         `${personMrkdwn(input.sender, thread.from)} → ${personMrkdwn(input.recipient, thread.to)} · ${STATUS[thread.status]} · ` +
-        `<!date^${when}^{date_short_pretty} {time}|${thread.created_at.toISOString()}>`,
+        slackDate(thread.created_at),
     ),
     {
       type: 'actions',

@@ -6,6 +6,10 @@ export const TIMER_ACTION_IDS = {
   snoozeWeek: 'handoff_snooze_week',
   reassign: 'handoff_reassign',
   resend: 'handoff_resend',
+  /** The escalation DM to a lead: nudge the recipient, reassign (a modal), open the inbox (a link). */
+  escalationNudge: 'handoff_escalation_nudge',
+  escalationReassign: 'handoff_escalation_reassign',
+  escalationOpen: 'handoff_escalation_open',
 } as const;
 
 /** Which snooze each Snooze button asks for: the choice comes from the button's id, never from its value. */

@@ -81,9 +81,7 @@ export function staleNotice(input: NoticeInput): SlackMessage {
   const { thread } = input;
   const since = thread.accepted_at ? slackDate(thread.accepted_at) : 'a while ago';
   return {
-    text: plain(
-      `A gentle nudge: you accepted a handoff ${thread.accepted_at?.toISOString().slice(0, 10) ?? ''} that is not completed yet`,
-    ),
+    text: plain(`A gentle nudge: you accepted a handoff that is not completed yet: ${gist(thread)}`),
     blocks: [
       section(
         `:wave: A gentle nudge: you accepted this handoff ${since}. When it is done, press *Complete* on the message above.`,
@@ -98,20 +96,64 @@ function targetMrkdwn(target: EscalationTarget): string {
   return target.handle ? inlineCode(target.handle, 140) : 'the sender';
 }
 
-/** The escalation for the recipient's lead (a DM) or the escalation channel: who waits on whom since when, no content. */
-export function escalationMessage(input: NoticeInput): SlackMessage {
+/**
+ * The escalation for the recipient's lead (a DM) or the escalation channel: who waits on whom since when, and the
+ * handoff's title (not its content). A lead's DM carries Nudge, Reassign and Open while the handoff still waits.
+ */
+export function escalationMessage(input: NoticeInput, opts: { lead?: boolean } = {}): SlackMessage {
   const { thread, sender, recipient } = input;
-  const who = `${personMrkdwn(sender, thread.from)} ${INTENT_WORDS[thread.intent]} ${neverClaimed(thread) ? inlineCode(thread.to, 200) : personMrkdwn(recipient, thread.to)}`;
-  const verb = neverClaimed(thread) ? 'claimed' : 'accepted';
+  const unclaimed = neverClaimed(thread);
+  const who = `${personMrkdwn(sender, thread.from)} ${INTENT_WORDS[thread.intent]} ${unclaimed ? inlineCode(thread.to, 200) : personMrkdwn(recipient, thread.to)}`;
+  const verb = unclaimed ? 'claimed' : 'accepted';
+  // A lead reads the title (the DM is theirs alone); a channel only who waits on whom since when.
+  const title = opts.lead ? ` — “${escapeWithin(gist(thread), 200).text}” —` : '';
+  const blocks: SlackBlock[] = [
+    section(
+      `:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}${title} and it has not been ${verb} yet.`,
+    ),
+  ];
+  const waiting = thread.status === 'pending' || thread.status === 'unclaimed';
+  if (opts.lead && waiting) {
+    const value = controlValue(thread);
+    const elements: SlackBlock[] = [];
+    if (!unclaimed)
+      elements.push(
+        button({
+          actionId: TIMER_ACTION_IDS.escalationNudge,
+          text: `Nudge ${truncate(recipient?.name ?? thread.to, 40)}`,
+          value,
+        }),
+      );
+    elements.push(
+      button({ actionId: TIMER_ACTION_IDS.escalationReassign, text: 'Reassign', style: 'primary', value }),
+      button({ actionId: TIMER_ACTION_IDS.escalationOpen, text: 'Open', url: input.inboxUrl }),
+    );
+    blocks.push(actions(elements));
+  }
+  blocks.push(
+    context(`Thread ${inlineCode(thread._id, 80)} · ${inlineCode(thread.from, 140)} → ${inlineCode(thread.to, 140)}`),
+  );
   return {
     text: plain(
-      `Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} since ${thread.created_at.toISOString().slice(0, 16)}Z`,
+      opts.lead
+        ? `Escalated: ${recipient?.name ?? thread.to} has not ${verb} “${gist(thread)}” from ${sender?.name ?? thread.from}`
+        : `Escalated: a handoff to ${recipient?.name ?? thread.to} has not been ${verb} yet`,
+    ),
+    blocks,
+  };
+}
+
+/** The nudge a lead sends from an escalation DM: a reply under the recipient's DM naming who nudged. */
+export function leadNudgeNotice(input: NoticeInput, lead: AgentDoc): SlackMessage {
+  const { thread, sender } = input;
+  return {
+    text: plain(
+      `${lead.name} nudges you: a handoff from ${sender?.name ?? thread.from} waits for you: ${gist(thread)}`,
     ),
     blocks: [
       section(
-        `:rotating_light: *Escalated:* ${who} on ${slackDate(thread.created_at)}, and it has not been ${verb} yet.`,
+        `:wave: ${personMrkdwn(lead, lead.handle)} nudges you: ${personMrkdwn(sender, thread.from)} is still waiting for you to accept or decline “${escapeWithin(gist(thread), 200).text}” (sent ${slackDate(thread.created_at)}). Use the buttons on the message above.`,
       ),
-      context(`Thread ${inlineCode(thread._id, 80)} · ${inlineCode(thread.from, 140)} → ${inlineCode(thread.to, 140)}`),
     ],
   };
 }

@@ -62,7 +62,7 @@ export function approvalSync({ links, threads, client, ensurePosted, openIm }: A
               reminder,
               owner,
               { channel: async () => dm.channel, thread_ts: dm.ts },
-              async () => approvalReminder(record),
+              async (t) => approvalReminder(record, t),
             );
             if (result.posted) changed = true;
           }

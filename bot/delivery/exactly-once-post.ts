@@ -55,6 +55,16 @@ export interface PostOutcome {
 }
 
 /**
+ * How a post reaches Slack when it is not a chat.postMessage (a streamed agent run's start, append or stop): given
+ * where the claim says and what `render` drew, returns the ts to record. A Slack refusal is thrown as by the client.
+ */
+export type PostSender = (
+  where: { channel: string; thread_ts: string | null },
+  message: SlackMessage,
+  metadata: { event_type: string; event_payload: Record<string, unknown> },
+) => Promise<{ ts?: string | undefined }>;
+
+/**
  * Makes sure post `key` exists in Slack exactly once and is recorded; returns its ts. `render` builds the message
  * from the thread as read; `known` is the thread as the job last had it from the port (a read, or an outcome's
  * `current`): the claim starts from it instead of reading the thread again.
@@ -66,6 +76,8 @@ export type EnsurePosted = (
   target: PostTarget,
   render: (thread: ThreadDoc) => Promise<SlackMessage>,
   known?: ThreadDoc,
+  /** Instead of chat.postMessage (a stream's start, append or stop); not found by a marker, so a lost answer sends again. */
+  send?: PostSender,
 ) => Promise<PostOutcome>;
 
 export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
@@ -97,7 +109,7 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
     return null;
   }
 
-  return async function ensurePosted(threadId, key, owner, target, render, known) {
+  return async function ensurePosted(threadId, key, owner, target, render, known, send) {
     for (let round = 0; round < 5; round += 1) {
       // A thread read earlier in this job saves a read; any claim on it is re-read, and the claim write checks anyway.
       const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await threads.readThread(threadId);
@@ -144,12 +156,18 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
       const message = await render(thread);
       let posted;
       try {
-        posted = await client.chat.postMessage({
-          channel: claim.channel,
-          ...(claim.thread_ts ? { thread_ts: claim.thread_ts } : {}),
-          ...message,
-          metadata: metadata(threadId, key, claim.marker),
-        });
+        posted = send
+          ? await send(
+              { channel: claim.channel, thread_ts: claim.thread_ts },
+              message,
+              metadata(threadId, key, claim.marker),
+            )
+          : await client.chat.postMessage({
+              channel: claim.channel,
+              ...(claim.thread_ts ? { thread_ts: claim.thread_ts } : {}),
+              ...message,
+              metadata: metadata(threadId, key, claim.marker),
+            });
       } catch (error) {
         // Slack said no (a 429 or an API error): nothing was posted, so the claim goes. On a lost answer
         // (network, 5xx) the claim stays and the next attempt looks the message up first.

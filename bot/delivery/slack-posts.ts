@@ -12,7 +12,9 @@ export type SlackAudience = 'recipient' | 'sender';
  * claim card of an unclaimed handoff (`claim:channel` in the bound channel, `claim:U0123` in a candidate's DM), an
  * approver's DM of an approval and its reminders (`approval:<approval id>:<slack user>[:remind<n>]`), a timer notice
  * under a DM (`recipient:t:remind-1`), an escalation posted elsewhere (`escalation`), or a timer notice of an
- * unclaimed handoff (`unclaimed:t:remind-1:channel`, `unclaimed:t:escalate:sender`). Notices and the escalation
+ * unclaimed handoff (`unclaimed:t:remind-1:channel`, `unclaimed:t:escalate:sender`), or the notice of one change
+ * under the other party's DM (`sender:e:<event id>`: accepted, declined …, one per event and reader), or an agent
+ * run's streamed progress (`recipient:s:<run id>`, its stop `…:stop`). Notices and the escalation
  * are recorded in `slack_replies` by their key, like replies, and are not ordered among the replies.
  */
 export type SlackPostKey =
@@ -21,6 +23,8 @@ export type SlackPostKey =
   | `claim:${string}`
   | ApprovalPostKey
   | `${SlackAudience}:t:${string}`
+  | `${SlackAudience}:e:${string}`
+  | `${SlackAudience}:s:${string}`
   | 'escalation'
   | UnclaimedNoticeKey;
 /** A timer notice of an unclaimed handoff: `unclaimed:t:<step>:<where>` (a Claim card copy, `sender`, `escalation`). */
@@ -67,10 +71,21 @@ export function noticeKey(audience: SlackAudience, step: string): SlackPostKey {
   return `${audience}:t:${step}`;
 }
 
+/** An agent run's progress streamed as one reply under an audience's DM (`…:s:<run id>`), and its stop (`…:stop`). */
+export function streamKey(audience: SlackAudience, runId: string, stop = false): SlackPostKey {
+  return `${audience}:s:${runId}${stop ? ':stop' : ''}`;
+}
+
+/** The notice of one event (an outbox event id) under an audience's DM: posted once per event and reader. */
+export function changeNoticeKey(audience: SlackAudience, eventId: string): SlackPostKey {
+  return `${audience}:e:${eventId}`;
+}
+
 function parseKey(key: SlackPostKey): { audience: SlackAudience; sequenceNo: number | null; notice: boolean } {
   if (key === 'escalation') return { audience: 'sender', sequenceNo: null, notice: true };
   const [audience, seq, step] = key.split(':') as [SlackAudience, string | undefined, string | undefined];
-  if (seq === 't' && step !== undefined) return { audience, sequenceNo: null, notice: true };
+  if ((seq === 't' || seq === 'e' || seq === 's') && step !== undefined)
+    return { audience, sequenceNo: null, notice: true };
   return { audience, sequenceNo: seq === undefined ? null : Number(seq), notice: false };
 }
 

@@ -1,8 +1,9 @@
 // The `slack` processor's work for one thread: each linked participant's DM, its replies, and a redraw.
 import type { WebClient } from '@slack/web-api';
-import type { AgentDoc, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
+import type { AgentDoc, OutboxEvent, SlackDelivery, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { Relay } from '../../relay-core/service/relay-service';
+import { changeNotices } from '../blocks/change-notices';
 import { claimCard } from '../blocks/claim-card';
 import { handoffDm, type SlackMessage } from '../blocks/handoff-dm';
 import { threadReplyMessage } from '../blocks/thread-reply';
@@ -17,16 +18,20 @@ import {
   unclaimedReminderNotice,
 } from '../blocks/timer-notices';
 import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
+import { isFinishedRun } from '../../relay-core/domain/run';
+import { escapeWithin } from '../blocks/mrkdwn';
 import { approvalSync } from './approval-sync';
 import type { EnsurePosted, PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
 import {
+  changeNoticeKey,
   claimKey,
   claimPosts,
   messageDigest,
   noticeKey,
   replyKey,
   slackDm,
+  streamKey,
   unclaimedNoticeKey,
   withClaimsShown,
   withShown,
@@ -39,6 +44,9 @@ import { WaitAndRetry } from './wait-and-retry';
 import { LRUCache } from 'lru-cache';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
+
+/** The event a job syncs for: its notice to the other party is keyed by its id (one per event and reader). */
+export type SyncedEvent = Pick<OutboxEvent, 'id' | 'type' | 'at' | 'by'>;
 
 /**
  * How long a DM channel id is reused without asking Slack again. Slack answers conversations.open with the same
@@ -125,7 +133,10 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       inboxUrl: inboxUrlFor(t, audience),
     });
     for (const step of Object.keys(thread.timers?.fired ?? {})) {
-      if (step.startsWith('remind-') && thread.status === 'pending' && linked.has('recipient')) {
+      // A question answered meanwhile: a reminder or escalation that fired before the answer is not posted after it.
+      if ((step.startsWith('remind-') || step === 'escalate') && thread.status === 'pending' && thread.answered_at) {
+        continue;
+      } else if (step.startsWith('remind-') && thread.status === 'pending' && linked.has('recipient')) {
         notices.push({
           key: noticeKey('recipient', step),
           target: 'recipient',
@@ -153,7 +164,10 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           notices.push({
             key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation',
             target: { channel, thread_ts: null },
-            render: (t) => escalationMessage(input(t, 'sender')),
+            // The lead or channel is not a participant: the Open link is the thread's unsigned page, which shows no
+            // content without a participant's signature.
+            render: (t) =>
+              escalationMessage({ ...input(t, 'sender'), inboxUrl: links.url(t._id) }, { lead: to.kind === 'lead' }),
           });
         }
       } else if (step === 'expire' && thread.status === 'expired') {
@@ -231,6 +245,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     let posted = 0;
     let current = thread;
     for (const message of messages) {
+      // A run's progress goes into the run's one streamed reply while Slack streams (a refusal falls back to a reply).
+      const streamed = await streamProgress(current, audience, dm, message, owner);
+      if (streamed) {
+        if (streamed.posted) posted += 1;
+        current = streamed.current;
+        continue;
+      }
       if (!authors.has(message.from)) authors.set(message.from, await teammates.get(message.from));
       const render = async () =>
         threadReplyMessage({
@@ -253,6 +274,192 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     return { posted, current };
   }
 
+  /**
+   * The job's own event, told to whoever must know of it (change-notices.ts): one short reply under their DM, so Slack
+   * notifies them, keyed by (event, reader) and posted exactly once however often the job runs.
+   */
+  async function postChangeNotices(
+    thread: ThreadDoc,
+    event: SyncedEvent,
+    people: Participants,
+    audiences: Audience[],
+    owner: string,
+  ): Promise<{ posted: number; current: ThreadDoc }> {
+    const handles = new Set([event.by, ...(thread.reassigned_from ?? []).map((m) => m.handle)]);
+    handles.delete(thread.from);
+    handles.delete(thread.to);
+    const named = new Map<string, AgentDoc | null>(
+      await Promise.all([...handles].map(async (h) => [h, await teammates.get(h)] as const)),
+    );
+    const linked = new Set(audiences.map((a) => a.name));
+    let posted = 0;
+    let current = thread;
+    // The event as the thread recorded it (a job's copy may carry an earlier time than the write that stamped it).
+    const recorded = thread.outbox.find((e) => e.id === event.id);
+    for (const notice of changeNotices({
+      thread,
+      event: recorded ?? event,
+      ...people,
+      people: named,
+      inboxUrl: (audience) => inboxUrlFor(thread, audience),
+    })) {
+      const key = changeNoticeKey(notice.audience, event.id);
+      if (thread.slack_replies?.[key]) continue;
+      let under = notice.under;
+      if (!under) {
+        if (!linked.has(notice.audience)) continue;
+        const dm = slackDm(current, notice.audience);
+        if (!dm) continue;
+        under = dm;
+      }
+      const parent = under;
+      const result = await ensurePosted(
+        thread._id,
+        key,
+        owner,
+        { channel: async () => parent.channel, thread_ts: parent.ts },
+        async () => notice.message,
+        current,
+      );
+      if (result.posted) posted += 1;
+      current = result.current;
+    }
+    return { posted, current };
+  }
+
+  /**
+   * Slack's text streaming for an agent run (Hand to my agent): the run's first progress batch starts one streamed
+   * reply under the DM (chat.startStream), each later batch is appended to it (chat.appendStream), and the run's end
+   * stops it (chat.stopStream) with how it ended. Each step is a post of the ledger (`…:s:<run>`, reply n recorded
+   * with the stream's ts, `…:s:<run>:stop`), so a job never starts a second stream nor appends a batch twice except
+   * when Slack's answer to that very call is lost. Where Slack has no streaming (unknown_method and the like) or the
+   * stream was closed (message_not_in_streaming_state), the batch is an ordinary reply, as before.
+   */
+  const STREAMING_UNAVAILABLE = new Set([
+    'unknown_method',
+    'method_deprecated',
+    'not_allowed_token_type',
+    'missing_scope',
+    'feature_not_enabled',
+  ]);
+  let streamingAvailable = true;
+
+  function progressRun(message: { payload: Record<string, unknown> }): string | null {
+    const runId = message.payload.run_id;
+    return message.payload.kind === 'run_progress' && typeof runId === 'string' && runId ? runId : null;
+  }
+
+  function progressMarkdown(body: string): string {
+    const text = escapeWithin(body.trimEnd(), 11_000).text;
+    return text.endsWith('\n') ? text : `${text}\n`;
+  }
+
+  async function streamProgress(
+    thread: ThreadDoc,
+    audience: SlackAudience,
+    dm: SlackDelivery,
+    message: { sequence_no: number; body: string; payload: Record<string, unknown> },
+    owner: string,
+  ): Promise<{ posted: boolean; current: ThreadDoc } | null> {
+    const runId = progressRun(message);
+    if (!runId || !streamingAvailable || !message.body.trim()) return null;
+    const target = { channel: async () => dm.channel, thread_ts: dm.ts };
+    const chunk = { text: progressMarkdown(message.body), blocks: [] };
+    let current = thread;
+    try {
+      let streamTs = current.slack_replies?.[streamKey(audience, runId)];
+      if (!streamTs) {
+        const started = await ensurePosted(
+          thread._id,
+          streamKey(audience, runId),
+          owner,
+          target,
+          async () => chunk,
+          current,
+          async (where, msg) =>
+            client.chat.startStream({ channel: where.channel, thread_ts: where.thread_ts!, markdown_text: msg.text }),
+        );
+        streamTs = started.ts;
+        current = started.current;
+        // The first batch is the stream's start: its reply is recorded as the stream itself.
+        const first = streamTs;
+        const recorded = await ensurePosted(
+          thread._id,
+          replyKey(audience, message.sequence_no),
+          owner,
+          target,
+          async () => chunk,
+          current,
+          async () => ({ ts: first }),
+        );
+        return { posted: started.posted, current: recorded.current };
+      }
+      const ts = streamTs;
+      const appended = await ensurePosted(
+        thread._id,
+        replyKey(audience, message.sequence_no),
+        owner,
+        target,
+        async () => chunk,
+        current,
+        async (where, msg) => {
+          await client.chat.appendStream({ channel: where.channel, ts, markdown_text: msg.text });
+          return { ts };
+        },
+      );
+      return { posted: appended.posted, current: appended.current };
+    } catch (error) {
+      const code = slackErrorCode(error);
+      if (code && STREAMING_UNAVAILABLE.has(code)) streamingAvailable = false;
+      else if (code !== 'message_not_in_streaming_state' && code !== 'message_not_found') throw error;
+      return null;
+    }
+  }
+
+  /** Stops each audience's stream of the thread's run once the run has ended, with how it ended; once. */
+  async function stopStreams(thread: ThreadDoc, audiences: Audience[], owner: string): Promise<ThreadDoc> {
+    const run = thread.run;
+    if (!run || !isFinishedRun(run.status)) return thread;
+    let current = thread;
+    for (const audience of audiences) {
+      const ts = current.slack_replies?.[streamKey(audience.name, run.id)];
+      const dm = slackDm(current, audience.name);
+      if (!ts || !dm || current.slack_replies?.[streamKey(audience.name, run.id, true)]) continue;
+      const ended = {
+        succeeded: `**Finished**${run.runner ? ` on ${run.runner}` : ''}: the result is on the handoff.`,
+        failed: '**Failed**: see the reply below.',
+        stopped: '**Stopped** at your request.',
+        queued: '',
+        running: '',
+      }[run.status];
+      try {
+        const stopped = await ensurePosted(
+          thread._id,
+          streamKey(audience.name, run.id, true),
+          owner,
+          { channel: async () => dm.channel, thread_ts: dm.ts },
+          async () => ({ text: ended, blocks: [] }),
+          current,
+          async (where, msg) => {
+            await client.chat.stopStream({ channel: where.channel, ts, markdown_text: msg.text });
+            return { ts };
+          },
+        );
+        current = stopped.current;
+      } catch (error) {
+        // Closed already (Slack ends a stream left idle): nothing more to stop.
+        const code = slackErrorCode(error);
+        if (
+          code !== 'message_not_in_streaming_state' &&
+          code !== 'message_not_found' &&
+          !STREAMING_UNAVAILABLE.has(code ?? '')
+        )
+          throw error;
+      }
+    }
+    return current;
+  }
+
   const syncApprovals = approvalSync({ links, threads, client, ensurePosted, openIm });
 
   /** Each linked candidate's DM copy of the Claim card (by Slack user id). */
@@ -272,6 +479,8 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       sender: cards.get(thread.from) ?? null,
       claimer: thread.claimed_by ? (cards.get(thread.claimed_by) ?? null) : null,
       candidates: cards,
+      // The candidates are not participants yet: the page unsigned (the claimer's DM carries their signed link).
+      inboxUrl: links.url(thread._id),
     });
   }
 
@@ -375,6 +584,7 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     owner: string,
     redrawAll = false,
     version?: number,
+    event?: SyncedEvent,
   ): Promise<SlackDeliveryOutcome> {
     let latest = redrawAll ? await threads.readThread(threadId) : await threads.readThreadFrom(threadId, version);
     if (!latest) return 'skipped';
@@ -433,6 +643,9 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       if (replies.posted > 0) anyPosted = true;
       latest = replies.current;
     }
+
+    // 2a. An ended agent run's streams are stopped, after its last batch.
+    if (latest.run && isFinishedRun(latest.run.status)) latest = await stopStreams(latest, audiences, owner);
 
     // 2b. The timer notices (reminders, nudge, escalation, expiry), each exactly once.
     if (latest.timers && Object.keys(latest.timers.fired ?? {}).length > 0) {
@@ -504,6 +717,14 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
         return { ...doc, reassigned_from: entries.map((e, j) => (j === i ? { ...e, redrawn: true } : e)) };
       });
       updated = true;
+    }
+    // 5. The notice of the job's own event to the other party, once the DMs show it.
+    if (event) {
+      latest = await reread();
+      if (latest) {
+        const notices = await postChangeNotices(latest, event, peopleNow, audiences, owner);
+        if (notices.posted > 0) anyPosted = true;
+      }
     }
     if (waiting) throw waiting;
     return anyPosted || cards.posted ? 'posted' : updated || cards.updated ? 'updated' : 'skipped';

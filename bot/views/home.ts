@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ListItem } from '../../relay-core/service/wire-views';
 import { ACTION_IDS } from '../blocks/handoff-dm';
 import { CLAIM_ACTION_IDS, claimButtonValue } from '../blocks/claim-card';
-import { escapeMrkdwn, textLength, truncate } from '../blocks/block-kit';
+import { escapeMrkdwn, slackDate, textLength, truncate } from '../blocks/block-kit';
 
 // The builders carry the DM's Accept / Decline / Complete / Reply buttons (ACTION_IDS, value {"t","s"}), within Slack's limits.
 
@@ -92,11 +92,10 @@ function threadButtons(item: ListItem, audience: Audience, inboxUrl: string): Bl
 export function threadItemBlocks(item: ListItem, audience: Audience, inboxUrl: string): Block[] {
   const other = audience === 'recipient' ? `from ${party(item.sender)}` : `to ${party(item.recipient)}`;
   const unread = item.unread_messages > 0 ? ` · :speech_balloon: ${item.unread_messages} new` : '';
-  const when = Math.floor(Date.parse(item.created_at) / 1000);
   return [
     section(
       `${escapeMrkdwn(item.summary_preview)}\n${INTENT[item.intent]} ${other} · ${STATUS[item.status]}${unread} · ` +
-        `<!date^${when}^{date_short_pretty} {time}|${item.created_at}>`,
+        slackDate(new Date(item.created_at)),
     ),
     { type: 'actions', block_id: `thread_${item.thread_id}`, elements: threadButtons(item, audience, inboxUrl) },
   ];

@@ -77,6 +77,8 @@ const item = z.object({
   intent: z.string(),
   status: z.string(),
   unread_messages: z.number(),
+  /** Only on an ask_question handoff its recipient answered. */
+  answered_at: z.string().optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -108,6 +110,7 @@ export function markItem(marks: ProvenanceMarks, i: Item): Item {
     intent: i.intent,
     status: i.status,
     unread_messages: i.unread_messages,
+    ...(i.answered_at ? { answered_at: i.answered_at } : {}),
     created_at: i.created_at,
     updated_at: i.updated_at,
   };

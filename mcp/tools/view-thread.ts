@@ -58,6 +58,9 @@ export const viewThreadOutput = z.object({
   resent_as: z.string().optional(),
   /** Only on a handoff made by Resend: the expired one it repeats (its metadata.resent_from). */
   resent_from: z.string().optional(),
+  /** Only on an ask_question handoff its recipient answered: when, and which message answered it. */
+  answered_at: z.string().optional(),
+  answer_sequence_no: z.number().optional(),
   inbox_url: z.string(),
 });
 
@@ -96,6 +99,8 @@ export interface RelayThread {
   cancelled_at: string | null;
   expired_at?: string;
   resent_as?: string;
+  answered_at?: string;
+  answer_sequence_no?: number;
   inbox_url: string;
 }
 
@@ -159,6 +164,8 @@ export function markThread(marks: ProvenanceMarks, t: RelayThread): z.infer<type
     ...(t.expired_at ? { expired_at: t.expired_at } : {}),
     ...(t.resent_as ? { resent_as: t.resent_as } : {}),
     ...(threadId.safeParse(t.metadata?.resent_from).success ? { resent_from: t.metadata.resent_from as string } : {}),
+    ...(t.answered_at ? { answered_at: t.answered_at } : {}),
+    ...(t.answer_sequence_no ? { answer_sequence_no: t.answer_sequence_no } : {}),
     inbox_url: t.inbox_url,
   };
 }

@@ -294,6 +294,12 @@ export interface ThreadDoc {
   approvals?: ApprovalRecord[];
   /** Approvers' Slack DMs: `approval:${approval_id}:${slack_user}` → the DM. */
   slack_approvals?: Record<string, SlackDelivery>;
+  /**
+   * An ask_question handoff its recipient answered: when their first reply (a message, not a run's progress) was
+   * recorded, and its sequence_no. Its reminders and escalation stop (domain/timer-schedule.ts); absent until then.
+   */
+  answered_at?: Date | null;
+  answer_seq?: number | null;
   /** The handoff's latest run by the recipient's agent (service/handoff-runs.ts); absent until one is asked for. */
   run?: ThreadRun | null;
 }

@@ -46,15 +46,24 @@ export function nextTimerStep(thread: ThreadDoc, settings: TimerSettings, zone: 
   } else if (thread.status === 'pending' || thread.status === 'unclaimed') {
     const reminders = firedReminders(thread);
     const last = reminders[reminders.length - 1];
+    // A question its recipient answered needs no reminder nor escalation; it still expires like any pending handoff.
+    const answered = Boolean(thread.answered_at);
     const step = `remind-${reminders.length + 1}` as TimerStep;
     const snoozed = thread.timers?.snoozed_until ? new Date(thread.timers.snoozed_until) : null;
-    if (snoozed && (!last || snoozed > last.at)) candidates.push({ step, due: working(snoozed) });
+    if (answered) {
+      // nothing to remind of
+    } else if (snoozed && (!last || snoozed > last.at)) candidates.push({ step, due: working(snoozed) });
     else if (reminders.length === 0 && settings.remindAfterMs !== null)
       candidates.push({ step, due: working(later(since, settings.remindAfterMs)) });
     else if (reminders.length === 1 && last && settings.remindAgainMs !== null)
       candidates.push({ step, due: working(later(last.at, settings.remindAgainMs)) });
 
-    if (settings.escalateAfterMs !== null && !fired.escalate && settings.escalateIntents.includes(thread.intent)) {
+    if (
+      !answered &&
+      settings.escalateAfterMs !== null &&
+      !fired.escalate &&
+      settings.escalateIntents.includes(thread.intent)
+    ) {
       candidates.push({ step: 'escalate', due: working(later(since, settings.escalateAfterMs)) });
     }
     const expiries: Date[] = [];

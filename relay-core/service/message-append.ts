@@ -166,6 +166,13 @@ export class MessageAppender {
       }
       if (TERMINAL_STATUSES.includes(doc.status) || doc.hidden_from_recipient) return undefined;
       const side = message.from === doc.from ? 'from' : 'to';
+      // The recipient's first reply to a question answers it (a run's progress is not an answer).
+      const answers =
+        doc.intent === 'ask_question' &&
+        side === 'to' &&
+        message.from !== doc.from &&
+        !doc.answered_at &&
+        message.payload.kind !== 'run_progress';
       // A run's progress batch (handoff-runs.ts) also moves the run's one-line status the DMs show.
       const progressOf =
         message.payload.kind === 'run_progress' && doc.run?.id === message.payload.run_id ? doc.run : null;
@@ -180,6 +187,7 @@ export class MessageAppender {
               },
             }
           : {}),
+        ...(answers ? { answered_at: message.created_at, answer_seq: message.sequence_no } : {}),
         message_seq: message.sequence_no,
         message_counts: { ...doc.message_counts, [side]: doc.message_counts[side] + 1 },
         updated_at: message.created_at,

@@ -27,6 +27,12 @@ export interface ReassignmentsDeps {
   log: Logger;
 }
 
+/** Whether `handle` is the lead this handoff was escalated to (who may reassign it, like its sender). */
+export function isEscalationLead(doc: ThreadDoc, handle: string): boolean {
+  const to = doc.timers?.escalated_to;
+  return to?.kind === 'lead' && to.handle === handle;
+}
+
 export class Reassignments {
   constructor(private readonly deps: ReassignmentsDeps) {}
 
@@ -39,14 +45,21 @@ export class Reassignments {
     const recipient = await this.deps.teammates.get(to);
     if (!recipient || recipient.status !== 'active')
       throw new RelayError('recipient_not_found', `No active teammate with handle ${to}`);
-    if (recipient.handle === caller.handle)
+    const read = await this.deps.store.readThread(threadId);
+    // The lead a handoff was escalated to may take it on themselves; the sender may not hand it to themselves.
+    if (recipient.handle === caller.handle && (!read || !isEscalationLead(read, caller.handle)))
       throw new RelayError('invalid_params', 'You cannot reassign a handoff to yourself');
     this.deps.teammates.assertNotBlocked(caller, recipient);
     // Reassign is a create to the new recipient as far as the policy goes: a rule denying that pair refuses it.
-    const current = this.deps.policy.enforced ? await this.deps.store.readThread(threadId) : null;
+    const current = this.deps.policy.enforced ? read : null;
+    // A lead's reassign is judged as if the sender had sent it to the new recipient.
+    const asSender =
+      current && current.from !== caller.handle && isEscalationLead(current, caller.handle)
+        ? await this.deps.teammates.get(current.from)
+        : caller;
     const policy =
-      current && current.from === caller.handle
-        ? await this.deps.policy.asIfSent(caller, recipient, current, via)
+      current && asSender && current.from === asSender.handle
+        ? await this.deps.policy.asIfSent(asSender, recipient, current, via)
         : undefined;
     const now = this.deps.clock.now();
     const event: OutboxEvent = { id: randomUUID(), type: 'thread.reassigned', at: now, by: caller.handle, via };
@@ -55,7 +68,7 @@ export class Reassignments {
       const written = await this.deps.store.writeThread(threadId, (doc) => {
         // An unclaimed handoff nobody claimed can be handed to one teammate too (its escalation offers Reassign).
         if (
-          doc.from !== caller.handle ||
+          (doc.from !== caller.handle && !isEscalationLead(doc, caller.handle)) ||
           (doc.status !== 'pending' && doc.status !== 'unclaimed') ||
           doc.to === recipient.handle
         )
@@ -110,8 +123,11 @@ export class Reassignments {
     }
     const doc = before as ThreadDoc | null;
     if (!doc) throw new RelayError('thread_not_found', `No thread ${threadId}`);
-    if (doc.from !== caller.handle)
-      throw new RelayError('not_authorized_transition', `Only the sender (${doc.from}) can reassign this handoff`);
+    if (doc.from !== caller.handle && !isEscalationLead(doc, caller.handle))
+      throw new RelayError(
+        'not_authorized_transition',
+        `Only the sender (${doc.from}) or the lead it was escalated to can reassign this handoff`,
+      );
     if (doc.to === recipient.handle)
       throw new RelayError('invalid_params', `The handoff already goes to ${recipient.handle}`);
     throw new RelayError(

@@ -36,6 +36,9 @@ export interface ThreadView {
   expired_at?: string;
   /** Only on an expired handoff its sender resent: the new handoff's thread id. */
   resent_as?: string;
+  /** Only on an ask_question handoff its recipient answered: when, and the sequence_no of the answering message. */
+  answered_at?: string;
+  answer_sequence_no?: number;
   inbox_url: string;
   /** Handoffs sent to a role, skill or owner: the target, who it named, and who claimed it (absent otherwise). */
   to_target?: string;
@@ -156,6 +159,12 @@ export function threadView(
     cancelled_at: iso(doc.cancelled_at),
     ...(doc.expired_at ? { expired_at: doc.expired_at.toISOString() } : {}),
     ...(doc.resent_as ? { resent_as: doc.resent_as } : {}),
+    ...(doc.answered_at
+      ? {
+          answered_at: doc.answered_at.toISOString(),
+          ...(doc.answer_seq ? { answer_sequence_no: doc.answer_seq } : {}),
+        }
+      : {}),
     inbox_url: inboxUrl,
     ...(doc.to_target
       ? {
@@ -223,6 +232,8 @@ export interface ListItem {
   intent: ThreadDoc['intent'];
   status: ThreadStatus;
   unread_messages: number;
+  /** Only on an ask_question handoff its recipient answered. */
+  answered_at?: string;
   created_at: string;
   updated_at: string;
 }
@@ -230,7 +241,8 @@ export interface ListItem {
 const PREVIEW_CHARS = 200;
 
 export function listItem(
-  doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'created_at' | 'updated_at'>,
+  doc: Pick<ThreadDoc, '_id' | 'from' | 'to' | 'summary' | 'intent' | 'status' | 'created_at' | 'updated_at'> &
+    Pick<Partial<ThreadDoc>, 'answered_at'>,
   agents: Map<string, AgentDoc | null>,
   unread: number,
 ): ListItem {
@@ -242,6 +254,7 @@ export function listItem(
     intent: doc.intent,
     status: doc.status,
     unread_messages: unread,
+    ...(doc.answered_at ? { answered_at: new Date(doc.answered_at).toISOString() } : {}),
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };

@@ -41,6 +41,7 @@ export const LISTED_FIELDS = {
   created_at: 1,
   updated_at: 1,
   hidden_from_recipient: 1,
+  answered_at: 1,
 } as const;
 
 /** Every thread a teammate can see (A2A ListTasks), narrowed by status, last status change and thread id. */

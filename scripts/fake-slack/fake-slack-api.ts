@@ -30,6 +30,10 @@ export interface FakeSlackMessage {
   metadata?: FakeSlackMetadata;
   /** Who wrote it: a person's message added with addUserMessage (absent: the bot posted it). */
   user?: string;
+  /** A streamed message (chat.startStream): true while it streams, false once stopped; absent for a posted one. */
+  streaming?: boolean;
+  /** A streamed message's chunks of markdown text, in order (start, each append, stop). */
+  chunks?: string[];
 }
 
 /** Links a person shared in a message, as the link_shared event carries them (see shareLinks). */
@@ -128,6 +132,8 @@ export interface FakeSlack {
   triggerId(opts?: { issuedMsAgo?: number }): string;
   /** Scripted failure for the next call to method (queued: two calls script the next two calls). */
   failNext(method: string, response: FakeSlackFailure): void;
+  /** A workspace without Slack's streaming methods: chat.startStream / appendStream / stopStream answer unknown_method. */
+  setStreaming(available: boolean): void;
   // --- slack-delivery additions (rate limits, lost responses) ---------------------------------
   /** The next `times` calls to method answer HTTP 429 `ratelimited` with `Retry-After: retryAfterSeconds`, changing nothing. */
   rateLimitNext(method: string, opts?: { times?: number; retryAfterSeconds?: number }): void;
@@ -304,7 +310,16 @@ class FakeSlackServer implements FakeSlack {
     'conversations.history': (a) => this.conversationsHistory(a),
     'conversations.replies': (a) => this.conversationsReplies(a),
     'apps.connections.open': () => this.appsConnectionsOpen(),
+    // Text streaming (an agent's progress as one message)
+    'chat.startStream': (a) => this.startStream(a),
+    'chat.appendStream': (a) => this.appendStream(a),
+    'chat.stopStream': (a) => this.stopStream(a),
   };
+  private streamingAvailable = true;
+
+  setStreaming(available: boolean): void {
+    this.streamingAvailable = available;
+  }
 
   /**
    * `anyUser`: a well-formed user id the workspace does not know yet joins it when a call names it (the local Slack
@@ -514,6 +529,7 @@ class FakeSlackServer implements FakeSlack {
   // --- end slack-delivery additions ---------------------------------------------------------
 
   reset(): void {
+    this.streamingAvailable = true;
     this.calls.length = 0;
     this.messages.clear();
     this.homeViews.clear();
@@ -809,6 +825,116 @@ class FakeSlackServer implements FakeSlack {
     list.push(message);
     this.messages.set(channel, list);
     return { ok: true, channel, ts: message.ts, message: this.messageObject(message) };
+  }
+
+  /**
+   * chat.startStream: a reply in a thread (thread_ts required, as Slack asks), started with markdown_text or chunks;
+   * outside a DM recipient_user_id and recipient_team_id are required. Each markdown_text is at most 12,000 characters.
+   */
+  private startStream(a: Args): Body {
+    if (!this.streamingAvailable) return fail('unknown_method');
+    const channel = this.knownChannel(a.channel);
+    if (!channel) return fail('channel_not_found');
+    const outside = this.notInChannel(channel);
+    if (outside) return outside;
+    if (!present(a.thread_ts)) return fail('invalid_arguments', '[ERROR] missing required field: thread_ts');
+    const problem = this.streamText(a, true);
+    if (problem) return problem;
+    const ch = this.channels.get(channel) as Channel;
+    if (ch.kind !== 'im' && (!present(a.recipient_user_id) || !present(a.recipient_team_id)))
+      return fail('invalid_arguments', '[ERROR] recipient_user_id and recipient_team_id are required outside a DM');
+    if (present(a.task_display_mode) && a.task_display_mode !== 'timeline' && a.task_display_mode !== 'plan')
+      return fail('invalid_arguments', '[ERROR] task_display_mode must be timeline or plan');
+    const list = this.messages.get(channel) ?? [];
+    const parent = list.find((m) => m.ts === String(a.thread_ts));
+    if (!parent) return fail('thread_not_found');
+    const text = this.chunkText(a);
+    const message: FakeSlackMessage = {
+      ts: this.nextTs(),
+      text,
+      blocks: [],
+      thread_ts: parent.thread_ts ?? parent.ts,
+      updated: 0,
+      streaming: true,
+      chunks: [text],
+    };
+    list.push(message);
+    this.messages.set(channel, list);
+    return { ok: true, channel, ts: message.ts };
+  }
+
+  /** chat.appendStream: more markdown to a message still streaming (message_not_in_streaming_state once stopped). */
+  private appendStream(a: Args): Body {
+    if (!this.streamingAvailable) return fail('unknown_method');
+    const found = this.streamed(a);
+    if ('error' in found) return found.error;
+    const problem = this.streamText(a, true);
+    if (problem) return problem;
+    const text = this.chunkText(a);
+    found.message.text += text;
+    found.message.chunks!.push(text);
+    return { ok: true, channel: found.channel, ts: found.message.ts };
+  }
+
+  /** chat.stopStream: ends the stream, with optional last markdown and blocks (checked like a message's). */
+  private stopStream(a: Args): Body {
+    if (!this.streamingAvailable) return fail('unknown_method');
+    const found = this.streamed(a);
+    if ('error' in found) return found.error;
+    const problem = this.streamText(a, false);
+    if (problem) return problem;
+    if (a.blocks !== undefined) {
+      const blocks = findBlockProblem(a.blocks, 'message');
+      if (blocks) return problemBody(blocks);
+    }
+    const metadata = checkMetadata(a.metadata);
+    if ('error' in metadata) return metadata.error;
+    const text = this.chunkText(a);
+    if (text) {
+      found.message.text += text;
+      found.message.chunks!.push(text);
+    }
+    if (a.blocks !== undefined) found.message.blocks = a.blocks as unknown[];
+    if (metadata.value) found.message.metadata = metadata.value;
+    found.message.streaming = false;
+    return { ok: true, channel: found.channel, ts: found.message.ts, message: this.messageObject(found.message) };
+  }
+
+  private streamed(a: Args): { channel: string; message: FakeSlackMessage } | { error: Body } {
+    const channel = this.knownChannel(a.channel);
+    if (!channel) return { error: fail('channel_not_found') };
+    if (!present(a.ts)) return { error: fail('invalid_arguments', '[ERROR] missing required field: ts') };
+    const message = this.messages.get(channel)?.find((m) => m.ts === String(a.ts));
+    if (!message) return { error: fail('message_not_found') };
+    if (message.streaming !== true) return { error: fail('message_not_in_streaming_state') };
+    return { channel, message };
+  }
+
+  /** markdown_text (a string of at most 12,000 characters) or chunks (an array of markdown_text chunks) — one required when `required`. */
+  private streamText(a: Args, required: boolean): Body | null {
+    if (a.markdown_text !== undefined) {
+      if (typeof a.markdown_text !== 'string')
+        return fail('invalid_arguments', '[ERROR] markdown_text must be a string');
+      if (a.markdown_text.length > 12_000) return fail('msg_too_long');
+    }
+    if (a.chunks !== undefined) {
+      if (!Array.isArray(a.chunks) || a.chunks.length === 0)
+        return fail('invalid_arguments', '[ERROR] chunks must be a non-empty array');
+      for (const chunk of a.chunks as Array<Record<string, unknown>>) {
+        if (!chunk || typeof chunk.type !== 'string') return fail('invalid_chunks');
+        if (chunk.type === 'markdown_text' && (typeof chunk.text !== 'string' || chunk.text.length > 12_000))
+          return fail('invalid_chunks');
+      }
+    }
+    if (required && !present(a.markdown_text) && a.chunks === undefined)
+      return fail('invalid_arguments', '[ERROR] markdown_text or chunks is required');
+    return null;
+  }
+
+  private chunkText(a: Args): string {
+    if (typeof a.markdown_text === 'string') return a.markdown_text;
+    const chunks = (a.chunks as Array<Record<string, unknown>> | undefined) ?? [];
+    return chunks.map((c) => (c.type === 'markdown_text' ? String(c.text) : '')).join('');
   }
 
   private update(a: Args): Body {

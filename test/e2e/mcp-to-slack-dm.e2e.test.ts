@@ -309,13 +309,23 @@ test('a handoff sent through the stdio MCP server becomes a Slack DM whose Accep
       JSON.stringify(slack.messages.get(senderChannel)?.[0]?.blocks ?? '').includes('Completed by') || undefined,
     'the sender DM to show the completion',
   );
-  expect(slack.messages.get(senderChannel)).toHaveLength(1);
+  // One DM each; the sender also hears of the accept and the completion, each once, in a reply under theirs.
+  const notices = await waitUntil(async () => {
+    const replies = (slack.messages.get(senderChannel) ?? []).filter((m) => m.thread_ts);
+    return replies.length === 2 ? replies : undefined;
+  }, "the sender's two notices");
+  expect(notices.map((m) => m.text)).toEqual([
+    expect.stringMatching(/^Web developer accepted your handoff “I refactored \/users/),
+    expect.stringMatching(/^Web developer completed your handoff “I refactored \/users/),
+  ]);
+  expect((slack.messages.get(senderChannel) ?? []).filter((m) => !m.thread_ts)).toHaveLength(1);
+  expect(slack.messages.get(channel)).toHaveLength(1);
   expect(
     slack
       .callsTo('chat.postMessage')
       .map((c) => c.args.channel)
       .sort(),
-  ).toEqual([channel, senderChannel].sort());
+  ).toEqual([channel, senderChannel, senderChannel, senderChannel].sort());
 
   const thread = (await relay.rpc(recipientKey, 'tasks/get', { task_id: created.thread_id })).body.result;
   expect(thread).toMatchObject({

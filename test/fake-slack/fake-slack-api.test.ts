@@ -928,3 +928,62 @@ describe('checkBlocks', () => {
     expect(findViewProblem({ type: 'home', blocks: [] }, 'home')).toBeNull();
   });
 });
+
+describe('text streaming (chat.startStream / appendStream / stopStream)', () => {
+  test('a stream is a reply that grows chunk by chunk and ends once; the limits and states are Slack’s', async () => {
+    const dm = await openIm(ALICE);
+    const parent = await client.chat.postMessage({ channel: dm, text: 'the handoff', blocks: [section('hi')] });
+    // thread_ts is required; text is required to start; 12,000 characters at most per chunk.
+    await expectSlackError(call('chat.startStream', { channel: dm, markdown_text: 'x' }), 'invalid_arguments');
+    await expectSlackError(call('chat.startStream', { channel: dm, thread_ts: parent.ts }), 'invalid_arguments');
+    await expectSlackError(
+      client.chat.startStream({ channel: dm, thread_ts: parent.ts!, markdown_text: text(12_001) }),
+      'msg_too_long',
+    );
+    await expectSlackError(
+      client.chat.startStream({ channel: dm, thread_ts: '1.000001', markdown_text: 'x' }),
+      'thread_not_found',
+    );
+    const started = await client.chat.startStream({ channel: dm, thread_ts: parent.ts!, markdown_text: 'step 1\n' });
+    await client.chat.appendStream({ channel: dm, ts: started.ts!, markdown_text: 'step 2\n' });
+    await expectSlackError(call('chat.appendStream', { channel: dm, ts: started.ts }), 'invalid_arguments');
+    await client.chat.stopStream({ channel: dm, ts: started.ts!, markdown_text: 'done' });
+    await expectSlackError(
+      client.chat.appendStream({ channel: dm, ts: started.ts!, markdown_text: 'late' }),
+      'message_not_in_streaming_state',
+    );
+    await expectSlackError(client.chat.stopStream({ channel: dm, ts: started.ts! }), 'message_not_in_streaming_state');
+    const streamed = fake.messages.get(dm)!.find((m) => m.ts === started.ts)!;
+    expect(streamed).toMatchObject({
+      thread_ts: parent.ts,
+      streaming: false,
+      text: 'step 1\nstep 2\ndone',
+      chunks: ['step 1\n', 'step 2\n', 'done'],
+    });
+  });
+
+  test('outside a DM the recipient is required; without streaming the methods are unknown', async () => {
+    fake.addChannel('C0STREAMS', [ALICE]);
+    const parent = await client.chat.postMessage({ channel: 'C0STREAMS', text: 'in a channel' });
+    await expectSlackError(
+      client.chat.startStream({ channel: 'C0STREAMS', thread_ts: parent.ts!, markdown_text: 'x' }),
+      'invalid_arguments',
+    );
+    await client.chat.startStream({
+      channel: 'C0STREAMS',
+      thread_ts: parent.ts!,
+      markdown_text: 'x',
+      recipient_user_id: ALICE,
+      recipient_team_id: fake.teamId,
+    });
+    fake.setStreaming(false);
+    try {
+      await expectSlackError(
+        client.chat.startStream({ channel: 'C0STREAMS', thread_ts: parent.ts!, markdown_text: 'x' }),
+        'unknown_method',
+      );
+    } finally {
+      fake.setStreaming(true);
+    }
+  });
+});

@@ -1,6 +1,7 @@
 // The acceptance verdict (relay-core/domain/acceptance-verdict.ts) behind MCP accept_handoff, JSON-RPC tasks/update
 // accept and the Slack Accept button: every result code end to end on a real relay, and the same verdict over MCP
 // and JSON-RPC for the same input (the pure function's own cases are in test/unit/acceptance-verdict.test.ts).
+import { verdictWords } from '../../bot/verify-accept';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { canonicalHash } from '../../relay-core/domain/canonical-json';
@@ -395,8 +396,8 @@ describe('Slack Accept: the same verdict as an agent presenting the same input',
       expect(doc.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'recipient@acme', via: 'slack' });
       expect(doc.handoff_token?.consumed_at).toEqual(doc.accepted_at);
     } else {
-      // The refusal the DM shows is the agent's verdict, word for word.
-      const notice = `Not accepted (${verdict.result}): ${(verdict.reasons as string[]).join('; ')}.`;
+      // The refusal the DM shows is the agent's verdict in words, its reasons word for word.
+      const notice = verdictWords(verdict.result, verdict.reasons as string[]);
       await slack.waitFor(
         'chat.update',
         (u) =>

@@ -201,6 +201,12 @@ describe('a create held for approval', () => {
     const shown = dmText(slack, dm.channel, dm.ts);
     expect(shown).toContain('Rotate the staging keys');
     expect(shown).toContain('to-recipient-needs-lead');
+    // Read by a person: who asks to hand what to whom, as names and mentions.
+    const reads = dmBlocks(slack, dm.channel, dm.ts).map((b: any) => b.text?.text ?? b.elements?.[0]?.text);
+    expect(reads[0]).toBe("Approve sender's handoff to recipient: “Rotate the staging keys”?");
+    expect(reads[2]).toBe(
+      `<@${U.sender}> asks to hand this to <@${U.recipient}>; the handoff exactly as they will see it once approved:`,
+    );
     const senderDm = await waitUntil(async () => (await thread(id)).slack_sender, 'the sender DM');
     expect(dmText(slack, senderDm.channel, senderDm.ts)).toContain(`Status: Waiting for approval by <@${U.lead}>`);
     expect((await thread(id)).slack).toBeNull();
@@ -512,7 +518,14 @@ describe('a held accept (not a create)', () => {
     }
 
     const dm = await approverDm(approvalId, U.lead);
-    expect(dmText(slack, dm.channel, dm.ts)).toContain('ops@acme asks to handoff.accept');
+    // The approver reads the call in words (who, what, which handoff), not as JSON.
+    const approverReads = dmBlocks(slack, dm.channel, dm.ts).map((b: any) => b.text?.text ?? b.elements?.[0]?.text);
+    expect(approverReads.slice(0, 3)).toEqual([
+      "Approve ops's accept of “infra change”?",
+      expect.stringContaining('Policy rule `infra-accept-needs-lead` asks you to approve this'),
+      `*<@${U.ops}> wants to accept “infra change”* (via A2A).`,
+    ]);
+    expect(dmText(slack, dm.channel, dm.ts)).not.toContain('```');
     const approve = click(dm, U.lead, 'approval_approve');
     await press(relay, approve);
     expect(await waitForExplanation(slack, approve.responseUrl!, /^Approved/)).toBe(
@@ -526,6 +539,31 @@ describe('a held accept (not a create)', () => {
       policy: { rule_id: 'infra-accept-needs-lead', effect: 'require_approval' },
     });
     expect(doc.outbox.filter((e) => e.type === 'thread.accepted')).toHaveLength(1);
+    // Each side hears of it once, in a reply under its own DM: the sender that it was accepted, ops that the
+    // approver let the accept through.
+    const acceptedEvent = doc.outbox.find((e) => e.type === 'thread.accepted')!;
+    const notices = await waitUntil(async () => {
+      const now = await thread(id);
+      const keys = [`sender:e:${acceptedEvent.id}`, `recipient:e:${acceptedEvent.id}`];
+      return keys.every((k) => now.slack_replies?.[k]) ? now : undefined;
+    }, 'both notices of the approved accept');
+    const replyText = (dmPost: { channel: string }, ts: string) =>
+      slack.messages.get(dmPost.channel)!.find((m) => m.ts === ts)!.blocks as any[];
+    expect(replyText(notices.slack_sender!, notices.slack_replies![`sender:e:${acceptedEvent.id}`]!)[0].text.text).toBe(
+      `:white_check_mark: <@${U.ops}> accepted your handoff “infra change”.`,
+    );
+    expect(replyText(notices.slack!, notices.slack_replies![`recipient:e:${acceptedEvent.id}`]!)[0].text.text).toBe(
+      `:white_check_mark: Your accept of “infra change” was approved by <@${U.lead}> and applied.`,
+    );
+    // The approver's DM says how it ended in words.
+    const statusOf = () =>
+      dmBlocks(slack, dm.channel, dm.ts).find((b: any) => b.block_id === 'approval_status')?.text.text as string;
+    await waitUntil(async () => statusOf().includes('went through') || undefined, 'the approver DM redrawn');
+    expect(statusOf()).toMatch(
+      new RegExp(
+        `^:white_check_mark: \\*Approved by <@${U.lead}> · <!date\\^\\d+\\^[^>]+>\\*( \\(by the admin key on their behalf\\))?\\n_<@${U.ops}>'s accept of “infra change” went through\\._$`,
+      ),
+    );
     const viaApi = await relay.rest('POST', `/admin/approvals/${approvalId}/approve`, relay.adminKey, {
       as: 'lead@acme',
     });
@@ -567,6 +605,13 @@ describe('a held accept (not a create)', () => {
     await waitUntil(async () => (await threadDoc(relay, id)).slack_approvals || undefined, 'the approval DM recorded');
     expect(dmText(slack, dm!.channel, dm!.ts)).toContain(waits);
     expect(dmText(slack, dm!.channel, dm!.ts)).not.toContain('Not accepted');
+    // While the accept waits for its approval, the DM does not offer it again (nor Hand to my agent, which accepts).
+    const offered = dmBlocks(slack, dm!.channel, dm!.ts)
+      .flatMap((b: any) => (b.type === 'actions' ? b.elements : []))
+      .map((e: any) => e.action_id);
+    expect(offered).not.toContain('handoff_accept');
+    expect(offered).not.toContain('handoff_run_agent');
+    expect(offered).toContain('handoff_decline');
   });
 
   test('approved after the sender cancelled: nothing is applied, and the approval says so', async () => {

@@ -139,7 +139,9 @@ test('a handoff’s life: messages redraw neither DM; accept and complete redraw
   const replies = slack
     .callsTo('chat.postMessage')
     .filter((c) => c.args.thread_ts === recipientDm.ts || c.args.thread_ts === senderDm.ts);
-  expect(replies).toHaveLength(6);
+  // The three messages under each DM, and the accept's one notice to the sender.
+  expect(replies).toHaveLength(7);
+  expect(replies.filter((c) => String(c.args.text).startsWith('Sam replied'))).toHaveLength(6);
   expect([updatesOf(recipientDm), updatesOf(senderDm)]).toEqual([1, 1]);
 
   const completed = await relay.rpc(keys.recipient, 'tasks/update', {

@@ -376,6 +376,122 @@ test('Reassign hands an escalated handoff to another teammate: a new DM for them
   expect(bobTries.body.error?.data?.code).toBe('not_a_participant');
 });
 
+test('the lead’s escalation DM: Nudge reaches the recipient, only the lead may use it, Reassign hands it on', async () => {
+  const id = await handoff('Rotate the deploy keys', 'ask_question', 'erin@acme');
+  await at(id, 48 * HOUR + MINUTE);
+  await fired(id, 'escalate');
+  const toLead = await posted(id, 'escalation');
+
+  // Bob is not the lead: refused, nothing sent.
+  const stranger = noticeClick(toLead, BOB, TIMER_ACTION_IDS.escalationNudge);
+  await clickButton(eventsUrl(), relay.signingSecret, stranger);
+  const refusal = await slack.waitFor('response_url', (c) => c.args.response_url === stranger.responseName);
+  expect(refusal.args.text).toBe(
+    'Only the lead this handoff was escalated to (dave@acme) can nudge the recipient of it from here. Nothing was changed.',
+  );
+
+  const erinDm = (await read(id)).slack!;
+  const under = () =>
+    slack
+      .callsTo('chat.postMessage')
+      .filter((c) => c.args.thread_ts === erinDm.ts && c.args.channel === erinDm.channel);
+  const before = under().length;
+  const nudge = noticeClick(toLead, DAVE, TIMER_ACTION_IDS.escalationNudge);
+  await clickButton(eventsUrl(), relay.signingSecret, nudge);
+  const told = await slack.waitFor('response_url', (c) => c.args.response_url === nudge.responseName);
+  expect(told.args.text).toBe(`Nudged <@${ERIN}>: a reminder from you is under their DM of this handoff.`);
+  expect(under()).toHaveLength(before + 1);
+  expect((under().at(-1)!.args.blocks as any[])[0].text.text).toMatch(
+    new RegExp(
+      `^:wave: <@${DAVE}> nudges you: <@${ALICE}> is still waiting for you to accept or decline “Rotate the deploy keys” \\(sent <!date\\^`,
+    ),
+  );
+
+  // Reassign: the same modal as the sender's, and the same use case; Dave hands it to Carol.
+  await clickButton(eventsUrl(), relay.signingSecret, noticeClick(toLead, DAVE, TIMER_ACTION_IDS.escalationReassign));
+  const opened = await slack.waitFor(
+    'views.open',
+    (c) =>
+      (c.args.view as any)?.callback_id === REASSIGN_VIEW.callbackId &&
+      String((c.args.view as any).private_metadata).includes(id),
+  );
+  const view = opened.args.view as any;
+  const done = await submitViewState(eventsUrl(), relay.signingSecret, {
+    user: DAVE,
+    viewId: String((opened.response.view as any).id),
+    callbackId: REASSIGN_VIEW.callbackId,
+    privateMetadata: view.private_metadata,
+    values: { [REASSIGN_VIEW.block]: { [REASSIGN_VIEW.action]: { type: 'users_select', selected_user: CAROL } } },
+  });
+  expect(done.status).toBe(200);
+  const moved = await waitUntil(async () => ((await read(id)).slack ? read(id) : undefined), 'Carol’s DM');
+  expect(moved).toMatchObject({ to: 'carol@acme', from: 'alice@acme' });
+  expect(moved.reassigned_from?.at(-1)).toMatchObject({ handle: 'erin@acme', by: 'dave@acme' });
+  // Alice and Erin each hear of it under their DMs, once.
+  const event = moved.outbox.find((e) => e.type === 'thread.reassigned')!;
+  const notices = await waitUntil(async () => {
+    const doc = await read(id);
+    return doc.slack_replies?.[`sender:e:${event.id}`] && doc.slack_replies?.[`recipient:e:${event.id}`]
+      ? doc
+      : undefined;
+  }, 'both reassignment notices');
+  const textOf = (channel: string, ts: string) =>
+    (slack.messages.get(channel)!.find((m) => m.ts === ts)!.blocks as any[])[0].text.text;
+  expect(textOf(notices.slack_sender!.channel, notices.slack_replies![`sender:e:${event.id}`]!)).toBe(
+    `:arrows_counterclockwise: <@${DAVE}> reassigned your handoff “Rotate the deploy keys” to <@${CAROL}>.`,
+  );
+  expect(textOf(erinDm.channel, notices.slack_replies![`recipient:e:${event.id}`]!)).toBe(
+    `:arrows_counterclockwise: <@${DAVE}> handed “Rotate the deploy keys” to <@${CAROL}>; nothing more to do here.`,
+  );
+});
+
+test('a question answered by a reply is marked answered everywhere, and its reminders and escalation stop', async () => {
+  const answered = await handoff('Which Postgres version does staging run?');
+  const control = await handoff('Which Redis version does staging run?');
+  const reply = await relay.rpc(bobKey, 'message/send', {
+    task_id: answered,
+    message: { role: 'user', parts: [{ type: 'text', text: 'Postgres 16.4' }] },
+  });
+  expect(reply.body.error).toBeUndefined();
+  // Nothing left to remind of: the next step is the expiry.
+  await armed(answered, 'expire');
+  const doc = await read(answered);
+  expect(doc).toMatchObject({ status: 'pending', answer_seq: 1 });
+  expect(doc.answered_at).toBeInstanceOf(Date);
+
+  // Every surface says so the same way: tasks/get, tasks/list, MCP view_thread and check_inbox, the DMs.
+  const wire = (await relay.rpc(aliceKey, 'tasks/get', { task_id: answered })).body.result;
+  expect(wire).toMatchObject({ status: 'pending', answered_at: doc.answered_at!.toISOString(), answer_sequence_no: 1 });
+  const listed = (await relay.rpc(aliceKey, 'tasks/list', { filter: { role: 'sender' } })).body.result.items;
+  expect(listed.find((i: any) => i.thread_id === answered).answered_at).toBe(wire.answered_at);
+  expect(listed.find((i: any) => i.thread_id === control).answered_at).toBeUndefined();
+  const mcp = await connectMcpHttp(relay.url, aliceKey, 'timers-answered');
+  try {
+    const view = toolOk(await mcp.callTool({ name: 'view_thread', arguments: { thread_id: answered } }));
+    expect(view).toMatchObject({ answered_at: wire.answered_at, answer_sequence_no: 1 });
+    expect(JSON.stringify(view.messages)).toContain('Postgres 16.4');
+    const inbox = toolOk(await mcp.callTool({ name: 'check_inbox', arguments: { box: 'sent' } }));
+    expect(inbox.items.find((i: any) => i.thread_id === answered).answered_at).toBe(wire.answered_at);
+  } finally {
+    await mcp.close();
+  }
+  const senderDm = doc.slack_sender!;
+  await waitUntil(
+    async () => lastText(senderDm.channel, senderDm.ts).includes('Answered — Bob replied (below)') || undefined,
+    'the sender DM to say it was answered',
+  );
+  expect(lastText(senderDm.channel, senderDm.ts)).toContain(`:speech_balloon: Answered by <@${BOB}> · <!date^`);
+  expect(lastText(doc.slack!.channel, doc.slack!.ts)).toContain('Answered — you replied');
+
+  // Past the first reminder: the unanswered one is reminded, the answered one is not.
+  await at(control, 4 * HOUR + MINUTE);
+  await fired(control, 'remind-1');
+  await posted(control, 'recipient:t:remind-1');
+  expect(posts(answered, 'recipient:t:remind-1')).toEqual([]);
+  expect((await read(answered)).timers?.fired ?? {}).toEqual({});
+  await armed(answered, 'expire');
+});
+
 test('Resend after expiry creates one new handoff with the same body, linked to the old one', async () => {
   const id = await handoff('this one expires');
   await at(id, 7 * DAY + MINUTE);
@@ -432,9 +548,17 @@ test('a handoff to someone with a lead is escalated to the lead by DM, then acce
   const toLead = await posted(id, 'escalation');
   expect(toLead.args.channel).toBe(slack.imChannelId(DAVE));
   expect(toLead.args.thread_ts).toBeUndefined();
-  expect(JSON.stringify(toLead.args.blocks)).toContain('Escalated');
-  // The lead is told who waits on whom since when, not what the handoff says.
-  expect(JSON.stringify(toLead.args.blocks)).not.toContain('migration');
+  // The lead reads who waits on whom since when and the handoff's title (not its content), with what they can do.
+  const leadBlocks = toLead.args.blocks as any[];
+  expect(leadBlocks[0].text.text).toBe(
+    `:rotating_light: *Escalated:* <@${ALICE}> asked a question of <@${ERIN}> on <!date^${Math.floor(escalated.created_at.getTime() / 1000)}^{date_short_pretty} at {time}|${escalated.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC> — “Review the migration before Friday” — and it has not been accepted yet.`,
+  );
+  expect(leadBlocks[1].elements.map((e: any) => [e.text.text, e.url ?? null])).toEqual([
+    ['Nudge Erin', null],
+    ['Reassign', null],
+    ['Open', `${relay.url}/inbox/${id}`],
+  ]);
+  expect(JSON.stringify(leadBlocks)).not.toContain('Can you look?');
   const senderDm = escalated.slack_sender!;
   await waitUntil(
     async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined,

@@ -32,6 +32,11 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/** The streamed reply under the DM `ts` (chat.startStream), as the fake Slack holds it. */
+function streamUnder(channel: string, ts: string) {
+  return slack.messages.get(channel)?.find((m) => m.thread_ts === ts && m.chunks !== undefined);
+}
+
 /** Every text Slack was sent as an update of the DM `ts`, in order. */
 function updatesOf(ts: string): string[] {
   return slack.calls
@@ -75,20 +80,38 @@ test('Hand to my agent on a pending DM accepts, runs the agent, shows its progre
   expect(final).not.toContain('handoff_stop_agent');
   expect(final).not.toContain('handoff_run_agent');
 
-  // Progress as replies under both DMs, each message once.
+  // Progress streamed as one reply under each DM (start, appends, stop), each batch once; no reply per batch.
   const sender = done.slack_sender!;
+  const runId = done.run!.id;
   await waitUntil(async () => {
     const doc = await threadDoc(relay, dm.threadId);
-    return Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('recipient:')).length === doc.message_seq &&
-      Object.keys(doc.slack_replies ?? {}).filter((k) => k.startsWith('sender:')).length === doc.message_seq
+    return Object.keys(doc.slack_replies ?? {}).filter((k) => /^recipient:\d+$/.test(k)).length === doc.message_seq &&
+      Object.keys(doc.slack_replies ?? {}).filter((k) => /^sender:\d+$/.test(k)).length === doc.message_seq &&
+      doc.slack_replies?.[`recipient:s:${runId}:stop`] &&
+      doc.slack_replies?.[`sender:s:${runId}:stop`]
       ? doc
       : null;
-  }, 'every message to be a reply under both DMs');
+  }, 'every batch streamed under both DMs, and both streams stopped');
   const doc = await threadDoc(relay, dm.threadId);
   expect(doc.message_seq).toBeGreaterThan(0);
-  expect(repliesUnder(dm.ts)).toHaveLength(doc.message_seq);
-  expect(repliesUnder(sender.ts)).toHaveLength(doc.message_seq);
-  expect(repliesUnder(dm.ts).join('')).toContain('step 1: reading the handoff');
+  for (const under of [dm, { channel: sender.channel, ts: sender.ts }]) {
+    const stream = streamUnder(under.channel, under.ts)!;
+    expect(stream.streaming).toBe(false);
+    expect(stream.text).toContain('step 1: reading the handoff');
+    // One chunk per batch, then the stop's line.
+    expect(stream.chunks).toHaveLength(doc.message_seq + 1);
+    expect(stream.chunks!.at(-1)).toBe('**Finished** on laptop: the result is on the handoff.');
+    expect(slack.callsTo('chat.startStream').filter((c) => c.args.thread_ts === under.ts)).toHaveLength(1);
+  }
+  expect(repliesUnder(dm.ts)).toHaveLength(0);
+  // The sender's: one notice each for the accept and the completion, which names the agent run.
+  const notices = await waitUntil(async () => {
+    const under = repliesUnder(sender.ts).filter((r) => r.includes('"kind":"sender:e:'));
+    return under.length === 2 ? under : null;
+  }, "the sender's two notices");
+  expect(repliesUnder(sender.ts)).toHaveLength(2);
+  expect(notices[1]).toContain("was completed by <@U0RECIPIENT>'s agent on `laptop`.");
+  expect(dmText(slack, dm.channel, dm.ts)).toContain("Completed by <@U0RECIPIENT>'s agent on `laptop`");
   // The sender's DM follows the run too.
   await waitUntil(
     async () => dmText(slack, sender.channel, sender.ts).includes('agent (laptop) finished') || null,
@@ -120,10 +143,10 @@ test('Stop on the DM ends the running agent; the DM says it was stopped and the 
     "the sender's DM to follow",
   );
   expect(dmText(slack, sender.channel, sender.ts)).not.toContain('handoff_stop_agent');
-  // The agent's output is a reply under the DM.
+  // The agent's output streams under the DM.
   await waitUntil(
-    async () => repliesUnder(dm.ts).some((r) => r.includes('waiting until stopped')) || null,
-    'the progress reply',
+    async () => streamUnder(dm.channel, dm.ts)?.text.includes('waiting until stopped') || null,
+    'the streamed progress',
   );
   expect((await press(relay, dm.click('handoff_stop_agent'))).status).toBe(200);
   const doc = await waitUntil(
@@ -141,4 +164,29 @@ test('Stop on the DM ends the running agent; the DM says it was stopped and the 
   );
   // Stopped, the recipient can hand it over again.
   expect(dmText(slack, dm.channel, dm.ts)).toContain('handoff_run_agent');
+});
+
+test('where Slack cannot stream, the progress arrives as replies, each batch once', async () => {
+  slack.setStreaming(false);
+  try {
+    const dm = await team.handoff('fix it again mode:succeed');
+    await press(relay, dm.click('handoff_run_agent'));
+    const done = await waitUntil(
+      async () => {
+        const d = await threadDoc(relay, dm.threadId);
+        return d.status === 'completed' &&
+          Object.keys(d.slack_replies ?? {}).filter((k) => /^recipient:\d+$/.test(k)).length === d.message_seq
+          ? d
+          : null;
+      },
+      'the run to complete and every batch to be a reply',
+      30_000,
+    );
+    expect(done.message_seq).toBeGreaterThan(0);
+    expect(repliesUnder(dm.ts)).toHaveLength(done.message_seq);
+    expect(repliesUnder(dm.ts).join('')).toContain('step 1: reading the handoff');
+    expect(streamUnder(dm.channel, dm.ts)).toBeUndefined();
+  } finally {
+    slack.setStreaming(true);
+  }
 });

@@ -79,7 +79,9 @@ describe('Accept', () => {
     );
     await verifyQueueDrained();
     const shown = dmText(slack, dm.channel, dm.ts);
-    expect(shown).toContain('Not accepted (CAPABILITY_UNAVAILABLE): required tools not available: terraform');
+    expect(shown).toContain(
+      'Not accepted: a capability it needs is not available to you. required tools not available: terraform. (check CAPABILITY_UNAVAILABLE)',
+    );
     expect(shown).not.toContain('Verifying acceptance');
     expect(shown).toContain('handoff_accept'); // still pending: Accept and Decline stay
     const doc = await threadDoc(relay, dm.threadId);

@@ -168,8 +168,12 @@ describe('several candidates, no channel bound', () => {
         async () => dmText(slack, cards[user]!.channel, cards[user]!.ts).includes(`Claimed by <@${BEN}>`) || undefined,
         `${user}'s copy redrawn`,
       );
-      expect(buttons(cards[user]!)).toHaveLength(0);
-      expect(dmText(slack, cards[user]!.channel, cards[user]!.ts)).toMatch(/<!date\^\d+\^\{time\}\|\d\d:\d\d UTC>/);
+      expect(buttons(cards[user]!).map((b: any) => [b.action_id, b.url])).toEqual([
+        ['handoff_open_inbox', `${relay.url}/inbox/${id}`],
+      ]);
+      expect(dmText(slack, cards[user]!.channel, cards[user]!.ts)).toMatch(
+        /Claimed by <@\w+>\* · <!date\^\d+\^\{date_short_pretty\} at \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/,
+      );
     }
 
     // A second click by Ben, a late click by Ana: explained, nothing changes.
@@ -178,7 +182,11 @@ describe('several candidates, no channel bound', () => {
     await waitForExplanation(slack, again.responseUrl!, /You already claimed this handoff/);
     const late = claimClick(cards[ANA]!, ANA, { value: JSON.stringify({ t: id, s: 'unclaimed' }) });
     await press(relay, late);
-    await waitForExplanation(slack, late.responseUrl!, /Already claimed by ben@acme .*Nothing was changed/);
+    await waitForExplanation(
+      slack,
+      late.responseUrl!,
+      /^Already claimed by ben@acme <!date\^\d+\^\{date_short_pretty\} at \{time\}\|[^>]+ UTC>\. Nothing was changed\.$/,
+    );
     expect(await threadDoc(relay, id)).toMatchObject({ status: 'pending', to: 'ben@acme', claimed_by: 'ben@acme' });
     expect((await threadDoc(relay, id)).status_history).toHaveLength(2);
   });
@@ -273,7 +281,8 @@ describe('channel bindings', () => {
       async () => dmText(slack, card!.channel, card!.ts).includes(`Claimed by <@${ownerSlack}>`) || undefined,
       'the card redrawn',
     );
-    expect(buttons(card!)).toHaveLength(0);
+    // No Claim any more; View in inbox stays.
+    expect(buttons(card!).map((b: any) => b.action_id)).toEqual(['handoff_open_inbox']);
     expect(doc.slack!.channel).toBe(slack.imChannelId(ownerSlack));
   });
 
@@ -288,7 +297,8 @@ describe('channel bindings', () => {
       async () => dmText(slack, card!.channel, card!.ts).includes('Cancelled by') || undefined,
       'the card redrawn as cancelled',
     );
-    expect(buttons(card!)).toHaveLength(0);
+    // No Claim any more; View in inbox stays.
+    expect(buttons(card!).map((b: any) => b.action_id)).toEqual(['handoff_open_inbox']);
     await press(relay, stale);
     await waitForExplanation(slack, stale.responseUrl!, /cancelled before anyone claimed it\. Nothing was changed/);
     expect(await threadDoc(relay, id)).toMatchObject({ status: 'cancelled', claimed_by: null, to: 'role:frontend' });

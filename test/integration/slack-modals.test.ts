@@ -84,7 +84,7 @@ describe('Decline', () => {
       await submit(relay, { user: RECIPIENT, view, values: { decline_reason: { reason: 'twice' } } }),
     );
     expect(again.errors.decline_reason).toMatch(
-      /is now declined \(by recipient@acme via Slack .*\) since this form was opened/,
+      /is now declined \(by recipient@acme via Slack, <!date\^\d+\^.*\) since this form was opened/,
     );
     expect(await threadDoc(relay, dm.threadId)).toMatchObject({
       decline_reason: 'Out of scope for <!channel> this sprint',
@@ -101,7 +101,7 @@ describe('Decline', () => {
     );
     expect(answer.response_action).toBe('errors');
     expect(answer.errors.decline_reason).toMatch(
-      /is now cancelled \(by sender@acme via A2A .*\) since this form was opened\. Nothing was changed/,
+      /is now cancelled \(by sender@acme via A2A, <!date\^\d+\^.*\) since this form was opened\. Nothing was changed/,
     );
     expect(await threadDoc(relay, dm.threadId)).toMatchObject({ status: 'cancelled', decline_reason: null });
   });

@@ -41,6 +41,16 @@ describe('the next step of a pending handoff', () => {
     expect(nextTimerStep(doc, settings, 'UTC')).toBeNull();
   });
 
+  test('a question its recipient answered is neither reminded nor escalated, only expires', () => {
+    const answered = pending({ answered_at: new Date(T0.getTime() + H), answer_seq: 1 });
+    expect(nextTimerStep(answered, settings, 'UTC')).toEqual({ step: 'expire', due: new Date(T0.getTime() + 14 * D) });
+    // Answered after a reminder: no second one, no escalation.
+    const reminded = fire(pending(), 'remind-1', new Date(T0.getTime() + 4 * H));
+    expect(nextTimerStep({ ...reminded, answered_at: new Date(T0.getTime() + 5 * H) }, settings, 'UTC')!.step).toBe(
+      'expire',
+    );
+  });
+
   test('an inform is not escalated; a handoff token that runs out first expires it then', () => {
     const token = {
       expires_at: new Date(T0.getTime() + 7 * D),

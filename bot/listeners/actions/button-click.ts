@@ -6,6 +6,7 @@ import type { Relay } from '../../../relay-core/service/relay-service';
 import { TERMINAL_STATUSES, threadStatusSchema, type ThreadStatus } from '../../../relay-core/domain/schemas';
 import { safeJson } from '../safe-json';
 import { BLOCK_IDS } from '../../blocks/handoff-dm';
+import { slackDate } from '../../blocks/mrkdwn';
 
 export type ButtonArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs;
 
@@ -15,7 +16,9 @@ const buttonValueSchema = z.object({ t: z.uuid(), s: threadStatusSchema });
 export type ClickRule =
   | { who: 'recipient'; verb: string; from: readonly ThreadStatus[] }
   | { who: 'participant' }
-  | { who: 'sender'; verb: string; from: readonly ThreadStatus[] };
+  | { who: 'sender'; verb: string; from: readonly ThreadStatus[] }
+  /** The lead the handoff was escalated to (an escalation DM's Nudge and Reassign). */
+  | { who: 'escalation-lead'; verb: string; from: readonly ThreadStatus[] };
 
 export interface CheckedClick {
   thread: ThreadDoc;
@@ -47,7 +50,7 @@ export function historyLine(thread: ThreadDoc): string {
   const last = thread.status_history[thread.status_history.length - 1];
   if (!last) return `is now ${thread.status}`;
   const via = last.via === 'slack' ? 'Slack' : last.via.toUpperCase();
-  return `is now ${thread.status} (by ${last.by} via ${via} at ${last.at.toISOString()})`;
+  return `is now ${thread.status} (by ${last.by} via ${via}, ${slackDate(last.at)})`;
 }
 
 // The checks: a value we recognise, a thread that exists, a message that is not an out-of-date copy of the DM, a
@@ -104,6 +107,16 @@ export async function checkClick(
   if (rule.who === 'sender' && thread.from !== actor.handle) {
     await explain(args, `Only the sender (${thread.from}) can ${rule.verb} this handoff. Nothing was changed.`);
     return null;
+  }
+  if (rule.who === 'escalation-lead') {
+    const to = thread.timers?.escalated_to;
+    if (to?.kind !== 'lead' || to.handle !== actor.handle) {
+      await explain(
+        args,
+        `Only the lead this handoff was escalated to${to?.kind === 'lead' && to.handle ? ` (${to.handle})` : ''} can ${rule.verb} it from here. Nothing was changed.`,
+      );
+      return null;
+    }
   }
   if (rule.who === 'participant' && thread.to !== actor.handle && thread.from !== actor.handle) {
     await explain(args, `Only ${thread.from} and ${thread.to} can reply on this handoff. Nothing was changed.`);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { RelayError } from '../../../relay-core/domain/errors';
 import type { Relay } from '../../../relay-core/service/relay-service';
+import { slackDate } from '../../blocks/mrkdwn';
 import { explain, type ButtonArgs } from './button-click';
 import { safeJson } from '../safe-json';
 
@@ -31,14 +32,22 @@ export function claimButton({ claims, reads, teammates }: ClaimButtonDeps) {
     if (thread.claimed_by === actor.handle) {
       return explain(
         args,
-        `You already claimed this handoff (at ${thread.claimed_at?.toISOString()}); its DM with Accept and Decline is yours. Nothing was changed.`,
+        `You already claimed this handoff (${thread.claimed_at ? slackDate(thread.claimed_at) : 'earlier'}); its DM with Accept and Decline is yours. Nothing was changed.`,
       );
     }
     try {
       await claims.claim(actor, threadId, 'slack');
     } catch (error) {
-      if (error instanceof RelayError)
+      if (error instanceof RelayError) {
+        // Who claimed it first, at a time Slack shows in the reader's own zone.
+        const latest = error.code === 'invalid_transition' ? await reads.threadById(threadId) : null;
+        if (latest?.claimed_by && latest.claimed_at)
+          return explain(
+            args,
+            `Already claimed by ${latest.claimed_by} ${slackDate(latest.claimed_at)}. Nothing was changed.`,
+          );
         return explain(args, `${error.message.replace(/\.$/, '')}. Nothing was changed.`);
+      }
       throw error;
     }
     await explain(

@@ -14,7 +14,14 @@ import { handToAgentButton, stopAgentButton, type RunButtonDeps } from './run-bu
 import { homePageButton } from './home-page-button';
 import { modalButton, type ModalButtonDeps } from './modal-button';
 import { TIMER_ACTION_IDS } from '../../blocks/timer-action-ids';
-import { reassignButton, resendButton, snoozeButton, type TimerButtonDeps } from './timer-buttons';
+import {
+  escalationNudgeButton,
+  escalationReassignButton,
+  reassignButton,
+  resendButton,
+  snoozeButton,
+  type TimerButtonDeps,
+} from './timer-buttons';
 
 export function registerActions(
   app: App,
@@ -50,4 +57,10 @@ export function registerActions(
   app.action(TIMER_ACTION_IDS.snoozeWeek, snoozeButton(deps, TIMER_ACTION_IDS.snoozeWeek));
   app.action(TIMER_ACTION_IDS.reassign, reassignButton(deps));
   app.action(TIMER_ACTION_IDS.resend, resendButton(deps));
+  // A lead's escalation DM: Nudge, Reassign, and Open (a link, acked only).
+  app.action(TIMER_ACTION_IDS.escalationNudge, escalationNudgeButton(deps));
+  app.action(TIMER_ACTION_IDS.escalationReassign, escalationReassignButton(deps));
+  app.action(TIMER_ACTION_IDS.escalationOpen, async ({ ack }) => {
+    await ack();
+  });
 }

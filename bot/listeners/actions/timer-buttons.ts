@@ -5,6 +5,7 @@ import type { HandoffTimers } from '../../../relay-core/service/handoff-timers';
 import type { Relay } from '../../../relay-core/service/relay-service';
 import { slackDate } from '../../blocks/mrkdwn';
 import { SNOOZE_BY_ACTION } from '../../blocks/timer-action-ids';
+import { leadNudgeNotice } from '../../blocks/timer-notices';
 import { reassignModal } from '../../views/reassign-modal';
 import { checkClick, explain, type ButtonArgs } from './button-click';
 
@@ -49,6 +50,56 @@ export function reassignButton({ reads, teammates }: TimerButtonDeps) {
       { reads, teammates },
       args,
       { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] },
+      { notice: true },
+    );
+    if (!click) return;
+    const recipient = click.thread.status === 'unclaimed' ? null : await teammates.get(click.thread.to);
+    await args.client.views.open({
+      trigger_id: args.body.trigger_id,
+      view: reassignModal(click.thread, recipient?.name ?? click.thread.to),
+    });
+  };
+}
+
+/** Nudge on a lead's escalation DM: a reply under the recipient's DM saying who nudges them, so Slack notifies them. */
+export function escalationNudgeButton({ reads, teammates, links }: TimerButtonDeps & { links: Relay['links'] }) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(
+      { reads, teammates },
+      args,
+      { who: 'escalation-lead', verb: 'nudge the recipient of', from: ['pending'] },
+      { notice: true },
+    );
+    if (!click) return;
+    const { thread, actor } = click;
+    const recipient = await teammates.get(thread.to);
+    if (!thread.slack || !recipient?.slack_user_id) {
+      await explain(
+        args,
+        `${thread.to} has no Slack DM for this handoff, so there is nobody to nudge here. Nothing was sent.`,
+      );
+      return;
+    }
+    const sender = await teammates.get(thread.from);
+    const inboxUrl = links.url(thread._id, thread.to);
+    await args.client.chat.postMessage({
+      channel: thread.slack.channel,
+      thread_ts: thread.slack.ts,
+      ...leadNudgeNotice({ thread, sender, recipient, inboxUrl }, actor),
+    });
+    await explain(args, `Nudged <@${recipient.slack_user_id}>: a reminder from you is under their DM of this handoff.`);
+  };
+}
+
+/** Reassign on a lead's escalation DM: the same modal, and the same use case, as the sender's Reassign. */
+export function escalationReassignButton({ reads, teammates }: TimerButtonDeps) {
+  return async (args: ButtonArgs): Promise<void> => {
+    await args.ack();
+    const click = await checkClick(
+      { reads, teammates },
+      args,
+      { who: 'escalation-lead', verb: 'reassign', from: ['pending', 'unclaimed'] },
       { notice: true },
     );
     if (!click) return;
