@@ -16,6 +16,7 @@ h1{font-size:1.45em;line-height:1.25;margin:.4em 0}
 h2{font-size:1.15em;margin:1.2em 0 .4em}
 .meta{color:var(--muted);font-size:.9em}
 .card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:1em;margin:1em 0}
+.card>:first-child{margin-top:0}.card>:last-child{margin-bottom:0}
 .teammate{border-left:4px solid #ffb020}
 .said{font-size:.8em;color:var(--warn);font-weight:600;text-transform:uppercase;letter-spacing:.03em;margin:0 0 .3em}
 .text{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0}

@@ -74,7 +74,9 @@ interface Layout {
 
 export function layout(view: Layout, body: string): string {
   const nav = view.viewer
-    ? `<nav aria-label="Inbox">${(['waiting', 'sent', 'received', 'claimable', 'approvals'] as const)
+    ? `<nav id="nav" data-live="nav" aria-label="Inbox">${(
+        ['waiting', 'sent', 'received', 'claimable', 'approvals'] as const
+      )
         .map((name) => {
           const count = view.counts?.[name];
           return `<a href="/inbox?list=${name}"${view.current === name ? ' aria-current="page"' : ''}>${h(LIST_TITLES[name])}${count ? ` <span class="count" aria-label="${count} ${count === 1 ? 'handoff' : 'handoffs'}">${count}</span>` : ''}</a>`;
@@ -84,7 +86,7 @@ export function layout(view: Layout, body: string): string {
     : '';
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<meta name="referrer" content="no-referrer"><title>${h(view.title)} · handoff-relay</title>` +
+    `<meta name="referrer" content="same-origin"><title>${h(view.title)} · handoff-relay</title>` +
     `<link rel="stylesheet" href="/inbox/app.css"><script src="/inbox/app.js" defer></script></head>` +
     `<body${view.watch ? ` data-watch="${h(view.watch)}"` : ''}><header class="top"><a class="brand" href="/inbox">handoff-relay inbox</a>${nav}</header>` +
     `<main id="main">${body}</main></body></html>`
@@ -361,7 +363,7 @@ export function threadPage(view: ThreadPageView): string {
   const parts: string[] = [
     `<p class="meta">Handoff from ${h(sender.name)} (${h(sender.handle)}) to ${h(recipient.name)} (${h(recipient.handle)})</p>`,
     `<h1>${h(thread.summary.length > 140 ? `${thread.summary.slice(0, 139)}…` : thread.summary)}</h1>`,
-    `<p>${badge(thread.status)} <span class="meta">${h(STATUS_WORDS[thread.status])} · ${h(INTENT[thread.intent])} · sent ${time(thread.created_at)}</span></p>`,
+    `<p>${badge(thread.status)} <span class="meta">${STATUS_WORDS[thread.status] === thread.status ? '' : `${h(STATUS_WORDS[thread.status])} · `}${h(INTENT[thread.intent])} · sent ${time(thread.created_at)}</span></p>`,
     `<section class="card teammate" aria-label="The handoff">${words(sender.handle, thread.summary)}`,
   ];
   if (thread.question) parts.push(`<h2>Question</h2>${words(sender.handle, thread.question)}`);

@@ -119,7 +119,8 @@ function securityHeaders(res: Response): void {
   res.setHeader('Content-Security-Policy', INBOX_CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Referrer-Policy', 'no-referrer');
+  // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the pages' own form posts.
+  res.setHeader('Referrer-Policy', 'same-origin');
   res.setHeader('Cache-Control', 'no-store');
 }
 
