@@ -412,3 +412,122 @@ describe('on a relay served over https, with a small sign-in limit', () => {
     expect(good.status).toBe(429);
   });
 });
+
+describe('approvals and claims from the page', () => {
+  const POLICY = `
+rules:
+  - id: held-create
+    match: { action: handoff.create, recipient: { handle: held@acme } }
+    effect: require_approval
+    approvers: [gate@acme]
+  - id: held-accept
+    match: { action: handoff.accept, recipient: { handle: gated@acme } }
+    effect: require_approval
+    approvers: [gate@acme]
+`;
+  let gate: string;
+  let held: string;
+  let gated: string;
+
+  beforeAll(async () => {
+    gate = await relay.register({ handle: 'gate@acme', name: 'Gate Keeper' });
+    held = await relay.register({ handle: 'held@acme' });
+    gated = await relay.register({ handle: 'gated@acme' });
+    const applied = await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: POLICY });
+    expect(applied.status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await relay.rest('PUT', '/admin/policy', relay.adminKey, { source: 'rules: []\n' });
+  });
+
+  test('an approver finds a held handoff in Approvals for me, sees the thread, must give a reason to reject, approves', async () => {
+    const created = await relay.rpc(alice, 'message/send', {
+      recipient: 'held@acme',
+      intent: 'inform',
+      message: { parts: [{ text: 'Held until the gate approves' }] },
+    });
+    const id = created.body.result.task_id as string;
+    const cookie = await signIn(gate);
+    const list = (await get('/inbox?list=approvals', cookie)).html;
+    expect(list).toContain(`href="/inbox/${id}"`);
+    expect(list).toContain('alice@acme asks to handoff.create');
+    const page = await get(`/inbox/${id}`, cookie);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Held until the gate approves');
+    expect(page.html).toContain('you are an approver');
+    const approveAction = /action="(\/inbox\/approvals\/[^"]+\/approve)"/.exec(page.html)![1]!;
+    const rejectAction = approveAction.replace(/approve$/, 'reject');
+    const noReason = await post(rejectAction, { csrf: csrfIn(page.html), reason: '' }, { cookie });
+    expect(noReason.status).toBe(400);
+    expect(await noReason.text()).toContain('Write why you reject it first');
+    // Not an approver: refused in words, nothing decided.
+    const bobCookie = await signIn(bob);
+    const notYours = await post(
+      approveAction,
+      { csrf: csrfIn((await get('/inbox', bobCookie)).html) },
+      { cookie: bobCookie },
+    );
+    expect(notYours.status).toBe(404);
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result.status).toBe('awaiting_approval');
+
+    const approved = await post(approveAction, { csrf: csrfIn(page.html) }, { cookie });
+    expect(approved.status).toBe(303);
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result.status).toBe('pending');
+    expect((await get('/inbox?list=waiting', await signIn(held))).html).toContain('Held until the gate approves');
+    // Decided: it leaves the approver's list, and a second vote is refused in words.
+    expect((await get('/inbox?list=approvals', cookie)).html).not.toContain(`href="/inbox/${id}"`);
+    const again = await post(approveAction, { csrf: csrfIn(page.html) }, { cookie });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('Nothing was changed');
+  });
+
+  test('an accept a policy holds says who must approve it; the approver’s Approve applies it', async () => {
+    const created = await relay.rpc(alice, 'message/send', {
+      recipient: 'gated@acme',
+      intent: 'inform',
+      message: { parts: [{ text: 'Accept needs the gate' }] },
+    });
+    const id = created.body.result.task_id as string;
+    const cookie = await signIn(gated);
+    const page = (await get(`/inbox/${id}`, cookie)).html;
+    const accept = await post(`/inbox/${id}/accept`, { csrf: csrfIn(page), shown: 'pending' }, { cookie });
+    expect(accept.status).toBe(202);
+    const html = await accept.text();
+    expect(html).toContain('Held for approval');
+    expect(html).toContain('gate@acme');
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result.status).toBe('pending');
+
+    const gateCookie = await signIn(gate);
+    const gatePage = (await get(`/inbox/${id}`, gateCookie)).html;
+    const approveAction = /action="(\/inbox\/approvals\/[^"]+\/approve)"/.exec(gatePage)![1]!;
+    expect((await post(approveAction, { csrf: csrfIn(gatePage) }, { cookie: gateCookie })).status).toBe(303);
+    const { body } = await relay.rpc(alice, 'tasks/get', { task_id: id });
+    expect(body.result.status).toBe('accepted');
+    expect(body.result.status_history.at(-1)).toMatchObject({ status: 'accepted', by: 'gated@acme', via: 'web' });
+  });
+
+  test('a routed handoff is listed for its candidates; Claim makes it yours; the other candidate no longer sees it', async () => {
+    const ana = await relay.register({ handle: 'ana@acme', role: 'designer' });
+    const ben = await relay.register({ handle: 'ben@acme', role: 'designer' });
+    const created = await relay.rpc(alice, 'message/send', {
+      recipient: 'role:designer',
+      intent: 'inform',
+      message: { parts: [{ text: 'Any designer: new empty states' }] },
+    });
+    const id = created.body.result.task_id as string;
+    expect((await relay.rpc(alice, 'tasks/get', { task_id: id })).body.result.status).toBe('unclaimed');
+    const anaCookie = await signIn(ana);
+    const benCookie = await signIn(ben);
+    expect((await get('/inbox?list=claimable', anaCookie)).html).toContain('Any designer: new empty states');
+    const page = (await get(`/inbox/${id}`, anaCookie)).html;
+    expect(page).toContain('>Claim it</button>');
+    expect(page).not.toContain('>Accept</button>');
+    expect((await post(`/inbox/${id}/claim`, { csrf: csrfIn(page) }, { cookie: anaCookie })).status).toBe(303);
+    const { body } = await relay.rpc(alice, 'tasks/get', { task_id: id });
+    expect(body.result).toMatchObject({ status: 'pending', recipient: { handle: 'ana@acme' } });
+    expect((await get(`/inbox/${id}`, anaCookie)).html).toContain('>Accept</button>');
+    expect((await get(`/inbox/${id}`, benCookie)).status).toBe(404);
+    expect((await get('/inbox?list=claimable', benCookie)).html).not.toContain('Any designer');
+  });
+});
