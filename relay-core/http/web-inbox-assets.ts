@@ -46,7 +46,7 @@ pre.code{white-space:pre-wrap;background:var(--soft);padding:.6em;border-radius:
 label{display:block;font-weight:600;margin:.2em 0}
 textarea,input[type=text]{width:100%;font:inherit;padding:.5em;border:1px solid #9aa0a6;border-radius:6px}
 textarea{min-height:5em;resize:vertical}
-button{font:inherit;font-weight:600;padding:.45em 1em;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;margin-top:.4em}
+button{white-space:nowrap;overflow-wrap:normal;font:inherit;font-weight:600;padding:.45em 1em;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;margin-top:.4em}
 button.secondary{background:#fff;color:var(--accent)}
 button.danger{background:#fff;color:var(--bad);border-color:var(--bad)}
 button.link{background:none;border:none;color:var(--accent);padding:0;margin:0;font-weight:400;text-decoration:underline}

@@ -216,6 +216,16 @@ test('a form posted from another site is refused and changes nothing', async () 
   await page.getByText('This form was sent from another site, so nothing was changed.').waitFor();
   const { body } = await relay.rpc(alice, 'tasks/get', { task_id: target });
   expect(body.result.status).toBe('pending');
+
+  // The same action from the page itself, with a field left empty: refused in words, on the page.
+  await page.goto(`${relay.url}/inbox/${target}`);
+  await page.getByRole('button', { name: 'Decline' }).click();
+  await page.getByRole('alert').filter({ hasText: 'The reason to decline: write something first' }).waitFor();
+  await shot(page, 'thread-refused-desktop');
+  expect((await relay.rpc(alice, 'tasks/get', { task_id: target })).body.result.status).toBe('pending');
+  await page.goto(`${relay.url}/inbox/sessions`);
+  await page.getByText('(this browser)').waitFor();
+  await shot(page, 'sessions-desktop');
 });
 
 test('someone who is not in the thread gets a 404 page', async () => {
