@@ -264,6 +264,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     uses: deps.uses,
     publicUrl: links.publicUrl,
     signInLimiter: deps.signInLimiter,
+    changeLimiter: deps.rateLimiter,
     events: deps.events,
     log,
   });

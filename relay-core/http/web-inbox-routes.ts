@@ -13,7 +13,7 @@ import { LIMITS, THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';
 import { TRANSITIONS } from '../domain/thread-lifecycle';
 import { constantTimeEqual } from '../ops/api-keys';
 import type { RateLimiter } from '../ops/rate-limiter';
-import type { EventFeed } from '../service/event-feed';
+import { CURSOR_PATTERN, type EventFeed } from '../service/event-feed';
 import type { Relay } from '../service/relay-service';
 import type { WebSession } from '../service/web-sessions';
 import { approvalView, type ApprovalView, type ListItem } from '../service/wire-views';
@@ -55,6 +55,8 @@ export interface WebInboxDeps {
   publicUrl: string;
   /** Sign-in attempts per client address. */
   signInLimiter?: RateLimiter;
+  /** Changes per teammate: the same limit (and count) as their JSON-RPC calls. */
+  changeLimiter?: RateLimiter;
   events?: { feed: EventFeed; streams: OpenEventStreams };
   log: Logger;
 }
@@ -232,6 +234,20 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     }
   }
 
+  /** Counts one change against the teammate's limit; answers 429 (and returns false) past it. */
+  async function limitChanges(res: Response, session: WebSession): Promise<boolean> {
+    try {
+      await deps.changeLimiter?.consume(session.agent.handle);
+      return true;
+    } catch (error) {
+      if (!(error instanceof RelayError) || error.code !== 'rate_limited') throw error;
+      const ms = (error.details as { retry_after_ms?: number } | undefined)?.retry_after_ms ?? 60_000;
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(ms / 1_000))));
+      refuse(res, 429, 'Too many changes', `${error.message}. Nothing was changed.`, viewerOf(session));
+      return false;
+    }
+  }
+
   app.get('/inbox/app.css', (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.type('text/css').send(INBOX_CSS);
@@ -312,17 +328,19 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     const found = await sessionOf(req);
     if (!found) throw new RelayError('unauthenticated', 'Sign in to the web inbox first');
     if (!deps.events || !signal) throw new RelayError('method_not_found', 'This relay serves no event stream');
-    const from = await deps.events.feed.start(found.session.agent.handle, undefined, 'query.since');
-    await streamEvents(
-      req,
-      res,
-      { ...deps.events, log: deps.log },
-      found.session.agent.handle,
-      from,
-      100,
-      signal,
-      false,
-    );
+    // A reconnecting EventSource sends the last event id it saw: resume there, so nothing that happened meanwhile is
+    // missed (anything else that is not a cursor starts from now).
+    const handle = found.session.agent.handle;
+    const last = req.get('last-event-id')?.trim();
+    const from = await deps.events.feed
+      .start(handle, last !== undefined && CURSOR_PATTERN.test(last) ? last : undefined, 'header.last-event-id')
+      .catch((error: unknown) => {
+        // A cursor from before the log was cleared (or another relay's): from now, rather than a stream that fails.
+        if (error instanceof RelayError && error.code === 'invalid_params')
+          return deps.events!.feed.start(handle, undefined, 'header.last-event-id');
+        throw error;
+      });
+    await streamEvents(req, res, { ...deps.events, log: deps.log }, handle, from, 100, signal, false);
   });
 
   app.get('/inbox', async (req, res) => {
@@ -513,6 +531,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     if (!session) return;
     const id = String(req.params.approval_id);
     const decision = req.params.decision;
+    if (!(await limitChanges(res, session))) return;
     if (!APPROVAL_ID_PATTERN.test(id) || (decision !== 'approve' && decision !== 'reject'))
       return res
         .status(404)
@@ -553,6 +572,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     if (!session) return;
     const id = THREAD_ID.test(req.params.thread_id) ? req.params.thread_id.toLowerCase() : null;
     const action = req.params.action as ActionName;
+    if (!(await limitChanges(res, session))) return;
     if (!id || !Object.hasOwn(ACTION_FORMS, action))
       return res
         .status(404)

@@ -3,6 +3,7 @@
 // through the same use cases as JSON-RPC, refusing bad input in words and changing nothing.
 import { TestClock } from '../helpers/test-clock';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { SseStream } from '../helpers/sse-client';
 
 const clock = new TestClock();
 let relay: TestRelay;
@@ -231,6 +232,31 @@ test('pages are strict: CSP allows only the relay’s own script and style; the 
   expect((await fetch(`${relay.url}/inbox/app.css`)).headers.get('content-type')).toMatch(/text\/css/);
 });
 
+test('the pages’ event stream: the session’s own events, unnamed, resuming after Last-Event-ID; none without a session', async () => {
+  const id = await newHandoff('Stream me');
+  const anonymous = await SseStream.open(`${relay.url}/inbox/events`);
+  expect(anonymous.status).toBe(401);
+  const cookie = await signIn(bob);
+  const stream = await SseStream.open(`${relay.url}/inbox/events`, { headers: { cookie } });
+  expect(stream.status).toBe(200);
+  await relay.rpc(alice, 'message/send', { task_id: id, message: { parts: [{ text: 'ping' }] } });
+  const [first] = await stream.waitFor(1, 'the message event');
+  stream.close();
+  // Unnamed, so the page's EventSource.onmessage hears it; the thread it is about is in its data.
+  expect(first!.event).toBe('message');
+  expect(JSON.parse(first!.data)).toMatchObject({ type: 'thread.message', thread_id: id });
+
+  // What happened while the page was away arrives when its EventSource reconnects with the last id it saw.
+  await relay.rpc(alice, 'message/send', { task_id: id, message: { parts: [{ text: 'pong' }] } });
+  const resumed = await SseStream.open(`${relay.url}/inbox/events`, {
+    headers: { cookie, 'last-event-id': first!.id! },
+  });
+  const [next] = await resumed.waitFor(1, 'the event after the last one seen');
+  resumed.close();
+  expect(next!.id).not.toBe(first!.id);
+  expect(JSON.parse(next!.data)).toMatchObject({ type: 'thread.message', thread_id: id });
+});
+
 describe('a thread and its actions', () => {
   let bobCookie: string;
   let bobCsrf: string;
@@ -384,11 +410,46 @@ describe('on a relay served over https, with a small sign-in limit', () => {
   beforeAll(async () => {
     strict = await startTestRelay({
       name: 'web_inbox_https',
-      env: { RELAY_PUBLIC_URL: 'https://relay.example.com', RELAY_SIGN_IN_RATE_LIMIT_PER_MINUTE: '3' },
+      env: {
+        RELAY_PUBLIC_URL: 'https://relay.example.com',
+        RELAY_SIGN_IN_RATE_LIMIT_PER_MINUTE: '4',
+        RELAY_RATE_LIMIT_PER_MINUTE: '2',
+      },
     });
   });
   afterAll(async () => {
     await strict?.stop();
+  });
+
+  test('changes from the page count against the teammate’s own limit, the same as their JSON-RPC calls', async () => {
+    const sender = await strict.register({ handle: 'gina@acme' });
+    const key = await strict.register({ handle: 'hal@acme' });
+    const created = await strict.rpc(sender, 'message/send', {
+      recipient: 'hal@acme',
+      intent: 'inform',
+      message: { parts: [{ text: 'Count my replies' }] },
+    });
+    const id = created.body.result.task_id as string;
+    const origin = 'https://relay.example.com';
+    const signedIn = await post(
+      '/inbox/sign-in',
+      { token: tokenOf(await signInLink(key, strict)) },
+      { on: strict, origin },
+    );
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await (await fetch(`${strict.url}/inbox/${id}`, { headers: { cookie } })).text();
+    const reply = (text: string) =>
+      post(`/inbox/${id}/reply`, { csrf: csrfIn(page), body: text }, { on: strict, origin, cookie });
+    expect((await reply('one')).status).toBe(303);
+    expect((await reply('two')).status).toBe(303);
+    const third = await reply('three');
+    expect(third.status).toBe(429);
+    expect(await third.text()).toContain('Nothing was changed');
+    // The same count as the key's JSON-RPC calls.
+    const rpc = await strict.rpc(key, 'message/send', { task_id: id, message: { parts: [{ text: 'four' }] } });
+    expect(rpc.body.error.data?.code ?? rpc.body.error.message).toMatch(/rate_limited|Too many/);
+    const { body } = await strict.rpc(sender, 'tasks/get', { task_id: id });
+    expect(body.result.messages.map((m: { body: string }) => m.body)).toEqual(['one', 'two']);
   });
 
   test('the cookie is Secure, and sign-in attempts past the limit are refused with Retry-After', async () => {
@@ -397,6 +458,7 @@ describe('on a relay served over https, with a small sign-in limit', () => {
     const ok = await post('/inbox/sign-in', { token }, { on: strict, origin: 'https://relay.example.com' });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('set-cookie')).toContain('; Secure');
+    // The first test signed in once: this is the 2nd attempt, the guesses the 3rd and 4th, then the limit.
     await post('/inbox/sign-in', { token: 'guess' }, { on: strict, origin: 'https://relay.example.com' });
     await post('/inbox/sign-in', { token: 'guess' }, { on: strict, origin: 'https://relay.example.com' });
     const limited = await post(
