@@ -270,6 +270,8 @@ export interface ThreadActions {
   reply: boolean;
   cancel: boolean;
   claim: boolean;
+  /** Hand to my agent (accepting first when pending): the recipient's runner takes it (docs/agent-runner.md). */
+  agent: boolean;
   /** Pending approvals this viewer may decide. */
   approvals: ApprovalView[];
 }
@@ -294,10 +296,10 @@ function form(
   action: string,
   body: string,
   button: string,
-  opts: { inline?: boolean; kind?: string } = {},
+  opts: { inline?: boolean; kind?: string; bare?: boolean } = {},
 ): string {
   return (
-    `<form${opts.inline ? ' class="inline"' : ''} method="post" action="/inbox/${h(view.thread.thread_id)}/${action}">${csrfField(view.viewer)}` +
+    `<form${opts.inline ? ` class="inline${opts.bare ? ' bare' : ''}"` : ''} method="post" action="/inbox/${h(view.thread.thread_id)}/${action}">${csrfField(view.viewer)}` +
     `<input type="hidden" name="key" value="${h(view.formKey)}-${action}"><input type="hidden" name="shown" value="${h(view.thread.status)}">` +
     `${body}<button type="submit"${opts.kind ? ` class="${opts.kind}"` : ''}>${h(button)}</button></form>`
   );
@@ -321,7 +323,18 @@ function actionForms(view: ThreadPageView): string {
     parts.push(
       form(view, 'claim', '<p>This handoff was routed to a group you are in.</p>', 'Claim it', { inline: true }),
     );
-  if (a.accept) parts.push(form(view, 'accept', '', 'Accept', { inline: true }));
+  if (a.accept || a.agent) {
+    // Accept and Hand to my agent side by side: two forms in one row.
+    const accept = a.accept ? form(view, 'accept', '', 'Accept', { inline: true, bare: true }) : '';
+    const agent = a.agent
+      ? form(view, 'agent', '', a.accept ? 'Accept and hand to my agent' : 'Hand to my agent', {
+          inline: true,
+          bare: true,
+          kind: 'secondary',
+        })
+      : '';
+    parts.push(`<div class="row">${accept}${agent}</div>`);
+  }
   if (a.reply)
     parts.push(form(view, 'reply', field(view, 'reply', 'body', 'Reply'), 'Send reply', { kind: 'secondary' }));
   if (a.complete)

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { APPROVAL_ID_PATTERN, type ApprovalRecord } from '../domain/approval';
 import { isCandidate } from '../domain/claim';
+import { isFinishedRun } from '../domain/run';
 import type { AgentDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { LIMITS, THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';
@@ -46,6 +47,7 @@ export interface WebInboxDeps {
     | 'transitions'
     | 'messages'
     | 'claims'
+    | 'runs'
     | 'approvalDecisions'
     | 'approvalViews'
     | 'approvalRecords'
@@ -82,6 +84,7 @@ const required = (what: string, max: number) =>
     .max(max, `${what}: at most ${max} characters`);
 const ACTION_FORMS = {
   accept: z.object({ key: formKey }),
+  agent: z.object({ key: formKey }),
   claim: z.object({ key: formKey }),
   decline: z.object({ key: formKey, reason: required('The reason to decline', LIMITS.reason) }),
   cancel: z.object({
@@ -99,6 +102,7 @@ type ActionName = keyof typeof ACTION_FORMS;
 
 const DONE: Record<string, string> = {
   accept: 'Accepted. The sender and your Slack DM show it now.',
+  agent: 'Handed to your agent: your runner (handoff-relay agent) takes it next.',
   claim: 'Claimed: it is yours now. Accept it when you start.',
   decline: 'Declined. The sender was told why.',
   cancel: 'Cancelled. The recipient was told.',
@@ -143,7 +147,7 @@ function linkArtifacts(text: string | undefined): Array<{ type: 'link'; url: str
 }
 
 export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
-  const { webSessions, reads, transitions, messages, claims, approvalDecisions, approvalViews, approvalRecords } =
+  const { webSessions, reads, transitions, messages, claims, runs, approvalDecisions, approvalViews, approvalRecords } =
     deps.uses;
   const form = express.urlencoded({ extended: false, limit: '256kb', parameterLimit: 20 });
   const publicOrigin = new URL(deps.publicUrl).origin;
@@ -467,6 +471,11 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
       cancel: can('cancel'),
       reply: access.participant && ['pending', 'accepted'].includes(doc.status),
       claim: access.candidate,
+      agent:
+        access.participant &&
+        doc.to === agent.handle &&
+        (doc.status === 'pending' || doc.status === 'accepted') &&
+        !(doc.run && !isFinishedRun(doc.run.status)),
       approvals: access.approverOf
         .filter((r) => r.status === 'pending' && !r.approvals.some((v) => v.by === agent.handle))
         .map((r) => approvalView(doc._id, r)),
@@ -599,6 +608,24 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         case 'reply':
           await messages.append(agent, { thread_id: id, body: f.body!, payload: {}, artifacts: [] }, 'web', key);
           break;
+        case 'agent': {
+          // As tasks/update with run: true (and Slack's Hand to my agent): accept first when pending, then the run.
+          if (doc.status === 'pending') {
+            const answer = await transitions.transition(
+              agent,
+              { thread_id: id, transition: 'accept', ...(shown ? { expected_status: shown } : {}) },
+              'web',
+              key,
+            );
+            if (answer.accepted === false)
+              throw new RelayError(
+                'conflict',
+                `the acceptance checks refused it (${answer.result}: ${answer.reasons.join('; ')})`,
+              );
+          }
+          await runs.request(agent, id, 'web');
+          break;
+        }
         default: {
           const answer = await transitions.transition(
             agent,

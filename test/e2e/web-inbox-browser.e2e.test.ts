@@ -151,7 +151,7 @@ test('sign in, find the handoff waiting, accept, reply, complete; the phone sees
   await mobile.screenshot({ path: join(ARTIFACTS, 'thread-phone.png'), fullPage: true });
   expect(await mobile.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
 
-  await page.getByRole('button', { name: 'Accept' }).click();
+  await page.getByRole('button', { name: 'Accept', exact: true }).click();
   await page.getByRole('status').filter({ hasText: 'Accepted.' }).waitFor();
   await page.locator('.badge.accepted').first().waitFor();
   await mobile.locator('#thread .badge.accepted').first().waitFor();
@@ -172,7 +172,7 @@ test('sign in, find the handoff waiting, accept, reply, complete; the phone sees
 
   await page.getByLabel('What was done').fill('Mobile app 4.2 reads next_cursor; offset removed from the client.');
   await page.getByLabel('Links (optional)').fill('https://example.com/mobile/pull/812');
-  await page.getByRole('button', { name: 'Complete' }).click();
+  await page.getByRole('button', { name: 'Complete', exact: true }).click();
   await page.getByText('Completed. The sender was told').waitFor();
   await mobile.locator('#thread .badge.completed').first().waitFor();
   await mobile.getByText('Mobile app 4.2 reads next_cursor').waitFor();
@@ -219,7 +219,7 @@ test('a form posted from another site is refused and changes nothing', async () 
 
   // The same action from the page itself, with a field left empty: refused in words, on the page.
   await page.goto(`${relay.url}/inbox/${target}`);
-  await page.getByRole('button', { name: 'Decline' }).click();
+  await page.getByRole('button', { name: 'Decline', exact: true }).click();
   await page.getByRole('alert').filter({ hasText: 'The reason to decline: write something first' }).waitFor();
   await shot(page, 'thread-refused-desktop');
   expect((await relay.rpc(alice, 'tasks/get', { task_id: target })).body.result.status).toBe('pending');

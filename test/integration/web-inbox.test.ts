@@ -303,6 +303,21 @@ describe('a thread and its actions', () => {
     expect(body.result.status_history.map((s: { via: string }) => s.via)).toEqual(['a2a', 'web', 'web']);
   });
 
+  test('Accept and hand to my agent accepts and queues a run for the recipient’s runner, as tasks/update run: true does', async () => {
+    const id = await newHandoff();
+    const page = (await get(`/inbox/${id}`, bobCookie)).html;
+    expect(page).toContain('>Accept and hand to my agent</button>');
+    const answer = await post(`/inbox/${id}/agent`, { csrf: bobCsrf, shown: 'pending' }, { cookie: bobCookie });
+    expect(answer.status).toBe(303);
+    const doc = (await relay.relay.reads.threadById(id))!;
+    expect(doc.status).toBe('accepted');
+    expect(doc.run).toMatchObject({ status: 'queued' });
+    const after = (await get(`/inbox/${id}?done=agent`, bobCookie)).html;
+    expect(after).toContain('Handed to your agent');
+    // While the run is open there is nothing more to hand over.
+    expect(after).not.toMatch(/[Hh]and to my agent<\/button>/);
+  });
+
   test('each action refuses bad input with a message and changes nothing', async () => {
     const id = await newHandoff();
     const cases: Array<[string, Record<string, string>, number, string]> = [
