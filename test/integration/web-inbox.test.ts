@@ -1,6 +1,9 @@
 // The web inbox over HTTP against a real relay: one-time sign-in links (single use, expiry, rate limit), the session
 // cookie (attributes, rotation, revoke), CSRF and cross-site refusals, a non-participant's 404, and each action
 // through the same use cases as JSON-RPC, refusing bad input in words and changing nothing.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { TestClock } from '../helpers/test-clock';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { SseStream } from '../helpers/sse-client';
@@ -100,6 +103,30 @@ test('a sign-in link shows who it signs in without using it, then works exactly 
   expect(second.status).toBe(410);
   expect(await second.text()).toContain('This sign-in link is used, expired or not one this relay issued');
   expect((await get(link)).status).toBe(410);
+});
+
+test('JSON-RPC inbox/sign_in_link gives the caller a link of their own; unknown params are refused', async () => {
+  const { body } = await relay.rpc(bob, 'inbox/sign_in_link', {});
+  expect(body.error).toBeUndefined();
+  const url = new URL(body.result.url as string);
+  expect((await get(`${url.pathname}${url.search}`)).html).toContain('Sign in as bob@acme');
+  const bad = await relay.rpc(bob, 'inbox/sign_in_link', { handle: 'alice@acme' });
+  expect(bad.body.error.message).toContain('handle');
+  expect((await relay.rpc(undefined, 'inbox/sign_in_link', {})).status).toBe(401);
+});
+
+test('`handoff-relay open` prints a link for the teammate whose key it uses; a wrong key is refused in words', async () => {
+  const cli = join(__dirname, '..', '..', 'dist', 'scripts', 'cli.js');
+  const env = (key: string) => ({ PATH: process.env.PATH!, RELAY_URL: relay.url, RELAY_API_KEY: key });
+  const { stdout } = await promisify(execFile)('node', [cli, 'open'], { env: env(bob) });
+  expect(stdout).toContain('Open this link in your browser to sign in to your web inbox');
+  const url = new URL(/(https?:\/\/\S+\/inbox\/sign-in\?token=\S+)/.exec(stdout)![1]!);
+  expect((await get(`${url.pathname}${url.search}`)).html).toContain('Sign in as bob@acme');
+  const refused = await promisify(execFile)('node', [cli, 'open'], {
+    env: env(`hr_000000000000_${'A'.repeat(43)}`),
+  }).catch((error: { code: number; stderr: string }) => error);
+  expect(refused).toMatchObject({ code: 1 });
+  expect((refused as { stderr: string }).stderr).toContain('the relay refused');
 });
 
 test('two redemptions of one link at once sign in once', async () => {
