@@ -5,6 +5,7 @@ export const INBOX_CSS = `:root{--fg:#1d1d1f;--muted:#5f6368;--line:#d2d2d7;--bg
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:var(--fg);background:var(--soft);line-height:1.5;overflow-wrap:anywhere}
 a{color:var(--accent)}
+.skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5em 1em;z-index:1}.skip:focus{left:.5em}
 header.top{background:#fff;border-bottom:1px solid var(--line);padding:.6em 1em;display:flex;flex-wrap:wrap;gap:.4em 1em;align-items:center}
 header.top .brand{font-weight:700;text-decoration:none;color:var(--fg);margin-right:auto}
 header.top nav{display:flex;flex-wrap:wrap;gap:.2em .9em;align-items:center}

@@ -88,7 +88,7 @@ export function layout(view: Layout, body: string): string {
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<meta name="referrer" content="same-origin"><title>${h(view.title)} · handoff-relay</title>` +
     `<link rel="stylesheet" href="/inbox/app.css"><script src="/inbox/app.js" defer></script></head>` +
-    `<body${view.watch ? ` data-watch="${h(view.watch)}"` : ''}><header class="top"><a class="brand" href="/inbox">handoff-relay inbox</a>${nav}</header>` +
+    `<body${view.watch ? ` data-watch="${h(view.watch)}"` : ''}><a class="skip" href="#main">Skip to content</a><header class="top"><a class="brand" href="/inbox">handoff-relay inbox</a>${nav}</header>` +
     `<main id="main">${body}</main></body></html>`
   );
 }

@@ -151,7 +151,16 @@ test('sign in, find the handoff waiting, accept, reply, complete; the phone sees
   await mobile.screenshot({ path: join(ARTIFACTS, 'thread-phone.png'), fullPage: true });
   expect(await mobile.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
 
-  await page.getByRole('button', { name: 'Accept', exact: true }).click();
+  // Keyboard only: the first Tab reaches the skip link, more Tabs reach Accept, Enter presses it.
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+  let reached = false;
+  for (let i = 0; i < 40 && !reached; i += 1) {
+    await page.keyboard.press('Tab');
+    reached = await page.evaluate(() => document.activeElement?.textContent === 'Accept');
+  }
+  expect(reached).toBe(true);
+  await page.keyboard.press('Enter');
   await page.getByRole('status').filter({ hasText: 'Accepted.' }).waitFor();
   await page.locator('.badge.accepted').first().waitFor();
   await mobile.locator('#thread .badge.accepted').first().waitFor();
