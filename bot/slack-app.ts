@@ -39,6 +39,7 @@ export type SlackUses = Pick<
   | 'approvers'
   | 'approvalRecords'
   | 'approvalDecisions'
+  | 'webSessions'
 >;
 
 export interface SlackAppDeps extends SlackUses {

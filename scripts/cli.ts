@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=4
 // The handoff-relay command line: `start` (with local services when none are configured), `migrate`, `register`,
-// `invite`, `join`, `deliveries`, `policy`, `approvals`, `agent`, `rotate-key`, `audit`; `--help` on each (cli-help.ts).
+// `invite`, `join`, `deliveries`, `policy`, `approvals`, `agent`, `rotate-key`, `audit`, `open`; `--help` on each (cli-help.ts).
 import { join } from 'node:path';
 import { ConfigError, loadClientConfig, loadConfig } from '../relay-core/ops/config';
 import { ADMIN_KEY_FILE, readSecret } from './local-secrets';
@@ -12,7 +12,14 @@ import { migrateStore, SCHEMA_VERSION } from '../relay-core/store/migrate';
 import { POLICY_COMMAND, policyCommand } from './policy-command';
 import { APPROVALS_COMMAND, approvalsCommand } from './approvals-command';
 import { AGENT_COMMAND, agentCommand } from './agent/agent-command';
-import { AUDIT_COMMAND, ROTATE_KEY_COMMAND, auditCommand, rotateKeyCommand } from './teammate-commands';
+import {
+  AUDIT_COMMAND,
+  OPEN_COMMAND,
+  ROTATE_KEY_COMMAND,
+  auditCommand,
+  openCommand,
+  rotateKeyCommand,
+} from './teammate-commands';
 import { INVITE_COMMAND, JOIN_COMMAND, inviteCommand, joinCommand } from './invite-commands';
 import { UsageError, closest, commandHelp, overviewHelp, parseOptions, wantsHelp, type CommandSpec } from './cli-help';
 
@@ -92,6 +99,7 @@ const COMMANDS: CommandSpec[] = [
   AGENT_COMMAND,
   ROTATE_KEY_COMMAND,
   AUDIT_COMMAND,
+  OPEN_COMMAND,
 ];
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -276,6 +284,8 @@ async function main(): Promise<void> {
       return rotateKeyCommand(rest, { env: process.env, out, fail });
     case 'audit':
       return auditCommand(rest, { env: process.env, out, fail });
+    case 'open':
+      return openCommand(rest, { env: process.env, out, fail });
   }
 }
 

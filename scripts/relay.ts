@@ -236,6 +236,7 @@ export async function startRelay({
     publicUrl: config.publicUrl,
     log,
     tokenSecret: config.keyPepper,
+    webSessionTtlMs: config.webSessionTtlMs,
     policy: policyGate,
     approvalTimers: verifyJobs,
     feed,
@@ -505,6 +506,13 @@ export async function startRelay({
       durationSeconds: 60,
       counted: () => 'invitation redemptions from your address',
     });
+    const signInLimiter = redisRateLimiter({
+      redis: producer,
+      prefix: `${queuePrefix}:sign-in`,
+      points: config.signInRateLimitPerMinute,
+      durationSeconds: 60,
+      counted: () => 'web inbox sign-in attempts from your address',
+    });
     const httpApp = createHttpApp({
       uses: relay,
       adminKey: config.adminKey,
@@ -519,6 +527,7 @@ export async function startRelay({
       events: { feed, streams: eventStreams },
       invites,
       redeemLimiter,
+      signInLimiter,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

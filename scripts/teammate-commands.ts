@@ -1,4 +1,4 @@
-// `handoff-relay rotate-key` and `handoff-relay audit`: a teammate's own key and history, with its API key.
+// `handoff-relay rotate-key`, `audit` and `open`: a teammate's own key, history and web inbox, with its API key.
 import { loadClientConfig } from '../relay-core/ops/config';
 import type { AuditPage } from '../relay-core/service/audit-trail';
 import { parseOptions, type CommandSpec } from './cli-help';
@@ -23,6 +23,15 @@ export const AUDIT_COMMAND = {
     all: { type: 'boolean', description: 'walk every page' },
   },
   examples: ['RELAY_API_KEY=hr_… handoff-relay audit --limit 20', 'RELAY_API_KEY=hr_… handoff-relay audit --all'],
+  env: 'RELAY_URL, RELAY_API_KEY',
+} satisfies CommandSpec;
+
+export const OPEN_COMMAND = {
+  name: 'open',
+  summary: 'print a one-time link that signs a browser in to your web inbox (works once, for ten minutes)',
+  usage: ['open'],
+  options: {},
+  examples: ['RELAY_API_KEY=hr_… handoff-relay open'],
   env: 'RELAY_URL, RELAY_API_KEY',
 } satisfies CommandSpec;
 
@@ -86,4 +95,13 @@ export async function auditCommand(argv: string[], deps: TeammateCommandDeps): P
   if (printed === 0) deps.out('No events.\n');
   if (cursor && !values.all)
     deps.out(`More: handoff-relay audit --cursor ${cursor}${values.limit ? ` --limit ${values.limit}` : ''}\n`);
+}
+
+export async function openCommand(argv: string[], deps: TeammateCommandDeps): Promise<void> {
+  const { positionals } = parseOptions(OPEN_COMMAND.name, OPEN_COMMAND.options, argv);
+  if (positionals.length > 0) throw deps.fail(`open takes no arguments (handoff-relay open --help)`);
+  const answer = (await teammateCall(deps, 'POST', '/agents/me/web-link')) as { url: string; expires_at: string };
+  deps.out(
+    `Open this link in your browser to sign in to your web inbox (it works once, until ${answer.expires_at}):\n  ${answer.url}\n`,
+  );
 }

@@ -17,6 +17,7 @@ import {
   type SlackMessage,
 } from './block-kit';
 import { TIMER_ACTION_IDS } from './timer-action-ids';
+import { openWebInboxButton } from './web-inbox';
 import {
   escapeLine,
   escapeMrkdwn,
@@ -195,6 +196,7 @@ function actionButtons(input: DmInput, audience: DmAudience): SlackBlock {
     elements.push(button({ actionId: TIMER_ACTION_IDS.resend, text: 'Resend', style: 'primary', value }));
   }
   elements.push(button({ actionId: ACTION_IDS.openInbox, text: 'View in inbox', url: input.inboxUrl }));
+  elements.push(openWebInboxButton());
   return actions(elements, BLOCK_IDS.actions);
 }
 

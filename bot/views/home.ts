@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ListItem } from '../../relay-core/service/wire-views';
 import { ACTION_IDS } from '../blocks/handoff-dm';
 import { CLAIM_ACTION_IDS, claimButtonValue } from '../blocks/claim-card';
+import { openWebInboxBlock } from '../blocks/web-inbox';
 import { escapeMrkdwn, slackDate, textLength, truncate } from '../blocks/block-kit';
 
 // The builders carry the DM's Accept / Decline / Complete / Reply buttons (ACTION_IDS, value {"t","s"}), within Slack's limits.
@@ -162,6 +163,8 @@ export function homeView(input: HomeInput): HomeView {
       },
     );
   }
+  // Last, so the lists keep their place: the same lists, and actions on them, in the browser.
+  blocks.push({ type: 'divider' }, openWebInboxBlock());
   return { type: 'home', callback_id: 'handoff_home', blocks } as unknown as HomeView;
 }
 

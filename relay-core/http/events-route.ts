@@ -85,8 +85,9 @@ export interface EventsRouteDeps {
   pollMs?: number;
 }
 
-function sseEvent(event: FeedEvent): string {
-  return `id: ${event.cursor}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+/** One event as SSE; unnamed (a plain `message`, which a page's EventSource.onmessage hears) when `named` is false. */
+function sseEvent(event: FeedEvent, named = true): string {
+  return `id: ${event.cursor}\n${named ? `event: ${event.type}\n` : ''}data: ${JSON.stringify(event)}\n\n`;
 }
 
 export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
@@ -129,14 +130,16 @@ export function mountEventsRoute(app: Express, deps: EventsRouteDeps): void {
   });
 }
 
-async function streamEvents(
+/** Streams `handle`'s events after `from` until `signal` aborts (GET /events; the web inbox's /inbox/events, unnamed). */
+export async function streamEvents(
   _req: Request,
   res: Response,
-  deps: EventsRouteDeps,
+  deps: Omit<EventsRouteDeps, 'authenticate'>,
   handle: string,
   from: string,
   limit: number,
   signal: AbortSignal,
+  named = true,
 ): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -165,7 +168,7 @@ async function streamEvents(
       let more = false;
       try {
         const page = await deps.feed.read(handle, cursor, limit);
-        for (const event of page.events) await write(sseEvent(event));
+        for (const event of page.events) await write(sseEvent(event, named));
         cursor = page.cursor;
         more = page.events.length >= limit;
       } catch (error) {

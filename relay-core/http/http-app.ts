@@ -29,12 +29,13 @@ import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
 import type { EventFeed } from '../service/event-feed';
 import { mountEventsRoute, type OpenEventStreams } from './events-route';
+import { mountWebInbox } from './web-inbox-routes';
 
 // Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
 export interface HttpAppDeps {
   /** The use cases the routes and the JSON-RPC methods call. */
-  uses: MethodUseCases & ApprovalRouteDeps['uses'] & Pick<Relay, 'auditTrail' | 'links'>;
+  uses: MethodUseCases & ApprovalRouteDeps['uses'] & Pick<Relay, 'auditTrail' | 'links' | 'webSessions'>;
   adminKey: string;
   rateLimiter: RateLimiter;
   log: Logger;
@@ -57,6 +58,8 @@ export interface HttpAppDeps {
   invites?: Invites;
   /** Redemptions per client address (POST /invites/:id/redeem takes no key to count by). */
   redeemLimiter?: RateLimiter;
+  /** Web inbox sign-in attempts per client address (GET and POST /inbox/sign-in). */
+  signInLimiter?: RateLimiter;
 }
 
 /** The relay's own pages (/, /inbox…) run no script and load nothing from elsewhere. */
@@ -228,6 +231,12 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.json(await auditTrail.page(agent.handle, cursor, limit));
   });
 
+  // A one-time link that signs a browser in to the web inbox as the key's teammate (handoff-relay open).
+  app.post('/agents/me/web-link', async (req, res) => {
+    const agent = await authenticate(req);
+    res.status(201).json(await deps.uses.webSessions.issueLink(agent.handle, 'api'));
+  });
+
   app.get('/agents/me/block', async (req, res) => {
     const agent = await authenticate(req);
     res.json({ blocked: await teammates.blocks(agent.handle) });
@@ -249,6 +258,15 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   app.get('/agents', async (req, res) => {
     await authenticate(req);
     res.json({ teammates: await teammates.list(body(req, agentsQuery, 'query')) });
+  });
+
+  mountWebInbox(app, {
+    uses: deps.uses,
+    publicUrl: links.publicUrl,
+    signInLimiter: deps.signInLimiter,
+    changeLimiter: deps.rateLimiter,
+    events: deps.events,
+    log,
   });
 
   app.get('/inbox/:thread_id', async (req, res) => {
@@ -332,24 +350,12 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
             {
               href: '/inbox',
               text: '/inbox',
-              note: "each handoff's read-only page: the signed inbox_url its sender and recipient get",
+              note: 'the web inbox: sign in with a one-time link (handoff-relay open, or "Open web inbox" in Slack)',
             },
           ]
         : []),
     ];
     res.type('html').send(homePage({ version: RELAY_VERSION, checks: await readiness(), links }));
-  });
-
-  app.get('/inbox', (_req, res) => {
-    res.setHeader('Content-Security-Policy', PAGE_CSP);
-    res
-      .type('html')
-      .send(
-        inboxHelpPage(
-          '',
-          'Each handoff has its own page here: open the inbox_url its DM or its create answer gave you.',
-        ),
-      );
   });
 
   return app;

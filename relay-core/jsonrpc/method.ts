@@ -18,6 +18,7 @@ export type MethodUseCases = Pick<
   | 'drafts'
   | 'feed'
   | 'clock'
+  | 'webSessions'
 >;
 
 export interface MethodContext extends MethodUseCases {

@@ -258,6 +258,14 @@ async function approvalsGet(ctx: MethodContext, params: unknown): Promise<unknow
   return { approvals: await ctx.approvalViews.forThread(ctx.caller, thread) };
 }
 
+const signInLinkSchema = z.object({ ...ENVELOPE }).strict();
+
+/** A one-time web inbox sign-in link for the caller (as POST /agents/me/web-link and `handoff-relay open`). */
+async function inboxSignInLink(ctx: MethodContext, params: unknown): Promise<unknown> {
+  parseParams(signInLinkSchema, params ?? {});
+  return ctx.webSessions.issueLink(ctx.caller.handle, 'api');
+}
+
 async function agentsList(ctx: MethodContext, params: unknown): Promise<unknown> {
   const { metadata: _envelope, ...filters } = parseParams(agentsListSchema, params);
   return { teammates: await ctx.teammates.list(filters) };
@@ -271,4 +279,5 @@ export const WIRE_METHODS: Record<string, Method> = {
   'tasks/cancel': tasksCancel,
   'agents/list': agentsList,
   'approvals/get': approvalsGet,
+  'inbox/sign_in_link': inboxSignInLink,
 };

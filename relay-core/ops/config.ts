@@ -93,6 +93,13 @@ export const envSchema = z.object({
   RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  RELAY_SIGN_IN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  RELAY_WEB_SESSION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 90)
+    .default(24 * 7),
   RELAY_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   RELAY_WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   RELAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
@@ -319,6 +326,10 @@ export interface RelayConfig {
   rateLimitPerMinute: number;
   /** POST /invites/:id/redeem per client address per minute (the route takes no key to count by). */
   redeemRateLimitPerMinute: number;
+  /** Web inbox sign-in attempts (GET and POST /inbox/sign-in) per client address per minute. */
+  signInRateLimitPerMinute: number;
+  /** How long a web inbox session lasts from sign-in. */
+  webSessionTtlMs: number;
   /** A policy file (YAML) applied at start; without one the stored policy (or allow-all) stays in force. */
   policyFile?: string;
   logLevel: LogLevel;
@@ -410,6 +421,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     redeemRateLimitPerMinute: e.RELAY_REDEEM_RATE_LIMIT_PER_MINUTE,
+    signInRateLimitPerMinute: e.RELAY_SIGN_IN_RATE_LIMIT_PER_MINUTE,
+    webSessionTtlMs: e.RELAY_WEB_SESSION_HOURS * 3_600_000,
     ...(e.RELAY_POLICY_FILE ? { policyFile: e.RELAY_POLICY_FILE } : {}),
     logLevel: e.LOG_LEVEL,
     webhooks: { retryScheduleMs: e.RELAY_WEBHOOK_RETRY_SCHEDULE, allowPrivate: e.RELAY_WEBHOOK_ALLOW_PRIVATE },

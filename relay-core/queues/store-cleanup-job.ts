@@ -1,6 +1,7 @@
 // The `store-cleanup` job of the verify queue: what the store keeps for a while and then stops needing (idempotency
-// records a day after they were made, read markers of threads nobody opened for 90 days) is deleted by one job every
-// ten minutes, each kind by a range on its `age` index: what it reads is what has aged out, never the rest.
+// records a day after they were made, read markers of threads nobody opened for 90 days, web inbox sign-in links a
+// day after they expired and sessions 30 days after) is deleted by one job every ten minutes, each kind by a range on
+// its `age` index: what it reads is what has aged out, never the rest.
 import type { Queue } from 'bullmq';
 import type { Clock } from '../domain/clock';
 import type { MongoStore } from '../store/mongo-store';
@@ -16,6 +17,10 @@ export const KEEP_MS = {
   idempotency: DAY_MS,
   // What a participant has read of a thread nobody has opened for this long (its unread count starts over).
   thread_reads: 90 * DAY_MS,
+  // After it expired: a used or stale one-time sign-in link has nothing left to say.
+  web_sign_ins: DAY_MS,
+  // After it expired: the sessions page still lists a recently ended one.
+  web_sessions: 30 * DAY_MS,
 } as const;
 
 /** Sets up the repeating job unless Redis holds it already (a Redis that came back empty lost it: the sweeps call this). */
@@ -40,5 +45,12 @@ export async function cleanUp(store: MongoStore, now: Date): Promise<Record<keyo
   const before = (kind: keyof typeof KEEP_MS) => new Date(now.getTime() - KEEP_MS[kind]);
   const idempotency = await store.idempotency.deleteMany({ created_at: { $lte: before('idempotency') } });
   const reads = await store.threadReads.deleteMany({ at: { $lte: before('thread_reads') } });
-  return { idempotency: idempotency.deletedCount, thread_reads: reads.deletedCount };
+  const signIns = await store.web.signIns.deleteMany({ expires_at: { $lte: before('web_sign_ins') } });
+  const sessions = await store.web.sessions.deleteMany({ expires_at: { $lte: before('web_sessions') } });
+  return {
+    idempotency: idempotency.deletedCount,
+    thread_reads: reads.deletedCount,
+    web_sign_ins: signIns.deletedCount,
+    web_sessions: sessions.deletedCount,
+  };
 }

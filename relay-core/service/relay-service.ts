@@ -12,6 +12,7 @@ import type { HandoffTimers } from './handoff-timers';
 import { HANDOFF_TOKEN_TTL_MS, HandoffTokens } from './handoff-tokens';
 import { IdempotencyLedger } from './idempotency';
 import { InboxLinks } from './inbox-links';
+import { WebSessions } from './web-sessions';
 import { MessageAppender } from './message-append';
 import { Outbox } from './outbox';
 import { ApprovalRecords } from './approval-records';
@@ -58,6 +59,8 @@ export interface RelayDeps {
   runs?: Partial<RunSettings>;
   /** Arms a new thread's first timer step at create (handoff-timers.ts); without it the thread.created job does. */
   timers?: Pick<HandoffTimers, 'withFirstStep'>;
+  /** How long a web inbox session lasts (web-sessions.ts); a week by default. */
+  webSessionTtlMs?: number;
 }
 
 /**
@@ -93,6 +96,8 @@ export interface Relay {
   pushConfigs: PushConfigs;
   /** The A2A tasks waiting for their recipient (jsonrpc/a2a-methods.ts). */
   drafts: MongoStore['drafts'];
+  /** The web inbox's sign-in links and sessions. */
+  webSessions: WebSessions;
 }
 
 export function createRelay(deps: RelayDeps): Relay {
@@ -212,6 +217,14 @@ export function createRelay(deps: RelayDeps): Relay {
     approvalSweep,
     pushConfigs: new PushConfigs(store),
     drafts: store.drafts,
+    webSessions: new WebSessions({
+      store: store.web,
+      teammates,
+      pepper: tokenSecret,
+      publicUrl: deps.publicUrl,
+      clock,
+      sessionTtlMs: deps.webSessionTtlMs ?? 7 * 24 * 3_600_000,
+    }),
   };
 }
 

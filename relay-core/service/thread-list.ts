@@ -12,6 +12,8 @@ export interface ListRequest {
   since?: Date;
   limit: number;
   cursor?: string;
+  /** Oldest first (the web inbox's "Waiting for me"); newest first otherwise. */
+  oldestFirst?: boolean;
 }
 
 export interface ThreadPage {
@@ -33,6 +35,7 @@ export async function listThreads(
     ...(request.status?.length ? { statuses: request.status } : {}),
     ...(request.since ? { since: request.since } : {}),
     ...(request.cursor ? { cursor: request.cursor } : {}),
+    ...(request.oldestFirst ? { oldestFirst: true } : {}),
   });
   // A create held for approval (or rejected before it was approved) is not in its recipient's inbox.
   const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;

@@ -9,6 +9,7 @@ import { putById, type MongoStore } from '../store/mongo-store';
 import { cursorAfter, cursorPosition, type VisibleQuery } from '../store/thread-lists';
 import type { DraftDoc, DraftQuery } from '../store/a2a-drafts';
 import { LRUCache } from 'lru-cache';
+import type { ThreadStatus } from '../domain/schemas';
 import type { HandoffTokens } from './handoff-tokens';
 import type { InboxLinks } from './inbox-links';
 import type { Teammates } from './teammates';
@@ -85,6 +86,11 @@ export class ThreadReads {
   /** A page of the caller's threads, newest first (thread-list.ts). */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
     return listThreads({ store: this.deps.store, teammates: this.deps.teammates }, caller, request);
+  }
+
+  /** How many threads the caller received (`to`) or sent (`from`) have one of `statuses`: one indexed count. */
+  async countThreads(caller: AgentDoc, party: 'to' | 'from', statuses?: readonly ThreadStatus[]): Promise<number> {
+    return this.deps.store.lists.count({ party, handle: caller.handle, statuses });
   }
 
   /**

@@ -33,6 +33,7 @@ import { EventLog } from './event-log';
 import { PushConfigStore } from './push-configs';
 import { DraftStore } from './a2a-drafts';
 import { RunStore } from './run-store';
+import { WebSessionStore } from './web-sessions';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
 import { IndexedThreadLists, type ThreadLists } from './thread-lists';
@@ -138,6 +139,8 @@ export class MongoStore {
   readonly runs: RunStore;
   /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
   readonly cards: AgentCards;
+  /** The web inbox's sign-in links and sessions (web-sessions.ts). */
+  readonly web: WebSessionStore;
   private readonly threadWriteQueue = new KeyedQueue();
   private readonly agentListeners: Array<() => Promise<void>> = [];
   /**
@@ -182,6 +185,7 @@ export class MongoStore {
     this.pushConfigs = new PushConfigStore(db);
     this.drafts = new DraftStore(db);
     this.runs = new RunStore(db);
+    this.web = new WebSessionStore(db);
     // A thread's pending jobs: its writes add them, the workers take them out (outbox-ledger.ts).
     this.writer = new VersionedWriter(this.threads, 'thread', { list: 'jobs_pending', since: 'pending_since' });
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
@@ -235,6 +239,7 @@ export class MongoStore {
       [this.invites, { created_at: -1 }, { name: 'newest' }],
     ];
     for (const [collection, key, options] of indexes) await collection.createIndex(key, options);
+    await this.web.ensureIndexes();
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's.
     await this.dropIndexes(this.agents, ['skills', 'repos_owned']);
     await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep']);

@@ -14,6 +14,8 @@ export interface ListQuery {
   since?: Date;
   limit: number;
   cursor?: string;
+  /** Oldest first (the web inbox's "Waiting for me"): the same index, walked the other way. */
+  oldestFirst?: boolean;
 }
 
 export type ListedThread = Pick<
@@ -61,6 +63,8 @@ export interface ThreadLists {
   page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }>;
   /** Sent, received and unclaimed-with-them-a-candidate together, as whole documents, and how many match in all. */
   visiblePage(query: VisibleQuery): Promise<{ threads: ThreadDoc[]; next_cursor: string | null; total: number }>;
+  /** How many received or sent threads have one of `statuses` (one count over the `inbox` or `sent` index). */
+  count(query: Pick<ListQuery, 'party' | 'handle' | 'statuses'>): Promise<number>;
 }
 
 const badCursor = () => new RelayError('invalid_params', 'params.page.cursor: not a cursor this relay issued');
@@ -105,8 +109,13 @@ export class IndexedThreadLists implements ThreadLists {
       const position = cursorPosition(query.cursor);
       if (!position) throw badCursor();
       const { after, id } = position;
-      createdAt.$lte = after;
-      range.$or = [{ created_at: { $lt: after } }, { created_at: after, _id: { $lt: id } }];
+      if (query.oldestFirst) {
+        createdAt.$gte = after;
+        range.$or = [{ created_at: { $gt: after } }, { created_at: after, _id: { $gt: id } }];
+      } else {
+        createdAt.$lte = after;
+        range.$or = [{ created_at: { $lt: after } }, { created_at: after, _id: { $lt: id } }];
+      }
     }
     if (Object.keys(createdAt).length) range.created_at = createdAt;
     const statuses = query.statuses?.length ? [...query.statuses] : undefined;
@@ -115,13 +124,24 @@ export class IndexedThreadLists implements ThreadLists {
       ...(statuses ? { status: { $in: statuses } } : {}),
       ...range,
     };
-    const pages = [this.newest(own, query.limit + 1)];
+    const order = query.oldestFirst ? 1 : -1;
+    const pages = [this.newest(own, query.limit + 1, order)];
     if (query.party === 'to' && (!statuses || statuses.includes('unclaimed'))) {
-      pages.push(this.newest({ status: 'unclaimed', candidates: query.handle, ...range }, query.limit + 1));
+      pages.push(this.newest({ status: 'unclaimed', candidates: query.handle, ...range }, query.limit + 1, order));
     }
     // A thread in both (addressed to the caller and unclaimed with them among its candidates) is listed once.
     const unique = new Map((await Promise.all(pages)).flat().map((doc) => [doc._id, doc]));
-    return onePage([...unique.values()], query.limit);
+    return onePage([...unique.values()], query.limit, order);
+  }
+
+  async count(query: Pick<ListQuery, 'party' | 'handle' | 'statuses'>): Promise<number> {
+    const statuses = query.statuses?.length ? [...query.statuses] : undefined;
+    return this.threads.countDocuments({
+      [query.party]: query.handle,
+      ...(statuses ? { status: { $in: statuses } } : {}),
+      // A create held for approval is not in its recipient's inbox (thread-list.ts filters the page the same way).
+      ...(query.party === 'to' ? { hidden_from_recipient: { $ne: true } } : {}),
+    });
   }
 
   /**
@@ -166,18 +186,22 @@ export class IndexedThreadLists implements ThreadLists {
     return { ...onePage(pages.flat(), query.limit), total: counts.reduce((a, b) => a + b, 0) };
   }
 
-  private newest(filter: Filter<ThreadDoc>, limit: number): Promise<ListedThread[]> {
+  private newest(filter: Filter<ThreadDoc>, limit: number, order: 1 | -1 = -1): Promise<ListedThread[]> {
     return this.threads
       .find(filter, { projection: LISTED_FIELDS })
-      .sort({ created_at: -1, _id: -1 })
+      .sort({ created_at: order, _id: order })
       .limit(limit)
       .toArray();
   }
 }
 
-/** The newest `limit` of `docs`, and the cursor after them when more matched. */
-function onePage<T extends ListedThread>(docs: T[], limit: number): { threads: T[]; next_cursor: string | null } {
-  const sorted = docs.sort(newestFirst).slice(0, limit + 1);
+/** The newest (or, order 1, oldest) `limit` of `docs`, and the cursor after them when more matched. */
+function onePage<T extends ListedThread>(
+  docs: T[],
+  limit: number,
+  order: 1 | -1 = -1,
+): { threads: T[]; next_cursor: string | null } {
+  const sorted = docs.sort((a, b) => order * -newestFirst(a, b)).slice(0, limit + 1);
   const threads = sorted.slice(0, limit);
   const last = threads[threads.length - 1];
   return { threads, next_cursor: sorted.length > limit && last ? encode([last.created_at.getTime(), last._id]) : null };

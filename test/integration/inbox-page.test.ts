@@ -64,6 +64,12 @@ test('the recipient link shows the whole thread: full diff, question, messages, 
   expect(html).toContain('Cursor, please');
   expect(html).toContain('<a href="https://example.com/spec" rel="noopener noreferrer nofollow">Spec</a>');
   expect(html).toContain('you are bob@acme');
+  // Text wraps; the diff scrolls in its own box, a row per line with its number; times are <time> elements.
+  expect(html).toContain('white-space:pre-wrap');
+  expect(html).toContain('<tr class="add"><td class="n">400</td><td class="l">+line 399');
+  expect(html).toMatch(
+    /<time datetime="\d{4}-\d\d-\d\dT[^"]+Z" title="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/,
+  );
 });
 
 test("a teammate's text cannot become markup", async () => {

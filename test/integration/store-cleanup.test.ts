@@ -39,17 +39,31 @@ describe('cleanUp on the store', () => {
       { _id: `${id}:day@acme`, seen: 1, at: aged('idempotency') },
     ]);
 
+    const link = { handle: 'a@acme', issued_via: 'api' as const, created_at: young, used_at: null };
+    await store.web.signIns.insertMany([
+      { _id: 'old-link', ...link, expires_at: aged('web_sign_ins') },
+      { _id: 'new-link', ...link, expires_at: young },
+    ]);
+    const session = { handle: 'a@acme', csrf: 'c', created_at: young, revoked_at: null, user_agent: '' };
+    await store.web.sessions.insertMany([
+      { _id: 'old-session', public_id: 'p1', ...session, expires_at: aged('web_sessions') },
+      // Expired a day ago: still listed on its teammate's sessions page.
+      { _id: 'recent-session', public_id: 'p2', ...session, expires_at: aged('idempotency') },
+    ]);
+
     commands.length = 0;
-    expect(await cleanUp(store, now)).toEqual({ idempotency: 1, thread_reads: 1 });
+    expect(await cleanUp(store, now)).toEqual({ idempotency: 1, thread_reads: 1, web_sign_ins: 1, web_sessions: 1 });
     expect(
       commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`),
-    ).toEqual(['delete idempotency', 'delete thread_reads']);
+    ).toEqual(['delete idempotency', 'delete thread_reads', 'delete web_sign_ins', 'delete web_sessions']);
+    expect((await store.web.signIns.find({}).toArray()).map((d) => d._id)).toEqual(['new-link']);
+    expect((await store.web.sessions.find({}).toArray()).map((d) => d._id)).toEqual(['recent-session']);
     expect((await store.idempotency.find({}).toArray()).map((d) => d._id)).toEqual(['new-key']);
     expect((await store.threadReads.find({}).toArray()).map((d) => d._id).sort()).toEqual([
       `${id}:day@acme`,
       `${id}:new@acme`,
     ]);
-    expect(await cleanUp(store, now)).toEqual({ idempotency: 0, thread_reads: 0 });
+    expect(await cleanUp(store, now)).toEqual({ idempotency: 0, thread_reads: 0, web_sign_ins: 0, web_sessions: 0 });
   });
 });
 

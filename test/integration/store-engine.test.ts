@@ -142,6 +142,22 @@ describe('secondary indexes', () => {
     expect(page.map((r) => r._id)).toEqual(expected.map((r) => r._id));
   });
 
+  test('oldest first (the web inbox’s Waiting for me: the same index walked the other way) is served by it, and counts right', async () => {
+    const filter = { to: 'u4', status: { $in: ['pending', 'accepted'] } };
+    const sorted = threads.find(filter).sort({ created_at: 1, _id: 1 }).limit(21);
+    expect(indexServed(await sorted.explain())).toBe(true);
+    const expected = rows
+      .filter((r) => r.to === 'u4' && r.status !== 'completed')
+      .sort((a, b) => -newestFirst(a, b))
+      .slice(0, 21);
+    expect((await threads.find(filter).sort({ created_at: 1, _id: 1 }).limit(21).toArray()).map((r) => r._id)).toEqual(
+      expected.map((r) => r._id),
+    );
+    expect(await threads.countDocuments(filter)).toBe(
+      rows.filter((r) => r.to === 'u4' && r.status !== 'completed').length,
+    );
+  });
+
   test('the next page after a cursor ($and, $or on the sort keys, a range) is served by the index and starts where the first ended', async () => {
     const all = rows.filter((r) => r.to === 'u7').sort(newestFirst);
     const last = all[39]!;

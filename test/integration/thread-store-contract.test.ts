@@ -247,6 +247,33 @@ describe.each([
     );
   });
 
+  test('oldest first (the web inbox’s Waiting for me): every open thread once, in creation order, with a count', async () => {
+    const reader = `reader-${randomUUID().slice(0, 8)}@acme`;
+    const made: ThreadDoc[] = [];
+    for (let i = 0; i < 17; i += 1) made.push(await newThread('s@acme', reader, i % 5 === 0 ? 'completed' : 'pending'));
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page += 1) {
+      const got = await lists().page({
+        party: 'to',
+        handle: reader,
+        limit: 4,
+        statuses: ['pending', 'accepted'],
+        oldestFirst: true,
+        ...(cursor ? { cursor } : {}),
+      });
+      ids.push(...got.threads.map((t) => t._id));
+      if (!got.next_cursor) break;
+      cursor = got.next_cursor;
+      // One created meanwhile is newer than every cursor: it comes last.
+      if (page === 0) made.push(await newThread('late@acme', reader));
+    }
+    const open = made.filter((t) => t.status === 'pending').map((t) => t._id);
+    expect(ids).toEqual(open);
+    expect(await lists().count({ party: 'to', handle: reader, statuses: ['pending', 'accepted'] })).toBe(open.length);
+    expect(await lists().count({ party: 'to', handle: reader, statuses: ['completed'] })).toBe(4);
+  });
+
   test('without a status filter, a page holds every status; a cursor gives the same page twice; a forged one is invalid_params', async () => {
     const reader = `reader-${randomUUID().slice(0, 8)}@acme`;
     const made: ThreadDoc[] = [];

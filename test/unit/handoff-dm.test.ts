@@ -2,6 +2,7 @@
 // teammate text is escaped, and the largest handoff the relay accepts still fits Slack's limits.
 import { LIMITS, THREAD_STATUSES, type Artifact } from '../../relay-core/domain/schemas';
 import { ACTION_IDS, handoffDm, type DmInput } from '../../bot/blocks/handoff-dm';
+import { WEB_INBOX_ACTION_IDS } from '../../bot/blocks/web-inbox';
 import {
   alice,
   allText,
@@ -132,12 +133,13 @@ test('every status shows who acted, from where and when, with the result or the 
   expect(sectionWith(unlinked, '*Status:')).toContain('Accepted by *Bob* via Slack');
 });
 
-test('buttons follow the status and the audience; the inbox is always one click away', () => {
+test('buttons follow the status and the audience; the inbox and the web inbox are always one click away', () => {
   const ids = (t = thread(), audience?: 'recipient' | 'sender') =>
     buttons(render(t, { audience })).map((b: any) => b.action_id);
   const { accept, decline, complete, reply, openInbox, handToAgent, stopAgent } = ACTION_IDS;
-  expect(ids()).toEqual([accept, decline, handToAgent, reply, openInbox]);
-  expect(ids(inStatus(thread(), 'accepted'))).toEqual([handToAgent, complete, reply, openInbox]);
+  const web = WEB_INBOX_ACTION_IDS.open;
+  expect(ids()).toEqual([accept, decline, handToAgent, reply, openInbox, web]);
+  expect(ids(inStatus(thread(), 'accepted'))).toEqual([handToAgent, complete, reply, openInbox, web]);
   // While the recipient's agent has it: Stop instead of Hand to my agent (and nothing to stop once a stop was asked).
   const run = {
     id: 'r1',
@@ -150,22 +152,30 @@ test('buttons follow the status and the audience; the inbox is always one click 
     stop_requested: false,
     finished_at: null,
   };
-  expect(ids({ ...inStatus(thread(), 'accepted'), run })).toEqual([stopAgent, complete, reply, openInbox]);
+  expect(ids({ ...inStatus(thread(), 'accepted'), run })).toEqual([stopAgent, complete, reply, openInbox, web]);
   expect(ids({ ...inStatus(thread(), 'accepted'), run: { ...run, stop_requested: true } })).toEqual([
     complete,
     reply,
     openInbox,
+    web,
   ]);
-  expect(ids({ ...inStatus(thread(), 'accepted'), run }, 'sender')).toEqual([reply, openInbox]);
+  expect(ids({ ...inStatus(thread(), 'accepted'), run }, 'sender')).toEqual([reply, openInbox, web]);
   for (const status of ['completed', 'declined', 'cancelled'] as const) {
-    expect(ids(inStatus(thread(), status))).toEqual([openInbox]);
-    expect(ids(inStatus(thread(), status), 'sender')).toEqual([openInbox]);
+    expect(ids(inStatus(thread(), status))).toEqual([openInbox, web]);
+    expect(ids(inStatus(thread(), status), 'sender')).toEqual([openInbox, web]);
   }
-  expect(ids(thread(), 'sender')).toEqual([reply, openInbox]);
-  expect(ids(inStatus(thread(), 'accepted'), 'sender')).toEqual([reply, openInbox]);
+  expect(ids(thread(), 'sender')).toEqual([reply, openInbox, web]);
+  expect(ids(inStatus(thread(), 'accepted'), 'sender')).toEqual([reply, openInbox, web]);
 
   const all = buttons(render());
-  expect(all.map((b: any) => b.text.text)).toEqual(['Accept', 'Decline', 'Hand to my agent', 'Reply', 'View in inbox']);
+  expect(all.map((b: any) => b.text.text)).toEqual([
+    'Accept',
+    'Decline',
+    'Hand to my agent',
+    'Reply',
+    'View in inbox',
+    'Open web inbox',
+  ]);
   for (const b of all.slice(0, 4)) expect(JSON.parse(b.value)).toEqual({ t: THREAD_ID, s: 'pending' });
   expect(all[4].url).toBe(INBOX);
   expect(JSON.parse(buttons(render(inStatus(thread(), 'accepted')))[0].value)).toEqual({ t: THREAD_ID, s: 'accepted' });

@@ -1,4 +1,4 @@
-// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, the claim card and the digest's opt-out, tied to its handler.
+// Button listeners: every action_id of the DM, the Home tab (which reuses the DM's) and its paging, the claim card, the digest's opt-out and Open web inbox, tied to its handler.
 import type { App } from '@slack/bolt';
 import { CLAIM_ACTION_IDS } from '../../blocks/claim-card';
 import { ACTION_IDS } from '../../blocks/handoff-dm';
@@ -22,6 +22,8 @@ import {
   snoozeButton,
   type TimerButtonDeps,
 } from './timer-buttons';
+import { WEB_INBOX_ACTION_IDS } from '../../blocks/web-inbox';
+import { webInboxButton, type WebInboxButtonDeps } from './web-inbox-button';
 
 export function registerActions(
   app: App,
@@ -32,7 +34,8 @@ export function registerActions(
     TimerButtonDeps &
     ApprovalButtonDeps &
     ClaimButtonDeps &
-    RunButtonDeps,
+    RunButtonDeps &
+    WebInboxButtonDeps,
 ): void {
   app.action(ACTION_IDS.accept, acceptButton(deps));
   app.action(ACTION_IDS.decline, modalButton(deps, 'decline'));
@@ -43,6 +46,11 @@ export function registerActions(
   app.action(ACTION_IDS.stopAgent, stopAgentButton(deps));
   // The inbox button is a link; Slack still sends an action, which only needs an ack.
   app.action(ACTION_IDS.openInbox, async ({ ack }) => {
+    await ack();
+  });
+  // Open web inbox (DM and Home): a fresh one-time sign-in link in a modal; its link button only needs an ack.
+  app.action(WEB_INBOX_ACTION_IDS.open, webInboxButton(deps));
+  app.action(WEB_INBOX_ACTION_IDS.signIn, async ({ ack }) => {
     await ack();
   });
   app.action(HOME_ACTION_IDS.page, homePageButton(deps));
