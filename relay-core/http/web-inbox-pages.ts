@@ -49,6 +49,14 @@ const LIST_TITLES: Record<ListName, string> = {
   approvals: 'Approvals for me',
 };
 
+/** Lists count their threads no further than this (one cheap query however full the inbox): past it, "99+". */
+export const COUNT_UP_TO = 100;
+
+/** A list's count as shown: "99+" once it reached COUNT_UP_TO. */
+export function countText(count: number): string {
+  return count >= COUNT_UP_TO ? `${COUNT_UP_TO - 1}+` : String(count);
+}
+
 export function time(iso: string | null | undefined): string {
   if (!iso) return '';
   return `<time datetime="${h(iso)}" title="${h(iso)}">${h(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time>`;
@@ -79,7 +87,7 @@ export function layout(view: Layout, body: string): string {
       )
         .map((name) => {
           const count = view.counts?.[name];
-          return `<a href="/inbox?list=${name}"${view.current === name ? ' aria-current="page"' : ''}>${h(LIST_TITLES[name])}${count ? ` <span class="count" aria-label="${count} ${count === 1 ? 'handoff' : 'handoffs'}">${count}</span>` : ''}</a>`;
+          return `<a href="/inbox?list=${name}"${view.current === name ? ' aria-current="page"' : ''}>${h(LIST_TITLES[name])}${count ? ` <span class="count" aria-label="${countText(count)} ${count === 1 ? 'handoff' : 'handoffs'}">${countText(count)}</span>` : ''}</a>`;
         })
         .join('')}<a href="/inbox/sessions"${view.current === 'sessions' ? ' aria-current="page"' : ''}>Sessions</a>` +
       `<form method="post" action="/inbox/sign-out">${csrfField(view.viewer)}<button class="link" type="submit">Sign out ${h(view.viewer.handle)}</button></form></nav>`
@@ -176,7 +184,7 @@ export function listPage(view: ListPageView): string {
           .filter((s) => view.statusCounts[s])
           .map(
             (s) =>
-              `<a href="${base}&amp;status=${s}"${view.status === s ? ' aria-current="true"' : ''}>${h(s.replace('_', ' '))} (${view.statusCounts[s]})</a>`,
+              `<a href="${base}&amp;status=${s}"${view.status === s ? ' aria-current="true"' : ''}>${h(s.replace('_', ' '))} (${countText(view.statusCounts[s]!)})</a>`,
           )
           .join('')}</nav>`;
   const entries =

@@ -31,6 +31,7 @@ import {
   type ListName,
   type PageViewer,
   type ThreadActions,
+  COUNT_UP_TO,
 } from './web-inbox-pages';
 
 export const SESSION_COOKIE = 'hr_session';
@@ -219,7 +220,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
 
   async function counts(agent: AgentDoc): Promise<Partial<Record<ListName, number>>> {
     const [waiting, claimable] = await Promise.all([
-      reads.countThreads(agent, 'to', WAITING),
+      reads.countThreads(agent, 'to', WAITING, COUNT_UP_TO),
       reads.listThreads(agent, { role: 'recipient', status: ['unclaimed'], limit: 50 }).then((p) => p.items.length),
     ]);
     return { waiting, claimable };
@@ -390,7 +391,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         nextCursor = page.next_cursor;
         if (q.list !== 'claimable') {
           const shown = statuses.filter((s) => s !== 'unclaimed');
-          const numbers = await Promise.all(shown.map((s) => reads.countThreads(agent, party, [s])));
+          const numbers = await Promise.all(shown.map((s) => reads.countThreads(agent, party, [s], COUNT_UP_TO)));
           statusCounts = Object.fromEntries(shown.map((s, i) => [s, numbers[i]]));
         }
       }

@@ -88,9 +88,17 @@ export class ThreadReads {
     return listThreads({ store: this.deps.store, teammates: this.deps.teammates }, caller, request);
   }
 
-  /** How many threads the caller received (`to`) or sent (`from`) have one of `statuses`: one indexed count. */
-  async countThreads(caller: AgentDoc, party: 'to' | 'from', statuses?: readonly ThreadStatus[]): Promise<number> {
-    return this.deps.store.lists.count({ party, handle: caller.handle, statuses });
+  /**
+   * How many threads the caller received (`to`) or sent (`from`) have one of `statuses`, counting no further than
+   * `upTo` (the web inbox shows "99+" past it): one indexed query, the same cost whatever the inbox holds.
+   */
+  async countThreads(
+    caller: AgentDoc,
+    party: 'to' | 'from',
+    statuses: readonly ThreadStatus[] | undefined,
+    upTo: number,
+  ): Promise<number> {
+    return this.deps.store.lists.count({ party, handle: caller.handle, statuses }, upTo);
   }
 
   /**

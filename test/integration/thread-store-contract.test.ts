@@ -270,8 +270,13 @@ describe.each([
     }
     const open = made.filter((t) => t.status === 'pending').map((t) => t._id);
     expect(ids).toEqual(open);
-    expect(await lists().count({ party: 'to', handle: reader, statuses: ['pending', 'accepted'] })).toBe(open.length);
-    expect(await lists().count({ party: 'to', handle: reader, statuses: ['completed'] })).toBe(4);
+    expect(await lists().count({ party: 'to', handle: reader, statuses: ['pending', 'accepted'] }, 100)).toBe(
+      open.length,
+    );
+    expect(await lists().count({ party: 'to', handle: reader, statuses: ['completed'] }, 100)).toBe(4);
+    // Counting stops at `upTo`, however many match.
+    expect(await lists().count({ party: 'to', handle: reader, statuses: ['completed'] }, 3)).toBe(3);
+    expect(await lists().count({ party: 'to', handle: reader }, 2)).toBe(2);
   });
 
   test('without a status filter, a page holds every status; a cursor gives the same page twice; a forged one is invalid_params', async () => {

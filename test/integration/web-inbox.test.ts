@@ -243,6 +243,22 @@ test('Waiting for me lists pending and accepted handoffs oldest first with a cou
   expect(bad.html).toContain('That page link is broken');
 });
 
+test('a full inbox counts to 99+: each count reads no more than a hundred threads, however many wait', async () => {
+  const sender = await relay.register({ handle: 'busy-sender@acme' });
+  const busy = await relay.register({ handle: 'busy@acme' });
+  for (let n = 0; n < 101; n += 1) {
+    const created = await relay.rpc(sender, 'message/send', {
+      recipient: 'busy@acme',
+      intent: 'inform',
+      message: { parts: [{ text: `Queued number ${n}` }] },
+    });
+    expect(created.status).toBe(200);
+  }
+  const waiting = (await get('/inbox?list=waiting', await signIn(busy))).html;
+  expect(waiting).toMatch(/Waiting for me <span class="count" aria-label="99\+ handoffs">99\+<\/span>/);
+  expect(waiting).toContain('pending (99+)');
+});
+
 test('pages are strict: CSP allows only the relay’s own script and style; the script and stylesheet are served', async () => {
   const cookie = await signIn(bob);
   const response = await fetch(`${relay.url}/inbox`, { headers: { cookie } });
