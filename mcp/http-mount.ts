@@ -107,7 +107,7 @@ export function mountMcpHttp(
       return undefined;
     }
     session.caller = caller; // the teammate as its key names it now
-    sessions.use(id, res);
+    sessions.use(id, res, req.method === 'GET');
     return session;
   };
 
@@ -129,7 +129,7 @@ export function mountMcpHttp(
             res,
             new RelayError(
               'rate_limited',
-              `This key holds ${sessions.limits.perKey} MCP sessions, all busy (RELAY_MCP_SESSIONS_PER_KEY); end one with DELETE /mcp or retry when one is idle`,
+              `This key holds ${sessions.limits.perKey} MCP sessions (RELAY_MCP_SESSIONS_PER_KEY), each answering a request now; end one with DELETE /mcp or retry when one has answered`,
             ),
           );
         // A policy's per-session allowance counts the client's own X-Relay-Session if it sent one, else this session.

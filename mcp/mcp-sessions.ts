@@ -1,6 +1,5 @@
 // The Mcp-Session-Id sessions this process holds for /mcp: whose key opened each, when it was last used, and its end.
 import { createHash } from 'node:crypto';
-import type { Response } from 'express';
 
 /** What the transport side (http-session.ts) gives the registry for one open session. */
 export interface McpSessionPort {
@@ -11,7 +10,10 @@ export interface McpSessionPort {
 export interface McpSessionLimits {
   /** A session with no request for this long (and no stream open) is closed; its id then answers 404. */
   idleMs: number;
-  /** How many sessions one key holds at once; opening one more closes the key's least recently used idle one. */
+  /**
+   * How many sessions one key holds at once; opening one more closes the key's least recently used one that has no
+   * request being answered (an open GET stream alone does not count: clients that leave one open are common).
+   */
   perKey: number;
 }
 
@@ -19,8 +21,10 @@ interface Entry<S extends McpSessionPort> {
   session: S;
   owner: string;
   lastUsed: number;
-  /** Requests of this session still being answered (a GET stream counts until it closes). */
+  /** POSTs and DELETEs of this session still being answered. */
   inFlight: number;
+  /** GET streams of this session still open. */
+  streams: number;
 }
 
 /** The key's fingerprint a session is bound to: its SHA-256, so the registry never holds a key. */
@@ -56,8 +60,9 @@ export class McpSessions<S extends McpSessionPort = McpSessionPort> {
   }
 
   /**
-   * Room for one more session of `owner`: closes its least recently used sessions with no request in flight until it
-   * holds fewer than the bound. False when every one of them is busy (the caller refuses the new one).
+   * Room for one more session of `owner`: closes its least recently used sessions with no request in flight (a GET
+   * stream ends with its session) until it holds fewer than the bound. False when every one of them is answering a
+   * request (the caller refuses the new one).
    */
   async makeRoom(owner: string): Promise<boolean> {
     const mine = [...this.entries].filter(([, e]) => e.owner === owner).sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
@@ -73,7 +78,7 @@ export class McpSessions<S extends McpSessionPort = McpSessionPort> {
 
   /** Records a session the transport has just given an id (during its initialize request). */
   add(id: string, owner: string, session: S): void {
-    this.entries.set(id, { session, owner, lastUsed: this.now(), inFlight: 0 });
+    this.entries.set(id, { session, owner, lastUsed: this.now(), inFlight: 0, streams: 0 });
   }
 
   /** The session `id` if `owner`'s key opened it; another key's session is as unknown as a closed one. */
@@ -82,14 +87,15 @@ export class McpSessions<S extends McpSessionPort = McpSessionPort> {
     return entry && entry.owner === owner ? entry.session : undefined;
   }
 
-  /** Counts a request of session `id` as in flight until its response closes. */
-  use(id: string, res: Response): void {
+  /** Counts a request of session `id` (a GET: its stream) as in flight until its response closes. */
+  use(id: string, res: { once(event: 'close', listener: () => void): unknown }, stream: boolean): void {
     const entry = this.entries.get(id);
     if (!entry) return;
-    entry.inFlight += 1;
+    const count = stream ? 'streams' : 'inFlight';
+    entry[count] += 1;
     entry.lastUsed = this.now();
     res.once('close', () => {
-      entry.inFlight -= 1;
+      entry[count] -= 1;
       entry.lastUsed = this.now();
     });
   }
@@ -107,10 +113,12 @@ export class McpSessions<S extends McpSessionPort = McpSessionPort> {
     await entry.session.close().catch(() => {});
   }
 
-  /** Closes the sessions idle for `idleMs` or more. */
+  /** Closes the sessions idle (no request, no stream) for `idleMs` or more. */
   async expire(): Promise<void> {
     const cutoff = this.now() - this.limits.idleMs;
-    const idle = [...this.entries].filter(([, e]) => e.inFlight === 0 && e.lastUsed <= cutoff).map(([id]) => id);
+    const idle = [...this.entries]
+      .filter(([, e]) => e.inFlight === 0 && e.streams === 0 && e.lastUsed <= cutoff)
+      .map(([id]) => id);
     await Promise.all(idle.map((id) => this.end(id)));
   }
 
