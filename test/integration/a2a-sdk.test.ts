@@ -668,6 +668,12 @@ describe('GET /.well-known/agent-card.json', () => {
     expect(await cardJson('1.0')).toEqual(json);
   });
 
+  test('the same card is served under the /a2a base, where clients given the endpoint URL look (the A2A TCK)', async () => {
+    const response = await fetch(`${relay.url}/a2a/.well-known/agent-card.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(json);
+  });
+
   test('the v0.3 card parses with the SDK translator (which requires the v0.3 fields)', async () => {
     const legacy = parseLegacyAgentCard(await cardJson('0.3'));
     expect(legacy.supportedInterfaces).toEqual([
