@@ -555,13 +555,33 @@ describe('a task without a recipient: input required, then the next message in i
     });
   });
 
-  test('a reply that names nobody, or nobody known, is invalid_params and the task keeps waiting; a cancelled one takes no reply', async () => {
+  test('what the sender said before naming the recipient becomes the first messages of the handoff', async () => {
+    const sender = await v1Client(alice);
+    const waiting = await send(sender, message([text('The nightly export fails')]));
+    await send(sender, reply([text('It started on Monday.')], waiting.id));
+    const handed = await send(sender, reply([text('bob@acme')], waiting.id));
+    expect(handed.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect(await wireThread(bob, waiting.id)).toMatchObject({
+      summary: 'The nightly export fails',
+      messages: [{ from: 'alice@acme', body: 'It started on Monday.' }],
+    });
+  });
+
+  test('a reply that names nobody joins the waiting task and is asked again; nobody known is refused; a cancelled one takes no reply', async () => {
     const sender = await v1Client(alice);
     const threads = await threadCount();
     const waiting = await send(sender, message([text('Rotate the staging certificates')]));
-    const vague = await failure(send(sender, reply([text('whoever is free')], waiting.id)));
-    expect(vague).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
-    expect(vague.message).toMatch(/^params\.message: names no recipient: put a teammate handle/);
+    const vagueReply = reply([text('whoever is free')], waiting.id);
+    const vague = await send(sender, vagueReply);
+    expect(vague).toMatchObject({ id: waiting.id, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED } });
+    expect(JSON.stringify(vague.status?.message)).toContain('Whom should I hand this to?');
+    expect(vague.history.map((m) => m.parts.map((p) => (p.content as { value: string }).value).join(''))).toEqual([
+      'Rotate the staging certificates',
+      'whoever is free',
+    ]);
+    expect((await send(sender, vagueReply)).history).toHaveLength(2); // sent again: nothing added
+    const limited = await relay.rpc(alice, 'GetTask', { id: waiting.id, historyLength: 1 }, { 'A2A-Version': '1.0' });
+    expect(limited.body.result.history).toEqual([expect.objectContaining({ parts: [{ text: 'whoever is free' }] })]);
     const unknown = await failure(send(sender, reply([text('nobody@acme')], waiting.id)));
     expect(unknown).toMatchObject({ envelopeCode: -32602, data: { code: 'recipient_not_found' } });
     expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
