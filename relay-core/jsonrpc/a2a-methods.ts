@@ -339,7 +339,20 @@ function v03SentTask(sent: SentTask, historyLength?: number): Record<string, unk
 export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<SentTask> {
   const { message } = input;
   const continued = continuedTask(message);
-  if (continued !== undefined) return continueTask(ctx, input, continued);
+  if (continued !== undefined && message.taskId !== undefined) return continueTask(ctx, input, continued);
+  if (continued !== undefined) {
+    try {
+      return await continueTask(ctx, input, continued);
+    } catch (error) {
+      // A contextId alone that names no task: most likely one the client made up (A2A §3.4.1 lets an agent refuse it).
+      if (error instanceof RelayError && error.code === 'thread_not_found')
+        throw new RelayError(
+          'thread_not_found',
+          `No context ${continued}: a contextId here is the id of one task (its handoff thread), so a client cannot choose a new one; leave contextId out to start a task`,
+        );
+      throw error;
+    }
+  }
 
   const { text, sources, linkArtifacts, fromMessage, fromRequest, rest } = readMessage(input);
   const artifacts = [...(pick(sources, 'artifacts') ?? []), ...linkArtifacts];
@@ -436,7 +449,7 @@ async function ownDraft(ctx: MethodContext, id: string): Promise<DraftDoc | null
 /**
  * The next message in a waiting task names the recipient (metadata or a data part, or its whole text): the handoff is
  * created from the first message under its key, with the task's id, and any other text of this message follows as the
- * thread's first message. Nothing named: invalid_params saying how, and the task keeps waiting.
+ * thread's first message. Nothing named: the message joins the task's history and the task keeps asking (noteDraft).
  */
 async function completeDraft(
   ctx: MethodContext,

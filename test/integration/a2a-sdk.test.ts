@@ -567,6 +567,26 @@ describe('a task without a recipient: input required, then the next message in i
     });
   });
 
+  test('a contextId the client made up is refused as no task, saying why, and creates nothing', async () => {
+    const threads = await threadCount();
+    const made = await relay.rpc(
+      alice,
+      'SendMessage',
+      {
+        message: {
+          messageId: 'made-up-context',
+          role: 'ROLE_USER',
+          contextId: 'my-context-1',
+          parts: [{ text: 'hi' }],
+        },
+      },
+      { 'A2A-Version': '1.0' },
+    );
+    expect(made.body.error).toMatchObject({ code: -32001, data: { code: 'thread_not_found' } });
+    expect(made.body.error.message).toContain('No context my-context-1: a contextId here is the id of one task');
+    expect(await threadCount()).toBe(threads);
+  });
+
   test('a reply that names nobody joins the waiting task and is asked again; nobody known is refused; a cancelled one takes no reply', async () => {
     const sender = await v1Client(alice);
     const threads = await threadCount();
