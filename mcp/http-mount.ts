@@ -11,8 +11,11 @@ import type { AgentDoc } from '../relay-core/domain/documents';
 import { SESSION_ID_PATTERN, type MethodUseCases } from '../relay-core/jsonrpc/method';
 import { InProcessRelayClient } from './in-process-relay-client';
 import { originGuard, type McpOriginPolicy } from './origin-guard';
+import { keyOwner, McpSessions, type McpSessionLimits } from './mcp-sessions';
+import type { McpHttpSession } from './http-session';
 
-// Stateless: one McpServer and transport per request (http-session.ts).
+// An initialize without Mcp-Session-Id opens a session (mcp-sessions.ts): its id then carries every request, the
+// server's GET stream and resources/subscribe; a request without the header is served statelessly, as before sessions.
 
 /**
  * The MCP SDK's server side and the tools load on the first /mcp request a key lets through: agents that use the
@@ -35,6 +38,28 @@ export interface McpHttpDeps {
   rateLimiter?: RateLimiter;
   /** Which Host and Origin headers /mcp serves (DNS-rebinding protection), checked before the key. */
   origins: McpOriginPolicy;
+  /** How long an idle session lives and how many one key holds. */
+  sessions: McpSessionLimits;
+}
+
+/** The client's own X-Relay-Session, which a policy's per-session allowance counts, when it sent a valid one. */
+function clientSessionOf(req: Request): string | undefined {
+  const session = req.get('x-relay-session');
+  return session && SESSION_ID_PATTERN.test(session) ? session : undefined;
+}
+
+/** A request naming a session this process does not hold for this key: closed, expired, unknown or another key's. */
+function sessionNotFound(res: Response): void {
+  res.status(404).json({
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: -32001,
+      message:
+        'Session not found: it ended (expired, deleted or the relay restarted) or is not yours; send initialize without Mcp-Session-Id to open a new one',
+      data: { code: 'session_not_found' },
+    },
+  });
 }
 
 function unauthenticated(res: Response, key: string | undefined): void {
@@ -63,24 +88,56 @@ function refuse(res: Response, error: RelayError): void {
   res.status(error.httpStatus).json(jsonRpcError(null, error, requestId(res)));
 }
 
-export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
+export function mountMcpHttp(
+  app: express.Express,
+  deps: McpHttpDeps,
+): { close: () => Promise<void>; size: () => number } {
   const json = express.json({ limit: LIMITS.bodyBytes });
   const guard = originGuard(deps.origins);
+  const sessions = new McpSessions<McpHttpSession>(deps.sessions);
+  const relayFor = (sessionId: string | undefined, caller: AgentDoc | (() => AgentDoc)) =>
+    new InProcessRelayClient({ uses: deps.uses, caller, rateLimiter: deps.rateLimiter, sessionId });
+
+  /** The request's session, bound to its key; answers 404 (and returns undefined) when there is none such. */
+  const sessionOf = (req: Request, res: Response, key: string, caller: AgentDoc): McpHttpSession | undefined => {
+    const id = req.get('mcp-session-id')!;
+    const session = sessions.find(id, keyOwner(key));
+    if (!session) {
+      sessionNotFound(res);
+      return undefined;
+    }
+    session.caller = caller; // the teammate as its key names it now
+    sessions.use(id, res, req.method === 'GET');
+    return session;
+  };
 
   app.post('/mcp', guard, requireJsonContentType(), json, async (req, res, next) => {
     try {
       const key = bearer(req);
       const caller = await callerOf(deps, key);
-      if (!caller) return unauthenticated(res, key);
-      // Stateless transport: the client's own session header, when it sends one, is the session a policy counts.
-      const session = req.get('x-relay-session') ?? req.get('mcp-session-id');
-      const sessionId = session && SESSION_ID_PATTERN.test(session) ? session : undefined;
-      const { serveMcpRequest } = await loadSessionModule();
-      await serveMcpRequest(
-        new InProcessRelayClient({ uses: deps.uses, caller, rateLimiter: deps.rateLimiter, sessionId }),
-        req,
-        res,
-      );
+      if (!key || !caller) return unauthenticated(res, key);
+      const module = await loadSessionModule();
+      if (req.get('mcp-session-id') !== undefined) {
+        const session = sessionOf(req, res, key, caller);
+        return session && (await session.handle(req, res));
+      }
+      if (module.opensSession(req.body)) {
+        if (!sessions.open) return refuse(res, new RelayError('unavailable', 'The relay is stopping; retry shortly'));
+        const owner = keyOwner(key);
+        if (!(await sessions.makeRoom(owner)))
+          return refuse(
+            res,
+            new RelayError(
+              'rate_limited',
+              `This key holds ${sessions.limits.perKey} MCP sessions (RELAY_MCP_SESSIONS_PER_KEY), each answering a request now; end one with DELETE /mcp or retry when one has answered`,
+            ),
+          );
+        // A policy's per-session allowance counts the client's own X-Relay-Session if it sent one, else this session.
+        const own = clientSessionOf(req);
+        const relayOf = (id: string, current: () => AgentDoc) => relayFor(own ?? id, current);
+        return await module.openMcpSession({ sessions, owner, caller, relayFor: relayOf }, req, res);
+      }
+      await module.serveMcpRequest(relayFor(clientSessionOf(req), caller), req, res);
     } catch (error) {
       if (res.headersSent) return;
       if (error instanceof RelayError) return refuse(res, error);
@@ -88,26 +145,34 @@ export function mountMcpHttp(app: express.Express, deps: McpHttpDeps): void {
     }
   });
 
-  // Stateless: no server-initiated stream and no session to end.
-  const notAllowed = async (req: Request, res: Response, next: express.NextFunction) => {
+  // GET opens the session's stream for what the server sends on its own (resources/updated); DELETE ends the session.
+  // Without a session there is neither.
+  const sessionRequest = async (req: Request, res: Response, next: express.NextFunction) => {
     try {
       const key = bearer(req);
-      if (!(await callerOf(deps, key))) return unauthenticated(res, key);
-      res.setHeader('Allow', 'POST');
-      res.status(405).json({
-        jsonrpc: '2.0',
-        id: null,
-        error: {
-          code: -32000,
-          message: 'Method not allowed: this MCP endpoint is stateless; use POST',
-          data: { code: 'method_not_allowed' },
-        },
-      });
+      const caller = await callerOf(deps, key);
+      if (!key || !caller) return unauthenticated(res, key);
+      if (req.get('mcp-session-id') === undefined) {
+        res.setHeader('Allow', 'POST');
+        return void res.status(405).json({
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: -32000,
+            message: `Method not allowed without Mcp-Session-Id: ${req.method} /mcp is a session's (send initialize without one to open a session)`,
+            data: { code: 'method_not_allowed' },
+          },
+        });
+      }
+      const session = sessionOf(req, res, key, caller);
+      if (session) await session.handle(req, res);
     } catch (error) {
+      if (res.headersSent) return;
       if (error instanceof RelayError) return refuse(res, error);
       next(error);
     }
   };
-  app.get('/mcp', guard, notAllowed);
-  app.delete('/mcp', guard, notAllowed);
+  app.get('/mcp', guard, sessionRequest);
+  app.delete('/mcp', guard, sessionRequest);
+  return { close: () => sessions.closeAll(), size: () => sessions.size };
 }

@@ -8,8 +8,18 @@ import { keyedCall, RelayCallError, type EventsPage, type EventsQuery, type Rela
 
 export class InProcessRelayClient implements RelayClient {
   constructor(
-    private readonly deps: { uses: MethodUseCases; caller: AgentDoc; rateLimiter?: RateLimiter; sessionId?: string },
+    private readonly deps: {
+      uses: MethodUseCases;
+      /** The teammate calls run as; a function where it may change between calls (an MCP session re-reads its key). */
+      caller: AgentDoc | (() => AgentDoc);
+      rateLimiter?: RateLimiter;
+      sessionId?: string;
+    },
   ) {}
+
+  private get caller(): AgentDoc {
+    return typeof this.deps.caller === 'function' ? this.deps.caller() : this.deps.caller;
+  }
 
   async call<T>(method: string, unkeyed: Record<string, unknown>): Promise<T> {
     const { params, idempotencyKey } = keyedCall(method, unkeyed);
@@ -18,9 +28,9 @@ export class InProcessRelayClient implements RelayClient {
       throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, `Unknown method ${method}`);
     try {
       if (this.deps.rateLimiter && MUTATING_METHODS.has(method))
-        await this.deps.rateLimiter.consume(this.deps.caller.handle);
+        await this.deps.rateLimiter.consume(this.caller.handle);
       return (await handler(
-        { ...this.deps.uses, caller: this.deps.caller, idempotencyKey, via: 'mcp', sessionId: this.deps.sessionId },
+        { ...this.deps.uses, caller: this.caller, idempotencyKey, via: 'mcp', sessionId: this.deps.sessionId },
         params,
       )) as T;
     } catch (error) {
@@ -34,9 +44,9 @@ export class InProcessRelayClient implements RelayClient {
     if (!feed)
       throw new RelayCallError('method_not_found', ERROR_CODES.method_not_found, 'This relay keeps no event logs');
     try {
-      const handle = this.deps.caller.handle;
+      const handle = this.caller.handle;
       const from = await feed.start(handle, query.since, 'since');
-      return await feed.wait(handle, from, query.limit ?? 100, query.wait_seconds * 1000);
+      return await feed.wait(handle, from, query.limit ?? 100, query.wait_seconds * 1000, query.signal);
     } catch (error) {
       if (error instanceof RelayError) throw new RelayCallError(error.code, error.numericCode, error.message);
       throw new RelayCallError(

@@ -21,6 +21,8 @@ export interface EventsQuery {
   since?: string;
   wait_seconds: number;
   limit?: number;
+  /** Ends the wait early with an empty page (the in-process client; a subscription's loop aborts it as it closes). */
+  signal?: AbortSignal;
 }
 
 export interface EventsPage {

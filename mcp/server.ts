@@ -11,8 +11,8 @@ export const SERVER_INFO = { name: 'handoff-relay', version: RELAY_VERSION };
 
 export interface ServerOptions {
   /**
-   * resources/subscribe, where the connection outlives a request (stdio). The stateless /mcp has no stream to send a
-   * later notification on, so it declares no subscriptions.
+   * resources/subscribe, where the connection outlives a request (stdio, an /mcp session). A request without a session
+   * has no stream to send a later notification on, so its server declares no subscriptions.
    */
   subscriptions?: boolean;
 }

@@ -482,6 +482,7 @@ export async function startRelay({
   const metrics = new RelayMetrics({
     outboxBacklog: () => store.outbox.count(),
     openEventStreams: () => eventStreams.size,
+    openMcpSessions: () => mcpHttp?.size() ?? 0,
   });
   for (const running of workers) {
     metrics.watchWorker(running.worker);
@@ -492,6 +493,7 @@ export async function startRelay({
   let server: Server | undefined;
   let url: string;
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
+  let mcpHttp: ReturnType<typeof mountMcpHttp> | undefined;
   {
     const rateLimiter = redisRateLimiter({
       redis: producer,
@@ -552,7 +554,12 @@ export async function startRelay({
       });
     }
     if (roles.has('api'))
-      mountMcpHttp(httpApp, { uses: relay, rateLimiter, origins: { publicUrl: config.publicUrl, ...config.mcp } });
+      mcpHttp = mountMcpHttp(httpApp, {
+        uses: relay,
+        rateLimiter,
+        origins: { publicUrl: config.publicUrl, ...config.mcp },
+        sessions: { idleMs: config.mcp.sessionIdleMs, perKey: config.mcp.sessionsPerKey },
+      });
     if (roles.has('api')) {
       // Every queue the relay knows, whether or not this process fills or works it.
       mountAdminQueues(httpApp, { adminKey: config.adminKey, queues: Object.values(queues) });
@@ -587,7 +594,8 @@ export async function startRelay({
         server.closeIdleConnections();
         // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart),
         // and the keep-alive sockets they leave idle are closed too.
-        await eventStreams.closeAll();
+        // MCP sessions end too (their GET streams close; a client opens a new session after the restart).
+        await Promise.all([eventStreams.closeAll(), mcpHttp?.close()]);
         server.closeIdleConnections();
         await closed;
       }

@@ -1,4 +1,4 @@
-// The resource list: the caller's inbox and each of its threads; subscriptions where the connection lives on (stdio).
+// The resource list: the caller's inbox and each of its threads; subscriptions where the connection lives on (stdio, a session).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RelayClient } from '../relay-client';
 import { registerInboxResource } from './inbox-resource';

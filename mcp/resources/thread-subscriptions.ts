@@ -1,4 +1,4 @@
-// resources/subscribe on a long-lived MCP connection (stdio): the caller's event feed tells which subscribed thread changed.
+// resources/subscribe on a long-lived MCP connection (stdio, or an /mcp session): the caller's event feed tells which subscribed thread changed.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   ErrorCode,
@@ -27,6 +27,8 @@ export class ThreadSubscriptions {
   private loop: Promise<void> | undefined;
   private cursor: string | undefined;
   private closed = false;
+  /** Ends the loop's pending long poll at close (in process: it would otherwise wait out WAIT_SECONDS). */
+  private readonly stop = new AbortController();
 
   constructor(
     private readonly server: McpServer,
@@ -78,7 +80,11 @@ export class ThreadSubscriptions {
     let failures = 0;
     while (this.uris.size > 0 && !this.closed) {
       try {
-        const page = await this.relay.events({ since: this.cursor, wait_seconds: WAIT_SECONDS });
+        const page = await this.relay.events({
+          since: this.cursor,
+          wait_seconds: WAIT_SECONDS,
+          signal: this.stop.signal,
+        });
         failures = 0;
         this.cursor = page.cursor;
         const changed = new Set(page.events.map((e) => threadUri(e.thread_id)));
@@ -87,7 +93,9 @@ export class ThreadSubscriptions {
           if (this.uris.has(uri) && !this.closed) await this.server.server.sendResourceUpdated({ uri });
       } catch {
         if (this.closed) return;
-        await sleep(RETRY_DELAYS_MS[Math.min(failures++, RETRY_DELAYS_MS.length - 1)]);
+        await sleep(RETRY_DELAYS_MS[Math.min(failures++, RETRY_DELAYS_MS.length - 1)], undefined, {
+          signal: this.stop.signal,
+        }).catch(() => {});
       }
     }
   }
@@ -95,5 +103,6 @@ export class ThreadSubscriptions {
   close(): void {
     this.closed = true;
     this.uris.clear();
+    this.stop.abort();
   }
 }

@@ -297,11 +297,15 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     });
   }
 
-  app.get('/.well-known/agent-card.json', (req, res) => {
-    const cardVersion = cardVersionOf(req.get('a2a-version'), req.query['A2A-Version']);
-    res.setHeader('Vary', 'A2A-Version');
-    res.json(agentCard({ publicUrl: links.publicUrl, version: RELAY_VERSION, cardVersion }));
-  });
+  // The card at the domain's well-known path (A2A §8.2, RFC 8615), and under the /a2a base too, where clients that
+  // are given the endpoint's URL (the A2A TCK's --sut-url) look for it.
+  for (const path of ['/.well-known/agent-card.json', '/a2a/.well-known/agent-card.json']) {
+    app.get(path, (req, res) => {
+      const cardVersion = cardVersionOf(req.get('a2a-version'), req.query['A2A-Version']);
+      res.setHeader('Vary', 'A2A-Version');
+      res.json(agentCard({ publicUrl: links.publicUrl, version: RELAY_VERSION, cardVersion }));
+    });
+  }
 
   /** Each dependency: 'ok', or why it does not answer. */
   async function readiness(): Promise<Record<string, string>> {

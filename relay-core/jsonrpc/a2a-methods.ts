@@ -18,7 +18,7 @@ import {
 import type { ThreadView } from '../service/wire-views';
 import { listTasks } from './a2a-list-tasks';
 import { v03DraftTask, v03Task, v1DraftTask, v1Task } from './a2a-task';
-import type { DraftDoc } from '../store/a2a-drafts';
+import { DRAFT_NOTES_MAX, type DraftDoc } from '../store/a2a-drafts';
 import { idempotentId } from '../service/idempotency';
 import { ENVELOPE, envelopeMetadataSchema } from './envelope';
 import type { Method, MethodContext } from './method';
@@ -339,7 +339,20 @@ function v03SentTask(sent: SentTask, historyLength?: number): Record<string, unk
 export async function sendHandoff(ctx: MethodContext, input: SendInput): Promise<SentTask> {
   const { message } = input;
   const continued = continuedTask(message);
-  if (continued !== undefined) return continueTask(ctx, input, continued);
+  if (continued !== undefined && message.taskId !== undefined) return continueTask(ctx, input, continued);
+  if (continued !== undefined) {
+    try {
+      return await continueTask(ctx, input, continued);
+    } catch (error) {
+      // A contextId alone that names no task: most likely one the client made up (A2A §3.4.1 lets an agent refuse it).
+      if (error instanceof RelayError && error.code === 'thread_not_found')
+        throw new RelayError(
+          'thread_not_found',
+          `No context ${continued}: a contextId here is the id of one task (its handoff thread), so a client cannot choose a new one; leave contextId out to start a task`,
+        );
+      throw error;
+    }
+  }
 
   const { text, sources, linkArtifacts, fromMessage, fromRequest, rest } = readMessage(input);
   const artifacts = [...(pick(sources, 'artifacts') ?? []), ...linkArtifacts];
@@ -436,7 +449,7 @@ async function ownDraft(ctx: MethodContext, id: string): Promise<DraftDoc | null
 /**
  * The next message in a waiting task names the recipient (metadata or a data part, or its whole text): the handoff is
  * created from the first message under its key, with the task's id, and any other text of this message follows as the
- * thread's first message. Nothing named: invalid_params saying how, and the task keeps waiting.
+ * thread's first message. Nothing named: the message joins the task's history and the task keeps asking (noteDraft).
  */
 async function completeDraft(
   ctx: MethodContext,
@@ -451,12 +464,8 @@ async function completeDraft(
   let rest = text;
   if (recipient === undefined) {
     const asText = recipientSchema.safeParse(text);
-    if (!asText.success) {
-      throw fieldError(
-        ['message'],
-        `names no recipient: put a teammate handle (name@team) or role:<role>, skill:<skill>, owner:<path> in message.metadata.recipient or as the whole text`,
-      );
-    }
+    // Names nobody: the task keeps asking (input required), and what the message says joins its history.
+    if (!asText.success) return noteDraft(ctx, draft, read, text, replyMessageId);
     recipient = asText.data;
     rest = '';
   }
@@ -483,16 +492,50 @@ async function completeDraft(
   );
   // Each step is safe to run again (the create and the append under their keys), so a reply retried after a failure
   // part-way finishes the work; marked handed last, the draft then answers the same reply sent again.
-  if (rest)
+  // What the sender said before naming the recipient, then the rest of this reply: the thread's first messages.
+  const said = [...(draft.notes ?? []).map((n) => ({ text: n.text, key: n.message_id }))];
+  if (rest) said.push({ text: rest, key: replyMessageId });
+  for (const { text: body, key } of said)
     await ctx.messages.append(
       ctx.caller,
-      { thread_id: draft._id, body: rest, payload: {}, artifacts: [] },
+      { thread_id: draft._id, body, payload: {}, artifacts: [] },
       ctx.via,
-      replyMessageId,
+      key,
       ctx.sessionId,
     );
   await ctx.drafts.handed(draft._id, replyMessageId, ctx.clock.now());
   return { view: await ctx.reads.threadViewFor(ctx.caller, draft._id) };
+}
+
+/**
+ * A message in a waiting task that names no recipient: kept as the task's next history entry (and the handoff's first
+ * messages once one is named); the task stays input required, its status message asking again.
+ */
+async function noteDraft(
+  ctx: MethodContext,
+  draft: DraftDoc,
+  read: ReadMessage,
+  text: string,
+  messageId: string,
+): Promise<SentTask> {
+  if (text.length === 0)
+    throw fieldError(
+      ['message'],
+      'names no recipient: put a teammate handle (name@team) or role:<role>, skill:<skill>, owner:<path> in message.metadata.recipient or as the whole text',
+    );
+  if (text.length > LIMITS.summary)
+    throw fieldError(['message', 'parts'], `the message must be at most ${LIMITS.summary} characters`);
+  if (pick(read.sources, 'artifacts') !== undefined || read.linkArtifacts.length > 0)
+    throw fieldError(['message', 'parts'], 'artifacts go with the first message or the one that names the recipient');
+  if ((draft.notes ?? []).some((n) => n.message_id === messageId)) return { draft }; // sent again
+  if ((draft.notes ?? []).length >= DRAFT_NOTES_MAX)
+    throw fieldError(
+      ['message'],
+      `names no recipient, and this task already holds ${DRAFT_NOTES_MAX} messages: name the recipient (name@team or role:/skill:/owner:)`,
+    );
+  const noted = await ctx.drafts.addNote(draft._id, { message_id: messageId, text }, ctx.clock.now());
+  if (!noted) throw new RelayError('thread_not_found', `No task ${draft._id}`);
+  return { draft: noted };
 }
 
 /** The task with this id as the caller sees it: the thread, or their own task still waiting for its recipient. */

@@ -104,11 +104,17 @@ export const WHOM_QUESTION =
   'Whom should I hand this to? Reply in this task (same contextId) with a teammate handle (name@team) or a target ' +
   '(role:<role>, skill:<skill>, owner:<path>), as message.metadata.recipient or as the whole text of your message.';
 
-/** A task waiting for its recipient: input required, the sender's message its history, the question its status message. */
+/** A task waiting for its recipient: input required, the sender's messages its history, the question its status message. */
 function draftOutTask(draft: DraftDoc, historyLength: number | undefined): OutTask {
   const cancelled = draft.status === 'cancelled';
   const opening: OutMessage = { messageId: draft.message_id, role: 'user', parts: [{ text: draft.summary }] };
-  const history = historyLength === 0 ? [] : [opening];
+  const said = (draft.notes ?? []).map((n): OutMessage => ({
+    messageId: n.message_id,
+    role: 'user',
+    parts: [{ text: n.text }],
+  }));
+  const all = [opening, ...said];
+  const history = historyLength === undefined ? all : historyLength === 0 ? [] : all.slice(-historyLength);
   return {
     id: draft._id,
     state: cancelled

@@ -212,6 +212,23 @@ export const envSchema = z.object({
       }
       return origins;
     }),
+  RELAY_MCP_SESSION_IDLE: z
+    .string()
+    .default('30m')
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === null || ms < 1_000 || ms > 86_400_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1s to 24h such as 30m or 2h' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  RELAY_MCP_SESSIONS_PER_KEY: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 1000')
+    .default('10')
+    .transform(Number)
+    .pipe(z.number().min(1, 'must be at least 1').max(1000, 'must be at most 1000')),
   RELAY_MCP_ALLOWED_HOSTS: z
     .string()
     .optional()
@@ -344,7 +361,7 @@ export interface RelayConfig {
   digestAt: DigestTime | null;
   timers: TimerConfig;
   /** Who may call /mcp from a browser page and under what Host (mcp/origin-guard.ts), besides RELAY_PUBLIC_URL and loopback. */
-  mcp: { allowedOrigins: string[]; allowedHosts: string[] };
+  mcp: { allowedOrigins: string[]; allowedHosts: string[]; sessionIdleMs: number; sessionsPerKey: number };
   /** Handoff runs (docs/agent-runner.md): how long a runner's lease lasts, the least time between progress batches. */
   runs: { leaseMs: number; progressIntervalMs: number };
 }
@@ -441,7 +458,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     workerLockMs: e.RELAY_WORKER_LOCK_MS,
     shutdownGraceMs: e.RELAY_SHUTDOWN_GRACE_MS,
     digestAt: e.RELAY_DIGEST_AT,
-    mcp: { allowedOrigins: e.RELAY_MCP_ALLOWED_ORIGINS, allowedHosts: e.RELAY_MCP_ALLOWED_HOSTS },
+    mcp: {
+      allowedOrigins: e.RELAY_MCP_ALLOWED_ORIGINS,
+      allowedHosts: e.RELAY_MCP_ALLOWED_HOSTS,
+      sessionIdleMs: e.RELAY_MCP_SESSION_IDLE,
+      sessionsPerKey: e.RELAY_MCP_SESSIONS_PER_KEY,
+    },
     runs: { leaseMs: e.RELAY_RUN_LEASE, progressIntervalMs: e.RELAY_RUN_PROGRESS_INTERVAL },
   };
 }

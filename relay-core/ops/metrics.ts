@@ -21,6 +21,8 @@ export interface RelayMetricsDeps {
   outboxBacklog: () => Promise<number>;
   /** The event streams and long polls this process holds open (GET /events); counted when scraped. */
   openEventStreams?: () => number;
+  /** The MCP sessions (Mcp-Session-Id on /mcp) this process holds. */
+  openMcpSessions?: () => number;
 }
 
 export class RelayMetrics {
@@ -89,6 +91,17 @@ export class RelayMetrics {
         registers,
         collect() {
           this.set(openStreams());
+        },
+      });
+    }
+    const mcpSessions = deps.openMcpSessions;
+    if (mcpSessions) {
+      new Gauge({
+        name: 'relay_mcp_sessions_open',
+        help: 'MCP sessions (Mcp-Session-Id on /mcp) this process holds, counted at scrape time',
+        registers,
+        collect() {
+          this.set(mcpSessions());
         },
       });
     }

@@ -21,9 +21,23 @@ export interface DraftDoc {
   status: 'input_required' | 'cancelled' | 'handed';
   /** The messageId of the reply that named the recipient. */
   reply_message_id?: string;
+  /**
+   * What the sender said in the task before naming a recipient, oldest first: part of its history, and the handoff's
+   * first messages once it is made.
+   */
+  notes?: DraftNote[];
   created_at: Date;
   updated_at: Date;
 }
+
+/** A message of the sender's in a task still waiting for its recipient. */
+export interface DraftNote {
+  message_id: string;
+  text: string;
+}
+
+/** How many messages a task takes before it names a recipient. */
+export const DRAFT_NOTES_MAX = 20;
 
 /** A sender's drafts in a ListTasks page: by status, last change, id, after a cursor position. */
 export interface DraftQuery {
@@ -89,6 +103,18 @@ export class DraftStore {
   /** Cancels a waiting draft; a cancelled one stays cancelled. The draft as it is after. */
   async cancel(id: string, at: Date): Promise<DraftDoc | null> {
     await this.docs.updateOne({ _id: id, status: 'input_required' }, { $set: { status: 'cancelled', updated_at: at } });
+    return this.get(id);
+  }
+
+  /**
+   * Adds a message to a waiting draft, once per messageId (`$addToSet` of the same note sent again adds nothing), while
+   * it holds fewer than DRAFT_NOTES_MAX. The draft as it is after, or null when there is none.
+   */
+  async addNote(id: string, note: DraftNote, at: Date): Promise<DraftDoc | null> {
+    await this.docs.updateOne(
+      { _id: id, status: 'input_required', [`notes.${DRAFT_NOTES_MAX - 1}`]: { $exists: false } },
+      { $addToSet: { notes: note }, $set: { updated_at: at } },
+    );
     return this.get(id);
   }
 

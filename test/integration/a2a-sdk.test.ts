@@ -555,13 +555,53 @@ describe('a task without a recipient: input required, then the next message in i
     });
   });
 
-  test('a reply that names nobody, or nobody known, is invalid_params and the task keeps waiting; a cancelled one takes no reply', async () => {
+  test('what the sender said before naming the recipient becomes the first messages of the handoff', async () => {
+    const sender = await v1Client(alice);
+    const waiting = await send(sender, message([text('The nightly export fails')]));
+    await send(sender, reply([text('It started on Monday.')], waiting.id));
+    const handed = await send(sender, reply([text('bob@acme')], waiting.id));
+    expect(handed.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect(await wireThread(bob, waiting.id)).toMatchObject({
+      summary: 'The nightly export fails',
+      messages: [{ from: 'alice@acme', body: 'It started on Monday.' }],
+    });
+  });
+
+  test('a contextId the client made up is refused as no task, saying why, and creates nothing', async () => {
+    const threads = await threadCount();
+    const made = await relay.rpc(
+      alice,
+      'SendMessage',
+      {
+        message: {
+          messageId: 'made-up-context',
+          role: 'ROLE_USER',
+          contextId: 'my-context-1',
+          parts: [{ text: 'hi' }],
+        },
+      },
+      { 'A2A-Version': '1.0' },
+    );
+    expect(made.body.error).toMatchObject({ code: -32001, data: { code: 'thread_not_found' } });
+    expect(made.body.error.message).toContain('No context my-context-1: a contextId here is the id of one task');
+    expect(await threadCount()).toBe(threads);
+  });
+
+  test('a reply that names nobody joins the waiting task and is asked again; nobody known is refused; a cancelled one takes no reply', async () => {
     const sender = await v1Client(alice);
     const threads = await threadCount();
     const waiting = await send(sender, message([text('Rotate the staging certificates')]));
-    const vague = await failure(send(sender, reply([text('whoever is free')], waiting.id)));
-    expect(vague).toMatchObject({ envelopeCode: -32602, data: { code: 'invalid_params' } });
-    expect(vague.message).toMatch(/^params\.message: names no recipient: put a teammate handle/);
+    const vagueReply = reply([text('whoever is free')], waiting.id);
+    const vague = await send(sender, vagueReply);
+    expect(vague).toMatchObject({ id: waiting.id, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED } });
+    expect(JSON.stringify(vague.status?.message)).toContain('Whom should I hand this to?');
+    expect(vague.history.map((m) => m.parts.map((p) => (p.content as { value: string }).value).join(''))).toEqual([
+      'Rotate the staging certificates',
+      'whoever is free',
+    ]);
+    expect((await send(sender, vagueReply)).history).toHaveLength(2); // sent again: nothing added
+    const limited = await relay.rpc(alice, 'GetTask', { id: waiting.id, historyLength: 1 }, { 'A2A-Version': '1.0' });
+    expect(limited.body.result.history).toEqual([expect.objectContaining({ parts: [{ text: 'whoever is free' }] })]);
     const unknown = await failure(send(sender, reply([text('nobody@acme')], waiting.id)));
     expect(unknown).toMatchObject({ envelopeCode: -32602, data: { code: 'recipient_not_found' } });
     expect((await getTask(sender, waiting.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -666,6 +706,12 @@ describe('GET /.well-known/agent-card.json', () => {
       { bearer: [] },
     ]);
     expect(await cardJson('1.0')).toEqual(json);
+  });
+
+  test('the same card is served under the /a2a base, where clients given the endpoint URL look (the A2A TCK)', async () => {
+    const response = await fetch(`${relay.url}/a2a/.well-known/agent-card.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(json);
   });
 
   test('the v0.3 card parses with the SDK translator (which requires the v0.3 fields)', async () => {

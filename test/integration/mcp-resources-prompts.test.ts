@@ -1,5 +1,5 @@
 // Beyond tools, with the SDK's Client against a real relay: completion of handles and thread ids, threads and the inbox
-// as resources (subscriptions over the stdio server), prompts filled from a thread, and log notifications.
+// as resources (subscriptions over stdio here; over /mcp sessions in mcp-http-sessions.test.ts), prompts filled from a thread, and log notifications.
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -272,9 +272,22 @@ test('over stdio, a subscribed thread and the inbox are told when the thread cha
   ]);
 });
 
-test('the stateless /mcp declares no subscriptions and says so', async () => {
-  expect(recipient.getServerCapabilities()?.resources?.subscribe).toBeUndefined();
-  await expect(recipient.subscribeResource({ uri: `handoff://thread/${threadId}` })).rejects.toMatchObject({
-    code: -32601,
+test('without a session, /mcp has no subscriptions (nothing would carry a later notification)', async () => {
+  // The SDK client holds a session (mcp-http-sessions.test.ts); a request without Mcp-Session-Id is served statelessly.
+  const response = await fetch(`${relay.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${recipientKey}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'resources/subscribe',
+      params: { uri: `handoff://thread/${threadId}` },
+    }),
   });
+  expect(response.headers.get('mcp-session-id')).toBeNull();
+  expect(await response.text()).toContain('"code":-32601');
 });

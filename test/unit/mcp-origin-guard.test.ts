@@ -47,16 +47,33 @@ test('the allow lists are read from the environment and a bad entry is named', (
     RELAY_MCP_ALLOWED_ORIGINS: 'https://app.acme.example, http://localhost:5173/',
     RELAY_MCP_ALLOWED_HOSTS: 'Relay.Internal',
   });
-  expect(config.mcp).toEqual({
+  expect(config.mcp).toMatchObject({
     allowedOrigins: ['https://app.acme.example', 'http://localhost:5173'],
     allowedHosts: ['relay.internal'],
   });
-  expect(loadConfig({}).mcp).toEqual({ allowedOrigins: [], allowedHosts: [] });
+  expect(loadConfig({}).mcp).toMatchObject({ allowedOrigins: [], allowedHosts: [] });
   expect(() => loadConfig({ RELAY_MCP_ALLOWED_ORIGINS: 'https://app.acme.example/path' })).toThrow(ConfigError);
   expect(() => loadConfig({ RELAY_MCP_ALLOWED_ORIGINS: 'app.acme.example' })).toThrow(
     /RELAY_MCP_ALLOWED_ORIGINS: must be comma-separated origins/,
   );
   expect(() => loadConfig({ RELAY_MCP_ALLOWED_HOSTS: 'relay.internal:3000' })).toThrow(
     /RELAY_MCP_ALLOWED_HOSTS: must be comma-separated host names without ports/,
+  );
+});
+
+test("an MCP session's idle time and the sessions per key are read from the environment, a bad value named", () => {
+  expect(loadConfig({}).mcp).toMatchObject({ sessionIdleMs: 30 * 60_000, sessionsPerKey: 10 });
+  expect(loadConfig({ RELAY_MCP_SESSION_IDLE: '90s', RELAY_MCP_SESSIONS_PER_KEY: '3' }).mcp).toMatchObject({
+    sessionIdleMs: 90_000,
+    sessionsPerKey: 3,
+  });
+  expect(() => loadConfig({ RELAY_MCP_SESSION_IDLE: '10ms' })).toThrow(
+    /RELAY_MCP_SESSION_IDLE: must be a duration from 1s to 24h/,
+  );
+  expect(() => loadConfig({ RELAY_MCP_SESSIONS_PER_KEY: '0' })).toThrow(
+    /RELAY_MCP_SESSIONS_PER_KEY: must be at least 1/,
+  );
+  expect(() => loadConfig({ RELAY_MCP_SESSIONS_PER_KEY: 'ten' })).toThrow(
+    /RELAY_MCP_SESSIONS_PER_KEY: must be a whole number from 1 to 1000/,
   );
 });
