@@ -212,17 +212,10 @@ export const envSchema = z.object({
       }
       return origins;
     }),
-  RELAY_MCP_SESSION_IDLE: z
-    .string()
-    .default('30m')
-    .transform((value, ctx) => {
-      const ms = parseDuration(value);
-      if (ms === null || ms < 1_000 || ms > 86_400_000) {
-        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1s to 24h such as 30m or 2h' });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+  RELAY_MCP_SESSION_IDLE: durationSchema(
+    { min: 1_000, max: 86_400_000, message: () => 'must be a duration from 1s to 24h such as 30m or 2h' },
+    '30m',
+  ),
   RELAY_MCP_SESSIONS_PER_KEY: z
     .string()
     .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 1000')
