@@ -530,6 +530,7 @@ export async function startRelay({
       invites,
       redeemLimiter,
       signInLimiter,
+      timers,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

@@ -29,7 +29,7 @@ import type { WebhookEndpoints } from '../webhooks/endpoint-lifecycle';
 import type { RelayMetrics } from '../ops/metrics';
 import type { EventFeed } from '../service/event-feed';
 import { mountEventsRoute, type OpenEventStreams } from './events-route';
-import { mountWebInbox } from './web-inbox-routes';
+import { mountWebInbox, type WebInboxDeps } from './web-inbox-routes';
 
 // Slack (bot/) and MCP (mcp/) mount their routes on the same app; finishHttpApp adds the 404 and error handlers last.
 
@@ -60,6 +60,8 @@ export interface HttpAppDeps {
   redeemLimiter?: RateLimiter;
   /** Web inbox sign-in attempts per client address (GET and POST /inbox/sign-in). */
   signInLimiter?: RateLimiter;
+  /** The recipients' Snooze on the web inbox's thread page (the same use case as Slack's Snooze buttons). */
+  timers?: WebInboxDeps['timers'];
 }
 
 /** The relay's own pages (/, /inbox…) run no script and load nothing from elsewhere. */
@@ -266,6 +268,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     signInLimiter: deps.signInLimiter,
     changeLimiter: deps.rateLimiter,
     events: deps.events,
+    timers: deps.timers,
     log,
   });
 

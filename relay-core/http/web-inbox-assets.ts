@@ -46,6 +46,8 @@ pre.code{white-space:pre-wrap;background:var(--soft);padding:.6em;border-radius:
 .actions form.inline{display:flex;flex-wrap:wrap;gap:.6em;align-items:center}
 .actions .row{display:flex;flex-wrap:wrap;gap:.6em;background:#fff;border:1px solid var(--line);border-radius:10px;padding:.8em}
 .actions form.bare{border:none;padding:0;background:none}
+.actions fieldset.row{margin:0;border:none;padding:0}
+.actions legend{font-weight:600;margin-bottom:.4em;width:100%}
 label{display:block;font-weight:600;margin:.2em 0}
 textarea,input[type=text]{width:100%;font:inherit;padding:.5em;border:1px solid #9aa0a6;border-radius:6px}
 textarea{min-height:5em;resize:vertical}

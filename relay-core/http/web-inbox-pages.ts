@@ -278,6 +278,8 @@ export interface ThreadActions {
   reply: boolean;
   cancel: boolean;
   claim: boolean;
+  /** Snooze the reminders (recipient, pending): 1 hour, tomorrow morning, next week, as Slack's Snooze buttons. */
+  snooze: boolean;
   /** Hand to my agent (accepting first when pending): the recipient's runner takes it (docs/agent-runner.md). */
   agent: boolean;
   /** Pending approvals this viewer may decide. */
@@ -291,6 +293,8 @@ export interface ThreadPageView {
   /** The thread's approvals the viewer may see. */
   approvals: ApprovalView[];
   counts: Partial<Record<ListName, number>>;
+  /** When the recipient snoozed the reminders until (still ahead), or null. */
+  snoozedUntil?: Date | null;
   /** What the last action did, or why it was refused (in words). */
   notice?: { text: string; refused: boolean };
   /** What the refused form held, so nothing typed is lost. */
@@ -309,7 +313,7 @@ function form(
   return (
     `<form${opts.inline ? ` class="inline${opts.bare ? ' bare' : ''}"` : ''} method="post" action="/inbox/${h(view.thread.thread_id)}/${action}">${csrfField(view.viewer)}` +
     `<input type="hidden" name="key" value="${h(view.formKey)}-${action}"><input type="hidden" name="shown" value="${h(view.thread.status)}">` +
-    `${body}<button type="submit"${opts.kind ? ` class="${opts.kind}"` : ''}>${h(button)}</button></form>`
+    `${body}${button ? `<button type="submit"${opts.kind ? ` class="${opts.kind}"` : ''}>${h(button)}</button>` : ''}</form>`
   );
 }
 
@@ -343,6 +347,18 @@ function actionForms(view: ThreadPageView): string {
       : '';
     parts.push(`<div class="row">${accept}${agent}</div>`);
   }
+  if (a.snooze)
+    parts.push(
+      form(
+        view,
+        'snooze',
+        `<fieldset class="row"><legend>Snooze the reminders until</legend>` +
+          `<button type="submit" name="choice" value="1h" class="secondary">1 hour from now</button>` +
+          `<button type="submit" name="choice" value="tomorrow" class="secondary">Tomorrow morning</button>` +
+          `<button type="submit" name="choice" value="week" class="secondary">Next week</button></fieldset>`,
+        '',
+      ),
+    );
   if (a.reply)
     parts.push(form(view, 'reply', field(view, 'reply', 'body', 'Reply'), 'Send reply', { kind: 'secondary' }));
   if (a.complete)
@@ -385,6 +401,9 @@ export function threadPage(view: ThreadPageView): string {
     `<p class="meta">Handoff from ${h(sender.name)} (${h(sender.handle)}) to ${h(recipient.name)} (${h(recipient.handle)})</p>`,
     `<h1>${h(thread.summary.length > 140 ? `${thread.summary.slice(0, 139)}…` : thread.summary)}</h1>`,
     `<p>${badge(thread.status)} <span class="meta">${STATUS_WORDS[thread.status] === thread.status ? '' : `${h(STATUS_WORDS[thread.status])} · `}${h(INTENT[thread.intent])} · sent ${time(thread.created_at)}${thread.answered_at ? ` · answered by ${h(recipient.handle)} ${time(thread.answered_at)}` : ''}</span></p>`,
+    view.snoozedUntil
+      ? `<p class="snoozed">Reminders snoozed: the next one comes ${time(view.snoozedUntil.toISOString())}.</p>`
+      : '',
     `<section class="card teammate" aria-label="The handoff">${words(sender.handle, thread.summary)}`,
   ];
   if (thread.question) parts.push(`<h2>Question</h2>${words(sender.handle, thread.question)}`);

@@ -12,9 +12,11 @@ import type { AgentDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { LIMITS, THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';
 import { TRANSITIONS } from '../domain/thread-lifecycle';
+import type { SnoozeChoice } from '../domain/working-hours';
 import { constantTimeEqual } from '../ops/api-keys';
 import type { RateLimiter } from '../ops/rate-limiter';
 import { CURSOR_PATTERN, type EventFeed } from '../service/event-feed';
+import type { HandoffTimers } from '../service/handoff-timers';
 import type { Relay } from '../service/relay-service';
 import type { WebSession } from '../service/web-sessions';
 import { approvalView, type ApprovalView, type ListItem } from '../service/wire-views';
@@ -61,6 +63,8 @@ export interface WebInboxDeps {
   /** Changes per teammate: the same limit (and count) as their JSON-RPC calls. */
   changeLimiter?: RateLimiter;
   events?: { feed: EventFeed; streams: OpenEventStreams };
+  /** The recipient's Snooze (the same use case as Slack's Snooze buttons); without it the page offers none. */
+  timers?: Pick<HandoffTimers, 'snooze'>;
   log: Logger;
 }
 
@@ -76,6 +80,8 @@ const listQuery = z.object({
 });
 
 /** What each action's form holds (besides csrf); the messages are what the page shows when a field is wrong. */
+/** The Slack Snooze buttons' choices (bot/blocks/timer-action-ids.ts), in the same words. */
+const SNOOZE_CHOICES = ['1h', 'tomorrow', 'week'] as const satisfies readonly SnoozeChoice[];
 const formKey = z.string().max(100).optional();
 const required = (what: string, max: number) =>
   z
@@ -87,6 +93,10 @@ const ACTION_FORMS = {
   accept: z.object({ key: formKey }),
   agent: z.object({ key: formKey }),
   claim: z.object({ key: formKey }),
+  snooze: z.object({
+    key: formKey,
+    choice: z.enum(SNOOZE_CHOICES, { error: 'Snooze: choose 1 hour, tomorrow morning or next week' }),
+  }),
   decline: z.object({ key: formKey, reason: required('The reason to decline', LIMITS.reason) }),
   cancel: z.object({
     key: formKey,
@@ -105,6 +115,7 @@ const DONE: Record<string, string> = {
   accept: 'Accepted. The sender and your Slack DM show it now.',
   agent: 'Handed to your agent: your runner (handoff-relay agent) takes it next.',
   claim: 'Claimed: it is yours now. Accept it when you start.',
+  snooze: 'Snoozed: the reminders wait until the time shown above.',
   decline: 'Declined. The sender was told why.',
   cancel: 'Cancelled. The recipient was told.',
   reply: 'Reply sent.',
@@ -472,6 +483,8 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
       cancel: can('cancel'),
       reply: access.participant && ['pending', 'accepted'].includes(doc.status),
       claim: access.candidate,
+      // As Slack's Snooze: the recipient of a pending handoff moves its next reminder.
+      snooze: Boolean(deps.timers) && access.participant && doc.to === agent.handle && doc.status === 'pending',
       agent:
         access.participant &&
         doc.to === agent.handle &&
@@ -493,6 +506,12 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
           actions,
           approvals,
           counts: await counts(agent),
+          snoozedUntil:
+            doc.status === 'pending' &&
+            doc.timers?.snoozed_until &&
+            new Date(doc.timers.snoozed_until) > deps.uses.clock.now()
+              ? new Date(doc.timers.snoozed_until)
+              : null,
           notice,
           kept: extra.kept,
           formKey: randomUUID(),
@@ -605,6 +624,10 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
       switch (action) {
         case 'claim':
           await claims.claim(agent, id, 'web');
+          break;
+        case 'snooze':
+          if (!deps.timers) throw new RelayError('invalid_params', 'this relay runs no reminders to snooze');
+          await deps.timers.snooze(agent, id, (parsed.data as { choice: SnoozeChoice }).choice);
           break;
         case 'reply':
           await messages.append(agent, { thread_id: id, body: f.body!, payload: {}, artifacts: [] }, 'web', key);

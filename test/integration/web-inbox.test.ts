@@ -361,6 +361,52 @@ describe('a thread and its actions', () => {
     expect(after).not.toMatch(/[Hh]and to my agent<\/button>/);
   });
 
+  test('Snooze, as Slack’s Snooze buttons: the recipient moves the next reminder and the page shows when it comes', async () => {
+    const id = await newHandoff();
+    const page = (await get(`/inbox/${id}`, bobCookie)).html;
+    for (const label of ['1 hour from now', 'Tomorrow morning', 'Next week'])
+      expect(page).toContain(`>${label}</button>`);
+    // The sender is not offered Snooze, and a post of theirs is refused by the use case, changing nothing.
+    const aliceCookie = await signIn(alice);
+    const alicePage = (await get(`/inbox/${id}`, aliceCookie)).html;
+    expect(alicePage).not.toContain('Snooze the reminders');
+    const bySender = await post(
+      `/inbox/${id}/snooze`,
+      { csrf: csrfIn(alicePage), choice: '1h' },
+      { cookie: aliceCookie },
+    );
+    expect(bySender.status).toBe(403);
+    expect(await bySender.text()).toContain('Only the recipient (bob@acme) can snooze');
+    // A choice Slack does not offer is refused in words.
+    const odd = await post(`/inbox/${id}/snooze`, { csrf: bobCsrf, choice: '10y' }, { cookie: bobCookie });
+    expect(odd.status).toBe(400);
+    expect(await odd.text()).toContain('Snooze: choose 1 hour, tomorrow morning or next week');
+    expect((await relay.relay.reads.threadById(id))!.timers?.snoozed_until ?? null).toBeNull();
+
+    const before = clock.now().getTime();
+    const answer = await post(`/inbox/${id}/snooze`, { csrf: bobCsrf, choice: '1h' }, { cookie: bobCookie });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe(`/inbox/${id}?done=snooze`);
+    // An hour from when it was pressed (the relay clock runs on from the test's), as Slack's "Snooze 1 hour".
+    const stored = new Date((await relay.relay.reads.threadById(id))!.timers!.snoozed_until!);
+    expect(stored.getTime()).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect(stored.getTime()).toBeLessThanOrEqual(clock.now().getTime() + 3_600_000);
+    const until = stored.toISOString();
+    const after = (await get(`/inbox/${id}?done=snooze`, bobCookie)).html;
+    expect(after).toContain('Snoozed: the reminders wait until the time shown above.');
+    expect(after).toContain(`Reminders snoozed: the next one comes <time datetime="${until}"`);
+
+    // Once accepted there are no reminders to snooze: not offered, and a stale form is refused in words.
+    await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' });
+    const accepted = (await get(`/inbox/${id}`, bobCookie)).html;
+    expect(accepted).not.toContain('Snooze the reminders');
+    expect(accepted).not.toContain('Reminders snoozed');
+    const stale = await post(`/inbox/${id}/snooze`, { csrf: bobCsrf, choice: 'week' }, { cookie: bobCookie });
+    expect(await stale.text()).toMatch(
+      /Not done: The handoff is accepted; there are no reminders to snooze\. Nothing was changed/,
+    );
+  });
+
   test('each action refuses bad input with a message and changes nothing', async () => {
     const id = await newHandoff();
     const cases: Array<[string, Record<string, string>, number, string]> = [
