@@ -531,6 +531,15 @@ export async function startRelay({
       redeemLimiter,
       signInLimiter,
       timers,
+      slackSignIn:
+        config.slack?.clientId && config.slack.clientSecret
+          ? {
+              clientId: config.slack.clientId,
+              clientSecret: config.slack.clientSecret,
+              apiUrl: config.slack.apiUrl,
+              botToken: config.slack.botToken,
+            }
+          : undefined,
       readiness: {
         mongodb: () => store.ping(),
         redis: async () => {

@@ -9,6 +9,7 @@ import type { App } from '@slack/bolt';
 import { ACTION_IDS } from '../bot/blocks/handoff-dm';
 import { registerListeners, type SlackAppDeps } from '../bot/slack-app';
 import { CALLBACK_IDS } from '../bot/views/transition-modals';
+import { slackAuthorizeUrl } from '../relay-core/http/slack-oidc';
 import { REASSIGN_VIEW, TIMER_ACTION_IDS } from '../bot/blocks/timer-action-ids';
 import { MESSAGE_SHORTCUT_CALLBACK_ID } from '../bot/views/new-handoff-modal';
 
@@ -306,7 +307,15 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
       return `${scope} ← ${why.join(', ') || 'nothing in bot/ needs it'}`;
     };
     expect([...manifest.oauth_config.scopes.bot].sort().map(explain)).toEqual([...needed].sort().map(explain));
-    expect(manifest.oauth_config.scopes.user).toBeUndefined();
+    // User scopes: only what Sign in with Slack asks for on the authorize URL (relay-core/http/slack-oidc.ts).
+    const signIn = new URL(
+      slackAuthorizeUrl(
+        { clientId: '1.2', clientSecret: 'x', botToken: 'x' },
+        { redirectUri: 'https://relay.example.com/inbox/slack/callback', state: 's', nonce: 'n' },
+      ),
+    );
+    expect(manifest.oauth_config.scopes.user).toEqual(signIn.searchParams.get('scope')!.split(' '));
+    expect(manifest.oauth_config.redirect_urls).toEqual([signIn.searchParams.get('redirect_uri')]);
   });
 });
 describe('the manifest validator', () => {

@@ -62,6 +62,8 @@ export interface HttpAppDeps {
   signInLimiter?: RateLimiter;
   /** The recipients' Snooze on the web inbox's thread page (the same use case as Slack's Snooze buttons). */
   timers?: WebInboxDeps['timers'];
+  /** The Slack app's client id and secret (and bot token): "Sign in with Slack" on the web inbox. */
+  slackSignIn?: WebInboxDeps['slackSignIn'];
 }
 
 /** The relay's own pages (/, /inbox…) run no script and load nothing from elsewhere. */
@@ -269,6 +271,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     changeLimiter: deps.rateLimiter,
     events: deps.events,
     timers: deps.timers,
+    slackSignIn: deps.slackSignIn,
     log,
   });
 

@@ -55,6 +55,7 @@ button{white-space:nowrap;overflow-wrap:normal;font:inherit;font-weight:600;padd
 button.secondary{background:#fff;color:var(--accent)}
 button.danger{background:#fff;color:var(--bad);border-color:var(--bad)}
 button.link{background:none;border:none;color:var(--accent);padding:0;margin:0;font-weight:400;text-decoration:underline}
+a.button{display:inline-block;font-weight:600;padding:.45em 1em;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none}
 :focus-visible{outline:3px solid #fbbc04;outline-offset:2px}
 .notice{padding:.7em 1em;border-radius:8px;margin:1em 0;background:#e6f4ea;border:1px solid #a8dab5}
 .notice.refused{background:#fce8e6;border-color:#f4b8b2}

@@ -102,9 +102,14 @@ export function layout(view: Layout, body: string): string {
 }
 
 /** A page that only explains (not signed in, a used link, a missing thread). */
-export function messagePage(title: string, paragraphs: string[], viewer?: PageViewer): string {
-  return layout({ title, viewer }, `<h1>${h(title)}</h1>${paragraphs.map((p) => `<p>${h(p)}</p>`).join('')}`);
+/** `after`: the relay's own markup (never a teammate's words), such as SLACK_SIGN_IN_BUTTON. */
+export function messagePage(title: string, paragraphs: string[], viewer?: PageViewer, after = ''): string {
+  return layout({ title, viewer }, `<h1>${h(title)}</h1>${paragraphs.map((p) => `<p>${h(p)}</p>`).join('')}${after}`);
 }
+
+/** Offered when the relay has the Slack app's client id and secret (docs/web-inbox.md#sign-in-with-slack). */
+export const SLACK_SIGN_IN_BUTTON =
+  '<p><a class="button" href="/inbox/slack/sign-in">Sign in with Slack</a> as the teammate linked to your Slack account.</p>';
 
 export const HOW_TO_SIGN_IN = [
   'Sign in with a one-time link: run `handoff-relay open` (with your RELAY_API_KEY), or press "Open web inbox" in your handoff-relay DM or App Home in Slack.',

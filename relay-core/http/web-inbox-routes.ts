@@ -1,7 +1,7 @@
 // The web inbox (GET /inbox…): sign-in with a one-time link, the lists, a thread with its actions, sessions, and the
 // session's live event stream. Every action is the same use case call the JSON-RPC methods make (via "web"), so
 // policies, approvals and the acceptance verdict apply the same; a refusal is shown in words and changes nothing.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import express, { type Express, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -21,10 +21,18 @@ import type { Relay } from '../service/relay-service';
 import type { WebSession } from '../service/web-sessions';
 import { approvalView, type ApprovalView, type ListItem } from '../service/wire-views';
 import { streamEvents, type OpenEventStreams } from './events-route';
+import {
+  exchangeSlackCode,
+  installedWorkspace,
+  SlackSignInError,
+  slackAuthorizeUrl,
+  type SlackOidcConfig,
+} from './slack-oidc';
 import { INBOX_CSS, INBOX_JS } from './web-inbox-assets';
 import {
   HOW_TO_SIGN_IN,
   listPage,
+  SLACK_SIGN_IN_BUTTON,
   messagePage,
   notFoundPage,
   sessionsPage,
@@ -37,6 +45,10 @@ import {
 } from './web-inbox-pages';
 
 export const SESSION_COOKIE = 'hr_session';
+/** A Sign in with Slack under way in this browser: its state and nonce, for ten minutes, only on /inbox/slack. */
+export const SLACK_FLOW_COOKIE = 'hr_slack_flow';
+const SLACK_FLOW_SECONDS = 600;
+const FLOW_PART = /^[A-Za-z0-9_-]{32}$/;
 
 /** Only the relay's own script, stylesheet and event stream; forms post only back here. */
 export const INBOX_CSP =
@@ -55,6 +67,7 @@ export interface WebInboxDeps {
     | 'approvalViews'
     | 'approvalRecords'
     | 'clock'
+    | 'teammates'
   >;
   /** RELAY_PUBLIC_URL: its origin is where forms may come from; https makes the cookie Secure. */
   publicUrl: string;
@@ -63,6 +76,8 @@ export interface WebInboxDeps {
   /** Changes per teammate: the same limit (and count) as their JSON-RPC calls. */
   changeLimiter?: RateLimiter;
   events?: { feed: EventFeed; streams: OpenEventStreams };
+  /** Slack's app credentials (SLACK_CLIENT_ID / SLACK_CLIENT_SECRET): with them, "Sign in with Slack" is offered. */
+  slackSignIn?: SlackOidcConfig;
   /** The recipient's Snooze (the same use case as Slack's Snooze buttons); without it the page offers none. */
   timers?: Pick<HandoffTimers, 'snooze'>;
   log: Logger;
@@ -185,9 +200,17 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
   }
 
   function setCookie(res: Response, value: string, maxAgeSeconds: number): void {
-    res.setHeader(
+    res.append(
       'Set-Cookie',
       `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secureCookie ? '; Secure' : ''}`,
+    );
+  }
+
+  /** The Slack sign-in flow's cookie: Lax, so the top-level redirect back from Slack carries it. */
+  function setFlowCookie(res: Response, value: string, maxAgeSeconds: number): void {
+    res.append(
+      'Set-Cookie',
+      `${SLACK_FLOW_COOKIE}=${value}; Path=/inbox/slack; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secureCookie ? '; Secure' : ''}`,
     );
   }
 
@@ -304,12 +327,112 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     }
   });
 
+  // Sign in with Slack (OpenID Connect; slack-oidc.ts): the relay sends the browser to Slack with a fresh state and
+  // nonce (kept in a cookie of this browser), and Slack sends it back to /inbox/slack/callback with a one-time code.
+  const slack = deps.slackSignIn;
+  const slackWorkspace = slack && installedWorkspace(slack);
+  const slackRedirectUri = `${deps.publicUrl}/inbox/slack/callback`;
+  const startAgain = 'Start again from your inbox page: Sign in with Slack.';
+
+  app.get('/inbox/slack/sign-in', async (req, res) => {
+    securityHeaders(res);
+    if (!slack)
+      return refuse(
+        res,
+        404,
+        'Sign in with Slack is not set up',
+        `This relay has no Slack app to sign in with. ${HOW_TO_SIGN_IN[0]}`,
+      );
+    if (!(await limitSignIn(req, res))) return;
+    const state = randomBytes(24).toString('base64url');
+    const nonce = randomBytes(24).toString('base64url');
+    setFlowCookie(res, `${state}.${nonce}`, SLACK_FLOW_SECONDS);
+    res.redirect(303, slackAuthorizeUrl(slack, { redirectUri: slackRedirectUri, state, nonce }));
+  });
+
+  app.get('/inbox/slack/callback', async (req, res) => {
+    securityHeaders(res);
+    if (!slack || !slackWorkspace)
+      return refuse(res, 404, 'Sign in with Slack is not set up', 'This relay has no Slack app to sign in with.');
+    if (!(await limitSignIn(req, res))) return;
+    // The flow is used up whatever happens next: a second visit of this address does not sign in.
+    const [state, nonce] = (readCookie(req, SLACK_FLOW_COOKIE) ?? '').split('.');
+    setFlowCookie(res, '', 0);
+    const notSignedIn = 'Not signed in';
+    const sentState = typeof req.query.state === 'string' ? req.query.state : '';
+    if (!state || !nonce || !FLOW_PART.test(state) || !FLOW_PART.test(nonce) || !constantTimeEqual(sentState, state))
+      return refuse(
+        res,
+        400,
+        notSignedIn,
+        `This Slack sign-in did not start in this browser, or took longer than ten minutes. ${startAgain}`,
+      );
+    if (typeof req.query.error === 'string')
+      return refuse(
+        res,
+        400,
+        notSignedIn,
+        `Slack sign-in was cancelled (${req.query.error.slice(0, 60)}). ${startAgain}`,
+      );
+    const code = typeof req.query.code === 'string' ? req.query.code : '';
+    if (!code || code.length > 500)
+      return refuse(res, 400, notSignedIn, `Slack sent no sign-in code back. ${startAgain}`);
+    try {
+      const who = await exchangeSlackCode(slack, { code, redirectUri: slackRedirectUri, nonce });
+      const workspace = await slackWorkspace();
+      if (who.teamId !== workspace)
+        return refuse(
+          res,
+          403,
+          notSignedIn,
+          `That Slack account is in another workspace (${who.teamId}), not the one this relay's app is installed in.`,
+        );
+      const agent = await deps.uses.teammates.bySlackUser(who.userId);
+      if (!agent)
+        return refuse(
+          res,
+          403,
+          'Your Slack account is not linked',
+          `Your Slack account (${who.userId}) is not linked to a handoff-relay teammate, so there is no inbox to sign in to. ` +
+            'Link it: run `/handoff link` in Slack (or ask your admin to register you with your Slack user id), then sign in again.',
+        );
+      const { sessionId, expires_at } = await webSessions.start(agent.handle, {
+        userAgent: req.get('user-agent') ?? '',
+        replacing: readCookie(req, SESSION_COOKIE),
+      });
+      setCookie(res, sessionId, Math.round((expires_at.getTime() - deps.uses.clock.now().getTime()) / 1_000));
+      res.redirect(303, '/inbox');
+    } catch (error) {
+      if (error instanceof SlackSignInError) {
+        deps.log.info({ reason: error.code }, 'slack sign-in refused');
+        return refuse(
+          res,
+          error.code === 'slack_unreachable' ? 502 : 400,
+          notSignedIn,
+          `${error.message}. ${startAgain}`,
+        );
+      }
+      if (error instanceof RelayError && error.code === 'forbidden')
+        return refuse(res, 403, notSignedIn, `${error.message}.`);
+      throw error;
+    }
+  });
+
   app.post('/inbox/sign-out', form, async (req, res) => {
     const session = await postSession(req, res);
     if (!session) return;
     await webSessions.signOut(readCookie(req, SESSION_COOKIE)!);
     setCookie(res, '', 0);
-    res.type('html').send(messagePage('Signed out', ['This browser is signed out.', ...HOW_TO_SIGN_IN]));
+    res
+      .type('html')
+      .send(
+        messagePage(
+          'Signed out',
+          ['This browser is signed out.', ...HOW_TO_SIGN_IN],
+          undefined,
+          slack ? SLACK_SIGN_IN_BUTTON : '',
+        ),
+      );
   });
 
   app.get('/inbox/sessions', async (req, res) => {
@@ -366,10 +489,15 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
       return res
         .type('html')
         .send(
-          messagePage('Your handoff inbox', [
-            ...HOW_TO_SIGN_IN,
-            'Each handoff also has its own read-only page: open the inbox_url its DM or its create answer gave you.',
-          ]),
+          messagePage(
+            'Your handoff inbox',
+            [
+              ...HOW_TO_SIGN_IN,
+              'Each handoff also has its own read-only page: open the inbox_url its DM or its create answer gave you.',
+            ],
+            undefined,
+            slack ? SLACK_SIGN_IN_BUTTON : '',
+          ),
         );
     const { agent } = found.session;
     const q = listQuery.parse(req.query);

@@ -90,6 +90,11 @@ export const envSchema = z.object({
     .regex(/^xapp-/, 'must be an app-level token starting with xapp-')
     .optional(),
   SLACK_API_URL: httpUrl.optional(),
+  SLACK_CLIENT_ID: z
+    .string()
+    .regex(/^\d+\.\d+$/, 'must be the Slack app client id (digits.digits, from Basic Information)')
+    .optional(),
+  SLACK_CLIENT_SECRET: z.string().min(8, 'must be the Slack app client secret').optional(),
   RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
@@ -316,6 +321,9 @@ export interface SlackConfig {
   apiUrl?: string;
   /** Set: Socket Mode (Bolt connects out over a WebSocket; no public /slack/events needed). */
   appToken?: string;
+  /** The app's SLACK_CLIENT_ID / SLACK_CLIENT_SECRET: with both, the web inbox offers "Sign in with Slack". */
+  clientId?: string;
+  clientSecret?: string;
 }
 
 export interface RelayConfig {
@@ -407,6 +415,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
       'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)',
     );
   }
+  if (Boolean(e.SLACK_CLIENT_ID) !== Boolean(e.SLACK_CLIENT_SECRET))
+    throw new ConfigError(
+      e.SLACK_CLIENT_ID ? 'SLACK_CLIENT_SECRET' : 'SLACK_CLIENT_ID',
+      'must be set together with the other (SLACK_CLIENT_ID + SLACK_CLIENT_SECRET, from the app’s Basic Information)',
+    );
   const localHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -427,6 +440,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
           signingSecret: e.SLACK_SIGNING_SECRET!,
           apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
           appToken: e.SLACK_APP_TOKEN,
+          clientId: e.SLACK_CLIENT_ID,
+          clientSecret: e.SLACK_CLIENT_SECRET,
         }
       : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,

@@ -108,9 +108,21 @@ export class WebSessions {
       { returnDocument: 'after' },
     );
     if (!link) throw usedOrExpired();
-    const agent = await this.deps.teammates.get(link.handle);
+    return this.start(link.handle, browser);
+  }
+
+  /**
+   * A new session for an active teammate (a used sign-in link, or Sign in with Slack); `replacing` (the browser's
+   * current session, if any) is revoked, so a sign-in always gets a fresh session id.
+   */
+  async start(
+    handle: string,
+    browser: { userAgent: string; replacing?: string },
+  ): Promise<{ sessionId: string; session: WebSession; expires_at: Date }> {
+    const now = this.deps.clock.now();
+    const agent = await this.deps.teammates.get(handle);
     if (!agent || agent.status !== 'active')
-      throw new RelayError('forbidden', `${link.handle} is not an active teammate any more`);
+      throw new RelayError('forbidden', `${handle} is not an active teammate any more`);
     if (browser.replacing) await this.signOut(browser.replacing);
     const sessionId = randomBytes(32).toString('base64url');
     const doc: WebSessionDoc = {

@@ -6,7 +6,7 @@
 // deliberately stricter than lenient: what Slack would reject, it rejects, and it also enforces our
 // product rule that every message carries a top-level `text` fallback.
 
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -155,6 +155,15 @@ export interface FakeSlack {
     timeoutMs?: number,
   ): Promise<FakeSlackAck>;
   // --- end slack-delivery additions -------------------------------------------------------------
+  // --- Sign in with Slack (OpenID Connect) -------------------------------------------------------
+  /** The app's client id and secret (SLACK_CLIENT_ID / SLACK_CLIENT_SECRET): openid.connect.token takes only these. */
+  clientId: string;
+  clientSecret: string;
+  /**
+   * Who is signed in to Slack in "the browser": GET /openid/connect/authorize then sends them straight back with a
+   * code (as Slack does for someone who already consented). null (the start): the page lists the people to choose.
+   */
+  signInAs(userId: string | null): void;
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
   reset(): void;
   close(): Promise<void>;
@@ -227,6 +236,10 @@ const TEAM_ID = 'T0FAKETEAM';
 const BOT_USER_ID = 'U0FAKEBOT';
 const BOT_ID = 'B0FAKEBOT';
 const APP_ID = 'A0FAKEAPP';
+const OIDC_CLIENT_ID = '1000000000001.2000000000002';
+const OIDC_CLIENT_SECRET = 'fakeclientsecret0123456789abcdef';
+/** Slack's authorization codes last 10 minutes and work once. */
+const OIDC_CODE_TTL_MS = 10 * 60_000;
 /** How long a trigger_id may be exchanged for a modal. */
 const TRIGGER_TTL_MS = 3000;
 
@@ -254,6 +267,8 @@ function truthy(v: unknown): boolean {
 class FakeSlackServer implements FakeSlack {
   url = '';
   readonly teamId = TEAM_ID;
+  readonly clientId = OIDC_CLIENT_ID;
+  readonly clientSecret = OIDC_CLIENT_SECRET;
   readonly botUserId = BOT_USER_ID;
   readonly botId = BOT_ID;
   readonly calls: FakeSlackCall[] = [];
@@ -271,6 +286,14 @@ class FakeSlackServer implements FakeSlack {
   });
   private origin = '';
   private readonly users = new Map<string, Body>();
+  /** Sign in with Slack: the person the authorize page signs in without asking, and the codes it issued. */
+  private oidcUser: string | null = null;
+  private readonly oidcCodes = new Map<
+    string,
+    { user: string; redirectUri: string; nonce: string | null; issuedAt: number; used: boolean }
+  >();
+  /** The id_tokens' signing key, made at the first sign-in (most fakes never need one). */
+  private oidcKey: KeyObject | null = null;
   private readonly channels = new Map<string, Channel>();
   private readonly failures = new Map<string, FakeSlackFailure[]>();
   private readonly views = new Map<string, StoredView>();
@@ -554,12 +577,123 @@ class FakeSlackServer implements FakeSlack {
     });
   }
 
+  // --- Sign in with Slack (OpenID Connect) ----------------------------------------------------
+
+  signInAs(userId: string | null): void {
+    if (userId !== null && !this.users.has(userId)) throw new Error(`fake Slack: no user ${userId} in the workspace`);
+    this.oidcUser = userId;
+  }
+
+  /**
+   * GET /openid/connect/authorize, strictly: response_type=code, scope with openid, this app's client_id, an http(s)
+   * redirect_uri, a state. A person signed in (signInAs, or chosen on the page: fake_user) goes back to redirect_uri
+   * with a single-use code and the state; fake_user=deny answers error=access_denied, as pressing Cancel on Slack's.
+   */
+  private oidcAuthorize(url: URL, res: ServerResponse): void {
+    const q = url.searchParams;
+    const refuse = (why: string) =>
+      void res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end(`fake Slack: ${why}`);
+    if (q.get('response_type') !== 'code') return refuse('response_type must be code');
+    if (!(q.get('scope') ?? '').split(/[\s,+]+/).includes('openid')) return refuse('scope must include openid');
+    if (q.get('client_id') !== this.clientId) return refuse('invalid_client_id');
+    const redirectUri = q.get('redirect_uri') ?? '';
+    if (!/^https?:\/\/[^\s]+$/.test(redirectUri)) return refuse('bad_redirect_uri');
+    const state = q.get('state') ?? '';
+    const back = new URL(redirectUri);
+    if (state) back.searchParams.set('state', state);
+    const chosen = q.get('fake_user') ?? this.oidcUser;
+    if (chosen === 'deny') {
+      back.searchParams.set('error', 'access_denied');
+      return void res.writeHead(302, { location: back.toString() }).end();
+    }
+    if (chosen && this.users.has(chosen) && chosen !== BOT_USER_ID) {
+      const code = `${TEAM_ID}.${randomUUID().replace(/-/g, '')}`;
+      this.oidcCodes.set(code, { user: chosen, redirectUri, nonce: q.get('nonce'), issuedAt: Date.now(), used: false });
+      back.searchParams.set('code', code);
+      this.record({
+        method: 'openid.connect.authorize',
+        args: Object.fromEntries(q),
+        at: Date.now(),
+        response: { ok: true, user: chosen },
+      });
+      return void res.writeHead(302, { location: back.toString() }).end();
+    }
+    // Nobody signed in: a page to choose who (the local Slack page's people), or to cancel.
+    const esc = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    const pick = (user: string, label: string) => {
+      const next = new URL(url);
+      next.searchParams.set('fake_user', user);
+      return `<li><a href="${esc(next.pathname + next.search)}">${esc(label)}</a></li>`;
+    };
+    const people = this.userIds().map((id) =>
+      pick(id, `Continue as ${String(this.users.get(id)?.real_name ?? id)} (${id})`),
+    );
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        `<!doctype html><title>Sign in with Slack (fake)</title><h1>Sign in to ${esc(String(redirectUri))} with Slack</h1>` +
+          `<p>This is the fake Slack on this machine: choose who you are.</p><ul>${people.join('') || '<li>No one is in this workspace yet.</li>'}${pick('deny', 'Cancel')}</ul>`,
+      );
+  }
+
+  /**
+   * openid.connect.token, strictly: this app's client id and secret (form fields or HTTP Basic), a code this page
+   * issued within 10 minutes and never used, the same redirect_uri; answers an RS256 id_token with Slack's claims.
+   */
+  private oidcToken(args: Args, req: IncomingMessage): Body {
+    let clientId = args.client_id;
+    let clientSecret = args.client_secret;
+    const basic = /^Basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (basic) {
+      const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+      clientId = id;
+      clientSecret = secret;
+    }
+    if (args.grant_type !== undefined && args.grant_type !== 'authorization_code') return fail('invalid_grant_type');
+    if (clientId !== this.clientId) return fail('invalid_client_id');
+    if (clientSecret !== this.clientSecret) return fail('bad_client_secret');
+    const issued = this.oidcCodes.get(String(args.code ?? ''));
+    if (!issued || issued.used || Date.now() - issued.issuedAt > OIDC_CODE_TTL_MS) return fail('invalid_code');
+    if (args.redirect_uri !== issued.redirectUri) return fail('bad_redirect_uri');
+    issued.used = true;
+    const user = this.users.get(issued.user)!;
+    const now = Math.floor(Date.now() / 1000);
+    const claims = {
+      iss: 'https://slack.com',
+      sub: issued.user,
+      aud: this.clientId,
+      exp: now + 3600,
+      iat: now,
+      auth_time: now,
+      ...(issued.nonce ? { nonce: issued.nonce } : {}),
+      at_hash: randomUUID().slice(0, 22),
+      'https://slack.com/user_id': issued.user,
+      'https://slack.com/team_id': TEAM_ID,
+      name: user.real_name,
+      'https://slack.com/team_name': 'Fake Team',
+    };
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const signed = `${part({ typ: 'JWT', alg: 'RS256', kid: 'fake-slack-oidc' })}.${part(claims)}`;
+    const signature = sign(
+      'sha256',
+      Buffer.from(signed),
+      (this.oidcKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey),
+    ).toString('base64url');
+    return {
+      ok: true,
+      access_token: `xoxp-fake-${randomUUID()}`,
+      token_type: 'Bearer',
+      id_token: `${signed}.${signature}`,
+    };
+  }
+
   // --- HTTP ----------------------------------------------------------------------------------
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', this.origin);
     if (url.pathname.startsWith('/response/')) return this.handleResponseUrl(req, res, raw);
+    if (url.pathname === '/openid/connect/authorize' && req.method === 'GET') return this.oidcAuthorize(url, res);
     if (!url.pathname.startsWith('/api/') || (req.method !== 'POST' && req.method !== 'GET')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('fake Slack: not a Web API path');
       return;
@@ -580,6 +714,8 @@ class FakeSlackServer implements FakeSlack {
       return this.respond(res, method, args, body, scripted.status ?? 200, scripted.headers);
     }
     if ('error' in parsed) return this.respond(res, method, args, fail(parsed.error));
+    // openid.connect.token authenticates the app by its client id and secret, not by a token.
+    if (method === 'openid.connect.token') return this.respond(res, method, args, this.oidcToken(args, req));
     const handler = this.handlers[method];
     if (!handler) return this.respond(res, method, args, fail('unknown_method'));
 

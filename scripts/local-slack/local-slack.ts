@@ -42,6 +42,9 @@ async function main(argv: string[]): Promise<void> {
       SLACK_SIGNING_SECRET: signingSecret,
       SLACK_API_URL: slack.url,
       SLACK_APP_TOKEN: '',
+      // Sign in with Slack on the web inbox: the fake's authorize page lists the people to sign in as.
+      SLACK_CLIENT_ID: slack.clientId,
+      SLACK_CLIENT_SECRET: slack.clientSecret,
     },
     say,
     alsoStop: [async () => Promise.all(stopPage.map((stop) => stop())).then(() => slack.close())],

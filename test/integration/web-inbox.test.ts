@@ -105,6 +105,13 @@ test('a sign-in link shows who it signs in without using it, then works exactly 
   expect((await get(link)).status).toBe(410);
 });
 
+test('without the Slack app’s client id and secret there is no Sign in with Slack', async () => {
+  expect((await get('/inbox')).html).not.toContain('Sign in with Slack');
+  const answer = await get('/inbox/slack/sign-in');
+  expect(answer.status).toBe(404);
+  expect(answer.html).toContain('Sign in with Slack is not set up');
+});
+
 test('JSON-RPC inbox/sign_in_link gives the caller a link of their own; unknown params are refused', async () => {
   const { body } = await relay.rpc(bob, 'inbox/sign_in_link', {});
   expect(body.error).toBeUndefined();
