@@ -34,6 +34,11 @@ ul.threads li a.title:hover,ul.threads li a.title:focus{text-decoration:underlin
 .filters{display:flex;flex-wrap:wrap;gap:.4em;margin:.6em 0}
 .filters a{border:1px solid var(--line);border-radius:1em;padding:.1em .7em;text-decoration:none;background:#fff;font-size:.9em}
 .filters a[aria-current=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
+form.filter{display:flex;flex-wrap:wrap;gap:.4em .6em;align-items:center;margin:.6em 0}
+form.filter label{margin:0}
+form.filter input[type=text]{width:auto;flex:1 1 10em}
+form.filter select{font:inherit;padding:.4em}
+form.filter .meta{flex-basis:100%;margin:0}
 .diff{overflow-x:auto;background:#0d1117;color:#e6edf3;border-radius:8px;font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:32em;overflow-y:auto}
 .diff table{border-collapse:collapse;min-width:100%}
 .diff td{padding:0 .8em;white-space:pre;vertical-align:top}

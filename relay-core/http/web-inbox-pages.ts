@@ -147,6 +147,25 @@ export interface ListPageView {
   nextCursor: string | null;
   /** The statuses this list may be narrowed to. */
   statuses: readonly ThreadStatus[];
+  /** The list's filters (one at a time): an intent, or the teammate on the other side. */
+  intent?: ThreadView['intent'];
+  other?: string;
+}
+
+/** The intent / teammate filter of a thread list (a GET form: the filtered list is a link like any other). */
+function filterForm(view: ListPageView): string {
+  const options = (Object.keys(INTENT) as Array<ThreadView['intent']>)
+    .map((i) => `<option value="${i}"${view.intent === i ? ' selected' : ''}>${h(INTENT[i])}</option>`)
+    .join('');
+  const who = view.list === 'sent' ? 'Sent to (handle)' : 'From (handle)';
+  return (
+    `<form class="filter" method="get" action="/inbox" aria-label="Filter by intent or teammate"><input type="hidden" name="list" value="${view.list}">` +
+    `<label for="filter-intent">Intent</label><select id="filter-intent" name="intent"><option value="">Any</option>${options}</select>` +
+    `<label for="filter-with">${h(who)}</label><input type="text" id="filter-with" name="with" value="${h(view.other ?? '')}" placeholder="alice@acme" maxlength="200">` +
+    `<button type="submit" class="secondary">Filter</button>` +
+    (view.intent || view.other ? ` <a href="/inbox?list=${view.list}">Clear</a>` : '') +
+    `<p class="meta">One at a time: an intent, or a teammate.</p></form>`
+  );
 }
 
 function listEntry(item: ListItem, viewer: PageViewer): string {
@@ -181,11 +200,14 @@ export function approvalForms(a: ApprovalView, viewer: PageViewer): string {
 
 export function listPage(view: ListPageView): string {
   const title = LIST_TITLES[view.list];
-  const base = `/inbox?list=${view.list}`;
+  const base =
+    `/inbox?list=${view.list}` +
+    (view.intent ? `&amp;intent=${view.intent}` : '') +
+    (view.other ? `&amp;with=${encodeURIComponent(view.other)}` : '');
   const filters =
     view.list === 'approvals' || view.list === 'claimable'
       ? ''
-      : `<nav class="filters" aria-label="Filter by status"><a href="${base}"${view.status ? '' : ' aria-current="true"'}>All</a>${view.statuses
+      : `${filterForm(view)}<nav class="filters" aria-label="Filter by status"><a href="${base}"${view.status ? '' : ' aria-current="true"'}>All</a>${view.statuses
           .filter((s) => view.statusCounts[s])
           .map(
             (s) =>

@@ -10,7 +10,7 @@ import { isCandidate } from '../domain/claim';
 import { isFinishedRun } from '../domain/run';
 import type { AgentDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { LIMITS, THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';
+import { intentSchema, LIMITS, THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';
 import { TRANSITIONS } from '../domain/thread-lifecycle';
 import type { SnoozeChoice } from '../domain/working-hours';
 import { constantTimeEqual } from '../ops/api-keys';
@@ -92,6 +92,15 @@ const listQuery = z.object({
   list: z.enum(LIST_NAMES).catch('waiting'),
   status: z.enum(THREAD_STATUSES).optional().catch(undefined),
   cursor: z.string().max(200).optional().catch(undefined),
+  // The filters (one at a time): blank means none, as the filter form sends them.
+  intent: intentSchema.optional().catch(undefined),
+  with: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .catch(undefined)
+    .transform((v) => (v ? v.toLowerCase() : undefined)),
 });
 
 /** What each action's form holds (besides csrf); the messages are what the page shows when a field is wrong. */
@@ -505,6 +514,16 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     const party = role === 'sender' ? 'from' : 'to';
     const statuses: readonly ThreadStatus[] = q.list === 'waiting' ? WAITING : THREAD_STATUSES;
     const status = q.status && statuses.includes(q.status) ? q.status : undefined;
+    const filtered = q.list !== 'approvals' && q.list !== 'claimable';
+    const filters = filtered ? { intent: q.intent, other: q.with } : {};
+    if (filters.intent && filters.other)
+      return refuse(
+        res,
+        400,
+        'One filter at a time',
+        `Filter by intent or by teammate, one at a time: both together have no index to read them through, so this list does not offer it. Nothing else is wrong; clear one of them.`,
+        viewerOf(found.session),
+      );
     let items: ListItem[] = [];
     let approvals: ApprovalView[] = [];
     let nextCursor: string | null = null;
@@ -522,6 +541,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
           limit: PAGE_SIZE,
           cursor: q.cursor,
           oldestFirst: q.list === 'waiting',
+          ...filters,
         });
         items =
           q.list === 'received' || q.list === 'waiting'
@@ -530,7 +550,9 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         nextCursor = page.next_cursor;
         if (q.list !== 'claimable') {
           const shown = statuses.filter((s) => s !== 'unclaimed');
-          const numbers = await Promise.all(shown.map((s) => reads.countThreads(agent, party, [s], COUNT_UP_TO)));
+          const numbers = await Promise.all(
+            shown.map((s) => reads.countThreads(agent, party, [s], COUNT_UP_TO, filters)),
+          );
           statusCounts = Object.fromEntries(shown.map((s, i) => [s, numbers[i]]));
         }
       }
@@ -557,6 +579,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         approvals,
         nextCursor,
         statuses,
+        ...filters,
       }),
     );
   });

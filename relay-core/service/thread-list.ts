@@ -1,7 +1,7 @@
 // Listing a teammate's threads: one page, newest first, with unread counts and a cursor that resumes exactly
 // (the page itself is one or two indexed queries: store/thread-lists.ts).
 import type { AgentDoc } from '../domain/documents';
-import type { ThreadStatus } from '../domain/schemas';
+import type { Intent, ThreadStatus } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
 import type { Teammates } from './teammates';
 import { listItem, type ListItem } from './wire-views';
@@ -14,6 +14,9 @@ export interface ListRequest {
   cursor?: string;
   /** Oldest first (the web inbox's "Waiting for me"); newest first otherwise. */
   oldestFirst?: boolean;
+  /** The web inbox's filters, one at a time (store/thread-lists.ts): an intent, or the teammate on the other side. */
+  intent?: Intent;
+  other?: string;
 }
 
 export interface ThreadPage {
@@ -36,6 +39,8 @@ export async function listThreads(
     ...(request.since ? { since: request.since } : {}),
     ...(request.cursor ? { cursor: request.cursor } : {}),
     ...(request.oldestFirst ? { oldestFirst: true } : {}),
+    ...(request.intent ? { intent: request.intent } : {}),
+    ...(request.other ? { other: request.other } : {}),
   });
   // A create held for approval (or rejected before it was approved) is not in its recipient's inbox.
   const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;

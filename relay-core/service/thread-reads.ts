@@ -9,7 +9,7 @@ import { putById, type MongoStore } from '../store/mongo-store';
 import { cursorAfter, cursorPosition, type VisibleQuery } from '../store/thread-lists';
 import type { DraftDoc, DraftQuery } from '../store/a2a-drafts';
 import { LRUCache } from 'lru-cache';
-import type { ThreadStatus } from '../domain/schemas';
+import type { Intent, ThreadStatus } from '../domain/schemas';
 import type { HandoffTokens } from './handoff-tokens';
 import type { InboxLinks } from './inbox-links';
 import type { Teammates } from './teammates';
@@ -89,16 +89,18 @@ export class ThreadReads {
   }
 
   /**
-   * How many threads the caller received (`to`) or sent (`from`) have one of `statuses`, counting no further than
-   * `upTo` (the web inbox shows "99+" past it): one indexed query, the same cost whatever the inbox holds.
+   * How many threads the caller received (`to`) or sent (`from`) have one of `statuses` (and the web inbox's filter,
+   * if any), counting no further than `upTo` (the web inbox shows "99+" past it): one indexed query, the same cost
+   * whatever the inbox holds.
    */
   async countThreads(
     caller: AgentDoc,
     party: 'to' | 'from',
     statuses: readonly ThreadStatus[] | undefined,
     upTo: number,
+    filters: { intent?: Intent; other?: string } = {},
   ): Promise<number> {
-    return this.deps.store.lists.count({ party, handle: caller.handle, statuses }, upTo);
+    return this.deps.store.lists.count({ party, handle: caller.handle, statuses, ...filters }, upTo);
   }
 
   /**

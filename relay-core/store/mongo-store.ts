@@ -215,6 +215,11 @@ export class MongoStore {
       // tasks/list: equality on the party, newest first, status filtered within (ESR order).
       [this.threads, { to: 1, created_at: -1, status: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1 }, { name: 'sent' }],
+      // The web inbox's filters (thread-lists.ts): by intent, and by the teammate on the other side (one index serves
+      // both "received from X" and "sent to X").
+      [this.threads, { to: 1, intent: 1, created_at: -1, status: 1 }, { name: 'inbox_intent' }],
+      [this.threads, { from: 1, intent: 1, created_at: -1, status: 1 }, { name: 'sent_intent' }],
+      [this.threads, { from: 1, to: 1, created_at: -1, status: 1 }, { name: 'pair' }],
       // The unclaimed handoffs (few at any time), whose candidates' received lists show them.
       [this.threads, { status: 1, created_at: -1 }, { name: 'by_status' }],
       // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.

@@ -1,8 +1,9 @@
-// tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `by_status` indexes on every engine.
+// tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `by_status` indexes on every engine;
+// the web inbox's filters by intent (`inbox_intent`, `sent_intent`) and by teammate (`pair`) by their own.
 import type { Collection, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import type { ThreadStatus } from '../domain/schemas';
+import type { Intent, ThreadStatus } from '../domain/schemas';
 
 /** Whose list: the threads a teammate received (`to`) or sent (`from`). */
 export type Party = 'to' | 'from';
@@ -16,6 +17,27 @@ export interface ListQuery {
   cursor?: string;
   /** Oldest first (the web inbox's "Waiting for me"): the same index, walked the other way. */
   oldestFirst?: boolean;
+  /** Only this intent: the `inbox_intent` / `sent_intent` index. */
+  intent?: Intent;
+  /** Only threads with this teammate on the other side (the sender of a received one, the recipient of a sent one): the `pair` index. */
+  other?: string;
+}
+
+/** Intent and teammate together have no index of their own (docs/web-inbox.md): refused rather than scanned. */
+function checkFilters(query: Pick<ListQuery, 'intent' | 'other'>): void {
+  if (query.intent && query.other)
+    throw new RelayError(
+      'invalid_params',
+      'filter by intent or by teammate, one at a time (both together would read through every thread between you)',
+    );
+}
+
+/** The equality a list narrows by besides its party: intent, or the other party. */
+function narrowing(query: Pick<ListQuery, 'party' | 'intent' | 'other'>): Filter<ThreadDoc> {
+  return {
+    ...(query.intent ? { intent: query.intent } : {}),
+    ...(query.other ? { [query.party === 'to' ? 'from' : 'to']: query.other } : {}),
+  };
 }
 
 export type ListedThread = Pick<
@@ -64,10 +86,11 @@ export interface ThreadLists {
   /** Sent, received and unclaimed-with-them-a-candidate together, as whole documents, and how many match in all. */
   visiblePage(query: VisibleQuery): Promise<{ threads: ThreadDoc[]; next_cursor: string | null; total: number }>;
   /**
-   * How many received or sent threads have one of `statuses`, counting no further than `upTo`: one query over the
-   * `inbox` or `sent` index that reads at most `upTo` ids, so a count costs the same however many threads match.
+   * How many received or sent threads have one of `statuses` (and the filter, if any), counting no further than
+   * `upTo`: one query over the `inbox` or `sent` index (or the filter's own) that reads at most `upTo` ids, so a count
+   * costs the same however many threads match.
    */
-  count(query: Pick<ListQuery, 'party' | 'handle' | 'statuses'>, upTo: number): Promise<number>;
+  count(query: Pick<ListQuery, 'party' | 'handle' | 'statuses' | 'intent' | 'other'>, upTo: number): Promise<number>;
 }
 
 const badCursor = () => new RelayError('invalid_params', 'params.page.cursor: not a cursor this relay issued');
@@ -105,6 +128,7 @@ export class IndexedThreadLists implements ThreadLists {
   constructor(private readonly threads: Collection<ThreadDoc>) {}
 
   async page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }> {
+    checkFilters(query);
     const range: Filter<ThreadDoc> = {};
     const createdAt: Record<string, Date> = {};
     if (query.since) createdAt.$gte = query.since;
@@ -122,27 +146,36 @@ export class IndexedThreadLists implements ThreadLists {
     }
     if (Object.keys(createdAt).length) range.created_at = createdAt;
     const statuses = query.statuses?.length ? [...query.statuses] : undefined;
+    const narrow = narrowing(query);
     const own: Filter<ThreadDoc> = {
       [query.party]: query.handle,
+      ...narrow,
       ...(statuses ? { status: { $in: statuses } } : {}),
       ...range,
     };
     const order = query.oldestFirst ? 1 : -1;
     const pages = [this.newest(own, query.limit + 1, order)];
     if (query.party === 'to' && (!statuses || statuses.includes('unclaimed'))) {
-      pages.push(this.newest({ status: 'unclaimed', candidates: query.handle, ...range }, query.limit + 1, order));
+      pages.push(
+        this.newest({ status: 'unclaimed', candidates: query.handle, ...narrow, ...range }, query.limit + 1, order),
+      );
     }
     // A thread in both (addressed to the caller and unclaimed with them among its candidates) is listed once.
     const unique = new Map((await Promise.all(pages)).flat().map((doc) => [doc._id, doc]));
     return onePage([...unique.values()], query.limit, order);
   }
 
-  async count(query: Pick<ListQuery, 'party' | 'handle' | 'statuses'>, upTo: number): Promise<number> {
+  async count(
+    query: Pick<ListQuery, 'party' | 'handle' | 'statuses' | 'intent' | 'other'>,
+    upTo: number,
+  ): Promise<number> {
+    checkFilters(query);
     const statuses = query.statuses?.length ? [...query.statuses] : undefined;
     // Not countDocuments: an aggregation's count reads and decodes every matching document whole (seconds for an
     // inbox of thousands on the embedded FerretDB); a find of ids stops at `upTo` and decodes the fields it filters.
     const filter: Filter<ThreadDoc> = {
       [query.party]: query.handle,
+      ...narrowing(query),
       ...(statuses ? { status: { $in: statuses } } : {}),
       // A create held for approval is not in its recipient's inbox (thread-list.ts filters the page the same way).
       ...(query.party === 'to' ? { hidden_from_recipient: { $ne: true } } : {}),

@@ -266,6 +266,70 @@ test('a full inbox counts to 99+: each count reads no more than a hundred thread
   expect(waiting).toContain('pending (99+)');
 });
 
+test('the lists filter by intent or by teammate, with counts and pages of the filtered list; both at once are refused in words', async () => {
+  const fay = await relay.register({ handle: 'fay@acme' });
+  const gus = await relay.register({ handle: 'gus@acme' });
+  const hal = await relay.register({ handle: 'hal@acme' });
+  const send = async (from: string, recipient: string, intent: string, text: string) => {
+    const created = await relay.rpc(from, 'message/send', {
+      recipient,
+      intent,
+      message: { parts: [{ text }] },
+      ...(intent === 'ask_question' ? { metadata: { question: `${text}?` } } : {}),
+    });
+    expect(created.body.error).toBeUndefined();
+    clock.advance(1_000);
+  };
+  await send(gus, 'fay@acme', 'inform', 'From gus, for info');
+  await send(gus, 'fay@acme', 'ask_question', 'From gus, a question');
+  await send(hal, 'fay@acme', 'inform', 'From hal, for info');
+  await send(fay, 'gus@acme', 'inform', 'Fay to gus');
+  await send(fay, 'hal@acme', 'inform', 'Fay to hal');
+  const cookie = await signIn(fay);
+
+  const byGus = (await get('/inbox?list=received&with=gus@acme', cookie)).html;
+  expect(byGus).toContain('From gus, for info');
+  expect(byGus).toContain('From gus, a question');
+  expect(byGus).not.toContain('From hal');
+  // The status counts are the filtered list's, and the filter stays on the status links.
+  expect(byGus).toContain('pending (2)');
+  expect(byGus).toContain('href="/inbox?list=received&amp;with=gus%40acme&amp;status=pending"');
+  expect(byGus).toContain('value="gus@acme"');
+
+  const informs = (await get('/inbox?list=received&intent=inform', cookie)).html;
+  expect(informs).toContain('From gus, for info');
+  expect(informs).toContain('From hal, for info');
+  expect(informs).not.toContain('From gus, a question');
+  expect(informs).toContain('pending (2)');
+  expect(informs).toMatch(/<option value="inform" selected>/);
+
+  // On Sent by me the teammate is the recipient; Waiting for me filters the same way.
+  const toHal = (await get('/inbox?list=sent&with=hal@acme', cookie)).html;
+  expect(toHal).toContain('Fay to hal');
+  expect(toHal).not.toContain('Fay to gus');
+  const waitingQuestions = (await get('/inbox?list=waiting&intent=ask_question', cookie)).html;
+  expect(waitingQuestions).toContain('From gus, a question');
+  expect(waitingQuestions).not.toContain('for info');
+  // Blank filters (the form's "Any") are no filter.
+  const blank = (await get('/inbox?list=received&intent=&with=', cookie)).html;
+  for (const text of ['From gus, for info', 'From gus, a question', 'From hal, for info'])
+    expect(blank).toContain(text);
+
+  // Pages of a filtered list: walking the cursor returns each of them once.
+  for (let n = 0; n < 26; n += 1) await send(hal, 'fay@acme', 'inform', `Note ${n} from hal`);
+  const first = (await get('/inbox?list=received&with=hal@acme', cookie)).html;
+  const next = /href="(\/inbox\?list=received&amp;with=hal%40acme&amp;cursor=[^"]+)"/.exec(first)![1]!;
+  const second = (await get(next.replace(/&amp;/g, '&'), cookie)).html;
+  const shown = [first, second].flatMap((html) => [...html.matchAll(/Note (\d+) from hal</g)].map((m) => Number(m[1])));
+  expect(shown.sort((a, b) => a - b)).toEqual(Array.from({ length: 26 }, (_, n) => n));
+  expect(first + second).toContain('From hal, for info');
+  expect(first + second).not.toContain('From gus');
+
+  const both = await get('/inbox?list=received&intent=inform&with=gus@acme', cookie);
+  expect(both.status).toBe(400);
+  expect(both.html).toContain('Filter by intent or by teammate, one at a time');
+});
+
 test('pages are strict: CSP allows only the relay’s own script and style; the script and stylesheet are served', async () => {
   const cookie = await signIn(bob);
   const response = await fetch(`${relay.url}/inbox`, { headers: { cookie } });
