@@ -606,7 +606,7 @@ class FakeSlackServer implements FakeSlack {
       back.searchParams.set('error', 'access_denied');
       return void res.writeHead(302, { location: back.toString() }).end();
     }
-    if (chosen && this.users.has(chosen) && chosen !== BOT_USER_ID) {
+    if (chosen && chosen !== BOT_USER_ID && this.hasUser(chosen)) {
       const code = `${TEAM_ID}.${randomUUID().replace(/-/g, '')}`;
       this.oidcCodes.set(code, { user: chosen, redirectUri, nonce: q.get('nonce'), issuedAt: Date.now(), used: false });
       back.searchParams.set('code', code);
@@ -625,6 +625,14 @@ class FakeSlackServer implements FakeSlack {
       next.searchParams.set('fake_user', user);
       return `<li><a href="${esc(next.pathname + next.search)}">${esc(label)}</a></li>`;
     };
+    // Or a member id typed in (with `anyUser`, as the local Slack page runs it, any well-formed id joins).
+    const hidden = [...q.entries()]
+      .filter(([name]) => name !== 'fake_user')
+      .map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`)
+      .join('');
+    const typed =
+      `<form method="get" action="/openid/connect/authorize">${hidden}<label>Slack member id ` +
+      `<input name="fake_user" placeholder="U0AAAAAAA" required></label> <button type="submit">Continue</button></form>`;
     const people = this.userIds().map((id) =>
       pick(id, `Continue as ${String(this.users.get(id)?.real_name ?? id)} (${id})`),
     );
@@ -632,7 +640,7 @@ class FakeSlackServer implements FakeSlack {
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
       .end(
         `<!doctype html><title>Sign in with Slack (fake)</title><h1>Sign in to ${esc(String(redirectUri))} with Slack</h1>` +
-          `<p>This is the fake Slack on this machine: choose who you are.</p><ul>${people.join('') || '<li>No one is in this workspace yet.</li>'}${pick('deny', 'Cancel')}</ul>`,
+          `<p>This is the fake Slack on this machine: choose who you are.</p><ul>${people.join('') || '<li>No one is in this workspace yet.</li>'}${pick('deny', 'Cancel')}</ul>${typed}`,
       );
   }
 
