@@ -232,6 +232,18 @@ test('a form posted from another site is refused and changes nothing', async () 
   await page.getByRole('alert').filter({ hasText: 'The reason to decline: write something first' }).waitFor();
   await shot(page, 'thread-refused-desktop');
   expect((await relay.rpc(alice, 'tasks/get', { task_id: target })).body.result.status).toBe('pending');
+  // Snooze, as on the Slack reminder: the page says when the next reminder comes.
+  await page.getByRole('button', { name: 'Tomorrow morning' }).click();
+  await page.getByText('Snoozed: the reminders wait until the time shown above.').waitFor();
+  await page.getByText('Reminders snoozed: the next one comes').waitFor();
+  await shot(page, 'thread-snoozed-desktop');
+  // The Received list filtered by the sender: the filter form keeps it, the chips count it.
+  await page.goto(`${relay.url}/inbox?list=received`);
+  await page.getByLabel('From (handle)').fill('alice@acme');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.waitForURL(/with=alice%40acme/);
+  await page.getByRole('link', { name: 'Another one to accept' }).waitFor();
+  await shot(page, 'list-filtered-desktop');
   await page.goto(`${relay.url}/inbox/sessions`);
   await page.getByText('(this browser)').waitFor();
   await shot(page, 'sessions-desktop');
