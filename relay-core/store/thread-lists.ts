@@ -1,5 +1,5 @@
 // tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `by_status` indexes on every engine;
-// the web inbox's filters by intent (`inbox_intent`, `sent_intent`) and by teammate (`pair`) by their own.
+// the web inbox's filters by intent and by teammate by the same `inbox` and `sent` indexes, whose later keys they are.
 import type { Collection, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
@@ -17,9 +17,9 @@ export interface ListQuery {
   cursor?: string;
   /** Oldest first (the web inbox's "Waiting for me"): the same index, walked the other way. */
   oldestFirst?: boolean;
-  /** Only this intent: the `inbox_intent` / `sent_intent` index. */
+  /** Only this intent (a key of the `inbox` / `sent` index, checked on its entries). */
   intent?: Intent;
-  /** Only threads with this teammate on the other side (the sender of a received one, the recipient of a sent one): the `pair` index. */
+  /** Only threads with this teammate on the other side (the sender of a received one, the recipient of a sent one): a key of the same index. */
   other?: string;
 }
 

@@ -173,31 +173,25 @@ describe('secondary indexes', () => {
     expect(page.map((r) => r._id)).toEqual(all.slice(40, 60).map((r) => r._id));
   });
 
-  test('the web inbox’s filters (teammate: the `pair` index; intent: `inbox_intent`) are served by their own indexes', async () => {
+  test('the web inbox’s filters (teammate, intent) are served by the lists’ own indexes, whose later keys they are', async () => {
     type Filtered = Row & { from: string; intent: string };
     const filtered = clients[0]!.db(dbName).collection<Filtered>('filtered');
     // The threads' indexes as ensureIndexes makes them (store/mongo-store.ts).
-    await filtered.createIndex({ to: 1, created_at: -1, status: 1 }, { name: 'inbox' });
-    await filtered.createIndex({ from: 1, created_at: -1, status: 1 }, { name: 'sent' });
-    await filtered.createIndex({ to: 1, intent: 1, created_at: -1, status: 1 }, { name: 'inbox_intent' });
-    await filtered.createIndex({ from: 1, intent: 1, created_at: -1, status: 1 }, { name: 'sent_intent' });
-    await filtered.createIndex({ from: 1, to: 1, created_at: -1, status: 1 }, { name: 'pair' });
+    await filtered.createIndex({ to: 1, created_at: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' });
+    await filtered.createIndex({ from: 1, created_at: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' });
     const intents = ['inform', 'ask_question', 'propose_action'];
     const all = rows.map((r, i) => ({ ...r, from: `s${i % 7}`, intent: intents[i % 3]! }));
     await filtered.insertMany(all);
     for (const [filter, index, expected] of [
-      [{ to: 'u3', from: 's5' }, 'pair', all.filter((r) => r.to === 'u3' && r.from === 's5')],
-      [
-        { to: 'u3', intent: 'ask_question' },
-        'inbox_intent',
-        all.filter((r) => r.to === 'u3' && r.intent === 'ask_question'),
-      ],
+      [{ to: 'u3', from: 's5' }, 'inbox', all.filter((r) => r.to === 'u3' && r.from === 's5')],
+      [{ to: 'u3', intent: 'ask_question' }, 'inbox', all.filter((r) => r.to === 'u3' && r.intent === 'ask_question')],
     ] as const) {
       const find = () => filtered.find(filter).sort({ created_at: -1, _id: -1 }).limit(21);
       const plan = JSON.stringify((await find().explain()).queryPlanner ?? (await find().explain()));
       expect(indexServed(await find().explain())).toBe(true);
       // The plan names the index it reads (SQLite: USING INDEX <collection>_<hash>_<name>; MongoDB: indexName).
-      expect([filter, plan.includes(index)]).toEqual([filter, true]);
+      // (A pair of people is one walk of either's list: the engine may pick `sent` for the other side.)
+      expect([filter, plan.includes(index) || ('from' in filter && plan.includes('sent'))]).toEqual([filter, true]);
       expect((await find().toArray()).map((r) => r._id)).toEqual(
         [...expected]
           .sort(newestFirst)
