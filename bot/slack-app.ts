@@ -17,6 +17,10 @@ import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
 import { registerShortcuts } from './listeners/shortcuts';
 import { registerViews } from './listeners/views';
+import { installFlowOptions } from './oauth/install-flow';
+import type { MongoInstallationStore } from './oauth/mongo-installation-store';
+import type { MongoStateStore } from './oauth/mongo-state-store';
+import type { SlackClients } from './oauth/slack-clients';
 
 // Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
 
@@ -61,6 +65,10 @@ export interface SlackAppDeps extends SlackUses {
   /** The daily digest's opt-outs and hour (bot/digest/), when it is on: its buttons and the Home tab use them. */
   digest?: HomeDigest;
   clock?: Clock;
+  /** OAuth mode (config.oauth): the installations, the install states, and who is in which workspace. */
+  oauth?: { installations: MongoInstallationStore; states: MongoStateStore; clients: SlackClients; publicUrl: string };
+  /** app_uninstalled / tokens_revoked mark the installation here (OAuth mode). */
+  installations?: MongoInstallationStore;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
@@ -72,9 +80,9 @@ export function registerListeners(app: App, deps: SlackAppDeps): void {
   registerShortcuts(app, deps);
 }
 
-export function slackWebClient(config: SlackConfig): WebClient {
+export function slackWebClient(config: SlackConfig, token = config.botToken): WebClient {
   // The queue retries failed deliveries; the client itself must not hold a job for half an hour.
-  return new WebClient(config.botToken, {
+  return new WebClient(token, {
     slackApiUrl: config.apiUrl,
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
@@ -83,7 +91,8 @@ export function slackWebClient(config: SlackConfig): WebClient {
 }
 
 /** Socket Mode when an app-level token is configured, else the HTTP receiver on the relay's express app. */
-function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver {
+function createReceiver(deps: SlackAppDeps): Receiver {
+  const { config, httpApp } = deps;
   if (config.appToken) {
     // apps.connections.open goes to SLACK_API_URL too (the tests' fake Slack serves the socket).
     return new SocketModeReceiver({
@@ -105,6 +114,9 @@ function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver
     next();
   });
   return new ExpressReceiver({
+    ...(config.oauth && deps.oauth
+      ? installFlowOptions({ oauth: config.oauth, apiUrl: config.apiUrl, log: deps.log, ...deps.oauth })
+      : {}),
     signingSecret: config.signingSecret,
     endpoints: SLACK_EVENTS_PATH,
     app: httpApp,
@@ -113,11 +125,12 @@ function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver
 }
 
 export function createSlackApp(deps: SlackAppDeps): App {
-  const { config, httpApp, log } = deps;
-  const receiver = createReceiver(config, httpApp);
+  const { config, log } = deps;
+  const receiver = createReceiver(deps);
   const app = new App({
     receiver,
-    token: config.botToken,
+    // OAuth mode: no token here; Bolt's authorize reads the installation of the request's workspace.
+    ...(config.oauth ? {} : { token: config.botToken }),
     tokenVerificationEnabled: false,
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
@@ -132,7 +145,23 @@ export function createSlackApp(deps: SlackAppDeps): App {
       'slack request handled',
     );
   });
-  registerListeners(app, deps);
+  // OAuth mode: each request says who is in which workspace; the deliveries then use that workspace's token.
+  const clients = deps.oauth?.clients;
+  if (clients) {
+    app.use(async ({ context, body, next }) => {
+      const user = context.userId ?? (body as { user?: { id?: string } }).user?.id;
+      if (user && (context.teamId || context.enterpriseId))
+        await clients
+          .remember(user, {
+            teamId: context.teamId,
+            enterpriseId: context.enterpriseId,
+            isEnterpriseInstall: context.isEnterpriseInstall,
+          })
+          .catch((error: Error) => log.warn({ err: error.message }, 'slack user workspace not recorded'));
+      await next();
+    });
+  }
+  registerListeners(app, { ...deps, installations: deps.oauth?.installations });
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');
   });

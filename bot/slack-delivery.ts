@@ -8,7 +8,9 @@ import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
 import { parseJob } from '../relay-core/queues/parse-job';
 import type { Relay } from '../relay-core/service/relay-service';
 import { CLAIM_LEASE_MS, exactlyOncePost } from './delivery/exactly-once-post';
-import { isPermanentSlackError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
+import { isPermanentSlackError, isWorkspaceGoneError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
+import { SlackNotInstalledError } from './oauth/mongo-installation-store';
+import type { SlackClients } from './oauth/slack-clients';
 import { threadSync, type SlackDeliveryOutcome } from './delivery/thread-sync';
 import { WaitAndRetry } from './delivery/wait-and-retry';
 
@@ -30,7 +32,13 @@ export interface SlackDeliveryDeps {
   teammates: Relay['teammates'];
   /** Where the post ledger writes its claims and records. */
   threads: ThreadWriter;
-  client: WebClient;
+  /** Single-token mode's client; in OAuth mode, the client of a workspace nobody of the thread is placed in. */
+  client?: WebClient;
+  /**
+   * The client of the workspace the thread's people are in (the recipient's, else the sender's): OAuth mode's per-team
+   * tokens. Unset: `client` for every thread.
+   */
+  clients?: SlackClients;
   log: Logger;
   clock?: Clock;
   /** Override of CLAIM_LEASE_MS (tests). */
@@ -43,15 +51,36 @@ export interface SlackDeliveryDeps {
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
-  const { channels, links, teammates, threads, client, log } = deps;
-  const ensurePosted = exactlyOncePost({
-    threads,
-    client,
-    log,
-    clock: deps.clock ?? systemClock,
-    leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
-  });
-  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
+  const { channels, links, teammates, threads, log } = deps;
+  // One sync per client (its IM channel cache is per workspace).
+  const syncs = new Map<WebClient, ReturnType<typeof threadSync>>();
+  const syncWith = (client: WebClient) => {
+    let sync = syncs.get(client);
+    if (!sync) {
+      const ensurePosted = exactlyOncePost({
+        threads,
+        client,
+        log,
+        clock: deps.clock ?? systemClock,
+        leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
+      });
+      sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
+      syncs.set(client, sync);
+    }
+    return sync;
+  };
+
+  /** The workspace whose token syncs this thread: the recipient's, else the sender's (both linked: the same one). */
+  async function clientFor(from: string | undefined, to: string | undefined): Promise<WebClient> {
+    if (deps.clients) {
+      for (const handle of [to, from]) {
+        const slackUser = handle ? (await teammates.get(handle))?.slack_user_id : null;
+        if (slackUser) return deps.clients.forUser(slackUser);
+      }
+    }
+    if (!deps.client) throw new SlackNotInstalledError('of nobody linked on this thread');
+    return deps.client;
+  }
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
     const { thread_id: threadId, event_id: eventId, type, from, to, version, by, at } = parseJob(eventJobSchema, job);
@@ -59,6 +88,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     const event = by && at ? { id: eventId, type, by, at: new Date(at) } : undefined;
     try {
       // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
+      const sync = syncWith(await clientFor(from, to));
       const outcome = await sync(
         threadId,
         String(job.id),
@@ -80,6 +110,18 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
         );
         await job.moveToDelayed(Date.now() + waitMs, token);
         throw new DelayedError();
+      }
+      // An uninstalled workspace (or revoked tokens): this job fails for good, and so does every later one of it.
+      if (error instanceof SlackNotInstalledError || isWorkspaceGoneError(error)) {
+        const why =
+          error instanceof SlackNotInstalledError
+            ? error.message
+            : `Slack refused the token (${slackErrorCode(error)})`;
+        log.warn(
+          { thread_id: threadId, event: type, reason: why },
+          'slack delivery stopped: the workspace is not installed',
+        );
+        throw new UnrecoverableError(`slack job ${job.id}: ${why}`);
       }
       if (isPermanentSlackError(error)) {
         throw new UnrecoverableError(`slack job ${job.id}: Slack refused the message (${slackErrorCode(error)})`);

@@ -18,6 +18,14 @@ import { HOME_REFRESH_JOB, homeRefreshHandler, homeRefresher } from '../bot/home
 import { DIGEST_TICK_JOB, digestTickHandler, scheduleDigestTick } from '../bot/digest/daily-digest';
 import { DigestPrefs, type DigestPrefDoc } from '../bot/digest/digest-prefs';
 import { digestPoster, type DigestPostDoc } from '../bot/delivery/digest-post';
+import { MongoInstallationStore, type SlackInstallationDoc } from '../bot/oauth/mongo-installation-store';
+import { MongoStateStore, type SlackOAuthStateDoc } from '../bot/oauth/mongo-state-store';
+import {
+  installedClients,
+  singleTokenClients,
+  type SlackClients,
+  type SlackUserTeamDoc,
+} from '../bot/oauth/slack-clients';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -215,12 +223,28 @@ export async function startRelay({
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
   const slackClient = config.slack && slackModule?.slackWebClient(config.slack);
+  // OAuth mode ("Add to Slack"): one installation per workspace in MongoDB, and the client of the workspace a person is in.
+  const slackConfig = config.slack;
+  const installations = slackConfig?.oauth
+    ? new MongoInstallationStore(store.db.collection<SlackInstallationDoc>('slack_installations'))
+    : undefined;
+  const slackClients: SlackClients | undefined =
+    slackConfig && slackModule && installations
+      ? installedClients({
+          store: installations,
+          userTeams: store.db.collection<SlackUserTeamDoc>('slack_user_teams'),
+          newClient: (token) => slackModule.slackWebClient(slackConfig, token),
+          log,
+        })
+      : slackClient
+        ? singleTokenClients(slackClient)
+        : undefined;
   const timers = new HandoffTimers({
     store,
     teammates,
     queue: new BullmqTimerQueue(queues.verify, producer, `${queuePrefix}:timers:armed`),
     outbox: new Outbox({ store, events: publisher, clock, log }),
-    zones: slackClient ? slackTimeZones(slackClient) : utcOnly,
+    zones: slackClients ? slackTimeZones(slackClients) : utcOnly,
     clock,
     log,
     settings: config.timers,
@@ -252,7 +276,8 @@ export async function startRelay({
     ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs'))
     : undefined;
   // When the digest goes out: RELAY_DIGEST_AT, or the team.digest_at of the policy this process last read.
-  const digestAt = () => teamDigestAt(config.digestAt, policies.known()?.team);
+  // OAuth mode has no daily digest yet (its tick reads one workspace's people with one token): off there.
+  const digestAt = () => (config.slack?.oauth ? null : teamDigestAt(config.digestAt, policies.known()?.team));
   const shownDigestAt = () => {
     const at = digestAt();
     return at ? `${String(at.hour).padStart(2, '0')}:${String(at.minute).padStart(2, '0')}` : null;
@@ -285,7 +310,8 @@ export async function startRelay({
         links: relay.links,
         teammates,
         threads: mongoThreadWriter(store),
-        client: slackClient,
+        // OAuth mode: each thread with the token of its people's workspace.
+        ...(installations ? { clients: slackClients } : { client: slackClient }),
         log,
         clock,
         afterSync: home.armForThread,
@@ -370,7 +396,7 @@ export async function startRelay({
                   reads: relay.reads,
                   teammates,
                   links: relay.links,
-                  client: slackClient,
+                  clients: slackClients!,
                   log,
                   digest: homeDigest,
                 }),
@@ -549,6 +575,16 @@ export async function startRelay({
         digest: homeDigest,
         clock,
         timers,
+        ...(installations && slackClients
+          ? {
+              oauth: {
+                installations,
+                states: new MongoStateStore(store.db.collection<SlackOAuthStateDoc>('slack_oauth_states')),
+                clients: slackClients,
+                publicUrl: config.publicUrl,
+              },
+            }
+          : {}),
       });
     }
     if (roles.has('api'))

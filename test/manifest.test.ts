@@ -11,6 +11,7 @@ import { registerListeners, type SlackAppDeps } from '../bot/slack-app';
 import { CALLBACK_IDS } from '../bot/views/transition-modals';
 import { REASSIGN_VIEW, TIMER_ACTION_IDS } from '../bot/blocks/timer-action-ids';
 import { MESSAGE_SHORTCUT_CALLBACK_ID } from '../bot/views/new-handoff-modal';
+import { REDIRECT_PATH, SLACK_BOT_SCOPES } from '../bot/oauth/install-flow';
 
 const ROOT = join(__dirname, '..');
 const SCHEMA_DIR = join(__dirname, 'fixtures', 'slack-manifest-schema');
@@ -281,6 +282,12 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
       callback_id: MESSAGE_SHORTCUT_CALLBACK_ID,
       description: expect.any(String),
     });
+  });
+
+  test('"Add to Slack" asks for exactly the manifest’s bot scopes and returns to the redirect URL it declares', () => {
+    expect([...SLACK_BOT_SCOPES].sort()).toEqual([...manifest.oauth_config.scopes.bot].sort());
+    expect(manifest.oauth_config.redirect_urls).toEqual([`${new URL(EVENTS_URL).origin}${REDIRECT_PATH}`]);
+    expect(registered.events).toEqual(expect.arrayContaining(['app_uninstalled', 'tokens_revoked']));
   });
 
   test('inbox links unfurl: link_shared is handled, and unfurl_domains is the relay host the request URLs use', () => {

@@ -90,6 +90,12 @@ export const envSchema = z.object({
     .regex(/^xapp-/, 'must be an app-level token starting with xapp-')
     .optional(),
   SLACK_API_URL: httpUrl.optional(),
+  SLACK_CLIENT_ID: z
+    .string()
+    .regex(/^\d+\.\d+$/, 'must be the app Client ID (digits.digits, Basic Information → App Credentials)')
+    .optional(),
+  SLACK_CLIENT_SECRET: z.string().min(8, 'must be the app Client Secret').optional(),
+  SLACK_STATE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
@@ -300,8 +306,19 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
   5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
 ] as const;
 
+/** Install anywhere: the OAuth v2 install flow, a bot token per workspace (or org) kept in MongoDB. */
+export interface SlackOAuthConfig {
+  clientId: string;
+  clientSecret: string;
+  stateSecret: string;
+  /** Where /slack/install sends the browser (Slack's authorize page; the tests' fake Slack serves its own). */
+  authorizeUrl: string;
+}
+
 export interface SlackConfig {
-  botToken: string;
+  /** Single-token mode: the one workspace's bot token. Unset in OAuth mode (`oauth`). */
+  botToken?: string;
+  oauth?: SlackOAuthConfig;
   signingSecret: string;
   apiUrl?: string;
   /** Set: Socket Mode (Bolt connects out over a WebSocket; no public /slack/events needed). */
@@ -384,13 +401,28 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
-  if (e.SLACK_APP_TOKEN && !e.SLACK_BOT_TOKEN) {
+  if (e.SLACK_APP_TOKEN && !e.SLACK_BOT_TOKEN && !e.SLACK_CLIENT_ID) {
     throw new ConfigError(
       'SLACK_BOT_TOKEN',
       'must be set when SLACK_APP_TOKEN is (Socket Mode receives over the socket, but posts with the bot token)',
     );
   }
-  if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
+  const oauthVars = ['SLACK_CLIENT_ID', 'SLACK_CLIENT_SECRET', 'SLACK_STATE_SECRET'] as const;
+  const oauthSet = oauthVars.filter((v) => e[v]);
+  if (oauthSet.length > 0) {
+    const missing = oauthVars.find((v) => !e[v]);
+    if (missing)
+      throw new ConfigError(missing, `must be set together with ${oauthSet.join(' and ')} (the OAuth install flow)`);
+    if (e.SLACK_BOT_TOKEN)
+      throw new ConfigError(
+        'SLACK_BOT_TOKEN',
+        'must be unset when SLACK_CLIENT_ID is set: OAuth mode keeps one token per installed workspace',
+      );
+    if (e.SLACK_APP_TOKEN)
+      throw new ConfigError('SLACK_APP_TOKEN', 'must be unset in OAuth mode (the install flow needs HTTP mode)');
+    if (!e.SLACK_SIGNING_SECRET)
+      throw new ConfigError('SLACK_SIGNING_SECRET', 'must be set when SLACK_CLIENT_ID is (Slack signs every request)');
+  } else if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
     const missing = e.SLACK_BOT_TOKEN ? 'SLACK_SIGNING_SECRET' : 'SLACK_BOT_TOKEN';
     throw new ConfigError(
       missing,
@@ -411,14 +443,28 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     keyPepper: e.RELAY_KEY_PEPPER,
     dataDir: e.RELAY_DATA_DIR,
     team: e.RELAY_TEAM,
-    slack: e.SLACK_BOT_TOKEN
-      ? {
-          botToken: e.SLACK_BOT_TOKEN,
-          signingSecret: e.SLACK_SIGNING_SECRET!,
-          apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
-          appToken: e.SLACK_APP_TOKEN,
-        }
-      : undefined,
+    slack:
+      e.SLACK_BOT_TOKEN || e.SLACK_CLIENT_ID
+        ? {
+            ...(e.SLACK_BOT_TOKEN ? { botToken: e.SLACK_BOT_TOKEN } : {}),
+            ...(e.SLACK_CLIENT_ID
+              ? {
+                  oauth: {
+                    clientId: e.SLACK_CLIENT_ID,
+                    clientSecret: e.SLACK_CLIENT_SECRET!,
+                    stateSecret: e.SLACK_STATE_SECRET!,
+                    // Slack's page, or the one beside SLACK_API_URL (…/api/ → …/oauth/v2/authorize) for a fake Slack.
+                    authorizeUrl: e.SLACK_API_URL
+                      ? new URL('../oauth/v2/authorize', e.SLACK_API_URL.replace(/\/?$/, '/')).toString()
+                      : 'https://slack.com/oauth/v2/authorize',
+                  },
+                }
+              : {}),
+            signingSecret: e.SLACK_SIGNING_SECRET!,
+            apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
+            appToken: e.SLACK_APP_TOKEN,
+          }
+        : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     redeemRateLimitPerMinute: e.RELAY_REDEEM_RATE_LIMIT_PER_MINUTE,
     signInRateLimitPerMinute: e.RELAY_SIGN_IN_RATE_LIMIT_PER_MINUTE,
