@@ -1,5 +1,12 @@
 // The Bolt app: its receiver (HTTP at POST /slack/events on the relay's express app, or Socket Mode) and listeners.
-import { App, ExpressReceiver, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
+import {
+  App,
+  ExpressReceiver,
+  LogLevel,
+  SocketModeReceiver,
+  type Logger as BoltLogger,
+  type Receiver,
+} from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
 import type { Logger } from 'pino';
@@ -20,7 +27,8 @@ import { registerViews } from './listeners/views';
 import { installFlowOptions } from './oauth/install-flow';
 import type { MongoInstallationStore } from './oauth/mongo-installation-store';
 import type { MongoStateStore } from './oauth/mongo-state-store';
-import type { SlackClients } from './oauth/slack-clients';
+import type { SlackTokens } from './oauth/slack-clients';
+import { TeamRoutingClient } from './oauth/team-routing-client';
 
 // Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
 
@@ -66,7 +74,7 @@ export interface SlackAppDeps extends SlackUses {
   digest?: HomeDigest;
   clock?: Clock;
   /** OAuth mode (config.oauth): the installations, the install states, and who is in which workspace. */
-  oauth?: { installations: MongoInstallationStore; states: MongoStateStore; clients: SlackClients; publicUrl: string };
+  oauth?: { installations: MongoInstallationStore; states: MongoStateStore; tokens: SlackTokens; publicUrl: string };
   /** app_uninstalled / tokens_revoked mark the installation here (OAuth mode). */
   installations?: MongoInstallationStore;
 }
@@ -80,14 +88,35 @@ export function registerListeners(app: App, deps: SlackAppDeps): void {
   registerShortcuts(app, deps);
 }
 
-export function slackWebClient(config: SlackConfig, token = config.botToken): WebClient {
+const CLIENT_OPTIONS = {
   // The queue retries failed deliveries; the client itself must not hold a job for half an hour.
-  return new WebClient(token, {
-    slackApiUrl: config.apiUrl,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    timeout: 10_000,
-  });
+  retryConfig: { retries: 0 },
+  rejectRateLimitedCalls: true,
+  timeout: 10_000,
+};
+
+export function slackWebClient(config: SlackConfig, token = config.botToken): WebClient {
+  return new WebClient(token, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS });
+}
+
+/** OAuth mode's client for the jobs: each call with the token of the workspace of the person or conversation it names. */
+export function slackRoutingClient(config: SlackConfig, tokens: SlackTokens): WebClient {
+  return new TeamRoutingClient(tokens, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS });
+}
+
+/** Bolt's logger interface over the relay's pino logger (Bolt's errors as warnings: each failure is also answered). */
+function boltLogger(log: Logger): BoltLogger {
+  let level = LogLevel.WARN;
+  const line = (parts: unknown[]) => parts.map((p) => (p instanceof Error ? p.message : String(p))).join(' ');
+  return {
+    debug: (...m: unknown[]) => log.debug({ component: 'slack-oauth' }, line(m)),
+    info: (...m: unknown[]) => log.info({ component: 'slack-oauth' }, line(m)),
+    warn: (...m: unknown[]) => log.warn({ component: 'slack-oauth' }, line(m)),
+    error: (...m: unknown[]) => log.warn({ component: 'slack-oauth' }, line(m)),
+    setLevel: (l: LogLevel) => (level = l),
+    getLevel: () => level,
+    setName: () => undefined,
+  };
 }
 
 /** Socket Mode when an app-level token is configured, else the HTTP receiver on the relay's express app. */
@@ -115,7 +144,11 @@ function createReceiver(deps: SlackAppDeps): Receiver {
   });
   return new ExpressReceiver({
     ...(config.oauth && deps.oauth
-      ? installFlowOptions({ oauth: config.oauth, apiUrl: config.apiUrl, log: deps.log, ...deps.oauth })
+      ? {
+          ...installFlowOptions({ oauth: config.oauth, apiUrl: config.apiUrl, log: deps.log, ...deps.oauth }),
+          // The install flow's own complaints (a refused state…) go to the relay's log, not to stderr.
+          logger: boltLogger(deps.log),
+        }
       : {}),
     signingSecret: config.signingSecret,
     endpoints: SLACK_EVENTS_PATH,
@@ -146,13 +179,18 @@ export function createSlackApp(deps: SlackAppDeps): App {
     );
   });
   // OAuth mode: each request says who is in which workspace; the deliveries then use that workspace's token.
-  const clients = deps.oauth?.clients;
-  if (clients) {
+  const tokens = deps.oauth?.tokens;
+  if (tokens) {
     app.use(async ({ context, body, next }) => {
-      const user = context.userId ?? (body as { user?: { id?: string } }).user?.id;
-      if (user && (context.teamId || context.enterpriseId))
-        await clients
-          .remember(user, {
+      const b = body as { user?: { id?: string }; user_id?: string; channel?: { id?: string }; channel_id?: string };
+      const event = (body as { event?: { user?: string; channel?: string } }).event;
+      const ids = [
+        context.userId ?? b.user?.id ?? b.user_id ?? event?.user,
+        b.channel?.id ?? b.channel_id ?? event?.channel,
+      ].filter((id): id is string => typeof id === 'string' && id.length > 0);
+      if (ids.length && (context.teamId || context.enterpriseId))
+        await tokens
+          .remember(ids, {
             teamId: context.teamId,
             enterpriseId: context.enterpriseId,
             isEnterpriseInstall: context.isEnterpriseInstall,

@@ -10,7 +10,6 @@ import type { Relay } from '../relay-core/service/relay-service';
 import { CLAIM_LEASE_MS, exactlyOncePost } from './delivery/exactly-once-post';
 import { isPermanentSlackError, isWorkspaceGoneError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
 import { SlackNotInstalledError } from './oauth/mongo-installation-store';
-import type { SlackClients } from './oauth/slack-clients';
 import { threadSync, type SlackDeliveryOutcome } from './delivery/thread-sync';
 import { WaitAndRetry } from './delivery/wait-and-retry';
 
@@ -32,13 +31,8 @@ export interface SlackDeliveryDeps {
   teammates: Relay['teammates'];
   /** Where the post ledger writes its claims and records. */
   threads: ThreadWriter;
-  /** Single-token mode's client; in OAuth mode, the client of a workspace nobody of the thread is placed in. */
-  client?: WebClient;
-  /**
-   * The client of the workspace the thread's people are in (the recipient's, else the sender's): OAuth mode's per-team
-   * tokens. Unset: `client` for every thread.
-   */
-  clients?: SlackClients;
+  /** Single-token mode: the one workspace's client; OAuth mode: a TeamRoutingClient (each call with its workspace's token). */
+  client: WebClient;
   log: Logger;
   clock?: Clock;
   /** Override of CLAIM_LEASE_MS (tests). */
@@ -51,36 +45,15 @@ export interface SlackDeliveryDeps {
 }
 
 export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
-  const { channels, links, teammates, threads, log } = deps;
-  // One sync per client (its IM channel cache is per workspace).
-  const syncs = new Map<WebClient, ReturnType<typeof threadSync>>();
-  const syncWith = (client: WebClient) => {
-    let sync = syncs.get(client);
-    if (!sync) {
-      const ensurePosted = exactlyOncePost({
-        threads,
-        client,
-        log,
-        clock: deps.clock ?? systemClock,
-        leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
-      });
-      sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
-      syncs.set(client, sync);
-    }
-    return sync;
-  };
-
-  /** The workspace whose token syncs this thread: the recipient's, else the sender's (both linked: the same one). */
-  async function clientFor(from: string | undefined, to: string | undefined): Promise<WebClient> {
-    if (deps.clients) {
-      for (const handle of [to, from]) {
-        const slackUser = handle ? (await teammates.get(handle))?.slack_user_id : null;
-        if (slackUser) return deps.clients.forUser(slackUser);
-      }
-    }
-    if (!deps.client) throw new SlackNotInstalledError('of nobody linked on this thread');
-    return deps.client;
-  }
+  const { channels, links, teammates, threads, client, log } = deps;
+  const ensurePosted = exactlyOncePost({
+    threads,
+    client,
+    log,
+    clock: deps.clock ?? systemClock,
+    leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
+  });
+  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
     const { thread_id: threadId, event_id: eventId, type, from, to, version, by, at } = parseJob(eventJobSchema, job);
@@ -88,7 +61,6 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     const event = by && at ? { id: eventId, type, by, at: new Date(at) } : undefined;
     try {
       // A job that ran before (a failed attempt, a stall) may have died between a redraw and its re-check.
-      const sync = syncWith(await clientFor(from, to));
       const outcome = await sync(
         threadId,
         String(job.id),

@@ -20,12 +20,7 @@ import { DigestPrefs, type DigestPrefDoc } from '../bot/digest/digest-prefs';
 import { digestPoster, type DigestPostDoc } from '../bot/delivery/digest-post';
 import { MongoInstallationStore, type SlackInstallationDoc } from '../bot/oauth/mongo-installation-store';
 import { MongoStateStore, type SlackOAuthStateDoc } from '../bot/oauth/mongo-state-store';
-import {
-  installedClients,
-  singleTokenClients,
-  type SlackClients,
-  type SlackUserTeamDoc,
-} from '../bot/oauth/slack-clients';
+import { installationTokens, type SlackTokens, type SlackUserTeamDoc } from '../bot/oauth/slack-clients';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -222,29 +217,33 @@ export async function startRelay({
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
-  const slackClient = config.slack && slackModule?.slackWebClient(config.slack);
-  // OAuth mode ("Add to Slack"): one installation per workspace in MongoDB, and the client of the workspace a person is in.
+  // OAuth mode ("Add to Slack"): one installation per workspace in MongoDB, and one client that sends each call with
+  // the token of the workspace it concerns (bot/oauth/team-routing-client.ts).
   const slackConfig = config.slack;
   const installations = slackConfig?.oauth
     ? new MongoInstallationStore(store.db.collection<SlackInstallationDoc>('slack_installations'))
     : undefined;
-  const slackClients: SlackClients | undefined =
+  const slackTokens: SlackTokens | undefined =
     slackConfig && slackModule && installations
-      ? installedClients({
+      ? installationTokens({
           store: installations,
           userTeams: store.db.collection<SlackUserTeamDoc>('slack_user_teams'),
           newClient: (token) => slackModule.slackWebClient(slackConfig, token),
           log,
         })
-      : slackClient
-        ? singleTokenClients(slackClient)
-        : undefined;
+      : undefined;
+  const slackClient =
+    slackConfig && slackModule
+      ? slackTokens
+        ? slackModule.slackRoutingClient(slackConfig, slackTokens)
+        : slackModule.slackWebClient(slackConfig)
+      : undefined;
   const timers = new HandoffTimers({
     store,
     teammates,
     queue: new BullmqTimerQueue(queues.verify, producer, `${queuePrefix}:timers:armed`),
     outbox: new Outbox({ store, events: publisher, clock, log }),
-    zones: slackClients ? slackTimeZones(slackClients) : utcOnly,
+    zones: slackClient ? slackTimeZones(slackClient) : utcOnly,
     clock,
     log,
     settings: config.timers,
@@ -276,8 +275,7 @@ export async function startRelay({
     ? new DigestPrefs(store.db.collection<DigestPrefDoc>('slack_digest_prefs'))
     : undefined;
   // When the digest goes out: RELAY_DIGEST_AT, or the team.digest_at of the policy this process last read.
-  // OAuth mode has no daily digest yet (its tick reads one workspace's people with one token): off there.
-  const digestAt = () => (config.slack?.oauth ? null : teamDigestAt(config.digestAt, policies.known()?.team));
+  const digestAt = () => teamDigestAt(config.digestAt, policies.known()?.team);
   const shownDigestAt = () => {
     const at = digestAt();
     return at ? `${String(at.hour).padStart(2, '0')}:${String(at.minute).padStart(2, '0')}` : null;
@@ -310,8 +308,7 @@ export async function startRelay({
         links: relay.links,
         teammates,
         threads: mongoThreadWriter(store),
-        // OAuth mode: each thread with the token of its people's workspace.
-        ...(installations ? { clients: slackClients } : { client: slackClient }),
+        client: slackClient,
         log,
         clock,
         afterSync: home.armForThread,
@@ -396,7 +393,7 @@ export async function startRelay({
                   reads: relay.reads,
                   teammates,
                   links: relay.links,
-                  clients: slackClients!,
+                  client: slackClient,
                   log,
                   digest: homeDigest,
                 }),
@@ -575,12 +572,12 @@ export async function startRelay({
         digest: homeDigest,
         clock,
         timers,
-        ...(installations && slackClients
+        ...(installations && slackTokens
           ? {
               oauth: {
                 installations,
                 states: new MongoStateStore(store.db.collection<SlackOAuthStateDoc>('slack_oauth_states')),
-                clients: slackClients,
+                tokens: slackTokens,
                 publicUrl: config.publicUrl,
               },
             }

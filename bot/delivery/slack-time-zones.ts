@@ -1,14 +1,12 @@
 // The time-zone port from Slack: a linked teammate's `tz` from users.info, remembered for a while.
-import { SlackNotInstalledError } from '../oauth/mongo-installation-store';
-import type { SlackClients } from '../oauth/slack-clients';
+import type { WebClient } from '@slack/web-api';
 import type { AgentDoc } from '../../relay-core/domain/documents';
 import type { TimeZones } from '../../relay-core/service/time-zones';
 
 /** People rarely move zones; an hour keeps users.info calls to a handful per person a day. */
 const REMEMBER_MS = 3_600_000;
 
-/** `clients`: each person is asked with the token of their own workspace (one token in single-token mode). */
-export function slackTimeZones(clients: SlackClients, now: () => number = Date.now): TimeZones {
+export function slackTimeZones(client: WebClient, now: () => number = Date.now): TimeZones {
   const known = new Map<string, { zone: string | null; at: number }>();
   const remembered = (user: string) => {
     const hit = known.get(user);
@@ -23,15 +21,6 @@ export function slackTimeZones(clients: SlackClients, now: () => number = Date.n
       if (!user) return null;
       const hit = remembered(user);
       if (hit) return hit.zone;
-      // A person whose workspace uninstalled the app is reminded in UTC (if anything still reaches them).
-      const client = await clients.forUser(user).catch((error: Error) => {
-        if (error instanceof SlackNotInstalledError) return null;
-        throw error;
-      });
-      if (!client) {
-        known.set(user, { zone: null, at: now() });
-        return null;
-      }
       const info = await client.users.info({ user });
       const zone = typeof info.user?.tz === 'string' && info.user.tz ? info.user.tz : null;
       known.set(user, { zone, at: now() });

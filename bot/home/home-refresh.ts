@@ -1,6 +1,7 @@
 // The live App Home: after the `slack` queue has synced a thread's DMs, each linked participant's Home tab is
 // re-published by one debounced job per Slack user on the `verify` queue, so a burst of changes publishes once.
 import { UnrecoverableError, type Job, type Queue } from 'bullmq';
+import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { parseJob } from '../../relay-core/queues/parse-job';
@@ -8,7 +9,6 @@ import type { Relay } from '../../relay-core/service/relay-service';
 import { publishHome, type HomeDigest } from '../listeners/events/app-home';
 import type { SyncedThread } from '../slack-delivery';
 import { SlackNotInstalledError } from '../oauth/mongo-installation-store';
-import type { SlackClients } from '../oauth/slack-clients';
 
 // Why a deduplication id and not a fixed job id: BullMQ ignores an add whose job id exists in any state, so a
 // change arriving while the refresh runs (or within the day a completed job is kept) would never be drawn. The
@@ -63,17 +63,16 @@ export function homeRefresher(
 
 /** The job: publish the user's Home tab at its first page, as it is now. */
 export function homeRefreshHandler(
-  deps: Pick<Relay, 'reads' | 'teammates' | 'links'> & { clients: SlackClients; log: Logger; digest?: HomeDigest },
+  deps: Pick<Relay, 'reads' | 'teammates' | 'links'> & { client: WebClient; log: Logger; digest?: HomeDigest },
 ) {
   return async function refreshHome(job: Job): Promise<{ published: string }> {
     const { slack_user: user } = parseJob(homeRefreshJobSchema, job);
-    // The token of the person's own workspace; none installed any more: nothing to publish, ever.
-    const client = await deps.clients.forUser(user).catch((error: Error) => {
+    // OAuth mode: a person whose workspace uninstalled the app has no Home tab to publish, now or later.
+    await publishHome(deps, deps.client, user, {}, deps.digest).catch((error: Error) => {
       if (error instanceof SlackNotInstalledError)
         throw new UnrecoverableError(`home tab of ${user}: ${error.message}`);
       throw error;
     });
-    await publishHome(deps, client, user, {}, deps.digest);
     deps.log.debug({ slack_user: user }, 'home tab re-published');
     return { published: user };
   };

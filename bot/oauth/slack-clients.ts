@@ -1,10 +1,13 @@
-// The Web API client for the workspace a person is in: the one bot token (single-token mode) or their workspace's installation (OAuth mode).
-import { WebClient } from '@slack/web-api';
+// OAuth mode's "client for team": which installation's bot token a Web API call needs, from the person or channel it names.
+import type { WebClient } from '@slack/web-api';
 import type { Collection } from 'mongodb';
 import type { Logger } from 'pino';
 import { installationKey, SlackNotInstalledError, type MongoInstallationStore } from './mongo-installation-store';
 
-/** Which installation a Slack user was seen in: `key` is the workspace (T…) or the org of an org-wide install (E…). */
+/**
+ * Which installation a Slack user or conversation belongs to: `_id` a user id (U…/W…) or a conversation id (D…, C…,
+ * G…); `key` the workspace (T…) or the org of an org-wide install (E…).
+ */
 export interface SlackUserTeamDoc {
   _id: string;
   key: string;
@@ -13,90 +16,106 @@ export interface SlackUserTeamDoc {
   seen_at: Date;
 }
 
-export interface SlackClients {
-  /** The client bound to the token of the workspace `slackUser` is in; SlackNotInstalledError when there is none. */
-  forUser(slackUser: string): Promise<WebClient>;
-  /** Records the (team, user) pair Slack named in a request (a click, a command, `/handoff link`). */
-  remember(
-    slackUser: string,
-    where: { teamId?: string | undefined; enterpriseId?: string | undefined; isEnterpriseInstall?: boolean },
-  ): Promise<void>;
+export interface Workspace {
+  teamId?: string | undefined;
+  enterpriseId?: string | undefined;
+  isEnterpriseInstall?: boolean | undefined;
 }
 
-export type ClientFactory = (token: string) => WebClient;
-
-/** Single-token mode: everyone is in the one workspace. */
-export function singleTokenClients(client: WebClient): SlackClients {
-  return { forUser: async () => client, remember: async () => undefined };
+export interface SlackTokens {
+  /** The bot token of the workspace a call is for (the person or conversation it names); SlackNotInstalledError if none. */
+  tokenFor(method: string, args: Record<string, unknown>): Promise<string>;
+  /** Records the workspace Slack named in a request for each of these ids (a person, the conversation they were in). */
+  remember(ids: string[], where: Workspace): Promise<void>;
+  /** Records `id` (an IM just opened) as in the workspace `user` is in. */
+  rememberLike(id: string, user: string): Promise<void>;
 }
+
+const USER_ID = /^[UW][A-Z0-9]{2,}$/;
 
 /**
- * OAuth mode. A person's workspace is what Slack said in their last request, else found by asking each live
- * installation (`users.info`: a token only sees its own workspace's people) and recorded.
+ * A person's workspace is what Slack said in their last request, else found by asking each live installation
+ * (`users.info`: a token only sees its own workspace's people) and recorded. A conversation's is what Slack said in a
+ * request from it, or the workspace of the person conversations.open opened it with.
  */
-export function installedClients(deps: {
+export function installationTokens(deps: {
   store: MongoInstallationStore;
   userTeams: Collection<SlackUserTeamDoc>;
-  newClient: ClientFactory;
+  /** A plain client for a probe with one token. */
+  newClient: (token: string) => WebClient;
   log: Logger;
-}): SlackClients {
+}): SlackTokens {
   const { store, userTeams, newClient, log } = deps;
-  const byToken = new Map<string, WebClient>();
-  const clientOf = (token: string) => {
-    let client = byToken.get(token);
-    if (!client) {
-      client = newClient(token);
-      byToken.set(token, client);
-    }
-    return client;
-  };
 
-  async function remember(slackUser: string, where: Parameters<SlackClients['remember']>[1]): Promise<void> {
+  async function remember(ids: string[], where: Workspace): Promise<void> {
     const key = installationKey(where);
-    await userTeams.updateOne(
-      { _id: slackUser },
-      {
-        $set: {
-          key,
-          team_id: where.teamId ?? null,
-          enterprise_id: where.enterpriseId ?? null,
-          seen_at: new Date(),
-        },
-      },
-      { upsert: true },
-    );
+    const set = { key, team_id: where.teamId ?? null, enterprise_id: where.enterpriseId ?? null, seen_at: new Date() };
+    await Promise.all(ids.map((id) => userTeams.updateOne({ _id: id }, { $set: set }, { upsert: true })));
   }
 
-  async function forUser(slackUser: string): Promise<WebClient> {
-    const known = await userTeams.findOne({ _id: slackUser });
-    if (known) {
-      const installation = await store.fetchInstallation({
-        teamId: known.team_id ?? undefined,
-        enterpriseId: known.enterprise_id ?? undefined,
-        isEnterpriseInstall: known.key === known.enterprise_id,
-      });
-      if (!installation.bot?.token) throw new SlackNotInstalledError(known.key);
-      return clientOf(installation.bot.token);
-    }
+  async function tokenOfKnown(known: SlackUserTeamDoc): Promise<string> {
+    const installation = await store.fetchInstallation({
+      teamId: known.team_id ?? undefined,
+      enterpriseId: known.enterprise_id ?? undefined,
+      isEnterpriseInstall: known.key === known.enterprise_id,
+    });
+    if (!installation.bot?.token) throw new SlackNotInstalledError(known.key);
+    return installation.bot.token;
+  }
+
+  async function tokenOfUser(user: string): Promise<string> {
+    const known = await userTeams.findOne({ _id: user });
+    if (known) return tokenOfKnown(known);
     for (const doc of await store.live()) {
       const token = doc.installation?.bot?.token;
       if (!token) continue;
-      const client = clientOf(token);
-      const found = await client.users.info({ user: slackUser }).then(
-        (r) => r.user ?? null,
-        () => null,
-      );
+      const found = await newClient(token)
+        .users.info({ user })
+        .then(
+          (r) => r.user ?? null,
+          () => null,
+        );
       if (!found) continue;
-      await remember(slackUser, {
+      const where = {
         teamId: doc.team_id ?? undefined,
         enterpriseId: doc.enterprise_id ?? undefined,
         isEnterpriseInstall: doc._id === doc.enterprise_id,
-      });
-      log.info({ slack_user: slackUser, workspace: doc._id }, 'slack user placed in an installed workspace');
-      return client;
+      };
+      await remember([user], where);
+      log.info({ slack_user: user, workspace: doc._id }, 'slack user placed in an installed workspace');
+      return token;
     }
-    throw new SlackNotInstalledError(`of ${slackUser}`);
+    throw new SlackNotInstalledError(`of ${user}`);
   }
 
-  return { forUser, remember };
+  /** A call naming no one (users.list, auth.test): only a relay with a single live installation knows where. */
+  async function onlyToken(what: string): Promise<string> {
+    const live = await store.live();
+    const token = live.length === 1 ? live[0]!.installation?.bot?.token : undefined;
+    if (!token) throw new SlackNotInstalledError(`of ${what} (${live.length} workspaces installed)`);
+    return token;
+  }
+
+  async function tokenFor(method: string, args: Record<string, unknown>): Promise<string> {
+    const users = typeof args.users === 'string' ? String(args.users).split(',') : [];
+    const user = typeof args.user === 'string' && USER_ID.test(args.user) ? args.user : users[0];
+    if (user) return tokenOfUser(user);
+    if (typeof args.channel === 'string') {
+      const known = await userTeams.findOne({ _id: args.channel });
+      return known ? tokenOfKnown(known) : onlyToken(`conversation ${args.channel}`);
+    }
+    return onlyToken(method);
+  }
+
+  async function rememberLike(id: string, user: string): Promise<void> {
+    const known = await userTeams.findOne({ _id: user });
+    if (known)
+      await userTeams.updateOne(
+        { _id: id },
+        { $set: { key: known.key, team_id: known.team_id, enterprise_id: known.enterprise_id, seen_at: new Date() } },
+        { upsert: true },
+      );
+  }
+
+  return { tokenFor, remember, rememberLike };
 }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { postSignedEvent } from '../../scripts/fake-slack/slack-requests';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
-import { sendHandoff } from '../helpers/handoffs';
+import { sendHandoff, text } from '../helpers/handoffs';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -127,6 +127,37 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
       .callsTo('chat.postMessage')
       .filter((c) => [slack.imChannelId('U0ANNA'), slack.imChannelId('U0BEA')].includes(c.args.channel as string));
     expect(senderPosts.map((c) => [c.args.channel, c.team]).sort()).toEqual(
+      [
+        [slack.imChannelId('U0ANNA'), ALPHA],
+        [slack.imChannelId('U0BEA'), BRAVO],
+      ].sort(),
+    );
+  });
+
+  test('a handoff across workspaces: each side’s DM and replies go out with its own workspace’s token', async () => {
+    const across = await sendHandoff(relay, keys['anna@alpha']!, 'bea@bravo', 'Across: review the Bravo release notes');
+    const recipientDm = await dmOf(across, 'U0BEA');
+    expect(recipientDm.team).toBe(BRAVO);
+    const thread = await waitUntil(async () => {
+      const doc = await relay.store.threads.findOne({ _id: across });
+      return doc?.slack_sender ? doc : undefined;
+    }, 'the sender’s DM');
+    expect(thread.slack_sender!.channel).toBe(slack.imChannelId('U0ANNA'));
+    const senderDm = await slack.waitFor('chat.postMessage', (c) => c.response.ts === thread.slack_sender!.ts);
+    expect(senderDm.team).toBe(ALPHA);
+    // A message on the thread: a reply under each DM, each in its own workspace.
+    const { body } = await relay.rpc(keys['bea@bravo']!, 'message/send', {
+      task_id: across,
+      message: text('On it, which branch?'),
+    });
+    expect(body.error).toBeUndefined();
+    const replies = await waitUntil(async () => {
+      const found = slack
+        .callsTo('chat.postMessage')
+        .filter((c) => typeof c.args.thread_ts === 'string' && /which branch/.test(JSON.stringify(c.args)));
+      return found.length === 2 ? found : undefined;
+    }, 'the reply under both DMs');
+    expect(replies.map((c) => [c.args.channel, c.team]).sort()).toEqual(
       [
         [slack.imChannelId('U0ANNA'), ALPHA],
         [slack.imChannelId('U0BEA'), BRAVO],
