@@ -6,6 +6,8 @@ import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-sl
 import { postSignedEvent } from '../../scripts/fake-slack/slack-requests';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff, text } from '../helpers/handoffs';
+import { deliveredHandoff, pressAndFinish } from '../helpers/slack-dm';
+import { ACTION_IDS } from '../../bot/blocks/handoff-dm';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -45,7 +47,7 @@ beforeAll(async () => {
   slack.addUser('U0BEA', { team: BRAVO });
   slack.addUser('U0BORIS', { team: BRAVO });
   signingSecret = randomBytes(16).toString('hex');
-  relay = await startTestRelay({
+  const started = await startTestRelay({
     name: 'slack_install_anywhere',
     captureLogs: true,
     env: {
@@ -56,6 +58,8 @@ beforeAll(async () => {
       SLACK_API_URL: slack.url,
     },
   });
+  // The signed requests of this file (clicks, events) use the secret it configured.
+  relay = { ...started, signingSecret };
   probe = slackQueueProbe(relay);
   for (const [handle, user] of [
     ['anna@alpha', 'U0ANNA'],
@@ -165,6 +169,25 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
     );
   });
 
+  test('a click in the Bravo workspace is answered with Bravo’s installation: Accept, and the DMs redrawn', async () => {
+    const dm = await deliveredHandoff(relay, slack, keys['bea@bravo']!, {
+      to: 'boris@bravo',
+      recipientSlackUser: 'U0BORIS',
+      summary: 'Bravo: pin the Node version',
+    });
+    await pressAndFinish(relay, dm.click(ACTION_IDS.accept, { teamId: BRAVO }));
+    await waitUntil(async () => {
+      const doc = await relay.store.threads.findOne({ _id: dm.threadId });
+      return doc?.status === 'accepted' || undefined;
+    }, 'the Bravo handoff to be accepted');
+    const redraw = await slack.waitFor(
+      'chat.update',
+      (c) => c.args.ts === dm.ts && /Accepted by/.test(JSON.stringify(c.args.blocks)),
+    );
+    expect(redraw.team).toBe(BRAVO);
+    expect(slack.calls.filter((c) => c.team === ALPHA && JSON.stringify(c.args).includes(dm.threadId))).toEqual([]);
+  });
+
   test('a token of one workspace cannot reach the other’s people (the fake keeps them apart)', async () => {
     const alphaToken = slack.installedTokens.get(ALPHA)!;
     const response = await fetch(`${slack.url}conversations.open`, {
@@ -206,6 +229,21 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
     expect(JSON.stringify(slack.messages.get(slack.imChannelId('U0ANNA')) ?? [])).not.toMatch(/Alpha after uninstall/);
     // Nothing went to Slack for Alpha after the uninstall: the revoked token was never even tried.
     expect(slack.calls.filter((c) => c.response.error === 'token_revoked')).toEqual([]);
+  });
+
+  test('tokens_revoked for Bravo’s bot marks its installation too', async () => {
+    const sent = await postSignedEvent(
+      `${relay.url}/slack/events`,
+      signingSecret,
+      { type: 'tokens_revoked', tokens: { bot: [slack.botUserId] } },
+      { teamId: BRAVO },
+    );
+    expect(sent.status).toBe(200);
+    const marked = await waitUntil(async () => {
+      const doc = await relay.store.db.collection('slack_installations').findOne({ _id: BRAVO as never });
+      return doc?.uninstalled_at ? doc : undefined;
+    }, 'the Bravo installation to be marked');
+    expect(marked).toMatchObject({ uninstall_reason: 'tokens_revoked', installation: null });
   });
 
   test('installing Alpha again brings its deliveries back', async () => {
