@@ -1,7 +1,9 @@
 // OAuth mode's "client for team": which installation's bot token a Web API call needs, from the person or channel it names.
 import type { WebClient } from '@slack/web-api';
 import type { Collection } from 'mongodb';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { slackErrorCode } from '../delivery/slack-errors';
 import { installationKey, SlackNotInstalledError, type MongoInstallationStore } from './mongo-installation-store';
 
 /**
@@ -47,10 +49,14 @@ export function installationTokens(deps: {
 }): SlackTokens {
   const { store, userTeams, newClient, log } = deps;
 
+  // What this process wrote last for each id: a request from a known place costs no write.
+  const written = new LRUCache<string, string>({ max: 50_000 });
   async function remember(ids: string[], where: Workspace): Promise<void> {
     const key = installationKey(where);
     const set = { key, team_id: where.teamId ?? null, enterprise_id: where.enterpriseId ?? null, seen_at: new Date() };
-    await Promise.all(ids.map((id) => userTeams.updateOne({ _id: id }, { $set: set }, { upsert: true })));
+    const fresh = ids.filter((id) => written.get(id) !== key);
+    await Promise.all(fresh.map((id) => userTeams.updateOne({ _id: id }, { $set: set }, { upsert: true })));
+    for (const id of fresh) written.set(id, key);
   }
 
   async function tokenOfKnown(known: SlackUserTeamDoc): Promise<string> {
@@ -69,11 +75,16 @@ export function installationTokens(deps: {
     for (const doc of await store.live()) {
       const token = doc.installation?.bot?.token;
       if (!token) continue;
+      // Only Slack's "no such person here" moves on; a 429 or a network failure is thrown, so the job retries later
+      // instead of deciding that nobody installed the app for this person.
       const found = await newClient(token)
         .users.info({ user })
         .then(
           (r) => r.user ?? null,
-          () => null,
+          (error: unknown) => {
+            if (slackErrorCode(error) === 'user_not_found' || slackErrorCode(error) === 'token_revoked') return null;
+            throw error;
+          },
         );
       if (!found) continue;
       const where = {
