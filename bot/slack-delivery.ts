@@ -33,6 +33,8 @@ export interface SlackDeliveryDeps {
   threads: ThreadWriter;
   /** Single-token mode: the one workspace's client; OAuth mode: a TeamRoutingClient (each call with its workspace's token). */
   client: WebClient;
+  /** OAuth mode: whether a Slack user's workspace has the app installed (a side that is gone is left out of a sync). */
+  reachable?: (slackUser: string) => Promise<boolean>;
   log: Logger;
   clock?: Clock;
   /** Override of CLAIM_LEASE_MS (tests). */
@@ -53,7 +55,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     clock: deps.clock ?? systemClock,
     leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
   });
-  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
+  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted, reachable: deps.reachable });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
     const { thread_id: threadId, event_id: eventId, type, from, to, version, by, at } = parseJob(eventJobSchema, job);

@@ -309,6 +309,7 @@ export async function startRelay({
         teammates,
         threads: mongoThreadWriter(store),
         client: slackClient,
+        ...(slackTokens ? { reachable: (user: string) => slackTokens.reachable(user) } : {}),
         log,
         clock,
         afterSync: home.armForThread,

@@ -29,6 +29,8 @@ export interface SlackTokens {
   tokenFor(method: string, args: Record<string, unknown>): Promise<string>;
   /** Records the workspace Slack named in a request for each of these ids (a person, the conversation they were in). */
   remember(ids: string[], where: Workspace): Promise<void>;
+  /** Whether the workspace `user` is in has the app installed (a transient failure is thrown). */
+  reachable(user: string): Promise<boolean>;
   /** Records `id` (an IM just opened) as in the workspace `user` is in. */
   rememberLike(id: string, user: string): Promise<void>;
 }
@@ -128,5 +130,15 @@ export function installationTokens(deps: {
       );
   }
 
-  return { tokenFor, remember, rememberLike };
+  async function reachable(user: string): Promise<boolean> {
+    return tokenOfUser(user).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof SlackNotInstalledError) return false;
+        throw error;
+      },
+    );
+  }
+
+  return { tokenFor, remember, rememberLike, reachable };
 }

@@ -227,6 +227,18 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
     expect(lostThread).toMatchObject({ summary: 'Alpha after uninstall' });
     expect(lostThread!.slack ?? null).toBeNull();
     expect(JSON.stringify(slack.messages.get(slack.imChannelId('U0ANNA')) ?? [])).not.toMatch(/Alpha after uninstall/);
+    // The handoff across workspaces: Bea's message still reaches her own (Bravo) DM; Anna's side is skipped.
+    const across = await relay.store.threads.findOne({ summary: 'Across: review the Bravo release notes' });
+    const said = await relay.rpc(keys['bea@bravo']!, 'message/send', {
+      task_id: across!._id,
+      message: text('Still there?'),
+    });
+    expect(said.body.error).toBeUndefined();
+    const reply = await slack.waitFor('chat.postMessage', (c) => /Still there\?/.test(JSON.stringify(c.args)));
+    expect([reply.args.channel, reply.team]).toEqual([slack.imChannelId('U0BEA'), BRAVO]);
+    await probe.settled();
+    const acrossJobs = (await probe.finished()).filter((j) => j.threadId === across!._id);
+    expect(acrossJobs.filter((j) => j.failedReason)).toEqual([]);
     // Nothing went to Slack for Alpha after the uninstall: the revoked token was never even tried.
     expect(slack.calls.filter((c) => c.response.error === 'token_revoked')).toEqual([]);
   });
