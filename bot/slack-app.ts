@@ -27,7 +27,7 @@ import { registerViews } from './listeners/views';
 import { installFlowOptions } from './oauth/install-flow';
 import type { MongoInstallationStore } from './oauth/mongo-installation-store';
 import type { MongoStateStore } from './oauth/mongo-state-store';
-import type { SlackTokens } from './oauth/slack-clients';
+import type { RefreshedToken, SlackTokens } from './oauth/slack-clients';
 import { TeamRoutingClient } from './oauth/team-routing-client';
 
 // Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
@@ -102,6 +102,25 @@ export function slackWebClient(config: SlackConfig, token = config.botToken): We
 /** OAuth mode's client for the jobs: each call with the token of the workspace of the person or conversation it names. */
 export function slackRoutingClient(config: SlackConfig, tokens: SlackTokens): WebClient {
   return new TeamRoutingClient(tokens, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS });
+}
+
+/** Token rotation: a new bot token for a refresh token (OAuth mode; the app's credentials authenticate the call). */
+export async function refreshBotToken(config: SlackConfig, refreshToken: string): Promise<RefreshedToken> {
+  const oauth = config.oauth;
+  if (!oauth) throw new Error('token rotation needs OAuth mode (SLACK_CLIENT_ID)');
+  const answer = await new WebClient(undefined, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS }).oauth.v2.access({
+    client_id: oauth.clientId,
+    client_secret: oauth.clientSecret,
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+  });
+  if (!answer.access_token || !answer.refresh_token || !answer.expires_in)
+    throw new Error('oauth.v2.access returned no rotated token');
+  return {
+    token: answer.access_token,
+    refreshToken: answer.refresh_token,
+    expiresAt: Math.floor(Date.now() / 1000) + answer.expires_in,
+  };
 }
 
 /** Bolt's logger interface over the relay's pino logger (Bolt's errors as warnings: each failure is also answered). */

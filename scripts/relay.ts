@@ -229,6 +229,7 @@ export async function startRelay({
           store: installations,
           userTeams: store.db.collection<SlackUserTeamDoc>('slack_user_teams'),
           newClient: (token) => slackModule.slackWebClient(slackConfig, token),
+          refresh: (refreshToken) => slackModule.refreshBotToken(slackConfig, refreshToken),
           log,
         })
       : undefined;

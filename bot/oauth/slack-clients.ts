@@ -1,4 +1,5 @@
 // OAuth mode's "client for team": which installation's bot token a Web API call needs, from the person or channel it names.
+import type { Installation } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Collection } from 'mongodb';
 import { LRUCache } from 'lru-cache';
@@ -36,6 +37,23 @@ export interface SlackTokens {
 }
 
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
+/** A rotating token is refreshed when it has less than this left (Slack's tokens live 12 hours). */
+const REFRESH_MARGIN_S = 300;
+
+export interface RefreshedToken {
+  token: string;
+  refreshToken: string;
+  /** Seconds since the epoch, as Bolt stores it. */
+  expiresAt: number;
+}
+
+function keyQuery(installation: Installation) {
+  return {
+    teamId: installation.team?.id,
+    enterpriseId: installation.enterprise?.id,
+    isEnterpriseInstall: installation.isEnterpriseInstall ?? false,
+  };
+}
 
 /**
  * A person's workspace is what Slack said in their last request, else found by asking each live installation
@@ -47,9 +65,41 @@ export function installationTokens(deps: {
   userTeams: Collection<SlackUserTeamDoc>;
   /** A plain client for a probe with one token. */
   newClient: (token: string) => WebClient;
+  /** Token rotation: trades a refresh token for a new bot token (oauth.v2.access with the app's credentials). */
+  refresh?: (refreshToken: string) => Promise<RefreshedToken>;
   log: Logger;
 }): SlackTokens {
   const { store, userTeams, newClient, log } = deps;
+  const refreshing = new Map<string, Promise<string>>();
+
+  /**
+   * The installation's bot token, refreshed first when the app has token rotation on and it expires within
+   * REFRESH_MARGIN_S (Bolt's authorize does the same for requests; a queue job needs it too). One refresh per
+   * installation at a time in this process; the refreshed installation is stored whole.
+   */
+  async function botToken(installation: Installation): Promise<string> {
+    const bot = installation.bot;
+    if (!bot?.token) throw new SlackNotInstalledError(installationKey(keyQuery(installation)));
+    const due = bot.refreshToken && bot.expiresAt && bot.expiresAt - Date.now() / 1000 < REFRESH_MARGIN_S;
+    if (!due || !deps.refresh) return bot.token;
+    const key = installationKey(keyQuery(installation));
+    let pending = refreshing.get(key);
+    if (!pending) {
+      pending = deps
+        .refresh(bot.refreshToken!)
+        .then(async (fresh) => {
+          await store.storeInstallation({
+            ...installation,
+            bot: { ...bot, token: fresh.token, refreshToken: fresh.refreshToken, expiresAt: fresh.expiresAt },
+          });
+          log.info({ workspace: key }, 'slack bot token rotated');
+          return fresh.token;
+        })
+        .finally(() => refreshing.delete(key));
+      refreshing.set(key, pending);
+    }
+    return pending;
+  }
 
   // What this process wrote last for each id: a request from a known place costs no write.
   const written = new LRUCache<string, string>({ max: 50_000 });
@@ -67,16 +117,15 @@ export function installationTokens(deps: {
       enterpriseId: known.enterprise_id ?? undefined,
       isEnterpriseInstall: known.key === known.enterprise_id,
     });
-    if (!installation.bot?.token) throw new SlackNotInstalledError(known.key);
-    return installation.bot.token;
+    return botToken(installation);
   }
 
   async function tokenOfUser(user: string): Promise<string> {
     const known = await userTeams.findOne({ _id: user });
     if (known) return tokenOfKnown(known);
     for (const doc of await store.live()) {
-      const token = doc.installation?.bot?.token;
-      if (!token) continue;
+      if (!doc.installation?.bot?.token) continue;
+      const token = await botToken(doc.installation);
       // Only Slack's "no such person here" moves on; a 429 or a network failure is thrown, so the job retries later
       // instead of deciding that nobody installed the app for this person.
       const found = await newClient(token)
@@ -104,9 +153,9 @@ export function installationTokens(deps: {
   /** A call naming no one (users.list, auth.test): only a relay with a single live installation knows where. */
   async function onlyToken(what: string): Promise<string> {
     const live = await store.live();
-    const token = live.length === 1 ? live[0]!.installation?.bot?.token : undefined;
-    if (!token) throw new SlackNotInstalledError(`of ${what} (${live.length} workspaces installed)`);
-    return token;
+    const only = live.length === 1 ? live[0]!.installation : null;
+    if (!only?.bot?.token) throw new SlackNotInstalledError(`of ${what} (${live.length} workspaces installed)`);
+    return botToken(only);
   }
 
   async function tokenFor(method: string, args: Record<string, unknown>): Promise<string> {

@@ -165,7 +165,9 @@ export interface FakeSlack {
    * `oauth.v2.access`, which checks client_id and client_secret, takes each code once, and requires the redirect_uri
    * the authorize step was given.
    */
-  enableOAuth(app: { clientId: string; clientSecret: string }): void;
+  enableOAuth(app: { clientId: string; clientSecret: string; rotation?: boolean }): void;
+  /** Token rotation: the team's current bot token answers `token_expired` from now on (its refresh token still works). */
+  expireToken(teamId: string): void;
   /** A workspace of its own (`T…`): its people (addUser with `team`) are seen only with a token installed there. */
   addWorkspace(teamId: string, name?: string): void;
   /**
@@ -340,18 +342,38 @@ class FakeSlackServer implements FakeSlack {
   };
   private streamingAvailable = true;
   // --- install anywhere
-  private oauthApp: { clientId: string; clientSecret: string } | null = null;
+  private oauthApp: { clientId: string; clientSecret: string; rotation?: boolean } | null = null;
+  /** Token rotation: refresh token → team; each is taken once. */
+  private readonly refreshTokens = new Map<string, string>();
   private readonly workspaces = new Map<string, string>([[TEAM_ID, 'handoff-relay test']]);
   private readonly codes = new Map<string, { team: string; redirectUri: string; used: boolean }>();
   /** Every token oauth.v2.access issued → its team, and whether it was revoked. */
-  private readonly tokens = new Map<string, { team: string; revoked: boolean }>();
+  private readonly tokens = new Map<string, { team: string; revoked: boolean; expired: boolean }>();
   readonly installedTokens = new Map<string, string>();
   /** The team of the token of the call being handled (handlers run synchronously, one at a time). */
   private callerTeam = TEAM_ID;
   private callerKnown = false;
 
-  enableOAuth(app: { clientId: string; clientSecret: string }): void {
+  enableOAuth(app: { clientId: string; clientSecret: string; rotation?: boolean }): void {
     this.oauthApp = app;
+  }
+
+  expireToken(teamId: string): void {
+    const token = this.installedTokens.get(teamId);
+    const entry = token ? this.tokens.get(token) : undefined;
+    if (!entry) throw new Error(`fake Slack: no token installed for ${teamId}`);
+    entry.expired = true;
+  }
+
+  /** A new bot token for `team` (with a refresh token and an expiry when rotation is on). */
+  private issueToken(team: string): Body {
+    const token = `xoxb-${team}-${randomUUID()}`;
+    this.tokens.set(token, { team, revoked: false, expired: false });
+    this.installedTokens.set(team, token);
+    if (!this.oauthApp?.rotation) return { access_token: token };
+    const refresh = `xoxe-1-${team}-${randomUUID()}`;
+    this.refreshTokens.set(refresh, team);
+    return { access_token: token, refresh_token: refresh, expires_in: 43_200 };
   }
 
   addWorkspace(teamId: string, name = teamId.toLowerCase()): void {
@@ -401,21 +423,33 @@ class FakeSlackServer implements FakeSlack {
       : [a.client_id as string | undefined, a.client_secret as string | undefined];
     if (id !== this.oauthApp.clientId) return fail('invalid_client_id');
     if (secret !== this.oauthApp.clientSecret) return fail('bad_client_secret');
-    if (a.grant_type === 'refresh_token') return fail('invalid_refresh_token');
+    if (a.grant_type === 'refresh_token') {
+      const team = typeof a.refresh_token === 'string' ? this.refreshTokens.get(a.refresh_token) : undefined;
+      if (!team) return fail('invalid_refresh_token');
+      this.refreshTokens.delete(a.refresh_token as string);
+      return {
+        ok: true,
+        app_id: APP_ID,
+        scope: FAKE_SLACK_SCOPES.join(','),
+        token_type: 'bot',
+        ...this.issueToken(team),
+        bot_user_id: BOT_USER_ID,
+        team: { id: team, name: this.workspaces.get(team) },
+        enterprise: null,
+        is_enterprise_install: false,
+      };
+    }
     const grant = typeof a.code === 'string' ? this.codes.get(a.code) : undefined;
     if (!grant || grant.used) return fail('invalid_code');
     grant.used = true;
     if ((a.redirect_uri ?? '') !== grant.redirectUri) return fail('bad_redirect_uri');
-    const token = `xoxb-${grant.team}-${randomUUID()}`;
-    this.tokens.set(token, { team: grant.team, revoked: false });
-    this.installedTokens.set(grant.team, token);
     return {
       ok: true,
       app_id: APP_ID,
       authed_user: { id: 'U0INSTALLER' },
       scope: FAKE_SLACK_SCOPES.join(','),
       token_type: 'bot',
-      access_token: token,
+      ...this.issueToken(grant.team),
       bot_user_id: BOT_USER_ID,
       team: { id: grant.team, name: this.workspaces.get(grant.team) },
       enterprise: null,
@@ -721,6 +755,7 @@ class FakeSlackServer implements FakeSlack {
     }
     const installed = typeof token === 'string' ? this.tokens.get(token) : undefined;
     if (installed?.revoked) return this.respond(res, method, args, fail('token_revoked'));
+    if (installed?.expired) return this.respond(res, method, args, fail('token_expired'));
     if (token !== expected && !(installed && method !== 'apps.connections.open'))
       return this.respond(res, method, args, fail('invalid_auth'));
     this.callerTeam = installed?.team ?? TEAM_ID;

@@ -1095,3 +1095,38 @@ describe('fake Slack: install anywhere (OAuth v2)', () => {
     await expectSlackError(other.auth.test(), 'token_revoked');
   });
 });
+
+describe('fake Slack: token rotation', () => {
+  test('with rotation on, a code gives a refresh token; each refresh token works once; an expired token is refused', async () => {
+    const app = { clientId: '3333333333.4444444444', clientSecret: 'rotating-secret-0123', rotation: true };
+    fake.enableOAuth(app);
+    fake.addWorkspace('T0ROTATE');
+    const redirectUri = 'http://127.0.0.1:9/slack/oauth_redirect';
+    const url = new URL(fake.url.replace(/api\/$/, 'oauth/v2/authorize'));
+    for (const [k, v] of Object.entries({ client_id: app.clientId, scope: 'chat:write', redirect_uri: redirectUri }))
+      url.searchParams.set(k, v);
+    const consent = await fetch(fake.authorizeUrlFor(url.toString(), 'T0ROTATE'), { redirect: 'manual' });
+    const code = new URL(consent.headers.get('location')!).searchParams.get('code')!;
+    const creds = { client_id: app.clientId, client_secret: app.clientSecret };
+    const anonymous = webClient(undefined);
+    const first = (await call(
+      'oauth.v2.access',
+      { ...creds, code, redirect_uri: redirectUri },
+      anonymous,
+    )) as unknown as Record<string, string>;
+    expect(first).toMatchObject({ refresh_token: expect.stringMatching(/^xoxe-1-/), expires_in: 43_200 });
+    fake.expireToken('T0ROTATE');
+    await expectSlackError(webClient(first.access_token).auth.test(), 'token_expired');
+    const refreshed = (await call(
+      'oauth.v2.access',
+      { ...creds, grant_type: 'refresh_token', refresh_token: first.refresh_token },
+      anonymous,
+    )) as unknown as Record<string, string>;
+    expect(refreshed.access_token).not.toBe(first.access_token);
+    expect((await webClient(refreshed.access_token).auth.test()).team_id).toBe('T0ROTATE');
+    await expectSlackError(
+      call('oauth.v2.access', { ...creds, grant_type: 'refresh_token', refresh_token: first.refresh_token }, anonymous),
+      'invalid_refresh_token',
+    );
+  });
+});

@@ -39,7 +39,7 @@ async function install(team: string): Promise<{ status: number; page: string; re
 
 beforeAll(async () => {
   slack = await startFakeSlack();
-  slack.enableOAuth({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+  slack.enableOAuth({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, rotation: true });
   slack.addWorkspace(ALPHA, 'Alpha Inc');
   slack.addWorkspace(BRAVO, 'Bravo Ltd');
   slack.addUser('U0ANNA', { team: ALPHA });
@@ -186,6 +186,32 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
     );
     expect(redraw.team).toBe(BRAVO);
     expect(slack.calls.filter((c) => c.team === ALPHA && JSON.stringify(c.args).includes(dm.threadId))).toEqual([]);
+  });
+
+  test('token rotation: a bot token about to expire is refreshed before a job uses it, and stored', async () => {
+    const installations = relay.store.db.collection('slack_installations');
+    const before = await installations.findOne({ _id: BRAVO as never });
+    expect(before!.installation.bot).toMatchObject({ refreshToken: expect.stringMatching(/^xoxe-/) });
+    expect(before!.installation.bot.expiresAt).toBeGreaterThan(Date.now() / 1000 + 3_600);
+    // Twelve hours later, as far as the relay and Slack are concerned: the stored expiry has passed, Slack refuses the token.
+    const oldToken = before!.installation.bot.token as string;
+    await installations.updateOne(
+      { _id: BRAVO as never },
+      { $set: { 'installation.bot.expiresAt': Math.floor(Date.now() / 1000) } },
+    );
+    slack.expireToken(BRAVO);
+
+    const rotated = await sendHandoff(relay, keys['boris@bravo']!, 'bea@bravo', 'Bravo after rotation');
+    const dm = await dmOf(rotated, 'U0BEA');
+    expect(dm.team).toBe(BRAVO);
+    const after = await installations.findOne({ _id: BRAVO as never });
+    expect(after!.installation.bot.token).toBe(slack.installedTokens.get(BRAVO));
+    expect(after!.installation.bot.token).not.toBe(oldToken);
+    expect(after!.installation.bot.expiresAt).toBeGreaterThan(Date.now() / 1000 + 3_600);
+    expect(slack.calls.filter((c) => c.response.error === 'token_expired')).toEqual([]);
+    expect(
+      slack.calls.filter((c) => c.method === 'oauth.v2.access' && c.args.grant_type === 'refresh_token'),
+    ).toHaveLength(1);
   });
 
   test('a token of one workspace cannot reach the other’s people (the fake keeps them apart)', async () => {
