@@ -189,6 +189,8 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
   });
 
   test('token rotation: a bot token about to expire is refreshed before a job uses it, and stored', async () => {
+    // The earlier tests' redraws first: they used the token this test lets expire.
+    await probe.settled();
     const installations = relay.store.db.collection('slack_installations');
     const before = await installations.findOne({ _id: BRAVO as never });
     expect(before!.installation.bot).toMatchObject({ refreshToken: expect.stringMatching(/^xoxe-/) });
