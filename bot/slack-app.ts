@@ -1,5 +1,12 @@
 // The Bolt app: its receiver (HTTP at POST /slack/events on the relay's express app, or Socket Mode) and listeners.
-import { App, ExpressReceiver, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
+import {
+  App,
+  ExpressReceiver,
+  LogLevel,
+  SocketModeReceiver,
+  type Logger as BoltLogger,
+  type Receiver,
+} from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import type express from 'express';
 import type { Logger } from 'pino';
@@ -17,6 +24,11 @@ import { registerCommands } from './listeners/commands';
 import { registerEvents } from './listeners/events';
 import { registerShortcuts } from './listeners/shortcuts';
 import { registerViews } from './listeners/views';
+import { installFlowOptions } from './oauth/install-flow';
+import type { MongoInstallationStore } from './oauth/mongo-installation-store';
+import type { MongoStateStore } from './oauth/mongo-state-store';
+import type { RefreshedToken, SlackTokens } from './oauth/slack-clients';
+import { TeamRoutingClient } from './oauth/team-routing-client';
 
 // Socket Mode (SLACK_APP_TOKEN set) connects out to Slack over a WebSocket, and nothing is mounted.
 
@@ -61,6 +73,10 @@ export interface SlackAppDeps extends SlackUses {
   /** The daily digest's opt-outs and hour (bot/digest/), when it is on: its buttons and the Home tab use them. */
   digest?: HomeDigest;
   clock?: Clock;
+  /** OAuth mode (config.oauth): the installations, the install states, and who is in which workspace. */
+  oauth?: { installations: MongoInstallationStore; states: MongoStateStore; tokens: SlackTokens; publicUrl: string };
+  /** app_uninstalled / tokens_revoked mark the installation here (OAuth mode). */
+  installations?: MongoInstallationStore;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
@@ -72,18 +88,59 @@ export function registerListeners(app: App, deps: SlackAppDeps): void {
   registerShortcuts(app, deps);
 }
 
-export function slackWebClient(config: SlackConfig): WebClient {
+const CLIENT_OPTIONS = {
   // The queue retries failed deliveries; the client itself must not hold a job for half an hour.
-  return new WebClient(config.botToken, {
-    slackApiUrl: config.apiUrl,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    timeout: 10_000,
+  retryConfig: { retries: 0 },
+  rejectRateLimitedCalls: true,
+  timeout: 10_000,
+};
+
+export function slackWebClient(config: SlackConfig, token = config.botToken): WebClient {
+  return new WebClient(token, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS });
+}
+
+/** OAuth mode's client for the jobs: each call with the token of the workspace of the person or conversation it names. */
+export function slackRoutingClient(config: SlackConfig, tokens: SlackTokens): WebClient {
+  return new TeamRoutingClient(tokens, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS });
+}
+
+/** Token rotation: a new bot token for a refresh token (OAuth mode; the app's credentials authenticate the call). */
+export async function refreshBotToken(config: SlackConfig, refreshToken: string): Promise<RefreshedToken> {
+  const oauth = config.oauth;
+  if (!oauth) throw new Error('token rotation needs OAuth mode (SLACK_CLIENT_ID)');
+  const answer = await new WebClient(undefined, { slackApiUrl: config.apiUrl, ...CLIENT_OPTIONS }).oauth.v2.access({
+    client_id: oauth.clientId,
+    client_secret: oauth.clientSecret,
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
   });
+  if (!answer.access_token || !answer.refresh_token || !answer.expires_in)
+    throw new Error('oauth.v2.access returned no rotated token');
+  return {
+    token: answer.access_token,
+    refreshToken: answer.refresh_token,
+    expiresAt: Math.floor(Date.now() / 1000) + answer.expires_in,
+  };
+}
+
+/** Bolt's logger interface over the relay's pino logger (Bolt's errors as warnings: each failure is also answered). */
+function boltLogger(log: Logger): BoltLogger {
+  let level = LogLevel.WARN;
+  const line = (parts: unknown[]) => parts.map((p) => (p instanceof Error ? p.message : String(p))).join(' ');
+  return {
+    debug: (...m: unknown[]) => log.debug({ component: 'slack-oauth' }, line(m)),
+    info: (...m: unknown[]) => log.info({ component: 'slack-oauth' }, line(m)),
+    warn: (...m: unknown[]) => log.warn({ component: 'slack-oauth' }, line(m)),
+    error: (...m: unknown[]) => log.warn({ component: 'slack-oauth' }, line(m)),
+    setLevel: (l: LogLevel) => (level = l),
+    getLevel: () => level,
+    setName: () => undefined,
+  };
 }
 
 /** Socket Mode when an app-level token is configured, else the HTTP receiver on the relay's express app. */
-function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver {
+function createReceiver(deps: SlackAppDeps): Receiver {
+  const { config, httpApp } = deps;
   if (config.appToken) {
     // apps.connections.open goes to SLACK_API_URL too (the tests' fake Slack serves the socket).
     return new SocketModeReceiver({
@@ -105,6 +162,13 @@ function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver
     next();
   });
   return new ExpressReceiver({
+    ...(config.oauth && deps.oauth
+      ? {
+          ...installFlowOptions({ oauth: config.oauth, apiUrl: config.apiUrl, log: deps.log, ...deps.oauth }),
+          // The install flow's own complaints (a refused state…) go to the relay's log, not to stderr.
+          logger: boltLogger(deps.log),
+        }
+      : {}),
     signingSecret: config.signingSecret,
     endpoints: SLACK_EVENTS_PATH,
     app: httpApp,
@@ -113,11 +177,12 @@ function createReceiver(config: SlackConfig, httpApp: express.Express): Receiver
 }
 
 export function createSlackApp(deps: SlackAppDeps): App {
-  const { config, httpApp, log } = deps;
-  const receiver = createReceiver(config, httpApp);
+  const { config, log } = deps;
+  const receiver = createReceiver(deps);
   const app = new App({
     receiver,
-    token: config.botToken,
+    // OAuth mode: no token here; Bolt's authorize reads the installation of the request's workspace.
+    ...(config.oauth ? {} : { token: config.botToken }),
     tokenVerificationEnabled: false,
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: config.apiUrl, retryConfig: { retries: 2, maxTimeout: 2_000 } },
@@ -132,7 +197,28 @@ export function createSlackApp(deps: SlackAppDeps): App {
       'slack request handled',
     );
   });
-  registerListeners(app, deps);
+  // OAuth mode: each request says who is in which workspace; the deliveries then use that workspace's token.
+  const tokens = deps.oauth?.tokens;
+  if (tokens) {
+    app.use(async ({ context, body, next }) => {
+      const b = body as { user?: { id?: string }; user_id?: string; channel?: { id?: string }; channel_id?: string };
+      const event = (body as { event?: { user?: string; channel?: string } }).event;
+      const ids = [
+        context.userId ?? b.user?.id ?? b.user_id ?? event?.user,
+        b.channel?.id ?? b.channel_id ?? event?.channel,
+      ].filter((id): id is string => typeof id === 'string' && id.length > 0);
+      if (ids.length && (context.teamId || context.enterpriseId))
+        await tokens
+          .remember(ids, {
+            teamId: context.teamId,
+            enterpriseId: context.enterpriseId,
+            isEnterpriseInstall: context.isEnterpriseInstall,
+          })
+          .catch((error: Error) => log.warn({ err: error.message }, 'slack user workspace not recorded'));
+      await next();
+    });
+  }
+  registerListeners(app, { ...deps, installations: deps.oauth?.installations });
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');
   });

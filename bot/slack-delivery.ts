@@ -8,7 +8,8 @@ import { eventJobSchema } from '../relay-core/queues/bullmq-queues';
 import { parseJob } from '../relay-core/queues/parse-job';
 import type { Relay } from '../relay-core/service/relay-service';
 import { CLAIM_LEASE_MS, exactlyOncePost } from './delivery/exactly-once-post';
-import { isPermanentSlackError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
+import { isPermanentSlackError, isWorkspaceGoneError, rateLimitedMs, slackErrorCode } from './delivery/slack-errors';
+import { SlackNotInstalledError } from './oauth/mongo-installation-store';
 import { threadSync, type SlackDeliveryOutcome } from './delivery/thread-sync';
 import { WaitAndRetry } from './delivery/wait-and-retry';
 
@@ -30,7 +31,10 @@ export interface SlackDeliveryDeps {
   teammates: Relay['teammates'];
   /** Where the post ledger writes its claims and records. */
   threads: ThreadWriter;
+  /** Single-token mode: the one workspace's client; OAuth mode: a TeamRoutingClient (each call with its workspace's token). */
   client: WebClient;
+  /** OAuth mode: whether a Slack user's workspace has the app installed (a side that is gone is left out of a sync). */
+  reachable?: (slackUser: string) => Promise<boolean>;
   log: Logger;
   clock?: Clock;
   /** Override of CLAIM_LEASE_MS (tests). */
@@ -51,7 +55,7 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
     clock: deps.clock ?? systemClock,
     leaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
   });
-  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted });
+  const sync = threadSync({ channels, links, teammates, threads, client, ensurePosted, reachable: deps.reachable });
 
   return async function deliverToSlack(job: Job, token?: string): Promise<SlackDeliveryOutcome> {
     const { thread_id: threadId, event_id: eventId, type, from, to, version, by, at } = parseJob(eventJobSchema, job);
@@ -80,6 +84,18 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
         );
         await job.moveToDelayed(Date.now() + waitMs, token);
         throw new DelayedError();
+      }
+      // An uninstalled workspace (or revoked tokens): this job fails for good, and so does every later one of it.
+      if (error instanceof SlackNotInstalledError || isWorkspaceGoneError(error)) {
+        const why =
+          error instanceof SlackNotInstalledError
+            ? error.message
+            : `Slack refused the token (${slackErrorCode(error)})`;
+        log.warn(
+          { thread_id: threadId, event: type, reason: why },
+          'slack delivery stopped: the workspace is not installed',
+        );
+        throw new UnrecoverableError(`slack job ${job.id}: ${why}`);
       }
       if (isPermanentSlackError(error)) {
         throw new UnrecoverableError(`slack job ${job.id}: Slack refused the message (${slackErrorCode(error)})`);

@@ -18,6 +18,9 @@ import { HOME_REFRESH_JOB, homeRefreshHandler, homeRefresher } from '../bot/home
 import { DIGEST_TICK_JOB, digestTickHandler, scheduleDigestTick } from '../bot/digest/daily-digest';
 import { DigestPrefs, type DigestPrefDoc } from '../bot/digest/digest-prefs';
 import { digestPoster, type DigestPostDoc } from '../bot/delivery/digest-post';
+import { MongoInstallationStore, type SlackInstallationDoc } from '../bot/oauth/mongo-installation-store';
+import { MongoStateStore, type SlackOAuthStateDoc } from '../bot/oauth/mongo-state-store';
+import { installationTokens, type SlackTokens, type SlackUserTeamDoc } from '../bot/oauth/slack-clients';
 import { mountAdminQueues } from '../relay-core/http/admin-queues-page';
 import {
   BullmqEventPublisher,
@@ -214,7 +217,28 @@ export async function startRelay({
   // Bolt and the Web API client load only when Slack is configured (about 12 MB a relay without Slack never holds).
   const slackModule = config.slack ? await import('../bot/slack-app.js') : undefined;
   // One Web API client for the Slack jobs (DM delivery, the Accept verdict) and the recipients' time zones.
-  const slackClient = config.slack && slackModule?.slackWebClient(config.slack);
+  // OAuth mode ("Add to Slack"): one installation per workspace in MongoDB, and one client that sends each call with
+  // the token of the workspace it concerns (bot/oauth/team-routing-client.ts).
+  const slackConfig = config.slack;
+  const installations = slackConfig?.oauth
+    ? new MongoInstallationStore(store.db.collection<SlackInstallationDoc>('slack_installations'))
+    : undefined;
+  const slackTokens: SlackTokens | undefined =
+    slackConfig && slackModule && installations
+      ? installationTokens({
+          store: installations,
+          userTeams: store.db.collection<SlackUserTeamDoc>('slack_user_teams'),
+          newClient: (token) => slackModule.slackWebClient(slackConfig, token),
+          refresh: (refreshToken) => slackModule.refreshBotToken(slackConfig, refreshToken),
+          log,
+        })
+      : undefined;
+  const slackClient =
+    slackConfig && slackModule
+      ? slackTokens
+        ? slackModule.slackRoutingClient(slackConfig, slackTokens)
+        : slackModule.slackWebClient(slackConfig)
+      : undefined;
   const timers = new HandoffTimers({
     store,
     teammates,
@@ -286,6 +310,7 @@ export async function startRelay({
         teammates,
         threads: mongoThreadWriter(store),
         client: slackClient,
+        ...(slackTokens ? { reachable: (user: string) => slackTokens.reachable(user) } : {}),
         log,
         clock,
         afterSync: home.armForThread,
@@ -532,7 +557,8 @@ export async function startRelay({
       signInLimiter,
       timers,
       slackSignIn:
-        config.slack?.clientId && config.slack.clientSecret
+        // One workspace's (a bot token beside the client id and secret; config.ts sets them only then).
+        config.slack?.clientId && config.slack.clientSecret && config.slack.botToken
           ? {
               clientId: config.slack.clientId,
               clientSecret: config.slack.clientSecret,
@@ -561,6 +587,16 @@ export async function startRelay({
         digest: homeDigest,
         clock,
         timers,
+        ...(installations && slackTokens
+          ? {
+              oauth: {
+                installations,
+                states: new MongoStateStore(store.db.collection<SlackOAuthStateDoc>('slack_oauth_states')),
+                tokens: slackTokens,
+                publicUrl: config.publicUrl,
+              },
+            }
+          : {}),
       });
     }
     if (roles.has('api'))

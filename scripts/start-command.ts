@@ -90,8 +90,10 @@ export async function startCommand({
   const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log });
   stops.unshift(() => relay.stop(), ...alsoStop);
   const slack = config.slack
-    ? `on (HTTP at ${config.publicUrl}/slack/events)`
-    : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)';
+    ? config.slack.oauth
+      ? `on, any workspace (install at ${config.publicUrl}/slack/install; HTTP at ${config.publicUrl}/slack/events)`
+      : `on (HTTP at ${config.publicUrl}/slack/events)`
+    : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET, or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET)';
   say(
     `handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · queues: ${relay.queuePrefix} · Slack: ${slack}`,
   );

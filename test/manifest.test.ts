@@ -12,6 +12,7 @@ import { CALLBACK_IDS } from '../bot/views/transition-modals';
 import { slackAuthorizeUrl } from '../relay-core/http/slack-oidc';
 import { REASSIGN_VIEW, TIMER_ACTION_IDS } from '../bot/blocks/timer-action-ids';
 import { MESSAGE_SHORTCUT_CALLBACK_ID } from '../bot/views/new-handoff-modal';
+import { REDIRECT_PATH, SLACK_BOT_SCOPES } from '../bot/oauth/install-flow';
 
 const ROOT = join(__dirname, '..');
 const SCHEMA_DIR = join(__dirname, 'fixtures', 'slack-manifest-schema');
@@ -284,6 +285,16 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
     });
   });
 
+  test('"Add to Slack" asks for exactly the manifest’s bot scopes and returns to the redirect URL it declares', () => {
+    expect([...SLACK_BOT_SCOPES].sort()).toEqual([...manifest.oauth_config.scopes.bot].sort());
+    expect(manifest.oauth_config.redirect_urls).toContain(`${new URL(EVENTS_URL).origin}${REDIRECT_PATH}`);
+    expect(registered.events).toEqual(expect.arrayContaining(['app_uninstalled', 'tokens_revoked']));
+  });
+
+  test('the manifest lists exactly the two pages Slack sends a browser back to: the install and the inbox sign-in', () => {
+    expect(manifest.oauth_config.redirect_urls).toHaveLength(2);
+  });
+
   test('inbox links unfurl: link_shared is handled, and unfurl_domains is the relay host the request URLs use', () => {
     expect(registered.events).toContain('link_shared');
     expect(manifest.features.unfurl_domains).toEqual([new URL(EVENTS_URL).host]);
@@ -315,7 +326,7 @@ describe('manifest.yml agrees with what the app registers and calls', () => {
       ),
     );
     expect(manifest.oauth_config.scopes.user).toEqual(signIn.searchParams.get('scope')!.split(' '));
-    expect(manifest.oauth_config.redirect_urls).toEqual([signIn.searchParams.get('redirect_uri')]);
+    expect(manifest.oauth_config.redirect_urls).toContain(signIn.searchParams.get('redirect_uri'));
   });
 });
 describe('the manifest validator', () => {

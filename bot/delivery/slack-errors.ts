@@ -15,6 +15,15 @@ const PERMANENT_SLACK_ERRORS = new Set([
   'message_not_found',
 ]);
 
+/** The token no longer works (the workspace uninstalled the app or revoked it): nothing sent with it will pass. */
+const WORKSPACE_GONE_ERRORS = new Set(['token_revoked', 'account_inactive', 'invalid_auth', 'not_authed']);
+
+/** Slack refused the token itself: the workspace is gone for this app until it installs it again. */
+export function isWorkspaceGoneError(error: unknown): boolean {
+  const code = slackErrorCode(error);
+  return code !== undefined && WORKSPACE_GONE_ERRORS.has(code);
+}
+
 /** The Web API error code of a refused call (`expired_trigger_id`…), or undefined for any other failure. */
 export function slackErrorCode(error: unknown): string | undefined {
   const e = error as { code?: unknown; data?: { error?: unknown } } | undefined;

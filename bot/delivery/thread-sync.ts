@@ -42,6 +42,7 @@ import {
 } from './slack-posts';
 import { WaitAndRetry } from './wait-and-retry';
 import { LRUCache } from 'lru-cache';
+import { SlackNotInstalledError } from '../oauth/mongo-installation-store';
 
 export type SlackDeliveryOutcome = 'posted' | 'updated' | 'skipped';
 
@@ -66,6 +67,8 @@ export interface ThreadSyncDeps {
   threads: ThreadWriter;
   client: WebClient;
   ensurePosted: EnsurePosted;
+  /** OAuth mode: whether a Slack user's workspace has the app installed (unset: everyone is reachable). */
+  reachable?: (slackUser: string) => Promise<boolean>;
 }
 
 interface Audience {
@@ -85,7 +88,16 @@ interface Participants {
  *   2. every recorded thread message is a reply under that DM, in sequence_no order, each exactly once;
  *   3. the DM shows the thread as it is now (re-rendered from the current thread, so a late job cannot roll it back).
  */
-export function threadSync({ channels, links, teammates, threads, client, ensurePosted }: ThreadSyncDeps) {
+export function threadSync({ channels, links, teammates, threads, client, ensurePosted, reachable }: ThreadSyncDeps) {
+  /** The audiences whose workspace is installed; none of several: the thread's workspace is gone (a permanent error). */
+  async function reachableOf(audiences: Audience[]): Promise<Audience[]> {
+    if (!reachable || audiences.length === 0) return audiences;
+    const kept: Audience[] = [];
+    for (const audience of audiences) if (await reachable(audience.slackUser)) kept.push(audience);
+    if (kept.length === 0) throw new SlackNotInstalledError(`of ${audiences.map((a) => a.slackUser).join(' and ')}`);
+    return kept;
+  }
+
   async function participants(thread: ThreadDoc): Promise<Participants> {
     const [sender, recipient] = await Promise.all([teammates.get(thread.from), teammates.get(thread.to)]);
     return { sender, recipient };
@@ -595,7 +607,8 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     // Approvers' DMs first: a held create has nothing else to show but the sender's DM.
     const approvalsChanged = latest.approvals?.length ? await syncApprovals(threadId, owner, people, redrawAll) : false;
     if (approvalsChanged) latest = (await threads.readThread(threadId)) ?? latest;
-    const linked = audiencesOf(latest, people);
+    // OAuth mode: a side whose workspace uninstalled the app is left out; the other side is still served.
+    const linked = await reachableOf(audiencesOf(latest, people));
     if (linked.length === 0) return cards.posted || approvalsChanged ? 'posted' : cards.updated ? 'updated' : 'skipped';
     // `latest` is the thread as this job last read it or wrote it; it is read again only after a write that left it
     // behind (`behind`).

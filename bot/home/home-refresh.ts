@@ -1,6 +1,6 @@
 // The live App Home: after the `slack` queue has synced a thread's DMs, each linked participant's Home tab is
 // re-published by one debounced job per Slack user on the `verify` queue, so a burst of changes publishes once.
-import type { Job, Queue } from 'bullmq';
+import { UnrecoverableError, type Job, type Queue } from 'bullmq';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { parseJob } from '../../relay-core/queues/parse-job';
 import type { Relay } from '../../relay-core/service/relay-service';
 import { publishHome, type HomeDigest } from '../listeners/events/app-home';
 import type { SyncedThread } from '../slack-delivery';
+import { SlackNotInstalledError } from '../oauth/mongo-installation-store';
 
 // Why a deduplication id and not a fixed job id: BullMQ ignores an add whose job id exists in any state, so a
 // change arriving while the refresh runs (or within the day a completed job is kept) would never be drawn. The
@@ -66,7 +67,12 @@ export function homeRefreshHandler(
 ) {
   return async function refreshHome(job: Job): Promise<{ published: string }> {
     const { slack_user: user } = parseJob(homeRefreshJobSchema, job);
-    await publishHome(deps, deps.client, user, {}, deps.digest);
+    // OAuth mode: a person whose workspace uninstalled the app has no Home tab to publish, now or later.
+    await publishHome(deps, deps.client, user, {}, deps.digest).catch((error: Error) => {
+      if (error instanceof SlackNotInstalledError)
+        throw new UnrecoverableError(`home tab of ${user}: ${error.message}`);
+      throw error;
+    });
     deps.log.debug({ slack_user: user }, 'home tab re-published');
     return { published: user };
   };

@@ -92,9 +92,10 @@ export const envSchema = z.object({
   SLACK_API_URL: httpUrl.optional(),
   SLACK_CLIENT_ID: z
     .string()
-    .regex(/^\d+\.\d+$/, 'must be the Slack app client id (digits.digits, from Basic Information)')
+    .regex(/^\d+\.\d+$/, 'must be the app Client ID (digits.digits, Basic Information → App Credentials)')
     .optional(),
-  SLACK_CLIENT_SECRET: z.string().min(8, 'must be the Slack app client secret').optional(),
+  SLACK_CLIENT_SECRET: z.string().min(8, 'must be the app Client Secret').optional(),
+  SLACK_STATE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   RELAY_POLICY_FILE: z.string().min(1).optional(),
   RELAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RELAY_REDEEM_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
@@ -315,8 +316,19 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
   5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
 ] as const;
 
+/** Install anywhere: the OAuth v2 install flow, a bot token per workspace (or org) kept in MongoDB. */
+export interface SlackOAuthConfig {
+  clientId: string;
+  clientSecret: string;
+  stateSecret: string;
+  /** Where /slack/install sends the browser (Slack's authorize page; the tests' fake Slack serves its own). */
+  authorizeUrl: string;
+}
+
 export interface SlackConfig {
-  botToken: string;
+  /** Single-token mode: the one workspace's bot token. Unset in OAuth mode (`oauth`). */
+  botToken?: string;
+  oauth?: SlackOAuthConfig;
   signingSecret: string;
   apiUrl?: string;
   /** Set: Socket Mode (Bolt connects out over a WebSocket; no public /slack/events needed). */
@@ -402,17 +414,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
-  if (e.SLACK_APP_TOKEN && !e.SLACK_BOT_TOKEN) {
+  // OAuth mode (install anywhere) is SLACK_STATE_SECRET with the app's client id and secret, and no bot token; the
+  // client id and secret beside a bot token are one workspace's, for the web inbox's "Sign in with Slack".
+  if (e.SLACK_APP_TOKEN && !e.SLACK_BOT_TOKEN && !e.SLACK_STATE_SECRET) {
     throw new ConfigError(
       'SLACK_BOT_TOKEN',
       'must be set when SLACK_APP_TOKEN is (Socket Mode receives over the socket, but posts with the bot token)',
-    );
-  }
-  if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
-    const missing = e.SLACK_BOT_TOKEN ? 'SLACK_SIGNING_SECRET' : 'SLACK_BOT_TOKEN';
-    throw new ConfigError(
-      missing,
-      'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)',
     );
   }
   if (Boolean(e.SLACK_CLIENT_ID) !== Boolean(e.SLACK_CLIENT_SECRET))
@@ -420,6 +427,36 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
       e.SLACK_CLIENT_ID ? 'SLACK_CLIENT_SECRET' : 'SLACK_CLIENT_ID',
       'must be set together with the other (SLACK_CLIENT_ID + SLACK_CLIENT_SECRET, from the app’s Basic Information)',
     );
+  if (e.SLACK_STATE_SECRET) {
+    if (!e.SLACK_CLIENT_ID)
+      throw new ConfigError(
+        'SLACK_CLIENT_ID',
+        'must be set together with SLACK_STATE_SECRET and SLACK_CLIENT_SECRET (the OAuth install flow)',
+      );
+    if (e.SLACK_BOT_TOKEN)
+      throw new ConfigError(
+        'SLACK_BOT_TOKEN',
+        'must be unset when SLACK_STATE_SECRET is set: OAuth mode keeps one token per installed workspace',
+      );
+    if (e.SLACK_APP_TOKEN)
+      throw new ConfigError('SLACK_APP_TOKEN', 'must be unset in OAuth mode (the install flow needs HTTP mode)');
+    if (!e.SLACK_SIGNING_SECRET)
+      throw new ConfigError(
+        'SLACK_SIGNING_SECRET',
+        'must be set when SLACK_STATE_SECRET is (Slack signs every request)',
+      );
+  } else if (e.SLACK_CLIENT_ID && !e.SLACK_BOT_TOKEN) {
+    throw new ConfigError(
+      'SLACK_STATE_SECRET',
+      'must be set together with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (the OAuth install flow), or SLACK_BOT_TOKEN for one workspace',
+    );
+  } else if (Boolean(e.SLACK_BOT_TOKEN) !== Boolean(e.SLACK_SIGNING_SECRET)) {
+    const missing = e.SLACK_BOT_TOKEN ? 'SLACK_SIGNING_SECRET' : 'SLACK_BOT_TOKEN';
+    throw new ConfigError(
+      missing,
+      'must be set together with the other Slack setting (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)',
+    );
+  }
   const localHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -434,16 +471,32 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayConfig {
     keyPepper: e.RELAY_KEY_PEPPER,
     dataDir: e.RELAY_DATA_DIR,
     team: e.RELAY_TEAM,
-    slack: e.SLACK_BOT_TOKEN
-      ? {
-          botToken: e.SLACK_BOT_TOKEN,
-          signingSecret: e.SLACK_SIGNING_SECRET!,
-          apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
-          appToken: e.SLACK_APP_TOKEN,
-          clientId: e.SLACK_CLIENT_ID,
-          clientSecret: e.SLACK_CLIENT_SECRET,
-        }
-      : undefined,
+    slack:
+      e.SLACK_BOT_TOKEN || e.SLACK_STATE_SECRET
+        ? {
+            ...(e.SLACK_BOT_TOKEN ? { botToken: e.SLACK_BOT_TOKEN } : {}),
+            ...(e.SLACK_STATE_SECRET
+              ? {
+                  oauth: {
+                    clientId: e.SLACK_CLIENT_ID!,
+                    clientSecret: e.SLACK_CLIENT_SECRET!,
+                    stateSecret: e.SLACK_STATE_SECRET,
+                    // Slack's page, or the one beside SLACK_API_URL (…/api/ → …/oauth/v2/authorize) for a fake Slack.
+                    authorizeUrl: e.SLACK_API_URL
+                      ? new URL('../oauth/v2/authorize', e.SLACK_API_URL.replace(/\/?$/, '/')).toString()
+                      : 'https://slack.com/oauth/v2/authorize',
+                  },
+                }
+              : {}),
+            signingSecret: e.SLACK_SIGNING_SECRET!,
+            apiUrl: e.SLACK_API_URL ? e.SLACK_API_URL.replace(/\/?$/, '/') : undefined,
+            appToken: e.SLACK_APP_TOKEN,
+            // One workspace's app credentials: the web inbox's "Sign in with Slack" (OpenID Connect).
+            ...(e.SLACK_BOT_TOKEN && e.SLACK_CLIENT_ID
+              ? { clientId: e.SLACK_CLIENT_ID, clientSecret: e.SLACK_CLIENT_SECRET }
+              : {}),
+          }
+        : undefined,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     redeemRateLimitPerMinute: e.RELAY_REDEEM_RATE_LIMIT_PER_MINUTE,
     signInRateLimitPerMinute: e.RELAY_SIGN_IN_RATE_LIMIT_PER_MINUTE,

@@ -17,6 +17,8 @@ export interface FakeSlackCall {
   args: Record<string, unknown>;
   at: number;
   response: Record<string, unknown>;
+  /** The workspace of the token the call came with (install anywhere); absent for a call refused before that. */
+  team?: string;
 }
 
 export interface FakeSlackMessage {
@@ -76,6 +78,8 @@ export interface FakeSlackUserProfile {
   display_name?: string;
   /** IANA time zone users.info reports (default Europe/London); tz_offset and tz_label follow it. */
   tz?: string;
+  /** The workspace the person is in (addWorkspace first); default the fake's own team. */
+  team?: string;
   /** A workspace admin or owner, as users.info reports (both false unless set). */
   is_admin?: boolean;
   is_owner?: boolean;
@@ -164,6 +168,27 @@ export interface FakeSlack {
    * code (as Slack does for someone who already consented). null (the start): the page lists the people to choose.
    */
   signInAs(userId: string | null): void;
+  // --- install anywhere (OAuth v2) -------------------------------------------------------------
+  /**
+   * Turns on the install flow for one app: GET /oauth/v2/authorize (beside the Web API: `…/oauth/v2/authorize`) and
+   * `oauth.v2.access`, which checks client_id and client_secret, takes each code once, and requires the redirect_uri
+   * the authorize step was given.
+   */
+  enableOAuth(app: { clientId: string; clientSecret: string; rotation?: boolean }): void;
+  /** Token rotation: the team's current bot token answers `token_expired` from now on (its refresh token still works). */
+  expireToken(teamId: string): void;
+  /** A workspace of its own (`T…`): its people (addUser with `team`) are seen only with a token installed there. */
+  addWorkspace(teamId: string, name?: string): void;
+  /**
+   * The person at Slack's authorize page pressing *Allow* for `teamId`: answers the browser's GET of the authorize URL
+   * with the redirect to redirect_uri?code=…&state=… (GET the authorize URL with `team=<id>` added).
+   */
+  authorizeUrlFor(authorizeUrl: string, teamId: string): string;
+  /** The bot tokens oauth.v2.access issued, by team id (the latest one). */
+  installedTokens: Map<string, string>;
+  /** The app is removed from `teamId`: its tokens answer `token_revoked` from now on. Returns the event Slack sends. */
+  uninstall(teamId: string): Record<string, unknown>;
+  // --- end install anywhere ------------------------------------------------------------------------
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
   reset(): void;
   close(): Promise<void>;
@@ -339,6 +364,135 @@ class FakeSlackServer implements FakeSlack {
     'chat.stopStream': (a) => this.stopStream(a),
   };
   private streamingAvailable = true;
+  // --- install anywhere
+  private oauthApp: { clientId: string; clientSecret: string; rotation?: boolean } | null = null;
+  /** Token rotation: refresh token → team; each is taken once. */
+  private readonly refreshTokens = new Map<string, string>();
+  private readonly workspaces = new Map<string, string>([[TEAM_ID, 'handoff-relay test']]);
+  private readonly codes = new Map<string, { team: string; redirectUri: string; used: boolean }>();
+  /** Every token oauth.v2.access issued → its team, and whether it was revoked. */
+  private readonly tokens = new Map<string, { team: string; revoked: boolean; expired: boolean }>();
+  readonly installedTokens = new Map<string, string>();
+  /** The team of the token of the call being handled (handlers run synchronously, one at a time). */
+  private callerTeam = TEAM_ID;
+  private callerKnown = false;
+
+  enableOAuth(app: { clientId: string; clientSecret: string; rotation?: boolean }): void {
+    this.oauthApp = app;
+  }
+
+  expireToken(teamId: string): void {
+    const token = this.installedTokens.get(teamId);
+    const entry = token ? this.tokens.get(token) : undefined;
+    if (!entry) throw new Error(`fake Slack: no token installed for ${teamId}`);
+    entry.expired = true;
+  }
+
+  /** A new bot token for `team` (with a refresh token and an expiry when rotation is on). */
+  private issueToken(team: string): Body {
+    const token = `xoxb-${team}-${randomUUID()}`;
+    this.tokens.set(token, { team, revoked: false, expired: false });
+    this.installedTokens.set(team, token);
+    if (!this.oauthApp?.rotation) return { access_token: token };
+    const refresh = `xoxe-1-${team}-${randomUUID()}`;
+    this.refreshTokens.set(refresh, team);
+    return { access_token: token, refresh_token: refresh, expires_in: 43_200 };
+  }
+
+  addWorkspace(teamId: string, name = teamId.toLowerCase()): void {
+    if (!/^T[A-Z0-9]{2,}$/.test(teamId)) throw new Error(`fake Slack: "${teamId}" does not look like a team id (T…)`);
+    this.workspaces.set(teamId, name);
+  }
+
+  authorizeUrlFor(authorizeUrl: string, teamId: string): string {
+    const url = new URL(authorizeUrl);
+    url.searchParams.set('team', teamId);
+    return url.toString();
+  }
+
+  uninstall(teamId: string): Record<string, unknown> {
+    for (const t of this.tokens.values()) if (t.team === teamId) t.revoked = true;
+    return { type: 'app_uninstalled' };
+  }
+
+  /** GET /oauth/v2/authorize: Slack's consent page, answered as if the person pressed Allow for `team`. */
+  private authorize(url: URL, res: ServerResponse): void {
+    const q = url.searchParams;
+    const refuse = (why: string): void => {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end(`fake Slack: ${why}`);
+    };
+    if (!this.oauthApp) return refuse('the install flow is off (enableOAuth first)');
+    if (q.get('client_id') !== this.oauthApp.clientId) return refuse('invalid client_id');
+    const team = q.get('team') ?? '';
+    if (!this.workspaces.has(team)) return refuse(`no workspace ${team} (addWorkspace first)`);
+    const scopes = (q.get('scope') ?? '').split(',').filter(Boolean);
+    const unknown = scopes.filter((sc) => !(FAKE_SLACK_SCOPES as readonly string[]).includes(sc));
+    if (scopes.length === 0 || unknown.length) return refuse(`invalid scope ${unknown.join(',')}`);
+    const redirectUri = q.get('redirect_uri') ?? '';
+    if (!/^https?:\/\//.test(redirectUri)) return refuse('bad redirect_uri');
+    const code = `${team}.${randomUUID()}`;
+    this.codes.set(code, { team, redirectUri, used: false });
+    const back = new URL(redirectUri);
+    back.searchParams.set('code', code);
+    if (q.get('state')) back.searchParams.set('state', q.get('state')!);
+    res.writeHead(302, { location: back.toString() }).end();
+  }
+
+  private oauthV2Access(req: IncomingMessage, a: Args): Body {
+    if (!this.oauthApp) return fail('invalid_client_id');
+    const basic = /^Basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    const [id, secret] = basic
+      ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':')
+      : [a.client_id as string | undefined, a.client_secret as string | undefined];
+    if (id !== this.oauthApp.clientId) return fail('invalid_client_id');
+    if (secret !== this.oauthApp.clientSecret) return fail('bad_client_secret');
+    if (a.grant_type === 'refresh_token') {
+      const team = typeof a.refresh_token === 'string' ? this.refreshTokens.get(a.refresh_token) : undefined;
+      if (!team) return fail('invalid_refresh_token');
+      this.refreshTokens.delete(a.refresh_token as string);
+      return {
+        ok: true,
+        app_id: APP_ID,
+        scope: FAKE_SLACK_SCOPES.join(','),
+        token_type: 'bot',
+        ...this.issueToken(team),
+        bot_user_id: BOT_USER_ID,
+        team: { id: team, name: this.workspaces.get(team) },
+        enterprise: null,
+        is_enterprise_install: false,
+      };
+    }
+    const grant = typeof a.code === 'string' ? this.codes.get(a.code) : undefined;
+    if (!grant || grant.used) return fail('invalid_code');
+    grant.used = true;
+    if ((a.redirect_uri ?? '') !== grant.redirectUri) return fail('bad_redirect_uri');
+    return {
+      ok: true,
+      app_id: APP_ID,
+      authed_user: { id: 'U0INSTALLER' },
+      scope: FAKE_SLACK_SCOPES.join(','),
+      token_type: 'bot',
+      ...this.issueToken(grant.team),
+      bot_user_id: BOT_USER_ID,
+      team: { id: grant.team, name: this.workspaces.get(grant.team) },
+      enterprise: null,
+      is_enterprise_install: false,
+    };
+  }
+
+  /** A person of another workspace than the calling token's is unknown to it (an IM with them too). */
+  private otherTeam(a: Args): Body | null {
+    const teamOf = (user: unknown) =>
+      typeof user === 'string' ? ((this.users.get(user)?.team_id as string | undefined) ?? null) : null;
+    for (const key of ['user', 'users']) {
+      const ids = typeof a[key] === 'string' ? (a[key] as string).split(',') : [];
+      if (ids.some((u) => teamOf(u) !== null && teamOf(u) !== this.callerTeam)) return fail('user_not_found');
+    }
+    const ch = typeof a.channel === 'string' ? this.channels.get(a.channel) : undefined;
+    if (ch?.kind === 'im' && teamOf(ch.user) !== null && teamOf(ch.user) !== this.callerTeam)
+      return fail('channel_not_found');
+    return null;
+  }
 
   setStreaming(available: boolean): void {
     this.streamingAvailable = available;
@@ -410,9 +564,11 @@ class FakeSlackServer implements FakeSlack {
     const displayName = profile.display_name ?? '';
     const tz = profile.tz ?? 'Europe/London';
     const { offsetSeconds, label } = zoneNow(tz);
+    const team = profile.team ?? TEAM_ID;
+    if (!this.workspaces.has(team)) throw new Error(`fake Slack: no workspace ${team}; addWorkspace it first`);
     this.users.set(id, {
       id,
-      team_id: TEAM_ID,
+      team_id: team,
       name,
       deleted: false,
       color: '9f69e7',
@@ -425,7 +581,7 @@ class FakeSlackServer implements FakeSlack {
         real_name_normalized: realName,
         display_name: displayName,
         display_name_normalized: displayName,
-        team: TEAM_ID,
+        team,
       },
       is_admin: profile.is_admin ?? false,
       is_owner: profile.is_owner ?? false,
@@ -702,6 +858,7 @@ class FakeSlackServer implements FakeSlack {
     const url = new URL(req.url ?? '/', this.origin);
     if (url.pathname.startsWith('/response/')) return this.handleResponseUrl(req, res, raw);
     if (url.pathname === '/openid/connect/authorize' && req.method === 'GET') return this.oidcAuthorize(url, res);
+    if (url.pathname === '/oauth/v2/authorize' && req.method === 'GET') return this.authorize(url, res);
     if (!url.pathname.startsWith('/api/') || (req.method !== 'POST' && req.method !== 'GET')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('fake Slack: not a Web API path');
       return;
@@ -716,6 +873,8 @@ class FakeSlackServer implements FakeSlack {
       hold.arrive(args);
       await hold.released;
     }
+    // Nothing below awaits: the caller's team stays this call's until it is recorded.
+    this.callerKnown = false;
     const scripted = this.failures.get(method)?.shift();
     if (scripted) {
       const body = scripted.body ?? { ok: false, error: 'fatal_error' };
@@ -724,6 +883,8 @@ class FakeSlackServer implements FakeSlack {
     if ('error' in parsed) return this.respond(res, method, args, fail(parsed.error));
     // openid.connect.token authenticates the app by its client id and secret, not by a token.
     if (method === 'openid.connect.token') return this.respond(res, method, args, this.oidcToken(args, req));
+    // oauth.v2.access takes the app's credentials, not a token.
+    if (method === 'oauth.v2.access') return this.respond(res, method, args, this.oauthV2Access(req, args));
     const handler = this.handlers[method];
     if (!handler) return this.respond(res, method, args, fail('unknown_method'));
 
@@ -736,11 +897,17 @@ class FakeSlackServer implements FakeSlack {
     if (token !== expected && (token === this.token || token === this.appToken)) {
       return this.respond(res, method, args, fail('not_allowed_token_type'));
     }
-    if (token !== expected) return this.respond(res, method, args, fail('invalid_auth'));
+    const installed = typeof token === 'string' ? this.tokens.get(token) : undefined;
+    if (installed?.revoked) return this.respond(res, method, args, fail('token_revoked'));
+    if (installed?.expired) return this.respond(res, method, args, fail('token_expired'));
+    if (token !== expected && !(installed && method !== 'apps.connections.open'))
+      return this.respond(res, method, args, fail('invalid_auth'));
+    this.callerTeam = installed?.team ?? TEAM_ID;
+    this.callerKnown = true;
 
     let body: Body;
     try {
-      body = handler(args);
+      body = this.otherTeam(args) ?? handler(args);
     } catch (err) {
       body = fail('internal_error', `fake Slack bug: ${(err as Error).stack ?? String(err)}`);
     }
@@ -763,7 +930,13 @@ class FakeSlackServer implements FakeSlack {
     status = 200,
     headers: Record<string, string> = {},
   ): void {
-    const call: FakeSlackCall = { method, args, at: Date.now(), response: body };
+    const call: FakeSlackCall = {
+      method,
+      args,
+      at: Date.now(),
+      response: body,
+      ...(this.callerKnown ? { team: this.callerTeam } : {}),
+    };
     this.record(call);
     res
       .writeHead(status, {
@@ -897,9 +1070,9 @@ class FakeSlackServer implements FakeSlack {
     return {
       ok: true,
       url: 'https://handoff-relay-test.slack.com/',
-      team: 'handoff-relay test',
+      team: this.workspaces.get(this.callerTeam),
       user: 'handoff-relay',
-      team_id: TEAM_ID,
+      team_id: this.callerTeam,
       user_id: BOT_USER_ID,
       bot_id: BOT_ID,
       is_enterprise_install: false,
@@ -1119,7 +1292,11 @@ class FakeSlackServer implements FakeSlack {
 
   /** Every member of the workspace (the bot too), in the order added, a page at a time (limit 1..1000 as Slack allows). */
   private usersList(a: Args): Body {
-    const page = this.pageOf([...this.users.values()], a, 1_000);
+    const page = this.pageOf(
+      [...this.users.values()].filter((u) => u.id === BOT_USER_ID || u.team_id === this.callerTeam),
+      a,
+      1_000,
+    );
     if ('error' in page) return page.error;
     return { ok: true, members: page.items, cache_ts: Math.floor(Date.now() / 1000), response_metadata: page.metadata };
   }

@@ -987,3 +987,146 @@ describe('text streaming (chat.startStream / appendStream / stopStream)', () => 
     }
   });
 });
+
+describe('fake Slack: install anywhere (OAuth v2)', () => {
+  const app = { clientId: '1111111111.2222222222', clientSecret: 'client-secret-0123' };
+  const redirectUri = 'http://127.0.0.1:9/slack/oauth_redirect';
+
+  beforeAll(() => {
+    fake.enableOAuth(app);
+    fake.addWorkspace('T0OTHER', 'Other Co');
+    fake.addUser('U0OTHERPERSON', { team: 'T0OTHER' });
+  });
+
+  /** The person presses Allow for `team`: the code the redirect carries. */
+  async function allow(team: string, over: Record<string, string> = {}): Promise<string> {
+    const url = new URL(fake.url.replace(/api\/$/, 'oauth/v2/authorize'));
+    const query = {
+      client_id: app.clientId,
+      scope: 'chat:write,im:write',
+      redirect_uri: redirectUri,
+      state: 's1',
+      ...over,
+    };
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const response = await fetch(fake.authorizeUrlFor(url.toString(), team), { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    const back = new URL(response.headers.get('location')!);
+    expect(back.searchParams.get('state')).toBe('s1');
+    return back.searchParams.get('code')!;
+  }
+
+  const exchange = (args: Record<string, unknown>) =>
+    call('oauth.v2.access', args, webClient(undefined)) as Promise<{ ok: boolean; access_token?: string }>;
+
+  test('oauth.v2.access checks the client, the redirect_uri of the authorize step, and takes each code once', async () => {
+    const code = await allow('T0OTHER');
+    await expectSlackError(
+      exchange({ client_id: 'wrong.1', client_secret: app.clientSecret, code, redirect_uri: redirectUri }),
+      'invalid_client_id',
+    );
+    await expectSlackError(
+      exchange({ client_id: app.clientId, client_secret: 'nope-nope', code, redirect_uri: redirectUri }),
+      'bad_client_secret',
+    );
+    const ok = await exchange({
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      code,
+      redirect_uri: redirectUri,
+    });
+    expect(ok).toMatchObject({ ok: true, token_type: 'bot', team: { id: 'T0OTHER', name: 'Other Co' } });
+    expect(fake.installedTokens.get('T0OTHER')).toBe(ok.access_token);
+    await expectSlackError(
+      exchange({ client_id: app.clientId, client_secret: app.clientSecret, code, redirect_uri: redirectUri }),
+      'invalid_code',
+    );
+    const other = await allow('T0OTHER');
+    await expectSlackError(
+      exchange({
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        code: other,
+        redirect_uri: 'http://127.0.0.1:9/elsewhere',
+      }),
+      'bad_redirect_uri',
+    );
+  });
+
+  test('the authorize page refuses an unknown client, workspace or scope', async () => {
+    const base = new URL(fake.url.replace(/api\/$/, 'oauth/v2/authorize'));
+    for (const [query, why] of [
+      [{ client_id: 'wrong.1', scope: 'chat:write' }, 'invalid client_id'],
+      [{ client_id: app.clientId, scope: 'admin' }, 'invalid scope admin'],
+    ] as const) {
+      const url = new URL(base);
+      for (const [k, v] of Object.entries({ ...query, redirect_uri: redirectUri })) url.searchParams.set(k, v);
+      const response = await fetch(fake.authorizeUrlFor(url.toString(), 'T0OTHER'), { redirect: 'manual' });
+      expect([response.status, await response.text()]).toEqual([400, `fake Slack: ${why}`]);
+    }
+    const nowhere = await fetch(fake.authorizeUrlFor(base.toString(), 'T0NOWHERE'), { redirect: 'manual' });
+    expect(nowhere.status).toBe(400);
+  });
+
+  test('a workspace’s token sees only its people; the default token only the default workspace’s; an uninstall revokes it', async () => {
+    const code = await allow('T0OTHER');
+    const { access_token: token } = await exchange({
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      code,
+      redirect_uri: redirectUri,
+    });
+    const other = webClient(token as string);
+    expect((await other.conversations.open({ users: 'U0OTHERPERSON' })).channel?.id).toBe(
+      fake.imChannelId('U0OTHERPERSON'),
+    );
+    await expectSlackError(other.conversations.open({ users: ALICE }), 'user_not_found');
+    await expectSlackError(
+      other.chat.postMessage({ channel: fake.imChannelId(ALICE), text: 'hi' }),
+      'channel_not_found',
+    );
+    await expectSlackError(client.users.info({ user: 'U0OTHERPERSON' }), 'user_not_found');
+    await expectSlackError(
+      client.chat.postMessage({ channel: fake.imChannelId('U0OTHERPERSON'), text: 'hi' }),
+      'channel_not_found',
+    );
+    expect((await other.auth.test()).team_id).toBe('T0OTHER');
+    expect(fake.uninstall('T0OTHER')).toEqual({ type: 'app_uninstalled' });
+    await expectSlackError(other.auth.test(), 'token_revoked');
+  });
+});
+
+describe('fake Slack: token rotation', () => {
+  test('with rotation on, a code gives a refresh token; each refresh token works once; an expired token is refused', async () => {
+    const app = { clientId: '3333333333.4444444444', clientSecret: 'rotating-secret-0123', rotation: true };
+    fake.enableOAuth(app);
+    fake.addWorkspace('T0ROTATE');
+    const redirectUri = 'http://127.0.0.1:9/slack/oauth_redirect';
+    const url = new URL(fake.url.replace(/api\/$/, 'oauth/v2/authorize'));
+    for (const [k, v] of Object.entries({ client_id: app.clientId, scope: 'chat:write', redirect_uri: redirectUri }))
+      url.searchParams.set(k, v);
+    const consent = await fetch(fake.authorizeUrlFor(url.toString(), 'T0ROTATE'), { redirect: 'manual' });
+    const code = new URL(consent.headers.get('location')!).searchParams.get('code')!;
+    const creds = { client_id: app.clientId, client_secret: app.clientSecret };
+    const anonymous = webClient(undefined);
+    const first = (await call(
+      'oauth.v2.access',
+      { ...creds, code, redirect_uri: redirectUri },
+      anonymous,
+    )) as unknown as Record<string, string>;
+    expect(first).toMatchObject({ refresh_token: expect.stringMatching(/^xoxe-1-/), expires_in: 43_200 });
+    fake.expireToken('T0ROTATE');
+    await expectSlackError(webClient(first.access_token).auth.test(), 'token_expired');
+    const refreshed = (await call(
+      'oauth.v2.access',
+      { ...creds, grant_type: 'refresh_token', refresh_token: first.refresh_token },
+      anonymous,
+    )) as unknown as Record<string, string>;
+    expect(refreshed.access_token).not.toBe(first.access_token);
+    expect((await webClient(refreshed.access_token).auth.test()).team_id).toBe('T0ROTATE');
+    await expectSlackError(
+      call('oauth.v2.access', { ...creds, grant_type: 'refresh_token', refresh_token: first.refresh_token }, anonymous),
+      'invalid_refresh_token',
+    );
+  });
+});

@@ -16,9 +16,9 @@ test('one without the other, or a client id that is not one, stops start-up nami
   );
   expect(() => loadConfig({ ...slack, SLACK_CLIENT_SECRET: 'abcdef0123456789' })).toThrow(/^SLACK_CLIENT_ID: /);
   expect(() => loadConfig({ ...slack, SLACK_CLIENT_ID: 'abc', SLACK_CLIENT_SECRET: 'abcdef0123456789' })).toThrow(
-    /^SLACK_CLIENT_ID: must be the Slack app client id/,
+    /^SLACK_CLIENT_ID: must be the app Client ID/,
   );
   expect(() => loadConfig({ ...slack, SLACK_CLIENT_ID: '1.2', SLACK_CLIENT_SECRET: 'short' })).toThrow(
-    /^SLACK_CLIENT_SECRET: must be the Slack app client secret$/,
+    /^SLACK_CLIENT_SECRET: must be the app Client Secret$/,
   );
 });
