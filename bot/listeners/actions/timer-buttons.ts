@@ -43,13 +43,18 @@ export function snoozeButton({ reads, teammates, timers }: TimerButtonDeps, acti
   };
 }
 
-export function reassignButton({ reads, teammates }: TimerButtonDeps) {
+export function reassignButton(deps: TimerButtonDeps) {
+  return reassignModalButton(deps, 'sender');
+}
+
+/** Opens the reassign modal for whoever `who` may reassign (the sender, or the lead it was escalated to). */
+function reassignModalButton({ reads, teammates }: TimerButtonDeps, who: 'sender' | 'escalation-lead') {
   return async (args: ButtonArgs): Promise<void> => {
     await args.ack();
     const click = await checkClick(
       { reads, teammates },
       args,
-      { who: 'sender', verb: 'reassign', from: ['pending', 'unclaimed'] },
+      { who, verb: 'reassign', from: ['pending', 'unclaimed'] },
       { notice: true },
     );
     if (!click) return;
@@ -93,22 +98,8 @@ export function escalationNudgeButton({ reads, teammates, links }: TimerButtonDe
 }
 
 /** Reassign on a lead's escalation DM: the same modal, and the same use case, as the sender's Reassign. */
-export function escalationReassignButton({ reads, teammates }: TimerButtonDeps) {
-  return async (args: ButtonArgs): Promise<void> => {
-    await args.ack();
-    const click = await checkClick(
-      { reads, teammates },
-      args,
-      { who: 'escalation-lead', verb: 'reassign', from: ['pending', 'unclaimed'] },
-      { notice: true },
-    );
-    if (!click) return;
-    const recipient = click.thread.status === 'unclaimed' ? null : await teammates.get(click.thread.to);
-    await args.client.views.open({
-      trigger_id: args.body.trigger_id,
-      view: reassignModal(click.thread, recipient?.name ?? click.thread.to),
-    });
-  };
+export function escalationReassignButton(deps: TimerButtonDeps) {
+  return reassignModalButton(deps, 'escalation-lead');
 }
 
 export function resendButton({ reads, reassignments, teammates, log }: TimerButtonDeps) {
