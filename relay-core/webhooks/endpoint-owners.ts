@@ -10,19 +10,52 @@ export interface ChangeCounter {
 
 const KEPT_MS = 60_000;
 
+/**
+ * Which copy of the teammates' cards a process holds: a new one once the shared counter moved, this process wrote
+ * (`reset`), or KEPT_MS passed. A holder keeps what it reads under the copy `current()` answers and drops it when that
+ * changes (EndpointOwners here, service/card-listings.ts).
+ */
+export class CardsCopy {
+  private at: { counter: string | null; since: number } | null = null;
+
+  constructor(private readonly counter: Pick<ChangeCounter, 'current'>) {}
+
+  /** This process wrote a card: the next `current()` starts a new copy. */
+  reset(): void {
+    this.at = null;
+  }
+
+  /** The copy to keep reads under (compare by identity); undefined without Redis, when nothing may be kept. */
+  async current(): Promise<object | undefined> {
+    const counter = await this.counter.current().catch(() => undefined);
+    if (counter === undefined) return undefined;
+    const now = Date.now();
+    if (this.at?.counter !== counter || now - this.at.since > KEPT_MS) this.at = { counter, since: now };
+    return this.at;
+  }
+
+  /** Whether `copy` is still current: nothing moved while a read under it was out. */
+  holds(copy: object): boolean {
+    return this.at === copy;
+  }
+}
+
 export class EndpointOwners {
   private known = new Map<string, boolean>();
-  private knownAt: { counter: string | null; since: number } | null = null;
+  private knownFor: object | null = null;
+  private readonly copy: CardsCopy;
 
   constructor(
     /** The store's lookup (MongoStore.withWebhookEndpoint). */
     private readonly read: (handles: readonly string[]) => Promise<string[]>,
     private readonly counter: ChangeCounter,
-  ) {}
+  ) {
+    this.copy = new CardsCopy(counter);
+  }
 
   /** A teammate's card was written (by this process): every process looks again. */
   async changed(): Promise<void> {
-    this.knownAt = null;
+    this.copy.reset();
     await this.counter.bump().catch(() => {
       // Redis down: the other processes find out within KEPT_MS.
     });
@@ -30,18 +63,16 @@ export class EndpointOwners {
 
   /** Those of `handles` that are active and have a webhook endpoint that is not disabled, in their order. */
   async withEndpoint(handles: readonly string[]): Promise<string[]> {
-    const counter = await this.counter.current().catch(() => undefined);
-    if (counter === undefined) return this.read(handles);
-    const now = Date.now();
-    if (this.knownAt?.counter !== counter || now - this.knownAt.since > KEPT_MS) {
+    const copy = await this.copy.current();
+    if (!copy) return this.read(handles);
+    if (this.knownFor !== copy) {
       this.known = new Map();
-      this.knownAt = { counter, since: now };
+      this.knownFor = copy;
     }
-    const at = this.knownAt;
     const unknown = handles.filter((handle) => !this.known.has(handle));
     const found = new Set(unknown.length > 0 ? await this.read(unknown) : []);
     // Kept only while no write of this process came in between (it started a new copy).
-    if (this.knownAt === at) for (const handle of unknown) this.known.set(handle, found.has(handle));
+    if (this.copy.holds(copy)) for (const handle of unknown) this.known.set(handle, found.has(handle));
     return handles.filter((handle) => this.known.get(handle) ?? found.has(handle));
   }
 }
