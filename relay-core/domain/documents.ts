@@ -268,6 +268,11 @@ export interface ThreadDoc {
   candidates?: string[];
   claimed_by?: string | null;
   claimed_at?: Date | null;
+  /**
+   * 1 exactly while the thread is unclaimed (store/thread-lists.ts `claimable`, set by the store on every write): the
+   * index candidates' lists read it through holds only those threads.
+   */
+  claimable?: 1;
   /** Claim cards of an unclaimed thread: `channel` (the bound channel's card) or a candidate's Slack user id → its post. */
   slack_claims?: Record<string, SlackDelivery>;
   slack: SlackDelivery | null;

@@ -13,8 +13,9 @@ import { putById } from './thread-writes';
  * 5: a task that has had an A2A push config is marked on its thread (ThreadDoc.push_configs).
  * 6: a thread's armed timer step and its events' pending jobs are on the thread (`next_timer` and `next_due_at`,
  *    `jobs_pending` and `pending_since`), not in the `timers` and `outbox_entries` collections.
+ * 7: an unclaimed thread is marked `claimable` (store/thread-lists.ts withClaimable), which its candidates' lists read.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -83,6 +84,14 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   if (current < 6) {
     touched += await moveTimersOntoThreads(store, progress);
     touched += await moveOutboxOntoThreads(store, progress);
+  }
+
+  // Step 5: the unclaimed handoffs are read through their mark, no longer by status.
+  if (current < 7) {
+    const marked = await store.threads.updateMany({ status: 'unclaimed' }, { $set: { claimable: 1 } });
+    if (marked.modifiedCount > 0)
+      progress(`migrate: ${marked.modifiedCount.toLocaleString('en')} unclaimed handoffs marked claimable`);
+    touched += marked.modifiedCount;
   }
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });

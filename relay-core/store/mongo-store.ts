@@ -36,7 +36,7 @@ import { RunStore } from './run-store';
 import { WebSessionStore } from './web-sessions';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
-import { IndexedThreadLists, type ThreadLists } from './thread-lists';
+import { IndexedThreadLists, withClaimable, type ThreadLists } from './thread-lists';
 import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite, type WriteOptions } from './thread-writes';
 import { LRUCache } from 'lru-cache';
 
@@ -218,8 +218,8 @@ export class MongoStore {
       // one more index written on every thread write (about a tenth more CPU a create or accept on the embedded engine).
       [this.threads, { to: 1, created_at: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' }],
       [this.threads, { from: 1, created_at: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' }],
-      // The unclaimed handoffs (few at any time), whose candidates' received lists show them.
-      [this.threads, { status: 1, created_at: -1 }, { name: 'by_status' }],
+      // The unclaimed handoffs (few at any time), whose candidates' received lists show them (withClaimable).
+      [this.threads, { claimable: 1, created_at: -1 }, { name: 'claimable' }],
       // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.
       [this.drafts.docs, { from: 1, created_at: -1 }, { name: 'by_sender' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
@@ -257,9 +257,10 @@ export class MongoStore {
       await collection.createIndex(key, options);
     }
     await this.web.ensureIndexes();
-    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's.
+    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, and the threads'
+    // by status (an engine without statistics read a party's one-status list through it: `claimable` replaced it).
     await this.dropIndexes(this.agents, ['skills', 'repos_owned']);
-    await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep']);
+    await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep', 'by_status']);
   }
 
   private async dropIndexes(collection: Collection<any>, names: string[]): Promise<void> {
@@ -322,7 +323,7 @@ export class MongoStore {
    * inserted here instead of reading it back (readThreadFrom).
    */
   async insertThread(doc: ThreadDoc): Promise<ThreadDoc> {
-    const stored = this.outbox.marked(null, doc, new Date());
+    const stored = withClaimable(this.outbox.marked(null, doc, new Date()));
     await this.inserts.threads.insert(stored);
     this.remember(stored);
     return stored;
@@ -359,7 +360,9 @@ export class MongoStore {
     // outbox: outbox-ledger.ts) and arms the thread's next timer step (settleThread), all in the one document.
     const stored = (current: ThreadDoc): ThreadDoc | undefined => {
       const next = change(current);
-      return next && this.settleThread(current, cappedOutbox(this.outbox.marked(current, next, new Date())));
+      return (
+        next && withClaimable(this.settleThread(current, cappedOutbox(this.outbox.marked(current, next, new Date()))))
+      );
     };
     return this.queuedThreadWrite(id, stored, from);
   }

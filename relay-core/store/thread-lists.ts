@@ -1,9 +1,20 @@
-// tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `by_status` indexes on every engine;
+// tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `claimable` indexes on every engine;
 // the web inbox's filters by intent and by teammate by the same `inbox` and `sent` indexes, whose later keys they are.
 import type { Collection, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { Intent, ThreadStatus } from '../domain/schemas';
+
+/**
+ * The thread as stored: `claimable: 1` while it is unclaimed, and no such field otherwise. The unclaimed handoffs are
+ * read through an index on that field rather than on `status`: an engine without statistics (SQLite) would read a
+ * party's one-status list (`{ to, status }`) through an index led by `status`, walking every thread of that status in
+ * the relay, instead of through the party's own `inbox` or `sent`.
+ */
+export function withClaimable<T extends Pick<ThreadDoc, 'status' | 'claimable'>>(doc: T): T {
+  const { claimable: _, ...rest } = doc;
+  return (doc.status === 'unclaimed' ? { ...rest, claimable: 1 } : rest) as T;
+}
 
 /** Whose list: the threads a teammate received (`to`) or sent (`from`). */
 export type Party = 'to' | 'from';
@@ -121,7 +132,7 @@ export function cursorAfter(doc: { created_at: Date; _id: string }): string {
 
 /**
  * The `inbox` / `sent` indexes serve equality on the party, newest first, status within; the received list also
- * holds the unclaimed handoffs the caller is a candidate for, read through the `by_status` index (unclaimed handoffs
+ * holds the unclaimed handoffs the caller is a candidate for, read through the `claimable` index (unclaimed handoffs
  * are few at any time) and merged in. Each is one query that returns at most a page and one more.
  */
 export class IndexedThreadLists implements ThreadLists {
@@ -156,9 +167,7 @@ export class IndexedThreadLists implements ThreadLists {
     const order = query.oldestFirst ? 1 : -1;
     const pages = [this.newest(own, query.limit + 1, order)];
     if (query.party === 'to' && (!statuses || statuses.includes('unclaimed'))) {
-      pages.push(
-        this.newest({ status: 'unclaimed', candidates: query.handle, ...narrow, ...range }, query.limit + 1, order),
-      );
+      pages.push(this.newest({ claimable: 1, candidates: query.handle, ...narrow, ...range }, query.limit + 1, order));
     }
     // A thread in both (addressed to the caller and unclaimed with them among its candidates) is listed once.
     const unique = new Map((await Promise.all(pages)).flat().map((doc) => [doc._id, doc]));
@@ -191,7 +200,7 @@ export class IndexedThreadLists implements ThreadLists {
   /**
    * Three disjoint sets, each read through its own index and merged: the threads the teammate sent (`sent`), those
    * someone else sent them and did not hold from them for approval (`inbox`), and the unclaimed handoffs someone else
-   * offered them as a candidate (`by_status`). Each page query returns at most a page and one more; each count is
+   * offered them as a candidate (`claimable`). Each page query returns at most a page and one more; each count is
    * one count over the same index.
    */
   async visiblePage(query: VisibleQuery): Promise<{ threads: ThreadDoc[]; next_cursor: string | null; total: number }> {
@@ -208,7 +217,7 @@ export class IndexedThreadLists implements ThreadLists {
       { to: h, ...narrow, from: { $ne: h }, hidden_from_recipient: { $ne: true } },
     ];
     if (!statuses || statuses.includes('unclaimed'))
-      sets.push({ ...narrow, status: 'unclaimed', candidates: h, from: { $ne: h }, to: { $ne: h } });
+      sets.push({ ...narrow, claimable: 1, candidates: h, from: { $ne: h }, to: { $ne: h } });
     const range: Filter<ThreadDoc> = {};
     if (query.cursor) {
       const position = cursorPosition(query.cursor);

@@ -4,10 +4,11 @@ import type { ThreadDoc, TimerDoc } from '../../relay-core/domain/documents';
 import { armedTimer } from '../../relay-core/domain/timer-schedule';
 import type { MongoStore } from '../../relay-core/store/mongo-store';
 import type { ThreadStatus } from '../../relay-core/domain/schemas';
+import { withClaimable } from '../../relay-core/store/thread-lists';
 
-/** A new thread from `from` to `to`, in `status`, created (and last updated) at `at`; not placed in any mailbox. */
+/** A new thread from `from` to `to`, in `status`, created (and last updated) at `at`, as the store writes it. */
 export function threadDocAt(from: string, to: string, status: ThreadStatus, at: Date): ThreadDoc {
-  return {
+  return withClaimable({
     _id: randomUUID(),
     version: 1,
     team: 'acme',
@@ -37,7 +38,7 @@ export function threadDocAt(from: string, to: string, status: ThreadStatus, at: 
     message_counts: { from: 0, to: 0 },
     outbox: [],
     slack: null,
-  } as ThreadDoc;
+  } as ThreadDoc);
 }
 
 /** The thread's armed timer step as stored (null: none, or no such thread). */
