@@ -1,4 +1,5 @@
 // The A2A v1.0 methods answer A2A's own JSON-RPC error codes (A2A spec §5.4); the wire methods keep the relay's (WIRE.md).
+// Not @a2a-js/sdk's JsonRpcTransportHandler (nor its express jsonRpcHandler): its errors carry data: [google.rpc.ErrorInfo] or none (toJsonRpcError drops an error's own data and is called by class name, so no subclass changes it), never WIRE.md's data: { code, request_id }, and jsonRpcHandler reads a request without A2A-Version as v0.3 where this relay tells v0.3 by its params' shape.
 import type { RelayError } from '../domain/errors';
 import { A2A_STANDARD_METHODS } from './a2a-methods';
 import { A2A_PUSH_METHODS } from './a2a-push';

@@ -1,4 +1,5 @@
 // A2A v1.0 ListTasks on POST /a2a: every task the caller can see, through the indexed pages of store/thread-lists.ts.
+// Not @a2a-js/sdk's listTasks: ListTasksRequest.fromJSON drops unknown keys and coerces values (includeArtifacts "yes" is true), its range errors name no field, and the rest is TaskStore.list, which would be listVisibleTasks below.
 import { z } from 'zod';
 import { A2A_V1_STATE } from '../domain/a2a-states';
 import { THREAD_STATUSES, type ThreadStatus } from '../domain/schemas';

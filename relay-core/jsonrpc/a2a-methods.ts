@@ -1,4 +1,5 @@
 // Standard A2A on POST /a2a: v1.0 SendMessage / GetTask / CancelTask and their v0.3 twins, mapped onto handoffs (docs/a2a.md).
+// Not @a2a-js/sdk's DefaultRequestHandler: its sendMessage answers an AgentExecutor's error as a TASK_STATE_FAILED task (not invalid_params with nothing stored), its cancelTask saves a CANCELED copy through TaskStore.save (no sender check, reason or idempotency key), and its getTask, TaskStore.load plus the same historyLength rule, would call readTask below and delete nothing.
 import { z } from 'zod';
 import { canonicalJson } from '../domain/canonical-json';
 import { RelayError, invalidParams } from '../domain/errors';

@@ -1,6 +1,7 @@
 // A2A v1.0 push notification configs on POST /a2a: Create / Get / List / DeleteTaskPushNotificationConfig. A participant
 // registers a URL per task; the webhooks worker POSTs each later event of the task to it (webhooks/push-delivery.ts),
 // signed, SSRF-guarded, retried and dead-lettered like the card webhook.
+// Not @a2a-js/sdk's push config handlers: Get of a config the caller does not own is TaskNotFoundError (-32001), not not_found; TaskPushNotificationConfig.toJSON drops signing_secret; DefaultPushNotificationSender posts once from the request's process, unsigned, unguarded and never retried.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { RelayError } from '../domain/errors';

@@ -1,6 +1,7 @@
 // A2A v1.0 streaming on POST /a2a: SendStreamingMessage and SubscribeToTask answer Server-Sent Events, each a JSON-RPC
 // response whose result is a StreamResponse: the Task first, then a statusUpdate for every event of the thread (read
 // from the caller's event log after the cursor taken before the task was read), until the task is finished.
+// Not @a2a-js/sdk's sendMessageStream/resubscribe: they follow only this process's ExecutionEventBus (resubscribe with none sends the task and ends), where a task here changes from Slack, MCP or another process, so the stream follows the caller's event log.
 import type { Logger } from 'pino';
 import { RelayError } from '../domain/errors';
 import type { ThreadStatus } from '../domain/schemas';

@@ -1,4 +1,5 @@
 // The agent card at /.well-known/agent-card.json: what a standard A2A client reads before it calls /a2a.
+// Not @a2a-js/sdk's agentCardHandler: with v0.3 compat on, a request without A2A-Version gets the v0.3 card (and the query parameter is not read), where this relay answers the v1.0 card unless 0.3 is asked for.
 const SKILL_DESCRIPTION = [
   'Hand work to a teammate (their agent and, in Slack, the person). Send one message:',
   'text parts = the summary;',
