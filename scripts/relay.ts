@@ -43,7 +43,8 @@ import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
 import { OpenEventStreams } from '../relay-core/http/events-route';
-import { EventFeed, LoggingEventPublisher } from '../relay-core/service/event-feed';
+import { EventFeed, RecordingEventPublisher } from '../relay-core/service/event-feed';
+import { webhookHearers } from '../relay-core/webhooks/event-audience';
 import { RedisWakeups } from '../relay-core/queues/redis-wakeups';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
@@ -161,13 +162,6 @@ export async function startRelay({
   const wakeups = new RedisWakeups({ redisUrl: config.redisUrl, publisher: producer, prefix: queuePrefix });
   const feed = new EventFeed({ store, wakeups, log });
   const eventStreams = new OpenEventStreams();
-  // Every event goes into its participants' event logs (GET /events reads them) once the webhooks worker takes it.
-  const publisher = new LoggingEventPublisher(
-    new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }),
-    feed,
-  );
-  // Each thread write marks its new events' jobs on these queues pending until they finish (the outbox).
-  store.outbox.deliverTo(publisher.queues);
   // The webhook fan-out's copy of who has an endpoint, read again after a teammate write in any process.
   const agentsChanged = `${queuePrefix}:agents:changed`;
   const agentsCounter = {
@@ -175,6 +169,16 @@ export async function startRelay({
     bump: async () => void (await producer.incr(agentsChanged)),
   };
   const endpointOwners = new EndpointOwners((handles) => store.withWebhookEndpoint(handles), agentsCounter);
+  // Every event goes into its participants' event logs (GET /events reads them) in the request that wrote it, then
+  // onto its queues: a `webhooks` job only when someone hears of it by webhook or push.
+  const publisher = new RecordingEventPublisher({
+    inner: new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }),
+    feed,
+    hears: webhookHearers(endpointOwners),
+    finished: (threadId, queue, eventId) => store.outbox.finished(threadId, queue, eventId),
+  });
+  // Each thread write marks its new events' log entries and jobs pending until they finish (the outbox).
+  store.outbox.deliverTo(publisher.queues);
   // The team's listings (agents/list and its REST and MCP twins), kept between teammate writes the same way.
   const cardListings = new CardListings(agentsCounter);
   store.afterAgentWrites(async () => {

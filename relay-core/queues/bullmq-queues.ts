@@ -9,6 +9,7 @@ import type { EventJobState, EventPublisher, EventThread } from '../service/even
 import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
 import { RUN_STATUSES } from '../domain/run';
 import { slackJobPriority } from './slack-lanes';
+import { jobKey } from '../store/outbox-ledger';
 
 export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
@@ -36,6 +37,9 @@ export const eventJobSchema = z.object({
   version: z.number().int().min(1).optional(),
   /** Whether the task had A2A push configs when the event was published; absent on older jobs (they read them). */
   push: z.boolean().optional(),
+  /** The event was in its participants' event logs before its job was added (or left to the outbox sweep to put
+   * there); absent on older jobs, whose fan-out records it. */
+  logged: z.literal(true).optional(),
 });
 export type EventJob = z.infer<typeof eventJobSchema>;
 
@@ -165,7 +169,8 @@ export class BullmqEventPublisher implements EventPublisher {
     this.timers = opts.armTimers ? opts.queues.verify : null;
   }
 
-  async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
+  /** `skip`: the jobs (`jobKey(queue, event id)`) not to add: nobody they would tell of the event. */
+  async publish(thread: EventThread, events: readonly OutboxEvent[], skip?: ReadonlySet<string>): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     for (const event of events) {
       const data: EventJob = {
@@ -181,8 +186,10 @@ export class BullmqEventPublisher implements EventPublisher {
         db: this.database,
         ...(thread.version !== undefined ? { version: thread.version } : {}),
         push: thread.push_configs === true,
+        logged: true,
       };
       for (const queue of this.delivery) {
+        if (skip?.has(jobKey(queue.name, event.id))) continue;
         // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.
         const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
         jobs.push(

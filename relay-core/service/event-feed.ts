@@ -5,6 +5,10 @@ import type { OutboxEvent } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { EventLog, LoggedEvent } from '../store/event-log';
 import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
+import { jobKey } from '../store/outbox-ledger';
+import type { QueueName } from '../queues/bullmq-queues';
+
+const WEBHOOKS: QueueName = 'webhooks';
 
 /** Port: tells every relay process that a teammate's log grew (Redis pub/sub); a hint only, never the record. */
 export interface EventWakeups {
@@ -85,6 +89,7 @@ export class EventFeed {
   /**
    * Records `events` of `thread` into the logs of its sender and recipient; throws when a log write failed. An
    * unclaimed handoff's `to` is its target (`role:frontend`), which has no log: its candidates get its thread.created.
+   * The recipient of a create held for approval hears of nothing yet.
    */
   async record(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
     const candidates = (thread.candidates?.length ?? 0) > 1 ? thread.candidates! : [];
@@ -92,7 +97,7 @@ export class EventFeed {
     for (const event of events) {
       const handles = [
         thread.from,
-        ...(thread.to.includes(':') ? [] : [thread.to]),
+        ...(thread.to.includes(':') || thread.hidden_from_recipient ? [] : [thread.to]),
         ...(event.type === 'thread.created' ? candidates : []),
       ];
       for (const handle of new Set(handles)) owed.set(handle, [...(owed.get(handle) ?? []), event]);
@@ -191,32 +196,53 @@ export class EventFeed {
   }
 }
 
+/** The outbox's pending key of an event's entries in its participants' event logs (`events:<event id>`). */
+export const EVENT_LOGS = 'events';
+
 /**
- * The outbox's publisher with the event logs beside it. The logs are written off the request path, by the worker
- * that takes each event from its queue (webhooks processor); only when the queues refuse the event (Redis down)
- * does the publisher write the logs itself, so agents waiting on GET /events still hear of it, and rethrow, so
- * the sweep enqueues it later (recording it twice is once: event-log.ts).
+ * The outbox's publisher: each event goes into its participants' event logs first (GET /events and `check_inbox`
+ * read them), in the request that wrote it, then onto its queues — the `webhooks` job only when someone hears of
+ * it by webhook or push (`hears`), so an event nobody does costs no job. Each log entry and each job left out is
+ * marked finished on the thread (`finished`); a log write that failed stays pending, the publish throws, and the
+ * outbox sweep records it again (twice is once: event-log.ts).
  */
-export class LoggingEventPublisher implements EventPublisher {
+export class RecordingEventPublisher implements EventPublisher {
   constructor(
-    private readonly inner: EventPublisher,
-    private readonly feed: EventFeed,
+    private readonly deps: {
+      inner: EventPublisher;
+      feed: Pick<EventFeed, 'record'>;
+      hears: (thread: EventThread, event: OutboxEvent) => Promise<boolean>;
+      finished: (threadId: string, queue: string, eventId: string) => void;
+    },
   ) {}
 
   get queues(): readonly string[] {
-    return this.inner.queues;
+    return [EVENT_LOGS, ...this.deps.inner.queues];
   }
 
+  /** The log entries are written again by every publish the sweep makes (state `missing`): twice is once. */
   jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]> {
-    return this.inner.jobStates(eventId, queues);
+    const delivery = queues.filter((queue) => queue !== EVENT_LOGS);
+    return this.deps.inner
+      .jobStates(eventId, delivery)
+      .then((states) => queues.map((queue) => (queue === EVENT_LOGS ? 'missing' : states[delivery.indexOf(queue)]!)));
   }
 
-  async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
-    try {
-      await this.inner.publish(thread, events);
-    } catch (error) {
-      await this.feed.record(thread, events).catch(() => {});
-      throw error;
-    }
+  async publish(thread: EventThread, events: readonly OutboxEvent[], skip?: ReadonlySet<string>): Promise<void> {
+    const { inner, feed, hears, finished } = this.deps;
+    const logged = feed.record(thread, events).then(
+      () => events.forEach((event) => finished(thread._id, EVENT_LOGS, event.id)),
+      (error: unknown) => error,
+    );
+    const unheard = new Set(skip);
+    if (inner.queues.includes(WEBHOOKS))
+      for (const event of events) {
+        if (await hears(thread, event)) continue;
+        unheard.add(jobKey(WEBHOOKS, event.id));
+        finished(thread._id, WEBHOOKS, event.id);
+      }
+    await inner.publish(thread, events, unheard);
+    const failed = await logged;
+    if (failed) throw failed;
   }
 }

@@ -1,5 +1,5 @@
 // Port: hands a thread's outbox events to the delivery queues (the relay never delivers inline).
-import type { OutboxEvent } from '../domain/documents';
+import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 
 /** The thread the events are of: its participants travel with each job, so a processor that only routes need not read it. */
 export interface EventThread {
@@ -14,6 +14,10 @@ export interface EventThread {
   timer_version?: number;
   /** The task has had an A2A push notification config (ThreadDoc.push_configs). */
   push_configs?: true;
+  /** A create held for approval: its recipient hears of nothing yet (the sender stands in). */
+  hidden_from_recipient?: boolean;
+  /** The thread's approvals: the approvers still to vote hear of an approval's request and votes. */
+  approvals?: ThreadDoc['approvals'];
 }
 
 /** Where an event's job on a queue is: finished (done, or failed for good), still queued, or gone (Redis lost it). */
@@ -22,7 +26,8 @@ export type EventJobState = 'finished' | 'queued' | 'missing';
 export interface EventPublisher {
   /** The queues every event gets a job on (its outbox entry waits for each). */
   readonly queues: readonly string[];
-  publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void>;
+  /** Each event's jobs, except `skip`'s (`jobKey(queue, event id)`). */
+  publish(thread: EventThread, events: readonly OutboxEvent[], skip?: ReadonlySet<string>): Promise<void>;
   /** Where the jobs of `eventId` on `queues` are. */
   jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]>;
 }

@@ -15,6 +15,7 @@ import { pushDelivery } from './push-delivery';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
 import type { EndpointOwners } from './endpoint-owners';
 import { postSigned } from './signed-post';
+import { eventAudience, needsWholeThread, type AudienceThread } from './event-audience';
 import { DELIVER_JOB, deliveredEvent, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
 // An event job (named for its event type, id = event id) fans out to one `deliver` job per participant with an
@@ -44,16 +45,6 @@ export interface WebhookDeliveryDeps {
   timeoutMs?: number;
 }
 
-/** Events whose audience depends on the thread's approvals (a held create's recipient hears none of them). */
-const APPROVAL_EVENTS: ReadonlySet<string> = new Set([
-  'thread.awaiting_approval',
-  'thread.rejected',
-  'thread.cancelled',
-  'approval.requested',
-  'approval.voted',
-  'approval.decided',
-]);
-
 export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 
 /** Outcome of one attempt the processor records before the job's own success or failure. */
@@ -66,11 +57,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   const withEndpoint = (handles: string[]) =>
     deps.owners ? deps.owners.withEndpoint(handles) : store.withWebhookEndpoint(handles);
 
-  /**
-   * Every participant (sender and recipient, the actor included: `data.by` tells who acted, and an
-   * agent whose person acted in Slack wants to hear of it) that has an active endpoint gets the event. A handoff to
-   * a role, skill or owner with several candidates tells each candidate of its thread.created (they may claim it).
-   */
+  /** Who of the event's audience (event-audience.ts) has an endpoint gets a delivery; a task's push configs each get one. */
   async function fanOut(job: Job): Promise<WebhookOutcome> {
     const taken = parseJob(eventJobSchema, job);
     const {
@@ -83,6 +70,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       run_status: _runStatus,
       db,
       push,
+      logged,
       ...event
     } = taken;
     // Written to another database (Redis kept it across a new `.data`, or two relays share a queue prefix): none of
@@ -97,42 +85,26 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       }
       return 'skipped';
     }
-    // This runs for every event: the job carries the participants and the whole event, so recording it in the
-    // event logs and finding who has an endpoint (endpoint-owners.ts) need no thread or card reads.
-    let thread: EventThread | null = from && to ? { _id: event.thread_id, from, to } : null;
+    // The job carries the participants and the whole event, so finding who has an endpoint (endpoint-owners.ts)
+    // needs no thread or card reads, but for the events whose audience depends on more of the thread.
+    let thread: AudienceThread & { _id: string } = { _id: event.thread_id, from: from ?? '', to: to ?? '' };
     let recorded = outboxEventOf(taken);
-    // A handoff to a role, skill or owner (a `to` no handle can be): its candidates hear of thread.created.
-    const toTarget = event.type === 'thread.created' && (to ?? ':').includes(':');
-    let candidates: string[] = [];
-    // Events of a create held for approval (and of approvals) depend on the thread: its recipient may not hear of
-    // it yet, and the approvers asked hear of it. Only these events read the thread for that.
-    const approvalEvent = APPROVAL_EVENTS.has(event.type);
-    let approvers: string[] = [];
-    if (!thread || !recorded || toTarget || approvalEvent) {
+    if (!from || !to || !recorded || needsWholeThread(event.type, to)) {
       const doc = await store.threads.findOne(
         { _id: event.thread_id },
         { projection: { from: 1, to: 1, outbox: 1, candidates: 1, hidden_from_recipient: 1, approvals: 1 } },
       );
       if (!doc) return 'skipped';
-      // A held create's recipient is left out: the sender stands in for them.
-      thread = doc.hidden_from_recipient ? { _id: doc._id, from: doc.from, to: doc.from } : doc;
+      thread = doc;
       // A job queued by an older relay carries only the event's id: the thread still holds it unless trimmed since.
       recorded ??= doc.outbox.find((e) => e.id === event.event_id) ?? null;
-      if (event.type === 'thread.created' && (doc.candidates?.length ?? 0) > 1) candidates = doc.candidates!;
-      if (
-        event.type === 'thread.awaiting_approval' ||
-        event.type === 'approval.requested' ||
-        event.type === 'approval.voted'
-      ) {
-        approvers = (doc.approvals ?? [])
-          .filter((a) => a.status === 'pending')
-          .flatMap((a) => a.approvers.flatMap((r) => (r.handle ? [r.handle] : [])));
-      }
     }
-    if (recorded) await deps.feed?.record(thread, [recorded]);
+    // The publisher recorded the event in the event logs before adding this job (`logged`); an older relay's job
+    // leaves it to the fan-out.
+    if (recorded && !logged) await deps.feed?.record(thread, [recorded]);
     // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
     const carried = recorded ? { event: carriedEvent(recorded) } : {};
-    for (const handle of await withEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
+    for (const handle of await withEndpoint(eventAudience(thread, event.type))) {
       const id = deliveryId(event.event_id, handle);
       await deliveries.open(event, handle, clock.now(), { recorded });
       await queues.enqueueDelivery(id, { ...event, handle, redrive: 0, ...carried });

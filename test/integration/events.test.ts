@@ -30,7 +30,7 @@ async function poll(key: string, query: string): Promise<{ status: number; body:
   return { status: response.status, body: await response.json() };
 }
 
-/** The events after `since` once there are `count` of them (the worker records each event as it takes it). */
+/** The events after `since` once there are `count` of them (a long poll answers at the first; more may follow). */
 async function eventsAfter(key: string, since: string, count: number): Promise<{ status: number; body: any }> {
   return waitUntil(async () => {
     const answer = await poll(key, `?since=${since}`);

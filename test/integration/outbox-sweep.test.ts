@@ -10,19 +10,28 @@ import { waitUntil } from '../helpers/wait-until';
 let slack: FakeSlack;
 let relay: TestRelay;
 let queue: Queue;
+let webhooks: Queue;
 
 beforeAll(async () => {
   slack = await startFakeSlack();
   // No worker role: jobs stay on the queue where the test can count them.
   relay = await startTestRelay({ name: 'outbox_sweep', slack, env: { RELAY_ROLES: 'api,bot' } });
   queue = new Queue('slack', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
+  webhooks = new Queue('webhooks', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
 });
 
 afterAll(async () => {
   await queue?.close();
+  await webhooks?.close();
   await relay?.stop();
   await slack?.close();
 });
+
+/** The ids of the events in the teammate's event log (GET /events from its start). */
+async function loggedEventIds(key: string): Promise<string[]> {
+  const response = await fetch(`${relay.url}/events?since=0`, { headers: { authorization: `Bearer ${key}` } });
+  return ((await response.json()) as { events: Array<{ event_id: string }> }).events.map((e) => e.event_id);
+}
 
 async function jobEventIds(): Promise<string[]> {
   const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed']);
@@ -49,7 +58,7 @@ async function runJobs(name: 'slack' | 'webhooks', ids: string[]): Promise<void>
 
 test('an event stays in the outbox while its jobs are queued, leaves once they finished, and is not enqueued again', async () => {
   const sender = await relay.register({ handle: 'sender@acme' });
-  await relay.register({ handle: 'recipient@acme' });
+  const recipient = await relay.register({ handle: 'recipient@acme' });
   const { body } = await relay.rpc(sender, 'message/send', {
     recipient: 'recipient@acme',
     intent: 'inform',
@@ -60,8 +69,14 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
   const created = thread.outbox[0]!.id;
   expect(await jobEventIds()).toEqual([created]);
   // Written with the thread itself, in the same insert.
-  expect(thread.jobs_pending).toEqual([`webhooks:${created}`, `slack:${created}`]);
+  expect(thread.jobs_pending).toEqual([`events:${created}`, `webhooks:${created}`, `slack:${created}`]);
   expect(thread.pending_since).toBeInstanceOf(Date);
+  // In both event logs when the call answered; nobody hears of it by webhook, so it has no webhooks job: both are
+  // taken out of the thread with the next marks.
+  for (const key of [sender, recipient]) expect(await loggedEventIds(key)).toContain(created);
+  expect(await webhooks.getJob(created)).toBeUndefined();
+  await relay.store.outbox.flush();
+  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`slack:${created}`]);
 
   // Queued: left to the workers.
   expect(await relay.relay.outbox.sweep(0)).toBe(0);
@@ -69,7 +84,6 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
 
   // Run by workers whose marks were lost (this relay runs none): the sweep finds them finished and takes them out.
   await runJobs('slack', [created]);
-  await runJobs('webhooks', [created]);
   expect(await relay.relay.outbox.sweep(0)).toBe(0);
   expect(await relay.store.outbox.count()).toBe(0);
   const swept = (await relay.store.threads.findOne({ _id: threadId }))!;
@@ -97,21 +111,22 @@ test("the workers' marks take each job out of its thread as it finished, and a w
     message: { parts: [{ text: 'w' }] },
   });
   const threadId = body.result.task_id as string;
-  const read = (await relay.store.readThread(threadId))!;
+  const read = (await relay.store.threads.findOne({ _id: threadId }))!;
   const eventId = read.outbox[0]!.id;
-  relay.store.outbox.finished(threadId, 'slack', eventId);
+  expect(read.jobs_pending).toEqual([`events:${eventId}`, `webhooks:${eventId}`, `slack:${eventId}`]);
+  // The event logs' entries and the webhooks job nobody needed are marked finished by the publish itself.
   await relay.store.outbox.flush();
-  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${eventId}`]);
-  // A write from the version read before the mark (still the version: marks do not move it) writes only what it
+  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`slack:${eventId}`]);
+  // A write from the version read before the marks (still the version: marks do not move it) writes only what it
   // changed, and puts no finished job back.
   const { after } = await relay.store.writeThread(threadId, (doc) => ({ ...doc, summary: 'changed' }), read);
   expect(after?.version).toBe(read.version + 1);
   expect(await relay.store.readThread(threadId)).toMatchObject({
     summary: 'changed',
     version: read.version + 1,
-    jobs_pending: [`webhooks:${eventId}`],
+    jobs_pending: [`slack:${eventId}`],
   });
-  relay.store.outbox.finished(threadId, 'webhooks', eventId);
+  relay.store.outbox.finished(threadId, 'slack', eventId);
   await relay.store.outbox.flush();
   const done = (await relay.store.readThread(threadId))!;
   expect(done.jobs_pending).toBeUndefined();
@@ -155,5 +170,39 @@ test('an event whose writer died after the write is enqueued by the sweep once i
   );
   expect(await relay.relay.outbox.sweep(1_000)).toBe(1);
   expect((await jobEventIds()).filter((id) => id === event.id || id === never)).toEqual([event.id]);
+  await relay.store.outbox.flush();
+  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`slack:${event.id}`]);
+});
+
+test('an event a teammate hears of by webhook gets its webhooks job; one whose log entries were lost is recorded again by the sweep', async () => {
+  const sender = await relay.register({ handle: 'sender5@acme' });
+  const recipient = await relay.register({ handle: 'recipient5@acme' });
+  const card = await fetch(`${relay.url}/agents/me/card`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${recipient}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ notification_url: 'https://hooks.example.com/relay' }),
+  });
+  expect(card.status).toBe(200);
+  const { body } = await relay.rpc(sender, 'message/send', {
+    recipient: 'recipient5@acme',
+    intent: 'inform',
+    message: { parts: [{ text: 'v' }] },
+  });
+  const threadId = body.result.task_id as string;
+  const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
+  expect(await webhooks.getJob(event.id)).toMatchObject({ name: 'thread.created', data: { logged: true } });
+  await relay.store.outbox.flush();
+  expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${event.id}`, `slack:${event.id}`]);
+
+  // As a process leaves it when it dies between its write and the log entries: pending on the thread, in no log.
+  await relay.store.eventLog.entries.deleteMany({ event_id: event.id });
+  await relay.store.threads.updateOne(
+    { _id: threadId },
+    { $set: { pending_since: new Date(Date.now() - 60_000) }, $push: { jobs_pending: `events:${event.id}` } },
+  );
+  await relay.relay.outbox.sweep(1_000);
+  const logged = await relay.store.eventLog.entries.find({ event_id: event.id }).toArray();
+  expect(logged.map((entry) => entry.handle).sort()).toEqual(['recipient5@acme', 'sender5@acme']);
+  await relay.store.outbox.flush();
   expect((await relay.store.readThread(threadId))!.jobs_pending).toEqual([`webhooks:${event.id}`, `slack:${event.id}`]);
 });
