@@ -8,9 +8,10 @@ import type { OutboxEvent } from '../domain/documents';
 import type { EventJobState, EventPublisher, EventThread } from '../service/event-publisher';
 import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
 import { RUN_STATUSES } from '../domain/run';
-import { slackJobPriority } from './slack-lanes';
+import { SLACK_FIRST_LANE, SLACK_LANES, SLACK_SYNC_LANE, slackLaneOf } from './slack-lanes';
 
-export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
+/** Slack delivery is two queues, its lanes (slack-lanes.ts); an event's outbox entry waits for its job under `slack`. */
+export const QUEUE_NAMES = [SLACK_FIRST_LANE, SLACK_SYNC_LANE, 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /** What every delivery job carries: the event, never a copy of the thread (processors read the current state). */
@@ -148,9 +149,9 @@ export const ARM_TIMERS_JOB = 'handoff-timer-arm';
 const KEEPS_TIMERS: ReadonlySet<EventType> = new Set(['thread.message']);
 
 export class BullmqEventPublisher implements EventPublisher {
+  /** What an event's outbox entry waits for: `webhooks`, and `slack` (its job on one of the lanes). */
   readonly queues: readonly QueueName[];
-  private readonly delivery: Queue[];
-  private readonly slack: Queue | null;
+  private readonly producers: ProducerQueues;
   private readonly timers: Queue | null;
 
   private readonly database: string;
@@ -158,11 +159,15 @@ export class BullmqEventPublisher implements EventPublisher {
   /** `database`: MongoStore.identity, stamped on every event job. */
   constructor(opts: { queues: ProducerQueues; slackEnabled: boolean; database: string; armTimers?: boolean }) {
     this.database = opts.database;
+    this.producers = opts.queues;
     // Webhooks always: the processor finds which participants have endpoints.
-    this.delivery = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
-    this.queues = this.delivery.map((queue) => queue.name as QueueName);
-    this.slack = opts.slackEnabled ? opts.queues.slack : null;
+    this.queues = opts.slackEnabled ? ['webhooks', SLACK_FIRST_LANE] : ['webhooks'];
     this.timers = opts.armTimers ? opts.queues.verify : null;
+  }
+
+  /** The queue an event's job of delivery `name` goes to: a Slack job to its lane (slack-lanes.ts). */
+  private queueFor(name: QueueName, type: EventType): Queue {
+    return this.producers[name === SLACK_FIRST_LANE ? slackLaneOf(type) : name];
   }
 
   async publish(thread: EventThread, events: readonly OutboxEvent[]): Promise<void> {
@@ -182,13 +187,8 @@ export class BullmqEventPublisher implements EventPublisher {
         ...(thread.version !== undefined ? { version: thread.version } : {}),
         push: thread.push_configs === true,
       };
-      for (const queue of this.delivery) {
-        // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.
-        const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
-        jobs.push(
-          queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }),
-        );
-      }
+      for (const name of this.queues)
+        jobs.push(this.queueFor(name, event.type).add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       // A write arms the thread's next timer step itself when it can (service/handoff-timers.ts settle); else the
       // arm job does, off the request path (its id makes a re-enqueue once).
       const armed = thread.timer_version !== undefined && thread.timer_version === thread.version;
@@ -198,13 +198,19 @@ export class BullmqEventPublisher implements EventPublisher {
     await Promise.all(jobs);
   }
 
-  /** An unknown job is one Redis lost (or removed a day after it finished); a queue not published to has nothing to wait for. */
+  /**
+   * An unknown job is one Redis lost (or removed a day after it finished); a queue not published to has nothing to
+   * wait for. A Slack job is looked for on both lanes: the entry does not say which, and an older relay put every
+   * Slack job on `slack`.
+   */
   async jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]> {
     return Promise.all(
       queues.map(async (name) => {
-        const state = await this.delivery.find((q) => q.name === name)?.getJobState(eventId);
-        if (state === undefined || state === 'completed' || state === 'failed') return 'finished';
-        return state === 'unknown' ? 'missing' : 'queued';
+        if (!this.queues.includes(name as QueueName)) return 'finished';
+        const lanes = name === SLACK_FIRST_LANE ? SLACK_LANES : [name as QueueName];
+        const states = await Promise.all(lanes.map((lane) => this.producers[lane].getJobState(eventId)));
+        if (states.some((state) => state !== 'unknown' && state !== 'completed' && state !== 'failed')) return 'queued';
+        return states.every((state) => state === 'unknown') ? 'missing' : 'finished';
       }),
     );
   }

@@ -3,6 +3,7 @@
 // had not finished and the sweep enqueues them again, the webhook deliveries still pending get their jobs back
 // (also those of events whose own jobs had finished), and each DM is posted once and each webhook delivered once.
 import { Queue } from 'bullmq';
+import { SLACK_LANES } from '../../relay-core/queues/slack-lanes';
 import { startRedis } from '../../scripts/local-services/redis';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { verifyWebhook, WebhookReceiver, echoChallenge, type ReceivedRequest } from '../../scripts/webhook-receiver';
@@ -87,7 +88,7 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
   redis = await startRedis({ port: redis.port, log: () => {} });
   receiving = true;
 
-  const queues = ['slack', 'webhooks'].map(
+  const queues = [...SLACK_LANES, 'webhooks'].map(
     (name) => new Queue(name, { connection: { url: redis.url }, prefix: relay.config.queuePrefix }),
   );
   let progress = 'nothing yet';
