@@ -35,7 +35,7 @@ import {
   type QueueName,
   type RunningWorker,
 } from '../relay-core/queues/bullmq-queues';
-import { SLACK_FIRST_LANE, SLACK_LANES } from '../relay-core/queues/slack-lanes';
+import { SLACK_FIRST_LANE, SLACK_LANE_LIMITER, SLACK_LANES } from '../relay-core/queues/slack-lanes';
 import { resolveQueuePrefix } from '../relay-core/queues/queue-prefix';
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
@@ -314,6 +314,8 @@ export async function startRelay({
         log,
         clock,
         afterSync: home.armForThread,
+        // One workspace: a 429 holds the lane (every job on it uses that token); OAuth mode: only the job waits.
+        ...(slackTokens ? {} : { holdLane: (lane: string, ms: number) => queues[lane as QueueName].rateLimit(ms) }),
       });
       // A worker per lane (queues/slack-lanes.ts): first deliveries and syncs never wait behind each other.
       for (const lane of SLACK_LANES)
@@ -324,6 +326,7 @@ export async function startRelay({
             prefix: queuePrefix,
             processor,
             lockMs: config.workerLockMs,
+            limiter: SLACK_LANE_LIMITER,
             onFailed: (job, error) =>
               log.warn(
                 { job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message },

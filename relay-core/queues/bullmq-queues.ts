@@ -1,5 +1,5 @@
 // BullMQ adapter: the delivery queues, the job data they carry, and the publisher that fills them.
-import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 'bullmq';
+import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions, type RateLimiterOptions } from 'bullmq';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -263,6 +263,8 @@ export function startWorker(opts: {
   onFinished?: (job: Job) => void;
   /** E.g. a custom backoffStrategy for the queue's jobs. */
   settings?: AdvancedOptions;
+  /** BullMQ's rate limiter (the Slack lanes: slack-lanes.ts). */
+  limiter?: RateLimiterOptions;
 }): RunningWorker {
   const connection = redisConnection(opts.redisUrl, 'worker');
   const worker = new Worker(opts.name, opts.processor, {
@@ -270,6 +272,7 @@ export function startWorker(opts: {
     prefix: opts.prefix,
     concurrency: opts.concurrency ?? 8,
     ...(opts.settings ? { settings: opts.settings } : {}),
+    ...(opts.limiter ? { limiter: opts.limiter } : {}),
     ...(opts.lockMs ? { lockDuration: opts.lockMs, stalledInterval: opts.lockMs } : {}),
     // BullMQ fails a job for good on its second stall. A worker that dies, then a busy one that misses a lock
     // renewal, would lose a delivery that way; every processor is safe to re-run, so allow a few.

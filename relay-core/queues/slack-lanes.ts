@@ -28,3 +28,10 @@ export const FIRST_DELIVERY_EVENTS: ReadonlySet<string> = new Set<EventType>([
 export function slackLaneOf(type: EventType): SlackLane {
   return FIRST_DELIVERY_EVENTS.has(type) ? SLACK_FIRST_LANE : SLACK_SYNC_LANE;
 }
+
+/**
+ * The limiter every lane worker runs with. BullMQ's moveToActive honours a queue's rate limit (Queue.rateLimit, set
+ * when Slack answers 429: bot/slack-delivery.ts) only for a worker with a limiter, so every worker of the lane, in
+ * every process, holds off; this one never binds by itself (a million jobs a second).
+ */
+export const SLACK_LANE_LIMITER = { max: 1_000_000, duration: 1_000 };
