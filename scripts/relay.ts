@@ -35,7 +35,12 @@ import {
   type QueueName,
   type RunningWorker,
 } from '../relay-core/queues/bullmq-queues';
-import { SLACK_FIRST_LANE, SLACK_LANE_LIMITER, SLACK_LANES } from '../relay-core/queues/slack-lanes';
+import {
+  SLACK_FIRST_LANE,
+  SLACK_LANE_LIMITER,
+  SLACK_LANE_RECHECK_MS,
+  SLACK_LANES,
+} from '../relay-core/queues/slack-lanes';
 import { resolveQueuePrefix } from '../relay-core/queues/queue-prefix';
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
@@ -327,6 +332,7 @@ export async function startRelay({
             processor,
             lockMs: config.workerLockMs,
             limiter: SLACK_LANE_LIMITER,
+            maximumRateLimitDelay: SLACK_LANE_RECHECK_MS,
             onFailed: (job, error) =>
               log.warn(
                 { job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message },

@@ -265,6 +265,8 @@ export function startWorker(opts: {
   settings?: AdvancedOptions;
   /** BullMQ's rate limiter (the Slack lanes: slack-lanes.ts). */
   limiter?: RateLimiterOptions;
+  /** The longest a rate-limited worker sleeps before it asks Redis again. */
+  maximumRateLimitDelay?: number;
 }): RunningWorker {
   const connection = redisConnection(opts.redisUrl, 'worker');
   const worker = new Worker(opts.name, opts.processor, {
@@ -273,6 +275,7 @@ export function startWorker(opts: {
     concurrency: opts.concurrency ?? 8,
     ...(opts.settings ? { settings: opts.settings } : {}),
     ...(opts.limiter ? { limiter: opts.limiter } : {}),
+    ...(opts.maximumRateLimitDelay ? { maximumRateLimitDelay: opts.maximumRateLimitDelay } : {}),
     ...(opts.lockMs ? { lockDuration: opts.lockMs, stalledInterval: opts.lockMs } : {}),
     // BullMQ fails a job for good on its second stall. A worker that dies, then a busy one that misses a lock
     // renewal, would lose a delivery that way; every processor is safe to re-run, so allow a few.

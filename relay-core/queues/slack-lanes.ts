@@ -35,3 +35,9 @@ export function slackLaneOf(type: EventType): SlackLane {
  * every process, holds off; this one never binds by itself (a million jobs a second).
  */
 export const SLACK_LANE_LIMITER = { max: 1_000_000, duration: 1_000 };
+
+/**
+ * How long a held lane's worker sleeps before it asks Redis again (BullMQ's maximumRateLimitDelay, 30 s by default):
+ * a lane whose limit went early (Redis restarted empty, an operator removed it) resumes within this.
+ */
+export const SLACK_LANE_RECHECK_MS = 5_000;
