@@ -1,5 +1,5 @@
-// The `slack` queue's processor: takes a job's thread, syncs Slack with it, and decides what a failure means.
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+// The Slack lanes' processor (queues/slack-lanes.ts): takes a job's thread, syncs Slack with it, and decides what a failure means.
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
@@ -14,8 +14,10 @@ import { threadSync, type SlackDeliveryOutcome } from './delivery/thread-sync';
 import { WaitAndRetry } from './delivery/wait-and-retry';
 
 // The sync is delivery/thread-sync.ts, each post exactly once through delivery/exactly-once-post.ts.
-// Waiting costs no attempt: a 429 (`Retry-After`), a busy claim, or a reply whose DM is being posted by
-// another job moves the job to BullMQ's delayed set (job.moveToDelayed + DelayedError) and it runs again later.
+// Waiting costs no attempt. A 429 with one workspace holds the job's whole lane for `Retry-After` (BullMQ's rate
+// limiter: Queue.rateLimit + Worker.RateLimitError puts the job back at the head of its queue). A 429 with several
+// workspaces, a busy claim, or a reply whose DM is being posted by another job moves only this job to BullMQ's delayed
+// set (job.moveToDelayed + DelayedError) and it runs again later.
 // A message Slack refuses for what it is fails the job at once (UnrecoverableError).
 
 /** The thread a Slack job synced: its id, and its participants as the event's job carries them (an older job: none). */
@@ -37,6 +39,11 @@ export interface SlackDeliveryDeps {
   reachable?: (slackUser: string) => Promise<boolean>;
   log: Logger;
   clock?: Clock;
+  /**
+   * Single-token mode: holds a lane (the queue a job is on) for `ms`, every worker of it in every process (BullMQ's
+   * Queue.rateLimit), after Slack answered 429: every job on it calls Slack with that one token. Unset in OAuth mode.
+   */
+  holdLane?: (queueName: string, ms: number) => Promise<void>;
   /** Override of CLAIM_LEASE_MS (tests). */
   claimLeaseMs?: number;
   /**
@@ -76,7 +83,14 @@ export function createSlackDeliveryProcessor(deps: SlackDeliveryDeps) {
         .catch((error: Error) => log.warn({ thread_id: threadId, err: error.message }, 'after-sync step failed'));
       return outcome;
     } catch (error) {
-      const waitMs = error instanceof WaitAndRetry ? error.ms : rateLimitedMs(error);
+      const rateLimited = rateLimitedMs(error);
+      if (rateLimited !== null && deps.holdLane) {
+        log.info({ thread_id: threadId, event: type, wait_ms: rateLimited, lane: job.queueName }, 'slack lane waits');
+        await deps.holdLane(job.queueName, rateLimited);
+        throw Worker.RateLimitError();
+      }
+      // Several workspaces: BullMQ's limiter holds a whole queue, and a 429 is one workspace's token's, so only this job waits.
+      const waitMs = error instanceof WaitAndRetry ? error.ms : rateLimited;
       if (waitMs !== null && token) {
         log.info(
           { thread_id: threadId, event: type, wait_ms: waitMs, reason: (error as Error).message },

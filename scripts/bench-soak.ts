@@ -171,7 +171,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
     // The relay's own view of the run: what its workers did, and what is still owed.
     const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text();
     const wanted =
-      /^relay_(jobs_\w+_total\{queue="(slack|webhooks)"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="(slack|webhook)"\}) /;
+      /^relay_(jobs_\w+_total\{queue="(slack|slack-sync|webhooks)"\}|outbox_backlog_threads|delivery_latency_seconds_(count|sum)\{channel="(slack|webhook)"\}) /;
     opts.out(
       `relay metrics at the end: ${metrics
         .split('\n')

@@ -565,7 +565,7 @@ async function queueCounts(prefix: string, names: string[]): Promise<number> {
 
 /** Nothing waiting or running on the delivery queues; `verify` keeps its timers' delayed jobs, only none may run. */
 async function queuesIdle(prefix: string): Promise<boolean> {
-  if ((await queueCounts(prefix, ['slack', 'webhooks'])) > 0) return false;
+  if ((await queueCounts(prefix, ['slack', 'slack-sync', 'webhooks'])) > 0) return false;
   const verify = new Queue('verify', { connection: { url: REDIS_URL }, prefix });
   const counts = await verify.getJobCounts('waiting', 'active', 'prioritized');
   await verify.close();

@@ -35,7 +35,12 @@ import {
   type QueueName,
   type RunningWorker,
 } from '../relay-core/queues/bullmq-queues';
-import { keepSyncLaneMoving } from '../relay-core/queues/slack-lanes';
+import {
+  SLACK_FIRST_LANE,
+  SLACK_LANE_LIMITER,
+  SLACK_LANE_RECHECK_MS,
+  SLACK_LANES,
+} from '../relay-core/queues/slack-lanes';
 import { resolveQueuePrefix } from '../relay-core/queues/queue-prefix';
 import { logWorkerEvents } from '../relay-core/ops/logger';
 import { RelayMetrics } from '../relay-core/ops/metrics';
@@ -318,23 +323,29 @@ export async function startRelay({
         log,
         clock,
         afterSync: home.armForThread,
+        // One workspace: a 429 holds the lane (every job on it uses that token); OAuth mode: only the job waits.
+        ...(slackTokens ? {} : { holdLane: (lane: string, ms: number) => queues[lane as QueueName].rateLimit(ms) }),
       });
-      const slackWorker = startWorker({
-        name: 'slack',
-        redisUrl: config.redisUrl,
-        prefix: queuePrefix,
-        processor,
-        lockMs: config.workerLockMs,
-        onFailed: (job, error) =>
-          log.warn(
-            { job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message },
-            'slack delivery attempt failed',
-          ),
-        onFinished: outboxMark('slack'),
-      });
-      // First deliveries before syncs and redraws, with a share for the syncs (queues/slack-lanes.ts).
-      keepSyncLaneMoving(slackWorker.worker, queues.slack, log);
-      workers.push(slackWorker);
+      // A worker per lane (queues/slack-lanes.ts): first deliveries and syncs never wait behind each other.
+      for (const lane of SLACK_LANES)
+        workers.push(
+          startWorker({
+            name: lane,
+            redisUrl: config.redisUrl,
+            prefix: queuePrefix,
+            processor,
+            lockMs: config.workerLockMs,
+            limiter: SLACK_LANE_LIMITER,
+            maximumRateLimitDelay: SLACK_LANE_RECHECK_MS,
+            onFailed: (job, error) =>
+              log.warn(
+                { job_id: job?.id, thread_id: job?.data?.thread_id, err: error.message },
+                'slack delivery attempt failed',
+              ),
+            // Both lanes' jobs are the event's `slack` job on its thread (store/outbox-ledger.ts).
+            onFinished: outboxMark(SLACK_FIRST_LANE),
+          }),
+        );
     }
     const webhookSettings = { backoffStrategy: webhookBackoffStrategy(config.webhooks.retryScheduleMs) };
     workers.push(

@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The delivery channel a queue serves, as the latency histogram labels it; queues without one are not deliveries. */
-const CHANNEL_OF_QUEUE: Record<string, string> = { slack: 'slack', webhooks: 'webhook' };
+const CHANNEL_OF_QUEUE: Record<string, string> = { slack: 'slack', 'slack-sync': 'slack', webhooks: 'webhook' };
 
 /** Seconds; deliveries go from milliseconds (hot queue) to minutes (retries with back-off). */
 const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];

@@ -1,5 +1,5 @@
 // BullMQ adapter: the delivery queues, the job data they carry, and the publisher that fills them.
-import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions } from 'bullmq';
+import { Queue, Worker, type AdvancedOptions, type Job, type JobsOptions, type RateLimiterOptions } from 'bullmq';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -8,10 +8,11 @@ import type { OutboxEvent } from '../domain/documents';
 import type { EventJobState, EventPublisher, EventThread } from '../service/event-publisher';
 import { EVENT_TYPES, surfaceSchema, type EventType } from '../domain/schemas';
 import { RUN_STATUSES } from '../domain/run';
-import { slackJobPriority } from './slack-lanes';
+import { SLACK_FIRST_LANE, SLACK_LANES, SLACK_SYNC_LANE, slackLaneOf } from './slack-lanes';
 import { jobKey } from '../store/outbox-ledger';
 
-export const QUEUE_NAMES = ['slack', 'webhooks', 'verify'] as const;
+/** Slack delivery is two queues, its lanes (slack-lanes.ts); an event's outbox entry waits for its job under `slack`. */
+export const QUEUE_NAMES = [SLACK_FIRST_LANE, SLACK_SYNC_LANE, 'webhooks', 'verify'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /** What every delivery job carries: the event, never a copy of the thread (processors read the current state). */
@@ -152,9 +153,9 @@ export const ARM_TIMERS_JOB = 'handoff-timer-arm';
 const KEEPS_TIMERS: ReadonlySet<EventType> = new Set(['thread.message']);
 
 export class BullmqEventPublisher implements EventPublisher {
+  /** What an event's outbox entry waits for: `webhooks`, and `slack` (its job on one of the lanes). */
   readonly queues: readonly QueueName[];
-  private readonly delivery: Queue[];
-  private readonly slack: Queue | null;
+  private readonly producers: ProducerQueues;
   private readonly timers: Queue | null;
 
   private readonly database: string;
@@ -162,11 +163,15 @@ export class BullmqEventPublisher implements EventPublisher {
   /** `database`: MongoStore.identity, stamped on every event job. */
   constructor(opts: { queues: ProducerQueues; slackEnabled: boolean; database: string; armTimers?: boolean }) {
     this.database = opts.database;
-    // Webhooks always: the processor finds which participants have endpoints.
-    this.delivery = opts.slackEnabled ? [opts.queues.webhooks, opts.queues.slack] : [opts.queues.webhooks];
-    this.queues = this.delivery.map((queue) => queue.name as QueueName);
-    this.slack = opts.slackEnabled ? opts.queues.slack : null;
+    this.producers = opts.queues;
+    // Webhooks for the events someone hears of that way (a publish says which others to skip), Slack for every one.
+    this.queues = opts.slackEnabled ? ['webhooks', SLACK_FIRST_LANE] : ['webhooks'];
     this.timers = opts.armTimers ? opts.queues.verify : null;
+  }
+
+  /** The queue an event's job of delivery `name` goes to: a Slack job to its lane (slack-lanes.ts). */
+  private queueFor(name: QueueName, type: EventType): Queue {
+    return this.producers[name === SLACK_FIRST_LANE ? slackLaneOf(type) : name];
   }
 
   /** `skip`: the jobs (`jobKey(queue, event id)`) not to add: nobody they would tell of the event. */
@@ -188,13 +193,9 @@ export class BullmqEventPublisher implements EventPublisher {
         push: thread.push_configs === true,
         logged: true,
       };
-      for (const queue of this.delivery) {
-        if (skip?.has(jobKey(queue.name, event.id))) continue;
-        // Slack jobs go in one of two lanes (slack-lanes.ts): first deliveries before syncs and redraws.
-        const priority = queue === this.slack ? slackJobPriority(event.type) : undefined;
-        jobs.push(
-          queue.add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id, ...(priority ? { priority } : {}) }),
-        );
+      for (const name of this.queues) {
+        if (skip?.has(jobKey(name, event.id))) continue;
+        jobs.push(this.queueFor(name, event.type).add(event.type, data, { ...DELIVERY_JOB_OPTIONS, jobId: event.id }));
       }
       // A write arms the thread's next timer step itself when it can (service/handoff-timers.ts settle); else the
       // arm job does, off the request path (its id makes a re-enqueue once).
@@ -205,13 +206,19 @@ export class BullmqEventPublisher implements EventPublisher {
     await Promise.all(jobs);
   }
 
-  /** An unknown job is one Redis lost (or removed a day after it finished); a queue not published to has nothing to wait for. */
+  /**
+   * An unknown job is one Redis lost (or removed a day after it finished); a queue not published to has nothing to
+   * wait for. A Slack job is looked for on both lanes: the entry does not say which, and an older relay put every
+   * Slack job on `slack`.
+   */
   async jobStates(eventId: string, queues: readonly string[]): Promise<EventJobState[]> {
     return Promise.all(
       queues.map(async (name) => {
-        const state = await this.delivery.find((q) => q.name === name)?.getJobState(eventId);
-        if (state === undefined || state === 'completed' || state === 'failed') return 'finished';
-        return state === 'unknown' ? 'missing' : 'queued';
+        if (!this.queues.includes(name as QueueName)) return 'finished';
+        const lanes = name === SLACK_FIRST_LANE ? SLACK_LANES : [name as QueueName];
+        const states = await Promise.all(lanes.map((lane) => this.producers[lane].getJobState(eventId)));
+        if (states.some((state) => state !== 'unknown' && state !== 'completed' && state !== 'failed')) return 'queued';
+        return states.every((state) => state === 'unknown') ? 'missing' : 'finished';
       }),
     );
   }
@@ -264,6 +271,10 @@ export function startWorker(opts: {
   onFinished?: (job: Job) => void;
   /** E.g. a custom backoffStrategy for the queue's jobs. */
   settings?: AdvancedOptions;
+  /** BullMQ's rate limiter (the Slack lanes: slack-lanes.ts). */
+  limiter?: RateLimiterOptions;
+  /** The longest a rate-limited worker sleeps before it asks Redis again. */
+  maximumRateLimitDelay?: number;
 }): RunningWorker {
   const connection = redisConnection(opts.redisUrl, 'worker');
   const worker = new Worker(opts.name, opts.processor, {
@@ -271,6 +282,8 @@ export function startWorker(opts: {
     prefix: opts.prefix,
     concurrency: opts.concurrency ?? 8,
     ...(opts.settings ? { settings: opts.settings } : {}),
+    ...(opts.limiter ? { limiter: opts.limiter } : {}),
+    ...(opts.maximumRateLimitDelay ? { maximumRateLimitDelay: opts.maximumRateLimitDelay } : {}),
     ...(opts.lockMs ? { lockDuration: opts.lockMs, stalledInterval: opts.lockMs } : {}),
     // BullMQ fails a job for good on its second stall. A worker that dies, then a busy one that misses a lock
     // renewal, would lose a delivery that way; every processor is safe to re-run, so allow a few.

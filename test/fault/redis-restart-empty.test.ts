@@ -1,8 +1,10 @@
-// Fault: Redis restarts empty while delivery jobs of a burst of handoffs wait in it: half the DMs are rate-limited
-// by Slack, and every webhook receiver answers 503. Nothing is lost: the outbox still holds each event whose jobs
+// Fault: Redis restarts empty while delivery jobs of a burst of handoffs wait in it: Slack rate-limits a DM for a
+// minute, which holds the first Slack lane (one workspace: BullMQ's limiter) with the DMs not posted yet waiting
+// behind it, and every webhook receiver answers 503. Nothing is lost: the outbox still holds each event whose jobs
 // had not finished and the sweep enqueues them again, the webhook deliveries still pending get their jobs back
 // (also those of events whose own jobs had finished), and each DM is posted once and each webhook delivered once.
 import { Queue } from 'bullmq';
+import { SLACK_FIRST_LANE, SLACK_LANE_LIMITER, SLACK_LANES } from '../../relay-core/queues/slack-lanes';
 import { startRedis } from '../../scripts/local-services/redis';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { verifyWebhook, WebhookReceiver, echoChallenge, type ReceivedRequest } from '../../scripts/webhook-receiver';
@@ -50,10 +52,9 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
   const sender = await withVerifiedHook(relay, hooks, 'sender@acme');
   const recipient = await withVerifiedHook(relay, hooks, 'recipient@acme', { slack_user_id: RECIPIENT });
   const secrets: Record<string, string> = { '/sender': sender.secret, '/recipient': recipient.secret };
-  // Half the DMs' first posts are rate-limited for a minute: their jobs wait in Redis's delayed set. The others are
-  // posted, so their events leave the outbox and only their webhook deliveries wait.
-  const LIMITED = COUNT / 2;
-  slack.rateLimitNext('chat.postMessage', { times: LIMITED, retryAfterSeconds: 60 });
+  // One of the first DMs is rate-limited for a minute: the first lane holds, and the DMs not posted by then wait in
+  // Redis. The events whose DMs went out leave the outbox, and only their webhook deliveries wait.
+  slack.rateLimitNext('chat.postMessage', { times: 1, retryAfterSeconds: 60 });
 
   const answers = await Promise.all(
     Array.from({ length: COUNT }, (_, i) =>
@@ -69,25 +70,27 @@ test(`${COUNT} handoffs whose jobs all wait in Redis when it restarts empty: eac
   const created = threads.map((t) => t.outbox.find((e) => e.type === 'thread.created')!.id);
   const expectedIds = created.flatMap((eventId) => [`${eventId}.sender@acme`, `${eventId}.recipient@acme`]).sort();
 
-  // Every DM tried once and every webhook tried once; the events whose DMs went out have left the outbox.
-  const refusedPosts = () =>
-    slack.calls.filter((c) => c.method === 'chat.postMessage' && c.response.ok !== true).length;
+  // The lane held with no DM in flight, every webhook tried once; the events whose DMs went out have left the outbox.
+  const postedDms = () => slack.calls.filter((c) => c.method === 'chat.postMessage' && c.response.ok === true).length;
+  const firstLane = new Queue(SLACK_FIRST_LANE, { connection: { url: redis.url }, prefix: relay.config.queuePrefix });
   await waitUntil(
     async () =>
-      refusedPosts() >= LIMITED &&
-      slack.callsTo('chat.postMessage').length >= COUNT - LIMITED &&
+      slack.calls.some((c) => c.response.error === 'ratelimited') &&
+      (await firstLane.getRateLimitTtl(SLACK_LANE_LIMITER.max)) > 0 &&
+      (await firstLane.getActiveCount()) === 0 &&
       new Set(hooks.events().map((r) => String(r.headers['webhook-id']))).size >= expectedIds.length &&
-      (await relay.store.outbox.count()) === LIMITED,
-    `${LIMITED} DMs rate-limited, ${COUNT - LIMITED} posted, ${expectedIds.length} webhooks refused, ${LIMITED} events in the outbox`,
+      (await relay.store.outbox.count()) === COUNT - postedDms(),
+    'a DM rate-limited with the lane held, every webhook refused, the unposted DMs’ events in the outbox',
     60_000,
-  );
+  ).finally(() => firstLane.close());
+  expect(postedDms()).toBeLessThan(COUNT);
   expect(acknowledged).toHaveLength(0);
 
   await redis.kill();
   redis = await startRedis({ port: redis.port, log: () => {} });
   receiving = true;
 
-  const queues = ['slack', 'webhooks'].map(
+  const queues = [...SLACK_LANES, 'webhooks'].map(
     (name) => new Queue(name, { connection: { url: redis.url }, prefix: relay.config.queuePrefix }),
   );
   let progress = 'nothing yet';

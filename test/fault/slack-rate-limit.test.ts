@@ -1,11 +1,14 @@
 // Fault: Slack answers 429 with Retry-After, or takes a post and the worker never learns its ts. Each DM and
 // each reply still reaches Slack exactly once, replies in sequence order, after the wait, with no attempt spent.
+// With one workspace (this relay's single token) a 429 holds the job's whole lane through BullMQ's rate limiter.
 import { randomUUID } from 'node:crypto';
-import type { Job } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { slackWebClient } from '../../bot/slack-app';
 import { createSlackDeliveryProcessor } from '../../bot/slack-delivery';
 import { SlackPostLedger } from '../../bot/delivery/slack-post-ledger';
+import { SLACK_FIRST_LANE, SLACK_LANE_LIMITER } from '../../relay-core/queues/slack-lanes';
 import { mongoThreadWriter } from '../../relay-core/store/mongo-thread-writer';
 import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -97,6 +100,52 @@ test('a 429 on the DM: posted once after Retry-After, and the job spends no atte
   const [job] = await jobsOf(threadId);
   expect(job).toMatchObject({ type: 'thread.created', attemptsMade: 1, returnvalue: 'posted' });
   expect(job.failedReason).toBeFalsy();
+});
+
+test('one workspace: a 429 holds the whole lane for Retry-After, so a DM queued meanwhile waits too; each posted once', async () => {
+  const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
+  const firstLane = new Queue(SLACK_FIRST_LANE, { connection, prefix: relay.config.queuePrefix });
+  try {
+    slack.rateLimitNext('chat.postMessage', { times: 1, retryAfterSeconds: 2 });
+    const held = await send(plainSenderKey, 'lane held one');
+    const limited = await waitUntil(
+      async () =>
+        slack.calls.find(
+          (c) =>
+            c.method === 'chat.postMessage' &&
+            c.response.error === 'ratelimited' &&
+            String(c.args.text).includes('lane held one'),
+        ),
+      'the first DM rate-limited',
+    );
+    // The lane's limit is in Redis (BullMQ's limiter key), for every worker of it.
+    await waitUntil(
+      async () => (await firstLane.getRateLimitTtl(SLACK_LANE_LIMITER.max)) > 0 || undefined,
+      'the first lane to be held',
+    );
+    const other = await send(plainSenderKey, 'lane held two');
+    await threadWhere(held, (t) => t.slack, 'the first DM recorded');
+    await threadWhere(other, (t) => t.slack, 'the second DM recorded');
+    await queue.settled();
+
+    for (const [threadId, summary] of [
+      [held, 'lane held one'],
+      [other, 'lane held two'],
+    ] as const) {
+      const posts = slack.calls.filter(
+        (c) => c.method === 'chat.postMessage' && c.response.ok && String(c.args.text).includes(summary),
+      );
+      expect(posts).toHaveLength(1);
+      // Neither went out before Slack's Retry-After was over.
+      expect(posts[0]!.at - limited.at).toBeGreaterThanOrEqual(2_000);
+      expect(dmsOf(recipientIm(), threadId)).toHaveLength(1);
+      const [job] = await jobsOf(threadId);
+      expect(job).toMatchObject({ type: 'thread.created', attemptsMade: 1, returnvalue: 'posted' });
+    }
+  } finally {
+    await firstLane.close();
+    connection.disconnect();
+  }
 });
 
 test('replies and updates while Slack answers 429: all arrive in sequence order under both DMs, none doubled', async () => {

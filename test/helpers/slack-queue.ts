@@ -1,6 +1,7 @@
-// Test-side view of a test relay's `slack` queue: wait until every delivery job has finished, read their attempts.
+// Test-side view of a test relay's Slack queues (both lanes): wait until every delivery job has finished, read their attempts.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { SLACK_LANES } from '../../relay-core/queues/slack-lanes';
 import type { TestRelay } from './relay-harness';
 import { WAIT_MS, waitUntil } from './wait-until';
 
@@ -23,20 +24,22 @@ export interface SlackQueueProbe {
 
 export function slackQueueProbe(relay: TestRelay): SlackQueueProbe {
   const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
+  const queues = SLACK_LANES.map((lane) => new Queue(lane, { connection, prefix: relay.config.queuePrefix }));
   return {
     async settled(timeoutMs = WAIT_MS) {
       await waitUntil(
         async () => {
-          const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-          return Object.values(counts).every((n) => n === 0) || undefined;
+          const counts = await Promise.all(
+            queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
+          );
+          return counts.every((count) => Object.values(count).every((n) => n === 0)) || undefined;
         },
-        'the slack queue to settle',
+        'the slack queues to settle',
         timeoutMs,
       );
     },
     async finished() {
-      const jobs = await queue.getJobs(['completed', 'failed']);
+      const jobs = (await Promise.all(queues.map((queue) => queue.getJobs(['completed', 'failed'])))).flat();
       return jobs.map((j) => ({
         id: String(j.id),
         type: j.name,
@@ -47,7 +50,7 @@ export function slackQueueProbe(relay: TestRelay): SlackQueueProbe {
       }));
     },
     async close() {
-      await queue.close();
+      await Promise.all(queues.map((queue) => queue.close()));
       connection.disconnect();
     },
   };

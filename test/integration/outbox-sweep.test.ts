@@ -2,6 +2,7 @@
 // from its queue: a job still queued is left to its workers, and one that finished (then was removed from Redis a
 // day later) is never added again, which would deliver it again.
 import { Queue, Worker } from 'bullmq';
+import { SLACK_LANES } from '../../relay-core/queues/slack-lanes';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { testRedisUrl } from '../helpers/test-env';
@@ -9,19 +10,21 @@ import { waitUntil } from '../helpers/wait-until';
 
 let slack: FakeSlack;
 let relay: TestRelay;
-let queue: Queue;
+let queues: Queue[];
 let webhooks: Queue;
 
 beforeAll(async () => {
   slack = await startFakeSlack();
   // No worker role: jobs stay on the queue where the test can count them.
   relay = await startTestRelay({ name: 'outbox_sweep', slack, env: { RELAY_ROLES: 'api,bot' } });
-  queue = new Queue('slack', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
+  queues = SLACK_LANES.map(
+    (lane) => new Queue(lane, { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix }),
+  );
   webhooks = new Queue('webhooks', { connection: { url: testRedisUrl() }, prefix: relay.config.queuePrefix });
 });
 
 afterAll(async () => {
-  await queue?.close();
+  await Promise.all((queues ?? []).map((queue) => queue.close()));
   await webhooks?.close();
   await relay?.stop();
   await slack?.close();
@@ -33,8 +36,10 @@ async function loggedEventIds(key: string): Promise<string[]> {
   return ((await response.json()) as { events: Array<{ event_id: string }> }).events.map((e) => e.event_id);
 }
 
+/** The Slack jobs on either lane. */
 async function jobEventIds(): Promise<string[]> {
-  const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed']);
+  const states = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'] as const;
+  const jobs = (await Promise.all(queues.map((queue) => queue.getJobs([...states])))).flat();
   return jobs.map((j) => j.id!).sort();
 }
 
@@ -91,7 +96,7 @@ test('an event stays in the outbox while its jobs are queued, leaves once they f
   expect(swept.pending_since).toBeUndefined();
 
   // The created job is removed a day later (removeOnComplete), then the thread changes again: only the new event goes.
-  await queue.remove(created);
+  await queues[0]!.remove(created);
   const appended = await relay.rpc(sender, 'message/send', {
     task_id: threadId,
     message: { parts: [{ text: 'more' }] },
@@ -143,7 +148,7 @@ test('a job Redis lost is enqueued again by the sweep', async () => {
     message: { parts: [{ text: 'z' }] },
   });
   const event = (await relay.store.threads.findOne({ _id: body.result.task_id }))!.outbox[0]!;
-  await queue.remove(event.id);
+  await queues[0]!.remove(event.id);
   expect(await jobEventIds()).not.toContain(event.id);
   expect(await relay.relay.outbox.sweep(0)).toBe(1);
   expect(await jobEventIds()).toContain(event.id);
@@ -159,7 +164,7 @@ test('an event whose writer died after the write is enqueued by the sweep once i
   });
   const threadId = body.result.task_id as string;
   const event = (await relay.store.threads.findOne({ _id: threadId }))!.outbox[0]!;
-  await queue.remove(event.id);
+  await queues[0]!.remove(event.id);
   // Not settled yet: a writer may be enqueueing it right now.
   expect(await relay.relay.outbox.sweep(60_000)).toBe(0);
   // As a process leaves it when it dies between its write and the add: the job pending on the thread, on no queue.

@@ -4,6 +4,7 @@
 // worker died between the post and its record (the rerun finds it by its marker), and when a finished job is run
 // again. Real relay, BullMQ, fake Slack.
 import type { ThreadDoc } from '../../relay-core/domain/documents';
+import { SLACK_SYNC_LANE } from '../../relay-core/queues/slack-lanes';
 import { startFakeSlack, type FakeSlack } from '../../scripts/fake-slack/fake-slack-api';
 import { sendHandoff, text } from '../helpers/handoffs';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -153,7 +154,7 @@ test('Slack’s answer to the notice is lost: the retried job finds it by its ma
 
   // The same job run again (a worker that stalled after finishing, say): nothing more reaches Slack.
   const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
+  const queue = new Queue(SLACK_SYNC_LANE, { connection, prefix: relay.config.queuePrefix });
   try {
     const job = (await queue.getJob(jobs[0]!.id))!;
     await job.retry('completed');
@@ -196,7 +197,7 @@ test('a worker that died after Slack took the notice and before recording it: th
 
   // BullMQ hands the stalled job to another worker: the same job runs again.
   const connection = new Redis(relay.config.redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue('slack', { connection, prefix: relay.config.queuePrefix });
+  const queue = new Queue(SLACK_SYNC_LANE, { connection, prefix: relay.config.queuePrefix });
   try {
     const [job] = (await probe.finished()).filter((j) => j.id.includes(accepted.id));
     const before = (await queue.getJob(job!.id))!;

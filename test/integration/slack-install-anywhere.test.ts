@@ -293,4 +293,40 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
     const dm = await dmOf(back, 'U0ANNA');
     expect(dm.team).toBe(ALPHA);
   });
+
+  test('a 429 for one workspace’s token holds only that job: the other workspace’s DMs go out meanwhile', async () => {
+    expect((await install(BRAVO)).status).toBe(200);
+    slack.rateLimitNext('chat.postMessage', { times: 1, retryAfterSeconds: 5 });
+    const held = await sendHandoff(relay, keys['arno@alpha']!, 'anna@alpha', 'Alpha rate limited');
+    const limited = await waitUntil(
+      async () =>
+        slack.calls.find(
+          (c) =>
+            c.method === 'chat.postMessage' &&
+            c.response.error === 'ratelimited' &&
+            JSON.stringify(c.args).includes('Alpha rate limited'),
+        ),
+      'Alpha’s DM rate-limited',
+    );
+    expect(limited.args.channel).toBe(slack.imChannelId('U0ANNA'));
+    const kept = await sendHandoff(relay, keys['boris@bravo']!, 'bea@bravo', 'Bravo meanwhile');
+    const bravoDm = await dmOf(kept, 'U0BEA');
+    expect(bravoDm.team).toBe(BRAVO);
+    // BullMQ's limiter would have held the whole lane (every workspace) for the 5 s.
+    expect(bravoDm.at - limited.at).toBeLessThan(5_000);
+    const alphaDm = await dmOf(held, 'U0ANNA');
+    expect(alphaDm.at - limited.at).toBeGreaterThanOrEqual(5_000);
+    await probe.settled();
+    const jobs = (await probe.finished()).filter((j) => j.threadId === held || j.threadId === kept);
+    expect(jobs.map((j) => [j.type, j.attemptsMade, j.failedReason ?? null])).toEqual([
+      ['thread.created', 1, null],
+      ['thread.created', 1, null],
+    ]);
+    expect(
+      slack.calls.filter(
+        (c) =>
+          c.method === 'chat.postMessage' && c.response.ok && JSON.stringify(c.args).includes('Alpha rate limited'),
+      ).length,
+    ).toBe(2);
+  });
 });
