@@ -445,6 +445,55 @@ test('the lead’s escalation DM: Nudge reaches the recipient, only the lead may
   );
 });
 
+test('Nudge posts once per press: a click Slack sends twice and a double click nudge once, a press 10 minutes on again', async () => {
+  const id = await handoff('Renew the TLS certificate', 'ask_question', 'erin@acme');
+  await at(id, 48 * HOUR + MINUTE);
+  await fired(id, 'escalate');
+  const toLead = await posted(id, 'escalation');
+  const erinDm = (await read(id)).slack!;
+  const nudges = () =>
+    slack
+      .callsTo('chat.postMessage')
+      .filter(
+        (c) =>
+          c.args.thread_ts === erinDm.ts &&
+          c.args.channel === erinDm.channel &&
+          JSON.stringify(c.args.blocks).includes(`<@${DAVE}> nudges you`),
+      );
+  const press = (actionTs: string) => ({
+    ...noticeClick(toLead, DAVE, TIMER_ACTION_IDS.escalationNudge),
+    actionTs,
+  });
+  const answer = (click: { responseName: string }) =>
+    slack.waitFor('response_url', (c) => c.args.response_url === click.responseName);
+  const now = Date.now() / 1000;
+
+  // The same click twice (Slack sending it again), and a double click: two payloads a fraction of a second apart.
+  const first = press(now.toFixed(6));
+  const again = { ...first, responseName: 'answer-again', responseUrl: slack.responseUrl('answer-again') };
+  const second = press((now + 0.3).toFixed(6));
+  await Promise.all([first, again, second].map((click) => clickButton(eventsUrl(), relay.signingSecret, click)));
+  const answers = (await Promise.all([first, again, second].map(answer))).map((c) => String(c.args.text));
+  expect(nudges()).toHaveLength(1);
+  expect(answers.filter((t) => t.startsWith(`Nudged <@${ERIN}>`))).toHaveLength(1);
+  for (const text of answers.filter((t) => !t.startsWith('Nudged')))
+    expect(text).toMatch(
+      new RegExp(
+        `^(You nudged <@${ERIN}> <!date\\^.*; nothing more was sent\\.|Your nudge to <@${ERIN}> is being sent already)`,
+      ),
+    );
+  expect((await read(id)).slack_replies?.['recipient:t:nudge-1']).toBe(String(nudges()[0]!.response.ts));
+
+  // A deliberate press once the window has passed (Slack's clock: its action_ts) nudges again, once.
+  const later = press((now + 10 * 60 + 1).toFixed(6));
+  await clickButton(eventsUrl(), relay.signingSecret, later);
+  expect((await answer(later)).args.text).toBe(
+    `Nudged <@${ERIN}>: a reminder from you is under their DM of this handoff.`,
+  );
+  expect(nudges()).toHaveLength(2);
+  expect((await read(id)).slack_replies?.['recipient:t:nudge-2']).toBe(String(nudges()[1]!.response.ts));
+});
+
 test('a question answered by a reply is marked answered everywhere, and its reminders and escalation stop', async () => {
   const answered = await handoff('Which Postgres version does staging run?');
   const control = await handoff('Which Redis version does staging run?');
