@@ -176,10 +176,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           notices.push({
             key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation',
             target: { channel, thread_ts: null },
-            // The lead or channel is not a participant: the Open link is the thread's unsigned page, which shows no
-            // content without a participant's signature.
+            // The lead may read the thread it was escalated to: Open is signed for them (the DM is theirs alone). A
+            // channel gets no such link.
             render: (t) =>
-              escalationMessage({ ...input(t, 'sender'), inboxUrl: links.url(t._id) }, { lead: to.kind === 'lead' }),
+              escalationMessage(
+                { ...input(t, 'sender'), inboxUrl: links.url(t._id, to.kind === 'lead' ? to.handle : undefined) },
+                { lead: to.kind === 'lead' },
+              ),
           });
         }
       } else if (step === 'expire' && thread.status === 'expired') {

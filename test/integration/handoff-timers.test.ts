@@ -25,6 +25,8 @@ let relay: TestRelay;
 let aliceKey: string;
 let bobKey: string;
 let erinKey: string;
+let carolKey: string;
+let daveKey: string;
 const clock = new TestClock();
 
 beforeAll(async () => {
@@ -43,8 +45,8 @@ beforeAll(async () => {
   });
   aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice', slack_user_id: ALICE });
   bobKey = await relay.register({ handle: 'bob@acme', name: 'Bob', slack_user_id: BOB });
-  await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
-  await relay.register({ handle: 'dave@acme', name: 'Dave', slack_user_id: DAVE });
+  carolKey = await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
+  daveKey = await relay.register({ handle: 'dave@acme', name: 'Dave', slack_user_id: DAVE });
   erinKey = await relay.register({
     handle: 'erin@acme',
     name: 'Erin',
@@ -602,12 +604,43 @@ test('a handoff to someone with a lead is escalated to the lead by DM, then acce
   expect(leadBlocks[0].text.text).toBe(
     `:rotating_light: *Escalated:* <@${ALICE}> asked a question of <@${ERIN}> on <!date^${Math.floor(escalated.created_at.getTime() / 1000)}^{date_short_pretty} at {time}|${escalated.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC> — “Review the migration before Friday” — and it has not been accepted yet.`,
   );
+  const open = leadBlocks[1].elements.at(-1).url as string;
   expect(leadBlocks[1].elements.map((e: any) => [e.text.text, e.url ?? null])).toEqual([
     ['Nudge Erin', null],
     ['Reassign', null],
-    ['Open', `${relay.url}/inbox/${id}`],
+    ['Open', expect.stringMatching(new RegExp(`^${relay.url}/inbox/${id}\\?as=dave%40acme&sig=`))],
   ]);
   expect(JSON.stringify(leadBlocks)).not.toContain('Can you look?');
+  // Open lets the lead read the whole thread, though not a participant: its signed link, and the web inbox signed in.
+  const page = async (url: string, cookie?: string) => {
+    const answer = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    return { status: answer.status, html: await answer.text() };
+  };
+  const byLink = await page(open);
+  expect(byLink.status).toBe(200);
+  expect(byLink.html).toContain('Can you look?');
+  expect(byLink.html).toContain('you are dave@acme');
+  // The lead's signature names the lead: it does not open the thread for anyone else.
+  expect((await page(open.replace('as=dave%40acme', 'as=carol%40acme'))).status).toBe(403);
+  const signedIn = async (key: string) => {
+    const link = new URL((await relay.rest('POST', '/agents/me/web-link', key)).body.url as string);
+    const answer = await fetch(`${relay.url}/inbox/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: relay.url },
+      body: new URLSearchParams({ token: link.searchParams.get('token')! }).toString(),
+    });
+    expect(answer.status).toBe(303);
+    return answer.headers.get('set-cookie')!.split(';')[0]!;
+  };
+  const asLead = await page(`${relay.url}/inbox/${id}`, await signedIn(daveKey));
+  expect(asLead.status).toBe(200);
+  expect(asLead.html).toContain('Can you look?');
+  expect(asLead.html).not.toContain(`/inbox/${id}/accept`);
+  // Carol is neither a participant nor its lead: the same 404 as a thread that does not exist.
+  const asStranger = await page(`${relay.url}/inbox/${id}`, await signedIn(carolKey));
+  expect(asStranger.status).toBe(404);
+  expect(asStranger.html).not.toContain('Can you look?');
   const senderDm = escalated.slack_sender!;
   await waitUntil(
     async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined,
