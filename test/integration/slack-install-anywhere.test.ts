@@ -10,6 +10,11 @@ import { deliveredHandoff, pressAndFinish } from '../helpers/slack-dm';
 import { ACTION_IDS } from '../../bot/blocks/handoff-dm';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';
+import { WebClient } from '@slack/web-api';
+import pino from 'pino';
+import { MongoInstallationStore, type SlackInstallationDoc } from '../../bot/oauth/mongo-installation-store';
+import { installationTokens, SlackWorkspaceNotNamedError, type SlackUserTeamDoc } from '../../bot/oauth/slack-clients';
+import { TeamRoutingClient } from '../../bot/oauth/team-routing-client';
 
 const CLIENT_ID = '1111111111.2222222222';
 const CLIENT_SECRET = randomBytes(16).toString('hex');
@@ -143,6 +148,32 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
         [slack.imChannelId('U0BEA'), BRAVO],
       ].sort(),
     );
+  });
+
+  test('a call about a whole workspace (users.list) goes out with the token of the workspace it names; naming none is refused in words', async () => {
+    const store = new MongoInstallationStore(relay.store.db.collection<SlackInstallationDoc>('slack_installations'));
+    const tokens = installationTokens({
+      store,
+      userTeams: relay.store.db.collection<SlackUserTeamDoc>('slack_user_teams'),
+      newClient: (token) => new WebClient(token, { slackApiUrl: slack.url }),
+      log: pino({ level: 'silent' }),
+    });
+    const client = new TeamRoutingClient(tokens, { slackApiUrl: slack.url, retryConfig: { retries: 0 } });
+    expect((await tokens.teams()).sort()).toEqual([ALPHA, BRAVO]);
+    const before = slack.callsTo('users.list').length;
+    const alpha = await client.users.list({ team_id: ALPHA });
+    const bravo = await client.users.list({ team_id: BRAVO });
+    expect(alpha.members!.map((m) => m.id).filter((id) => id !== slack.botUserId)).toEqual(['U0ANNA', 'U0ARNO']);
+    expect(bravo.members!.map((m) => m.id).filter((id) => id !== slack.botUserId)).toEqual(['U0BEA', 'U0BORIS']);
+    expect(
+      slack
+        .callsTo('users.list')
+        .slice(before)
+        .map((c) => c.team),
+    ).toEqual([ALPHA, BRAVO]);
+    // Which workspace's members? With two installed there is no telling: refused, and nothing is asked of Slack.
+    await expect(client.users.list({})).rejects.toThrow(new SlackWorkspaceNotNamedError('users.list', 2).message);
+    expect(slack.callsTo('users.list')).toHaveLength(before + 2);
   });
 
   test('a handoff across workspaces: each side’s DM and replies go out with its own workspace’s token', async () => {
