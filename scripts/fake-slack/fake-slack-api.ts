@@ -469,20 +469,47 @@ class FakeSlackServer implements FakeSlack {
     };
     if (!this.oauthApp) return refuse('the install flow is off (enableOAuth first)');
     if (q.get('client_id') !== this.oauthApp.clientId) return refuse('invalid client_id');
-    const team = q.get('team') ?? '';
-    if (!this.workspaces.has(team) && !this.isOrg(team))
-      return refuse(`no workspace or org ${team} (addWorkspace / addOrg first)`);
     const scopes = (q.get('scope') ?? '').split(',').filter(Boolean);
     const unknown = scopes.filter((sc) => !(FAKE_SLACK_SCOPES as readonly string[]).includes(sc));
     if (scopes.length === 0 || unknown.length) return refuse(`invalid scope ${unknown.join(',')}`);
     const redirectUri = q.get('redirect_uri') ?? '';
     if (!/^https?:\/\//.test(redirectUri)) return refuse('bad redirect_uri');
+    // A person in a browser (npm run slack:local -- --oauth) chooses where to install; a test names it (`team`).
+    if (!q.has('team')) return this.consentPage(url, scopes, res);
+    const team = q.get('team') ?? '';
+    if (!this.workspaces.has(team) && !this.isOrg(team))
+      return refuse(`no workspace or org ${team} (addWorkspace / addOrg first)`);
     const code = `${team}.${randomUUID()}`;
     this.codes.set(code, { team, redirectUri, used: false });
     const back = new URL(redirectUri);
     back.searchParams.set('code', code);
     if (q.get('state')) back.searchParams.set('state', q.get('state')!);
     res.writeHead(302, { location: back.toString() }).end();
+  }
+
+  /** The consent page for a person: the scopes asked for, and an Allow for each workspace and org (GET with `team`). */
+  private consentPage(url: URL, scopes: string[], res: ServerResponse): void {
+    const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    const hidden = [...url.searchParams]
+      .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+      .join('');
+    const choices = [
+      ...[...this.workspaces].map(([id, name]) => [id, `${name} (${id})`] as const),
+      ...[...this.orgs].map(([id, name]) => [id, `${name} (${id}, the whole org)`] as const),
+    ]
+      .map(
+        ([id, label], i) =>
+          `<label><input type="radio" name="team" value="${escapeHtml(id)}"${i === 0 ? ' checked' : ''}> ${escapeHtml(label)}</label><br>`,
+      )
+      .join('');
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Install handoff-relay (fake Slack)</title></head><body>` +
+          `<h1>handoff-relay is requesting permission to access a workspace</h1>` +
+          `<p>Fake Slack on this machine (development only). Bot scopes: ${scopes.map((sc) => `<code>${escapeHtml(sc)}</code>`).join(', ')}</p>` +
+          `<form method="get" action="/oauth/v2/authorize">${hidden}${choices}<button type="submit" id="allow">Allow</button></form></body></html>`,
+      );
   }
 
   private oauthV2Access(req: IncomingMessage, a: Args): Body {
