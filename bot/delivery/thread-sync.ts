@@ -21,7 +21,7 @@ import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
 import { isFinishedRun } from '../../relay-core/domain/run';
 import { escapeWithin } from '../blocks/mrkdwn';
 import { approvalSync } from './approval-sync';
-import type { EnsurePosted, PostTarget } from './exactly-once-post';
+import { SLACK_METADATA_EVENT_TYPE, type EnsurePosted, type PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
 import {
   changeNoticeKey,
@@ -393,6 +393,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           current,
           async (where, msg) =>
             client.chat.startStream({ channel: where.channel, thread_ts: where.thread_ts!, markdown_text: msg.text }),
+          // A stream's start carries no metadata: a start whose answer was lost is the app's streamed reply that
+          // begins with this batch and is no other post of the thread, found rather than started a second time.
+          (m, now) =>
+            m.bot_id !== undefined &&
+            m.metadata?.event_type !== SLACK_METADATA_EVENT_TYPE &&
+            (m.text ?? '').startsWith(chunk.text.trimEnd()) &&
+            !Object.values(now.slack_replies ?? {}).includes(m.ts ?? ''),
         );
         streamTs = started.ts;
         current = started.current;
