@@ -77,6 +77,8 @@ export interface SlackAppDeps extends SlackUses {
   oauth?: { installations: MongoInstallationStore; states: MongoStateStore; tokens: SlackTokens; publicUrl: string };
   /** app_uninstalled / tokens_revoked mark the installation here (OAuth mode). */
   installations?: MongoInstallationStore;
+  /** OAuth mode: the deliveries' client (each call with the token of the workspace it names), made here. */
+  deliveryClient?: WebClient;
 }
 
 /** Every listener the app registers; the manifest test records what this registers (test/manifest.test.ts). */
@@ -218,7 +220,12 @@ export function createSlackApp(deps: SlackAppDeps): App {
       await next();
     });
   }
-  registerListeners(app, { ...deps, installations: deps.oauth?.installations });
+  registerListeners(app, {
+    ...deps,
+    installations: deps.oauth?.installations,
+    // A post a listener makes outside the request's own workspace (Nudge: under the recipient's DM) routes by whom it names.
+    ...(tokens ? { deliveryClient: slackRoutingClient(config, tokens) } : {}),
+  });
   app.error(async (error) => {
     log.error({ err: error }, 'slack listener failed');
   });

@@ -434,6 +434,8 @@ export async function startRelay({
                   clock,
                   log,
                   at: digestAt,
+                  // OAuth mode: each workspace's member list with its own token.
+                  ...(slackTokens ? { teams: () => slackTokens.teams() } : {}),
                 }),
               }
             : {}),

@@ -78,7 +78,20 @@ export type EnsurePosted = (
   known?: ThreadDoc,
   /** Instead of chat.postMessage (a stream's start, append or stop); not found by a marker, so a lost answer sends again. */
   send?: PostSender,
+  /**
+   * With `send`: how to know the post in Slack without its marker (a stream's start carries no metadata), so that a
+   * lost answer is found by this instead of sent again. Given each message read back after the claim's time.
+   */
+  sentLike?: (message: ReadBack, thread: ThreadDoc) => boolean,
 ) => Promise<PostOutcome>;
+
+/** A message as conversations.history / replies return it (what sentLike may look at). */
+export interface ReadBack {
+  ts?: string | undefined;
+  text?: string | undefined;
+  bot_id?: string | undefined;
+  metadata?: { event_type?: string | undefined } | undefined;
+}
 
 export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
   const { threads, client, log, clock, leaseMs } = deps;
@@ -88,8 +101,8 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
     return { event_type: SLACK_METADATA_EVENT_TYPE, event_payload: { thread_id: threadId, kind: key, marker } };
   }
 
-  /** The ts of the message carrying `claim.marker`, if Slack has it. */
-  async function findPosted(claim: SlackPendingPost): Promise<string | null> {
+  /** The ts of the message carrying `claim.marker` (or, without one, that `like` knows), if Slack has it. */
+  async function findPosted(claim: SlackPendingPost, like?: (m: ReadBack) => boolean): Promise<string | null> {
     const oldest = ((claim.claimed_at.getTime() - LOOKUP_MARGIN_MS) / 1000).toFixed(6);
     let cursor: string | undefined;
     for (let page = 0; page < 20; page += 1) {
@@ -99,8 +112,12 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         : await client.conversations.history(query);
       const hit = res.messages?.find(
         (m) =>
-          m.metadata?.event_type === SLACK_METADATA_EVENT_TYPE &&
-          (m.metadata.event_payload as { marker?: unknown } | undefined)?.marker === claim.marker,
+          (m.metadata?.event_type === SLACK_METADATA_EVENT_TYPE &&
+            (m.metadata.event_payload as { marker?: unknown } | undefined)?.marker === claim.marker) ||
+          (like !== undefined &&
+            m.ts !== undefined &&
+            Number(m.ts) * 1000 >= claim.claimed_at.getTime() - LOOKUP_MARGIN_MS &&
+            like(m)),
       );
       if (hit?.ts) return hit.ts;
       cursor = res.response_metadata?.next_cursor || undefined;
@@ -109,7 +126,7 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
     return null;
   }
 
-  return async function ensurePosted(threadId, key, owner, target, render, known, send) {
+  return async function ensurePosted(threadId, key, owner, target, render, known, send, sentLike) {
     for (let round = 0; round < 5; round += 1) {
       // A thread read earlier in this job saves a read; any claim on it is re-read, and the claim write checks anyway.
       const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await threads.readThread(threadId);
@@ -128,7 +145,7 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
           );
         }
         // Ours from an earlier attempt, or abandoned: did Slack get it before the poster stopped?
-        const found = await findPosted(pending);
+        const found = await findPosted(pending, sentLike && ((m) => sentLike(m, thread)));
         if (found) {
           await ledger.record(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker }, thread);
           log.info({ thread_id: threadId, post: key, ts: found }, 'slack post found by its marker and recorded');

@@ -21,7 +21,7 @@ import { visibleToRecipient } from '../../relay-core/domain/thread-lifecycle';
 import { isFinishedRun } from '../../relay-core/domain/run';
 import { escapeWithin } from '../blocks/mrkdwn';
 import { approvalSync } from './approval-sync';
-import type { EnsurePosted, PostTarget } from './exactly-once-post';
+import { SLACK_METADATA_EVENT_TYPE, type EnsurePosted, type PostTarget } from './exactly-once-post';
 import { slackErrorCode } from './slack-errors';
 import {
   changeNoticeKey,
@@ -176,10 +176,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           notices.push({
             key: unclaimed ? unclaimedNoticeKey(step, 'escalation') : 'escalation',
             target: { channel, thread_ts: null },
-            // The lead or channel is not a participant: the Open link is the thread's unsigned page, which shows no
-            // content without a participant's signature.
+            // The lead may read the thread it was escalated to: Open is signed for them (the DM is theirs alone). A
+            // channel gets no such link.
             render: (t) =>
-              escalationMessage({ ...input(t, 'sender'), inboxUrl: links.url(t._id) }, { lead: to.kind === 'lead' }),
+              escalationMessage(
+                { ...input(t, 'sender'), inboxUrl: links.url(t._id, to.kind === 'lead' ? to.handle : undefined) },
+                { lead: to.kind === 'lead' },
+              ),
           });
         }
       } else if (step === 'expire' && thread.status === 'expired') {
@@ -390,6 +393,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           current,
           async (where, msg) =>
             client.chat.startStream({ channel: where.channel, thread_ts: where.thread_ts!, markdown_text: msg.text }),
+          // A stream's start carries no metadata: a start whose answer was lost is the app's streamed reply that
+          // begins with this batch and is no other post of the thread, found rather than started a second time.
+          (m, now) =>
+            m.bot_id !== undefined &&
+            m.metadata?.event_type !== SLACK_METADATA_EVENT_TYPE &&
+            (m.text ?? '').startsWith(chunk.text.trimEnd()) &&
+            !Object.values(now.slack_replies ?? {}).includes(m.ts ?? ''),
         );
         streamTs = started.ts;
         current = started.current;

@@ -49,6 +49,11 @@ export interface DigestDeps {
   log: Logger;
   /** When the digest goes out (RELAY_DIGEST_AT, or the policy's team.digest_at), asked at each tick; null: the tick does nothing. */
   at: DigestTime | null | (() => DigestTime | null);
+  /**
+   * OAuth mode: the installed workspaces (SlackTokens.teams), each listed with its own token (users.list `team_id`):
+   * a member list names no workspace by itself. Unset (one token): the token's own workspace.
+   */
+  teams?: () => Promise<string[]>;
 }
 
 /**
@@ -96,17 +101,27 @@ export function digestTickHandler(deps: DigestDeps) {
     }
   }
 
-  /** The time zones of `wanted` Slack users, from the workspace's member list; stops once all are found. */
+  /**
+   * The time zones of `wanted` Slack users, from each installed workspace's member list (the token's own workspace with
+   * one token); stops once all are found.
+   */
   async function learnZones(wanted: Set<string>): Promise<void> {
-    let cursor: string | undefined;
     try {
-      do {
-        const page = await client.users.list({ limit: USERS_LIST_PAGE, ...(cursor ? { cursor } : {}) });
-        for (const member of page.members ?? []) {
-          if (member.id && member.tz && wanted.delete(member.id)) zones.set(member.id, member.tz);
-        }
-        cursor = page.response_metadata?.next_cursor || undefined;
-      } while (cursor && wanted.size > 0);
+      for (const team of deps.teams ? await deps.teams() : [undefined]) {
+        let cursor: string | undefined;
+        do {
+          const page = await client.users.list({
+            limit: USERS_LIST_PAGE,
+            ...(team ? { team_id: team } : {}),
+            ...(cursor ? { cursor } : {}),
+          });
+          for (const member of page.members ?? []) {
+            if (member.id && member.tz && wanted.delete(member.id)) zones.set(member.id, member.tz);
+          }
+          cursor = page.response_metadata?.next_cursor || undefined;
+        } while (cursor && wanted.size > 0);
+        if (wanted.size === 0) return;
+      }
     } catch (error) {
       // Those still unknown are asked one at a time, as for a few.
       log.warn(

@@ -34,9 +34,31 @@ export interface SlackTokens {
   reachable(user: string): Promise<boolean>;
   /** Records `id` (an IM just opened) as in the workspace `user` is in. */
   rememberLike(id: string, user: string): Promise<void>;
+  /**
+   * The workspaces (`T…`) the app is installed in: each workspace install's, and for an org-wide install the workspaces
+   * of the org that people have used the app from. A call about a whole workspace (users.list) names one as `team_id`.
+   */
+  teams(): Promise<string[]>;
+}
+
+/**
+ * A call that names no person, conversation or workspace (users.list without team_id, auth.test) while more than one
+ * workspace has the app: there is no telling whose token it needs. Permanent for the call as made.
+ */
+export class SlackWorkspaceNotNamedError extends Error {
+  constructor(
+    readonly method: string,
+    readonly installed: number,
+  ) {
+    super(
+      `Slack ${method} names no person, conversation or workspace, and ${installed} workspaces have the app installed: pass team_id to say which`,
+    );
+    this.name = 'SlackWorkspaceNotNamedError';
+  }
 }
 
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
+const TEAM_ID = /^T[A-Z0-9]{2,}$/;
 /** A rotating token is refreshed when it has less than this left (Slack's tokens live 12 hours). */
 const REFRESH_MARGIN_S = 300;
 
@@ -153,15 +175,44 @@ export function installationTokens(deps: {
   /** A call naming no one (users.list, auth.test): only a relay with a single live installation knows where. */
   async function onlyToken(what: string): Promise<string> {
     const live = await store.live();
+    if (live.length > 1) throw new SlackWorkspaceNotNamedError(what, live.length);
     const only = live.length === 1 ? live[0]!.installation : null;
     if (!only?.bot?.token) throw new SlackNotInstalledError(`of ${what} (${live.length} workspaces installed)`);
     return botToken(only);
+  }
+
+  /** The org of a workspace, as Slack named it in a request from someone there (null: none known). */
+  async function orgOfTeam(team: string): Promise<string | null> {
+    const seen = await userTeams.findOne({ team_id: team, enterprise_id: { $ne: null } });
+    return seen?.enterprise_id ?? null;
+  }
+
+  /** A call about a whole workspace (`team_id`): its own install, else the org-wide install of its org. */
+  async function tokenOfTeam(team: string): Promise<string> {
+    const installation = await store.fetchInstallation({
+      teamId: team,
+      enterpriseId: (await orgOfTeam(team)) ?? undefined,
+      isEnterpriseInstall: false,
+    });
+    return botToken(installation);
+  }
+
+  async function teams(): Promise<string[]> {
+    const found = new Set<string>();
+    for (const doc of await store.live()) {
+      if (doc.team_id) found.add(doc.team_id);
+      else if (doc.enterprise_id)
+        for (const team of await userTeams.distinct('team_id', { enterprise_id: doc.enterprise_id }))
+          if (typeof team === 'string') found.add(team);
+    }
+    return [...found];
   }
 
   async function tokenFor(method: string, args: Record<string, unknown>): Promise<string> {
     const users = typeof args.users === 'string' ? String(args.users).split(',') : [];
     const user = typeof args.user === 'string' && USER_ID.test(args.user) ? args.user : users[0];
     if (user) return tokenOfUser(user);
+    if (typeof args.team_id === 'string' && TEAM_ID.test(args.team_id)) return tokenOfTeam(args.team_id);
     if (typeof args.channel === 'string') {
       const known = await userTeams.findOne({ _id: args.channel });
       return known ? tokenOfKnown(known) : onlyToken(`conversation ${args.channel}`);
@@ -189,5 +240,5 @@ export function installationTokens(deps: {
     );
   }
 
-  return { tokenFor, remember, rememberLike, reachable };
+  return { tokenFor, remember, rememberLike, reachable, teams };
 }

@@ -136,3 +136,12 @@ export function sameTimer(a: TimerDoc | null, b: TimerDoc | null): boolean {
     a.step === b.step && a.attempt === b.attempt && a.status === b.status && a.due_at.getTime() === b.due_at.getTime()
   );
 }
+
+/**
+ * Whether `handle` is the lead this handoff was escalated to: who may reassign it, like its sender, and read it (the
+ * escalation DM's Open), though not a participant.
+ */
+export function isEscalationLead(doc: ThreadDoc, handle: string): boolean {
+  const to = doc.timers?.escalated_to;
+  return to?.kind === 'lead' && to.handle === handle;
+}

@@ -17,6 +17,7 @@ import { constantTimeEqual } from '../ops/api-keys';
 import type { RateLimiter } from '../ops/rate-limiter';
 import { CURSOR_PATTERN, type EventFeed } from '../service/event-feed';
 import type { HandoffTimers } from '../service/handoff-timers';
+import { isEscalationLead } from '../domain/timer-schedule';
 import type { Relay } from '../service/relay-service';
 import type { WebSession } from '../service/web-sessions';
 import { approvalView, type ApprovalView, type ListItem } from '../service/wire-views';
@@ -584,7 +585,10 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     );
   });
 
-  /** Who the viewer is to the thread; null when they may not see it (then the page is a 404). */
+  /**
+   * Who the viewer is to the thread; null when they may not see it (then the page is a 404). The lead it was
+   * escalated to reads it (their escalation DM's Open) but acts only from Slack (Nudge, Reassign).
+   */
   function accessOf(
     agent: AgentDoc,
     doc: ThreadDoc,
@@ -596,7 +600,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         (x) => x.handle === agent.handle || (agent.slack_user_id !== null && x.slack_user_id === agent.slack_user_id),
       ),
     );
-    if (!participant && !candidate && approverOf.length === 0) return null;
+    if (!participant && !candidate && approverOf.length === 0 && !isEscalationLead(doc, agent.handle)) return null;
     return { participant, candidate, approverOf };
   }
 

@@ -6,6 +6,7 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc, OutboxEvent, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { canonicalHash } from '../domain/canonical-json';
+import { isEscalationLead } from '../domain/timer-schedule';
 import { TERMINAL_STATUSES as TERMINAL, withCanonicalLines, type Surface } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
 import type { CreateHandoff, CreateResult } from './create-handoff';
@@ -25,12 +26,6 @@ export interface ReassignmentsDeps {
   creates: Pick<CreateHandoff, 'create'>;
   clock: Clock;
   log: Logger;
-}
-
-/** Whether `handle` is the lead this handoff was escalated to (who may reassign it, like its sender). */
-export function isEscalationLead(doc: ThreadDoc, handle: string): boolean {
-  const to = doc.timers?.escalated_to;
-  return to?.kind === 'lead' && to.handle === handle;
 }
 
 export class Reassignments {

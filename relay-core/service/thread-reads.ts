@@ -12,6 +12,7 @@ import { LRUCache } from 'lru-cache';
 import type { Intent, ThreadStatus } from '../domain/schemas';
 import type { HandoffTokens } from './handoff-tokens';
 import type { InboxLinks } from './inbox-links';
+import { isEscalationLead } from '../domain/timer-schedule';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
 import { messageView, threadView, type ThreadView } from './wire-views';
@@ -150,7 +151,10 @@ export class ThreadReads {
     return { items, next_cursor: more && last ? cursorAfter(last.doc) : null, total: threads.total + drafts.total };
   }
 
-  /** The thread behind a signed inbox link, for that participant; null when the link is not genuine. */
+  /**
+   * The thread behind a signed inbox link, for that participant (or the lead it was escalated to, whose escalation DM
+   * links it); null when the link is not genuine.
+   */
   async threadForInboxLink(
     threadId: string,
     viewer: string,
@@ -158,7 +162,7 @@ export class ThreadReads {
   ): Promise<{ view: ThreadView; viewer: string } | null> {
     if (!this.deps.links.isGenuine(threadId, viewer, signature)) return null;
     const doc = await this.deps.store.readThread(threadId);
-    if (!doc || (doc.from !== viewer && doc.to !== viewer)) return null;
+    if (!doc || (doc.from !== viewer && doc.to !== viewer && !isEscalationLead(doc, viewer))) return null;
     if (doc.hidden_from_recipient && doc.from !== viewer) return null;
     return { view: await this.view(doc, viewer), viewer };
   }

@@ -177,16 +177,25 @@ export interface FakeSlack {
   enableOAuth(app: { clientId: string; clientSecret: string; rotation?: boolean }): void;
   /** Token rotation: the team's current bot token answers `token_expired` from now on (its refresh token still works). */
   expireToken(teamId: string): void;
-  /** A workspace of its own (`T…`): its people (addUser with `team`) are seen only with a token installed there. */
-  addWorkspace(teamId: string, name?: string): void;
   /**
-   * The person at Slack's authorize page pressing *Allow* for `teamId`: answers the browser's GET of the authorize URL
-   * with the redirect to redirect_uri?code=…&state=… (GET the authorize URL with `team=<id>` added).
+   * A workspace of its own (`T…`): its people (addUser with `team`) are seen only with a token installed there, or
+   * with the org-wide token of its Enterprise Grid org (`org`: addOrg first).
+   */
+  addWorkspace(teamId: string, name?: string, opts?: { org?: string }): void;
+  /** An Enterprise Grid org (`E…`): its workspaces (addWorkspace with `org`) can be installed all at once. */
+  addOrg(enterpriseId: string, name?: string): void;
+  /**
+   * The person at Slack's authorize page pressing *Allow* for `teamId` (a workspace), or for an org (`E…`: an org-wide
+   * install): answers the browser's GET of the authorize URL with the redirect to redirect_uri?code=…&state=… (GET the
+   * authorize URL with `team=<id>` added).
    */
   authorizeUrlFor(authorizeUrl: string, teamId: string): string;
-  /** The bot tokens oauth.v2.access issued, by team id (the latest one). */
+  /** The bot tokens oauth.v2.access issued, by team id, or org id for an org-wide install (the latest one). */
   installedTokens: Map<string, string>;
-  /** The app is removed from `teamId`: its tokens answer `token_revoked` from now on. Returns the event Slack sends. */
+  /**
+   * The app is removed from `teamId` (or from an org, `E…`): its tokens answer `token_revoked` from now on. Returns the
+   * event Slack sends (post it with postSignedEvent's `teamId`, or `enterpriseId` and `isEnterpriseInstall` for an org).
+   */
   uninstall(teamId: string): Record<string, unknown>;
   // --- end install anywhere ------------------------------------------------------------------------
   /** Clears calls, messages, views and scripted failures; users, channels and opened IMs stay. */
@@ -369,11 +378,18 @@ class FakeSlackServer implements FakeSlack {
   /** Token rotation: refresh token → team; each is taken once. */
   private readonly refreshTokens = new Map<string, string>();
   private readonly workspaces = new Map<string, string>([[TEAM_ID, 'handoff-relay test']]);
+  /** Enterprise Grid: org id → name, and each workspace of an org → its org. */
+  private readonly orgs = new Map<string, string>();
+  private readonly orgOfTeam = new Map<string, string>();
+  /** A grant is for a workspace (`T…`) or, for an org-wide install, an org (`E…`). */
   private readonly codes = new Map<string, { team: string; redirectUri: string; used: boolean }>();
-  /** Every token oauth.v2.access issued → its team, and whether it was revoked. */
+  /** Every token oauth.v2.access issued → its team (or org), and whether it was revoked. */
   private readonly tokens = new Map<string, { team: string; revoked: boolean; expired: boolean }>();
   readonly installedTokens = new Map<string, string>();
-  /** The team of the token of the call being handled (handlers run synchronously, one at a time). */
+  /**
+   * The team of the token of the call being handled (handlers run synchronously, one at a time); for an org-wide
+   * token, the org (`E…`), which sees the people of every workspace of the org.
+   */
   private callerTeam = TEAM_ID;
   private callerKnown = false;
 
@@ -399,9 +415,37 @@ class FakeSlackServer implements FakeSlack {
     return { access_token: token, refresh_token: refresh, expires_in: 43_200 };
   }
 
-  addWorkspace(teamId: string, name = teamId.toLowerCase()): void {
+  addWorkspace(teamId: string, name = teamId.toLowerCase(), opts: { org?: string } = {}): void {
     if (!/^T[A-Z0-9]{2,}$/.test(teamId)) throw new Error(`fake Slack: "${teamId}" does not look like a team id (T…)`);
+    if (opts.org && !this.orgs.has(opts.org)) throw new Error(`fake Slack: no org ${opts.org}; addOrg it first`);
     this.workspaces.set(teamId, name);
+    if (opts.org) this.orgOfTeam.set(teamId, opts.org);
+  }
+
+  addOrg(enterpriseId: string, name = enterpriseId.toLowerCase()): void {
+    if (!/^E[A-Z0-9]{2,}$/.test(enterpriseId))
+      throw new Error(`fake Slack: "${enterpriseId}" does not look like an enterprise id (E…)`);
+    this.orgs.set(enterpriseId, name);
+  }
+
+  private isOrg(id: string): boolean {
+    return this.orgs.has(id);
+  }
+
+  /** What oauth.v2.access says an installation is: a workspace (of an org or not), or a whole org. */
+  private installedWhere(id: string): Body {
+    if (this.isOrg(id)) return { team: null, enterprise: { id, name: this.orgs.get(id) }, is_enterprise_install: true };
+    const org = this.orgOfTeam.get(id);
+    return {
+      team: { id, name: this.workspaces.get(id) },
+      enterprise: org ? { id: org, name: this.orgs.get(org) } : null,
+      is_enterprise_install: false,
+    };
+  }
+
+  /** Whether a token of `caller` (a workspace, or an org-wide install) sees the people of workspace `team`. */
+  private sees(caller: string, team: string): boolean {
+    return caller === team || (this.isOrg(caller) && this.orgOfTeam.get(team) === caller);
   }
 
   authorizeUrlFor(authorizeUrl: string, teamId: string): string {
@@ -411,6 +455,8 @@ class FakeSlackServer implements FakeSlack {
   }
 
   uninstall(teamId: string): Record<string, unknown> {
+    if (!this.workspaces.has(teamId) && !this.isOrg(teamId))
+      throw new Error(`fake Slack: no workspace or org ${teamId}`);
     for (const t of this.tokens.values()) if (t.team === teamId) t.revoked = true;
     return { type: 'app_uninstalled' };
   }
@@ -423,19 +469,47 @@ class FakeSlackServer implements FakeSlack {
     };
     if (!this.oauthApp) return refuse('the install flow is off (enableOAuth first)');
     if (q.get('client_id') !== this.oauthApp.clientId) return refuse('invalid client_id');
-    const team = q.get('team') ?? '';
-    if (!this.workspaces.has(team)) return refuse(`no workspace ${team} (addWorkspace first)`);
     const scopes = (q.get('scope') ?? '').split(',').filter(Boolean);
     const unknown = scopes.filter((sc) => !(FAKE_SLACK_SCOPES as readonly string[]).includes(sc));
     if (scopes.length === 0 || unknown.length) return refuse(`invalid scope ${unknown.join(',')}`);
     const redirectUri = q.get('redirect_uri') ?? '';
     if (!/^https?:\/\//.test(redirectUri)) return refuse('bad redirect_uri');
+    // A person in a browser (npm run slack:local -- --oauth) chooses where to install; a test names it (`team`).
+    if (!q.has('team')) return this.consentPage(url, scopes, res);
+    const team = q.get('team') ?? '';
+    if (!this.workspaces.has(team) && !this.isOrg(team))
+      return refuse(`no workspace or org ${team} (addWorkspace / addOrg first)`);
     const code = `${team}.${randomUUID()}`;
     this.codes.set(code, { team, redirectUri, used: false });
     const back = new URL(redirectUri);
     back.searchParams.set('code', code);
     if (q.get('state')) back.searchParams.set('state', q.get('state')!);
     res.writeHead(302, { location: back.toString() }).end();
+  }
+
+  /** The consent page for a person: the scopes asked for, and an Allow for each workspace and org (GET with `team`). */
+  private consentPage(url: URL, scopes: string[], res: ServerResponse): void {
+    const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    const hidden = [...url.searchParams]
+      .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+      .join('');
+    const choices = [
+      ...[...this.workspaces].map(([id, name]) => [id, `${name} (${id})`] as const),
+      ...[...this.orgs].map(([id, name]) => [id, `${name} (${id}, the whole org)`] as const),
+    ]
+      .map(
+        ([id, label], i) =>
+          `<label><input type="radio" name="team" value="${escapeHtml(id)}"${i === 0 ? ' checked' : ''}> ${escapeHtml(label)}</label><br>`,
+      )
+      .join('');
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Install handoff-relay (fake Slack)</title></head><body>` +
+          `<h1>handoff-relay is requesting permission to access a workspace</h1>` +
+          `<p>Fake Slack on this machine (development only). Bot scopes: ${scopes.map((sc) => `<code>${escapeHtml(sc)}</code>`).join(', ')}</p>` +
+          `<form method="get" action="/oauth/v2/authorize">${hidden}${choices}<button type="submit" id="allow">Allow</button></form></body></html>`,
+      );
   }
 
   private oauthV2Access(req: IncomingMessage, a: Args): Body {
@@ -457,9 +531,7 @@ class FakeSlackServer implements FakeSlack {
         token_type: 'bot',
         ...this.issueToken(team),
         bot_user_id: BOT_USER_ID,
-        team: { id: team, name: this.workspaces.get(team) },
-        enterprise: null,
-        is_enterprise_install: false,
+        ...this.installedWhere(team),
       };
     }
     const grant = typeof a.code === 'string' ? this.codes.get(a.code) : undefined;
@@ -474,9 +546,7 @@ class FakeSlackServer implements FakeSlack {
       token_type: 'bot',
       ...this.issueToken(grant.team),
       bot_user_id: BOT_USER_ID,
-      team: { id: grant.team, name: this.workspaces.get(grant.team) },
-      enterprise: null,
-      is_enterprise_install: false,
+      ...this.installedWhere(grant.team),
     };
   }
 
@@ -486,11 +556,14 @@ class FakeSlackServer implements FakeSlack {
       typeof user === 'string' ? ((this.users.get(user)?.team_id as string | undefined) ?? null) : null;
     for (const key of ['user', 'users']) {
       const ids = typeof a[key] === 'string' ? (a[key] as string).split(',') : [];
-      if (ids.some((u) => teamOf(u) !== null && teamOf(u) !== this.callerTeam)) return fail('user_not_found');
+      if (ids.some((u) => teamOf(u) !== null && !this.sees(this.callerTeam, teamOf(u)!))) return fail('user_not_found');
     }
     const ch = typeof a.channel === 'string' ? this.channels.get(a.channel) : undefined;
-    if (ch?.kind === 'im' && teamOf(ch.user) !== null && teamOf(ch.user) !== this.callerTeam)
+    if (ch?.kind === 'im' && teamOf(ch.user) !== null && !this.sees(this.callerTeam, teamOf(ch.user)!))
       return fail('channel_not_found');
+    // An org-wide token names the workspace a workspace-wide call is about; it must be one of its org's.
+    if (this.isOrg(this.callerTeam) && present(a.team_id) && !this.sees(this.callerTeam, String(a.team_id)))
+      return fail('team_access_not_granted');
     return null;
   }
 
@@ -1067,12 +1140,26 @@ class FakeSlackServer implements FakeSlack {
   // --- methods -------------------------------------------------------------------------------
 
   private authTest(): Body {
+    if (this.isOrg(this.callerTeam))
+      return {
+        ok: true,
+        url: 'https://handoff-relay-test.enterprise.slack.com/',
+        team: this.orgs.get(this.callerTeam),
+        user: 'handoff-relay',
+        team_id: this.callerTeam,
+        enterprise_id: this.callerTeam,
+        user_id: BOT_USER_ID,
+        bot_id: BOT_ID,
+        is_enterprise_install: true,
+      };
+    const org = this.orgOfTeam.get(this.callerTeam);
     return {
       ok: true,
       url: 'https://handoff-relay-test.slack.com/',
       team: this.workspaces.get(this.callerTeam),
       user: 'handoff-relay',
       team_id: this.callerTeam,
+      ...(org ? { enterprise_id: org } : {}),
       user_id: BOT_USER_ID,
       bot_id: BOT_ID,
       is_enterprise_install: false,
@@ -1290,10 +1377,16 @@ class FakeSlackServer implements FakeSlack {
     return user ? { ok: true, user } : fail('user_not_found');
   }
 
-  /** Every member of the workspace (the bot too), in the order added, a page at a time (limit 1..1000 as Slack allows). */
+  /**
+   * Every member of the workspace (the bot too), in the order added, a page at a time (limit 1..1000 as Slack allows).
+   * An org-wide token must say which of its workspaces (`team_id`), as Slack requires.
+   */
   private usersList(a: Args): Body {
+    const org = this.isOrg(this.callerTeam);
+    if (org && !present(a.team_id)) return fail('missing_argument', '[ERROR] team_id is required for an org token');
+    const team = org ? String(a.team_id) : this.callerTeam;
     const page = this.pageOf(
-      [...this.users.values()].filter((u) => u.id === BOT_USER_ID || u.team_id === this.callerTeam),
+      [...this.users.values()].filter((u) => u.id === BOT_USER_ID || u.team_id === team),
       a,
       1_000,
     );

@@ -243,11 +243,23 @@ export async function postSignedEvent(
   eventsUrl: string,
   secret: string,
   event: Record<string, unknown>,
-  opts: SignedPostOptions & { teamId?: string } = {},
+  opts: SignedPostOptions & { teamId?: string; enterpriseId?: string; isEnterpriseInstall?: boolean } = {},
 ): Promise<{ status: number; text: string }> {
+  const teamId = opts.teamId ?? 'T0FAKE';
   const body = JSON.stringify({
     token: 'legacy-verification-token',
-    team_id: opts.teamId ?? 'T0FAKE',
+    team_id: teamId,
+    ...(opts.enterpriseId ? { enterprise_id: opts.enterpriseId } : {}),
+    // Who the event is for, as Slack says it (an org-wide install's authorization names no team).
+    authorizations: [
+      {
+        enterprise_id: opts.enterpriseId ?? null,
+        team_id: opts.isEnterpriseInstall ? null : teamId,
+        user_id: 'U0FAKEBOT',
+        is_bot: true,
+        is_enterprise_install: opts.isEnterpriseInstall ?? false,
+      },
+    ],
     api_app_id: 'A0FAKE',
     event: { event_ts: (Date.now() / 1000).toFixed(6), ...event },
     type: 'event_callback',

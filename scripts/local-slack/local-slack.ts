@@ -10,15 +10,23 @@ import { startLocalSlack } from './local-slack-server';
 const LOCAL_SLACK_COMMAND = {
   name: 'slack:local',
   summary: 'run the relay wired to a fake Slack on this machine, and a page to click in it (development only)',
-  usage: ['npm run slack:local [-- --page-port 3001]'],
+  usage: ['npm run slack:local [-- --page-port 3001] [--oauth]'],
   options: {
     'page-port': {
       type: 'string',
       value: 'PORT',
       description: 'where the local Slack page listens (default 3001; 0: any free port)',
     },
+    oauth: {
+      type: 'boolean',
+      description: 'OAuth mode: no bot token; install the app from /slack/install ("Add to Slack") first',
+    },
   },
-  examples: ['npm run slack:local', 'PORT=4000 npm run slack:local -- --page-port 4001'],
+  examples: [
+    'npm run slack:local',
+    'PORT=4000 npm run slack:local -- --page-port 4001',
+    'npm run slack:local -- --oauth',
+  ],
   env: 'the same as start (PORT, MONGODB_URL, REDIS_URL, RELAY_DATA_DIR…); SLACK_* are set to the fake Slack',
 } satisfies CommandSpec;
 
@@ -34,11 +42,16 @@ async function main(argv: string[]): Promise<void> {
   // Whoever a teammate is registered as (--slack-user U0…) is in this workspace as soon as the relay names them.
   const slack = await startFakeSlack({ anyUser: true });
   const signingSecret = randomBytes(16).toString('hex');
+  const oauth = values.oauth === true;
+  // OAuth mode: the same app credentials serve Add to Slack and Sign in with Slack, as on api.slack.com.
+  if (oauth) slack.enableOAuth({ clientId: slack.clientId, clientSecret: slack.clientSecret });
   const stopPage: Array<() => Promise<void>> = [];
   const { relay } = await startCommand({
     env: {
       ...process.env,
-      SLACK_BOT_TOKEN: slack.token,
+      ...(oauth
+        ? { SLACK_BOT_TOKEN: '', SLACK_STATE_SECRET: randomBytes(16).toString('hex') }
+        : { SLACK_BOT_TOKEN: slack.token }),
       SLACK_SIGNING_SECRET: signingSecret,
       SLACK_API_URL: slack.url,
       SLACK_APP_TOKEN: '',
@@ -67,6 +80,10 @@ async function main(argv: string[]): Promise<void> {
   });
   stopPage.push(() => page.close());
   say(`Local Slack (development only; a fake Slack on this machine, nothing reaches slack.com): ${page.url}`);
+  if (oauth)
+    say(
+      `OAuth mode: nothing is installed yet. Open ${relay.url}/slack/install, press Add to Slack and Allow for the workspace ${slack.teamId}.`,
+    );
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {

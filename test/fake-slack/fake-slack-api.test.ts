@@ -1130,3 +1130,79 @@ describe('fake Slack: token rotation', () => {
     );
   });
 });
+
+describe('fake Slack: install flow and Enterprise Grid orgs', () => {
+  const app = { clientId: '1111.2222', clientSecret: 'install-secret' };
+  const redirect = 'http://127.0.0.1:9/slack/oauth_redirect';
+  const authorize = (extra: Record<string, string> = {}) => {
+    const url = new URL('/oauth/v2/authorize', fake.url);
+    for (const [k, v] of Object.entries({
+      client_id: app.clientId,
+      scope: 'chat:write',
+      redirect_uri: redirect,
+      state: 's1',
+      ...extra,
+    }))
+      url.searchParams.set(k, v);
+    return fetch(url, { redirect: 'manual' });
+  };
+  const exchange = async (team: string) => {
+    const allowed = await authorize({ team });
+    expect(allowed.status).toBe(302);
+    const code = new URL(allowed.headers.get('location')!).searchParams.get('code')!;
+    return webClient(undefined).oauth.v2.access({
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      code,
+      redirect_uri: redirect,
+    });
+  };
+
+  beforeAll(() => {
+    fake.enableOAuth(app);
+    fake.addOrg('E0ACME', 'Acme Corp');
+    fake.addWorkspace('T0EAST', 'East', { org: 'E0ACME' });
+    fake.addWorkspace('T0WEST', 'West', { org: 'E0ACME' });
+    fake.addWorkspace('T0SOLO', 'Solo');
+    fake.addUser('U0EVE', { team: 'T0EAST' });
+    fake.addUser('U0WALT', { team: 'T0WEST' });
+    fake.addUser('U0SOL', { team: 'T0SOLO' });
+  });
+
+  test('a person at the authorize page (no team named) gets a consent page to choose a workspace or an org', async () => {
+    const page = await authorize();
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('value="T0SOLO"');
+    expect(html).toContain('Acme Corp (E0ACME, the whole org)');
+    expect(html).toContain('id="allow"');
+    expect(html).toContain(`name="redirect_uri" value="${redirect}"`);
+    // Still strict before the page: a wrong client id is refused.
+    expect((await authorize({ client_id: '9.9' })).status).toBe(400);
+  });
+
+  test('an org-wide install: one token for every workspace of the org, and nobody outside it', async () => {
+    const installed = await exchange('E0ACME');
+    expect(installed).toMatchObject({
+      team: null,
+      enterprise: { id: 'E0ACME', name: 'Acme Corp' },
+      is_enterprise_install: true,
+    });
+    const org = webClient(installed.access_token);
+    expect((await org.users.info({ user: 'U0EVE' })).user?.id).toBe('U0EVE');
+    expect((await org.conversations.open({ users: 'U0WALT' })).channel?.id).toBe(fake.imChannelId('U0WALT'));
+    await expectSlackError(org.users.info({ user: 'U0SOL' }), 'user_not_found');
+    await expectSlackError(org.users.list({}), 'missing_argument');
+    await expectSlackError(org.users.list({ team_id: 'T0SOLO' }), 'team_access_not_granted');
+    expect((await org.users.list({ team_id: 'T0WEST' })).members!.map((m) => m.id)).toContain('U0WALT');
+    expect((await org.auth.test()).is_enterprise_install).toBe(true);
+    // A workspace of the org installed on its own names its org, and is not an org-wide install.
+    expect(await exchange('T0EAST')).toMatchObject({
+      team: { id: 'T0EAST' },
+      enterprise: { id: 'E0ACME' },
+      is_enterprise_install: false,
+    });
+    fake.uninstall('E0ACME');
+    await expectSlackError(org.users.info({ user: 'U0EVE' }), 'token_revoked');
+  });
+});

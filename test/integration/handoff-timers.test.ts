@@ -25,6 +25,8 @@ let relay: TestRelay;
 let aliceKey: string;
 let bobKey: string;
 let erinKey: string;
+let carolKey: string;
+let daveKey: string;
 const clock = new TestClock();
 
 beforeAll(async () => {
@@ -43,8 +45,8 @@ beforeAll(async () => {
   });
   aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice', slack_user_id: ALICE });
   bobKey = await relay.register({ handle: 'bob@acme', name: 'Bob', slack_user_id: BOB });
-  await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
-  await relay.register({ handle: 'dave@acme', name: 'Dave', slack_user_id: DAVE });
+  carolKey = await relay.register({ handle: 'carol@acme', name: 'Carol', slack_user_id: CAROL });
+  daveKey = await relay.register({ handle: 'dave@acme', name: 'Dave', slack_user_id: DAVE });
   erinKey = await relay.register({
     handle: 'erin@acme',
     name: 'Erin',
@@ -445,6 +447,55 @@ test('the lead’s escalation DM: Nudge reaches the recipient, only the lead may
   );
 });
 
+test('Nudge posts once per press: a click Slack sends twice and a double click nudge once, a press 10 minutes on again', async () => {
+  const id = await handoff('Renew the TLS certificate', 'ask_question', 'erin@acme');
+  await at(id, 48 * HOUR + MINUTE);
+  await fired(id, 'escalate');
+  const toLead = await posted(id, 'escalation');
+  const erinDm = (await read(id)).slack!;
+  const nudges = () =>
+    slack
+      .callsTo('chat.postMessage')
+      .filter(
+        (c) =>
+          c.args.thread_ts === erinDm.ts &&
+          c.args.channel === erinDm.channel &&
+          JSON.stringify(c.args.blocks).includes(`<@${DAVE}> nudges you`),
+      );
+  const press = (actionTs: string) => ({
+    ...noticeClick(toLead, DAVE, TIMER_ACTION_IDS.escalationNudge),
+    actionTs,
+  });
+  const answer = (click: { responseName: string }) =>
+    slack.waitFor('response_url', (c) => c.args.response_url === click.responseName);
+  const now = Date.now() / 1000;
+
+  // The same click twice (Slack sending it again), and a double click: two payloads a fraction of a second apart.
+  const first = press(now.toFixed(6));
+  const again = { ...first, responseName: 'answer-again', responseUrl: slack.responseUrl('answer-again') };
+  const second = press((now + 0.3).toFixed(6));
+  await Promise.all([first, again, second].map((click) => clickButton(eventsUrl(), relay.signingSecret, click)));
+  const answers = (await Promise.all([first, again, second].map(answer))).map((c) => String(c.args.text));
+  expect(nudges()).toHaveLength(1);
+  expect(answers.filter((t) => t.startsWith(`Nudged <@${ERIN}>`))).toHaveLength(1);
+  for (const text of answers.filter((t) => !t.startsWith('Nudged')))
+    expect(text).toMatch(
+      new RegExp(
+        `^(You nudged <@${ERIN}> <!date\\^.*; nothing more was sent\\.|Your nudge to <@${ERIN}> is being sent already)`,
+      ),
+    );
+  expect((await read(id)).slack_replies?.['recipient:t:nudge-1']).toBe(String(nudges()[0]!.response.ts));
+
+  // A deliberate press once the window has passed (Slack's clock: its action_ts) nudges again, once.
+  const later = press((now + 10 * 60 + 1).toFixed(6));
+  await clickButton(eventsUrl(), relay.signingSecret, later);
+  expect((await answer(later)).args.text).toBe(
+    `Nudged <@${ERIN}>: a reminder from you is under their DM of this handoff.`,
+  );
+  expect(nudges()).toHaveLength(2);
+  expect((await read(id)).slack_replies?.['recipient:t:nudge-2']).toBe(String(nudges()[1]!.response.ts));
+});
+
 test('a question answered by a reply is marked answered everywhere, and its reminders and escalation stop', async () => {
   const answered = await handoff('Which Postgres version does staging run?');
   const control = await handoff('Which Redis version does staging run?');
@@ -553,12 +604,43 @@ test('a handoff to someone with a lead is escalated to the lead by DM, then acce
   expect(leadBlocks[0].text.text).toBe(
     `:rotating_light: *Escalated:* <@${ALICE}> asked a question of <@${ERIN}> on <!date^${Math.floor(escalated.created_at.getTime() / 1000)}^{date_short_pretty} at {time}|${escalated.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC> — “Review the migration before Friday” — and it has not been accepted yet.`,
   );
+  const open = leadBlocks[1].elements.at(-1).url as string;
   expect(leadBlocks[1].elements.map((e: any) => [e.text.text, e.url ?? null])).toEqual([
     ['Nudge Erin', null],
     ['Reassign', null],
-    ['Open', `${relay.url}/inbox/${id}`],
+    ['Open', expect.stringMatching(new RegExp(`^${relay.url}/inbox/${id}\\?as=dave%40acme&sig=`))],
   ]);
   expect(JSON.stringify(leadBlocks)).not.toContain('Can you look?');
+  // Open lets the lead read the whole thread, though not a participant: its signed link, and the web inbox signed in.
+  const page = async (url: string, cookie?: string) => {
+    const answer = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    return { status: answer.status, html: await answer.text() };
+  };
+  const byLink = await page(open);
+  expect(byLink.status).toBe(200);
+  expect(byLink.html).toContain('Can you look?');
+  expect(byLink.html).toContain('you are dave@acme');
+  // The lead's signature names the lead: it does not open the thread for anyone else.
+  expect((await page(open.replace('as=dave%40acme', 'as=carol%40acme'))).status).toBe(403);
+  const signedIn = async (key: string) => {
+    const link = new URL((await relay.rest('POST', '/agents/me/web-link', key)).body.url as string);
+    const answer = await fetch(`${relay.url}/inbox/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: relay.url },
+      body: new URLSearchParams({ token: link.searchParams.get('token')! }).toString(),
+    });
+    expect(answer.status).toBe(303);
+    return answer.headers.get('set-cookie')!.split(';')[0]!;
+  };
+  const asLead = await page(`${relay.url}/inbox/${id}`, await signedIn(daveKey));
+  expect(asLead.status).toBe(200);
+  expect(asLead.html).toContain('Can you look?');
+  expect(asLead.html).not.toContain(`/inbox/${id}/accept`);
+  // Carol is neither a participant nor its lead: the same 404 as a thread that does not exist.
+  const asStranger = await page(`${relay.url}/inbox/${id}`, await signedIn(carolKey));
+  expect(asStranger.status).toBe(404);
+  expect(asStranger.html).not.toContain('Can you look?');
   const senderDm = escalated.slack_sender!;
   await waitUntil(
     async () => lastText(senderDm.channel, senderDm.ts).includes(`escalated to <@${DAVE}>`) || undefined,

@@ -166,6 +166,36 @@ test('Stop on the DM ends the running agent; the DM says it was stopped and the 
   expect(dmText(slack, dm.channel, dm.ts)).toContain('handoff_run_agent');
 });
 
+// Before the test without streaming: a worker that met a Slack without streaming stops trying it.
+test('a stream start whose answer Slack lost is found under the DM, not started a second time', async () => {
+  // The first chat.startStream takes effect, but its answer never reaches the relay (the job retries).
+  slack.dropResponseNext('chat.startStream');
+  const dm = await team.handoff('fix it once more mode:succeed');
+  await press(relay, dm.click('handoff_run_agent'));
+  const done = await waitUntil(
+    async () => {
+      const d = await threadDoc(relay, dm.threadId);
+      const runId = d.run?.id;
+      return d.status === 'completed' &&
+        runId &&
+        d.slack_replies?.[`recipient:s:${runId}:stop`] &&
+        d.slack_replies?.[`sender:s:${runId}:stop`]
+        ? d
+        : null;
+    },
+    'the run to complete and both streams to stop',
+    30_000,
+  );
+  const lost = slack.calls.find((c) => c.method === 'chat.startStream' && c.response.response_lost);
+  expect(lost).toBeDefined();
+  for (const under of [dm, done.slack_sender!]) {
+    const streams = slack.messages.get(under.channel)!.filter((m) => m.thread_ts === under.ts && m.chunks);
+    expect(streams).toHaveLength(1);
+    expect(slack.callsTo('chat.startStream').filter((c) => c.args.thread_ts === under.ts)).toHaveLength(1);
+    expect(streams[0]!.chunks).toHaveLength(done.message_seq + 1);
+  }
+});
+
 test('where Slack cannot stream, the progress arrives as replies, each batch once', async () => {
   slack.setStreaming(false);
   try {

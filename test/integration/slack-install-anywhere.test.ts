@@ -10,11 +10,19 @@ import { deliveredHandoff, pressAndFinish } from '../helpers/slack-dm';
 import { ACTION_IDS } from '../../bot/blocks/handoff-dm';
 import { slackQueueProbe, type SlackQueueProbe } from '../helpers/slack-queue';
 import { waitUntil } from '../helpers/wait-until';
+import { WebClient } from '@slack/web-api';
+import pino from 'pino';
+import { MongoInstallationStore, type SlackInstallationDoc } from '../../bot/oauth/mongo-installation-store';
+import { installationTokens, SlackWorkspaceNotNamedError, type SlackUserTeamDoc } from '../../bot/oauth/slack-clients';
+import { TeamRoutingClient } from '../../bot/oauth/team-routing-client';
 
 const CLIENT_ID = '1111111111.2222222222';
 const CLIENT_SECRET = randomBytes(16).toString('hex');
 const ALPHA = 'T0ALPHA';
 const BRAVO = 'T0BRAVO';
+/** An Enterprise Grid org and one of its workspaces. */
+const GRID = 'E0GRID';
+const CHARLIE = 'T0CHARLIE';
 
 let slack: FakeSlack;
 let relay: TestRelay;
@@ -46,6 +54,9 @@ beforeAll(async () => {
   slack.addUser('U0ARNO', { team: ALPHA });
   slack.addUser('U0BEA', { team: BRAVO });
   slack.addUser('U0BORIS', { team: BRAVO });
+  slack.addOrg(GRID, 'Grid Corp');
+  slack.addWorkspace(CHARLIE, 'Charlie Division', { org: GRID });
+  slack.addUser('U0CARL', { team: CHARLIE });
   signingSecret = randomBytes(16).toString('hex');
   const started = await startTestRelay({
     name: 'slack_install_anywhere',
@@ -66,6 +77,7 @@ beforeAll(async () => {
     ['arno@alpha', 'U0ARNO'],
     ['bea@bravo', 'U0BEA'],
     ['boris@bravo', 'U0BORIS'],
+    ['carl@charlie', 'U0CARL'],
   ] as const)
     keys[handle] = await relay.register({ handle, slack_user_id: user });
 });
@@ -136,6 +148,32 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
         [slack.imChannelId('U0BEA'), BRAVO],
       ].sort(),
     );
+  });
+
+  test('a call about a whole workspace (users.list) goes out with the token of the workspace it names; naming none is refused in words', async () => {
+    const store = new MongoInstallationStore(relay.store.db.collection<SlackInstallationDoc>('slack_installations'));
+    const tokens = installationTokens({
+      store,
+      userTeams: relay.store.db.collection<SlackUserTeamDoc>('slack_user_teams'),
+      newClient: (token) => new WebClient(token, { slackApiUrl: slack.url }),
+      log: pino({ level: 'silent' }),
+    });
+    const client = new TeamRoutingClient(tokens, { slackApiUrl: slack.url, retryConfig: { retries: 0 } });
+    expect((await tokens.teams()).sort()).toEqual([ALPHA, BRAVO]);
+    const before = slack.callsTo('users.list').length;
+    const alpha = await client.users.list({ team_id: ALPHA });
+    const bravo = await client.users.list({ team_id: BRAVO });
+    expect(alpha.members!.map((m) => m.id).filter((id) => id !== slack.botUserId)).toEqual(['U0ANNA', 'U0ARNO']);
+    expect(bravo.members!.map((m) => m.id).filter((id) => id !== slack.botUserId)).toEqual(['U0BEA', 'U0BORIS']);
+    expect(
+      slack
+        .callsTo('users.list')
+        .slice(before)
+        .map((c) => c.team),
+    ).toEqual([ALPHA, BRAVO]);
+    // Which workspace's members? With two installed there is no telling: refused, and nothing is asked of Slack.
+    await expect(client.users.list({})).rejects.toThrow(new SlackWorkspaceNotNamedError('users.list', 2).message);
+    expect(slack.callsTo('users.list')).toHaveLength(before + 2);
   });
 
   test('a handoff across workspaces: each side’s DM and replies go out with its own workspace’s token', async () => {
@@ -328,5 +366,52 @@ describe('install anywhere (OAuth v2) against the fake Slack', () => {
           c.method === 'chat.postMessage' && c.response.ok && JSON.stringify(c.args).includes('Alpha rate limited'),
       ).length,
     ).toBe(2);
+  });
+
+  test('an org-wide (Enterprise Grid) install answers for a workspace of the org: a DM with the org’s token, then uninstall', async () => {
+    const org = await install(GRID);
+    expect(org.status).toBe(200);
+    expect(org.page).toMatch(/handoff-relay is installed in Grid Corp/);
+    const stored = await relay.store.db.collection('slack_installations').findOne({ _id: GRID as never });
+    expect(stored).toMatchObject({
+      team_id: null,
+      enterprise_id: GRID,
+      installation: { isEnterpriseInstall: true, bot: { token: slack.installedTokens.get(GRID) } },
+    });
+    // Carl is in Charlie, a workspace of the org: the org's token reaches him (a workspace token would not).
+    const toCarl = await sendHandoff(relay, keys['arno@alpha']!, 'carl@charlie', 'Grid: check the SSO settings');
+    const dm = await dmOf(toCarl, 'U0CARL');
+    expect(dm.team).toBe(GRID);
+    expect(JSON.stringify(slack.messages.get(slack.imChannelId('U0CARL')))).toMatch(/check the SSO settings/);
+    await probe.settled();
+
+    // The org uninstalls: Slack says so for the org (its authorization names no team), and only the org is marked.
+    const event = slack.uninstall(GRID);
+    const sent = await postSignedEvent(`${relay.url}/slack/events`, signingSecret, event, {
+      teamId: CHARLIE,
+      enterpriseId: GRID,
+      isEnterpriseInstall: true,
+    });
+    expect(sent.status).toBe(200);
+    const marked = await waitUntil(async () => {
+      const doc = await relay.store.db.collection('slack_installations').findOne({ _id: GRID as never });
+      return doc?.uninstalled_at ? doc : undefined;
+    }, 'the org installation to be marked uninstalled');
+    expect(marked).toMatchObject({ uninstall_reason: 'app_uninstalled', installation: null });
+    expect(await relay.store.db.collection('slack_installations').findOne({ _id: CHARLIE as never })).toBeNull();
+    const lost = await sendHandoff(relay, keys['arno@alpha']!, 'carl@charlie', 'Grid after uninstall');
+    await probe.settled();
+    // Carl's side is left out (his workspace's org is not installed any more), and nothing tried the revoked token;
+    // Alpha's side of it (Arno's own DM) still went out with Alpha's token.
+    const jobs = (await probe.finished()).filter((j) => j.threadId === lost);
+    expect(jobs.map((j) => j.failedReason ?? null)).toEqual([null]);
+    expect((await relay.store.threads.findOne({ _id: lost }))!.slack ?? null).toBeNull();
+    expect(JSON.stringify(slack.messages.get(slack.imChannelId('U0CARL')))).not.toMatch(/Grid after uninstall/);
+    expect(slack.calls.filter((c) => c.response.error === 'token_revoked')).toEqual([]);
+    const arno = await waitUntil(async () => {
+      const doc = await relay.store.threads.findOne({ _id: lost });
+      return doc?.slack_sender ? doc : undefined;
+    }, 'Arno’s DM of the handoff to Carl');
+    expect((await slack.waitFor('chat.postMessage', (c) => c.response.ts === arno.slack_sender!.ts)).team).toBe(ALPHA);
   });
 });

@@ -20,6 +20,7 @@ import {
   reassignButton,
   resendButton,
   snoozeButton,
+  type NudgeDeps,
   type TimerButtonDeps,
 } from './timer-buttons';
 import { WEB_INBOX_ACTION_IDS } from '../../blocks/web-inbox';
@@ -32,6 +33,7 @@ export function registerActions(
     HomeDeps &
     DigestButtonDeps &
     TimerButtonDeps &
+    NudgeDeps &
     ApprovalButtonDeps &
     ClaimButtonDeps &
     RunButtonDeps &

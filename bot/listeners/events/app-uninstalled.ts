@@ -9,13 +9,19 @@ export interface UninstallDeps {
   installations?: MongoInstallationStore;
 }
 
-type Body = { team_id?: string; enterprise_id?: string; is_enterprise_install?: boolean };
+type Authorization = { team_id?: string | null; enterprise_id?: string | null; is_enterprise_install?: boolean };
+type Body = Authorization & { authorizations?: Authorization[] };
 
+/**
+ * The installation an event is about: Slack says it in the envelope's `authorizations` (an org-wide install's names
+ * the org and no team), as Bolt reads it; the top-level ids otherwise.
+ */
 function keyOf(body: Body): string {
+  const auth = body.authorizations?.[0];
   return installationKey({
-    teamId: body.team_id,
-    enterpriseId: body.enterprise_id,
-    isEnterpriseInstall: body.is_enterprise_install ?? false,
+    teamId: auth?.team_id ?? body.team_id ?? undefined,
+    enterpriseId: (auth?.enterprise_id ?? body.enterprise_id) || undefined,
+    isEnterpriseInstall: auth?.is_enterprise_install ?? body.is_enterprise_install ?? false,
   });
 }
 
