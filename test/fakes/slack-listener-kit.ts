@@ -3,7 +3,6 @@
 import type { App } from '@slack/bolt';
 import { ErrorCode } from '@slack/web-api';
 import pino from 'pino';
-import { approvalId, type ApprovalRecord } from '../../relay-core/domain/approval';
 import type { AgentDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import { InboxLinks } from '../../relay-core/service/inbox-links';
 import { registerListeners, type SlackAppDeps } from '../../bot/slack-app';
@@ -58,38 +57,6 @@ export function storedThread(status: ThreadDoc['status'], over: Partial<ThreadDo
     slack: { ...DM, posted_at: NOW },
     ...over,
   } as ThreadDoc;
-}
-
-/** A pending create approval of `doc` that `lead@acme` (Slack U0LEAD) may decide. */
-export function pendingApproval(doc: ThreadDoc): ApprovalRecord {
-  return {
-    id: approvalId(doc._id, 0),
-    action: 'handoff.create',
-    actor: sender.handle,
-    via: 'mcp',
-    args: {},
-    state_version: 1,
-    rule_id: 'r1',
-    policy_version: 'v1',
-    binding: 'a'.repeat(64),
-    approvers: [{ label: 'lead@acme', handle: 'lead@acme', slack_user_id: 'U0LEAD', source: 'lead@acme', step: 0 }],
-    quorum: 1,
-    approvals: [],
-    status: 'pending',
-    reason: null,
-    decided_by: null,
-    decided_at: null,
-    outcome: null,
-    created_at: NOW,
-    remind_after_ms: null,
-    remind_at: null,
-    timeout_ms: 3_600_000,
-    deadline: NOW,
-    on_timeout: 'deny',
-    escalate_to: [],
-    step: 0,
-    history: [],
-  } as ApprovalRecord;
 }
 
 /** The error @slack/web-api throws when Slack answers ok:false with `code`. */

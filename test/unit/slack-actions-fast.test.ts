@@ -17,16 +17,8 @@ import { DIGEST_ACTION_IDS, HOME_ACTION_IDS } from '../../bot/views/home';
 import { APPROVAL_REJECT_CALLBACK_ID } from '../../bot/views/approval-reject-modal';
 import { REASSIGN_VIEW } from '../../bot/blocks/timer-action-ids';
 import type { SlackAppDeps } from '../../bot/slack-app';
-import { agent, NOW } from '../fakes/use-case-ports';
-import {
-  DM,
-  pendingApproval as approval,
-  recipient,
-  sender,
-  SlackListenerKit,
-  storedThread as thread,
-  STRANGER,
-} from '../fakes/slack-listener-kit';
+import { agent, NOW, pendingApproval as approval } from '../fakes/use-case-ports';
+import { DM, recipient, sender, SlackListenerKit, storedThread as thread, STRANGER } from '../fakes/slack-listener-kit';
 
 let kit: SlackListenerKit;
 beforeEach(() => {

@@ -12,15 +12,8 @@ import { NEW_HANDOFF_CALLBACK_ID, NEW_HANDOFF_FIELDS as F } from '../../bot/view
 import { reassignModal } from '../../bot/views/reassign-modal';
 import { REASSIGN_VIEW } from '../../bot/blocks/timer-action-ids';
 import { CALLBACK_IDS, INPUTS, TRANSITION_MODALS } from '../../bot/views/transition-modals';
-import { NOW } from '../fakes/use-case-ports';
-import {
-  pendingApproval,
-  recipient,
-  sender,
-  SlackListenerKit,
-  storedThread,
-  STRANGER,
-} from '../fakes/slack-listener-kit';
+import { NOW, pendingApproval } from '../fakes/use-case-ports';
+import { recipient, sender, SlackListenerKit, storedThread, STRANGER } from '../fakes/slack-listener-kit';
 
 let kit: SlackListenerKit;
 beforeEach(() => {
