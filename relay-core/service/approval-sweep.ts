@@ -10,7 +10,8 @@ import type { ApprovalTimers } from './approval-timers';
 import { isAppliedAfterApproval } from './approvals';
 
 export interface ApprovalSweepDeps {
-  store: MongoStore;
+  /** Only the approvals' listing: an entry whose approval is gone leaves the `open` index there. */
+  store: { approvals: Pick<MongoStore['approvals'], 'updateOne'> };
   records: Pick<ApprovalRecords, 'get' | 'index' | 'open'>;
   timers: Pick<ApprovalTimers, 'arm' | 'fire'>;
   decisions: Pick<ApprovalDecisions, 'finishHeld'>;

@@ -9,9 +9,9 @@ import type { AppendRequest, AppendResult, MessageAppender } from './message-app
 import type { ThreadPolicy } from './thread-policy';
 
 export interface MessagesDeps {
-  ledger: IdempotencyLedger;
-  appender: MessageAppender;
-  policy: ThreadPolicy;
+  ledger: Pick<IdempotencyLedger, 'run'>;
+  appender: Pick<MessageAppender, 'append'>;
+  policy: Pick<ThreadPolicy, 'forChange'>;
 }
 
 export class Messages {

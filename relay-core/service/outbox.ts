@@ -5,13 +5,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { OutboxEvent } from '../domain/documents';
-import type { MongoStore } from '../store/mongo-store';
-import { jobKey, parseJobKey } from '../store/outbox-ledger';
+import { jobKey, parseJobKey, type OutboxLedger } from '../store/outbox-ledger';
 import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
 
+// Only the outbox ledger of the store (store/outbox-ledger.ts), so the fast tier sweeps an in-memory one that passes
+// the same contract suite (test/contracts/outbox-ledger-contract.ts).
 export interface OutboxDeps {
-  store: MongoStore;
-  events: EventPublisher;
+  store: { outbox: Pick<OutboxLedger, 'flush' | 'waiting' | 'remove'> };
+  events: Pick<EventPublisher, 'publish' | 'jobStates'>;
   clock: Clock;
   log: Logger;
 }

@@ -8,7 +8,7 @@ import { RelayError } from '../domain/errors';
 import { canonicalHash } from '../domain/canonical-json';
 import { isEscalationLead } from '../domain/timer-schedule';
 import { TERMINAL_STATUSES as TERMINAL, withCanonicalLines, type Surface } from '../domain/schemas';
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
 import type { CreateHandoff, CreateResult } from './create-handoff';
 import type { HandoffTokens } from './handoff-tokens';
 import type { Outbox } from './outbox';
@@ -16,12 +16,14 @@ import type { Teammates } from './teammates';
 import type { ThreadPolicy } from './thread-policy';
 import type { ThreadReads } from './thread-reads';
 
+// Only the thread-write port of the store (relay-core/domain/thread-writer.ts), so the fast tier runs it on the
+// in-memory one (test/unit/reassignments.test.ts).
 export interface ReassignmentsDeps {
-  store: MongoStore;
-  teammates: Teammates;
-  outbox: Outbox;
+  store: Pick<ThreadWriter, 'readThread' | 'writeThread'>;
+  teammates: Pick<Teammates, 'get' | 'assertNotBlocked'>;
+  outbox: Pick<Outbox, 'recording'>;
   tokens: HandoffTokens;
-  policy: ThreadPolicy;
+  policy: Pick<ThreadPolicy, 'enforced' | 'asIfSent'>;
   reads: Pick<ThreadReads, 'readThread'>;
   creates: Pick<CreateHandoff, 'create'>;
   clock: Clock;

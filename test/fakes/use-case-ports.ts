@@ -1,5 +1,6 @@
 // What the fast use-case tests build their use cases from: teammates, a recording outbox, a ledger that runs each
 // call once, and threads as the create stores them (on the in-memory thread port).
+import { approvalId, type ApprovalRecord } from '../../relay-core/domain/approval';
 import type { AgentDoc, OutboxEvent, ThreadDoc } from '../../relay-core/domain/documents';
 import { newHandoffSchema, type RecipientTarget } from '../../relay-core/domain/schemas';
 import { unclaimedThread } from '../../relay-core/domain/claim';
@@ -40,6 +41,39 @@ export function recordingOutbox(): Pick<Outbox, 'recording'> & { published: Outb
       if (written !== null) published.push(event);
       return written;
     },
+  };
+}
+
+/** A pending approval on `doc` (by default of its create, asked by its sender) that `lead@acme` (Slack U0LEAD) may decide. */
+export function pendingApproval(doc: ThreadDoc, over: Partial<ApprovalRecord> = {}): ApprovalRecord {
+  return {
+    id: approvalId(doc._id, 0),
+    action: 'handoff.create',
+    actor: doc.from,
+    via: 'mcp',
+    args: {},
+    state_version: 1,
+    rule_id: 'r1',
+    policy_version: 'v1',
+    binding: 'a'.repeat(64),
+    approvers: [{ label: 'lead@acme', handle: 'lead@acme', slack_user_id: 'U0LEAD', source: 'lead@acme', step: 0 }],
+    quorum: 1,
+    approvals: [],
+    status: 'pending',
+    reason: null,
+    decided_by: null,
+    decided_at: null,
+    outcome: null,
+    created_at: NOW,
+    remind_after_ms: null,
+    remind_at: null,
+    timeout_ms: 3_600_000,
+    deadline: NOW,
+    on_timeout: 'deny',
+    escalate_to: [],
+    step: 0,
+    history: [],
+    ...over,
   };
 }
 
