@@ -234,7 +234,9 @@ export class IndexedThreadLists implements ThreadLists {
             .toArray(),
         ),
       ),
-      Promise.all(sets.map((set) => this.threads.countDocuments(set))),
+      // Not countDocuments: the embedded engine's aggregation reads and decodes every matching thread whole (0.8 s
+      // for an inbox of 2,900); their ids, read through the same index, decode only the fields the set filters.
+      Promise.all(sets.map(async (set) => (await this.threads.find(set, { projection: { _id: 1 } }).toArray()).length)),
     ]);
     return { ...onePage(pages.flat(), query.limit), total: counts.reduce((a, b) => a + b, 0) };
   }
