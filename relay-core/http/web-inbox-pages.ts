@@ -147,7 +147,7 @@ export interface ListPageView {
   nextCursor: string | null;
   /** The statuses this list may be narrowed to. */
   statuses: readonly ThreadStatus[];
-  /** The list's filters (one at a time): an intent, or the teammate on the other side. */
+  /** The list's filters (each, or both together): an intent, the teammate on the other side. */
   intent?: ThreadView['intent'];
   other?: string;
 }
@@ -159,12 +159,12 @@ function filterForm(view: ListPageView): string {
     .join('');
   const who = view.list === 'sent' ? 'Sent to (handle)' : 'From (handle)';
   return (
-    `<form class="filter" method="get" action="/inbox" aria-label="Filter by intent or teammate"><input type="hidden" name="list" value="${view.list}">` +
+    `<form class="filter" method="get" action="/inbox" aria-label="Filter by intent and teammate"><input type="hidden" name="list" value="${view.list}">` +
     `<label for="filter-intent">Intent</label><select id="filter-intent" name="intent"><option value="">Any</option>${options}</select>` +
     `<label for="filter-with">${h(who)}</label><input type="text" id="filter-with" name="with" value="${h(view.other ?? '')}" placeholder="alice@acme" maxlength="200">` +
     `<button type="submit" class="secondary">Filter</button>` +
     (view.intent || view.other ? ` <a href="/inbox?list=${view.list}">Clear</a>` : '') +
-    `<p class="meta">One at a time: an intent, or a teammate.</p></form>`
+    `<p class="meta">An intent, a teammate, or both.</p></form>`
   );
 }
 

@@ -92,7 +92,7 @@ const listQuery = z.object({
   list: z.enum(LIST_NAMES).catch('waiting'),
   status: z.enum(THREAD_STATUSES).optional().catch(undefined),
   cursor: z.string().max(200).optional().catch(undefined),
-  // The filters (one at a time): blank means none, as the filter form sends them.
+  // The filters (each, or both together): blank means none, as the filter form sends them.
   intent: intentSchema.optional().catch(undefined),
   with: z
     .string()
@@ -516,14 +516,6 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     const status = q.status && statuses.includes(q.status) ? q.status : undefined;
     const filtered = q.list !== 'approvals' && q.list !== 'claimable';
     const filters = filtered ? { intent: q.intent, other: q.with } : {};
-    if (filters.intent && filters.other)
-      return refuse(
-        res,
-        400,
-        'One filter at a time',
-        `Filter by intent or by teammate, one at a time: both together have no index to read them through, so this list does not offer it. Nothing else is wrong; clear one of them.`,
-        viewerOf(found.session),
-      );
     let items: ListItem[] = [];
     let approvals: ApprovalView[] = [];
     let nextCursor: string | null = null;

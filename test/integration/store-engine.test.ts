@@ -173,7 +173,7 @@ describe('secondary indexes', () => {
     expect(page.map((r) => r._id)).toEqual(all.slice(40, 60).map((r) => r._id));
   });
 
-  test('the web inbox’s filters (teammate, intent) are served by the lists’ own indexes, whose later keys they are', async () => {
+  test('the web inbox’s filters (teammate, intent, both) are served by the lists’ own indexes, whose later keys they are', async () => {
     type Filtered = Row & { from: string; intent: string };
     const filtered = clients[0]!.db(dbName).collection<Filtered>('filtered');
     // The threads' indexes as ensureIndexes makes them (store/mongo-store.ts).
@@ -185,6 +185,11 @@ describe('secondary indexes', () => {
     for (const [filter, index, expected] of [
       [{ to: 'u3', from: 's5' }, 'inbox', all.filter((r) => r.to === 'u3' && r.from === 's5')],
       [{ to: 'u3', intent: 'ask_question' }, 'inbox', all.filter((r) => r.to === 'u3' && r.intent === 'ask_question')],
+      [
+        { to: 'u3', intent: 'ask_question', from: 's5' },
+        'inbox',
+        all.filter((r) => r.to === 'u3' && r.intent === 'ask_question' && r.from === 's5'),
+      ],
     ] as const) {
       const find = () => filtered.find(filter).sort({ created_at: -1, _id: -1 }).limit(21);
       const plan = JSON.stringify((await find().explain()).queryPlanner ?? (await find().explain()));

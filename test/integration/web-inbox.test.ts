@@ -266,7 +266,7 @@ test('a full inbox counts to 99+: each count reads no more than a hundred thread
   expect(waiting).toContain('pending (99+)');
 });
 
-test('the lists filter by intent or by teammate, with counts and pages of the filtered list; both at once are refused in words', async () => {
+test('the lists filter by intent, by teammate or by both, with counts and pages of the filtered list', async () => {
   const fay = await relay.register({ handle: 'fay@acme' });
   const gus = await relay.register({ handle: 'gus@acme' });
   const hal = await relay.register({ handle: 'hal@acme' });
@@ -325,9 +325,17 @@ test('the lists filter by intent or by teammate, with counts and pages of the fi
   expect(first + second).toContain('From hal, for info');
   expect(first + second).not.toContain('From gus');
 
+  // Both at once: what gus sent for information, not his question nor hal's notes; the counts and links keep both.
   const both = await get('/inbox?list=received&intent=inform&with=gus@acme', cookie);
-  expect(both.status).toBe(400);
-  expect(both.html).toContain('Filter by intent or by teammate, one at a time');
+  expect(both.status).toBe(200);
+  expect(both.html).toContain('From gus, for info');
+  expect(both.html).not.toContain('From gus, a question');
+  expect(both.html).not.toContain('from hal');
+  expect(both.html).toContain('pending (1)');
+  expect(both.html).toContain('href="/inbox?list=received&amp;intent=inform&amp;with=gus%40acme&amp;status=pending"');
+  const sentBoth = (await get('/inbox?list=sent&intent=ask_question&with=hal@acme', cookie)).html;
+  expect(sentBoth).not.toContain('Fay to hal');
+  expect(sentBoth).toContain('You have not sent any handoffs.');
 });
 
 test('pages are strict: CSP allows only the relay’s own script and style; the script and stylesheet are served', async () => {
