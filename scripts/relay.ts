@@ -62,6 +62,7 @@ import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
 import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
+import { threadSearchIndexer } from '../relay-core/service/thread-search-index';
 import { EndpointOwners } from '../relay-core/webhooks/endpoint-owners';
 import { CardListings } from '../relay-core/service/card-listings';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
@@ -344,6 +345,7 @@ export async function startRelay({
           store,
           owners: endpointOwners,
           feed,
+          search: threadSearchIndexer(store),
           endpoints,
           deliveries,
           queues: webhookQueues,

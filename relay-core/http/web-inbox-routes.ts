@@ -101,6 +101,14 @@ const listQuery = z.object({
     .optional()
     .catch(undefined)
     .transform((v) => (v ? v.toLowerCase() : undefined)),
+  // The text search (docs/web-inbox.md#text-search): blank means none.
+  q: z
+    .string()
+    .trim()
+    .max(500)
+    .optional()
+    .catch(undefined)
+    .transform((v) => v || undefined),
 });
 
 /** What each action's form holds (besides csrf); the messages are what the page shows when a field is wrong. */
@@ -525,6 +533,19 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         approvals = (await approvalViews.list({ status: 'pending', approver: agent.handle }, 50)).filter(
           (a) => !a.approved_by.includes(agent.handle),
         );
+      } else if (q.q && filtered) {
+        // A search of this list: its party, status and filters narrow the words' matches; no per-status counts
+        // (those would read every match).
+        const page = await reads.searchThreads(agent, {
+          text: q.q,
+          party,
+          status: status ? [status] : q.list === 'waiting' ? WAITING : undefined,
+          limit: PAGE_SIZE,
+          cursor: q.cursor,
+          ...filters,
+        });
+        items = page.items;
+        nextCursor = page.next_cursor;
       } else {
         const page = await reads.listThreads(agent, {
           role,
@@ -549,6 +570,14 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         }
       }
     } catch (error) {
+      if (error instanceof RelayError && error.code === 'invalid_params' && q.q && error.message.startsWith('search:'))
+        return refuse(
+          res,
+          400,
+          'Nothing to search for',
+          `${error.message.charAt(8).toUpperCase()}${error.message.slice(9)}. Nothing else is wrong.`,
+          viewerOf(found.session),
+        );
       if (error instanceof RelayError && error.code === 'invalid_params')
         return refuse(
           res,
@@ -572,6 +601,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         nextCursor,
         statuses,
         ...filters,
+        ...(q.q && filtered ? { search: q.q } : {}),
       }),
     );
   });

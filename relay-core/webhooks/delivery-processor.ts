@@ -8,6 +8,7 @@ import { parseJob } from '../queues/parse-job';
 import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { Relay } from '../service/relay-service';
+import type { IndexedEvent } from '../service/thread-search-index';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
@@ -32,6 +33,8 @@ export interface WebhookDeliveryDeps {
   database?: string;
   /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
   feed?: EventRecorder;
+  /** The web inbox's text search (service/thread-search-index.ts): the event's words, before the fan-out too. */
+  search?: { index(event: IndexedEvent): Promise<void> };
   store: MongoStore;
   /** Who of an event's participants has an endpoint (endpoint-owners.ts); the store's lookup by default. */
   owners?: Pick<EndpointOwners, 'withEndpoint'>;
@@ -130,6 +133,7 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       }
     }
     if (recorded) await deps.feed?.record(thread, [recorded]);
+    await deps.search?.index({ type: event.type, thread_id: event.thread_id, message_id: taken.message_id });
     // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
     const carried = recorded ? { event: carriedEvent(recorded) } : {};
     for (const handle of await withEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {

@@ -1,0 +1,55 @@
+// Writes the words of each thread event into the text search (store/thread-terms.ts), from the worker that takes the
+// event off its queue after the write (webhooks/delivery-processor.ts): no command on the request path, and search
+// lags the write by the job's time. Re-running a job writes nothing twice (entries keyed by thread, handle and word).
+import { messageTerms, searchTerms } from '../domain/search-terms';
+import type { EventType } from '../domain/schemas';
+import type { MongoStore } from '../store/mongo-store';
+import { ThreadTerms } from '../store/thread-terms';
+
+export interface IndexedEvent {
+  type: EventType;
+  thread_id: string;
+  message_id?: string;
+}
+
+export interface ThreadSearchIndexer {
+  /** The words an event adds: a new thread (or a new recipient: the whole thread), a message, a completion. */
+  index(event: IndexedEvent): Promise<void>;
+}
+
+export function threadSearchIndexer(store: MongoStore): ThreadSearchIndexer {
+  const brief = { from: 1, to: 1, created_at: 1 } as const;
+  return {
+    async index(event) {
+      switch (event.type) {
+        case 'thread.created':
+        case 'thread.claimed':
+        case 'thread.reassigned': {
+          const doc = await store.threads.findOne({ _id: event.thread_id });
+          if (doc) await store.terms.addThread(doc);
+          return;
+        }
+        case 'thread.completed': {
+          const doc = await store.threads.findOne(
+            { _id: event.thread_id },
+            { projection: { ...brief, completed_summary: 1 } },
+          );
+          if (doc?.completed_summary)
+            await store.terms.add(doc, ThreadTerms.participants(doc), searchTerms(doc.completed_summary));
+          return;
+        }
+        case 'thread.message': {
+          if (!event.message_id) return;
+          const [doc, message] = await Promise.all([
+            store.threads.findOne({ _id: event.thread_id }, { projection: brief }),
+            store.messages.findOne({ thread_id: event.thread_id, id: event.message_id }, { projection: { body: 1 } }),
+          ]);
+          if (doc && message) await store.terms.add(doc, ThreadTerms.participants(doc), messageTerms(message));
+          return;
+        }
+        default:
+          return;
+      }
+    },
+  };
+}
