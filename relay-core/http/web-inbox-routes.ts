@@ -800,7 +800,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
           break;
         case 'snooze':
           if (!deps.timers) throw new RelayError('invalid_params', 'this relay runs no reminders to snooze');
-          await deps.timers.snooze(agent, id, (parsed.data as { choice: SnoozeChoice }).choice);
+          await deps.timers.snooze(agent, id, (parsed.data as { choice: SnoozeChoice }).choice, 'web');
           break;
         case 'reply':
           await messages.append(agent, { thread_id: id, body: f.body!, payload: {}, artifacts: [] }, 'web', key);
