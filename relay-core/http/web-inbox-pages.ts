@@ -260,7 +260,7 @@ export function listPage(view: ListPageView): string {
     : '';
   return layout(
     { title, viewer: view.viewer, current: view.list, counts: view.counts, watch: 'all' },
-    `<div id="list" data-live="list"><h1>${h(title)}${view.list === 'waiting' ? ' <span class="meta">(oldest first)</span>' : ''}</h1>${filters}` +
+    `<div id="list" data-live="list"><h1>${h(title)}${view.list === 'waiting' && !view.search ? ' <span class="meta">(oldest first)</span>' : ''}</h1>${filters}` +
       (view.search ? `<p class="meta">Search results for “${h(view.search)}”, newest first.</p>` : '') +
       (entries.length ? `<ul class="threads">${entries.join('')}</ul>` : `<p class="card">${h(nothing)}</p>`) +
       `${pager}</div><p class="meta" role="status" id="live-status" aria-live="polite"></p>`,

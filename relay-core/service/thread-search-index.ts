@@ -10,6 +10,8 @@ export interface IndexedEvent {
   type: EventType;
   thread_id: string;
   message_id?: string;
+  /** The thread's version once the event was written: the process that wrote it moments ago reads nothing. */
+  version?: number;
 }
 
 export interface ThreadSearchIndexer {
@@ -18,22 +20,20 @@ export interface ThreadSearchIndexer {
 }
 
 export function threadSearchIndexer(store: MongoStore): ThreadSearchIndexer {
-  const brief = { from: 1, to: 1, created_at: 1 } as const;
+  // The thread as this process wrote it moments ago when it did (MongoStore.readThreadFrom), else one read.
+  const thread = (event: IndexedEvent) => store.readThreadFrom(event.thread_id, event.version);
   return {
     async index(event) {
       switch (event.type) {
         case 'thread.created':
         case 'thread.claimed':
         case 'thread.reassigned': {
-          const doc = await store.threads.findOne({ _id: event.thread_id });
+          const doc = await thread(event);
           if (doc) await store.terms.addThread(doc);
           return;
         }
         case 'thread.completed': {
-          const doc = await store.threads.findOne(
-            { _id: event.thread_id },
-            { projection: { ...brief, completed_summary: 1 } },
-          );
+          const doc = await thread(event);
           if (doc?.completed_summary)
             await store.terms.add(doc, ThreadTerms.participants(doc), searchTerms(doc.completed_summary));
           return;
@@ -41,7 +41,7 @@ export function threadSearchIndexer(store: MongoStore): ThreadSearchIndexer {
         case 'thread.message': {
           if (!event.message_id) return;
           const [doc, message] = await Promise.all([
-            store.threads.findOne({ _id: event.thread_id }, { projection: brief }),
+            thread(event),
             store.messages.findOne({ thread_id: event.thread_id, id: event.message_id }, { projection: { body: 1 } }),
           ]);
           if (doc && message) await store.terms.add(doc, ThreadTerms.participants(doc), messageTerms(message));

@@ -122,6 +122,8 @@ export class ThreadTerms {
   }
 
   private async wordsOf(doc: ThreadDoc): Promise<string[]> {
+    // A thread without messages yet (a new one) needs no read of them.
+    if (!doc.message_seq) return threadTerms(doc);
     const messages = await this.messages
       .find({ thread_id: doc._id }, { projection: { body: 1 } })
       .sort({ sequence_no: 1 })

@@ -133,7 +133,12 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       }
     }
     if (recorded) await deps.feed?.record(thread, [recorded]);
-    await deps.search?.index({ type: event.type, thread_id: event.thread_id, message_id: taken.message_id });
+    await deps.search?.index({
+      type: event.type,
+      thread_id: event.thread_id,
+      message_id: taken.message_id,
+      version: taken.version,
+    });
     // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
     const carried = recorded ? { event: carriedEvent(recorded) } : {};
     for (const handle of await withEndpoint([...new Set([thread.from, thread.to, ...candidates, ...approvers])])) {
