@@ -74,18 +74,12 @@ export class ThreadTerms {
       })),
     );
     if (docs.length === 0) return;
-    // Those already written (by this job's earlier try, or an earlier event's) are skipped, not rewritten.
-    const known = new Set(
-      (await this.docs.find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { _id: 1 } }).toArray()).map(
-        (d) => d._id,
-      ),
-    );
-    const fresh = docs.filter((d) => !known.has(d._id));
-    for (let i = 0; i < fresh.length; i += 1_000) {
+    // One unordered insert: an entry already there (this job's earlier try, an earlier event's word) is refused by its
+    // `_id` and the others go in.
+    for (let i = 0; i < docs.length; i += 1_000) {
       try {
-        await this.docs.insertMany(fresh.slice(i, i + 1_000), { ordered: false });
+        await this.docs.insertMany(docs.slice(i, i + 1_000), { ordered: false });
       } catch (error) {
-        // Another worker wrote some meanwhile: the rest went in (unordered), and those are the same entries.
         if (!onlyDuplicates(error)) throw error;
       }
     }
