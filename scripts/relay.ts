@@ -68,6 +68,7 @@ import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
 import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
+import { threadSearchIndexer } from '../relay-core/service/thread-search-index';
 import { EndpointOwners } from '../relay-core/webhooks/endpoint-owners';
 import { CardListings } from '../relay-core/service/card-listings';
 import { endpointChallengeHandler } from '../relay-core/webhooks/endpoint-challenge';
@@ -174,11 +175,14 @@ export async function startRelay({
     bump: async () => void (await producer.incr(agentsChanged)),
   };
   const endpointOwners = new EndpointOwners((handles) => store.withWebhookEndpoint(handles), agentsCounter);
-  // Every event goes into its participants' event logs (GET /events reads them) in the request that wrote it, then
-  // onto its queues: a `webhooks` job only when someone hears of it by webhook or push.
+  // Every event goes into its participants' event logs (GET /events reads them) and its words into the web inbox's
+  // search (service/thread-search-index.ts) in the request that wrote it, then onto its queues: a `webhooks` job only
+  // when someone hears of it by webhook or push.
+  const search = threadSearchIndexer(store);
   const publisher = new RecordingEventPublisher({
     inner: new BullmqEventPublisher({ queues, slackEnabled: Boolean(config.slack), database, armTimers: true }),
     feed,
+    search,
     hears: webhookHearers(endpointOwners),
     finished: (threadId, queue, eventId) => store.outbox.finished(threadId, queue, eventId),
   });
@@ -359,6 +363,7 @@ export async function startRelay({
           store,
           owners: endpointOwners,
           feed,
+          search,
           endpoints,
           deliveries,
           queues: webhookQueues,

@@ -495,6 +495,8 @@ export const EVENT_TYPES = [
   'thread.escalated',
   'thread.reassigned',
   'thread.expired',
+  /** The recipient snoozed the reminders (web inbox or Slack's Snooze): open pages show until when. */
+  'thread.snoozed',
   /** A create a policy holds for approval: the sender hears of it; the recipient hears nothing until it is approved. */
   'thread.awaiting_approval',
   /** An approver rejected the create: the sender hears why. */

@@ -147,9 +147,11 @@ export interface ListPageView {
   nextCursor: string | null;
   /** The statuses this list may be narrowed to. */
   statuses: readonly ThreadStatus[];
-  /** The list's filters (one at a time): an intent, or the teammate on the other side. */
+  /** The list's filters (each, or both together): an intent, the teammate on the other side. */
   intent?: ThreadView['intent'];
   other?: string;
+  /** The words searched for: the page lists the matches, newest first, without per-status counts. */
+  search?: string;
 }
 
 /** The intent / teammate filter of a thread list (a GET form: the filtered list is a link like any other). */
@@ -159,12 +161,28 @@ function filterForm(view: ListPageView): string {
     .join('');
   const who = view.list === 'sent' ? 'Sent to (handle)' : 'From (handle)';
   return (
-    `<form class="filter" method="get" action="/inbox" aria-label="Filter by intent or teammate"><input type="hidden" name="list" value="${view.list}">` +
+    `<form class="filter" method="get" action="/inbox" aria-label="Filter by intent and teammate"><input type="hidden" name="list" value="${view.list}">` +
     `<label for="filter-intent">Intent</label><select id="filter-intent" name="intent"><option value="">Any</option>${options}</select>` +
     `<label for="filter-with">${h(who)}</label><input type="text" id="filter-with" name="with" value="${h(view.other ?? '')}" placeholder="alice@acme" maxlength="200">` +
+    (view.search ? `<input type="hidden" name="q" value="${h(view.search)}">` : '') +
     `<button type="submit" class="secondary">Filter</button>` +
     (view.intent || view.other ? ` <a href="/inbox?list=${view.list}">Clear</a>` : '') +
-    `<p class="meta">One at a time: an intent, or a teammate.</p></form>`
+    `<p class="meta">An intent, a teammate, or both.</p></form>`
+  );
+}
+
+/** The text search of a thread list (a GET form, keeping the list's filters): its words in every summary and message. */
+function searchForm(view: ListPageView): string {
+  return (
+    `<form class="filter" role="search" method="get" action="/inbox"><input type="hidden" name="list" value="${view.list}">` +
+    (view.intent ? `<input type="hidden" name="intent" value="${h(view.intent)}">` : '') +
+    (view.other ? `<input type="hidden" name="with" value="${h(view.other)}">` : '') +
+    `<label for="search-q">Search</label><input type="search" id="search-q" name="q" value="${h(view.search ?? '')}" placeholder="words in a summary or message" maxlength="500">` +
+    `<button type="submit" class="secondary">Search</button>` +
+    (view.search
+      ? ` <a href="/inbox?list=${view.list}${view.intent ? `&amp;intent=${view.intent}` : ''}${view.other ? `&amp;with=${encodeURIComponent(view.other)}` : ''}">Clear search</a>`
+      : '') +
+    `</form>`
   );
 }
 
@@ -203,17 +221,26 @@ export function listPage(view: ListPageView): string {
   const base =
     `/inbox?list=${view.list}` +
     (view.intent ? `&amp;intent=${view.intent}` : '') +
-    (view.other ? `&amp;with=${encodeURIComponent(view.other)}` : '');
+    (view.other ? `&amp;with=${encodeURIComponent(view.other)}` : '') +
+    (view.search ? `&amp;q=${encodeURIComponent(view.search)}` : '');
+  // A search shows every status of the list uncounted (counting would read every match).
+  const chips = view.search
+    ? view.statuses
+        .filter((s) => s !== 'unclaimed')
+        .map(
+          (s) =>
+            `<a href="${base}&amp;status=${s}"${view.status === s ? ' aria-current="true"' : ''}>${h(s.replace('_', ' '))}</a>`,
+        )
+    : view.statuses
+        .filter((s) => view.statusCounts[s])
+        .map(
+          (s) =>
+            `<a href="${base}&amp;status=${s}"${view.status === s ? ' aria-current="true"' : ''}>${h(s.replace('_', ' '))} (${countText(view.statusCounts[s]!)})</a>`,
+        );
   const filters =
     view.list === 'approvals' || view.list === 'claimable'
       ? ''
-      : `${filterForm(view)}<nav class="filters" aria-label="Filter by status"><a href="${base}"${view.status ? '' : ' aria-current="true"'}>All</a>${view.statuses
-          .filter((s) => view.statusCounts[s])
-          .map(
-            (s) =>
-              `<a href="${base}&amp;status=${s}"${view.status === s ? ' aria-current="true"' : ''}>${h(s.replace('_', ' '))} (${countText(view.statusCounts[s]!)})</a>`,
-          )
-          .join('')}</nav>`;
+      : `${searchForm(view)}${filterForm(view)}<nav class="filters" aria-label="Filter by status"><a href="${base}"${view.status ? '' : ' aria-current="true"'}>All</a>${chips.join('')}</nav>`;
   const entries =
     view.list === 'approvals'
       ? view.approvals.map((a) => approvalEntry(a, view.viewer))
@@ -225,13 +252,17 @@ export function listPage(view: ListPageView): string {
     claimable: 'No routed handoff is waiting for someone like you to claim it.',
     approvals: 'No approval is waiting for your decision.',
   }[view.list];
+  const nothing = view.search
+    ? `Nothing in this list holds every word of “${view.search}”. Search matches whole words (“page” does not find “pages”), in any case and with or without accents.`
+    : empty;
   const pager = view.nextCursor
     ? `<div class="pager"><a href="${base}${view.status ? `&amp;status=${view.status}` : ''}&amp;cursor=${encodeURIComponent(view.nextCursor)}">Next page →</a></div>`
     : '';
   return layout(
     { title, viewer: view.viewer, current: view.list, counts: view.counts, watch: 'all' },
-    `<div id="list" data-live="list"><h1>${h(title)}${view.list === 'waiting' ? ' <span class="meta">(oldest first)</span>' : ''}</h1>${filters}` +
-      (entries.length ? `<ul class="threads">${entries.join('')}</ul>` : `<p class="card">${h(empty)}</p>`) +
+    `<div id="list" data-live="list"><h1>${h(title)}${view.list === 'waiting' && !view.search ? ' <span class="meta">(oldest first)</span>' : ''}</h1>${filters}` +
+      (view.search ? `<p class="meta">Search results for “${h(view.search)}”, newest first.</p>` : '') +
+      (entries.length ? `<ul class="threads">${entries.join('')}</ul>` : `<p class="card">${h(nothing)}</p>`) +
       `${pager}</div><p class="meta" role="status" id="live-status" aria-live="polite"></p>`,
   );
 }

@@ -93,7 +93,7 @@ const listQuery = z.object({
   list: z.enum(LIST_NAMES).catch('waiting'),
   status: z.enum(THREAD_STATUSES).optional().catch(undefined),
   cursor: z.string().max(200).optional().catch(undefined),
-  // The filters (one at a time): blank means none, as the filter form sends them.
+  // The filters (each, or both together): blank means none, as the filter form sends them.
   intent: intentSchema.optional().catch(undefined),
   with: z
     .string()
@@ -102,6 +102,14 @@ const listQuery = z.object({
     .optional()
     .catch(undefined)
     .transform((v) => (v ? v.toLowerCase() : undefined)),
+  // The text search (docs/web-inbox.md#text-search): blank means none.
+  q: z
+    .string()
+    .trim()
+    .max(500)
+    .optional()
+    .catch(undefined)
+    .transform((v) => v || undefined),
 });
 
 /** What each action's form holds (besides csrf); the messages are what the page shows when a field is wrong. */
@@ -517,14 +525,6 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
     const status = q.status && statuses.includes(q.status) ? q.status : undefined;
     const filtered = q.list !== 'approvals' && q.list !== 'claimable';
     const filters = filtered ? { intent: q.intent, other: q.with } : {};
-    if (filters.intent && filters.other)
-      return refuse(
-        res,
-        400,
-        'One filter at a time',
-        `Filter by intent or by teammate, one at a time: both together have no index to read them through, so this list does not offer it. Nothing else is wrong; clear one of them.`,
-        viewerOf(found.session),
-      );
     let items: ListItem[] = [];
     let approvals: ApprovalView[] = [];
     let nextCursor: string | null = null;
@@ -534,6 +534,19 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         approvals = (await approvalViews.list({ status: 'pending', approver: agent.handle }, 50)).filter(
           (a) => !a.approved_by.includes(agent.handle),
         );
+      } else if (q.q && filtered) {
+        // A search of this list: its party, status and filters narrow the words' matches; no per-status counts
+        // (those would read every match).
+        const page = await reads.searchThreads(agent, {
+          text: q.q,
+          party,
+          status: status ? [status] : q.list === 'waiting' ? WAITING : undefined,
+          limit: PAGE_SIZE,
+          cursor: q.cursor,
+          ...filters,
+        });
+        items = page.items;
+        nextCursor = page.next_cursor;
       } else {
         const page = await reads.listThreads(agent, {
           role,
@@ -558,6 +571,14 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         }
       }
     } catch (error) {
+      if (error instanceof RelayError && error.code === 'invalid_params' && q.q && error.message.startsWith('search:'))
+        return refuse(
+          res,
+          400,
+          'Nothing to search for',
+          `${error.message.charAt(8).toUpperCase()}${error.message.slice(9)}. Nothing else is wrong.`,
+          viewerOf(found.session),
+        );
       if (error instanceof RelayError && error.code === 'invalid_params')
         return refuse(
           res,
@@ -581,6 +602,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
         nextCursor,
         statuses,
         ...filters,
+        ...(q.q && filtered ? { search: q.q } : {}),
       }),
     );
   });
@@ -782,7 +804,7 @@ export function mountWebInbox(app: Express, deps: WebInboxDeps): void {
           break;
         case 'snooze':
           if (!deps.timers) throw new RelayError('invalid_params', 'this relay runs no reminders to snooze');
-          await deps.timers.snooze(agent, id, (parsed.data as { choice: SnoozeChoice }).choice);
+          await deps.timers.snooze(agent, id, (parsed.data as { choice: SnoozeChoice }).choice, 'web');
           break;
         case 'reply':
           await messages.append(agent, { thread_id: id, body: f.body!, payload: {}, artifacts: [] }, 'web', key);

@@ -7,6 +7,7 @@ import type { EventLog, LoggedEvent } from '../store/event-log';
 import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
 import { jobKey } from '../store/outbox-ledger';
 import type { QueueName } from '../queues/bullmq-queues';
+import type { ThreadSearchIndexer } from './thread-search-index';
 
 const WEBHOOKS: QueueName = 'webhooks';
 
@@ -196,12 +197,13 @@ export class EventFeed {
   }
 }
 
-/** The outbox's pending key of an event's entries in its participants' event logs (`events:<event id>`). */
+/** The outbox's pending key of an event's entries in its participants' event logs and its words in their search
+ * (`events:<event id>`). */
 export const EVENT_LOGS = 'events';
 
 /**
  * The outbox's publisher: each event goes into its participants' event logs first (GET /events and `check_inbox`
- * read them), in the request that wrote it, then onto its queues — the `webhooks` job only when someone hears of
+ * read them), and its words into their web inbox search, in the request that wrote it, then onto its queues — the `webhooks` job only when someone hears of
  * it by webhook or push (`hears`), so an event nobody does costs no job. Each log entry and each job left out is
  * marked finished on the thread (`finished`); a log write that failed stays pending, the publish throws, and the
  * outbox sweep records it again (twice is once: event-log.ts).
@@ -211,6 +213,8 @@ export class RecordingEventPublisher implements EventPublisher {
     private readonly deps: {
       inner: EventPublisher;
       feed: Pick<EventFeed, 'record'>;
+      /** The web inbox's search: the words an event adds (thread-search-index.ts). */
+      search?: Pick<ThreadSearchIndexer, 'index'>;
       hears: (thread: EventThread, event: OutboxEvent) => Promise<boolean>;
       finished: (threadId: string, queue: string, eventId: string) => void;
     },
@@ -229,8 +233,15 @@ export class RecordingEventPublisher implements EventPublisher {
   }
 
   async publish(thread: EventThread, events: readonly OutboxEvent[], skip?: ReadonlySet<string>): Promise<void> {
-    const { inner, feed, hears, finished } = this.deps;
-    const logged = feed.record(thread, events).then(
+    const { inner, feed, search, hears, finished } = this.deps;
+    const words = (event: OutboxEvent) =>
+      search?.index({
+        type: event.type,
+        thread_id: thread._id,
+        ...(event.message_id ? { message_id: event.message_id } : {}),
+        ...(thread.version !== undefined ? { version: thread.version } : {}),
+      });
+    const logged = Promise.all([feed.record(thread, events), ...events.map(words)]).then(
       () => events.forEach((event) => finished(thread._id, EVENT_LOGS, event.id)),
       (error: unknown) => error,
     );

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
 import type { AgentDoc, EscalationTarget, OutboxEvent, ThreadDoc, TimerDoc, TimerStep } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import type { EventType } from '../domain/schemas';
+import type { EventType, Surface } from '../domain/schemas';
 import {
   applyTimerStep,
   armedTimer,
@@ -371,27 +371,32 @@ export class HandoffTimers {
   }
 
   /** The recipient's Snooze: the next reminder moves to the chosen time (in their zone); returns it. */
-  async snooze(caller: AgentDoc, threadId: string, choice: SnoozeChoice): Promise<Date> {
+  async snooze(caller: AgentDoc, threadId: string, choice: SnoozeChoice, via: Surface): Promise<Date> {
     const { store, clock } = this.deps;
     const now = clock.now();
     const { zone } = await this.zoneOf(caller.handle);
     const until = snoozedUntil(choice, now, this.settings.workingHours, zone);
     let refused: RelayError | null = null;
-    await store.writeThread(threadId, (doc) => {
-      refused = null;
-      if (doc.to !== caller.handle)
-        refused = new RelayError(
-          'not_authorized_transition',
-          `Only the recipient (${doc.to}) can snooze this handoff's reminders`,
-        );
-      else if (doc.status !== 'pending')
-        refused = new RelayError(
-          'invalid_transition',
-          `The handoff is ${doc.status}; there are no reminders to snooze`,
-          { status: doc.status },
-        );
-      if (refused) return undefined;
-      return { ...doc, timers: { fired: {}, ...doc.timers, snoozed_until: until } };
+    // An event, so the thread's other open pages, the live App Home and webhooks hear of it (docs/timers.md).
+    const event: OutboxEvent = { id: randomUUID(), type: 'thread.snoozed', at: now, by: caller.handle, via };
+    await this.deps.outbox.recording(event, async () => {
+      const { after } = await store.writeThread(threadId, (doc) => {
+        refused = null;
+        if (doc.to !== caller.handle)
+          refused = new RelayError(
+            'not_authorized_transition',
+            `Only the recipient (${doc.to}) can snooze this handoff's reminders`,
+          );
+        else if (doc.status !== 'pending')
+          refused = new RelayError(
+            'invalid_transition',
+            `The handoff is ${doc.status}; there are no reminders to snooze`,
+            { status: doc.status },
+          );
+        if (refused) return undefined;
+        return { ...doc, timers: { fired: {}, ...doc.timers, snoozed_until: until }, outbox: [...doc.outbox, event] };
+      });
+      return after;
     });
     if (refused) throw refused;
     await this.arm(threadId).catch((error: Error) =>

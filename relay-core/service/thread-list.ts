@@ -14,7 +14,7 @@ export interface ListRequest {
   cursor?: string;
   /** Oldest first (the web inbox's "Waiting for me"); newest first otherwise. */
   oldestFirst?: boolean;
-  /** The web inbox's filters, one at a time (store/thread-lists.ts): an intent, or the teammate on the other side. */
+  /** The web inbox's filters, each or both (store/thread-lists.ts): an intent, the teammate on the other side. */
   intent?: Intent;
   other?: string;
 }

@@ -15,6 +15,7 @@ import type { InboxLinks } from './inbox-links';
 import { isEscalationLead } from '../domain/timer-schedule';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
+import { searchThreads, type SearchRequest } from './thread-search';
 import { messageView, threadView, type ThreadView } from './wire-views';
 
 /** A task in a ListTasks page: a thread, or an A2A task still waiting for its recipient. */
@@ -87,6 +88,11 @@ export class ThreadReads {
   /** A page of the caller's threads, newest first (thread-list.ts). */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
     return listThreads({ store: this.deps.store, teammates: this.deps.teammates }, caller, request);
+  }
+
+  /** The caller's threads that hold every word of `request.text`, newest first (thread-search.ts). */
+  async searchThreads(caller: AgentDoc, request: SearchRequest): Promise<ThreadPage> {
+    return searchThreads({ store: this.deps.store, teammates: this.deps.teammates }, caller, request);
   }
 
   /**

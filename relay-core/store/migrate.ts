@@ -14,8 +14,9 @@ import { putById } from './thread-writes';
  * 6: a thread's armed timer step and its events' pending jobs are on the thread (`next_timer` and `next_due_at`,
  *    `jobs_pending` and `pending_since`), not in the `timers` and `outbox_entries` collections.
  * 7: an unclaimed thread is marked `claimable` (store/thread-lists.ts withClaimable), which its candidates' lists read.
+ * 8: the web inbox's text search: each thread's words for its participants in `thread_terms` (thread-terms.ts).
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -93,6 +94,9 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
       progress(`migrate: ${marked.modifiedCount.toLocaleString('en')} unclaimed handoffs marked claimable`);
     touched += marked.modifiedCount;
   }
+
+  // Step 6: the words of every thread written before the search was, for its participants.
+  if (current < 8) touched += await fillThreadTerms(store, progress);
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
@@ -268,6 +272,36 @@ async function moveOutboxOntoThreads(store: MongoStore, progress: (line: string)
   if (byThread.size > 0)
     progress(`migrate: the events in flight of ${byThread.size.toLocaleString('en')} threads moved onto the threads`);
   return byThread.size;
+}
+
+/** How far fillThreadTerms got (the last thread `_id` done), so a stopped migration picks up there. */
+const TERMS_FILLED_ID = 'thread_terms_filled_through';
+/** Threads whose words one round of fillThreadTerms writes (their messages are one more query). */
+const TERMS_PAGE = 200;
+
+/**
+ * Up to layout 6 there was no text search: each thread's words (its own and its messages', domain/search-terms.ts)
+ * go into `thread_terms` for its participants, in `_id` order a page at a time. Resumable (the last `_id` done is
+ * kept in `meta`) and idempotent (an entry already there is not written again).
+ */
+async function fillThreadTerms(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  let through = ((await store.meta.findOne({ _id: TERMS_FILLED_ID }))?.value as string | undefined) ?? '';
+  let filled = 0;
+  for (;;) {
+    const page = await store.threads
+      .find({ _id: { $gt: through } })
+      .sort({ _id: 1 })
+      .limit(TERMS_PAGE)
+      .toArray();
+    if (page.length === 0) break;
+    await inParallel(page, (doc) => store.terms.addThread(doc));
+    filled += page.length;
+    through = page[page.length - 1]!._id;
+    await putById(store.meta, TERMS_FILLED_ID, { value: through, at: new Date() });
+    progress(`migrate: the words of ${filled.toLocaleString('en')} threads written for the inbox search`);
+  }
+  await store.meta.deleteOne({ _id: TERMS_FILLED_ID });
+  return filled;
 }
 
 /**

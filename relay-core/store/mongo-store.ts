@@ -37,6 +37,7 @@ import { WebSessionStore } from './web-sessions';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
 import { IndexedThreadLists, withClaimable, type ThreadLists } from './thread-lists';
+import { ThreadTerms } from './thread-terms';
 import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite, type WriteOptions } from './thread-writes';
 import { LRUCache } from 'lru-cache';
 
@@ -126,6 +127,8 @@ export class MongoStore {
   /** The same for teammates' documents. */
   readonly agentWriter: VersionedWriter<AgentDoc>;
   readonly lists: ThreadLists;
+  /** The web inbox's text search: each participant's words of each thread (thread-terms.ts). */
+  readonly terms: ThreadTerms;
   readonly outbox: OutboxLedger;
   /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
   readonly eventLog: EventLog;
@@ -190,6 +193,7 @@ export class MongoStore {
     this.writer = new VersionedWriter(this.threads, 'thread', { list: 'jobs_pending', since: 'pending_since' });
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
     this.lists = new IndexedThreadLists(this.threads);
+    this.terms = new ThreadTerms(db, this.threads, this.messages);
     this.cards = new AgentCards(this.agents, db.collection<AgentTagDoc>('agent_tags'));
   }
 
@@ -257,6 +261,7 @@ export class MongoStore {
       await collection.createIndex(key, options);
     }
     await this.web.ensureIndexes();
+    await this.terms.ensureIndexes();
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, and the threads'
     // by status (an engine without statistics read a party's one-status list through it: `claimable` replaced it).
     await this.dropIndexes(this.agents, ['skills', 'repos_owned']);

@@ -1,5 +1,6 @@
 // tasks/list and A2A ListTasks pages, served by the threads' `inbox`, `sent` and `claimable` indexes on every engine;
-// the web inbox's filters by intent and by teammate by the same `inbox` and `sent` indexes, whose later keys they are.
+// the web inbox's filters by intent and by teammate (each or both) by the same `inbox` and `sent` indexes, whose later
+// keys they are.
 import type { Collection, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
@@ -34,16 +35,10 @@ export interface ListQuery {
   other?: string;
 }
 
-/** Intent and teammate together have no index of their own (docs/web-inbox.md): refused rather than scanned. */
-function checkFilters(query: Pick<ListQuery, 'intent' | 'other'>): void {
-  if (query.intent && query.other)
-    throw new RelayError(
-      'invalid_params',
-      'filter by intent or by teammate, one at a time (both together would read through every thread between you)',
-    );
-}
-
-/** The equality a list narrows by besides its party: intent, or the other party. */
+/**
+ * The equality a list narrows by besides its party: intent, the other party, or both. Both are keys of the same
+ * `inbox` / `sent` index entries, so both together are checked on the entries of the caller's own list as one is.
+ */
 function narrowing(query: Pick<ListQuery, 'party' | 'intent' | 'other'>): Filter<ThreadDoc> {
   return {
     ...(query.intent ? { intent: query.intent } : {}),
@@ -139,7 +134,6 @@ export class IndexedThreadLists implements ThreadLists {
   constructor(private readonly threads: Collection<ThreadDoc>) {}
 
   async page(query: ListQuery): Promise<{ threads: ListedThread[]; next_cursor: string | null }> {
-    checkFilters(query);
     const range: Filter<ThreadDoc> = {};
     const createdAt: Record<string, Date> = {};
     if (query.since) createdAt.$gte = query.since;
@@ -178,7 +172,6 @@ export class IndexedThreadLists implements ThreadLists {
     query: Pick<ListQuery, 'party' | 'handle' | 'statuses' | 'intent' | 'other'>,
     upTo: number,
   ): Promise<number> {
-    checkFilters(query);
     const statuses = query.statuses?.length ? [...query.statuses] : undefined;
     // Not countDocuments: an aggregation's count reads and decodes every matching document whole (seconds for an
     // inbox of thousands on the embedded FerretDB); a find of ids stops at `upTo` and decodes the fields it filters.

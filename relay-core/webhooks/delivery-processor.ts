@@ -8,6 +8,7 @@ import { parseJob } from '../queues/parse-job';
 import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { Relay } from '../service/relay-service';
+import type { IndexedEvent } from '../service/thread-search-index';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
@@ -33,6 +34,8 @@ export interface WebhookDeliveryDeps {
   database?: string;
   /** The event logs GET /events reads; recorded before the fan-out, so a failed write retries the job. */
   feed?: EventRecorder;
+  /** The web inbox's text search (service/thread-search-index.ts): an older relay's job's words, as its event logs. */
+  search?: { index(event: IndexedEvent): Promise<void> };
   store: MongoStore;
   /** Who of an event's participants has an endpoint (endpoint-owners.ts); the store's lookup by default. */
   owners?: Pick<EndpointOwners, 'withEndpoint'>;
@@ -99,9 +102,17 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       // A job queued by an older relay carries only the event's id: the thread still holds it unless trimmed since.
       recorded ??= doc.outbox.find((e) => e.id === event.event_id) ?? null;
     }
-    // The publisher recorded the event in the event logs before adding this job (`logged`); an older relay's job
-    // leaves it to the fan-out.
-    if (recorded && !logged) await deps.feed?.record(thread, [recorded]);
+    // The publisher wrote the event into the event logs and the search before adding this job (`logged`); an older
+    // relay's job leaves both to the fan-out.
+    if (!logged) {
+      if (recorded) await deps.feed?.record(thread, [recorded]);
+      await deps.search?.index({
+        type: event.type,
+        thread_id: event.thread_id,
+        message_id: taken.message_id,
+        version: taken.version,
+      });
+    }
     // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
     const carried = recorded ? { event: carriedEvent(recorded) } : {};
     for (const handle of await withEndpoint(eventAudience(thread, event.type))) {

@@ -1,7 +1,7 @@
 // The web inbox in a real browser (playwright-core driving Debian's Chromium): Bob signs in with a one-time link,
 // finds Alice's handoff in "Waiting for me", accepts, replies and completes it, seeing each change; his second
 // browser (a phone) sees the same thread update live; a cross-site form post is refused; a non-participant gets a
-// 404 page. Screenshots of the list and the thread at desktop and phone width go to the CI artifacts directory.
+// 404 page; the search box finds a handoff by its words. Screenshots of the list and the thread at desktop and phone width go to the CI artifacts directory.
 import { createServer, type Server } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -196,6 +196,28 @@ test('sign in, find the handoff waiting, accept, reply, complete; the phone sees
   expect(await phoneList.locator('ul.threads a.title').allTextContents()).toEqual([
     'FYI: the staging database moves to the new cluster on Monday at 09:00.',
   ]);
+  expect(cspErrors).toEqual([]);
+});
+
+test('typing words into the search box finds the handoff that holds them, whatever their case and accents', async () => {
+  const page = await signIn(desk, bob, 'bob@acme');
+  await page.goto(`${relay.url}/inbox?list=received`);
+  const box = page.getByRole('searchbox', { name: 'Search' });
+  await box.fill('STAGING clüster');
+  await box.press('Enter');
+  await page.waitForURL(/[?&]q=STAGING/);
+  await page.getByText('Search results for “STAGING clüster”').waitFor();
+  expect(await page.locator('ul.threads a.title').allTextContents()).toEqual([
+    'FYI: the staging database moves to the new cluster on Monday at 09:00.',
+  ]);
+  // A word of a reply finds its thread too; one nobody wrote finds nothing, and says so.
+  await page.getByRole('searchbox', { name: 'Search' }).fill('ship today');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.locator('ul.threads a.title', { hasText: 'Paging in' }).waitFor();
+  await page.getByRole('searchbox', { name: 'Search' }).fill('kangaroo');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByText('Nothing in this list holds every word of “kangaroo”').waitFor();
+  await shot(page, 'search-desktop');
   expect(cspErrors).toEqual([]);
 });
 

@@ -173,7 +173,7 @@ describe('secondary indexes', () => {
     expect(page.map((r) => r._id)).toEqual(all.slice(40, 60).map((r) => r._id));
   });
 
-  test('the web inbox’s filters (teammate, intent) are served by the lists’ own indexes, whose later keys they are', async () => {
+  test('the web inbox’s filters (teammate, intent, both) are served by the lists’ own indexes, whose later keys they are', async () => {
     type Filtered = Row & { from: string; intent: string };
     const filtered = clients[0]!.db(dbName).collection<Filtered>('filtered');
     // The threads' indexes as ensureIndexes makes them (store/mongo-store.ts).
@@ -185,6 +185,11 @@ describe('secondary indexes', () => {
     for (const [filter, index, expected] of [
       [{ to: 'u3', from: 's5' }, 'inbox', all.filter((r) => r.to === 'u3' && r.from === 's5')],
       [{ to: 'u3', intent: 'ask_question' }, 'inbox', all.filter((r) => r.to === 'u3' && r.intent === 'ask_question')],
+      [
+        { to: 'u3', intent: 'ask_question', from: 's5' },
+        'inbox',
+        all.filter((r) => r.to === 'u3' && r.intent === 'ask_question' && r.from === 's5'),
+      ],
     ] as const) {
       const find = () => filtered.find(filter).sort({ created_at: -1, _id: -1 }).limit(21);
       const plan = JSON.stringify((await find().explain()).queryPlanner ?? (await find().explain()));
@@ -199,6 +204,57 @@ describe('secondary indexes', () => {
           .map((r) => r._id),
       );
     }
+  });
+
+  test('the inbox search: a word is one range of the caller’s own entries in by_term, newest first, resumed by its cursor; the other words and a thread’s purge go by _id lists', async () => {
+    interface Term {
+      _id: string;
+      handle: string;
+      term: string;
+      created_at: Date;
+      thread_id: string;
+    }
+    const terms = clients[0]!.db(dbName).collection<Term>('thread_terms');
+    // As ThreadTerms.ensureIndexes makes it (store/thread-terms.ts).
+    await terms.createIndex({ handle: 1, term: 1, created_at: -1, thread_id: -1 }, { name: 'by_term' });
+    const words = ['cursor', 'invoice', 'deploy', 'gateway'];
+    const all: Term[] = rows.flatMap((r, i) =>
+      [words[i % 4]!, words[(i + 1) % 4]!].map((term) => ({
+        _id: `${r._id}|${r.to}|${term}`,
+        handle: r.to,
+        term,
+        created_at: r.created_at,
+        thread_id: r._id,
+      })),
+    );
+    await terms.insertMany(all);
+    const mine = all.filter((t) => t.handle === 'u3' && t.term === 'invoice');
+    const newest = [...mine].sort(
+      (a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.thread_id < b.thread_id ? 1 : -1),
+    );
+    const at = newest[40]!;
+    for (const filter of [
+      { handle: 'u3', term: 'invoice' },
+      {
+        handle: 'u3',
+        term: 'invoice',
+        created_at: { $lte: at.created_at },
+        $or: [{ created_at: { $lt: at.created_at } }, { created_at: at.created_at, thread_id: { $lt: at.thread_id } }],
+      },
+    ]) {
+      const find = () => terms.find(filter).sort({ created_at: -1, thread_id: -1 }).limit(100);
+      const explain = await find().explain();
+      expect(indexServed(explain)).toBe(true);
+      expect(JSON.stringify(explain.queryPlanner ?? explain)).toContain('by_term');
+      const start = 'created_at' in filter ? 41 : 0;
+      expect((await find().toArray()).map((t) => t._id)).toEqual(newest.slice(start, start + 100).map((t) => t._id));
+    }
+    // (An `_id` list, not an `_id` range: the embedded engine serves the one by index and scans for the other.)
+    const ids = newest.slice(0, 100).map((t) => `${t.thread_id}|u3|deploy`);
+    expect(indexServed(await terms.find({ _id: { $in: ids } }).explain())).toBe(true);
+    expect((await terms.find({ _id: { $in: ids } }).toArray()).length).toBe(
+      all.filter((t) => ids.includes(t._id)).length,
+    );
   });
 
   test('a date range sorted on its field is served by the index', async () => {

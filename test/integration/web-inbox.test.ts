@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { TestClock } from '../helpers/test-clock';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { SseStream } from '../helpers/sse-client';
+import { waitUntil } from '../helpers/wait-until';
 
 const clock = new TestClock();
 let relay: TestRelay;
@@ -266,7 +267,7 @@ test('a full inbox counts to 99+: each count reads no more than a hundred thread
   expect(waiting).toContain('pending (99+)');
 });
 
-test('the lists filter by intent or by teammate, with counts and pages of the filtered list; both at once are refused in words', async () => {
+test('the lists filter by intent, by teammate or by both, with counts and pages of the filtered list', async () => {
   const fay = await relay.register({ handle: 'fay@acme' });
   const gus = await relay.register({ handle: 'gus@acme' });
   const hal = await relay.register({ handle: 'hal@acme' });
@@ -325,9 +326,17 @@ test('the lists filter by intent or by teammate, with counts and pages of the fi
   expect(first + second).toContain('From hal, for info');
   expect(first + second).not.toContain('From gus');
 
+  // Both at once: what gus sent for information, not his question nor hal's notes; the counts and links keep both.
   const both = await get('/inbox?list=received&intent=inform&with=gus@acme', cookie);
-  expect(both.status).toBe(400);
-  expect(both.html).toContain('Filter by intent or by teammate, one at a time');
+  expect(both.status).toBe(200);
+  expect(both.html).toContain('From gus, for info');
+  expect(both.html).not.toContain('From gus, a question');
+  expect(both.html).not.toContain('from hal');
+  expect(both.html).toContain('pending (1)');
+  expect(both.html).toContain('href="/inbox?list=received&amp;intent=inform&amp;with=gus%40acme&amp;status=pending"');
+  const sentBoth = (await get('/inbox?list=sent&intent=ask_question&with=hal@acme', cookie)).html;
+  expect(sentBoth).not.toContain('Fay to hal');
+  expect(sentBoth).toContain('You have not sent any handoffs.');
 });
 
 test('pages are strict: CSP allows only the relay’s own script and style; the script and stylesheet are served', async () => {
@@ -432,7 +441,7 @@ describe('a thread and its actions', () => {
     expect(after).not.toMatch(/[Hh]and to my agent<\/button>/);
   });
 
-  test('Snooze, as Slack’s Snooze buttons: the recipient moves the next reminder and the page shows when it comes', async () => {
+  test('Snooze, as Slack’s Snooze buttons: the recipient moves the next reminder, the page shows when it comes, and the other open pages hear of it', async () => {
     const id = await newHandoff();
     const page = (await get(`/inbox/${id}`, bobCookie)).html;
     for (const label of ['1 hour from now', 'Tomorrow morning', 'Next week'])
@@ -454,6 +463,16 @@ describe('a thread and its actions', () => {
     expect(await odd.text()).toContain('Snooze: choose 1 hour, tomorrow morning or next week');
     expect((await relay.relay.reads.threadById(id))!.timers?.snoozed_until ?? null).toBeNull();
 
+    // The sender's open page and the recipient's other browser listen to their live streams.
+    const streams = await Promise.all([
+      SseStream.open(`${relay.url}/inbox/events`, { headers: { cookie: aliceCookie } }),
+      SseStream.open(`${relay.url}/inbox/events`, { headers: { cookie: await signIn(bob) } }),
+    ]);
+    const snoozedOn = (stream: SseStream) =>
+      stream.dataEvents().find((e) => {
+        const data = JSON.parse(e.data) as { type?: string; thread_id?: string };
+        return data.type === 'thread.snoozed' && data.thread_id === id;
+      });
     const before = clock.now().getTime();
     const answer = await post(`/inbox/${id}/snooze`, { csrf: bobCsrf, choice: '1h' }, { cookie: bobCookie });
     expect(answer.status).toBe(303);
@@ -466,6 +485,14 @@ describe('a thread and its actions', () => {
     const after = (await get(`/inbox/${id}?done=snooze`, bobCookie)).html;
     expect(after).toContain('Snoozed: the reminders wait until the time shown above.');
     expect(after).toContain(`Reminders snoozed: the next one comes <time datetime="${until}"`);
+    // An event of its own (by the recipient, via web), recorded on the thread like any other (the outbox sweep
+    // enqueues it if Redis was away): each open page fetches itself again on it.
+    expect((await relay.relay.reads.threadById(id))!.outbox.map((e) => e.type)).toContain('thread.snoozed');
+    for (const stream of streams) {
+      const event = await waitUntil(async () => snoozedOn(stream), 'the thread.snoozed event on a live stream');
+      expect(JSON.parse(event.data)).toMatchObject({ by: 'bob@acme', via: 'web' });
+      stream.close();
+    }
 
     // Once accepted there are no reminders to snooze: not offered, and a stale form is refused in words.
     await relay.rpc(bob, 'tasks/update', { task_id: id, transition: 'accept' });

@@ -52,7 +52,7 @@ export function snoozeButton({ reads, teammates, timers }: TimerButtonDeps, acti
     );
     if (!click) return;
     try {
-      const until = await timers.snooze(click.actor, click.thread._id, SNOOZE_BY_ACTION[actionId]);
+      const until = await timers.snooze(click.actor, click.thread._id, SNOOZE_BY_ACTION[actionId], 'slack');
       await explain(args, `Snoozed: the next reminder comes ${slackDate(until)}.`);
     } catch (error) {
       await refused(args, error);
