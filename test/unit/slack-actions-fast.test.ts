@@ -336,7 +336,7 @@ describe.each([
     const doc = thread('pending');
     await press(actionId, doc);
     expect(kit.calls('timers.snooze')).toEqual([
-      [expect.objectContaining({ handle: recipient.handle }), doc._id, choice],
+      [expect.objectContaining({ handle: recipient.handle }), doc._id, choice, 'slack'],
     ]);
     expect(kit.told()).toEqual([expect.stringMatching(/^Snoozed: the next reminder comes <!date\^1772449200\^/)]);
   });
