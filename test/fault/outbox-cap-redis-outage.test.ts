@@ -35,7 +35,14 @@ async function append(key: string, threadId: string, count: number): Promise<voi
 
 test('events written while Redis is down stay in their thread past its bound until the sweep has enqueued them; then the thread is trimmed', async () => {
   const alice = await relay.register({ handle: 'alice@acme' });
-  await relay.register({ handle: 'bob@acme' });
+  const bob = await relay.register({ handle: 'bob@acme' });
+  // Bob has a webhook, so every event has a webhooks job to wait for (one nobody hears of that way has none).
+  const card = await fetch(`${relay.url}/agents/me/card`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${bob}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ notification_url: 'https://hooks.example.com/bob' }),
+  });
+  expect(card.status).toBe(200);
   const id = await sendHandoff(relay, alice, 'bob@acme');
   await append(alice, id, OUTBOX_KEPT);
   const before = new Set((await thread(id)).outbox.map((e) => e.id));

@@ -104,6 +104,7 @@ describe('handoff-relay start with zero configuration', () => {
     const api = await fetch(`${url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual([
       'slack',
+      'slack-sync',
       'verify',
       'webhooks',
     ]);
