@@ -56,6 +56,7 @@ import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { migrateStore } from '../relay-core/store/migrate';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
+import { timerDueFor } from '../relay-core/store/timer-due';
 import { redisPolicyLimiter, redisRateLimiter } from '../relay-core/ops/rate-limiter';
 import { PolicyGate, PolicyStore } from '../relay-core/service/policy-gate';
 import { APPROVAL_TIMER_JOB } from '../relay-core/service/approvals';
@@ -254,6 +255,7 @@ export async function startRelay({
       : undefined;
   const timers = new HandoffTimers({
     store,
+    due: timerDueFor(store),
     teammates,
     queue: new BullmqTimerQueue(queues.verify, producer, `${queuePrefix}:timers:armed`),
     outbox: new Outbox({ store, events: publisher, clock, log }),

@@ -19,7 +19,8 @@ import {
   type RunStatus,
 } from '../domain/run';
 import type { EventType, Surface } from '../domain/schemas';
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
+import type { RunRecords } from '../store/run-store';
 import type { AppendRequest } from './message-append';
 import type { Outbox } from './outbox';
 
@@ -84,8 +85,9 @@ export interface FinishRequest {
 
 /** What the runs are given: the outbox, the policy check, and the transitions and appends (relay-service.ts wires them). */
 export interface HandoffRunsDeps {
-  store: MongoStore;
-  outbox: Outbox;
+  /** The threads the runs are copied onto, and the runs themselves (MongoStore is both). */
+  store: Pick<ThreadWriter, 'readThread' | 'writeThread'> & { runs: RunRecords };
+  outbox: Pick<Outbox, 'recording'>;
   clock: Clock;
   log: Logger;
   settings: RunSettings;
@@ -140,7 +142,7 @@ export class HandoffRuns {
     await store.runs.insert(run);
     // Into the runner's queue before the thread shows it: a crash in between leaves a run claim() drops as orphaned.
     if (!(await store.runs.open(caller.handle, run._id))) {
-      await store.runs.runs.deleteOne({ _id: run._id });
+      await store.runs.remove(run._id);
       throw new RelayError('rate_limited', `You have too many runs queued or running; stop some first`);
     }
     let existing: string | null = null;
@@ -158,7 +160,7 @@ export class HandoffRuns {
     if (!after) {
       // Another request won the race (or the handoff moved on): this run never existed for anyone.
       await store.runs.close(caller.handle, [run._id]);
-      await store.runs.runs.deleteOne({ _id: run._id });
+      await store.runs.remove(run._id);
       if (existing) return this.viewOf(existing);
       this.assertRunnable(refusal ?? thread);
     }

@@ -18,8 +18,9 @@ import {
 import { withTeamSettings, type TeamSettings } from '../domain/team-settings';
 import { isKnownZone } from '../domain/local-time';
 import { snoozedUntil, type SnoozeChoice } from '../domain/working-hours';
-import type { MongoStore } from '../store/mongo-store';
-import { MINUTE_MS, minuteOf, timerDueFor, type TimerDue } from '../store/timer-due';
+import type { ThreadWriter } from '../domain/thread-writer';
+import type { Change, VersionedWrite } from '../store/thread-writes';
+import { MINUTE_MS, minuteOf, type TimerDue } from '../store/timer-due';
 import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 import type { TimeZones } from './time-zones';
@@ -41,11 +42,19 @@ import type { TimerJob, TimerQueue } from './timer-queue';
 //   job is missing (Redis lost it) or delayed is run now; after Redis came back empty every armed step is read and
 //   armed again.
 
+/** The thread writes the timers make (MongoStore is one; test/fakes/in-memory-threads.ts another). */
+export type TimerThreads = Pick<ThreadWriter, 'readThread' | 'readThreadFrom' | 'writeThread'> & {
+  /** A write of the thread's armed step only, keeping its version (MongoStore.writeThreadTimer). */
+  writeThreadTimer(id: string, change: Change<ThreadDoc>, from?: ThreadDoc): Promise<VersionedWrite<ThreadDoc>>;
+};
+
 export interface HandoffTimersDeps {
-  store: MongoStore;
-  teammates: Teammates;
+  store: TimerThreads;
+  /** The armed steps by due time (store/timer-due.ts: timerDueFor(store), the threads' `due` index). */
+  due: TimerDue;
+  teammates: Pick<Teammates, 'get' | 'cached'>;
   queue: TimerQueue;
-  outbox: Outbox;
+  outbox: Pick<Outbox, 'recording'>;
   zones: TimeZones;
   clock: Clock;
   log: Logger;
@@ -93,7 +102,7 @@ export class HandoffTimers {
   }
 
   constructor(private readonly deps: HandoffTimersDeps) {
-    this.dueTimers = timerDueFor(deps.store);
+    this.dueTimers = deps.due;
     this.horizonMs = Math.max(JOB_HORIZON_SWEEPS * (deps.settings.sweepIntervalMs ?? MINUTE_MS), MIN_JOB_HORIZON_MS);
   }
 

@@ -14,7 +14,27 @@ export interface RunBoxDoc {
 /** More open runs than this for one teammate is refused (a runner works a few at a time; a queue this long is a loop). */
 export const MAX_OPEN_RUNS = 50;
 
-export class RunStore {
+/**
+ * Port used by service/handoff-runs.ts: the runs and each teammate's open runs (adapter: RunStore; in memory:
+ * test/fakes/in-memory-runs.ts; both pass test/contracts/run-records-contract.ts).
+ */
+export interface RunRecords {
+  read(runId: string): Promise<RunDoc | null>;
+  /** Inserts a new run; false when its id is taken. */
+  insert(run: RunDoc): Promise<boolean>;
+  /** One versioned write of the run (`after` null when `change` answered undefined, both null when it is unknown). */
+  write(runId: string, change: Change<RunDoc>): Promise<VersionedWrite<RunDoc>>;
+  /** Deletes a run that never existed for anyone (its request lost the race). */
+  remove(runId: string): Promise<void>;
+  /** The ids of `handle`'s open runs, oldest first. */
+  openRuns(handle: string): Promise<string[]>;
+  /** Adds a run to its teammate's open runs (once); false when the box is full (MAX_OPEN_RUNS). */
+  open(handle: string, runId: string): Promise<boolean>;
+  /** Takes finished (or vanished) runs out of the teammate's open runs. */
+  close(handle: string, runIds: readonly string[]): Promise<void>;
+}
+
+export class RunStore implements RunRecords {
   readonly runs: Collection<RunDoc>;
   readonly boxes: Collection<RunBoxDoc>;
   readonly runWriter: VersionedWriter<RunDoc>;
@@ -44,6 +64,10 @@ export class RunStore {
 
   write(runId: string, change: Change<RunDoc>): Promise<VersionedWrite<RunDoc>> {
     return this.runWriter.write(runId, change);
+  }
+
+  async remove(runId: string): Promise<void> {
+    await this.runs.deleteOne({ _id: runId });
   }
 
   /** The ids of `handle`'s open runs, oldest first. */

@@ -1,13 +1,25 @@
 // The thread-write port (relay-core/domain/thread-writer.ts) in memory, for fast use-case tests: one write at a time
 // (nothing awaits between its read and its store), each bumping the version, as the contract suite asks
-// (test/contracts/thread-writer-contract.ts, run against this and against MongoStore).
+// (test/contracts/thread-writer-contract.ts, run against this and against MongoStore). Like MongoStore, a write ends
+// with what settleThreadsWith set (the timers' settle), and writeThreadTimer keeps the version.
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 
-export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'writeThread'> {
+export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'readThreadFrom' | 'writeThread'> {
   private readonly docs = new Map<string, ThreadDoc>();
+  private settle: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc = (_before, next) => next;
   /** How many writes stored a new version. */
   writes = 0;
+
+  /** What every writeThread does last to the document it stores (MongoStore.settleThreadsWith). */
+  settleThreadsWith(settle: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc): void {
+    this.settle = settle;
+  }
+
+  /** Every stored thread (the in-memory due steps read them). */
+  all(): ThreadDoc[] {
+    return [...this.docs.values()].map((doc) => structuredClone(doc));
+  }
 
   async insert(doc: ThreadDoc): Promise<void> {
     this.docs.set(doc._id, structuredClone(doc));
@@ -18,15 +30,39 @@ export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'write
     return doc ? structuredClone(doc) : null;
   }
 
+  async readThreadFrom(id: string): Promise<ThreadDoc | null> {
+    return this.readThread(id);
+  }
+
   async writeThread(
     id: string,
     change: (current: ThreadDoc) => ThreadDoc | undefined,
   ): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }> {
+    // Settled against the very document the change was given, as MongoStore does (the timers compare by reference).
+    return this.write(id, (current) => {
+      const next = change(current);
+      return next && this.settle(current, next);
+    });
+  }
+
+  /** The armed step's own write: not settled, and the version stays (MongoStore.writeThreadTimer). */
+  async writeThreadTimer(
+    id: string,
+    change: (current: ThreadDoc) => ThreadDoc | undefined,
+  ): Promise<{ before: ThreadDoc | null; after: ThreadDoc | null }> {
+    return this.write(id, change, true);
+  }
+
+  private write(
+    id: string,
+    change: (current: ThreadDoc) => ThreadDoc | undefined,
+    keepVersion = false,
+  ): { before: ThreadDoc | null; after: ThreadDoc | null } {
     const current = this.docs.get(id);
     if (!current) return { before: null, after: null };
     const next = change(structuredClone(current));
     if (!next) return { before: structuredClone(current), after: null };
-    const after = { ...next, version: (current.version ?? 0) + 1 };
+    const after = { ...next, _id: id, version: keepVersion ? current.version : (current.version ?? 0) + 1 };
     this.docs.set(id, structuredClone(after));
     this.writes += 1;
     return { before: structuredClone(current), after: structuredClone(after) };

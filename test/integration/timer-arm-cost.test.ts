@@ -16,7 +16,7 @@ import { HandoffTimers } from '../../relay-core/service/handoff-timers';
 import { Outbox } from '../../relay-core/service/outbox';
 import { createRelay, type Relay } from '../../relay-core/service/relay-service';
 import { Teammates } from '../../relay-core/service/teammates';
-import { IndexedTimerDue } from '../../relay-core/store/timer-due';
+import { IndexedTimerDue, timerDueFor } from '../../relay-core/store/timer-due';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { sendHandoff } from '../helpers/handoffs';
 import { TestClock } from '../helpers/test-clock';
@@ -337,6 +337,7 @@ test('with working hours, a write arms a step only from a remembered zone: it ne
   const queue = new BullmqTimerQueue(verify, redis, `${relay.config.queuePrefix}:timers:armed`);
   const timers = new HandoffTimers({
     store: relay.store,
+    due: timerDueFor(relay.store),
     teammates,
     queue,
     outbox: new Outbox({ store: relay.store, events: noPublisher, clock, log }),
