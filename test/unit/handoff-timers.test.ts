@@ -209,7 +209,7 @@ describe('snooze', () => {
     const { timers, clock, created, step } = setup();
     const doc = await created();
     clock.at = at(30 * MIN).getTime();
-    expect(await timers.snooze(rita, doc._id, '1h')).toEqual(at(90 * MIN));
+    expect(await timers.snooze(rita, doc._id, '1h', 'slack')).toEqual(at(90 * MIN));
     expect(await step(doc._id)).toMatchObject({ step: 'remind-1', due_at: at(90 * MIN) });
   });
 
@@ -217,14 +217,14 @@ describe('snooze', () => {
     const { timers, threads, created } = setup();
     const doc = await created();
     const writes = threads.writes;
-    const notYours = await timers.snooze(sam, doc._id, '1h').catch((e: unknown) => e);
+    const notYours = await timers.snooze(sam, doc._id, '1h', 'slack').catch((e: unknown) => e);
     expect(notYours).toBeInstanceOf(RelayError);
     expect(notYours).toMatchObject({
       code: 'not_authorized_transition',
       message: "Only the recipient (rita@acme) can snooze this handoff's reminders",
     });
     await threads.writeThread(doc._id, (d) => ({ ...d, status: 'accepted', accepted_at: NOW }));
-    const accepted = await timers.snooze(rita, doc._id, '1h').catch((e: unknown) => e);
+    const accepted = await timers.snooze(rita, doc._id, '1h', 'slack').catch((e: unknown) => e);
     expect(accepted).toMatchObject({
       code: 'invalid_transition',
       message: 'The handoff is accepted; there are no reminders to snooze',
