@@ -36,7 +36,7 @@ ul.threads li a.title:hover,ul.threads li a.title:focus{text-decoration:underlin
 .filters a[aria-current=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
 form.filter{display:flex;flex-wrap:wrap;gap:.4em .6em;align-items:center;margin:.6em 0}
 form.filter label{margin:0}
-form.filter input[type=text]{width:auto;flex:1 1 10em}
+form.filter input[type=text],form.filter input[type=search]{width:auto;flex:1 1 10em}
 form.filter select{font:inherit;padding:.4em}
 form.filter .meta{flex-basis:100%;margin:0}
 .diff{overflow-x:auto;background:#0d1117;color:#e6edf3;border-radius:8px;font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:32em;overflow-y:auto}
@@ -54,7 +54,7 @@ pre.code{white-space:pre-wrap;background:var(--soft);padding:.6em;border-radius:
 .actions fieldset.row{margin:0;border:none;padding:0}
 .actions legend{font-weight:600;margin-bottom:.4em;width:100%}
 label{display:block;font-weight:600;margin:.2em 0}
-textarea,input[type=text]{width:100%;font:inherit;padding:.5em;border:1px solid #9aa0a6;border-radius:6px}
+textarea,input[type=text],input[type=search]{width:100%;font:inherit;padding:.5em;border:1px solid #9aa0a6;border-radius:6px}
 textarea{min-height:5em;resize:vertical}
 button{white-space:nowrap;overflow-wrap:normal;font:inherit;font-weight:600;padding:.45em 1em;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;margin-top:.4em}
 button.secondary{background:#fff;color:var(--accent)}
