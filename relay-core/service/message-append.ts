@@ -112,7 +112,7 @@ export class MessageAppender {
         ...(turn ? { idempotency_id: turn.id } : {}),
       };
       try {
-        await this.deps.store.inserts.messages.insert(message);
+        await this.deps.store.insertMessage(message);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         // Someone holds this number. Its writer is counting it right now unless it died: help only a holder that

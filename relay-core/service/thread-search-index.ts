@@ -1,10 +1,8 @@
-// Writes the words of each thread event into the text search (store/thread-terms.ts), in the request that wrote the
+// Writes the words of each thread event into the text search (store/thread-text.ts), in the request that wrote the
 // event, beside its event-log entries (service/event-feed.ts RecordingEventPublisher); the outbox sweep writes them
-// again for a process that died first. Writing again adds nothing (entries keyed by thread, handle and word).
-import { messageTerms, searchTerms } from '../domain/search-terms';
+// again for a process that died first. Writing again adds nothing.
 import type { EventType } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
-import { ThreadTerms } from '../store/thread-terms';
 
 export interface IndexedEvent {
   type: EventType;
@@ -15,7 +13,7 @@ export interface IndexedEvent {
 }
 
 export interface ThreadSearchIndexer {
-  /** The words an event adds: a new thread (or a new recipient: the whole thread), a message, a completion. */
+  /** The words an event adds: a new thread, a message, a completion; a new recipient is the thread's recipient now. */
   index(event: IndexedEvent): Promise<void>;
 }
 
@@ -25,26 +23,35 @@ export function threadSearchIndexer(store: MongoStore): ThreadSearchIndexer {
   return {
     async index(event) {
       switch (event.type) {
-        case 'thread.created':
+        case 'thread.created': {
+          const doc = await thread(event);
+          if (doc) await store.text.addThread(doc);
+          return;
+        }
         case 'thread.claimed':
         case 'thread.reassigned': {
           const doc = await thread(event);
-          if (doc) await store.terms.addThread(doc);
+          if (!doc || (await store.text.readdress(doc))) return;
+          // Words never written (a process that died before its create's): the whole thread, messages too.
+          const messages = await store.messages
+            .find({ thread_id: doc._id }, { projection: { body: 1 } })
+            .sort({ sequence_no: 1 })
+            .toArray();
+          await store.text.addThread(
+            doc,
+            messages.map((m) => m.body),
+          );
           return;
         }
         case 'thread.completed': {
           const doc = await thread(event);
-          if (doc?.completed_summary)
-            await store.terms.add(doc, ThreadTerms.participants(doc), searchTerms(doc.completed_summary));
+          if (doc?.completed_summary) await store.text.addText(doc._id, doc.completed_summary);
           return;
         }
         case 'thread.message': {
           if (!event.message_id) return;
-          const [doc, message] = await Promise.all([
-            thread(event),
-            store.messages.findOne({ thread_id: event.thread_id, id: event.message_id }, { projection: { body: 1 } }),
-          ]);
-          if (doc && message) await store.terms.add(doc, ThreadTerms.participants(doc), messageTerms(message));
+          const body = await store.messageBody(event.thread_id, event.message_id);
+          if (body) await store.text.addText(event.thread_id, body);
           return;
         }
         default:

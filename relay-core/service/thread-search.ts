@@ -1,5 +1,5 @@
 // The web inbox's text search: the caller's threads that hold every word typed, newest first, as list items with
-// unread counts (store/thread-terms.ts reads them; service/thread-search-index.ts writes the words).
+// unread counts (store/thread-text.ts reads them; service/thread-search-index.ts writes the words).
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { Intent, ThreadStatus } from '../domain/schemas';
@@ -35,7 +35,7 @@ export async function searchThreads(
     );
   if (terms.length > MAX_QUERY_TERMS)
     throw new RelayError('invalid_params', `search: at most ${MAX_QUERY_TERMS} words at once`);
-  const { threads, next_cursor } = await deps.store.terms.search({
+  const { threads, next_cursor } = await deps.store.text.search({
     handle: caller.handle,
     terms,
     limit: request.limit,

@@ -14,9 +14,10 @@ import { putById } from './thread-writes';
  * 6: a thread's armed timer step and its events' pending jobs are on the thread (`next_timer` and `next_due_at`,
  *    `jobs_pending` and `pending_since`), not in the `timers` and `outbox_entries` collections.
  * 7: an unclaimed thread is marked `claimable` (store/thread-lists.ts withClaimable), which its candidates' lists read.
- * 8: the web inbox's text search: each thread's words for its participants in `thread_terms` (thread-terms.ts).
+ * 8: the web inbox's text search: each thread's words for its participants in `thread_terms`.
+ * 9: the text search under a text index: one document per thread in `thread_text` (thread-text.ts).
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -95,8 +96,12 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
     touched += marked.modifiedCount;
   }
 
-  // Step 6: the words of every thread written before the search was, for its participants.
-  if (current < 8) touched += await fillThreadTerms(store, progress);
+  // Step 6: the words of every thread, under the text index; the words per participant of layout 8 go.
+  if (current < 9) {
+    touched += await fillThreadText(store, progress);
+    if ((await store.db.listCollections({ name: 'thread_terms' }, { nameOnly: true }).toArray()).length > 0)
+      await store.db.collection('thread_terms').drop();
+  }
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
@@ -274,33 +279,38 @@ async function moveOutboxOntoThreads(store: MongoStore, progress: (line: string)
   return byThread.size;
 }
 
-/** How far fillThreadTerms got (the last thread `_id` done), so a stopped migration picks up there. */
-const TERMS_FILLED_ID = 'thread_terms_filled_through';
-/** Threads whose words one round of fillThreadTerms writes (their messages are one more query). */
-const TERMS_PAGE = 200;
+/** How far fillThreadText got (the last thread `_id` done), so a stopped migration picks up there. */
+const TEXT_FILLED_ID = 'thread_text_filled_through';
+/** Threads whose words one round of fillThreadText writes (their messages are one more query). */
+const TEXT_PAGE = 200;
 
 /**
- * Up to layout 6 there was no text search: each thread's words (its own and its messages', domain/search-terms.ts)
- * go into `thread_terms` for its participants, in `_id` order a page at a time. Resumable (the last `_id` done is
- * kept in `meta`) and idempotent (an entry already there is not written again).
+ * Up to layout 8 the search had no text index: each thread's words (its own and its messages' bodies) go into
+ * `thread_text`, in `_id` order a page at a time (the threads, their messages, one insert). Resumable (the last
+ * `_id` done is kept in `meta`) and idempotent (a thread already there keeps its document).
  */
-async function fillThreadTerms(store: MongoStore, progress: (line: string) => void): Promise<number> {
-  let through = ((await store.meta.findOne({ _id: TERMS_FILLED_ID }))?.value as string | undefined) ?? '';
+async function fillThreadText(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  let through = ((await store.meta.findOne({ _id: TEXT_FILLED_ID }))?.value as string | undefined) ?? '';
   let filled = 0;
   for (;;) {
     const page = await store.threads
       .find({ _id: { $gt: through } })
       .sort({ _id: 1 })
-      .limit(TERMS_PAGE)
+      .limit(TEXT_PAGE)
       .toArray();
     if (page.length === 0) break;
-    await inParallel(page, (doc) => store.terms.addThread(doc));
+    const bodies = new Map<string, string[]>();
+    const messages = store.messages
+      .find({ thread_id: { $in: page.map((d) => d._id) } }, { projection: { thread_id: 1, body: 1 } })
+      .sort({ thread_id: 1, sequence_no: 1 });
+    for await (const m of messages) bodies.set(m.thread_id, [...(bodies.get(m.thread_id) ?? []), m.body]);
+    await store.text.addThreads(page.map((doc) => ({ doc, messages: bodies.get(doc._id) ?? [] })));
     filled += page.length;
     through = page[page.length - 1]!._id;
-    await putById(store.meta, TERMS_FILLED_ID, { value: through, at: new Date() });
+    await putById(store.meta, TEXT_FILLED_ID, { value: through, at: new Date() });
     progress(`migrate: the words of ${filled.toLocaleString('en')} threads written for the inbox search`);
   }
-  await store.meta.deleteOne({ _id: TERMS_FILLED_ID });
+  await store.meta.deleteOne({ _id: TEXT_FILLED_ID });
   return filled;
 }
 

@@ -37,7 +37,7 @@ import { WebSessionStore } from './web-sessions';
 import { OutboxLedger } from './outbox-ledger';
 import { cappedOutbox } from './outbox-cap';
 import { IndexedThreadLists, withClaimable, type ThreadLists } from './thread-lists';
-import { ThreadTerms } from './thread-terms';
+import { ThreadText } from './thread-text';
 import { isDuplicateKey, VersionedWriter, type Change, type VersionedWrite, type WriteOptions } from './thread-writes';
 import { LRUCache } from 'lru-cache';
 
@@ -64,12 +64,12 @@ const RECENT_THREAD_BYTES = 16 * 1024;
 /** The oldest MongoDB the relay supports (what its store design needs: conditional replaces, compound indexes). */
 const MIN_MONGODB_MAJOR = 6;
 /** FerretDB 1.x builds that serve the design: ours, patched (scripts/local-services/ferretdb-build.ts), from this one on. */
-const MIN_FERRETDB_BUILD = 5;
+const MIN_FERRETDB_BUILD = 8;
 
 /**
  * What the server serves, from `buildInfo`; refuses one that cannot serve the store's design with an error naming
  * what is missing: a stock FerretDB 1.x runs a conditional update as a read and a separate write (two racing
- * writers can both win), and a MongoDB before 6 is not supported.
+ * writers can both win), our builds before 8 have no text index, and a MongoDB before 6 is not supported.
  */
 export async function detectCapabilities(db: Db): Promise<ServerCapabilities> {
   return capabilitiesOf(await db.admin().command({ buildInfo: 1 }));
@@ -84,9 +84,13 @@ export function capabilitiesOf(info: Record<string, unknown>): ServerCapabilitie
     const build = Number(/-handoff-relay\.(\d+)(\+|$)/.exec(ferret)?.[1] ?? 0);
     if (build < MIN_FERRETDB_BUILD) {
       throw new Error(
-        `The database server is FerretDB ${ferret}, whose updates are not atomic (a conditional update reads and ` +
-          `writes back in separate steps) and whose indexes serve no query: use the relay's own FerretDB build (unset MONGODB_URL and \`npm start\` ` +
-          `builds and runs it), FerretDB 2, or MongoDB ${MIN_MONGODB_MAJOR}+.`,
+        `The database server is FerretDB ${ferret}, ` +
+          (build < 5
+            ? 'whose updates are not atomic (a conditional update reads and writes back in separate steps) and whose ' +
+              'indexes serve no query'
+            : 'which has no text index (the inbox search needs one)') +
+          `: use the relay's own FerretDB build (unset MONGODB_URL and \`npm start\` builds and runs it), FerretDB 2, ` +
+          `or MongoDB ${MIN_MONGODB_MAJOR}+.`,
       );
     }
     return { kind: 'ferretdb' };
@@ -127,8 +131,8 @@ export class MongoStore {
   /** The same for teammates' documents. */
   readonly agentWriter: VersionedWriter<AgentDoc>;
   readonly lists: ThreadLists;
-  /** The web inbox's text search: each participant's words of each thread (thread-terms.ts). */
-  readonly terms: ThreadTerms;
+  /** The web inbox's text search: each thread's words under a text index (thread-text.ts). */
+  readonly text: ThreadText;
   readonly outbox: OutboxLedger;
   /** Per-teammate event logs (GET /events, check_inbox wait_seconds), `_id`-addressed on every server. */
   readonly eventLog: EventLog;
@@ -155,6 +159,13 @@ export class MongoStore {
   private readonly recentThreads = new LRUCache<string, ThreadDoc>({
     max: RECENT_THREADS,
     ttl: RECENT_THREAD_MS,
+  });
+  /** The body of each message this process stored moments ago, by `${thread_id}:${id}` (messageBody). */
+  private readonly recentBodies = new LRUCache<string, string>({
+    max: RECENT_THREADS,
+    ttl: RECENT_THREAD_MS,
+    maxSize: RECENT_THREADS * RECENT_THREAD_BYTES,
+    sizeCalculation: (body) => Math.max(1, body.length),
   });
 
   private constructor(
@@ -193,7 +204,7 @@ export class MongoStore {
     this.writer = new VersionedWriter(this.threads, 'thread', { list: 'jobs_pending', since: 'pending_since' });
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
     this.lists = new IndexedThreadLists(this.threads);
-    this.terms = new ThreadTerms(db, this.threads, this.messages);
+    this.text = new ThreadText(db, this.threads);
     this.cards = new AgentCards(this.agents, db.collection<AgentTagDoc>('agent_tags'));
   }
 
@@ -261,7 +272,7 @@ export class MongoStore {
       await collection.createIndex(key, options);
     }
     await this.web.ensureIndexes();
-    await this.terms.ensureIndexes();
+    await this.text.ensureIndexes();
     // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, and the threads'
     // by status (an engine without statistics read a party's one-status list through it: `claimable` replaced it).
     await this.dropIndexes(this.agents, ['skills', 'repos_owned']);
@@ -332,6 +343,20 @@ export class MongoStore {
     await this.inserts.threads.insert(stored);
     this.remember(stored);
     return stored;
+  }
+
+  /** Stores a new message (a duplicate `_id`, its number taken, rejects with the server's duplicate-key error). */
+  async insertMessage(doc: MessageDoc): Promise<void> {
+    await this.inserts.messages.insert(doc);
+    this.recentBodies.set(`${doc.thread_id}:${doc.id}`, doc.body);
+  }
+
+  /** A message's body: as this process stored it moments ago when it did (its event's words need it), else one read. */
+  async messageBody(threadId: string, messageId: string): Promise<string | null> {
+    const recent = this.recentBodies.get(`${threadId}:${messageId}`);
+    if (recent !== undefined) return recent;
+    const doc = await this.messages.findOne({ thread_id: threadId, id: messageId }, { projection: { body: 1 } });
+    return doc?.body ?? null;
   }
 
   /** Keeps `doc` as the newest version of its thread this process knows (readThreadFrom), when it is small. */

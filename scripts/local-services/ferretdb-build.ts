@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.7`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.8`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -33,10 +33,14 @@ const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'sjson_encode.go', dir: path.join('internal', 'handler', 'sjson') },
   { name: 'handler_projection_fields.go', dir: path.join('internal', 'handler') },
   { name: 'sqlite_fields.go', dir: path.join('internal', 'backends', 'sqlite') },
+  { name: 'handler_text_search.go', dir: path.join('internal', 'handler') },
+  { name: 'metadata_text_index.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
+  { name: 'sqlite_text_search.go', dir: path.join('internal', 'backends', 'sqlite') },
 ];
 
 const SQLITE_COLLECTION = path.join('internal', 'backends', 'sqlite', 'collection.go');
 const SQLITE_SETTINGS = path.join('internal', 'backends', 'sqlite', 'metadata', 'settings.go');
+const SQLITE_REGISTRY = path.join('internal', 'backends', 'sqlite', 'metadata', 'registry.go');
 /** Upstream's pushdown: a filter that is exactly `{ _id }` (in Query, then again in Explain). */
 const UPSTREAM_ID_PUSHDOWN = (explain: boolean) =>
   '\tif params.Filter.Len() == 1 {\n' +
@@ -141,7 +145,9 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '\t// its indexes serve the whole filter and sort (the handler applies them again either way).\n' +
       '\tIndexSort  *types.Document\n\tIndexLimit int64\n\n' +
       '\t// Fields: the top-level fields the handler reads of each document; nil: all (sqlite_fields.go).\n' +
-      '\tFields []string\n',
+      '\tFields []string\n\n' +
+      '\t// TextSearch: a $text search as an FTS5 query, which the backend always applies (handler_text_search.go).\n' +
+      '\tTextSearch string\n',
   },
   {
     name: 'the index pushdown patch (find)',
@@ -159,7 +165,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     file: SQLITE_COLLECTION,
     from: UPSTREAM_ID_PUSHDOWN(false),
     to:
-      '\tpushed := planPushdown(meta, params.Filter, params.IndexSort)\n' +
+      '\tpushed := withTextSearch(meta, planPushdown(meta, params.Filter, params.IndexSort), params.TextSearch)\n' +
       '\twhereClause, args = pushed.where, pushed.args\n\n' +
       '\tif params.Sort.Len() == 0 {\n\t\twhereClause += pushed.orderBy\n\n' +
       '\t\tif pushed.exact && params.IndexLimit > 0 && params.Limit == 0 {\n' +
@@ -254,9 +260,113 @@ const FERRETDB_PATCHES: SourcePatch[] = [
   },
   {
     name: 'the index column patch',
-    file: path.join('internal', 'backends', 'sqlite', 'metadata', 'registry.go'),
+    file: SQLITE_REGISTRY,
     from: '\t\t\tcolumns[i] = fmt.Sprintf("%s->%s", DefaultColumn, strings.Join(fields, "->"))\n',
     to: '\t\t\tcolumns[i] = indexColumn(key.Field, fields)\n',
+  },
+  /**
+   * Text indexes (handler_text_search.go, metadata_text_index.go, sqlite_text_search.go): `createIndex({ f: 'text' })`
+   * builds an FTS5 table kept by triggers, and a find's `$text` is one more pushed-down condition.
+   */
+  {
+    name: 'the text index patch (index info)',
+    file: path.join('internal', 'backends', 'collection.go'),
+    from: 'type IndexInfo struct {\n\tName   string\n\tKey    []IndexKeyPair\n\tUnique bool\n}',
+    to:
+      'type IndexInfo struct {\n\tName   string\n\tKey    []IndexKeyPair\n\tUnique bool\n\n' +
+      '\t// Text: the fields of a text index (handler_text_search.go), whose Key is then _fts, _ftsx.\n\tText []string\n}',
+  },
+  {
+    name: 'the text index patch (index key)',
+    file: path.join('internal', 'handler', 'msg_createindexes.go'),
+    from: '\t\tindex.Key, err = processIndexKey(command, keyDoc)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n',
+    to:
+      '\t\tvar isText bool\n\t\tif index.Key, index.Text, isText, err = textIndexKey(command, keyDoc); err != nil {\n' +
+      '\t\t\treturn nil, err\n\t\t}\n\n\t\tif !isText {\n' +
+      '\t\t\tif index.Key, err = processIndexKey(command, keyDoc); err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t}\n',
+  },
+  {
+    name: 'the text index patch (index options)',
+    file: path.join('internal', 'handler', 'msg_createindexes.go'),
+    from:
+      '\t\tcase "partialFilterExpression", "expireAfterSeconds", "hidden", "storageEngine",\n' +
+      '\t\t\t"weights", "default_language", "language_override", "textIndexVersion", "2dsphereIndexVersion",\n',
+    to:
+      '\t\tcase "weights", "default_language", "language_override", "textIndexVersion":\n' +
+      '\t\t\tif err = textIndexOption(command, indexDoc, &index, opt); err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\n' +
+      '\t\tcase "partialFilterExpression", "expireAfterSeconds", "hidden", "storageEngine",\n' +
+      '\t\t\t"2dsphereIndexVersion",\n',
+  },
+  {
+    name: 'the text index patch (listIndexes)',
+    file: path.join('internal', 'handler', 'msg_listindexes.go'),
+    from: '\t\tfirstBatch.Append(indexDoc)\n',
+    to: '\t\taddTextIndexFields(indexDoc, index.Text)\n\t\tfirstBatch.Append(indexDoc)\n',
+  },
+  {
+    name: 'the text index patch (find)',
+    file: path.join('internal', 'handler', 'msg_find.go'),
+    from: '\tqp, err := h.makeFindQueryParams(connCtx, params, &cInfo)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n',
+    to:
+      '\ttextSearch, err := takeTextSearch(connCtx, coll, params)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\n' +
+      '\tqp, err := h.makeFindQueryParams(connCtx, params, &cInfo)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\n' +
+      '\tqp.TextSearch = textSearch\n',
+  },
+  {
+    name: 'the text index patch (create)',
+    file: SQLITE_COLLECTION,
+    from:
+      '\t\tindexes[i] = metadata.IndexInfo{\n\t\t\tName:   index.Name,\n' +
+      '\t\t\tKey:    make([]metadata.IndexKeyPair, len(index.Key)),\n\t\t\tUnique: index.Unique,\n',
+    to:
+      '\t\tindexes[i] = metadata.IndexInfo{\n\t\t\tName:   index.Name,\n' +
+      '\t\t\tKey:    make([]metadata.IndexKeyPair, len(index.Key)),\n\t\t\tUnique: index.Unique,\n\t\t\tText: index.Text,\n',
+  },
+  {
+    name: 'the text index patch (list)',
+    file: SQLITE_COLLECTION,
+    from:
+      '\t\tres.Indexes[i] = backends.IndexInfo{\n\t\t\tName:   index.Name,\n\t\t\tUnique: index.Unique,\n' +
+      '\t\t\tKey:    make([]backends.IndexKeyPair, len(index.Key)),\n',
+    to:
+      '\t\tres.Indexes[i] = backends.IndexInfo{\n\t\t\tName:   index.Name,\n\t\t\tUnique: index.Unique,\n' +
+      '\t\t\tKey:    make([]backends.IndexKeyPair, len(index.Key)),\n\t\t\tText: index.Text,\n',
+  },
+  {
+    name: 'the text index patch (index settings)',
+    file: SQLITE_SETTINGS,
+    from: '\tMultikey bool `json:"multikey,omitempty"`\n}',
+    to: '\tMultikey bool `json:"multikey,omitempty"`\n\t// Text: the fields of a text index (metadata_text_index.go).\n\tText []string `json:"text,omitempty"`\n}',
+  },
+  {
+    name: 'the text index patch (settings copy)',
+    file: SQLITE_SETTINGS,
+    from: '\t\t\tMultikey: index.Multikey,\n',
+    to: '\t\t\tMultikey: index.Multikey,\n\t\t\tText: slices.Clone(index.Text),\n',
+  },
+  {
+    name: 'the text index patch (registry create)',
+    file: SQLITE_REGISTRY,
+    from: '\t\tq := "CREATE "\n\n\t\tif index.Unique {\n',
+    to:
+      '\t\tif len(index.Text) > 0 {\n\t\t\tif err := createTextIndex(ctx, db, c.TableName, index.Text); err != nil {\n' +
+      '\t\t\t\t_ = r.indexesDrop(ctx, dbName, collectionName, created)\n\t\t\t\treturn lazyerrors.Error(err)\n\t\t\t}\n\n' +
+      '\t\t\tcreated = append(created, index.Name)\n\t\t\tc.Settings.Indexes = append(c.Settings.Indexes, index)\n\n' +
+      '\t\t\tcontinue\n\t\t}\n\n\t\tq := "CREATE "\n\n\t\tif index.Unique {\n',
+  },
+  {
+    name: 'the text index patch (registry drop index)',
+    file: SQLITE_REGISTRY,
+    from: '\t\tq := fmt.Sprintf("DROP INDEX %q", c.TableName+"_"+name)\n',
+    to:
+      '\t\tq := fmt.Sprintf("DROP INDEX %q", c.TableName+"_"+name)\n' +
+      '\t\tif len(c.Settings.Indexes[i].Text) > 0 {\n\t\t\tq = dropTextIndexSQL(c.TableName)\n\t\t}\n',
+  },
+  {
+    name: 'the text index patch (registry drop collection)',
+    file: SQLITE_REGISTRY,
+    from: '\tq = fmt.Sprintf("DROP TABLE %q", c.TableName)\n',
+    to: '\tq = fmt.Sprintf("DROP TABLE %q; %s", c.TableName, dropTextIndexSQL(c.TableName))\n',
   },
 ];
 

@@ -206,55 +206,65 @@ describe('secondary indexes', () => {
     }
   });
 
-  test('the inbox search: a word is one range of the caller’s own entries in by_term, newest first, resumed by its cursor; the other words and a thread’s purge go by _id lists', async () => {
-    interface Term {
+  test('a text index: $text finds every quoted word in a string or an array of strings, ignoring case and accents, beside an $or of the sides, sorted and limited; writes, updates and deletes keep it', async () => {
+    interface Text {
       _id: string;
-      handle: string;
-      term: string;
+      from: string;
+      to: string;
       created_at: Date;
-      thread_id: string;
+      words: string[];
     }
-    const terms = clients[0]!.db(dbName).collection<Term>('thread_terms');
-    // As ThreadTerms.ensureIndexes makes it (store/thread-terms.ts).
-    await terms.createIndex({ handle: 1, term: 1, created_at: -1, thread_id: -1 }, { name: 'by_term' });
-    const words = ['cursor', 'invoice', 'deploy', 'gateway'];
-    const all: Term[] = rows.flatMap((r, i) =>
-      [words[i % 4]!, words[(i + 1) % 4]!].map((term) => ({
-        _id: `${r._id}|${r.to}|${term}`,
-        handle: r.to,
-        term,
-        created_at: r.created_at,
-        thread_id: r._id,
-      })),
+    const text = clients[0]!.db(dbName).collection<Text>('thread_text');
+    const vocabulary = ['cursor', 'invoice', 'deploy', 'gateway'];
+    const docs: Text[] = rows.map((r, i) => ({
+      _id: r._id,
+      from: `u${(i * 7) % 10}`,
+      to: r.to,
+      created_at: r.created_at,
+      words: [`Fix the ${vocabulary[i % 4]} page`, `Also the ${vocabulary[(i + 1) % 4]!.toUpperCase()}, née café`],
+    }));
+    // Half before the index (it is built from them), half after (its triggers add them).
+    await text.insertMany(docs.slice(0, 600));
+    // As ThreadText.ensureIndexes makes it (store/thread-text.ts).
+    await text.createIndex({ words: 'text' }, { name: 'by_words', default_language: 'none' });
+    await text.insertMany(docs.slice(600));
+    const having = (...words: string[]) =>
+      docs.filter((d) => words.every((w) => d.words.join(' ').toLowerCase().includes(w)));
+    const page = (search: string, party: object) =>
+      text
+        .find({ $text: { $search: search }, ...party })
+        .sort({ created_at: -1, _id: -1 })
+        .limit(21)
+        .toArray();
+    const mine = (d: Text) => d.from === 'u3' || d.to === 'u3';
+    expect((await page('"invoice" "deploy"', { $or: [{ from: 'u3' }, { to: 'u3' }] })).map((d) => d._id)).toEqual(
+      having('invoice', 'deploy')
+        .filter(mine)
+        .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : -1))
+        .slice(0, 21)
+        .map((d) => d._id),
     );
-    await terms.insertMany(all);
-    const mine = all.filter((t) => t.handle === 'u3' && t.term === 'invoice');
-    const newest = [...mine].sort(
-      (a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.thread_id < b.thread_id ? 1 : -1),
+    // Case and accents ignored: "INVOICE" and "Café" were written, "invoice" and "cafe" are searched.
+    expect((await page('"cafe" "invoice"', { to: 'u3' })).length).toBe(
+      Math.min(21, having('invoice').filter((d) => d.to === 'u3').length),
     );
-    const at = newest[40]!;
-    for (const filter of [
-      { handle: 'u3', term: 'invoice' },
-      {
-        handle: 'u3',
-        term: 'invoice',
-        created_at: { $lte: at.created_at },
-        $or: [{ created_at: { $lt: at.created_at } }, { created_at: at.created_at, thread_id: { $lt: at.thread_id } }],
-      },
-    ]) {
-      const find = () => terms.find(filter).sort({ created_at: -1, thread_id: -1 }).limit(100);
-      const explain = await find().explain();
-      expect(indexServed(explain)).toBe(true);
-      expect(JSON.stringify(explain.queryPlanner ?? explain)).toContain('by_term');
-      const start = 'created_at' in filter ? 41 : 0;
-      expect((await find().toArray()).map((t) => t._id)).toEqual(newest.slice(start, start + 100).map((t) => t._id));
-    }
-    // (An `_id` list, not an `_id` range: the embedded engine serves the one by index and scans for the other.)
-    const ids = newest.slice(0, 100).map((t) => `${t.thread_id}|u3|deploy`);
-    expect(indexServed(await terms.find({ _id: { $in: ids } }).explain())).toBe(true);
-    expect((await terms.find({ _id: { $in: ids } }).toArray()).length).toBe(
-      all.filter((t) => ids.includes(t._id)).length,
-    );
+    // An update is searched as it stands now; a deleted document is found no more.
+    const [first] = await page('"gateway"', { to: 'u3' });
+    await text.updateOne({ _id: first!._id }, { $addToSet: { words: 'zeppelin arrives' } });
+    expect((await page('"zeppelin"', {})).map((d) => d._id)).toEqual([first!._id]);
+    await text.updateOne({ _id: first!._id }, { $set: { to: 'u4' } });
+    expect(await page('"zeppelin"', { to: 'u3' })).toEqual([]);
+    await text.deleteOne({ _id: first!._id });
+    expect(await page('"zeppelin"', {})).toEqual([]);
+    // A word in no document, and a search without a text index, as MongoDB answers them.
+    expect(await page('"walrus"', {})).toEqual([]);
+    await expect(
+      clients[0]!
+        .db(dbName)
+        .collection('no_text')
+        .find({ $text: { $search: 'x' } })
+        .toArray(),
+    ).rejects.toMatchObject({ code: 27 });
   });
 
   test('a date range sorted on its field is served by the index', async () => {

@@ -136,7 +136,7 @@ test('a create arms its first step on the thread it inserts: no other command, n
   expect(onTimers(sent)).toEqual([]);
   // The request's one insert of the thread's words for the inbox search (service/thread-search-index.ts) is
   // the search's, not the timers': it is counted on its own.
-  const words = (c: string) => c.startsWith('insert thread_terms ');
+  const words = (c: string) => c.startsWith('insert thread_text ');
   expect(sent.filter((c) => c.includes(id) && !isMark(c) && !words(c))).toEqual([`insert threads ${id}`]);
   expect(sent.filter((c) => c.includes(id) && words(c))).toHaveLength(1);
 

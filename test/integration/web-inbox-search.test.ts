@@ -1,6 +1,7 @@
 // The web inbox's text search against a real relay: words of summaries and of messages added later are found once
 // their call answered (the request writes them), only in the searcher's own threads, whatever the case and accents;
-// several words; pages with a cursor; a purged thread is gone; the layout-8 migration fills threads written before.
+// several words; pages with a cursor; a purged thread is gone; the layout-9 migration fills threads written before
+// (and drops layout 8's words per participant).
 import { migrateStore, SCHEMA_VERSION, schemaVersion } from '../../relay-core/store/migrate';
 import { purgeThread } from '../../relay-core/store/thread-purge';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
@@ -171,15 +172,15 @@ test('a search without a word is refused in words', async () => {
 test('a purged thread is found no more, and its words are gone', async () => {
   const id = await send('ephemeral secret plan');
   await found(bobCookie, 'ephemeral', id);
-  expect(await relay.store.terms.docs.countDocuments({ thread_id: id })).toBeGreaterThan(0);
+  expect(await relay.store.text.docs.countDocuments({ _id: id })).toBe(1);
   expect(await purgeThread(relay.store, id)).toBe(true);
   expect(await search(bobCookie, 'ephemeral')).toEqual([]);
   expect(await search(aliceCookie, 'ephemeral', 'sent')).toEqual([]);
-  expect(await relay.store.terms.docs.countDocuments({ thread_id: id })).toBe(0);
+  expect(await relay.store.text.docs.countDocuments({ _id: id })).toBe(0);
   expect(await purgeThread(relay.store, id)).toBe(false);
 });
 
-test('the layout-8 migration writes the words of threads written before the search, once, and resumes', async () => {
+test('the layout-9 migration writes the words of threads written before the text index, once, and resumes', async () => {
   const first = await send('platypus written before');
   const second = await send('platypus also before', carol);
   await found(bobCookie, 'platypus', first);
@@ -187,26 +188,30 @@ test('the layout-8 migration writes the words of threads written before the sear
   const reply = await relay.rpc(bob, 'message/send', { task_id: first, message: { parts: [{ text: 'echidna too' }] } });
   expect(reply.body.error).toBeUndefined();
   await found(bobCookie, 'echidna', first);
-  const entries = await relay.store.terms.docs.countDocuments({});
-  // As a layout-7 database: no words at all, its marker at 6, a migration stopped after the first thread.
-  await relay.store.terms.docs.deleteMany({});
-  await relay.store.meta.updateOne({ _id: 'schema' }, { $set: { value: 7 } });
+  const entries = await relay.store.text.docs.countDocuments({});
+  // As a layout-8 database: its words per participant in `thread_terms`, none under the text index, and a migration
+  // stopped after the first thread.
+  await relay.store.text.docs.deleteMany({});
+  await relay.store.db.collection('thread_terms').insertOne({ _id: 'x|bob@acme|platypus' } as never);
+  await relay.store.meta.updateOne({ _id: 'schema' }, { $set: { value: 8 } });
   const [earliest] = await relay.store.threads.find({}).sort({ _id: 1 }).limit(1).toArray();
-  await relay.store.meta.insertOne({ _id: 'thread_terms_filled_through', value: earliest!._id, at: new Date() });
+  await relay.store.meta.insertOne({ _id: 'thread_text_filled_through', value: earliest!._id, at: new Date() });
   expect(await search(bobCookie, 'platypus')).toEqual([]);
   const lines: string[] = [];
   const threads = await relay.store.threads.countDocuments({});
   expect(await migrateStore(relay.store, (line) => lines.push(line))).toBe(threads - 1);
   expect(lines.join('\n')).toContain('written for the inbox search');
   expect(await schemaVersion(relay.store)).toBe(SCHEMA_VERSION);
+  expect(await relay.store.db.listCollections({ name: 'thread_terms' }).toArray()).toEqual([]);
   // The thread before the marker was taken as done (its words are written again below).
   const skipped = (id: string) => id !== earliest!._id;
   expect((await search(bobCookie, 'platypus')).sort()).toEqual([first, second].filter(skipped).sort());
   expect(await search(bobCookie, 'echidna')).toEqual([first].filter(skipped));
-  // Run whole again: the same entries, none twice (the one skipped above is the only difference).
-  await relay.store.meta.updateOne({ _id: 'schema' }, { $set: { value: 7 } });
+  // Run whole again: one document per thread, none twice (the one skipped above is the only difference).
+  await relay.store.meta.updateOne({ _id: 'schema' }, { $set: { value: 8 } });
   await migrateStore(relay.store, () => {});
-  expect(await relay.store.terms.docs.countDocuments({})).toBe(entries);
+  expect(await relay.store.text.docs.countDocuments({})).toBe(entries);
+  expect(await search(bobCookie, 'echidna')).toEqual([first]);
   await migrateStore(relay.store, () => {});
-  expect(await relay.store.terms.docs.countDocuments({})).toBe(entries);
+  expect(await relay.store.text.docs.countDocuments({})).toBe(entries);
 });

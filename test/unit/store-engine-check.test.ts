@@ -9,7 +9,7 @@ test('MongoDB 6 and later, and FerretDB 2 (which reports itself as MongoDB 7), s
 });
 
 test("the relay's own FerretDB 1.24 build is served", () => {
-  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.5+0123456789ab' })).toEqual({
+  expect(capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.8+0123456789ab' })).toEqual({
     kind: 'ferretdb',
   });
 });
@@ -25,6 +25,12 @@ test('a stock FerretDB 1.x, or an older build of ours, is refused: its updates a
       `The database server is FerretDB ${ferretdbVersion}, whose updates are not atomic`,
     );
   }
+});
+
+test('a build of ours without text indexes is refused, saying so', () => {
+  expect(() => capabilitiesOf({ version: '7.0.42', ferretdbVersion: 'v1.24.2-handoff-relay.7+0123456789ab' })).toThrow(
+    'The database server is FerretDB v1.24.2-handoff-relay.7+0123456789ab, which has no text index (the inbox search needs one)',
+  );
 });
 
 test('a MongoDB before 6 is refused, naming the version it needs', () => {

@@ -62,7 +62,7 @@ func planPushdown(meta *metadata.Collection, filter, sort *types.Document) pushd
 	indexed := map[string]bool{"_id": true}
 
 	for _, index := range meta.Settings.Indexes {
-		if index.Multikey {
+		if index.Multikey || len(index.Text) > 0 {
 			continue
 		}
 
