@@ -22,9 +22,9 @@ export function searchTerms(text: string | null | undefined): string[] {
 }
 
 /**
- * A text as the index is given it: compatibility forms folded (NFKC: "ﬁle" is "file", "ＡＰＩ" is "API"), as a
- * search folds them; case and accents the index ignores itself.
+ * A text as the index is given it: compatibility forms and accents folded ("ﬁle" is "file", "ＡＰＩ" is "API",
+ * "Café" is "Cafe"), as a search folds them, so that every engine's text index (some keep accents) finds them.
  */
 export function searchableText(text: string): string {
-  return text.normalize('NFKC');
+  return text.normalize('NFKD').replace(/\p{M}+/gu, '');
 }

@@ -5,7 +5,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { searchableText } from '../domain/search-terms';
+import { searchableText, searchTerms } from '../domain/search-terms';
 import type { Intent, ThreadStatus } from '../domain/schemas';
 import { isDuplicateKey } from './thread-writes';
 import { cursorAfter, cursorPosition, LISTED_FIELDS, type ListedThread, type Party } from './thread-lists';
@@ -115,8 +115,14 @@ export class ThreadText {
     const after = query.cursor ? cursorPosition(query.cursor) : undefined;
     if (query.cursor && !after)
       throw new RelayError('invalid_params', 'params.page.cursor: not a cursor this relay issued');
-    // Each word a phrase: a thread matches when it has all of them.
-    const text = { $search: [...new Set(query.terms)].map((term) => `"${term}"`).join(' ') };
+    const terms = [...new Set(query.terms)];
+    // Each word a phrase: a thread matches when it has all of them. (FerretDB 2 takes phrases as alternatives: with
+    // more than one word, each match's words are checked here too.)
+    const text = { $search: terms.map((term) => `"${term}"`).join(' ') };
+    const hasAll = (doc: Pick<ThreadTextDoc, 'words'>) => {
+      const words = new Set(searchTerms(doc.words.join('\n')));
+      return terms.every((term) => words.has(term));
+    };
     const sides: Filter<ThreadTextDoc>[] = [];
     if (query.party !== 'to') sides.push({ from: query.handle });
     if (query.party !== 'from') sides.push({ to: query.handle });
@@ -136,26 +142,27 @@ export class ThreadText {
                 }
               : {}),
           },
-          { projection: { _id: 1, created_at: 1 } },
+          { projection: { _id: 1, created_at: 1, ...(terms.length > 1 ? { words: 1 } : {}) } },
         )
         .sort({ created_at: -1, _id: -1 })
         .limit(ROUND)
         .toArray();
       scanned += matches.length;
+      const hits = terms.length > 1 ? matches.filter(hasAll) : matches;
       const docs =
-        matches.length === 0
+        hits.length === 0
           ? []
           : await this.threads
               .find(
                 this.visible(
                   query,
-                  matches.map((m) => m._id),
+                  hits.map((m) => m._id),
                 ),
                 { projection: LISTED_FIELDS },
               )
               .toArray();
       const byId = new Map(docs.map((d) => [d._id, d]));
-      for (const match of matches) {
+      for (const match of hits) {
         const doc = byId.get(match._id);
         if (!doc) continue;
         if (found.length === query.limit) return { threads: found, next_cursor: cursorAfter(found[found.length - 1]!) };
