@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../domain/clock';
 import type { MongoStore } from '../store/mongo-store';
+import { MongoChannelBindings } from '../store/channel-binding-records';
 import type { JobQueue } from '../queues/bullmq-queues';
 import type { EventPublisher } from './event-publisher';
 import type { HandoffTimers } from './handoff-timers';
@@ -196,7 +197,7 @@ export function createRelay(deps: RelayDeps): Relay {
 
   return {
     teammates,
-    channels: new ChannelBindings(store, clock),
+    channels: new ChannelBindings(new MongoChannelBindings(store.channelBindings), clock),
     ...(feed ? { feed } : {}),
     auditTrail: new AuditTrail({ store, clock }),
     clock,
