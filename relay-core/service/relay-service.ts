@@ -216,7 +216,7 @@ export function createRelay(deps: RelayDeps): Relay {
     approvalViews,
     approvalTimers,
     approvalSweep,
-    pushConfigs: new PushConfigs(store),
+    pushConfigs: new PushConfigs({ configs: store.pushConfigs, threads: store }),
     drafts: store.drafts,
     webSessions: new WebSessions({
       store: store.web,
