@@ -1,11 +1,16 @@
 // The thread-write port (relay-core/domain/thread-writer.ts) in memory, for fast use-case tests: one write at a time
 // (nothing awaits between its read and its store), each bumping the version, as the contract suite asks
 // (test/contracts/thread-writer-contract.ts, run against this and against MongoStore). Like MongoStore, a write ends
-// with what settleThreadsWith set (the timers' settle), and writeThreadTimer keeps the version.
+// with what settleThreadsWith set (the timers' settle), and writeThreadTimer keeps the version. A create's insert of a
+// taken id is a duplicate key, as the server answers it (test/contracts/thread-insert-contract.ts).
+import { MongoServerError } from 'mongodb';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
+import type { MongoStore } from '../../relay-core/store/mongo-store';
 
-export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'readThreadFrom' | 'writeThread'> {
+export class InMemoryThreads
+  implements Pick<ThreadWriter, 'readThread' | 'readThreadFrom' | 'writeThread'>, Pick<MongoStore, 'insertThread'>
+{
   private readonly docs = new Map<string, ThreadDoc>();
   private settle: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc = (_before, next) => next;
   /** How many writes stored a new version. */
@@ -23,6 +28,14 @@ export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'readT
 
   async insert(doc: ThreadDoc): Promise<void> {
     this.docs.set(doc._id, structuredClone(doc));
+  }
+
+  /** A create's insert (MongoStore.insertThread). */
+  async insertThread(doc: ThreadDoc): Promise<ThreadDoc> {
+    if (this.docs.has(doc._id))
+      throw new MongoServerError({ message: `E11000 duplicate key error: threads _id ${doc._id}`, code: 11000 });
+    this.docs.set(doc._id, structuredClone(doc));
+    return structuredClone(doc);
   }
 
   async readThread(id: string): Promise<ThreadDoc | null> {
