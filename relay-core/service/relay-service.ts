@@ -186,7 +186,7 @@ export function createRelay(deps: RelayDeps): Relay {
     clock,
     log,
   });
-  const approvalViews = new ApprovalViews({ store, records: approvalRecords });
+  const approvalViews = new ApprovalViews({ records: approvalRecords });
   const approvalSweep = new ApprovalSweep({
     store,
     records: approvalRecords,
