@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../domain/clock';
 import type { MongoStore } from '../store/mongo-store';
 import { MongoChannelBindings } from '../store/channel-binding-records';
+import { MongoReadMarks } from '../store/read-marks';
 import type { JobQueue } from '../queues/bullmq-queues';
 import type { EventPublisher } from './event-publisher';
 import type { HandoffTimers } from './handoff-timers';
@@ -32,6 +33,7 @@ import { ThreadPolicy } from './thread-policy';
 import type { Teammates } from './teammates';
 import { AuditTrail } from './audit-trail';
 import { ThreadReads } from './thread-reads';
+import { searchThreads } from './thread-search';
 import { Claims } from './claims';
 import { Transitions } from './transitions';
 import { Messages } from './messages';
@@ -109,7 +111,15 @@ export function createRelay(deps: RelayDeps): Relay {
   const links = new InboxLinks(deps.publicUrl, tokenSecret);
   const ledger = new IdempotencyLedger(store);
   const outbox = new Outbox({ store, events: deps.events, clock, log });
-  const reads = new ThreadReads({ store, teammates, links, tokens, clock });
+  const reads = new ThreadReads({
+    store,
+    marks: new MongoReadMarks(store.threadReads),
+    search: (caller, request) => searchThreads({ store, teammates }, caller, request),
+    teammates,
+    links,
+    tokens,
+    clock,
+  });
   const appender = new MessageAppender({
     store,
     teammates,
