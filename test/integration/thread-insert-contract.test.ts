@@ -15,4 +15,7 @@ afterAll(async () => {
   await store?.close();
 });
 
-threadInsertContract('MongoStore', () => store);
+threadInsertContract('MongoStore', () => ({
+  store,
+  insertMessage: async (message) => void (await store.messages.insertOne(message)),
+}));

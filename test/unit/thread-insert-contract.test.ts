@@ -2,4 +2,7 @@
 import { threadInsertContract } from '../contracts/thread-insert-contract';
 import { InMemoryThreads } from '../fakes/in-memory-threads';
 
-threadInsertContract('in memory', () => new InMemoryThreads());
+threadInsertContract('in memory', () => {
+  const threads = new InMemoryThreads();
+  return { store: threads, insertMessage: (message) => threads.insertMessage(message) };
+});
