@@ -1,18 +1,7 @@
 // The push configs port's contract on PushConfigStore and the server the tests use (the fast tier runs it on the fake).
-import { MongoStore } from '../../relay-core/store/mongo-store';
 import { pushConfigRecordsContract } from '../contracts/push-config-records-contract';
-import { testMongoUrl, uniqueName } from '../helpers/test-env';
+import { contractStore } from '../helpers/contract-store';
 
-let store: MongoStore;
+const store = contractStore('push_configs_contract');
 
-beforeAll(async () => {
-  store = await MongoStore.connect(testMongoUrl(), uniqueName('push_configs_contract'));
-  await store.ensureIndexes();
-});
-
-afterAll(async () => {
-  await store?.db.dropDatabase();
-  await store?.close();
-});
-
-pushConfigRecordsContract('PushConfigStore', () => store.pushConfigs);
+pushConfigRecordsContract('PushConfigStore', () => store().pushConfigs);

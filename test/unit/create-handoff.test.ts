@@ -14,6 +14,7 @@ import { InboxLinks } from '../../relay-core/service/inbox-links';
 import type { GateRequest, HeldStamp } from '../../relay-core/service/policy-gate';
 import { InMemoryThreads } from '../fakes/in-memory-threads';
 import { agent, approvalRequestsOn, approvalRule, NOW, recordingOutbox, teammatesOf } from '../fakes/use-case-ports';
+import { refusal } from '../helpers/refusal';
 
 const sam = agent('sam@acme');
 const rita = { ...agent('rita@acme'), role: 'frontend', skills: ['react'] };
@@ -66,15 +67,6 @@ function setup(opts: { team?: AgentDoc[]; gate?: Gate; firstStep?: (doc: ThreadD
     );
   const events = () => outbox.published.map((e) => e.type);
   return { threads, creates, create, asked, events, links, approvals };
-}
-
-async function refusal(call: Promise<unknown>): Promise<RelayError> {
-  const error = await call.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RelayError);
-  return error as RelayError;
 }
 
 describe('to a teammate', () => {
