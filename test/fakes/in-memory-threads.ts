@@ -4,7 +4,6 @@
 // with what settleThreadsWith set (the timers' settle), and writeThreadTimer keeps the version. A create's insert of a
 // taken id is a duplicate key, as the server answers it, and a thread's messages read back in order
 // (test/contracts/thread-insert-contract.ts).
-import { MongoServerError } from 'mongodb';
 import type { MessageDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
 import type { MongoStore } from '../../relay-core/store/mongo-store';
@@ -36,8 +35,11 @@ export class InMemoryThreads
 
   /** A create's insert (MongoStore.insertThread). */
   async insertThread(doc: ThreadDoc): Promise<ThreadDoc> {
-    if (this.docs.has(doc._id))
+    if (this.docs.has(doc._id)) {
+      // The driver is loaded only here: the fast tests that never insert a taken id do not pay for it.
+      const { MongoServerError } = await import('mongodb');
       throw new MongoServerError({ message: `E11000 duplicate key error: threads _id ${doc._id}`, code: 11000 });
+    }
     this.docs.set(doc._id, structuredClone(doc));
     return structuredClone(doc);
   }
