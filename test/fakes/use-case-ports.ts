@@ -2,6 +2,7 @@
 // call once, threads as the create stores them (on the in-memory thread port), and approval requests over them.
 import pino from 'pino';
 import { approvalId, type ApprovalRecord } from '../../relay-core/domain/approval';
+import { assertNoBlockBetween } from '../../relay-core/domain/blocks';
 import { RelayError } from '../../relay-core/domain/errors';
 import { targetCandidates } from '../../relay-core/domain/recipient-target';
 import type { AgentDoc, OutboxEvent, ThreadDoc } from '../../relay-core/domain/documents';
@@ -14,7 +15,6 @@ import type { RouteTeammates } from '../../relay-core/service/handoff-routing';
 import type { HandoffTokens } from '../../relay-core/service/handoff-tokens';
 import type { IdempotencyLedger } from '../../relay-core/service/idempotency';
 import type { Outbox } from '../../relay-core/service/outbox';
-import { Teammates } from '../../relay-core/service/teammates';
 import type { InMemoryThreads } from './in-memory-threads';
 
 export const NOW = new Date('2026-03-02T10:00:00Z');
@@ -128,7 +128,7 @@ export function teammatesOf(team: readonly AgentDoc[]): RouteTeammates {
   const active = () => team.filter((a) => a.status === 'active');
   return {
     get: async (handle) => team.find((a) => a.handle === handle) ?? null,
-    assertNotBlocked: (a, b) => Teammates.prototype.assertNotBlocked.call(undefined, a, b),
+    assertNotBlocked: assertNoBlockBetween,
     candidates: async (target) => targetCandidates(active(), target).sort((a, b) => a.handle.localeCompare(b.handle)),
     vocabulary: async () => ({
       roles: active()

@@ -8,13 +8,24 @@ import type { AgentDoc } from '../../relay-core/domain/documents';
 import { RelayError } from '../../relay-core/domain/errors';
 import { inviteCreateSchema, type InviteRedemption } from '../../relay-core/domain/invite';
 import { Invites, REDEEM_DEADLINE_MS } from '../../relay-core/service/invites';
-import { ownCard } from '../../relay-core/service/teammates';
+import type { OwnCard } from '../../relay-core/service/teammates';
 import type { AccountEvent } from '../../relay-core/store/account-log';
 import { InMemoryInvites } from '../fakes/in-memory-invites';
 import { agent, NOW } from '../fakes/use-case-ports';
 import { refusal } from '../helpers/refusal';
 
 const lead = agent('lead@acme');
+/** What a teammate reads of their own card. */
+const ownCard = ({ handle, name, role, skills, repos_owned, tools, slack_user_id }: AgentDoc): OwnCard => ({
+  handle,
+  name,
+  role,
+  skills,
+  repos_owned,
+  tools,
+  slack_user_id,
+  notification: null,
+});
 const HOUR = 3_600_000;
 
 function setup() {
