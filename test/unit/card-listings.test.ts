@@ -6,8 +6,14 @@ import type { PublicCardDoc } from '../../relay-core/store/agent-cards';
 import { CardListings } from '../../relay-core/service/card-listings';
 import type { ChangeCounter } from '../../relay-core/webhooks/endpoint-owners';
 
-const card = (handle: string, role: string) =>
-  ({ handle, name: handle, role, skills: [], repos_owned: [] }) as PublicCardDoc;
+const card = (handle: string, role: string): PublicCardDoc => ({
+  _id: handle,
+  handle,
+  name: handle,
+  role,
+  skills: [],
+  repos_owned: [],
+});
 
 function fixture() {
   let value: string | null = '1';
