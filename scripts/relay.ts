@@ -54,6 +54,7 @@ import { RedisWakeups } from '../relay-core/queues/redis-wakeups';
 import { mcpClientSnippets } from '../mcp/client-config';
 import { mountMcpHttp } from '../mcp/http-mount';
 import { MongoStore } from '../relay-core/store/mongo-store';
+import { MongoInvites } from '../relay-core/store/invite-records';
 import { migrateStore } from '../relay-core/store/migrate';
 import { mongoThreadWriter } from '../relay-core/store/mongo-thread-writer';
 import { timerDueFor } from '../relay-core/store/timer-due';
@@ -212,7 +213,14 @@ export async function startRelay({
       onEndpointSet: (handle, at) => webhookQueues.enqueueChallenge(handle, at),
     },
   });
-  const invites = new Invites({ store, teammates, keyPepper: config.keyPepper, log, clock });
+  const invites = new Invites({
+    invites: new MongoInvites(store),
+    accountLog: store.accountLog,
+    teammates,
+    keyPepper: config.keyPepper,
+    log,
+    clock,
+  });
   const endpoints = new WebhookEndpoints({ store, teammates, log, clock });
   const policies = new PolicyStore(store, clock);
   if (config.policyFile && policySource !== undefined) {

@@ -73,7 +73,7 @@ export interface InviteView {
   revoked_at: string | null;
 }
 
-export function inviteView(doc: InviteDoc, now: Date): InviteView {
+export function inviteView(doc: Omit<InviteDoc, 'token_hash'>, now: Date): InviteView {
   const expired = doc.status === 'open' && doc.expires_at.getTime() <= now.getTime();
   return {
     id: doc._id,

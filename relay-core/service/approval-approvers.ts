@@ -5,7 +5,7 @@ import { RelayError } from '../domain/errors';
 import type { Teammates } from './teammates';
 
 export interface ApproversDeps {
-  teammates: Teammates;
+  teammates: Pick<Teammates, 'get' | 'bySlackUser' | 'list'>;
 }
 
 export class Approvers {

@@ -8,6 +8,7 @@ import type { AgentDoc, OutboxEvent, PolicyAuditDoc, ThreadDoc } from '../domain
 import { RelayError } from '../domain/errors';
 import type { EventType, Surface } from '../domain/schemas';
 import { stateVersion } from '../domain/thread-lifecycle';
+import type { ThreadWriter } from '../domain/thread-writer';
 import type { MongoStore } from '../store/mongo-store';
 import { policyAuditEvents } from '../store/account-log';
 import { conclude, finished, withRecord, type Planned } from './approval-outcome';
@@ -18,9 +19,13 @@ import type { Teammates } from './teammates';
 import { approvalView } from './wire-views';
 
 export interface ApprovalDecisionsDeps {
-  store: MongoStore;
-  outbox: Outbox;
-  teammates: Teammates;
+  /** The thread write, and where a decision the admin key made is audited. */
+  store: Pick<ThreadWriter, 'readThread' | 'writeThread'> & {
+    policyAudit: Pick<MongoStore['policyAudit'], 'insertOne'>;
+    accountLog: Pick<MongoStore['accountLog'], 'record'>;
+  };
+  outbox: Pick<Outbox, 'recording'>;
+  teammates: Pick<Teammates, 'get'>;
   records: Pick<ApprovalRecords, 'get' | 'index'>;
   /** How approved calls are applied and re-checked: the transitions, the appends and runs, the policy in force. */
   appliers: ApprovalAppliers;

@@ -29,18 +29,18 @@ export class ApprovalRecords {
     return this.deps.store.approvals.find({ open: 1 }).sort({ created_at: 1 }).limit(limit).toArray();
   }
 
+  /** The listing's entries newest first, only those in `status` when given (no more than `limit`). */
+  listed(status: ApprovalRecord['status'] | undefined, limit: number): Promise<ApprovalIndexDoc[]> {
+    return this.deps.store.approvals
+      .find(status ? { status } : {})
+      .sort({ created_at: -1 })
+      .limit(limit)
+      .toArray();
+  }
+
   /** The approval's listing entry, open until it is decided and done. */
   async write(threadId: string, record: ApprovalRecord): Promise<void> {
-    await putById(this.deps.store.approvals, record.id, {
-      thread_id: threadId,
-      status: record.status,
-      action: record.action,
-      actor: record.actor,
-      approvers: record.approvers.map((a) => a.label),
-      created_at: record.created_at,
-      deadline: record.deadline,
-      ...(isOpen(record) ? { open: 1 as const } : {}),
-    });
+    await putById(this.deps.store.approvals, record.id, listingEntry(threadId, record));
   }
 
   /** writeIndex after a change: a failure leaves the entry as it was (still open, the next sweep writes it again). */
@@ -49,6 +49,20 @@ export class ApprovalRecords {
       this.deps.log.warn({ approval_id: record.id, err: error.message }, 'approval listing not updated'),
     );
   }
+}
+
+/** What the listing keeps of an approval. */
+export function listingEntry(threadId: string, record: ApprovalRecord): Omit<ApprovalIndexDoc, '_id'> {
+  return {
+    thread_id: threadId,
+    status: record.status,
+    action: record.action,
+    actor: record.actor,
+    approvers: record.approvers.map((a) => a.label),
+    created_at: record.created_at,
+    deadline: record.deadline,
+    ...(isOpen(record) ? { open: 1 as const } : {}),
+  };
 }
 
 /** Still the sweep's to look at: pending, or approved and its append not applied yet. */

@@ -8,7 +8,7 @@ import type { AgentDoc, OutboxEvent, PolicyStamp, ThreadDoc } from '../domain/do
 import type { PolicyAction } from '../domain/policy';
 import type { Surface } from '../domain/schemas';
 import { stateVersion } from '../domain/thread-lifecycle';
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
 import type { ApprovalRecords } from './approval-records';
 import type { ApprovalTimers } from './approval-timers';
 import type { Approvers } from './approval-approvers';
@@ -16,8 +16,8 @@ import { approvalPending, type ApprovalRule } from './approvals';
 import type { Outbox } from './outbox';
 
 export interface ApprovalRequestsDeps {
-  store: MongoStore;
-  outbox: Outbox;
+  store: Pick<ThreadWriter, 'writeThread'>;
+  outbox: Pick<Outbox, 'recording'>;
   approvers: Pick<Approvers, 'resolve'>;
   records: Pick<ApprovalRecords, 'write'>;
   timers: Pick<ApprovalTimers, 'arm'>;

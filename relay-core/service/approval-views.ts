@@ -2,7 +2,6 @@
 import type { ApprovalRecord } from '../domain/approval';
 import type { AgentDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import type { MongoStore } from '../store/mongo-store';
 import type { ApprovalRecords } from './approval-records';
 import { approvalView, type ApprovalView } from './wire-views';
 
@@ -10,8 +9,7 @@ import { approvalView, type ApprovalView } from './wire-views';
 const OPEN_READ_LIMIT = 5_000;
 
 export interface ApprovalViewsDeps {
-  store: MongoStore;
-  records: Pick<ApprovalRecords, 'get' | 'open'>;
+  records: Pick<ApprovalRecords, 'get' | 'open' | 'listed'>;
 }
 
 export class ApprovalViews {
@@ -48,11 +46,7 @@ export class ApprovalViews {
     const entries: Array<{ _id: string; created_at: Date }> =
       filter.status === 'pending'
         ? await this.deps.records.open(OPEN_READ_LIMIT)
-        : await this.deps.store.approvals
-            .find(filter.status ? { status: filter.status } : {})
-            .sort({ created_at: -1 })
-            .limit(OPEN_READ_LIMIT)
-            .toArray();
+        : await this.deps.records.listed(filter.status, OPEN_READ_LIMIT);
     entries.sort((a, b) => b.created_at.getTime() - a.created_at.getTime());
     const views: ApprovalView[] = [];
     for (const entry of entries) {

@@ -73,7 +73,7 @@ function accountEvent(doc: AccountEventDoc): AuditEvent {
 }
 
 export interface AuditTrailDeps {
-  store: { eventLog: EventLog; accountLog: AccountLog };
+  store: { eventLog: Pick<EventLog, 'readBack'>; accountLog: Pick<AccountLog, 'newest'> };
   clock: Clock;
 }
 

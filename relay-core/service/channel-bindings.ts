@@ -3,8 +3,7 @@ import type { Clock } from '../domain/clock';
 import type { ChannelBindingDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { parseRecipient } from '../domain/schemas';
-import type { MongoStore } from '../store/mongo-store';
-import { putById } from '../store/thread-writes';
+import type { ChannelBindingRecords } from '../store/channel-binding-records';
 
 /** How many bindings `list` returns; a workspace binds a handful of teams. */
 const LISTED = 200;
@@ -14,7 +13,7 @@ const CHANNEL_ID = /^[CG][A-Z0-9]{2,30}$/;
 
 export class ChannelBindings {
   constructor(
-    private readonly store: MongoStore,
+    private readonly bindings: ChannelBindingRecords,
     private readonly clock: Clock,
   ) {}
 
@@ -36,7 +35,7 @@ export class ChannelBindings {
 
   /** The binding of one target: one `_id` read. */
   get(target: string): Promise<ChannelBindingDoc | null> {
-    return this.store.channelBindings.findOne({ _id: target });
+    return this.bindings.get(target);
   }
 
   /** Binds (or re-binds) the target to a channel; the previous channel, if another one. */
@@ -44,17 +43,17 @@ export class ChannelBindings {
     if (!CHANNEL_ID.test(channel))
       throw new RelayError('invalid_params', 'channel: run this in a public or private channel (not a DM)');
     const previous = await this.get(target);
-    await putById(this.store.channelBindings, target, { target, channel, bound_by: by, at: this.clock.now() });
+    await this.bindings.put({ _id: target, target, channel, bound_by: by, at: this.clock.now() });
     return { previous: previous && previous.channel !== channel ? previous.channel : null };
   }
 
   /** Removes the binding; false when there was none. */
   async unbind(target: string): Promise<boolean> {
-    return (await this.store.channelBindings.deleteOne({ _id: target })).deletedCount === 1;
+    return this.bindings.remove(target);
   }
 
   /** Every binding, by target (an operator's command: the collection is small, so a read of all of it is fine). */
   list(): Promise<ChannelBindingDoc[]> {
-    return this.store.channelBindings.find({}).sort({ _id: 1 }).limit(LISTED).toArray();
+    return this.bindings.list(LISTED);
   }
 }

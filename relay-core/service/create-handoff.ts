@@ -13,12 +13,11 @@ import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import type { ApprovalRequests } from './approval-requests';
 import type { HandoffTimers } from './handoff-timers';
 import type { HandoffTokens } from './handoff-tokens';
-import { routeHandoff } from './handoff-routing';
+import { routeHandoff, type RouteTeammates } from './handoff-routing';
 import { idempotentId } from './idempotency';
 import type { InboxLinks } from './inbox-links';
 import type { Outbox } from './outbox';
 import type { PolicyGate } from './policy-gate';
-import type { Teammates } from './teammates';
 import { isHeld, targetParty } from './thread-policy';
 
 export interface CreateResult {
@@ -41,13 +40,14 @@ export interface CreateResult {
 export type { ClaimResult } from './claims';
 
 export interface CreateHandoffDeps {
-  store: MongoStore;
-  teammates: Teammates;
-  outbox: Outbox;
+  /** A create inserts its thread (a duplicate key when a retry's is already there) and reads a replay's. */
+  store: Pick<MongoStore, 'readThread' | 'insertThread'>;
+  teammates: RouteTeammates;
+  outbox: Pick<Outbox, 'recording'>;
   tokens: HandoffTokens;
-  links: InboxLinks;
+  links: Pick<InboxLinks, 'url'>;
   /** The policy enforcement point; without one every create is allowed (tests of other things). */
-  gate?: PolicyGate;
+  gate?: Pick<PolicyGate, 'check'>;
   /** Where a create a rule holds is recorded for its approvers. */
   approvals: Pick<ApprovalRequests, 'holdCreate' | 'opened'>;
   /** Arms a new thread's first timer step at create (handoff-timers.ts); without it the thread.created job does. */

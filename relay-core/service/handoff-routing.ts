@@ -14,7 +14,10 @@ const LISTED = 30;
  * The route of `to` (already checked by recipientSchema). The sender and anyone a block separates from the sender
  * are never candidates. No candidate is recipient_not_found listing the roles (and skills or owned paths) that do exist.
  */
-export async function routeHandoff(teammates: Teammates, sender: AgentDoc, to: string): Promise<Route> {
+/** What routing reads of the teammates. */
+export type RouteTeammates = Pick<Teammates, 'get' | 'assertNotBlocked' | 'candidates' | 'vocabulary'>;
+
+export async function routeHandoff(teammates: RouteTeammates, sender: AgentDoc, to: string): Promise<Route> {
   const parsed = parseRecipient(to);
   if ('error' in parsed) throw new RelayError('invalid_params', `params.to: ${parsed.error}`);
   if (parsed.kind === 'handle') {
@@ -37,7 +40,11 @@ export async function routeHandoff(teammates: Teammates, sender: AgentDoc, to: s
   throw await notFound(teammates, parsed, matched.length > 0);
 }
 
-async function notFound(teammates: Teammates, target: RecipientTarget, onlyExcluded: boolean): Promise<RelayError> {
+async function notFound(
+  teammates: RouteTeammates,
+  target: RecipientTarget,
+  onlyExcluded: boolean,
+): Promise<RelayError> {
   const vocabulary = await teammates.vocabulary();
   const distinct = (values: string[]) => [...new Set(values)].sort().slice(0, LISTED);
   const roles = distinct(vocabulary.roles);

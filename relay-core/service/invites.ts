@@ -15,12 +15,15 @@ import {
 } from '../domain/invite';
 import { constantTimeEqual, hashApiKey } from '../ops/api-keys';
 import { inviteIdOf, issueInviteCode } from '../ops/invite-codes';
-import type { MongoStore } from '../store/mongo-store';
+import type { AccountLog } from '../store/account-log';
+import type { InviteRecords } from '../store/invite-records';
 import type { OwnCard, Teammates } from './teammates';
 
 export interface InvitesDeps {
-  store: MongoStore;
-  teammates: Teammates;
+  invites: InviteRecords;
+  /** Where a redemption is recorded in the invitee's account history. */
+  accountLog: Pick<AccountLog, 'record'>;
+  teammates: Pick<Teammates, 'get' | 'register' | 'disable'>;
   keyPepper: string;
   log: Logger;
   clock?: Clock;
@@ -44,14 +47,16 @@ const noSuchInvite = () =>
   new RelayError('not_found', 'No such invitation: check the code you were given (handoff-relay join hri_…)');
 
 export class Invites {
-  private readonly store: MongoStore;
-  private readonly teammates: Teammates;
+  private readonly invites: InviteRecords;
+  private readonly accountLog: Pick<AccountLog, 'record'>;
+  private readonly teammates: Pick<Teammates, 'get' | 'register' | 'disable'>;
   private readonly keyPepper: string;
   private readonly log: Logger;
   private readonly clock: Clock;
 
   constructor(deps: InvitesDeps) {
-    this.store = deps.store;
+    this.invites = deps.invites;
+    this.accountLog = deps.accountLog;
     this.teammates = deps.teammates;
     this.keyPepper = deps.keyPepper;
     this.log = deps.log;
@@ -85,7 +90,7 @@ export class Invites {
       created_at: now,
       expires_at: new Date(now.getTime() + input.expires_in),
     };
-    await this.store.invites.insertOne(doc);
+    await this.invites.insert(doc);
     this.log.info({ invite_id: id, created_by: createdBy, expires_at: doc.expires_at }, 'invitation created');
     return { ...inviteView(doc, now), token: code };
   }
@@ -93,9 +98,7 @@ export class Invites {
   /** Newest first; never a code or its hash. */
   async list(limit = LIST_LIMIT): Promise<InviteView[]> {
     const now = this.clock.now();
-    const docs = await this.store.invites
-      .find({}, { projection: { token_hash: 0 }, sort: { created_at: -1 }, limit })
-      .toArray();
+    const docs = await this.invites.newest(limit);
     return docs.map((doc) => inviteView(doc, now));
   }
 
@@ -107,27 +110,17 @@ export class Invites {
     if (!INVITE_ID_PATTERN.test(id))
       throw new RelayError('invalid_params', `path.id: not an invite id this relay issues (got "${id.slice(0, 100)}")`);
     const now = this.clock.now();
-    const before = await this.store.invites.findOne({ _id: id });
-    const revoked = { $set: { status: 'revoked' as const, revoked_at: now } };
+    const before = await this.invites.get(id);
     if (
       before?.redeeming_until &&
       before.redeeming_until.getTime() <= now.getTime() &&
       !(await this.finishedBefore(before))
     ) {
-      const stale = {
-        _id: id,
-        redeemed_by: before.redeemed_by,
-        redeemed_at: before.redeemed_at,
-        redeeming_until: { $lte: now },
-      };
-      await this.store.invites.updateOne(stale, {
-        ...revoked,
-        $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' },
-      });
+      await this.invites.revokeStale(before, now);
     } else {
-      await this.store.invites.updateOne({ _id: id, status: 'open' }, revoked);
+      await this.invites.revokeOpen(id, now);
     }
-    const doc = await this.store.invites.findOne({ _id: id });
+    const doc = await this.invites.get(id);
     if (!doc) throw new RelayError('not_found', `No invitation with id ${id}`);
     if (doc.redeeming_until) {
       throw new RelayError(
@@ -152,15 +145,9 @@ export class Invites {
    * the invitation is used, and is marked so).
    */
   private async finishedBefore(doc: InviteDoc): Promise<boolean> {
-    const made = await this.store.agents.findOne(
-      { _id: doc.redeemed_by!, created_at: { $gte: doc.redeemed_at! } },
-      { projection: { _id: 1 } },
-    );
-    if (!made) return false;
-    await this.store.invites.updateOne(
-      { _id: doc._id, redeemed_by: doc.redeemed_by, redeemed_at: doc.redeemed_at },
-      { $unset: { redeeming_until: '' } },
-    );
+    const taking = { handle: doc.redeemed_by!, at: doc.redeemed_at! };
+    if (!(await this.invites.registeredSince(taking.handle, taking.at))) return false;
+    await this.invites.confirm(doc._id, taking);
     return true;
   }
 
@@ -171,7 +158,7 @@ export class Invites {
   async usable(code: string): Promise<{ doc: InviteDoc; now: Date }> {
     const id = inviteIdOf(code);
     if (!id) throw noSuchInvite();
-    const doc = await this.store.invites.findOne({ _id: id });
+    const doc = await this.invites.get(id);
     if (!doc || !constantTimeEqual(doc.token_hash, hashApiKey(code, this.keyPepper))) throw noSuchInvite();
     const now = this.clock.now();
     assertUsable(doc, now);
@@ -201,14 +188,9 @@ export class Invites {
       throw new RelayError('invalid_params', `body.${card.field}: ${card.message}`, { field: card.field });
 
     if (doc.redeeming_until && (await this.finishedBefore(doc))) throw used();
-    const claim = { status: 'redeemed' as const, redeemed_at: now, redeemed_by: card.handle };
-    const takeable = [{ status: 'open' as const }, { status: 'redeemed' as const, redeeming_until: { $lte: now } }];
-    const taken = await this.store.invites.updateOne(
-      { _id: id, expires_at: { $gt: now }, $or: takeable },
-      { $set: { ...claim, redeeming_until: new Date(now.getTime() + REDEEM_DEADLINE_MS) } },
-    );
-    if (taken.modifiedCount !== 1) {
-      const current = await this.store.invites.findOne({ _id: id });
+    const taking = { handle: card.handle, at: now };
+    if (!(await this.invites.take(id, taking, new Date(now.getTime() + REDEEM_DEADLINE_MS)))) {
+      const current = await this.invites.get(id);
       if (current) assertUsable(current, now);
       // Open and unexpired again: a redemption that had it was refused and gave it back just now.
       throw busy();
@@ -217,14 +199,10 @@ export class Invites {
     try {
       registered = await this.teammates.register(card);
     } catch (error) {
-      await this.store.invites.updateOne(
-        { _id: id, ...claim },
-        { $set: { status: 'open' }, $unset: { redeemed_at: '', redeemed_by: '', redeeming_until: '' } },
-      );
+      await this.invites.giveBack(id, taking);
       throw error;
     }
-    const confirmed = await this.store.invites.updateOne({ _id: id, ...claim }, { $unset: { redeeming_until: '' } });
-    if (confirmed.matchedCount !== 1) {
+    if (!(await this.invites.confirm(id, taking))) {
       // This process stalled past the deadline and another redemption took the invitation: one teammate per invitation.
       await this.teammates.disable(card.handle);
       this.log.warn(
@@ -238,7 +216,7 @@ export class Invites {
       );
     }
     this.log.info({ invite_id: id, handle: card.handle, via: from.via }, 'invitation redeemed');
-    await this.store.accountLog.record([
+    await this.accountLog.record([
       {
         handle: card.handle,
         at: now,

@@ -1,22 +1,29 @@
 // A task's A2A push notification configs (jsonrpc/a2a-push.ts reads and changes them for participants).
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
+import type { PushConfigEntry, PushConfigRecords, PushConfigsDoc } from '../store/push-configs';
+import type { Change } from '../store/thread-writes';
+
+export interface PushConfigsDeps {
+  configs: PushConfigRecords;
+  threads: Pick<ThreadWriter, 'writeThread'>;
+}
 
 export class PushConfigs {
-  constructor(private readonly store: MongoStore) {}
+  constructor(private readonly deps: PushConfigsDeps) {}
 
   /** The task's configs. */
-  of(taskId: string): ReturnType<MongoStore['pushConfigs']['of']> {
-    return this.store.pushConfigs.of(taskId);
+  of(taskId: string): Promise<PushConfigEntry[]> {
+    return this.deps.configs.of(taskId);
   }
 
-  /** Changes the task's configs in one write. */
-  change(...args: Parameters<MongoStore['pushConfigs']['change']>): ReturnType<MongoStore['pushConfigs']['change']> {
-    return this.store.pushConfigs.change(...args);
+  /** Changes the task's configs in one write; the configs after it. */
+  change(taskId: string, change: Change<PushConfigsDoc>): Promise<PushConfigEntry[]> {
+    return this.deps.configs.change(taskId, change);
   }
 
   /** Marks the task as one with push configs (ThreadDoc.push_configs), before its first config is stored. */
   async mark(taskId: string): Promise<void> {
-    await this.store.writeThread(taskId, (thread) =>
+    await this.deps.threads.writeThread(taskId, (thread) =>
       thread.push_configs ? undefined : { ...thread, push_configs: true },
     );
   }

@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../domain/clock';
 import type { MongoStore } from '../store/mongo-store';
+import { MongoChannelBindings } from '../store/channel-binding-records';
+import { MongoReadMarks } from '../store/read-marks';
 import type { JobQueue } from '../queues/bullmq-queues';
 import type { EventPublisher } from './event-publisher';
 import type { HandoffTimers } from './handoff-timers';
@@ -31,6 +33,7 @@ import { ThreadPolicy } from './thread-policy';
 import type { Teammates } from './teammates';
 import { AuditTrail } from './audit-trail';
 import { ThreadReads } from './thread-reads';
+import { searchThreads } from './thread-search';
 import { Claims } from './claims';
 import { Transitions } from './transitions';
 import { Messages } from './messages';
@@ -108,7 +111,15 @@ export function createRelay(deps: RelayDeps): Relay {
   const links = new InboxLinks(deps.publicUrl, tokenSecret);
   const ledger = new IdempotencyLedger(store);
   const outbox = new Outbox({ store, events: deps.events, clock, log });
-  const reads = new ThreadReads({ store, teammates, links, tokens, clock });
+  const reads = new ThreadReads({
+    store,
+    marks: new MongoReadMarks(store.threadReads),
+    search: (caller, request) => searchThreads({ store, teammates }, caller, request),
+    teammates,
+    links,
+    tokens,
+    clock,
+  });
   const appender = new MessageAppender({
     store,
     teammates,
@@ -185,7 +196,7 @@ export function createRelay(deps: RelayDeps): Relay {
     clock,
     log,
   });
-  const approvalViews = new ApprovalViews({ store, records: approvalRecords });
+  const approvalViews = new ApprovalViews({ records: approvalRecords });
   const approvalSweep = new ApprovalSweep({
     store,
     records: approvalRecords,
@@ -196,7 +207,7 @@ export function createRelay(deps: RelayDeps): Relay {
 
   return {
     teammates,
-    channels: new ChannelBindings(store, clock),
+    channels: new ChannelBindings(new MongoChannelBindings(store.channelBindings), clock),
     ...(feed ? { feed } : {}),
     auditTrail: new AuditTrail({ store, clock }),
     clock,
@@ -215,7 +226,7 @@ export function createRelay(deps: RelayDeps): Relay {
     approvalViews,
     approvalTimers,
     approvalSweep,
-    pushConfigs: new PushConfigs(store),
+    pushConfigs: new PushConfigs({ configs: store.pushConfigs, threads: store }),
     drafts: store.drafts,
     webSessions: new WebSessions({
       store: store.web,

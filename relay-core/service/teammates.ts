@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { apiKeyId, hashApiKey, issueApiKey } from '../ops/api-keys';
 import { systemClock, type Clock } from '../domain/clock';
 import type { AgentDoc, NotificationEndpoint } from '../domain/documents';
+import { assertNoBlockBetween } from '../domain/blocks';
 import { RelayError } from '../domain/errors';
 import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
 import { type PublicCardField, type Vocabulary } from '../store/agent-cards';
@@ -309,12 +310,7 @@ export class Teammates {
 
   /** Throws teammate_blocked when either side blocks the other. */
   assertNotBlocked(a: AgentDoc, b: AgentDoc): void {
-    if (a.blocked.includes(b.handle) || b.blocked.includes(a.handle)) {
-      throw new RelayError(
-        'teammate_blocked',
-        `A block between ${a.handle} and ${b.handle} prevents handoffs and messages between them`,
-      );
-    }
+    assertNoBlockBetween(a, b);
   }
 
   /** Revokes every key of the teammate and issues a new one, shown this once; `actor` rotated it (itself, or `admin`). */

@@ -2,7 +2,8 @@
 // (the page itself is one or two indexed queries: store/thread-lists.ts).
 import type { AgentDoc } from '../domain/documents';
 import type { Intent, ThreadStatus } from '../domain/schemas';
-import type { MongoStore } from '../store/mongo-store';
+import type { ReadMarks } from '../store/read-marks';
+import type { ThreadLists } from '../store/thread-lists';
 import type { Teammates } from './teammates';
 import { listItem, type ListItem } from './wire-views';
 
@@ -26,12 +27,12 @@ export interface ThreadPage {
 
 /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
 export async function listThreads(
-  deps: { store: MongoStore; teammates: Teammates },
+  deps: { lists: Pick<ThreadLists, 'page'>; marks: Pick<ReadMarks, 'seen'>; teammates: Pick<Teammates, 'get'> },
   caller: AgentDoc,
   request: ListRequest,
 ): Promise<ThreadPage> {
   const party = request.role === 'recipient' ? 'to' : 'from';
-  const { threads: listed, next_cursor } = await deps.store.lists.page({
+  const { threads: listed, next_cursor } = await deps.lists.page({
     party,
     handle: caller.handle,
     limit: request.limit,
@@ -46,12 +47,10 @@ export async function listThreads(
   const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;
   const other = party === 'to' ? 'from' : 'to';
   // What the caller has seen matters only where the other side wrote something: one `_id` read for the page.
-  const threadOf = new Map(
-    page.filter((d) => d.message_counts[other] > 0).map((d) => [`${d._id}:${caller.handle}`, d._id]),
+  const seen = await deps.marks.seen(
+    caller.handle,
+    page.filter((d) => d.message_counts[other] > 0).map((d) => d._id),
   );
-  const marks =
-    threadOf.size === 0 ? [] : await deps.store.threadReads.find({ _id: { $in: [...threadOf.keys()] } }).toArray();
-  const seen = new Map(marks.map((mark) => [threadOf.get(mark._id), mark.seen] as const));
   const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
   const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));
   const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - (seen.get(d._id) ?? 0))));

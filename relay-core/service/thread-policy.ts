@@ -4,7 +4,7 @@ import type { AgentDoc, PolicyStamp, ThreadDoc } from '../domain/documents';
 import type { ApprovalRecord } from '../domain/approval';
 import { RelayError } from '../domain/errors';
 import { parseRecipient, type RecipientTarget, type Surface } from '../domain/schemas';
-import type { MongoStore } from '../store/mongo-store';
+import type { ThreadWriter } from '../domain/thread-writer';
 import type { ApprovalRequests } from './approval-requests';
 import { threadFacts, type HeldStamp, type PolicyGate } from './policy-gate';
 import type { Teammates } from './teammates';
@@ -12,10 +12,10 @@ import type { Teammates } from './teammates';
 export type PolicyCheckedAction = Parameters<PolicyGate['check']>[0]['action'];
 
 export interface ThreadPolicyDeps {
-  store: MongoStore;
-  teammates: Teammates;
+  store: Pick<ThreadWriter, 'readThread'>;
+  teammates: Pick<Teammates, 'get'>;
   /** The policy enforcement point; without one every call is allowed (tests of other things). */
-  gate?: PolicyGate;
+  gate?: Pick<PolicyGate, 'check' | 'explain'>;
   /** Where a held call is recorded for its approvers. */
   requests: Pick<ApprovalRequests, 'request'>;
 }

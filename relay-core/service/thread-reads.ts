@@ -5,8 +5,9 @@ import type { AgentDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isCandidate } from '../domain/claim';
 import { assertParticipant } from '../domain/thread-lifecycle';
-import { putById, type MongoStore } from '../store/mongo-store';
-import { cursorAfter, cursorPosition, type VisibleQuery } from '../store/thread-lists';
+import type { MongoStore } from '../store/mongo-store';
+import type { ReadMarks } from '../store/read-marks';
+import { cursorAfter, cursorPosition, type ThreadLists, type VisibleQuery } from '../store/thread-lists';
 import type { DraftDoc, DraftQuery } from '../store/a2a-drafts';
 import { LRUCache } from 'lru-cache';
 import type { Intent, ThreadStatus } from '../domain/schemas';
@@ -15,7 +16,7 @@ import type { InboxLinks } from './inbox-links';
 import { isEscalationLead } from '../domain/timer-schedule';
 import type { Teammates } from './teammates';
 import { listThreads, type ListRequest, type ThreadPage } from './thread-list';
-import { searchThreads, type SearchRequest } from './thread-search';
+import type { SearchRequest } from './thread-search';
 import { messageView, threadView, type ThreadView } from './wire-views';
 
 /** A task in a ListTasks page: a thread, or an A2A task still waiting for its recipient. */
@@ -25,8 +26,16 @@ export type VisibleTask = { view: ThreadView } | { draft: DraftDoc };
 const MESSAGES_PER_READ = 500;
 
 export interface ThreadReadsDeps {
-  store: MongoStore;
-  teammates: Teammates;
+  /** The threads, their messages, the list pages and the A2A tasks still waiting for a recipient. */
+  store: Pick<MongoStore, 'readThread' | 'messagesOf'> & {
+    lists: ThreadLists;
+    drafts: Pick<MongoStore['drafts'], 'page'>;
+  };
+  /** What each participant has read of a thread. */
+  marks: ReadMarks;
+  /** The web inbox's text search (thread-search.ts). */
+  search: (caller: AgentDoc, request: SearchRequest) => Promise<ThreadPage>;
+  teammates: Pick<Teammates, 'get'>;
   links: InboxLinks;
   tokens: HandoffTokens;
   clock: Clock;
@@ -63,7 +72,7 @@ export class ThreadReads {
     const readId = `${threadId}:${caller.handle}`;
     // Message counts only grow, so a marker this process wrote with the same count is still the newest one.
     if (this.readMarks.get(readId) !== seen) {
-      await putById(this.deps.store.threadReads, readId, { seen, at: this.deps.clock.now() });
+      await this.deps.marks.mark(threadId, caller.handle, seen, this.deps.clock.now());
       this.readMarks.set(readId, seen);
     }
     return view;
@@ -87,12 +96,16 @@ export class ThreadReads {
 
   /** A page of the caller's threads, newest first (thread-list.ts). */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
-    return listThreads({ store: this.deps.store, teammates: this.deps.teammates }, caller, request);
+    return listThreads(
+      { lists: this.deps.store.lists, marks: this.deps.marks, teammates: this.deps.teammates },
+      caller,
+      request,
+    );
   }
 
   /** The caller's threads that hold every word of `request.text`, newest first (thread-search.ts). */
   async searchThreads(caller: AgentDoc, request: SearchRequest): Promise<ThreadPage> {
-    return searchThreads({ store: this.deps.store, teammates: this.deps.teammates }, caller, request);
+    return this.deps.search(caller, request);
   }
 
   /**

@@ -6,7 +6,7 @@ import type { Clock } from '../domain/clock';
 import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { hashApiKey } from '../ops/api-keys';
-import type { WebSessionDoc, WebSessionStore } from '../store/web-sessions';
+import type { SessionListing, WebSessionDoc, WebSessionRecords } from '../store/web-sessions';
 import type { Teammates } from './teammates';
 
 /** How long a sign-in link can be used. */
@@ -18,7 +18,7 @@ const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const SESSIONS_LISTED = 50;
 
 export interface WebSessionsDeps {
-  store: WebSessionStore;
+  store: WebSessionRecords;
   teammates: Pick<Teammates, 'get'>;
   /** The key pepper: tokens and session ids are stored as HMACs under it. */
   pepper: string;
@@ -40,13 +40,7 @@ export interface WebSession {
   csrf: string;
 }
 
-export interface SessionListing {
-  public_id: string;
-  created_at: Date;
-  expires_at: Date;
-  revoked_at: Date | null;
-  user_agent: string;
-}
+export type { SessionListing } from '../store/web-sessions';
 
 const usedOrExpired = () =>
   new RelayError(
@@ -69,7 +63,7 @@ export class WebSessions {
     const token = `hrw_${randomBytes(32).toString('base64url')}`;
     const now = this.deps.clock.now();
     const expires = new Date(now.getTime() + SIGN_IN_LINK_TTL_MS);
-    await this.deps.store.signIns.insertOne({
+    await this.deps.store.insertLink({
       _id: this.hash(token),
       handle,
       issued_via: via,
@@ -83,11 +77,7 @@ export class WebSessions {
   /** Who an unused, unexpired link signs in (without using it: the page that asks to confirm). */
   async peekLink(token: string): Promise<string> {
     if (!SIGN_IN_TOKEN_PATTERN.test(token)) throw usedOrExpired();
-    const doc = await this.deps.store.signIns.findOne({
-      _id: this.hash(token),
-      used_at: null,
-      expires_at: { $gt: this.deps.clock.now() },
-    });
+    const doc = await this.deps.store.usableLink(this.hash(token), this.deps.clock.now());
     if (!doc) throw usedOrExpired();
     return doc.handle;
   }
@@ -102,11 +92,7 @@ export class WebSessions {
   ): Promise<{ sessionId: string; session: WebSession; expires_at: Date }> {
     if (!SIGN_IN_TOKEN_PATTERN.test(token)) throw usedOrExpired();
     const now = this.deps.clock.now();
-    const link = await this.deps.store.signIns.findOneAndUpdate(
-      { _id: this.hash(token), used_at: null, expires_at: { $gt: now } },
-      { $set: { used_at: now } },
-      { returnDocument: 'after' },
-    );
+    const link = await this.deps.store.useLink(this.hash(token), now);
     if (!link) throw usedOrExpired();
     return this.start(link.handle, browser);
   }
@@ -135,14 +121,14 @@ export class WebSessions {
       revoked_at: null,
       user_agent: browser.userAgent.slice(0, 160),
     };
-    await this.deps.store.sessions.insertOne(doc);
+    await this.deps.store.insertSession(doc);
     return { sessionId, session: { agent, publicId: doc.public_id, csrf: doc.csrf }, expires_at: doc.expires_at };
   }
 
   /** The live session behind a cookie's id, or null (unknown, revoked, expired, or its teammate disabled). */
   async session(sessionId: string): Promise<WebSession | null> {
     if (!SESSION_ID_PATTERN.test(sessionId)) return null;
-    const doc = await this.deps.store.sessions.findOne({ _id: this.hash(sessionId) });
+    const doc = await this.deps.store.session(this.hash(sessionId));
     if (!doc || doc.revoked_at || doc.expires_at <= this.deps.clock.now()) return null;
     const agent = await this.deps.teammates.get(doc.handle);
     if (!agent || agent.status !== 'active') return null;
@@ -152,31 +138,16 @@ export class WebSessions {
   /** Ends the session behind a cookie's id (signing out); nothing happens for one already ended. */
   async signOut(sessionId: string): Promise<void> {
     if (!SESSION_ID_PATTERN.test(sessionId)) return;
-    await this.deps.store.sessions.updateOne(
-      { _id: this.hash(sessionId), revoked_at: null },
-      { $set: { revoked_at: this.deps.clock.now() } },
-    );
+    await this.deps.store.endSession(this.hash(sessionId), this.deps.clock.now());
   }
 
   /** The teammate's sessions, newest first. */
   async list(handle: string): Promise<SessionListing[]> {
-    const docs = await this.deps.store.sessions
-      .find(
-        { handle },
-        { projection: { _id: 0, public_id: 1, created_at: 1, expires_at: 1, revoked_at: 1, user_agent: 1 } },
-      )
-      .sort({ created_at: -1 })
-      .limit(SESSIONS_LISTED)
-      .toArray();
-    return docs as SessionListing[];
+    return this.deps.store.sessionsOf(handle, SESSIONS_LISTED);
   }
 
   /** Revokes one of the teammate's own sessions; false when they have no such session still open. */
   async revoke(handle: string, publicId: string): Promise<boolean> {
-    const result = await this.deps.store.sessions.updateOne(
-      { public_id: publicId, handle, revoked_at: null },
-      { $set: { revoked_at: this.deps.clock.now() } },
-    );
-    return result.modifiedCount === 1;
+    return this.deps.store.revoke(handle, publicId, this.deps.clock.now());
   }
 }

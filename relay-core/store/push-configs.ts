@@ -29,7 +29,18 @@ export function newPushSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
-export class PushConfigStore {
+/**
+ * Port used by service/push-configs.ts: each task's configs (adapter: PushConfigStore; in memory:
+ * test/fakes/in-memory-push-configs.ts; both pass test/contracts/push-config-records-contract.ts).
+ */
+export interface PushConfigRecords {
+  /** The configs of a task (none: an empty list). */
+  of(taskId: string): Promise<PushConfigEntry[]>;
+  /** Applies `change` to the task's configs in one versioned write; the configs after it. */
+  change(taskId: string, change: Change<PushConfigsDoc>): Promise<PushConfigEntry[]>;
+}
+
+export class PushConfigStore implements PushConfigRecords {
   readonly docs: Collection<PushConfigsDoc>;
   readonly writer: VersionedWriter<PushConfigsDoc>;
 

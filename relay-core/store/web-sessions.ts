@@ -29,7 +29,33 @@ export interface WebSessionDoc {
   user_agent: string;
 }
 
-export class WebSessionStore {
+/** What the sessions page shows of a session. */
+export type SessionListing = Pick<
+  WebSessionDoc,
+  'public_id' | 'created_at' | 'expires_at' | 'revoked_at' | 'user_agent'
+>;
+
+/**
+ * Port used by service/web-sessions.ts: links and sessions by the keyed hash of their secret (adapter:
+ * WebSessionStore; in memory: test/fakes/in-memory-web-sessions.ts; both pass test/contracts/web-session-records-contract.ts).
+ */
+export interface WebSessionRecords {
+  insertLink(link: SignInLinkDoc): Promise<void>;
+  /** The link if it is unused and unexpired at `now`. */
+  usableLink(hash: string, now: Date): Promise<SignInLinkDoc | null>;
+  /** Uses the link if it is unused and unexpired at `now` (one conditional update): the link as used, or null. */
+  useLink(hash: string, now: Date): Promise<SignInLinkDoc | null>;
+  insertSession(session: WebSessionDoc): Promise<void>;
+  session(hash: string): Promise<WebSessionDoc | null>;
+  /** Ends the session if it is open. */
+  endSession(hash: string, at: Date): Promise<void>;
+  /** The teammate's sessions, newest first, at most `limit`. */
+  sessionsOf(handle: string, limit: number): Promise<SessionListing[]>;
+  /** Revokes the teammate's open session with this public id; false when there is none. */
+  revoke(handle: string, publicId: string, at: Date): Promise<boolean>;
+}
+
+export class WebSessionStore implements WebSessionRecords {
   readonly signIns: Collection<SignInLinkDoc>;
   readonly sessions: Collection<WebSessionDoc>;
 
@@ -44,5 +70,52 @@ export class WebSessionStore {
     await this.sessions.createIndex({ public_id: 1 }, { name: 'by_public_id', unique: true });
     await this.sessions.createIndex({ expires_at: 1 }, { name: 'age' });
     await this.signIns.createIndex({ expires_at: 1 }, { name: 'age' });
+  }
+
+  async insertLink(link: SignInLinkDoc): Promise<void> {
+    await this.signIns.insertOne(link);
+  }
+
+  usableLink(hash: string, now: Date): Promise<SignInLinkDoc | null> {
+    return this.signIns.findOne({ _id: hash, used_at: null, expires_at: { $gt: now } });
+  }
+
+  useLink(hash: string, now: Date): Promise<SignInLinkDoc | null> {
+    return this.signIns.findOneAndUpdate(
+      { _id: hash, used_at: null, expires_at: { $gt: now } },
+      { $set: { used_at: now } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  async insertSession(session: WebSessionDoc): Promise<void> {
+    await this.sessions.insertOne(session);
+  }
+
+  session(hash: string): Promise<WebSessionDoc | null> {
+    return this.sessions.findOne({ _id: hash });
+  }
+
+  async endSession(hash: string, at: Date): Promise<void> {
+    await this.sessions.updateOne({ _id: hash, revoked_at: null }, { $set: { revoked_at: at } });
+  }
+
+  async sessionsOf(handle: string, limit: number): Promise<SessionListing[]> {
+    return this.sessions
+      .find(
+        { handle },
+        { projection: { _id: 0, public_id: 1, created_at: 1, expires_at: 1, revoked_at: 1, user_agent: 1 } },
+      )
+      .sort({ created_at: -1 })
+      .limit(limit)
+      .toArray() as Promise<SessionListing[]>;
+  }
+
+  async revoke(handle: string, publicId: string, at: Date): Promise<boolean> {
+    const result = await this.sessions.updateOne(
+      { public_id: publicId, handle, revoked_at: null },
+      { $set: { revoked_at: at } },
+    );
+    return result.modifiedCount === 1;
   }
 }

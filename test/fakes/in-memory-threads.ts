@@ -1,12 +1,20 @@
 // The thread-write port (relay-core/domain/thread-writer.ts) in memory, for fast use-case tests: one write at a time
 // (nothing awaits between its read and its store), each bumping the version, as the contract suite asks
 // (test/contracts/thread-writer-contract.ts, run against this and against MongoStore). Like MongoStore, a write ends
-// with what settleThreadsWith set (the timers' settle), and writeThreadTimer keeps the version.
-import type { ThreadDoc } from '../../relay-core/domain/documents';
+// with what settleThreadsWith set (the timers' settle), and writeThreadTimer keeps the version. A create's insert of a
+// taken id is a duplicate key, as the server answers it, and a thread's messages read back in order
+// (test/contracts/thread-insert-contract.ts).
+import type { MessageDoc, ThreadDoc } from '../../relay-core/domain/documents';
 import type { ThreadWriter } from '../../relay-core/domain/thread-writer';
+import type { MongoStore } from '../../relay-core/store/mongo-store';
 
-export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'readThreadFrom' | 'writeThread'> {
+export class InMemoryThreads
+  implements
+    Pick<ThreadWriter, 'readThread' | 'readThreadFrom' | 'writeThread'>,
+    Pick<MongoStore, 'insertThread' | 'messagesOf'>
+{
   private readonly docs = new Map<string, ThreadDoc>();
+  private readonly messages = new Map<string, MessageDoc>();
   private settle: (before: ThreadDoc, next: ThreadDoc) => ThreadDoc = (_before, next) => next;
   /** How many writes stored a new version. */
   writes = 0;
@@ -23,6 +31,32 @@ export class InMemoryThreads implements Pick<ThreadWriter, 'readThread' | 'readT
 
   async insert(doc: ThreadDoc): Promise<void> {
     this.docs.set(doc._id, structuredClone(doc));
+  }
+
+  /** A create's insert (MongoStore.insertThread). */
+  async insertThread(doc: ThreadDoc): Promise<ThreadDoc> {
+    if (this.docs.has(doc._id)) {
+      // The driver is loaded only here: the fast tests that never insert a taken id do not pay for it.
+      const { MongoServerError } = await import('mongodb');
+      throw new MongoServerError({ message: `E11000 duplicate key error: threads _id ${doc._id}`, code: 11000 });
+    }
+    this.docs.set(doc._id, structuredClone(doc));
+    return structuredClone(doc);
+  }
+
+  /** Stores a thread's message as the append does (`_id` is `${thread_id}:${sequence_no}`). */
+  async insertMessage(message: MessageDoc): Promise<void> {
+    this.messages.set(message._id, structuredClone(message));
+  }
+
+  /** The thread's messages with these sequence numbers, in order (MongoStore.messagesOf). */
+  async messagesOf(thread: ThreadDoc, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
+    return [...new Set(sequenceNos)]
+      .sort((a, b) => a - b)
+      .flatMap((n) => {
+        const message = this.messages.get(`${thread._id}:${n}`);
+        return message ? [structuredClone(message)] : [];
+      });
   }
 
   async readThread(id: string): Promise<ThreadDoc | null> {

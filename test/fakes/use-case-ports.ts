@@ -1,10 +1,17 @@
 // What the fast use-case tests build their use cases from: teammates, a recording outbox, a ledger that runs each
-// call once, and threads as the create stores them (on the in-memory thread port).
+// call once, threads as the create stores them (on the in-memory thread port), and approval requests over them.
+import pino from 'pino';
 import { approvalId, type ApprovalRecord } from '../../relay-core/domain/approval';
+import { assertNoBlockBetween } from '../../relay-core/domain/blocks';
+import { RelayError } from '../../relay-core/domain/errors';
+import { targetCandidates } from '../../relay-core/domain/recipient-target';
 import type { AgentDoc, OutboxEvent, ThreadDoc } from '../../relay-core/domain/documents';
 import { newHandoffSchema, type RecipientTarget } from '../../relay-core/domain/schemas';
 import { unclaimedThread } from '../../relay-core/domain/claim';
 import { newPendingThread } from '../../relay-core/domain/thread-lifecycle';
+import { ApprovalRequests } from '../../relay-core/service/approval-requests';
+import type { ApprovalRule } from '../../relay-core/service/approvals';
+import type { RouteTeammates } from '../../relay-core/service/handoff-routing';
 import type { HandoffTokens } from '../../relay-core/service/handoff-tokens';
 import type { IdempotencyLedger } from '../../relay-core/service/idempotency';
 import type { Outbox } from '../../relay-core/service/outbox';
@@ -114,4 +121,69 @@ function pendingDoc(tokens: HandoffTokens, sender: AgentDoc, recipient: AgentDoc
     { id, sender, recipient, input, via: 'api', now: NOW, eventId: crypto.randomUUID() },
     (bodyHash) => tokens.mint({ id, team: recipient.team, bodyHash, metadata: {} }, NOW),
   );
+}
+
+/** The teammates routing and approvals read, over a fixed team: by handle, by target, and the vocabulary. */
+export function teammatesOf(team: readonly AgentDoc[]): RouteTeammates {
+  const active = () => team.filter((a) => a.status === 'active');
+  return {
+    get: async (handle) => team.find((a) => a.handle === handle) ?? null,
+    assertNotBlocked: assertNoBlockBetween,
+    candidates: async (target) => targetCandidates(active(), target).sort((a, b) => a.handle.localeCompare(b.handle)),
+    vocabulary: async () => ({
+      roles: active()
+        .map((a) => a.role)
+        .filter(Boolean),
+      skills: active().flatMap((a) => a.skills),
+      repos_owned: active().flatMap((a) => a.repos_owned),
+    }),
+  };
+}
+
+/**
+ * ApprovalRequests on the in-memory threads: approvers are teammates' handles (`ghost@acme`, not one of `team`, does
+ * not resolve); what it opens (the listing entry and the timers) is recorded in `opened`.
+ */
+export function approvalRequestsOn(
+  threads: InMemoryThreads,
+  outbox: Pick<Outbox, 'recording'>,
+  team: readonly AgentDoc[],
+  now: () => Date = () => NOW,
+): { requests: ApprovalRequests; opened: ApprovalRecord[]; armed: ApprovalRecord[] } {
+  const opened: ApprovalRecord[] = [];
+  const armed: ApprovalRecord[] = [];
+  const requests = new ApprovalRequests({
+    store: threads,
+    outbox,
+    approvers: {
+      resolve: async (names, _parties, ruleId, step) =>
+        names.map((name) => {
+          const found = team.find((a) => a.handle === name);
+          if (!found)
+            throw new RelayError(
+              'policy_denied',
+              `Policy rule ${ruleId} needs approval, but ${name} is not a teammate`,
+            );
+          return { label: name, handle: name, slack_user_id: found.slack_user_id, source: name, step };
+        }),
+    },
+    records: { write: async (_threadId, record) => void opened.push(record) },
+    timers: { arm: async (record) => void armed.push(record) },
+    clock: { now },
+    log: pino({ level: 'silent' }),
+  });
+  return { requests, opened, armed };
+}
+
+/** A require_approval rule of the policy, approved by `approvers`. */
+export function approvalRule(approvers: string[], over: Partial<ApprovalRule> = {}): ApprovalRule {
+  return {
+    id: 'needs-lead',
+    effect: 'require_approval',
+    approvers,
+    quorum: 1,
+    timeout: 3_600_000,
+    on_timeout: 'deny',
+    ...over,
+  } as ApprovalRule;
 }

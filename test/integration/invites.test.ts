@@ -9,6 +9,7 @@ import { createLogger } from '../../relay-core/ops/logger';
 import type { AgentCardInput } from '../../relay-core/domain/schemas';
 import { Invites, REDEEM_DEADLINE_MS } from '../../relay-core/service/invites';
 import type { OwnCard, Teammates } from '../../relay-core/service/teammates';
+import { MongoInvites } from '../../relay-core/store/invite-records';
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { TestClock } from '../helpers/test-clock';
 import { waitUntil } from '../helpers/wait-until';
@@ -196,7 +197,8 @@ test('redeeming one invitation many times at once makes one teammate; the others
 test('redemptions that all read the invitation open before any takes it still make one teammate (the conditional update decides)', async () => {
   // In one process, every redeem's read is sent before any claim: all of them see it open, only one claim can win.
   const invites = new Invites({
-    store: relay.store,
+    invites: new MongoInvites(relay.store),
+    accountLog: relay.store.accountLog,
     teammates: relay.relay.teammates,
     keyPepper: relay.config.keyPepper!,
     log: createLogger('silent'),
@@ -222,7 +224,8 @@ describe('a redemption that stops between taking the invitation and registering'
     const teammates = relay.relay.teammates;
     const stalling = Object.assign(Object.create(teammates) as Teammates, { register });
     return new Invites({
-      store: relay.store,
+      invites: new MongoInvites(relay.store),
+      accountLog: relay.store.accountLog,
       teammates: stalling,
       keyPepper: relay.config.keyPepper!,
       log: createLogger('silent'),

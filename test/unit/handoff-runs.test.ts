@@ -4,7 +4,6 @@
 // and Slack: test/integration/handoff-runs.test.ts, agent-runner*.test.ts.
 import pino from 'pino';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
-import { RelayError } from '../../relay-core/domain/errors';
 import { DEFAULT_RUN_SETTINGS, HandoffRuns, type FinishRequest } from '../../relay-core/service/handoff-runs';
 import type { AppendRequest } from '../../relay-core/service/message-append';
 import { MAX_OPEN_RUNS } from '../../relay-core/store/run-store';
@@ -12,6 +11,7 @@ import { InMemoryRuns } from '../fakes/in-memory-runs';
 import { InMemoryThreads } from '../fakes/in-memory-threads';
 import { agent, NOW, recordingOutbox } from '../fakes/use-case-ports';
 import { threadDocAt } from '../helpers/thread-docs';
+import { refusal } from '../helpers/refusal';
 
 const sam = agent('sam@acme');
 const rita = agent('rita@acme');
@@ -57,15 +57,6 @@ function setup() {
     return { doc, queued, run };
   };
   return { threads, runs, service, clock, gated, completed, appended, stored, events, claimed };
-}
-
-async function refusal(call: Promise<unknown>): Promise<RelayError> {
-  const error = await call.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RelayError);
-  return error as RelayError;
 }
 
 describe('request', () => {

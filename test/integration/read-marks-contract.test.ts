@@ -1,0 +1,8 @@
+// The read markers port's contract on MongoReadMarks and the server the tests use (the fast tier runs it on the fake).
+import { MongoReadMarks } from '../../relay-core/store/read-marks';
+import { readMarksContract } from '../contracts/read-marks-contract';
+import { contractStore } from '../helpers/contract-store';
+
+const store = contractStore('read_marks_contract');
+
+readMarksContract('MongoReadMarks', () => new MongoReadMarks(store().threadReads));
