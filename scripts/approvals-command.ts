@@ -1,28 +1,7 @@
 // `handoff-relay approvals list | approve ID --as WHO | reject ID --as WHO --reason TEXT`: approvals without Slack.
-import { closest, parseOptions, type CommandSpec } from './cli-help';
-import type { AdminCall } from './policy-command';
-
-export const APPROVALS_COMMAND = {
-  name: 'approvals',
-  summary: 'list approvals; decide one as approver WHO (a handle or a Slack user id) (admin key)',
-  usage: [
-    'approvals list [--status pending|approved|rejected|timed_out] [--approver WHO]',
-    'approvals approve ID --as WHO',
-    'approvals reject ID --as WHO --reason TEXT',
-  ],
-  options: {
-    status: { type: 'string', value: 'STATUS', description: 'list: pending, approved, rejected or timed_out' },
-    approver: { type: 'string', value: 'WHO', description: 'list: only approvals WHO may decide' },
-    as: { type: 'string', value: 'WHO', description: 'approve/reject: the approver you act for' },
-    reason: { type: 'string', value: 'TEXT', description: 'reject: why (the sender is told)' },
-  },
-  examples: [
-    'handoff-relay approvals list --status pending',
-    'handoff-relay approvals approve 3f2a… --as carol@acme',
-    'handoff-relay approvals reject 3f2a… --as carol@acme --reason "not during the freeze"',
-  ],
-  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
-} satisfies CommandSpec;
+import { closest, parseOptions } from './cli-help';
+import { APPROVALS_COMMAND } from './cli-commands';
+import type { AdminCall } from './admin-commands';
 
 interface ApprovalLine {
   approval_id: string;

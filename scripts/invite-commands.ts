@@ -2,75 +2,11 @@
 // one: it chooses its handle and card and gets its API key once, with the MCP configuration `register` prints).
 import { INVITE_CODE_PATTERN, type InviteView } from '../relay-core/domain/invite';
 import { loadClientConfig } from '../relay-core/ops/config';
-import { parseOptions, type CommandSpec } from './cli-help';
+import { parseOptions } from './cli-help';
+import { INVITE_COMMAND, JOIN_COMMAND } from './cli-commands';
 import { newTeammateText } from './new-teammate-text';
 import { cardFromOptions, commaList } from './card-options';
-import type { AdminCall } from './policy-command';
-
-const CARD_OPTIONS = {
-  role: { type: 'string', value: 'ROLE', description: 'role, e.g. backend' },
-  skills: { type: 'string', value: 'a,b', description: 'skills (comma-separated)' },
-  repos: {
-    type: 'string',
-    value: 'P,P',
-    description: 'owned repos or paths (comma-separated; a trailing / owns what is below)',
-  },
-  lead: { type: 'string', value: 'LEAD@TEAM', description: "the teammate's lead (registered already)" },
-} as const;
-
-export const INVITE_COMMAND = {
-  name: 'invite',
-  summary: 'make a single-use, expiring invitation (prints its code once); list or revoke invitations (admin key)',
-  usage: [
-    'invite [--team TEAM] [--role ROLE] [--skills a,b] [--repos P,P] [--lead LEAD@TEAM] [--expires 7d] [--note TEXT]',
-    'invite --list',
-    'invite --revoke ID',
-  ],
-  options: {
-    team: { type: 'string', value: 'TEAM', description: 'the team the invitee joins (its handle must end in @TEAM)' },
-    role: { type: 'string', value: 'ROLE', description: 'the role the invitee gets (else it chooses one)' },
-    skills: { type: 'string', value: 'a,b', description: "skills added to the invitee's own (comma-separated)" },
-    repos: { type: 'string', value: 'P,P', description: "owned paths added to the invitee's own (comma-separated)" },
-    lead: { type: 'string', value: 'LEAD@TEAM', description: 'the lead the invitee gets (registered already)' },
-    expires: {
-      type: 'string',
-      value: 'DURATION',
-      description: 'how long the code works: 30m, 24h, 7d (the default; at most 30d)',
-    },
-    note: { type: 'string', value: 'TEXT', description: 'who it is for, shown in the list' },
-    list: { type: 'boolean', description: 'list invitations, newest first (never their codes)' },
-    revoke: { type: 'string', value: 'ID', description: 'revoke an open invitation by its id' },
-  },
-  examples: [
-    'handoff-relay invite --team acme --role backend --skills go,sql --expires 48h --note "Frank, new backend"',
-    'handoff-relay invite --list',
-    'handoff-relay invite --revoke 3f9a0c1d2e4b',
-  ],
-  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote)',
-} satisfies CommandSpec;
-
-export const JOIN_COMMAND = {
-  name: 'join',
-  summary:
-    'redeem an invitation: choose your handle and card; prints your API key once and the MCP configuration to paste',
-  usage: [
-    'join INVITE_CODE --handle NAME[@TEAM] --name "Display name" [--role ROLE] [--skills a,b] [--repos P,P]\n' +
-      '                   [--tools git,npm] [--lead LEAD@TEAM]',
-  ],
-  options: {
-    handle: {
-      type: 'string',
-      value: 'NAME@TEAM',
-      description: 'your handle (required; NAME alone when the invitation names the team)',
-    },
-    name: { type: 'string', value: 'TEXT', description: 'your display name (required)' },
-    ...CARD_OPTIONS,
-    role: { type: 'string', value: 'ROLE', description: 'your role (required unless the invitation sets it)' },
-    tools: { type: 'string', value: 'a,b', description: 'tools your agent has (comma-separated)' },
-  },
-  examples: ['handoff-relay join hri_3f9a0c1d2e4b_… --handle frank --name "Frank" --skills go,sql'],
-  env: 'RELAY_URL (no key: the invitation is the credential)',
-} satisfies CommandSpec;
+import type { AdminCall } from './admin-commands';
 
 function inviteLine(i: InviteView): string {
   const preset = Object.entries(i.preset)

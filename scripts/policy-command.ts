@@ -1,44 +1,10 @@
 // `handoff-relay policy show | check FILE | apply FILE | test … | audit`: the policy from the command line.
 import { readFile } from 'node:fs/promises';
 import { parsePolicy } from '../relay-core/domain/policy';
-import { closest, parseOptions, type CommandSpec, type OptionSpec } from './cli-help';
+import { closest, parseOptions } from './cli-help';
+import { POLICY_AUDIT_OPTIONS, POLICY_TEST_OPTIONS } from './cli-commands';
 
-export type AdminCall = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => Promise<any>;
-
-const AUDIT_OPTIONS = {
-  limit: { type: 'string', value: 'N', description: 'audit: how many refused calls, newest first' },
-} satisfies Record<string, OptionSpec>;
-
-const TEST_OPTIONS = {
-  action: { type: 'string', value: 'ACTION', description: 'test: the call to try (handoff.create, handoff.accept, …)' },
-  from: { type: 'string', value: 'A@T', description: "test: the handoff's sender" },
-  to: { type: 'string', value: 'B@T', description: "test: the handoff's recipient" },
-  actor: { type: 'string', value: 'H', description: 'test: who makes the call (the sender by default)' },
-  via: { type: 'string', value: 'SURFACE', description: 'test: mcp, a2a, slack or rest' },
-  intent: { type: 'string', value: 'I', description: 'test: inform, ask_question or propose_action' },
-  artifacts: { type: 'string', value: 'T,T', description: 'test: artifact types attached (comma-separated)' },
-  files: { type: 'string', value: 'P,P', description: 'test: target files (comma-separated)' },
-  at: { type: 'string', value: 'ISO', description: 'test: the time of the call (now by default)' },
-  file: { type: 'string', value: 'FILE', description: 'test: try this policy file instead of the applied one' },
-} satisfies Record<string, OptionSpec>;
-
-export const POLICY_COMMAND: CommandSpec = {
-  name: 'policy',
-  summary: 'read, validate, replace or try out the policy; list the calls it refused (admin key)',
-  usage: [
-    'policy show | check FILE | apply FILE | audit [--limit N]',
-    'policy test --action ACTION --from A@T --to B@T [--actor H] [--via mcp|a2a|slack|rest] [--intent I]\n' +
-      '                     [--artifacts file_diff,link] [--files infra/a.tf,…] [--at ISO] [--file FILE]',
-  ],
-  options: { ...AUDIT_OPTIONS, ...TEST_OPTIONS },
-  examples: [
-    'handoff-relay policy check policy.yaml',
-    'handoff-relay policy apply policy.yaml',
-    'handoff-relay policy test --action handoff.accept --from alice@acme --to bob@acme --via mcp',
-    'handoff-relay policy audit --limit 20',
-  ],
-  env: 'RELAY_URL, RELAY_ADMIN_KEY (or the key file `npm start` wrote); check needs neither',
-};
+import type { AdminCall } from './admin-commands';
 
 export async function policyCommand(
   argv: string[],
@@ -83,7 +49,7 @@ export async function policyCommand(
       return;
     }
     case 'test': {
-      const { values } = parseOptions('policy test', TEST_OPTIONS, rest);
+      const { values } = parseOptions('policy test', POLICY_TEST_OPTIONS, rest);
       for (const required of ['action', 'from', 'to'] as const)
         if (!values[required]) throw fail(`policy test needs --${required}`);
       const list = (v: string | undefined) =>
@@ -111,7 +77,7 @@ export async function policyCommand(
       return;
     }
     case 'audit': {
-      const { values } = parseOptions('policy audit', AUDIT_OPTIONS, rest);
+      const { values } = parseOptions('policy audit', POLICY_AUDIT_OPTIONS, rest);
       const { refusals } = await admin(
         'GET',
         `/admin/policy/audit${values.limit ? `?limit=${encodeURIComponent(values.limit)}` : ''}`,

@@ -8,7 +8,7 @@ import { startFerretDb } from './local-services/ferretdb';
 import { keepRunning } from './local-services/keep-running';
 import { ensureRedis } from './local-services/redis';
 import { ADMIN_KEY_FILE, PEPPER_FILE, ensureSecret } from './local-secrets';
-import { startRelay, type RunningRelay } from './relay';
+import type { RunningRelay } from './relay';
 
 /**
  * MONGODB_URL, or the embedded FerretDB under the data directory (started now; its stop is pushed on `stops`). With
@@ -58,6 +58,10 @@ export async function startCommand({
   alsoStop = [],
 }: StartCommandOptions): Promise<{ relay: RunningRelay; config: RelayConfig }> {
   const config = loadConfig(env);
+  // The relay's code loads only once the settings are good (a bad one stops start-up with its line at once), and
+  // meanwhile the local services start.
+  const relayModule = import('./relay.js');
+  relayModule.catch(() => {}); // awaited below; a start-up that fails before then reports its own error
   const log = createLogger(config.logLevel);
   const stops: Array<() => Promise<void>> = [];
   let stopping = false;
@@ -87,6 +91,7 @@ export async function startCommand({
   }
   const keyPepper = config.keyPepper ?? (await ensureSecret(config.dataDir, PEPPER_FILE)).value;
 
+  const { startRelay } = await relayModule;
   const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log });
   stops.unshift(() => relay.stop(), ...alsoStop);
   const slack = config.slack

@@ -1,39 +1,8 @@
 // `handoff-relay rotate-key`, `audit` and `open`: a teammate's own key, history and web inbox, with its API key.
 import { loadClientConfig } from '../relay-core/ops/config';
 import type { AuditPage } from '../relay-core/service/audit-trail';
-import { parseOptions, type CommandSpec } from './cli-help';
-
-export const ROTATE_KEY_COMMAND = {
-  name: 'rotate-key',
-  summary: 'replace your API key: prints the new one once; the old one is refused from then on',
-  usage: ['rotate-key'],
-  options: {},
-  examples: ['RELAY_API_KEY=hr_… handoff-relay rotate-key'],
-  env: 'RELAY_URL, RELAY_API_KEY (the key to replace)',
-} satisfies CommandSpec;
-
-export const AUDIT_COMMAND = {
-  name: 'audit',
-  summary:
-    'your own history on the relay, newest first: handoffs, transitions, messages, key rotations, blocks, policy refusals',
-  usage: ['audit [--limit N] [--cursor CURSOR] [--all]'],
-  options: {
-    limit: { type: 'string', value: 'N', description: 'events per page (1-200, 50 by default)' },
-    cursor: { type: 'string', value: 'CURSOR', description: 'continue after a page (its last line prints the cursor)' },
-    all: { type: 'boolean', description: 'walk every page' },
-  },
-  examples: ['RELAY_API_KEY=hr_… handoff-relay audit --limit 20', 'RELAY_API_KEY=hr_… handoff-relay audit --all'],
-  env: 'RELAY_URL, RELAY_API_KEY',
-} satisfies CommandSpec;
-
-export const OPEN_COMMAND = {
-  name: 'open',
-  summary: 'print a one-time link that signs a browser in to your web inbox (works once, for ten minutes)',
-  usage: ['open'],
-  options: {},
-  examples: ['RELAY_API_KEY=hr_… handoff-relay open'],
-  env: 'RELAY_URL, RELAY_API_KEY',
-} satisfies CommandSpec;
+import { parseOptions } from './cli-help';
+import { AUDIT_COMMAND, OPEN_COMMAND, ROTATE_KEY_COMMAND } from './cli-commands';
 
 export interface TeammateCommandDeps {
   env: NodeJS.ProcessEnv;

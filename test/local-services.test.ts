@@ -214,6 +214,33 @@ async function environOf(port: number): Promise<Map<string, string>> {
   );
 }
 
+describe('supervise', () => {
+  it("holds its parent's event loop while a child slower than the grace stops, so an awaited stop() returns", async () => {
+    // The built module in a process of its own: only there can the event loop run empty (jest's never does). Before,
+    // that process exited with code 0 inside the awaited stop(), as jest did in its globalTeardown.
+    const ready = path.join(tmpRoot, 'stubborn-ready');
+    const script = `
+      const { existsSync } = require('node:fs');
+      const { spawn } = require('node:child_process');
+      const { supervise } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'scripts', 'local-services', 'child-process.js'))});
+      const child = spawn('sh', ['-c', 'trap "" TERM; touch "$0"; exec sleep 30', ${JSON.stringify(ready)}], { stdio: 'ignore' });
+      const stubborn = supervise(child, 'stubborn', { graceMs: 100 });
+      const poll = setInterval(async () => {
+        if (!existsSync(${JSON.stringify(ready)})) return;
+        clearInterval(poll);
+        await stubborn.stop();
+        console.log(await stubborn.exited);
+        process.exitCode = 3;
+      }, 10);
+    `;
+    const node = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    node.stdout.on('data', (d) => (stdout += d));
+    const [code] = await once(node, 'exit');
+    expect({ code, stdout }).toEqual({ code: 3, stdout: 'stubborn exited on SIGKILL\n' });
+  });
+});
+
 describe('startRedis on the real redis-server binary', () => {
   it('gives a private working Redis on its own port, and kill() makes PING fail', async () => {
     const redis = await startRedis({ log: noLog });

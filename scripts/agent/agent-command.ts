@@ -1,26 +1,9 @@
 // `handoff-relay agent [--config FILE]` and `handoff-relay agent stop RUN_ID`: the command line of the runner.
 import { loadClientConfig } from '../../relay-core/ops/config';
-import { parseOptions, type CommandSpec } from '../cli-help';
+import { parseOptions } from '../cli-help';
+import { AGENT_COMMAND } from '../cli-commands';
 import { AgentConfigError, loadAgentConfig } from './agent-config';
 import { startAgentRunner, stopRun } from './agent-runner';
-
-export const AGENT_COMMAND = {
-  name: 'agent',
-  summary: 'run the handoffs handed to your agent on this machine; stop a run (your API key; docs/agent-runner.md)',
-  usage: ['agent [--config handoff-agent.yaml]', 'agent stop RUN_ID'],
-  options: {
-    config: {
-      type: 'string',
-      value: 'FILE',
-      description: "the runner's config (YAML or JSON); handoff-agent.yaml by default",
-    },
-  },
-  examples: [
-    'RELAY_API_KEY=hr_… handoff-relay agent --config handoff-agent.yaml',
-    'RELAY_API_KEY=hr_… handoff-relay agent stop 5b1c…',
-  ],
-  env: 'RELAY_URL, RELAY_API_KEY (the runner acts as you)',
-} satisfies CommandSpec;
 
 export interface AgentCommandDeps {
   env: NodeJS.ProcessEnv;

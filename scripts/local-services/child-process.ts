@@ -18,10 +18,10 @@ export interface Supervised {
 }
 
 /**
- * Tracks a child: it never keeps the parent's event loop alive, and it is killed when the parent
- * exits (not detached, so it shares the terminal's Ctrl-C too).
+ * Tracks a child: it never keeps the parent's event loop alive (until it is being stopped), and it is killed when
+ * the parent exits (not detached, so it shares the terminal's Ctrl-C too). A stop sends SIGKILL after `graceMs`.
  */
-export function supervise(child: ChildProcess, name: string): Supervised {
+export function supervise(child: ChildProcess, name: string, { graceMs = STOP_GRACE_MS } = {}): Supervised {
   let done = false;
   // SIGTERM: both servers exit promptly on it, and FerretDB closes its SQLite files cleanly.
   const killOnExit = () => child.kill('SIGTERM');
@@ -42,8 +42,12 @@ export function supervise(child: ChildProcess, name: string): Supervised {
 
   const end = async (signal: NodeJS.Signals) => {
     if (done) return;
+    // Held until it has exited: unref'd, a child slower than the grace left nothing keeping the loop alive once the
+    // SIGKILL timer fired, so the parent exited (code 0) inside an awaited stop(), e.g. jest in its globalTeardown,
+    // before it wrote its results or set its failing exit code.
+    child.ref();
     child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
   };
