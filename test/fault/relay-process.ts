@@ -32,14 +32,27 @@ export async function startRelayProcess(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
-  await waitUntil(
-    async () => {
-      if (exitCode !== undefined) throw new Error(`the relay exited (${exitCode}) before it listened:\n${output}`);
-      return output.includes('listening on');
-    },
-    `the relay process to listen; output so far:\n${output}`,
-    30_000,
-  );
+  try {
+    await waitUntil(
+      async () => {
+        if (exitCode !== undefined) throw new Error(`the relay exited (${exitCode}) before it listened:\n${output}`);
+        return output.includes('listening on');
+      },
+      'the relay process to listen',
+      30_000,
+    );
+  } catch (error) {
+    // (The output as it is now: the waitUntil message was written before the process printed anything.)
+    const failure =
+      exitCode === undefined ? new Error(`${(error as Error).message}; output so far:\n${output}`) : error;
+    // Nobody gets a handle on a child that never listened: stop it here, or it outlives its test and jest waits
+    // for it forever.
+    if (exitCode === undefined) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    throw failure;
+  }
   return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
 }
 
