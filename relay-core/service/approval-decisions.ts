@@ -56,16 +56,21 @@ export class ApprovalDecisions {
       const actor = await this.deps.teammates.get(record.actor);
       const eventId = randomUUID();
       // Who an event is by: the actor when it carries their call (the create, the transition), else the approver.
-      const emit = (type: EventType): OutboxEvent => {
-        const asActor = type !== 'thread.rejected' && type !== 'approval.decided';
-        return {
-          id: eventId,
-          type,
-          at: this.deps.clock.now(),
-          by: asActor ? record.actor : voter.label,
-          via: asActor ? record.via : via,
+      // Stamped with the decision's own time: the approval's history entry and its event share it, which is how
+      // the Slack notices find the approval an event applied (change-notices.ts approvalOfEvent).
+      const emitAt =
+        (at: Date) =>
+        (type: EventType): OutboxEvent => {
+          const asActor = type !== 'thread.rejected' && type !== 'approval.decided';
+          return {
+            id: eventId,
+            type,
+            at,
+            by: asActor ? record.actor : voter.label,
+            via: asActor ? record.via : via,
+          };
         };
-      };
+      const emit = (type: EventType): OutboxEvent => emitAt(this.deps.clock.now())(type);
       // A vote that reaches the quorum asks the policy in force again first: one changed to deny since applies nothing.
       const reaches = castVote(record, voter, decision, this.deps.clock.now(), via, reason).kind === 'approved';
       const refusal =
@@ -91,18 +96,8 @@ export class ApprovalDecisions {
         this.deps.store.writeThread(threadId, (current) => {
           const currentRecord = current.approvals?.find((a) => a.id === id);
           if (!currentRecord) return undefined;
-          result = this.vote(
-            current,
-            currentRecord,
-            voter,
-            decision,
-            via,
-            this.deps.clock.now(),
-            reason,
-            actor,
-            emit,
-            refusal,
-          );
+          const now = this.deps.clock.now();
+          result = this.vote(current, currentRecord, voter, decision, via, now, reason, actor, emitAt(now), refusal);
           drifted = (result.event ?? null) !== (event?.type ?? null);
           return drifted ? undefined : result.next;
         });
