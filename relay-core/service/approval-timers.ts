@@ -24,9 +24,9 @@ import type { Outbox } from './outbox';
 import type { Teammates } from './teammates';
 
 export interface ApprovalTimersDeps {
-  store: MongoStore;
-  outbox: Outbox;
-  teammates: Teammates;
+  store: Pick<MongoStore, 'writeThread'>;
+  outbox: Pick<Outbox, 'recording'>;
+  teammates: Pick<Teammates, 'get'>;
   records: Pick<ApprovalRecords, 'get' | 'index'>;
   approvers: Pick<Approvers, 'resolve'>;
   /** The `verify` queue, where reminders and timeouts wait as delayed jobs; without one only the sweep fires them. */
@@ -70,9 +70,11 @@ export class ApprovalTimers {
       if (!thread || !record) return 'not_due';
       const due = dueTimer(record, this.deps.clock.now());
       if (!due) return 'not_due';
-      const escalate =
+      const wantsEscalation =
         due === 'timeout' && record.on_timeout === 'escalate' && record.step === 0 && record.escalate_to.length > 0;
-      const added = escalate ? await this.escalationApprovers(thread, record) : [];
+      const added = wantsEscalation ? await this.escalationApprovers(thread, record) : [];
+      // Escalating to nobody would only move the deadline: an escalation whose approvers do not resolve times out.
+      const escalate = added.length > 0;
       const type: EventType =
         due === 'remind' || escalate
           ? 'approval.requested'
@@ -122,7 +124,7 @@ export class ApprovalTimers {
           const timedOut: ApprovalRecord = {
             ...rec,
             status: 'timed_out',
-            reason: `no approval within ${describeMs(rec.timeout_ms)}${rec.step ? ' after escalation' : ''} (rule ${rec.rule_id}, on_timeout: deny)`,
+            reason: `no approval within ${describeMs(rec.timeout_ms)}${rec.step ? ' after escalation' : wantsEscalation ? ' and nobody to escalate to' : ''} (rule ${rec.rule_id}, on_timeout: deny)`,
             decided_by: 'policy',
             decided_at: now,
             remind_at: null,

@@ -80,7 +80,7 @@ export function feedEvent(logged: LoggedEvent): FeedEvent {
 export class EventFeed {
   constructor(
     private readonly deps: {
-      store: { eventLog: EventLog };
+      store: { eventLog: Pick<EventLog, 'record' | 'head' | 'read'> };
       wakeups: EventWakeups;
       log: Logger;
       pollMs?: number;

@@ -111,10 +111,11 @@ export function createRelay(deps: RelayDeps): Relay {
   const links = new InboxLinks(deps.publicUrl, tokenSecret);
   const ledger = new IdempotencyLedger(store);
   const outbox = new Outbox({ store, events: deps.events, clock, log });
+  const marks = new MongoReadMarks(store.threadReads);
   const reads = new ThreadReads({
     store,
-    marks: new MongoReadMarks(store.threadReads),
-    search: (caller, request) => searchThreads({ store, teammates }, caller, request),
+    marks,
+    search: (caller, request) => searchThreads({ text: store.text, readMarks: marks, teammates }, caller, request),
     teammates,
     links,
     tokens,

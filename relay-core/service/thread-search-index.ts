@@ -3,6 +3,7 @@
 // again for a process that died first. Writing again adds nothing.
 import type { EventType } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
+import type { ThreadText } from '../store/thread-text';
 
 export interface IndexedEvent {
   type: EventType;
@@ -17,7 +18,12 @@ export interface ThreadSearchIndexer {
   index(event: IndexedEvent): Promise<void>;
 }
 
-export function threadSearchIndexer(store: MongoStore): ThreadSearchIndexer {
+/** What the indexer reads (threads as written, message bodies) and writes (the text search). */
+export type SearchIndexStore = Pick<MongoStore, 'readThreadFrom' | 'messageBody' | 'messageBodies'> & {
+  text: Pick<ThreadText, 'addThread' | 'addText' | 'readdress'>;
+};
+
+export function threadSearchIndexer(store: SearchIndexStore): ThreadSearchIndexer {
   // The thread as this process wrote it moments ago when it did (MongoStore.readThreadFrom), else one read.
   const thread = (event: IndexedEvent) => store.readThreadFrom(event.thread_id, event.version);
   return {
@@ -33,14 +39,8 @@ export function threadSearchIndexer(store: MongoStore): ThreadSearchIndexer {
           const doc = await thread(event);
           if (!doc || (await store.text.readdress(doc))) return;
           // Words never written (a process that died before its create's): the whole thread, messages too.
-          const messages = await store.messages
-            .find({ thread_id: doc._id }, { projection: { body: 1 } })
-            .sort({ sequence_no: 1 })
-            .toArray();
-          await store.text.addThread(
-            doc,
-            messages.map((m) => m.body),
-          );
+          const bodies = await store.messageBodies([doc._id]);
+          await store.text.addThread(doc, bodies.get(doc._id));
           return;
         }
         case 'thread.completed': {

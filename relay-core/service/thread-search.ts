@@ -4,7 +4,8 @@ import type { AgentDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import type { Intent, ThreadStatus } from '../domain/schemas';
 import { MAX_QUERY_TERMS, MIN_TERM_LENGTH, searchTerms } from '../domain/search-terms';
-import type { MongoStore } from '../store/mongo-store';
+import type { ReadMarks } from '../store/read-marks';
+import type { ThreadText } from '../store/thread-text';
 import type { Party } from '../store/thread-lists';
 import type { Teammates } from './teammates';
 import type { ThreadPage } from './thread-list';
@@ -23,7 +24,7 @@ export interface SearchRequest {
 }
 
 export async function searchThreads(
-  deps: { store: MongoStore; teammates: Teammates },
+  deps: { text: Pick<ThreadText, 'search'>; readMarks: ReadMarks; teammates: Pick<Teammates, 'get'> },
   caller: AgentDoc,
   request: SearchRequest,
 ): Promise<ThreadPage> {
@@ -35,7 +36,7 @@ export async function searchThreads(
     );
   if (terms.length > MAX_QUERY_TERMS)
     throw new RelayError('invalid_params', `search: at most ${MAX_QUERY_TERMS} words at once`);
-  const { threads, next_cursor } = await deps.store.text.search({
+  const { threads, next_cursor } = await deps.text.search({
     handle: caller.handle,
     terms,
     limit: request.limit,
@@ -45,14 +46,12 @@ export async function searchThreads(
     ...(request.intent ? { intent: request.intent } : {}),
     ...(request.other ? { other: request.other } : {}),
   });
-  // Unread: the other side's messages past what the caller has seen (one `_id` read for the page), as in the lists.
+  // Unread: the other side's messages past what the caller has seen (one read for the page), as in the lists.
   const otherSide = (d: (typeof threads)[number]) => (d.from === caller.handle ? 'to' : 'from');
-  const threadOf = new Map(
-    threads.filter((d) => d.message_counts[otherSide(d)] > 0).map((d) => [`${d._id}:${caller.handle}`, d._id]),
+  const seen = await deps.readMarks.seen(
+    caller.handle,
+    threads.filter((d) => d.message_counts[otherSide(d)] > 0).map((d) => d._id),
   );
-  const marks =
-    threadOf.size === 0 ? [] : await deps.store.threadReads.find({ _id: { $in: [...threadOf.keys()] } }).toArray();
-  const seen = new Map(marks.map((mark) => [threadOf.get(mark._id), mark.seen] as const));
   const handles = [...new Set(threads.flatMap((d) => [d.from, d.to]))];
   const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));
   const items = threads.map((d) =>

@@ -299,11 +299,7 @@ async function fillThreadText(store: MongoStore, progress: (line: string) => voi
       .limit(TEXT_PAGE)
       .toArray();
     if (page.length === 0) break;
-    const bodies = new Map<string, string[]>();
-    const messages = store.messages
-      .find({ thread_id: { $in: page.map((d) => d._id) } }, { projection: { thread_id: 1, body: 1 } })
-      .sort({ thread_id: 1, sequence_no: 1 });
-    for await (const m of messages) bodies.set(m.thread_id, [...(bodies.get(m.thread_id) ?? []), m.body]);
+    const bodies = await store.messageBodies(page.map((d) => d._id));
     await store.text.addThreads(page.map((doc) => ({ doc, messages: bodies.get(doc._id) ?? [] })));
     filled += page.length;
     through = page[page.length - 1]!._id;

@@ -359,6 +359,16 @@ export class MongoStore {
     return doc?.body ?? null;
   }
 
+  /** The bodies of the threads' messages, each thread's in order (the words of threads written before their search). */
+  async messageBodies(threadIds: readonly string[]): Promise<Map<string, string[]>> {
+    const bodies = new Map<string, string[]>();
+    const messages = this.messages
+      .find({ thread_id: { $in: [...threadIds] } }, { projection: { thread_id: 1, body: 1 } })
+      .sort({ thread_id: 1, sequence_no: 1 });
+    for await (const m of messages) bodies.set(m.thread_id, [...(bodies.get(m.thread_id) ?? []), m.body]);
+    return bodies;
+  }
+
   /** Keeps `doc` as the newest version of its thread this process knows (readThreadFrom), when it is small. */
   private remember(doc: ThreadDoc): void {
     if (BSON.calculateObjectSize(doc) <= RECENT_THREAD_BYTES) this.recentThreads.set(doc._id, doc);

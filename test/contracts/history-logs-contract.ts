@@ -1,5 +1,5 @@
-// A teammate's history logs' contract: what service/audit-trail.ts relies on of the thread event log's readBack
-// (store/event-log.ts) and the account log's newest (store/account-log.ts). Run against the in-memory fakes
+// A teammate's history logs' contract: what service/audit-trail.ts and service/event-feed.ts rely on of the thread
+// event log (store/event-log.ts: record, head, read, readBack) and the account log's newest (store/account-log.ts). Run against the in-memory fakes
 // (test/unit/) and EventLog and AccountLog on the real server (test/integration/).
 import { randomUUID } from 'node:crypto';
 import type { OutboxEvent } from '../../relay-core/domain/documents';
@@ -7,7 +7,7 @@ import type { AccountLog } from '../../relay-core/store/account-log';
 import type { EventLog } from '../../relay-core/store/event-log';
 
 export interface HistoryLogsUnderTest {
-  eventLog: Pick<EventLog, 'record' | 'readBack'>;
+  eventLog: Pick<EventLog, 'record' | 'head' | 'read' | 'readBack'>;
   accountLog: Pick<AccountLog, 'record' | 'newest'>;
 }
 
@@ -40,6 +40,25 @@ export function historyLogsContract(name: string, subject: () => HistoryLogsUnde
       expect(rest.events.map((e) => e.seq)).toEqual([3, 2, 1]);
       expect(rest.lowest).toBe(1);
       expect(await eventLog.readBack(handle(), null, 10)).toEqual({ events: [], lowest: 1 });
+    });
+
+    test('the event log reads forward after a cursor, oldest first, and says where to read next; head is its last', async () => {
+      const { eventLog } = subject();
+      const who = handle();
+      expect(await eventLog.head(who)).toBe(0);
+      expect(await eventLog.read(who, 0, 10)).toEqual({ events: [], cursor: 0 });
+      const events = [1, 2, 3].map(event);
+      for (const e of events) await eventLog.record(who, 'thread-2', e);
+      expect(await eventLog.head(who)).toBe(3);
+      const page = await eventLog.read(who, 0, 2);
+      expect(page.events.map((e) => [e.seq, e.thread_id, e.event.id])).toEqual([
+        [1, 'thread-2', events[0]!.id],
+        [2, 'thread-2', events[1]!.id],
+      ]);
+      expect(page.events[0]!.event).toEqual(events[0]);
+      expect(page.cursor).toBe(2);
+      expect((await eventLog.read(who, page.cursor, 10)).events.map((e) => e.seq)).toEqual([3]);
+      expect(await eventLog.read(who, 3, 10)).toEqual({ events: [], cursor: 3 });
     });
 
     test("the account log answers a teammate's entries newest first before an id, never another's", async () => {

@@ -1,4 +1,4 @@
-// A teammate's two histories in memory, for the fast test of service/audit-trail.ts: the thread event log
+// A teammate's two histories in memory, for the fast tests of service/audit-trail.ts and service/event-feed.ts: the thread event log
 // (store/event-log.ts EventLog: positions dense from 1, each event once) and the account log (store/account-log.ts
 // AccountLog: ids ordered by handle, then time). Each passes test/contracts/history-logs-contract.ts, run against
 // this and against the real logs.
@@ -7,7 +7,7 @@ import type { OutboxEvent } from '../../relay-core/domain/documents';
 import type { AccountEvent, AccountEventDoc, AccountLog } from '../../relay-core/store/account-log';
 import type { EventLog, LoggedEvent } from '../../relay-core/store/event-log';
 
-export class InMemoryEventLog implements Pick<EventLog, 'record' | 'readBack'> {
+export class InMemoryEventLog implements Pick<EventLog, 'record' | 'head' | 'read' | 'readBack'> {
   private readonly logs = new Map<string, Array<LoggedEvent & { recorded_at: Date }>>();
 
   async record(handle: string, threadId: string, event: OutboxEvent): Promise<number> {
@@ -18,6 +18,18 @@ export class InMemoryEventLog implements Pick<EventLog, 'record' | 'readBack'> {
     const seq = log.length + 1;
     log.push({ seq, thread_id: threadId, event: structuredClone(event), recorded_at: new Date() });
     return seq;
+  }
+
+  async head(handle: string): Promise<number> {
+    return this.logs.get(handle)?.length ?? 0;
+  }
+
+  async read(handle: string, after: number, limit: number): Promise<{ events: LoggedEvent[]; cursor: number }> {
+    const events = (this.logs.get(handle) ?? [])
+      .filter((e) => e.seq > after)
+      .slice(0, limit)
+      .map(({ seq, thread_id, event }) => structuredClone({ seq, thread_id, event }));
+    return { events, cursor: events.at(-1)?.seq ?? after };
   }
 
   async readBack(

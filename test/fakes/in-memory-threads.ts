@@ -49,6 +49,20 @@ export class InMemoryThreads
     this.messages.set(message._id, structuredClone(message));
   }
 
+  /** A message's body by its id (MongoStore.messageBody). */
+  async messageBody(threadId: string, messageId: string): Promise<string | null> {
+    return [...this.messages.values()].find((m) => m.thread_id === threadId && m.id === messageId)?.body ?? null;
+  }
+
+  /** The bodies of the threads' messages, each thread's in order (MongoStore.messageBodies). */
+  async messageBodies(threadIds: readonly string[]): Promise<Map<string, string[]>> {
+    const bodies = new Map<string, string[]>();
+    const messages = [...this.messages.values()].sort((a, b) => a.sequence_no - b.sequence_no);
+    for (const id of threadIds)
+      for (const m of messages) if (m.thread_id === id) bodies.set(id, [...(bodies.get(id) ?? []), m.body]);
+    return bodies;
+  }
+
   /** The thread's messages with these sequence numbers, in order (MongoStore.messagesOf). */
   async messagesOf(thread: ThreadDoc, sequenceNos: readonly number[]): Promise<MessageDoc[]> {
     return [...new Set(sequenceNos)]
