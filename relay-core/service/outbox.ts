@@ -4,7 +4,7 @@
 // back empty, a process died).
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
-import type { OutboxEvent } from '../domain/documents';
+import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 import { jobKey, parseJobKey, type OutboxLedger } from '../store/outbox-ledger';
 import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
 
@@ -16,6 +16,9 @@ export interface OutboxDeps {
   clock: Clock;
   log: Logger;
 }
+
+/** Threads one sweep works on at once. */
+const SWEEP_CONCURRENCY = 8;
 
 export class Outbox {
   constructor(private readonly deps: OutboxDeps) {}
@@ -52,35 +55,49 @@ export class Outbox {
    * It reads only the threads with jobs in flight (the `outbox` index): with nothing waiting it costs one empty read.
    */
   async sweep(settleMs: number, limit = 500): Promise<number> {
-    const { store, events } = this.deps;
+    const { store } = this.deps;
     await store.outbox.flush();
     const before = new Date(this.deps.clock.now().getTime() - settleMs);
+    const waiting = await store.outbox.waiting(before, limit);
+    // A few threads at a time (each thread's events in order): after an outage, hundreds wait, and one at a time
+    // each would wait for its round trips to Redis and the database before the next began.
+    let next = 0;
     let enqueued = 0;
-    for (const thread of await store.outbox.waiting(before, limit)) {
-      const queuesOf = new Map<string, string[]>();
-      for (const key of thread.jobs_pending ?? []) {
-        const { queue, eventId } = parseJobKey(key);
-        queuesOf.set(eventId, [...(queuesOf.get(eventId) ?? []), queue]);
+    const lanes = Array.from({ length: Math.min(SWEEP_CONCURRENCY, waiting.length) }, async () => {
+      while (next < waiting.length) {
+        const sent = await this.sweepThread(waiting[next++]!);
+        enqueued += sent;
       }
-      const done: string[] = [];
-      for (const [eventId, queues] of queuesOf) {
-        // With Redis down, the publish below fails too, and records the event in its participants' event logs
-        // meanwhile (in order, before later events).
-        const states = await events
-          .jobStates(eventId, queues)
-          .catch((): EventJobState[] => queues.map(() => 'missing'));
-        const event = thread.outbox.find((e) => e.id === eventId);
-        // A thread keeps every event with a job pending (store/outbox-cap.ts): one it lacks has nothing to deliver.
-        done.push(
-          ...queues.filter((_queue, i) => !event || states[i] === 'finished').map((queue) => jobKey(queue, eventId)),
-        );
-        if (event && states.includes('missing')) {
-          await events.publish(thread, [event]);
-          enqueued += 1;
-        }
-      }
-      await store.outbox.remove(thread._id, done);
+    });
+    const failed = (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return enqueued;
+  }
+
+  private async sweepThread(thread: ThreadDoc): Promise<number> {
+    const { store, events } = this.deps;
+    const queuesOf = new Map<string, string[]>();
+    for (const key of thread.jobs_pending ?? []) {
+      const { queue, eventId } = parseJobKey(key);
+      queuesOf.set(eventId, [...(queuesOf.get(eventId) ?? []), queue]);
     }
+    let enqueued = 0;
+    const done: string[] = [];
+    for (const [eventId, queues] of queuesOf) {
+      // With Redis down, the publish below fails too, and records the event in its participants' event logs
+      // meanwhile (in order, before later events).
+      const states = await events.jobStates(eventId, queues).catch((): EventJobState[] => queues.map(() => 'missing'));
+      const event = thread.outbox.find((e) => e.id === eventId);
+      // A thread keeps every event with a job pending (store/outbox-cap.ts): one it lacks has nothing to deliver.
+      done.push(
+        ...queues.filter((_queue, i) => !event || states[i] === 'finished').map((queue) => jobKey(queue, eventId)),
+      );
+      if (event && states.includes('missing')) {
+        await events.publish(thread, [event]);
+        enqueued += 1;
+      }
+    }
+    await store.outbox.remove(thread._id, done);
     return enqueued;
   }
 }

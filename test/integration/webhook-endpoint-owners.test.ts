@@ -24,9 +24,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The receiver first: the challenge it never answers is cut off, so the worker's stop does not wait it out.
+  await hook?.stop();
   await api?.stop();
   await worker?.stop();
-  await hook?.stop();
 });
 
 test("bob's endpoint, set through another process after the fan-out looked him up, gets the next event", async () => {

@@ -15,7 +15,7 @@ const event = (id: string): OutboxEvent => ({ id, type: 'thread.created', at: NO
 
 function setup(
   states: Record<string, EventJobState> = {},
-  opts: { publishFails?: boolean; statesFail?: boolean } = {},
+  opts: { publishFails?: boolean; statesFail?: boolean; failEvent?: string } = {},
 ) {
   const ledger = new InMemoryOutboxLedger();
   const published: Array<{ thread: string; events: string[] }> = [];
@@ -23,7 +23,7 @@ function setup(
     store: { outbox: ledger },
     events: {
       publish: async (thread: EventThread, events: readonly OutboxEvent[]) => {
-        if (opts.publishFails) throw new Error('Redis is down');
+        if (opts.publishFails || events.some((e) => e.id === opts.failEvent)) throw new Error('Redis is down');
         published.push({ thread: thread._id, events: events.map((e) => e.id) });
       },
       jobStates: async (eventId, queues) => {
@@ -91,4 +91,27 @@ test('with Redis down the sweep takes every job as missing and publishes again (
   const doc = await waiting([event('e1')], ['slack:e1']);
   expect(await outbox.sweep(SETTLE_MS)).toBe(1);
   expect(published).toEqual([{ thread: doc._id, events: ['e1'] }]);
+});
+
+test('after an outage the sweep works on several threads at once, each thread’s events in order, and counts them all', async () => {
+  const { outbox, published, waiting } = setup();
+  const docs = [];
+  for (let i = 0; i < 30; i += 1)
+    docs.push(await waiting([event(`a${i}`), event(`b${i}`)], [`slack:a${i}`, `slack:b${i}`]));
+  expect(await outbox.sweep(SETTLE_MS)).toBe(60);
+  for (const doc of docs)
+    expect(published.filter((p) => p.thread === doc._id).flatMap((p) => p.events)).toEqual(doc.outbox.map((e) => e.id));
+  // Not one thread at a time: a later thread's first event went out before an earlier thread's last.
+  const position = (id: string) => published.findIndex((p) => p.events[0] === id);
+  expect(position('a1')).toBeLessThan(position('b0'));
+});
+
+test('a thread whose publish fails does not stop the others; the sweep reports the failure once they are done', async () => {
+  const { ledger, outbox, published, waiting } = setup({}, { failEvent: 'bad' });
+  const bad = await waiting([event('bad')], ['slack:bad']);
+  const ok = [];
+  for (let i = 0; i < 20; i += 1) ok.push(await waiting([event(`ok${i}`)], [`slack:ok${i}`]));
+  await expect(outbox.sweep(SETTLE_MS)).rejects.toThrow('Redis is down');
+  expect(published.map((p) => p.thread).sort()).toEqual(ok.map((d) => d._id).sort());
+  expect((await ledger.read(bad._id))?.jobs_pending).toEqual(['slack:bad']);
 });
