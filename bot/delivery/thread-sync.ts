@@ -383,6 +383,8 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     let current = thread;
     try {
       let streamTs = current.slack_replies?.[streamKey(audience, runId)];
+      /** Whether this call started the stream (null: it was started when this job read the thread). */
+      let startedHere: boolean | null = null;
       if (!streamTs) {
         const started = await ensurePosted(
           thread._id,
@@ -403,7 +405,12 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
         );
         streamTs = started.ts;
         current = started.current;
-        // The first batch is the stream's start: its reply is recorded as the stream itself.
+        startedHere = started.posted;
+      }
+      // The batch that started the stream is recorded as the stream itself. Another batch's job may have started it
+      // since this job's thread was read (the start was recorded, not posted, here): unless the stream begins with
+      // this batch (this job's own start, whose record it did not get to write), this batch is appended to it.
+      if (startedHere !== null && (startedHere || (await streamBeginsWith(dm.channel, streamTs, chunk.text)))) {
         const first = streamTs;
         const recorded = await ensurePosted(
           thread._id,
@@ -414,7 +421,7 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           current,
           async () => ({ ts: first }),
         );
-        return { posted: started.posted, current: recorded.current };
+        return { posted: startedHere, current: recorded.current };
       }
       const ts = streamTs;
       const appended = await ensurePosted(
@@ -436,6 +443,12 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
       else if (code !== 'message_not_in_streaming_state' && code !== 'message_not_found') throw error;
       return null;
     }
+  }
+
+  /** Whether the streamed reply `ts` in `channel` begins with `text` (the batch that started it). */
+  async function streamBeginsWith(channel: string, ts: string, text: string): Promise<boolean> {
+    const read = await client.conversations.replies({ channel, ts, oldest: ts, latest: ts, inclusive: true });
+    return (read.messages?.find((m) => m.ts === ts)?.text ?? '').startsWith(text.trimEnd());
   }
 
   /** Stops each audience's stream of the thread's run once the run has ended, with how it ended; once. */

@@ -5,6 +5,7 @@ import { LIMITS } from '../../relay-core/domain/schemas';
 import { markedSchema, PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
 import { RelayCallError, type RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
+import type { RelayThread } from './view-thread';
 
 export const draftProposedActionInput = z.object({
   thread_id: z.uuid().describe('A propose_action handoff you received (see check_inbox)'),
@@ -36,19 +37,6 @@ export const draftProposedActionOutput = z.object({
   drafting_brief: z.string().nullable(),
   attached: z.object({ message_id: z.string(), sequence_no: z.number(), created_at: z.string() }).nullable(),
 });
-
-interface RelayThread {
-  thread_id: string;
-  intent: string;
-  sender: { handle: string };
-  proposed_action: {
-    description: string;
-    target_files: string[];
-    rationale: string;
-    suggested_diff?: string | null;
-  } | null;
-  handoff_token?: string;
-}
 
 /** Relay-authored guidance for drafting the diff when the sender suggested none. */
 function draftingBrief(targetFiles: string[]): string {

@@ -2,6 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { markedSchema, PROVENANCE_NOTE, ProvenanceMarks, provenanceNonceField } from '../provenance';
+import type { PartyView, ThreadView } from '../../relay-core/service/wire-views';
 import type { RelayClient } from '../relay-client';
 import { toolResult } from './tool-result';
 
@@ -64,50 +65,13 @@ export const viewThreadOutput = z.object({
   inbox_url: z.string(),
 });
 
-type Party = { handle: string; name: string; role: string };
-type Rec = Record<string, unknown>;
-export interface RelayThread {
-  thread_id: string;
-  intent: string;
-  status: string;
-  sender: Party;
-  recipient: Party;
-  summary: string;
-  question: string | null;
-  artifacts: Rec[];
-  metadata: Rec;
-  proposed_action: { description: string; target_files: string[]; rationale: string; suggested_diff?: string } | null;
-  messages: Array<{
-    id: string;
-    sequence_no: number;
-    from: string;
-    body: string;
-    payload: Rec;
-    artifacts: Rec[];
-    via: string;
-    created_at: string;
-  }>;
-  completion_artifacts: Rec[];
-  completed_summary: string | null;
-  decline_reason: string | null;
-  status_history: Array<{ status: string; by: string; at: string; via: string }>;
-  created_at: string;
-  updated_at: string;
-  accepted_at: string | null;
-  completed_at: string | null;
-  declined_at: string | null;
-  cancelled_at: string | null;
-  expired_at?: string;
-  resent_as?: string;
-  answered_at?: string;
-  answer_sequence_no?: number;
-  inbox_url: string;
-}
+/** A thread as `tasks/get` answers it (relay-core's wire view). */
+export type RelayThread = ThreadView;
 
 const threadId = z.uuid();
 
 /** A party's name and role are card fields that teammate wrote about themself. */
-export function markParty(marks: ProvenanceMarks, p: Party): Party {
+export function markParty(marks: ProvenanceMarks, p: PartyView): PartyView {
   return { handle: p.handle, name: marks.text(p.handle, p.name), role: marks.text(p.handle, p.role) };
 }
 

@@ -5,17 +5,17 @@ import type { Logger } from 'pino';
 import { carriedEvent, eventJobSchema, outboxEventOf } from '../queues/bullmq-queues';
 import type { EventThread } from '../service/event-publisher';
 import { parseJob } from '../queues/parse-job';
-import { signingSecrets, type OutboxEvent, type WebhookAttempt, type WebhookDeliveryDoc } from '../domain/documents';
+import { signingSecrets, type OutboxEvent, type WebhookDeliveryDoc } from '../domain/documents';
 import type { MongoStore } from '../store/mongo-store';
 import type { Relay } from '../service/relay-service';
 import type { IndexedEvent } from '../service/thread-search-index';
 import type { TargetPolicy } from './ssrf-guard';
 import { systemClock, type Clock } from '../domain/clock';
 import { deliveryId, pushDeliveryId, type WebhookDeliveries } from './deliveries';
+import { openAttempt } from './delivery-attempt';
 import { pushDelivery } from './push-delivery';
 import type { WebhookEndpoints } from './endpoint-lifecycle';
 import type { EndpointOwners } from './endpoint-owners';
-import { postSigned } from './signed-post';
 import { eventAudience, needsWholeThread, type AudienceThread } from './event-audience';
 import { DELIVER_JOB, deliveredEvent, deliveryJobSchema, WebhookQueues } from './webhook-queues';
 
@@ -51,7 +51,6 @@ export interface WebhookDeliveryDeps {
 export type WebhookOutcome = 'fanned_out' | 'delivered' | 'gone' | 'skipped';
 
 /** Outcome of one attempt the processor records before the job's own success or failure. */
-class AttemptFailed extends Error {}
 
 export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
   const { reads, store, deliveries, queues, log } = deps;
@@ -141,20 +140,15 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     const data = parseJob(deliveryJobSchema, job);
     if (data.push_config !== undefined) return push(job, data, data.push_config);
     const id = deliveryId(data.event_id, data.handle);
-    const doc = await deliveries.get(id);
-    // Delivered, dead-lettered or superseded by a re-drive: a re-enqueued job must not send it again.
-    if (!doc || doc.status !== 'pending' || doc.redrives !== data.redrive) return 'skipped';
-
-    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    const fail = async (attempt: Omit<WebhookAttempt, 'at'>, message: string): Promise<never> => {
-      await deliveries.record(id, { at: clock.now(), ...attempt }, lastAttempt ? 'failed' : 'pending');
-      if (lastAttempt)
-        log.warn(
-          { delivery_id: id, handle: data.handle, event: data.type, error: attempt.error },
-          'webhook delivery failed for good; in the dead-letter list',
-        );
-      throw new AttemptFailed(message);
-    };
+    const attempt = await openAttempt(
+      { deliveries, clock, log },
+      id,
+      job,
+      data,
+      'webhook delivery failed for good; in the dead-letter list',
+    );
+    if (!attempt) return 'skipped';
+    const { fail } = attempt;
 
     const agent = await store.agents.findOne({ _id: data.handle });
     const endpoint = agent?.status === 'active' ? agent.notification : null;
@@ -203,42 +197,23 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       },
     });
 
-    let status: number;
-    try {
-      ({ status } = await postSigned({
+    const outcome = await attempt.post(
+      {
         url: endpoint.url,
         secrets: signingSecrets(endpoint, clock.now()),
         id,
         body,
         policy: deps.policy,
         timeoutMs: deps.timeoutMs,
-      }));
-    } catch (error) {
-      return fail(
-        { outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) },
-        (error as Error).message,
-      );
-    }
-    if (status >= 200 && status < 300) {
-      await deliveries.record(
-        id,
-        { at: clock.now(), outcome: 'delivered', http_status: status, error: null },
-        'delivered',
-      );
-      log.info({ delivery_id: id, handle: data.handle, event: data.type, http_status: status }, 'webhook delivered');
-      return 'delivered';
-    }
-    if (status === 410) {
-      await deps.endpoints.markGone(data.handle, endpoint.updated_at);
-      await deliveries.record(
-        id,
-        { at: clock.now(), outcome: 'gone', http_status: 410, error: 'the endpoint answered 410 Gone and is disabled' },
-        'gone',
-      );
-      return 'gone';
-    }
-    const why = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
-    return fail({ outcome: 'failed', http_status: status, error: why }, why);
+      },
+      async () => {
+        await deps.endpoints.markGone(data.handle, endpoint.updated_at);
+        return 'the endpoint answered 410 Gone and is disabled';
+      },
+    );
+    if (outcome === 'delivered')
+      log.info({ delivery_id: id, handle: data.handle, event: data.type }, 'webhook delivered');
+    return outcome;
   }
 
   const push = pushDelivery({ reads, store, deliveries, policy: deps.policy, log, clock, timeoutMs: deps.timeoutMs });

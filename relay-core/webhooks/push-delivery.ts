@@ -4,12 +4,11 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
-import type { WebhookAttempt } from '../domain/documents';
 import { A2A_V1_STATE } from '../domain/a2a-states';
 import type { Relay } from '../service/relay-service';
 import type { MongoStore } from '../store/mongo-store';
 import { pushDeliveryId, type WebhookDeliveries } from './deliveries';
-import { postSigned } from './signed-post';
+import { openAttempt } from './delivery-attempt';
 import type { TargetPolicy } from './ssrf-guard';
 import { deliveredEvent, type DeliveryJob } from './webhook-queues';
 
@@ -22,8 +21,6 @@ const STATE_OF_EVENT: Record<string, string> = {
   'thread.cancelled': V1_STATE.cancelled,
   'thread.expired': V1_STATE.expired,
 };
-
-class AttemptFailed extends Error {}
 
 export interface PushDeliveryDeps {
   reads: Relay['reads'];
@@ -43,18 +40,14 @@ export function pushDelivery(deps: PushDeliveryDeps) {
     configId: string,
   ): Promise<'delivered' | 'gone' | 'skipped'> {
     const id = pushDeliveryId(data.event_id, configId);
-    const doc = await deliveries.get(id);
-    if (!doc || doc.status !== 'pending' || doc.redrives !== data.redrive) return 'skipped';
-    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    const fail = async (attempt: Omit<WebhookAttempt, 'at'>, message: string): Promise<never> => {
-      await deliveries.record(id, { at: clock.now(), ...attempt }, lastAttempt ? 'failed' : 'pending');
-      if (lastAttempt)
-        log.warn(
-          { delivery_id: id, handle: data.handle, event: data.type, error: attempt.error },
-          'push notification failed for good; in the dead-letter list',
-        );
-      throw new AttemptFailed(message);
-    };
+    const attempt = await openAttempt(
+      { deliveries, clock, log },
+      id,
+      job,
+      data,
+      'push notification failed for good; in the dead-letter list',
+    );
+    if (!attempt) return 'skipped';
 
     const config = (await store.pushConfigs.of(data.thread_id)).find((c) => c.id === configId);
     if (!config) {
@@ -99,51 +92,17 @@ export function pushDelivery(deps: PushDeliveryDeps) {
     if (config.authentication?.credentials)
       headers.authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
 
-    let status: number;
-    try {
-      ({ status } = await postSigned({
-        url: config.url,
-        secrets: [config.secret],
-        id,
-        body,
-        policy: deps.policy,
-        timeoutMs: deps.timeoutMs,
-        headers,
-      }));
-    } catch (error) {
-      return fail(
-        { outcome: 'failed', http_status: null, error: (error as Error).message.slice(0, 300) },
-        (error as Error).message,
-      );
-    }
-    if (status >= 200 && status < 300) {
-      await deliveries.record(
-        id,
-        { at: clock.now(), outcome: 'delivered', http_status: status, error: null },
-        'delivered',
-      );
-      return 'delivered';
-    }
-    if (status === 410) {
-      // The receiver is gone: the config goes, so no later event is sent to it either.
-      await store.pushConfigs.change(data.thread_id, (d) =>
-        d.configs.some((c) => c.id === configId)
-          ? { ...d, configs: d.configs.filter((c) => c.id !== configId) }
-          : undefined,
-      );
-      await deliveries.record(
-        id,
-        {
-          at: clock.now(),
-          outcome: 'gone',
-          http_status: 410,
-          error: 'the receiver answered 410 Gone; the push notification config is deleted',
-        },
-        'gone',
-      );
-      return 'gone';
-    }
-    const why = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
-    return fail({ outcome: 'failed', http_status: status, error: why }, why);
+    return attempt.post(
+      { url: config.url, secrets: [config.secret], id, body, policy: deps.policy, timeoutMs: deps.timeoutMs, headers },
+      async () => {
+        // The receiver is gone: the config goes, so no later event is sent to it either.
+        await store.pushConfigs.change(data.thread_id, (d) =>
+          d.configs.some((c) => c.id === configId)
+            ? { ...d, configs: d.configs.filter((c) => c.id !== configId) }
+            : undefined,
+        );
+        return 'the receiver answered 410 Gone; the push notification config is deleted';
+      },
+    );
   };
 }
