@@ -4,7 +4,7 @@ import type { WebClient } from '@slack/web-api';
 import type { Collection } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Clock } from '../../relay-core/domain/clock';
-import { isDuplicateKey } from '../../relay-core/store/mongo-store';
+import { isDuplicateKey } from '../../relay-core/store/thread-writes';
 import type { SlackMessage } from '../blocks/block-kit';
 import { CLAIM_LEASE_MS, SLACK_METADATA_EVENT_TYPE } from './exactly-once-post';
 

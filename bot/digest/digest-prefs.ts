@@ -1,6 +1,6 @@
 // Whether a teammate gets the daily digest: one document per teammate, addressed by `_id` = the handle.
 import type { Collection } from 'mongodb';
-import { putById } from '../../relay-core/store/mongo-store';
+import { putById } from '../../relay-core/store/thread-writes';
 
 export interface DigestPrefDoc {
   _id: string;

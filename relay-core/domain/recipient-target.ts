@@ -14,7 +14,8 @@ export function ownerMatchLength(owned: string, path: string): number {
   const o = normalizePath(owned);
   if (o === '') return -1;
   const dir = o.endsWith('/') ? o : `${o}/`;
-  if (path === o || path === dir || path.startsWith(dir)) return dir.length;
+  // `apps/web/` and `apps/web` are one directory, as an owned entry and as the path asked about.
+  if (path === o || path === dir || `${path}/` === dir || path.startsWith(dir)) return dir.length;
   return -1;
 }
 

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { threadOfApproval, type ApprovalRecord } from '../domain/approval';
 import type { ApprovalIndexDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { putById, type MongoStore } from '../store/mongo-store';
+import type { MongoStore } from '../store/mongo-store';
+import { putById } from '../store/thread-writes';
 import { isAppliedAfterApproval } from './approvals';
 
 export interface ApprovalRecordsDeps {

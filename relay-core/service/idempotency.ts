@@ -4,7 +4,8 @@ import { canonicalHash, sha256Hex } from '../domain/canonical-json';
 import { withCanonicalLines } from '../domain/schemas';
 import type { IdempotencyDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
-import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import type { MongoStore } from '../store/mongo-store';
+import { isDuplicateKey } from '../store/thread-writes';
 
 // The first insert of the key's record runs the operation; everyone else waits for and replays its outcome.
 

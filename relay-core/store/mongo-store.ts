@@ -222,6 +222,7 @@ export class MongoStore {
    * range") when one createIndexes command names several that exist.
    */
   async ensureIndexes(): Promise<void> {
+    const userTeams = this.db.collection('slack_user_teams');
     const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
       [this.agents, { role: 1 }, { name: 'role' }],
       // A card's skills and owned repos, one tag each (agent-cards.ts).
@@ -255,6 +256,10 @@ export class MongoStore {
       [this.threadReads, { at: 1 }, { name: 'age' }],
       // GET /admin/invites: newest first.
       [this.invites, { created_at: -1 }, { name: 'newest' }],
+      // Slack OAuth mode (bot/oauth/slack-clients.ts): a workspace's org, as seen in requests from its people, and an
+      // org-wide install's workspaces.
+      [userTeams, { team_id: 1, enterprise_id: 1 }, { name: 'by_team' }],
+      [userTeams, { enterprise_id: 1, team_id: 1 }, { name: 'by_org' }],
     ];
     // An index an earlier version made under the same name with other keys is dropped, to be built again.
     const existing = new Map<Collection<any>, Promise<Array<{ name?: string; key?: unknown }>>>();

@@ -3,11 +3,12 @@
 // FerretDB build makes that update atomic: scripts/local-services/ferretdb-patches/).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
-import { MongoServerError, type Collection, type Filter, type UpdateFilter } from 'mongodb';
+import type { Collection, Filter, UpdateFilter } from 'mongodb';
 import { RelayError } from '../domain/errors';
 
+/** The server's duplicate-key error (a MongoServerError with code 11000), told by its code without loading the driver. */
 export function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === 11000;
+  return error instanceof Error && (error as { code?: unknown }).code === 11000;
 }
 
 /** How long a write keeps retrying against concurrent writers of the same thread before state_changed. */

@@ -2,7 +2,8 @@
 import type { Collection, Filter } from 'mongodb';
 import type { OutboxEvent, WebhookAttempt, WebhookDeliveryDoc } from '../domain/documents';
 import type { EventType } from '../domain/schemas';
-import { isDuplicateKey, type MongoStore } from '../store/mongo-store';
+import type { MongoStore } from '../store/mongo-store';
+import { isDuplicateKey } from '../store/thread-writes';
 
 // It is the dedupe guard (a delivered record is never sent again) and the dead-letter list people re-drive.
 

@@ -65,6 +65,8 @@ describe('targetCandidates', () => {
   test('owner: only the longest covering prefix counts; an entry with or without a trailing slash is a directory', () => {
     expect(targetCandidates(cards, target('owner:apps/web/src/App.tsx')).map((c) => c.handle)).toEqual(['c@x']);
     expect(targetCandidates(cards, target('owner:apps/web/')).map((c) => c.handle)).toEqual(['a@x', 'd@x']);
+    // The directory named without its slash is the same directory: whoever owns apps/web/ owns apps/web.
+    expect(targetCandidates(cards, target('owner:apps/web')).map((c) => c.handle)).toEqual(['a@x', 'd@x']);
     expect(targetCandidates(cards, target('owner:apps/mobile/x')).map((c) => c.handle)).toEqual(['b@x']);
     expect(targetCandidates(cards, target('owner:appsx/y'))).toEqual([]);
     expect(targetCandidates(cards, target('owner:services/'))).toEqual([]);
