@@ -461,11 +461,13 @@ export async function startRelay({
           log.warn({ job_id: job?.id, job: job?.name, err: error.message }, 'verify job attempt failed'),
       }),
     );
-    // The digest's repeatable tick is (re)configured once Redis takes it: at start, else at the next sweeps.
-    let digestScheduled = !slackClient;
+    // The digest's repeatable tick is (re)configured once Redis takes it: at start, else at the next sweeps. Without
+    // Slack there is no digest: a schedule that a start with Slack left on these queues goes (its ticks would fail
+    // here, every 15 minutes, as jobs of an unknown kind).
+    let digestScheduled = false;
     const scheduleDigest = async () => {
       if (digestScheduled) return;
-      await scheduleDigestTick(queues.verify, digestAt(), { redis: producer }).then(
+      await scheduleDigestTick(queues.verify, slackClient ? digestAt() : null, { redis: producer }).then(
         () => (digestScheduled = true),
         (error: Error) =>
           log.warn({ err: error.message }, 'digest tick not scheduled yet; retrying with the next sweep'),

@@ -1,6 +1,7 @@
 // The daily digest's repeatable tick lives in Redis. A Redis that comes back empty (restarted without persistence)
 // loses it; the worker's timer sweep sets it up again, where digests used to stop until the relay's next start. A
-// schedule removed on purpose (as the digest tests do, to run their own ticks) stays removed.
+// schedule removed on purpose (as the digest tests do, to run their own ticks) stays removed. A relay started without
+// Slack on the same database and queues removes it: it has no digest to send.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { DIGEST_SCHEDULER_ID } from '../../bot/digest/daily-digest';
@@ -54,4 +55,16 @@ test('after Redis lost every key of the relay, the next timer sweeps set the dig
   expect(await scheduled()).toBe(false);
   await redis.del(...keys);
   await waitUntil(scheduled, 'the digest schedule to be set up again', 10_000);
+});
+
+test('a relay started on the same database and queues without Slack removes the schedule (it sends no digest)', async () => {
+  expect(await scheduled()).toBe(true);
+  const { mongodbDb, queuePrefix } = relay.config;
+  await relay.stop();
+  relay = await startTestRelay({
+    name: 'digest_lost',
+    env: { MONGODB_DB: mongodbDb, RELAY_QUEUE_PREFIX: queuePrefix, RELAY_TIMER_SWEEP_INTERVAL: `${SWEEP_MS}ms` },
+  });
+  expect(relay.config.slack).toBeFalsy();
+  await waitUntil(async () => !(await scheduled()), 'the digest schedule removed');
 });

@@ -1,6 +1,6 @@
 // Jest's runtime (package.json "runtime"), with a V8 code cache for the modules it compiles. Every test file gets a
-// fresh module registry, so each one compiled the relay, the MongoDB driver, BullMQ, Bolt and the MCP SDK again: over
-// a second of CPU a file in V8's compiler on a 2-core box. Here a worker keeps, for each module, the code V8 compiled
+// fresh module registry, so each one compiled the relay, the MongoDB driver, BullMQ, Bolt and the MCP SDK again (what
+// that cost: docs/testing.md). Here a worker keeps, for each module, the code V8 compiled
 // for it while the first file that loaded it ran (taken once that file is done, so it holds the functions the file
 // called too) and hands it to the next file, where V8 deserializes it instead of parsing and compiling. Modules still
 // run afresh in each file's own context: only compiled code is shared, and V8 checks it against the source.
