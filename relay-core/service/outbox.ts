@@ -4,6 +4,7 @@
 // back empty, a process died).
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock';
+import { inParallel } from '../ops/in-parallel';
 import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 import { jobKey, parseJobKey, type OutboxLedger } from '../store/outbox-ledger';
 import type { EventJobState, EventPublisher, EventThread } from './event-publisher';
@@ -61,16 +62,11 @@ export class Outbox {
     const waiting = await store.outbox.waiting(before, limit);
     // A few threads at a time (each thread's events in order): after an outage, hundreds wait, and one at a time
     // each would wait for its round trips to Redis and the database before the next began.
-    let next = 0;
     let enqueued = 0;
-    const lanes = Array.from({ length: Math.min(SWEEP_CONCURRENCY, waiting.length) }, async () => {
-      while (next < waiting.length) {
-        const sent = await this.sweepThread(waiting[next++]!);
-        enqueued += sent;
-      }
+    await inParallel(waiting, SWEEP_CONCURRENCY, async (thread) => {
+      const sent = await this.sweepThread(thread);
+      enqueued += sent;
     });
-    const failed = (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
     return enqueued;
   }
 

@@ -4,6 +4,7 @@ import type { OutboxEntryDoc, ThreadDoc, TimerDoc } from '../domain/documents';
 import type { EventEntryDoc } from './event-log';
 import type { MongoStore } from './mongo-store';
 import { jobKey } from './outbox-ledger';
+import { inParallel } from '../ops/in-parallel';
 import { putById } from './thread-writes';
 
 /**
@@ -49,7 +50,7 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
     current >= 2 ? [] : await store.threads.find({ outbox_dirty: true }, { projection: { _id: 1 } }).toArray();
   if (dirty.length > 0)
     progress(`migrate: marking the unsent events of ${dirty.length.toLocaleString('en')} threads pending`);
-  await inParallel(dirty, async ({ _id }) => {
+  await inParallel(dirty, WRITERS, async ({ _id }) => {
     await store.writeThread(_id, (doc) =>
       doc.outbox_dirty === undefined
         ? undefined
@@ -137,7 +138,7 @@ async function applyClaims(store: MongoStore, progress: (line: string) => void):
       if (!held || (held.version ?? 0) < (claim.doc.version ?? 0)) newest.set(claim.doc._id, claim.doc);
     }
     const collection = store.db.collection<ClaimDoc['doc']>(docs);
-    await inParallel([...newest.values()], async (doc) => {
+    await inParallel([...newest.values()], WRITERS, async (doc) => {
       for (;;) {
         const stored = await collection.findOne({ _id: doc._id });
         if (!stored || (stored.version ?? 0) >= (doc.version ?? 0)) return;
@@ -182,7 +183,7 @@ async function settleEventLogs(store: MongoStore, progress: (line: string) => vo
     // One update command each, not one bulk write: the embedded FerretDB holds each statement's read (one of its 100
     // SQLite connections) until its whole command is done, so a command of 100 updates waited forever for a
     // connection, and every other command with it (a relay on a log of 100 events never started).
-    await inParallel([...named], async (e) => {
+    await inParallel([...named], WRITERS, async (e) => {
       await store.eventLog.entries.updateOne({ _id: e._id }, { $set: { event_id: e.event.id } });
     });
     const unnamed = page.filter((e) => !named.has(e)).map((e) => e._id);
@@ -221,7 +222,7 @@ async function markOpenApprovals(store: MongoStore, progress: (line: string) => 
 async function markPushTasks(store: MongoStore, progress: (line: string) => void): Promise<number> {
   const tasks = await store.pushConfigs.docs.find({}, { projection: { _id: 1 } }).toArray();
   let marked = 0;
-  await inParallel(tasks, async ({ _id }) => {
+  await inParallel(tasks, WRITERS, async ({ _id }) => {
     const { after } = await store.writeThread(_id, (thread) =>
       thread.push_configs ? undefined : { ...thread, push_configs: true },
     );
@@ -238,7 +239,7 @@ async function markPushTasks(store: MongoStore, progress: (line: string) => void
 async function moveTimersOntoThreads(store: MongoStore, progress: (line: string) => void): Promise<number> {
   const timers = store.db.collection<TimerDoc>('timers');
   const rows = await timers.find({}).toArray();
-  await inParallel(rows, async ({ _id, due_at, ...step }) => {
+  await inParallel(rows, WRITERS, async ({ _id, due_at, ...step }) => {
     await store.threads.updateOne({ _id }, { $set: { next_timer: step, next_due_at: due_at } });
   });
   if ((await store.db.listCollections({ name: 'timers' }, { nameOnly: true }).toArray()).length > 0)
@@ -258,7 +259,7 @@ async function moveOutboxOntoThreads(store: MongoStore, progress: (line: string)
   const byThread = new Map<string, OutboxEntryDoc[]>();
   for (const entry of await entries.find({}).toArray())
     byThread.set(entry.thread_id, [...(byThread.get(entry.thread_id) ?? []), entry]);
-  await inParallel([...byThread], async ([threadId, waiting]) => {
+  await inParallel([...byThread], WRITERS, async ([threadId, waiting]) => {
     await store.writeThread(threadId, (doc) => {
       const keys = waiting.flatMap((entry) => (entry.jobs ?? LAYOUT_5_QUEUES).map((queue) => jobKey(queue, entry._id)));
       const pending = doc.jobs_pending ?? [];
@@ -353,12 +354,4 @@ async function dropLegacyCollections(
 function withoutOutboxFlags(doc: ThreadDoc): ThreadDoc {
   const { outbox_dirty: _d, outbox_enqueued: _e, ...rest } = doc;
   return rest;
-}
-
-async function inParallel<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await run(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(WRITERS, items.length) }, lane));
 }
