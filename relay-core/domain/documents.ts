@@ -111,13 +111,6 @@ export interface MessageDoc {
   idempotency_id?: string;
 }
 
-/** What a participant has seen of the other side's messages (for unread counts). */
-export interface ThreadReadDoc {
-  _id: string; // `${thread_id}:${handle}`
-  seen: number;
-  at: Date;
-}
-
 /** One mutating call's outcome under a caller's idempotency key. */
 export interface IdempotencyDoc {
   _id: string; // idempotentId(caller, scope, key)
@@ -292,6 +285,11 @@ export interface ThreadDoc {
    * before it was approved). Lists, reads, Slack and webhooks leave the recipient out while it is set.
    */
   hidden_from_recipient?: boolean;
+  /**
+   * How many of the other side's messages each reader has seen (unread counts), by store/read-marks.ts `readerKey`:
+   * on the thread, so a list page has them without another read. Only ever raised (`$max`), beside the versioned writes.
+   */
+  reads?: Record<string, number>;
   /** Why an approver rejected the create (status `rejected`). */
   reject_reason?: string | null;
   rejected_at?: Date | null;

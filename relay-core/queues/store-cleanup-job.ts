@@ -1,6 +1,5 @@
 // The `store-cleanup` job of the verify queue: what the store keeps for a while and then stops needing (idempotency
-// records a day after they were made, read markers of threads nobody opened for 90 days, web inbox sign-in links a
-// day after they expired and sessions 30 days after) is deleted by one job every ten minutes, each kind by a range on
+// records a day after they were made, web inbox sign-in links a day after they expired and sessions 30 days after) is deleted by one job every ten minutes, each kind by a range on
 // its `age` index: what it reads is what has aged out, never the rest.
 import type { Queue } from 'bullmq';
 import type { Clock } from '../domain/clock';
@@ -15,8 +14,6 @@ const DAY_MS = 24 * 3600 * 1000;
 export const KEEP_MS = {
   // A retried call with the same key after this gets a fresh run rather than the recorded answer.
   idempotency: DAY_MS,
-  // What a participant has read of a thread nobody has opened for this long (its unread count starts over).
-  thread_reads: 90 * DAY_MS,
   // After it expired: a used or stale one-time sign-in link has nothing left to say.
   web_sign_ins: DAY_MS,
   // After it expired: the sessions page still lists a recently ended one.
@@ -44,12 +41,10 @@ export function storeCleanupHandler(
 export async function cleanUp(store: MongoStore, now: Date): Promise<Record<keyof typeof KEEP_MS, number>> {
   const before = (kind: keyof typeof KEEP_MS) => new Date(now.getTime() - KEEP_MS[kind]);
   const idempotency = await store.idempotency.deleteMany({ created_at: { $lte: before('idempotency') } });
-  const reads = await store.threadReads.deleteMany({ at: { $lte: before('thread_reads') } });
   const signIns = await store.web.signIns.deleteMany({ expires_at: { $lte: before('web_sign_ins') } });
   const sessions = await store.web.sessions.deleteMany({ expires_at: { $lte: before('web_sessions') } });
   return {
     idempotency: idempotency.deletedCount,
-    thread_reads: reads.deletedCount,
     web_sign_ins: signIns.deletedCount,
     web_sessions: sessions.deletedCount,
   };

@@ -111,7 +111,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const links = new InboxLinks(deps.publicUrl, tokenSecret);
   const ledger = new IdempotencyLedger(store);
   const outbox = new Outbox({ store, events: deps.events, clock, log });
-  const marks = new MongoReadMarks(store.threadReads);
+  const marks = new MongoReadMarks(store.threads);
   const reads = new ThreadReads({
     store,
     marks,
@@ -119,7 +119,6 @@ export function createRelay(deps: RelayDeps): Relay {
     teammates,
     links,
     tokens,
-    clock,
   });
   const appender = new MessageAppender({
     store,

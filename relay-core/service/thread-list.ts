@@ -1,8 +1,8 @@
 // Listing a teammate's threads: one page, newest first, with unread counts and a cursor that resumes exactly
-// (the page itself is one or two indexed queries: store/thread-lists.ts).
+// (the page itself is one or two indexed queries: store/thread-lists.ts; what each reader has seen is on its threads).
 import type { AgentDoc } from '../domain/documents';
 import type { Intent, ThreadStatus } from '../domain/schemas';
-import type { ReadMarks } from '../store/read-marks';
+import { seenBy } from '../store/read-marks';
 import type { ThreadLists } from '../store/thread-lists';
 import type { Teammates } from './teammates';
 import { listItem, type ListItem } from './wire-views';
@@ -27,7 +27,7 @@ export interface ThreadPage {
 
 /** A page of the caller's threads, newest first; the cursor continues exactly where the page ended. */
 export async function listThreads(
-  deps: { lists: Pick<ThreadLists, 'page'>; marks: Pick<ReadMarks, 'seen'>; teammates: Pick<Teammates, 'get'> },
+  deps: { lists: Pick<ThreadLists, 'page'>; teammates: Pick<Teammates, 'get'> },
   caller: AgentDoc,
   request: ListRequest,
 ): Promise<ThreadPage> {
@@ -46,13 +46,8 @@ export async function listThreads(
   // A create held for approval (or rejected before it was approved) is not in its recipient's inbox.
   const page = party === 'to' ? listed.filter((d) => !d.hidden_from_recipient || d.from === caller.handle) : listed;
   const other = party === 'to' ? 'from' : 'to';
-  // What the caller has seen matters only where the other side wrote something: one `_id` read for the page.
-  const seen = await deps.marks.seen(
-    caller.handle,
-    page.filter((d) => d.message_counts[other] > 0).map((d) => d._id),
-  );
   const handles = [...new Set(page.flatMap((d) => [d.from, d.to]))];
   const agents = new Map(await Promise.all(handles.map(async (h) => [h, await deps.teammates.get(h)] as const)));
-  const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - (seen.get(d._id) ?? 0))));
+  const items = page.map((d) => listItem(d, agents, Math.max(0, d.message_counts[other] - seenBy(d, caller.handle))));
   return { items, next_cursor };
 }

@@ -1,6 +1,5 @@
 // Reading threads: one thread as a participant sees it, a page of the caller's threads, the A2A task list, and the
 // thread behind a signed inbox link. Only threadViewFor writes (the caller's read marker).
-import type { Clock } from '../domain/clock';
 import type { AgentDoc, ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { isCandidate } from '../domain/claim';
@@ -38,7 +37,6 @@ export interface ThreadReadsDeps {
   teammates: Pick<Teammates, 'get'>;
   links: InboxLinks;
   tokens: HandoffTokens;
-  clock: Clock;
 }
 
 export class ThreadReads {
@@ -72,7 +70,7 @@ export class ThreadReads {
     const readId = `${threadId}:${caller.handle}`;
     // Message counts only grow, so a marker this process wrote with the same count is still the newest one.
     if (this.readMarks.get(readId) !== seen) {
-      await this.deps.marks.mark(threadId, caller.handle, seen, this.deps.clock.now());
+      await this.deps.marks.mark(threadId, caller.handle, seen);
       this.readMarks.set(readId, seen);
     }
     return view;
@@ -96,11 +94,7 @@ export class ThreadReads {
 
   /** A page of the caller's threads, newest first (thread-list.ts). */
   async listThreads(caller: AgentDoc, request: ListRequest): Promise<ThreadPage> {
-    return listThreads(
-      { lists: this.deps.store.lists, marks: this.deps.marks, teammates: this.deps.teammates },
-      caller,
-      request,
-    );
+    return listThreads({ lists: this.deps.store.lists, teammates: this.deps.teammates }, caller, request);
   }
 
   /** The caller's threads that hold every word of `request.text`, newest first (thread-search.ts). */

@@ -4,6 +4,7 @@ import type { OutboxEntryDoc, ThreadDoc, TimerDoc } from '../domain/documents';
 import type { EventEntryDoc } from './event-log';
 import type { MongoStore } from './mongo-store';
 import { jobKey } from './outbox-ledger';
+import { readerKey } from './read-marks';
 import { inParallel } from '../ops/in-parallel';
 import { putById } from './thread-writes';
 
@@ -17,8 +18,9 @@ import { putById } from './thread-writes';
  * 7: an unclaimed thread is marked `claimable` (store/thread-lists.ts withClaimable), which its candidates' lists read.
  * 8: the web inbox's text search: each thread's words for its participants in `thread_terms`.
  * 9: the text search under a text index: one document per thread in `thread_text` (thread-text.ts).
+ * 10: what each reader has seen of a thread is on the thread (`reads`, read-marks.ts), not in `thread_reads`.
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -103,6 +105,9 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
     if ((await store.db.listCollections({ name: 'thread_terms' }, { nameOnly: true }).toArray()).length > 0)
       await store.db.collection('thread_terms').drop();
   }
+
+  // Step 7: the read marks move onto their threads.
+  if (current < 10) touched += await moveReadMarksOntoThreads(store, progress);
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
@@ -309,6 +314,39 @@ async function fillThreadText(store: MongoStore, progress: (line: string) => voi
   }
   await store.meta.deleteOne({ _id: TEXT_FILLED_ID });
   return filled;
+}
+
+/**
+ * Up to layout 9, what a reader had seen of a thread was a document of its own in `thread_reads` (`_id`
+ * `<thread id>:<handle>`, `seen`). Each goes onto its thread (`$max`: a mark written since, by a relay of this layout,
+ * is kept when higher), a page at a time; then the collection goes. Resumable and idempotent as it is.
+ */
+async function moveReadMarksOntoThreads(store: MongoStore, progress: (line: string) => void): Promise<number> {
+  const old = store.db.collection<{ _id: string; seen: number }>('thread_reads');
+  if ((await store.db.listCollections({ name: 'thread_reads' }, { nameOnly: true }).toArray()).length === 0) return 0;
+  let moved = 0;
+  let through = '';
+  for (;;) {
+    const page = await old
+      .find({ _id: { $gt: through } })
+      .sort({ _id: 1 })
+      .limit(PAGE)
+      .toArray();
+    if (page.length === 0) break;
+    const updates = page.map((mark) => {
+      const at = mark._id.lastIndexOf(':');
+      const field = `reads.${readerKey(mark._id.slice(at + 1))}`;
+      return { updateOne: { filter: { _id: mark._id.slice(0, at) }, update: { $max: { [field]: mark.seen } } } };
+    });
+    // Fifty statements a command: the embedded FerretDB stalls on commands of a hundred (outbox-ledger.ts).
+    for (let i = 0; i < updates.length; i += 50)
+      await store.threads.bulkWrite(updates.slice(i, i + 50), { ordered: false });
+    moved += page.length;
+    through = page[page.length - 1]!._id;
+    progress(`migrate: ${moved.toLocaleString('en')} read marks moved onto their threads`);
+  }
+  await old.drop();
+  return moved;
 }
 
 /**

@@ -23,7 +23,6 @@ import type {
   PolicyDoc,
   SlackLinkDoc,
   ThreadDoc,
-  ThreadReadDoc,
 } from '../domain/documents';
 import { AgentCards, type AgentTagDoc } from './agent-cards';
 import { InsertBatcher } from './insert-batcher';
@@ -112,7 +111,6 @@ export class MongoStore {
   readonly invites: Collection<InviteDoc>;
   readonly threads: Collection<ThreadDoc>;
   readonly messages: Collection<MessageDoc>;
-  readonly threadReads: Collection<ThreadReadDoc>;
   readonly policies: Collection<PolicyDoc>;
   readonly policyAudit: Collection<PolicyAuditDoc>;
   /** The approvals listing (approval id → thread), the open ones marked (`open`); each thread holds its approvals' truth. */
@@ -179,7 +177,6 @@ export class MongoStore {
     this.invites = db.collection<InviteDoc>('invites');
     this.threads = db.collection<ThreadDoc>('threads');
     this.messages = db.collection<MessageDoc>('messages');
-    this.threadReads = db.collection<ThreadReadDoc>('thread_reads');
     this.policies = db.collection<PolicyDoc>('policies');
     this.policyAudit = db.collection<PolicyAuditDoc>('policy_audit');
     this.approvals = db.collection<ApprovalIndexDoc>('approvals');
@@ -253,7 +250,6 @@ export class MongoStore {
       [this.approvals, { status: 1, created_at: -1 }, { name: 'by_status' }],
       // What ages out, by age (queues/store-cleanup-job.ts).
       [this.idempotency, { created_at: 1 }, { name: 'age' }],
-      [this.threadReads, { at: 1 }, { name: 'age' }],
       // GET /admin/invites: newest first.
       [this.invites, { created_at: -1 }, { name: 'newest' }],
       // Slack OAuth mode (bot/oauth/slack-clients.ts): a workspace's org, as seen in requests from its people, and an

@@ -1,33 +1,41 @@
-// What each participant has read of a thread: one `_id`-addressed marker per thread and reader (`thread_reads`), the
-// unread counts of their lists and the web inbox.
+// What each participant has read of a thread, kept on the thread itself (`reads`): the unread counts of the lists come
+// with the page that lists the threads, and the web inbox's search reads them for its page in one `_id` query.
 import type { Collection } from 'mongodb';
-import type { ThreadReadDoc } from '../domain/documents';
-import { putById } from './thread-writes';
+import type { ThreadDoc } from '../domain/documents';
 
 /**
- * Port used by service/thread-reads.ts and thread-list.ts (adapter: MongoReadMarks; in memory:
+ * Port used by service/thread-reads.ts and thread-search.ts (adapter: MongoReadMarks; in memory:
  * test/fakes/in-memory-read-marks.ts; both pass test/contracts/read-marks-contract.ts).
  */
 export interface ReadMarks {
   /** How many of the other side's messages `reader` has seen, by thread, for those of `threadIds` they read. */
   seen(reader: string, threadIds: readonly string[]): Promise<Map<string, number>>;
-  /** Records that `reader` has seen `seen` of the other side's messages of the thread. */
-  mark(threadId: string, reader: string, seen: number, at: Date): Promise<void>;
+  /** Records that `reader` has seen `seen` of the other side's messages of the thread (a lower count changes nothing). */
+  mark(threadId: string, reader: string, seen: number): Promise<void>;
 }
 
-const markId = (threadId: string, reader: string) => `${threadId}:${reader}`;
+/** A reader's key in a thread's `reads`: the handle, its dots written `%2E` (a field name's dot is a path). */
+export function readerKey(handle: string): string {
+  return handle.replaceAll('.', '%2E');
+}
+
+/** How many of the other side's messages `reader` has seen of `doc` (0 when they never read it). */
+export function seenBy(doc: Pick<ThreadDoc, 'reads'>, reader: string): number {
+  return doc.reads?.[readerKey(reader)] ?? 0;
+}
 
 export class MongoReadMarks implements ReadMarks {
-  constructor(private readonly docs: Collection<ThreadReadDoc>) {}
+  constructor(private readonly threads: Collection<ThreadDoc>) {}
 
   async seen(reader: string, threadIds: readonly string[]): Promise<Map<string, number>> {
     if (threadIds.length === 0) return new Map();
-    const threadOf = new Map(threadIds.map((id) => [markId(id, reader), id]));
-    const marks = await this.docs.find({ _id: { $in: [...threadOf.keys()] } }).toArray();
-    return new Map(marks.map((mark) => [threadOf.get(mark._id)!, mark.seen]));
+    const docs = await this.threads.find({ _id: { $in: [...threadIds] } }, { projection: { reads: 1 } }).toArray();
+    return new Map(docs.filter((doc) => seenBy(doc, reader) > 0).map((doc) => [doc._id, seenBy(doc, reader)]));
   }
 
-  async mark(threadId: string, reader: string, seen: number, at: Date): Promise<void> {
-    await putById(this.docs, markId(threadId, reader), { seen, at });
+  async mark(threadId: string, reader: string, seen: number): Promise<void> {
+    // Only raised: a process that read an older count writes nothing over a newer one. The version stays (a mark is
+    // no change of the thread's state, and the versioned writes never write `reads`).
+    await this.threads.updateOne({ _id: threadId }, { $max: { [`reads.${readerKey(reader)}`]: seen } });
   }
 }

@@ -58,6 +58,7 @@ export type ListedThread = Pick<
   | 'created_at'
   | 'updated_at'
   | 'hidden_from_recipient'
+  | 'reads'
 >;
 
 export const LISTED_FIELDS = {
@@ -72,6 +73,7 @@ export const LISTED_FIELDS = {
   updated_at: 1,
   hidden_from_recipient: 1,
   answered_at: 1,
+  reads: 1,
 } as const;
 
 /** Every thread a teammate can see (A2A ListTasks), narrowed by status, last status change and thread id. */

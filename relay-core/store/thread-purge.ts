@@ -1,5 +1,5 @@
-// Deleting a thread for good: its search words (thread-text.ts), its messages, its participants' read marks and the
-// thread, each by its own index (`_id`, `thread_order`), so a purge costs the thread's size, not the store's.
+// Deleting a thread for good: its search words (thread-text.ts), its messages and the thread (its read marks with it),
+// each by its own index (`_id`, `thread_order`), so a purge costs the thread's size, not the store's.
 import type { MongoStore } from './mongo-store';
 
 /** Deletes the thread and everything kept for it; whether there was a thread. Search no longer finds it. */
@@ -9,7 +9,5 @@ export async function purgeThread(store: MongoStore, threadId: string): Promise<
   // The thread last: a purge stopped midway can be run again.
   await store.text.forget(threadId);
   await store.messages.deleteMany({ thread_id: threadId });
-  const readers = [doc.from, doc.to, ...(doc.reassigned_from ?? []).map((r) => r.handle), ...(doc.candidates ?? [])];
-  await store.threadReads.deleteMany({ _id: { $in: [...new Set(readers)].map((handle) => `${threadId}:${handle}`) } });
   return (await store.threads.deleteOne({ _id: threadId })).deletedCount === 1;
 }

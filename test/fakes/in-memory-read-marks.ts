@@ -1,23 +1,30 @@
-// The read markers port (relay-core/store/read-marks.ts) in memory, for the fast tests of thread reads and lists
-// (test/contracts/read-marks-contract.ts, run against this and against MongoReadMarks).
-import type { ReadMarks } from '../../relay-core/store/read-marks';
+// The read markers port (relay-core/store/read-marks.ts) over the threads of an InMemoryThreads, for the fast tests of
+// thread reads, lists and search (test/contracts/read-marks-contract.ts, run against this and against MongoReadMarks).
+import { readerKey, seenBy, type ReadMarks } from '../../relay-core/store/read-marks';
+import type { InMemoryThreads } from './in-memory-threads';
 
 export class InMemoryReadMarks implements ReadMarks {
-  private readonly marks = new Map<string, { seen: number; at: Date }>();
   /** How many markers were written. */
   writes = 0;
 
+  constructor(private readonly threads: Pick<InMemoryThreads, 'all' | 'patch'>) {}
+
   async seen(reader: string, threadIds: readonly string[]): Promise<Map<string, number>> {
-    const seen = new Map<string, number>();
-    for (const id of threadIds) {
-      const mark = this.marks.get(`${id}:${reader}`);
-      if (mark) seen.set(id, mark.seen);
-    }
-    return seen;
+    const wanted = new Set(threadIds);
+    return new Map(
+      this.threads
+        .all()
+        .filter((doc) => wanted.has(doc._id) && seenBy(doc, reader) > 0)
+        .map((doc) => [doc._id, seenBy(doc, reader)]),
+    );
   }
 
-  async mark(threadId: string, reader: string, seen: number, at: Date): Promise<void> {
-    this.marks.set(`${threadId}:${reader}`, { seen, at });
+  async mark(threadId: string, reader: string, seen: number): Promise<void> {
+    const key = readerKey(reader);
+    this.threads.patch(threadId, (doc) => ({
+      ...doc,
+      reads: { ...doc.reads, [key]: Math.max(doc.reads?.[key] ?? 0, seen) },
+    }));
     this.writes += 1;
   }
 }

@@ -101,6 +101,12 @@ export class InMemoryThreads
     return this.write(id, change, true);
   }
 
+  /** A field's own atomic update beside the versioned writes (a read mark's `$max`): the version stays. */
+  patch(id: string, change: (current: ThreadDoc) => ThreadDoc): void {
+    const current = this.docs.get(id);
+    if (current) this.docs.set(id, structuredClone(change(structuredClone(current))));
+  }
+
   private write(
     id: string,
     change: (current: ThreadDoc) => ThreadDoc | undefined,

@@ -5,4 +5,9 @@ import { contractStore } from '../helpers/contract-store';
 
 const store = contractStore('read_marks_contract');
 
-readMarksContract('MongoReadMarks', () => new MongoReadMarks(store().threadReads));
+readMarksContract('MongoReadMarks', () => ({
+  marks: new MongoReadMarks(store().threads),
+  insert: async (doc) => void (await store().insertThread(doc)),
+  read: (id) => store().threads.findOne({ _id: id }),
+  write: async (id, change) => void (await store().writeThread(id, change)),
+}));

@@ -1,6 +1,5 @@
-// Age-based clean-up: what the relay writes and stops needing (idempotency records, read markers) is deleted by one
+// Age-based clean-up: what the relay writes and stops needing (idempotency records, sign-in links) is deleted by one
 // repeating store-cleanup job once it is older than its keep time, each kind by a range on its `age` index.
-import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { CommandStartedEvent } from 'mongodb';
 import { cleanUp, KEEP_MS } from '../../relay-core/queues/store-cleanup-job';
@@ -27,16 +26,9 @@ describe('cleanUp on the store', () => {
   const young = new Date(now.getTime() - 1_000);
 
   test('deletes only what is older than its keep time, one indexed delete per kind', async () => {
-    const id = randomUUID();
     await store.idempotency.insertMany([
       { _id: 'old-key', request_hash: 'h', state: 'done', created_at: aged('idempotency') },
       { _id: 'new-key', request_hash: 'h', state: 'done', created_at: young },
-    ]);
-    await store.threadReads.insertMany([
-      { _id: `${id}:old@acme`, seen: 1, at: aged('thread_reads') },
-      { _id: `${id}:new@acme`, seen: 1, at: young },
-      // A day old: long past an idempotency record's keep time, far from a read marker's.
-      { _id: `${id}:day@acme`, seen: 1, at: aged('idempotency') },
     ]);
 
     const link = { handle: 'a@acme', issued_via: 'api' as const, created_at: young, used_at: null };
@@ -52,18 +44,14 @@ describe('cleanUp on the store', () => {
     ]);
 
     commands.length = 0;
-    expect(await cleanUp(store, now)).toEqual({ idempotency: 1, thread_reads: 1, web_sign_ins: 1, web_sessions: 1 });
+    expect(await cleanUp(store, now)).toEqual({ idempotency: 1, web_sign_ins: 1, web_sessions: 1 });
     expect(
       commands.map((c) => `${c.commandName} ${String((c.command as Record<string, unknown>)[c.commandName])}`),
-    ).toEqual(['delete idempotency', 'delete thread_reads', 'delete web_sign_ins', 'delete web_sessions']);
+    ).toEqual(['delete idempotency', 'delete web_sign_ins', 'delete web_sessions']);
     expect((await store.web.signIns.find({}).toArray()).map((d) => d._id)).toEqual(['new-link']);
     expect((await store.web.sessions.find({}).toArray()).map((d) => d._id)).toEqual(['recent-session']);
     expect((await store.idempotency.find({}).toArray()).map((d) => d._id)).toEqual(['new-key']);
-    expect((await store.threadReads.find({}).toArray()).map((d) => d._id).sort()).toEqual([
-      `${id}:day@acme`,
-      `${id}:new@acme`,
-    ]);
-    expect(await cleanUp(store, now)).toEqual({ idempotency: 0, thread_reads: 0, web_sign_ins: 0, web_sessions: 0 });
+    expect(await cleanUp(store, now)).toEqual({ idempotency: 0, web_sign_ins: 0, web_sessions: 0 });
   });
 });
 

@@ -52,9 +52,15 @@ beforeAll(async () => {
       outbox: [event],
       outbox_dirty: i === 24,
       outbox_enqueued: i === 24 ? 0 : 1,
+      message_counts: { from: 3, to: 0 },
     } as ThreadDoc);
   }
   await first.store.threads.insertMany(old);
+  // What bob had read, as layouts up to 9 kept it: a document of its own per thread and reader.
+  await first.store.db.collection('thread_reads').insertMany([
+    { _id: `${old[5]!._id}:bob@acme`, seen: 2, at: new Date(base) },
+    { _id: `${old[6]!._id}:bob@acme`, seen: 3, at: new Date(base) },
+  ] as never[]);
   await first.stop();
   relay = await startTestRelay({ name: 'migration', env });
 }, 60_000);
@@ -100,6 +106,13 @@ test('an old thread reads and changes like a new one; the outbox flags are gone 
     page: { limit: 5 },
   });
   expect(list.body.result.items.map((item: any) => item.thread_id)).toEqual([old[3]!._id]);
+});
+
+test("what bob had read is on the threads: his unread counts are as they were, and the old read marks' collection is gone", async () => {
+  const { body } = await relay.rpc(bob, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 50 } });
+  const unread = new Map(body.result.items.map((item: any) => [item.thread_id, item.unread_messages]));
+  expect([unread.get(old[4]!._id), unread.get(old[5]!._id), unread.get(old[6]!._id)]).toEqual([3, 1, 0]);
+  expect(await relay.store.db.listCollections({ name: 'thread_reads' }).toArray()).toEqual([]);
 });
 
 test('migrating again changes nothing', async () => {

@@ -17,8 +17,8 @@ const minute = (n: number) => new Date(NOW.getTime() + n * 60_000);
 
 function setup() {
   const threads = new InMemoryThreads();
-  const marks = new InMemoryReadMarks();
-  const deps = { lists: new InMemoryThreadLists(threads), marks, teammates: teammatesOf([sam, rita, otto]) };
+  const marks = new InMemoryReadMarks(threads);
+  const deps = { lists: new InMemoryThreadLists(threads), teammates: teammatesOf([sam, rita, otto]) };
   const thread = async (from: string, to: string, n: number, over: Partial<ThreadDoc> = {}) => {
     const doc = { ...threadDocAt(from, to, 'pending', minute(n)), ...over };
     await threads.insert(doc);
@@ -65,10 +65,10 @@ test("unread: the other side's messages the caller has not seen; the caller's ow
     (await listThreads(deps, caller, { role, limit: 10 })).items[0]!.unread_messages;
   expect(await unread(rita, 'recipient')).toBe(3);
   expect(await unread(sam, 'sender')).toBe(2);
-  await marks.mark(id, rita.handle, 2, NOW);
+  await marks.mark(id, rita.handle, 2);
   expect(await unread(rita, 'recipient')).toBe(1);
   // A marker past the count (a message since removed) reads as nothing unread, never a negative count.
-  await marks.mark(id, rita.handle, 9, NOW);
+  await marks.mark(id, rita.handle, 9);
   expect(await unread(rita, 'recipient')).toBe(0);
 });
 

@@ -24,7 +24,7 @@ const minute = (n: number) => new Date(NOW.getTime() + n * 60_000);
 
 function setup(drafts: DraftDoc[] = []) {
   const threads = new InMemoryThreads();
-  const marks = new InMemoryReadMarks();
+  const marks = new InMemoryReadMarks(threads);
   const tokens = new HandoffTokens('fast-tier-secret');
   const links = new InboxLinks('https://relay.test', 'fast-tier-secret');
   const searched: unknown[] = [];
@@ -54,7 +54,6 @@ function setup(drafts: DraftDoc[] = []) {
     teammates: teammatesOf([sam, rita, fay, eve, lead]),
     links,
     tokens,
-    clock: { now: () => NOW },
   });
   /** A pending handoff from Sam to Rita, changed by `over`, with Sam's messages 1..`messages`. */
   const pending = async (over: Partial<ThreadDoc> = {}, messages = 0) => {

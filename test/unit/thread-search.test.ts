@@ -22,7 +22,7 @@ const bo = agent('bo@acme');
 function setup() {
   const threads = new InMemoryThreads();
   const text = new InMemoryThreadText(threads);
-  const readMarks = new InMemoryReadMarks();
+  const readMarks = new InMemoryReadMarks(threads);
   const indexer = threadSearchIndexer({
     readThreadFrom: (id) => threads.readThreadFrom(id),
     messageBody: (threadId, messageId) => threads.messageBody(threadId, messageId),
@@ -82,7 +82,7 @@ describe('searching', () => {
     const newer = await handoff(rita, sam.handle, 'Staging is down again');
     await message(older, 1, 'Done on eu-west', rita.handle);
     await message(older, 2, 'And us-east', rita.handle);
-    await readMarks.mark(older._id, sam.handle, 1, NOW);
+    await readMarks.mark(older._id, sam.handle, 1);
     const page = await search(sam, 'staging');
     expect(page.next_cursor).toBeNull();
     expect(page.items).toEqual([
