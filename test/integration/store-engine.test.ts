@@ -282,7 +282,7 @@ describe('secondary indexes', () => {
     ]);
   });
 
-  test('an indexed field that holds an array still matches each element, whether the array came before or after the index', async () => {
+  test('an indexed field that holds an array still matches each element, whether the array came before or after the index or with an update', async () => {
     const after = clients[0]!.db(dbName).collection<{ _id: string; skills: string | string[] }>('skills_after');
     await after.createIndex({ skills: 1 }, { name: 'skills' });
     await after.insertMany([
@@ -303,6 +303,20 @@ describe('secondary indexes', () => {
     expect((await before.find({ role: 'ops' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual([
       'array',
       'scalar',
+    ]);
+    // An update that makes the field an array, in a document with other arrays beside it.
+    const updated = clients[0]!
+      .db(dbName)
+      .collection<{ _id: string; team: string | string[]; tags: string[] }>('team_updated');
+    await updated.createIndex({ team: 1 }, { name: 'team' });
+    await updated.insertMany([
+      { _id: 'a', team: 'x', tags: ['t'] },
+      { _id: 'b', team: 'y', tags: [] },
+    ]);
+    await updated.updateOne({ _id: 'a' }, { $set: { team: ['x', 'y'] } });
+    expect((await updated.find({ team: 'y' }).sort({ _id: 1 }).limit(5).toArray()).map((d) => d._id)).toEqual([
+      'a',
+      'b',
     ]);
   });
 });

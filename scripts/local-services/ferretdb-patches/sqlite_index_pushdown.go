@@ -383,8 +383,21 @@ func placeholders(n int) string {
 }
 
 // multikeyIndexes returns the names of the collection's indexes that are not marked multikey yet but would be
-// after docs are stored: one of their fields holds an array.
+// after docs are stored: one of their fields holds an array. Every write asks, so each document's fields are read
+// once (Keys and Values copy them), not once per index key.
 func multikeyIndexes(meta *metadata.Collection, docs []*types.Document) []string {
+	arrays := map[string]struct{}{}
+
+	for _, doc := range docs {
+		keys, values := doc.Keys(), doc.Values()
+
+		for i, value := range values {
+			if _, ok := value.(*types.Array); ok {
+				arrays[keys[i]] = struct{}{}
+			}
+		}
+	}
+
 	var names []string
 
 	for _, index := range meta.Settings.Indexes {
@@ -392,17 +405,12 @@ func multikeyIndexes(meta *metadata.Collection, docs []*types.Document) []string
 			continue
 		}
 
-	docs:
-		for _, doc := range docs {
-			for _, key := range index.Key {
-				head, _, _ := strings.Cut(key.Field, ".")
+		for _, key := range index.Key {
+			head, _, _ := strings.Cut(key.Field, ".")
 
-				for i, k := range doc.Keys() {
-					if _, ok := doc.Values()[i].(*types.Array); ok && k == head {
-						names = append(names, index.Name)
-						break docs
-					}
-				}
+			if _, ok := arrays[head]; ok {
+				names = append(names, index.Name)
+				break
 			}
 		}
 	}
