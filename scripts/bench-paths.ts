@@ -418,7 +418,10 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       relay = await start();
       client = new BenchHttpClient(relay.url);
     }
-    if (opts.measurePaths) printPaths(opts, [...rows.values()]);
+    if (opts.measurePaths) {
+      printPaths(opts, [...rows.values()]);
+      printAgainstPeer(opts, [...rows.values()]);
+    }
   } finally {
     client.close();
     await relay.stop();
@@ -526,6 +529,58 @@ async function slackDelivery(opts: PathsOptions, sender: Teammate, size: number)
     await relay.stop();
     await slack.close();
   }
+}
+
+/**
+ * The peer relay's CPU per request (its process and its PostgreSQL backends), measured side by side with handoff-relay
+ * at 1017f57 on 2026-12-04 (PERFORMANCE.md), by path, concurrency and size: [peer, 1017f57 that day].
+ */
+const PEER_CPU_MS: Record<string, [number, number]> = {
+  'create message/send@1@10000': [10.6, 17.7],
+  'create message/send@8@10000': [7.0, 8.6],
+  'tasks/get (20 messages)@1@10000': [6.1, 12.6],
+  'tasks/list first page@1@10000': [9.1, 33.9],
+  'tasks/list first page@1@30000': [12.1, 46.4],
+  'accept tasks/update@1@10000': [7.6, 21.5],
+  'accept tasks/update@1@30000': [7.5, 25.6],
+  'agents/list role@1@10000': [2.5, 2.2],
+};
+/** The FerretDB commands a request may cost (PERFORMANCE.md). */
+const COMMANDS_TARGET: Record<string, number> = {
+  'create message/send': 3,
+  'accept tasks/update': 3,
+  'tasks/get (20 messages)': 2,
+  'tasks/list first page': 2,
+};
+
+/**
+ * This run's CPU per request (the relay and its FerretDB, during the phase and in the second after) beside the peer's
+ * where PERFORMANCE.md has it. The peer was measured on another machine of this kind, and machines differ: the last
+ * column is the same ratio the day the peer was measured (1017f57 against the peer); run 1017f57 here as well to
+ * compare across machines (docs/benchmarks.md).
+ */
+function printAgainstPeer(opts: PathsOptions, rows: PathRow[]): void {
+  const lines: string[] = [];
+  for (const row of rows)
+    for (const [size, figures] of row.bySize) {
+      const peer = PEER_CPU_MS[`${row.name}@${row.concurrency}@${size}`];
+      const target = COMMANDS_TARGET[row.name];
+      if (!peer) continue;
+      const cpu = figures.serverCpuMsPerRequest + figures.cpuAfterMs / opts.requests;
+      const commands =
+        figures.commandsPerRequest === undefined
+          ? ''
+          : `, ${figures.commandsPerRequest.toFixed(1)} FerretDB commands${target ? ` (target ≤ ${target})` : ''}`;
+      lines.push(
+        `  ${row.name} c=${row.concurrency} at ${size.toLocaleString('en')}: ${cpu.toFixed(1)} ms vs the peer's ${peer[0]} (${(cpu / peer[0]).toFixed(2)}×; 1017f57 that day ${(peer[1] / peer[0]).toFixed(2)}×)${commands}`,
+      );
+    }
+  if (lines.length === 0) return;
+  opts.out('');
+  opts.out(
+    'Against the peer relay (CPU ms per request with the second after; the peer measured on 2026-12-04 on another box of this kind, beside 1017f57, whose ratio that day follows: boxes differ, so run 1017f57 here too, as docs/benchmarks.md says):',
+  );
+  for (const line of lines) opts.out(line);
 }
 
 function printPaths(opts: PathsOptions, rows: PathRow[]): void {
