@@ -83,6 +83,11 @@ export type EnsurePosted = (
    * lost answer is found by this instead of sent again. Given each message read back after the claim's time.
    */
   sentLike?: (message: ReadBack, thread: ThreadDoc) => boolean,
+  /**
+   * Reply keys that are this same message, recorded with it in one write: a stream's start is also its first
+   * batch's reply, so no job reads the stream recorded and that batch not (and appends it a second time).
+   */
+  alsoAs?: readonly SlackPostKey[],
 ) => Promise<PostOutcome>;
 
 /** A message as conversations.history / replies return it (what sentLike may look at). */
@@ -126,7 +131,7 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
     return null;
   }
 
-  return async function ensurePosted(threadId, key, owner, target, render, known, send, sentLike) {
+  return async function ensurePosted(threadId, key, owner, target, render, known, send, sentLike, alsoAs = []) {
     for (let round = 0; round < 5; round += 1) {
       // A thread read earlier in this job saves a read; any claim on it is re-read, and the claim write checks anyway.
       const thread = round === 0 && known && !known.slack_pending?.[key] ? known : await threads.readThread(threadId);
@@ -147,7 +152,13 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         // Ours from an earlier attempt, or abandoned: did Slack get it before the poster stopped?
         const found = await findPosted(pending, sentLike && ((m) => sentLike(m, thread)));
         if (found) {
-          await ledger.record(threadId, key, { channel: pending.channel, ts: found, marker: pending.marker }, thread);
+          await ledger.record(
+            threadId,
+            key,
+            { channel: pending.channel, ts: found, marker: pending.marker },
+            thread,
+            alsoAs,
+          );
           log.info({ thread_id: threadId, post: key, ts: found }, 'slack post found by its marker and recorded');
           continue;
         }
@@ -197,6 +208,7 @@ export function exactlyOncePost(deps: ExactlyOncePostDeps): EnsurePosted {
         key,
         { channel: claim.channel, ts: posted.ts, marker: claim.marker, shown: messageDigest(message) },
         claimed.thread,
+        alsoAs,
       );
       log.info({ thread_id: threadId, post: key, channel: claim.channel, ts: posted.ts }, 'slack message posted');
       return {

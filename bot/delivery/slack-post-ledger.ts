@@ -86,9 +86,11 @@ export class SlackPostLedger {
     key: SlackPostKey,
     post: { channel: string; ts: string; marker?: string; shown?: string },
     from?: ThreadDoc,
+    /** Reply keys that are the same message, recorded in the same write (a stream's start is its first batch). */
+    alsoAs: readonly SlackPostKey[] = [],
   ): Promise<ThreadDoc | null> {
     const at = this.clock.now();
-    const { after } = await this.threads.writeThread(threadId, (doc) => withRecord(doc, key, post, at), from);
+    const { after } = await this.threads.writeThread(threadId, (doc) => withRecord(doc, key, post, at, alsoAs), from);
     return after;
   }
 }

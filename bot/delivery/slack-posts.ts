@@ -202,6 +202,7 @@ export function withRecord(
   key: SlackPostKey,
   post: { channel: string; ts: string; marker?: string; shown?: string },
   at: Date,
+  alsoAs: readonly SlackPostKey[] = [],
 ): ThreadDoc | undefined {
   const pending = doc.slack_pending?.[key];
   const clearsClaim = pending !== undefined && (post.marker === undefined || pending.marker === post.marker);
@@ -218,6 +219,12 @@ export function withRecord(
     next = hasDelivery(key)
       ? withDelivery(next, key, dm)
       : { ...next, slack_replies: { ...next.slack_replies, [key]: post.ts } };
+    const also = alsoAs.filter((other) => recordedTs(next, other) === null);
+    if (also.length > 0)
+      next = {
+        ...next,
+        slack_replies: { ...next.slack_replies, ...Object.fromEntries(also.map((k) => [k, post.ts])) },
+      };
   }
   if (clearsClaim) {
     const { [key]: _cleared, ...rest } = next.slack_pending ?? {};

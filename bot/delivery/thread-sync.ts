@@ -383,10 +383,11 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
     let current = thread;
     try {
       let streamTs = current.slack_replies?.[streamKey(audience, runId)];
-      /** Whether this call started the stream (null: it was started when this job read the thread). */
-      let startedHere: boolean | null = null;
+      let started = false;
       if (!streamTs) {
-        const started = await ensurePosted(
+        // The batch that starts the stream is recorded as its reply in the same write as the stream, whichever job
+        // started or found it: no job reads the stream recorded and this batch not, and appends it again.
+        const start = await ensurePosted(
           thread._id,
           streamKey(audience, runId),
           owner,
@@ -402,27 +403,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
             m.metadata?.event_type !== SLACK_METADATA_EVENT_TYPE &&
             (m.text ?? '').startsWith(chunk.text.trimEnd()) &&
             !Object.values(now.slack_replies ?? {}).includes(m.ts ?? ''),
+          [replyKey(audience, message.sequence_no)],
         );
-        streamTs = started.ts;
-        current = started.current;
-        startedHere = started.posted;
+        streamTs = start.ts;
+        current = start.current;
+        started = start.posted;
       }
-      // The batch that started the stream is recorded as the stream itself. Another batch's job may have started it
-      // since this job's thread was read (the start was recorded, not posted, here): unless the stream begins with
-      // this batch (this job's own start, whose record it did not get to write), this batch is appended to it.
-      if (startedHere !== null && (startedHere || (await streamBeginsWith(dm.channel, streamTs, chunk.text)))) {
-        const first = streamTs;
-        const recorded = await ensurePosted(
-          thread._id,
-          replyKey(audience, message.sequence_no),
-          owner,
-          target,
-          async () => chunk,
-          current,
-          async () => ({ ts: first }),
-        );
-        return { posted: startedHere, current: recorded.current };
-      }
+      // Recorded already when it started the stream (here or in another job); appended otherwise.
       const ts = streamTs;
       const appended = await ensurePosted(
         thread._id,
@@ -436,19 +423,13 @@ export function threadSync({ channels, links, teammates, threads, client, ensure
           return { ts };
         },
       );
-      return { posted: appended.posted, current: appended.current };
+      return { posted: started || appended.posted, current: appended.current };
     } catch (error) {
       const code = slackErrorCode(error);
       if (code && STREAMING_UNAVAILABLE.has(code)) streamingAvailable = false;
       else if (code !== 'message_not_in_streaming_state' && code !== 'message_not_found') throw error;
       return null;
     }
-  }
-
-  /** Whether the streamed reply `ts` in `channel` begins with `text` (the batch that started it). */
-  async function streamBeginsWith(channel: string, ts: string, text: string): Promise<boolean> {
-    const read = await client.conversations.replies({ channel, ts, oldest: ts, latest: ts, inclusive: true });
-    return (read.messages?.find((m) => m.ts === ts)?.text ?? '').startsWith(text.trimEnd());
   }
 
   /** Stops each audience's stream of the thread's run once the run has ended, with how it ended; once. */

@@ -48,6 +48,22 @@ test('the first record wins and clears only the claim carrying the same marker',
   expect(otherMarker.slack_pending).toEqual({ recipient: claim() });
 });
 
+test("a stream's start is recorded with the reply of the batch it began with, in the same write; a later record changes neither", () => {
+  const claimed = withClaim(thread(), 'recipient:s:run1', claim({ thread_ts: '1.1' }));
+  const started = withRecord(claimed, 'recipient:s:run1', { channel: 'D1', ts: '1.5', marker: 'm1' }, at, [
+    'recipient:4',
+  ])!;
+  expect(started.slack_replies).toEqual({ 'recipient:s:run1': '1.5', 'recipient:4': '1.5' });
+  expect(started.slack_pending).toEqual({});
+  // Found again by a retry of the lost answer (no marker): nothing changes.
+  expect(withRecord(started, 'recipient:s:run1', { channel: 'D1', ts: '1.5' }, at, ['recipient:4'])).toBeUndefined();
+  // A batch recorded on its own before (an older relay) keeps its record.
+  const earlier = thread({ slack_replies: { 'recipient:4': '1.9' } });
+  expect(
+    withRecord(earlier, 'recipient:s:run1', { channel: 'D1', ts: '1.5' }, at, ['recipient:4'])!.slack_replies,
+  ).toEqual({ 'recipient:4': '1.9', 'recipient:s:run1': '1.5' });
+});
+
 test('a claim is given up only by the lease that holds it', () => {
   const claimed = withClaim(thread(), 'recipient:1', claim({ thread_ts: '1.1' }));
   expect(withoutClaim(claimed, 'recipient:1', 'someone-else')).toBeUndefined();
