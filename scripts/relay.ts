@@ -47,6 +47,7 @@ import { RelayMetrics } from '../relay-core/ops/metrics';
 import { ConfigError, type RelayConfig } from '../relay-core/ops/config';
 import { systemClock, type Clock } from '../relay-core/domain/clock';
 import { createHttpApp, finishHttpApp } from '../relay-core/http/http-app';
+import { bindPort } from './bind-port';
 import { OpenEventStreams } from '../relay-core/http/events-route';
 import { EventFeed, RecordingEventPublisher } from '../relay-core/service/event-feed';
 import { webhookHearers } from '../relay-core/webhooks/event-audience';
@@ -104,19 +105,8 @@ export interface StartRelayOptions {
   clock?: Clock;
   /** The default of earlier relays an upgraded database keeps (queues/queue-prefix.ts); tests name their own. */
   legacyQueuePrefix?: string;
-}
-
-/** A failed listen as one line a person can act on; other errors as they are. */
-function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
-  if (error.code === 'EADDRINUSE')
-    return new ConfigError(
-      'PORT',
-      `${host}:${port} is already in use (another relay?): stop that process or set PORT to a free port`,
-    );
-  if (error.code === 'EACCES')
-    return new ConfigError('PORT', `not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`);
-  if (error.code === 'EADDRNOTAVAIL') return new ConfigError('HOST', `${host} is not an address of this machine`);
-  return error;
+  /** The port, bound already (`handoff-relay start` binds it before it starts local services: bind-port.ts). */
+  server?: Server;
 }
 
 /** Reads and checks RELAY_POLICY_FILE before anything connects; an unreadable or invalid file stops start-up with one line. */
@@ -138,14 +128,23 @@ async function readPolicyFile(file: string): Promise<string> {
   return source;
 }
 
-export async function startRelay({
-  config,
-  log,
-  sweepIntervalMs = 5_000,
-  clock = systemClock,
-  legacyQueuePrefix,
-}: StartRelayOptions): Promise<RunningRelay> {
+export async function startRelay(options: StartRelayOptions): Promise<RunningRelay> {
+  const { config } = options;
   const policySource = config.policyFile ? await readPolicyFile(config.policyFile) : undefined;
+  const server = options.server ?? (await bindPort(config.host, config.port));
+  try {
+    return await startOn(server, options, policySource);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+}
+
+async function startOn(
+  server: Server,
+  { config, log, sweepIntervalMs = 5_000, clock = systemClock, legacyQueuePrefix }: StartRelayOptions,
+  policySource: string | undefined,
+): Promise<RunningRelay> {
   const store = await MongoStore.connect(config.mongodbUrl, config.mongodbDb);
   await migrateStore(store, (line) => log.info(line));
   await store.ensureIndexes();
@@ -549,7 +548,6 @@ export async function startRelay({
   }
 
   // Every role serves HTTP: health and /metrics always (a worker fleet is probed and scraped too), the rest by role.
-  let server: Server | undefined;
   let url: string;
   let slackApp: ReturnType<typeof createSlackApp> | undefined;
   let mcpHttp: ReturnType<typeof mountMcpHttp> | undefined;
@@ -646,12 +644,9 @@ export async function startRelay({
     }
     finishHttpApp(httpApp, log);
     await producerReady;
-    server = await new Promise<Server>((resolve, reject) => {
-      // Express 5 hands a listen error to this callback (a port in use, say), not to an 'error' listener.
-      const s = httpApp.listen(config.port, config.host, (error?: Error) =>
-        error ? reject(listenError(error, config.host, config.port)) : resolve(s),
-      );
-    });
+    // The port was bound first (bindPort): from now on the app answers.
+    server.removeAllListeners('request');
+    server.on('request', httpApp);
     // Socket Mode: connect out to Slack now (HTTP mode is served by the listening server above).
     if (slackApp && config.slack?.appToken) await slackApp.start();
     const address = server.address() as AddressInfo;
@@ -669,16 +664,14 @@ export async function startRelay({
       if (sweepTimer) clearInterval(sweepTimer);
       if (timerTimer) clearInterval(timerTimer);
       if (slackApp && config.slack?.appToken) await slackApp.stop();
-      if (server) {
-        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart),
-        // and the keep-alive sockets they leave idle are closed too.
-        // MCP sessions end too (their GET streams close; a client opens a new session after the restart).
-        await Promise.all([eventStreams.closeAll(), mcpHttp?.close()]);
-        server.closeIdleConnections();
-        await closed;
-      }
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Event streams and long polls end now (their clients resume from their cursor elsewhere or after a restart),
+      // and the keep-alive sockets they leave idle are closed too.
+      // MCP sessions end too (their GET streams close; a client opens a new session after the restart).
+      await Promise.all([eventStreams.closeAll(), mcpHttp?.close()]);
+      server.closeIdleConnections();
+      await closed;
       await Promise.all(workers.map((w) => w.close()));
       await sweeping;
       await timerSweeping;

@@ -3,6 +3,7 @@
 import { join, resolve } from 'node:path';
 import { loadConfig, type RelayConfig } from '../relay-core/ops/config';
 import { createLogger } from '../relay-core/ops/logger';
+import { bindPort } from './bind-port';
 import { ensureFerretDbBinary } from './local-services/ferretdb-build';
 import { startFerretDb } from './local-services/ferretdb';
 import { keepRunning } from './local-services/keep-running';
@@ -68,6 +69,9 @@ export async function startCommand({
   // A local service that dies and cannot be started again stops the relay, rather than leave it answering errors.
   const gaveUp = (reason: string) => void shutdown(`${reason}; stopping the relay`, 1);
 
+  // The port first: a second relay on it stops here, before it starts a FerretDB or touches Redis.
+  const server = await bindPort(config.host, config.port);
+  stops.push(() => new Promise<void>((done) => server.close(() => done())));
   const mongodbUrl = await storeUrl(config, stops, say, gaveUp);
   // A redis-server started here keeps its jobs in .data/redis: deliveries and retries waiting survive it.
   const redis = await ensureRedis(config.redisUrl, say, { dataDir: resolve(config.dataDir, 'redis') });
@@ -92,7 +96,7 @@ export async function startCommand({
   const keyPepper = config.keyPepper ?? (await ensureSecret(config.dataDir, PEPPER_FILE)).value;
 
   const { startRelay } = await relayModule;
-  const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log });
+  const relay = await startRelay({ config: { ...config, mongodbUrl, adminKey, keyPepper }, log, server });
   stops.unshift(() => relay.stop(), ...alsoStop);
   const slack = config.slack
     ? config.slack.oauth

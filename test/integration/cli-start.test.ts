@@ -5,6 +5,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { findFreePort } from '../../scripts/local-services/ports';
 import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
@@ -135,15 +136,17 @@ describe('handoff-relay start with zero configuration', () => {
     }
   });
 
-  test('a second relay on the same PORT stops with one line saying the port is taken, and leaves nothing running', async () => {
+  test('a second relay on the same PORT stops with one line saying the port is taken, having started and touched nothing', async () => {
     const port = new URL(url).port;
     const otherDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-'));
+    const prefix = queuePrefix('start_twice');
+    const redis = new Redis(testRedisUrl());
     try {
       const env = bareEnv({
         PORT: port,
         RELAY_DATA_DIR: otherDir,
         REDIS_URL: testRedisUrl(),
-        RELAY_QUEUE_PREFIX: queuePrefix('start_twice'),
+        RELAY_QUEUE_PREFIX: prefix,
         LOG_LEVEL: 'warn',
       });
       const failure = await run('node', [CLI, 'start'], { env }).then(
@@ -166,7 +169,11 @@ describe('handoff-relay start with zero configuration', () => {
         'the second FerretDB to stop',
       );
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      // The port is bound first: no FerretDB was started for it, nothing was queued or scheduled under its prefix.
+      expect(await readdir(otherDir)).not.toContain('ferretdb');
+      expect(await redis.keys(`${prefix}:*`)).toEqual([]);
     } finally {
+      redis.disconnect();
       await rm(otherDir, { recursive: true, force: true });
     }
   });
