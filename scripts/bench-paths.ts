@@ -9,7 +9,7 @@ import type { MongoStore } from '../relay-core/store/mongo-store';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { BenchHttpClient } from './bench-http';
 import { measure, summarize, type Figures, type PhaseOutput } from './bench-measure';
-import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, type RelayProcess } from './bench-process';
+import { commandMeter, cpuMeter, readRssMiB, startRelayProcess, untilIdle, type RelayProcess } from './bench-process';
 import { bareDeliveryBaseline } from './bench-delivery';
 import {
   MAILBOX_EVERY,
@@ -272,6 +272,9 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
       }
 
       if (!opts.measurePaths) continue;
+      // What the seeding left to do (SQLite's checkpoint of what it wrote, the collectors) runs before the first path
+      // is measured, not inside it.
+      opts.out(`relay and FerretDB idle after ${((await untilIdle(pids())) / 1000).toFixed(1)} s`);
       const call = (who: Teammate, method: string, params: unknown) => async () =>
         void (await client.call(who.apiKey, method, params));
       for (const c of opts.concurrencies) {

@@ -122,6 +122,22 @@ export async function processCpuMs(pid: number): Promise<number> {
   }
 }
 
+/**
+ * Waits until `pids` together use under `idleMs` of CPU in a second (at most `capMs`), so that work a phase's set-up
+ * left behind (SQLite's checkpoint of a bulk seed, the collectors) is not counted in the next measurement; how long it
+ * waited.
+ */
+export async function untilIdle(pids: number[], idleMs = 30, capMs = 30_000): Promise<number> {
+  const started = Date.now();
+  const total = async () => (await Promise.all(pids.map(processCpuMs))).reduce((a, b) => a + b, 0);
+  while (Date.now() - started < capMs) {
+    const before = await total();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    if ((await total()) - before < idleMs) break;
+  }
+  return Date.now() - started;
+}
+
 /** CPU ms of several processes between `start()` and each read: summed (`read`), or each (`readEach`, in `pids` order). */
 export async function cpuMeter(
   pids: readonly number[],
