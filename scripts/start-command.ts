@@ -71,7 +71,6 @@ export async function startCommand({
 
   // The port first: a second relay on it stops here, before it starts a FerretDB or touches Redis.
   const server = await bindPort(config.host, config.port);
-  stops.push(() => new Promise<void>((done) => server.close(() => done())));
   const mongodbUrl = await storeUrl(config, stops, say, gaveUp);
   // A redis-server started here keeps its jobs in .data/redis: deliveries and retries waiting survive it.
   const redis = await ensureRedis(config.redisUrl, say, { dataDir: resolve(config.dataDir, 'redis') });

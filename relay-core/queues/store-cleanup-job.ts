@@ -1,6 +1,7 @@
 // The `store-cleanup` job of the verify queue: what the store keeps for a while and then stops needing (idempotency
-// records a day after they were made, web inbox sign-in links a day after they expired and sessions 30 days after) is deleted by one job every ten minutes, each kind by a range on
-// its `age` index: what it reads is what has aged out, never the rest.
+// records a day after they were made, web inbox sign-in links a day after they expired and sessions 30 days after)
+// is deleted by one job every ten minutes, each kind by a range on its `age` index: what it reads is what has aged
+// out, never the rest.
 import type { Queue } from 'bullmq';
 import type { Clock } from '../domain/clock';
 import type { MongoStore } from '../store/mongo-store';

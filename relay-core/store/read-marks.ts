@@ -30,7 +30,12 @@ export class MongoReadMarks implements ReadMarks {
   async seen(reader: string, threadIds: readonly string[]): Promise<Map<string, number>> {
     if (threadIds.length === 0) return new Map();
     const docs = await this.threads.find({ _id: { $in: [...threadIds] } }, { projection: { reads: 1 } }).toArray();
-    return new Map(docs.filter((doc) => seenBy(doc, reader) > 0).map((doc) => [doc._id, seenBy(doc, reader)]));
+    const seen = new Map<string, number>();
+    for (const doc of docs) {
+      const count = seenBy(doc, reader);
+      if (count > 0) seen.set(doc._id, count);
+    }
+    return seen;
   }
 
   async mark(threadId: string, reader: string, seen: number): Promise<void> {

@@ -4,8 +4,7 @@ import type { MongoStore } from './mongo-store';
 
 /** Deletes the thread and everything kept for it; whether there was a thread. Search no longer finds it. */
 export async function purgeThread(store: MongoStore, threadId: string): Promise<boolean> {
-  const doc = await store.threads.findOne({ _id: threadId });
-  if (!doc) return false;
+  if (!(await store.threads.findOne({ _id: threadId }, { projection: { _id: 1 } }))) return false;
   // The thread last: a purge stopped midway can be run again.
   await store.text.forget(threadId);
   await store.messages.deleteMany({ thread_id: threadId });
