@@ -6,7 +6,7 @@ nav{width:15em;background:#3f0e40;color:#fff;padding:1em}nav a{color:#fff;displa
 nav a.on{background:#1164a3}main{flex:1;padding:1em 2em;max-width:52em}.banner{background:#fff4ce;border:1px solid #e0b700;padding:.5em 1em;border-radius:6px}
 .msg{border:1px solid #ddd;border-radius:8px;padding:.75em 1em;margin:.75em 0}.msg.reply{margin-left:2em;border-style:dashed}
 .meta{color:#616061;font-size:.85em}.context{color:#616061;font-size:.85em;margin:.3em 0}pre{background:#f8f8f8;border:1px solid #ddd;padding:.5em;overflow-x:auto}
-code{background:#f8f8f8;padding:0 .2em}button{margin:.25em .4em .25em 0;padding:.35em .9em;border:1px solid #bbb;border-radius:4px;background:#fff;cursor:pointer}
+code{background:#f8f8f8;padding:0 .2em}.quote{display:inline-block;border-left:4px solid #ddd;padding-left:.6em;color:#454245}button{margin:.25em .4em .25em 0;padding:.35em .9em;border:1px solid #bbb;border-radius:4px;background:#fff;cursor:pointer}
 button.primary{background:#007a5a;color:#fff;border-color:#007a5a}button.danger{background:#e01e5a;color:#fff;border-color:#e01e5a}
 .modal{position:fixed;inset:0;background:rgba(0,0,0,.4);display:flex;align-items:flex-start;justify-content:center;padding-top:4em}
 .modal>div{background:#fff;border-radius:8px;padding:1em 1.5em;width:34em;max-height:80vh;overflow:auto}label{display:block;font-weight:600;margin-top:.75em}
@@ -24,10 +24,18 @@ const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '
 const ent = (s) => String(s ?? '').replace(/&(?!(amp|lt|gt|quot|#\d+);)/g, '&amp;').replace(/"/g, '&quot;');
 // The emoji the relay's messages use; any other :name: stays as written.
 const EMOJI = { white_check_mark: '✅', information_source: 'ℹ️', outbox_tray: '📤', inbox_tray: '📥', x: '❌', question: '❓', bulb: '💡', hourglass_flowing_sand: '⏳',
-  no_entry_sign: '🚫', heavy_check_mark: '✔️', warning: '⚠️', robot_face: '🤖', bell: '🔔', speech_balloon: '💬', arrow_right: '➡️', lock: '🔒', stopwatch: '⏱️', wastebasket: '🗑️' };
+  no_entry_sign: '🚫', heavy_check_mark: '✔️', warning: '⚠️', robot_face: '🤖', bell: '🔔', speech_balloon: '💬', arrow_right: '➡️', lock: '🔒', stopwatch: '⏱️', wastebasket: '🗑️',
+  tada: '🎉', alarm_clock: '⏰', arrows_counterclockwise: '🔄', bookmark_tabs: '📑', envelope_with_arrow: '📩', grey_question: '❔', hammer_and_wrench: '🛠️',
+  hourglass: '⌛', link: '🔗', no_bell: '🔕', no_entry: '⛔', octagonal_sign: '🛑', package: '📦', page_facing_up: '📄', raised_hand: '✋',
+  rotating_light: '🚨', scroll: '📜', test_tube: '🧪', wave: '👋' };
+// A line that begins with > is a quote, as in Slack (the relay escapes a > of anyone's text to &gt;).
 function inline(t) {
-  return t.replace(/:([a-z0-9_+-]+):/g, (all, name) => EMOJI[name] || all).replace(/\x60([^\x60\n]+)\x60/g, '<code>$1</code>').replace(/(^|[\s(])\*([^*\n]+)\*/g, '$1<b>$2</b>')
-    .replace(/(^|[\s(])_([^_\n]+)_/g, '$1<i>$2</i>').replace(/(^|[\s(])~([^~\n]+)~/g, '$1<s>$2</s>').replace(/\n/g, '<br>');
+  return t.split('\n').map((line) => {
+    const quoted = line.startsWith('>');
+    const html = (quoted ? line.slice(1) : line).replace(/:([a-z0-9_+-]+):/g, (all, name) => EMOJI[name] || all).replace(/\x60([^\x60]+)\x60/g, '<code>$1</code>')
+      .replace(/(^|[\s(])\*([^*]+)\*/g, '$1<b>$2</b>').replace(/(^|[\s(])_([^_]+)_/g, '$1<i>$2</i>').replace(/(^|[\s(])~([^~]+)~/g, '$1<s>$2</s>');
+    return quoted ? '<span class="quote">' + html + '</span>' : html;
+  }).join('<br>');
 }
 function mrkdwn(text) {
   return String(text ?? '').split(/\x60\x60\x60([\s\S]*?)\x60\x60\x60/).map((part, i) => {

@@ -122,6 +122,29 @@ test('the page says it is a development tool, lists the people, and shows a DM s
   await dm.getByText('✅').first().waitFor();
 });
 
+test("a question's DM shows the question quoted, as Slack draws a > line, not the > itself", async () => {
+  const carolKey = await register('carol@acme', 'U0CAROL01');
+  const mcp = await connectMcpHttp(relayUrl, carolKey);
+  try {
+    toolOk(
+      await mcp.callTool({
+        name: 'handoff_to_teammate',
+        arguments: {
+          to: 'bob@acme',
+          intent: 'ask_question',
+          summary: 'Who pages /users?',
+          question: 'Which clients page?',
+        },
+      }),
+    );
+  } finally {
+    await mcp.close();
+  }
+  const dm = page.locator('#dm .msg').filter({ hasText: 'Who pages /users?' });
+  await dm.locator('.quote', { hasText: 'Which clients page?' }).waitFor();
+  expect(await dm.textContent()).not.toContain('>Which clients page?');
+});
+
 test('opening the App Home sends app_home_opened, and the Home the relay publishes is drawn', async () => {
   await page.getByRole('button', { name: 'Open App Home' }).click();
   await page.locator('#home').getByText('Paging moved to cursors in /users').first().waitFor();
