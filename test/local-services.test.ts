@@ -190,6 +190,47 @@ describe('startFerretDb on the real ferretdb binary', () => {
   });
 });
 
+describe('the embedded FerretDB build', () => {
+  // Each row SQLite reads to sort is a parse of the whole stored document: a page of a list (newest first, ties
+  // by _id) must come in the index's order, with the limit applied by SQLite (ferretdb-patches/metadata_multikey.go:
+  // an `_id` beside other keys is indexed as the same SQL value the query sorts by). FerretDB 2 plans this its own way.
+  it('reads a page sorted on an index ending in _id in the index order, limited there, and says so in its explain', async () => {
+    const db = await ferret('sorted');
+    await withMongo(db.url, async (client) => {
+      const threads = client.db(uniqueName('sorted')).collection<{ _id: string; to: string; created_at: Date }>('t');
+      await threads.createIndex({ to: 1, created_at: -1, _id: -1, status: 1 }, { name: 'inbox' });
+      await threads.createIndex({ handle: 1, _id: 1 }, { name: 'by_handle_id' });
+      await threads.insertMany(
+        Array.from({ length: 90 }, (_, i) => ({
+          _id: `t${i}`,
+          to: `u${i % 3}`,
+          created_at: new Date(Math.floor(i / 9)),
+        })),
+      );
+      for (const find of [
+        () =>
+          threads
+            .find({ to: 'u1', status: { $in: ['pending'] } })
+            .sort({ created_at: -1, _id: -1 })
+            .limit(21),
+        () => threads.find({ to: 'u1' }).sort({ created_at: 1, _id: 1 }).limit(21),
+        () =>
+          threads
+            .find({ handle: 'h', _id: { $gt: 'h|', $lt: 'h|~' } } as never)
+            .sort({ _id: -1 })
+            .limit(5),
+      ]) {
+        const explain = await find().explain();
+        expect([JSON.stringify(explain.queryPlanner), explain.sortPushdown, explain.limitPushdown]).toEqual([
+          expect.not.stringMatching(/TEMP B-TREE/),
+          true,
+          true,
+        ]);
+      }
+    });
+  });
+});
+
 /** The pid of the process listening as FerretDB on `port` (found by its command line in /proc). */
 async function pidOf(port: number): Promise<number> {
   for (const entry of await fs.readdir('/proc')) {

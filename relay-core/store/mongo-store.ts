@@ -1,15 +1,7 @@
 // MongoDB adapter: typed collections and their indexes, versioned writes and list pages, the same on every engine;
 // the server is checked at connect time and refused when it cannot serve that design.
 import { randomUUID } from 'node:crypto';
-import {
-  BSON,
-  MongoClient,
-  type Collection,
-  type CreateIndexesOptions,
-  type Db,
-  type IndexSpecification,
-  type MongoClientOptions,
-} from 'mongodb';
+import { BSON, MongoClient, type Collection, type Db, type MongoClientOptions } from 'mongodb';
 import type {
   AgentDoc,
   ApiKeyDoc,
@@ -26,6 +18,7 @@ import type {
 } from '../domain/documents';
 import { AgentCards, type AgentTagDoc } from './agent-cards';
 import { InsertBatcher } from './insert-batcher';
+import { dropIndexes, ensureIndexes } from './indexes';
 import { KeyedQueue } from './keyed-queue';
 import { AccountLog } from './account-log';
 import { EventLog } from './event-log';
@@ -214,27 +207,27 @@ export class MongoStore {
   }
 
   /**
-   * Creates the indexes the queries are served with (idempotent), the same on every engine, once the database is at
-   * this layout (store/migrate.ts: run it first). One index per command: FerretDB 1.24 drops the connection ("slice bounds out of
-   * range") when one createIndexes command names several that exist.
+   * Creates the indexes the queries are served with (idempotent, store/indexes.ts), the same on every engine, once the
+   * database is at this layout (store/migrate.ts: run it first).
    */
   async ensureIndexes(): Promise<void> {
     const userTeams = this.db.collection('slack_user_teams');
-    const indexes: Array<[Collection<any>, IndexSpecification, CreateIndexesOptions]> = [
+    await ensureIndexes([
       [this.agents, { role: 1 }, { name: 'role' }],
       // A card's skills and owned repos, one tag each (agent-cards.ts).
       [this.cards.tags, { kind: 1, value: 1, handle: 1 }, { name: 'by_value' }],
       [this.apiKeys, { handle: 1 }, { name: 'handle' }],
-      // tasks/list: equality on the party, newest first, status filtered within (ESR order).
+      // tasks/list: equality on the party, newest first (ties by _id: the whole sort is read from the index), status
+      // filtered within (ESR order).
       // The web inbox's filters (thread-lists.ts) by intent and by the teammate on the other side are keys of the
       // same two indexes, checked on index entries as the party's list is walked: an index of their own each would be
       // one more index written on every thread write (about a tenth more CPU a create or accept on the embedded engine).
-      [this.threads, { to: 1, created_at: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' }],
-      [this.threads, { from: 1, created_at: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' }],
+      [this.threads, { to: 1, created_at: -1, _id: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' }],
+      [this.threads, { from: 1, created_at: -1, _id: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' }],
       // The unclaimed handoffs (few at any time), whose candidates' received lists show them (withClaimable).
-      [this.threads, { claimable: 1, created_at: -1 }, { name: 'claimable' }],
+      [this.threads, { claimable: 1, created_at: -1, _id: -1 }, { name: 'claimable' }],
       // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.
-      [this.drafts.docs, { from: 1, created_at: -1 }, { name: 'by_sender' }],
+      [this.drafts.docs, { from: 1, created_at: -1, _id: -1 }, { name: 'by_sender' }],
       [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
       // The timer sweep's due steps (store/timer-due.ts), and the outbox sweep's threads with jobs in flight
       // (outbox-ledger.ts).
@@ -244,7 +237,8 @@ export class MongoStore {
       // `event_id` in older entries, so this runs after it).
       [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
       [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
-      [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle' }],
+      // A teammate's account log, newest first (account-log.ts).
+      [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle_id' }],
       // The approvals still open (the approvals sweep, `approvals list --status pending`), and the listing by status.
       [this.approvals, { open: 1, created_at: 1 }, { name: 'open' }],
       [this.approvals, { status: 1, created_at: -1 }, { name: 'by_status' }],
@@ -256,39 +250,15 @@ export class MongoStore {
       // org-wide install's workspaces.
       [userTeams, { team_id: 1, enterprise_id: 1 }, { name: 'by_team' }],
       [userTeams, { enterprise_id: 1, team_id: 1 }, { name: 'by_org' }],
-    ];
-    // An index an earlier version made under the same name with other keys is dropped, to be built again.
-    const existing = new Map<Collection<any>, Promise<Array<{ name?: string; key?: unknown }>>>();
-    for (const [collection, key, options] of indexes) {
-      if (!existing.has(collection))
-        existing.set(
-          collection,
-          collection
-            .listIndexes()
-            .toArray()
-            .catch(() => []),
-        );
-      const earlier = (await existing.get(collection)!).find((index) => index.name === options.name);
-      if (earlier && JSON.stringify(earlier.key) !== JSON.stringify(key)) await collection.dropIndex(options.name!);
-      await collection.createIndex(key, options);
-    }
+    ]);
     await this.web.ensureIndexes();
     await this.text.ensureIndexes();
-    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, and the threads'
-    // by status (an engine without statistics read a party's one-status list through it: `claimable` replaced it).
-    await this.dropIndexes(this.agents, ['skills', 'repos_owned']);
-    await this.dropIndexes(this.threads, ['candidates', 'outbox_sweep', 'by_status']);
-  }
-
-  private async dropIndexes(collection: Collection<any>, names: string[]): Promise<void> {
-    const present = await collection
-      .listIndexes()
-      .toArray()
-      .then(
-        (list) => list.map((index) => index.name as string),
-        () => [] as string[],
-      );
-    for (const name of names.filter((n) => present.includes(n))) await collection.dropIndex(name);
+    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, the threads' by
+    // status (an engine without statistics read a party's one-status list through it: `claimable` replaced it), and
+    // the account log's by handle (the embedded engine built its `_id` key as JSON text, which no query compares).
+    await dropIndexes(this.agents, ['skills', 'repos_owned']);
+    await dropIndexes(this.threads, ['candidates', 'outbox_sweep', 'by_status']);
+    await dropIndexes(this.accountLog.entries, ['by_handle']);
   }
 
   async ping(): Promise<void> {

@@ -7,6 +7,7 @@ import type { ThreadDoc } from '../domain/documents';
 import { RelayError } from '../domain/errors';
 import { searchableText, searchTerms } from '../domain/search-terms';
 import type { Intent, ThreadStatus } from '../domain/schemas';
+import { ensureIndexes } from './indexes';
 import { isDuplicateKey } from './thread-writes';
 import { cursorAfter, cursorPosition, LISTED_FIELDS, type ListedThread, type Party } from './thread-lists';
 
@@ -64,8 +65,11 @@ export class ThreadText {
   async ensureIndexes(): Promise<void> {
     // `none`: words as written (no stemming, no stop words), case and accents ignored, on every engine.
     await this.docs.createIndex({ words: 'text' }, { name: 'by_words', default_language: 'none' });
-    await this.docs.createIndex({ from: 1, created_at: -1 }, { name: 'sent' });
-    await this.docs.createIndex({ to: 1, created_at: -1 }, { name: 'received' });
+    await ensureIndexes([
+      // Newest first, ties by _id: the whole sort read from the index.
+      [this.docs, { from: 1, created_at: -1, _id: -1 }, { name: 'sent' }],
+      [this.docs, { to: 1, created_at: -1, _id: -1 }, { name: 'received' }],
+    ]);
   }
 
   /** The thread's own words (and its messages' bodies), for its sender and recipient now; one already there stays. */

@@ -3,6 +3,7 @@ import type { Collection, Filter } from 'mongodb';
 import type { OutboxEvent, WebhookAttempt, WebhookDeliveryDoc } from '../domain/documents';
 import type { EventType } from '../domain/schemas';
 import type { MongoStore } from '../store/mongo-store';
+import { ensureIndexes } from '../store/indexes';
 import { isDuplicateKey } from '../store/thread-writes';
 
 // It is the dedupe guard (a delivered record is never sent again) and the dead-letter list people re-drive.
@@ -59,8 +60,11 @@ export class WebhookDeliveries {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndex({ status: 1, updated_at: -1 }, { name: 'status_time' });
-    await this.collection.createIndex({ handle: 1, status: 1 }, { name: 'handle_status' });
+    await ensureIndexes([
+      // A status's deliveries, newest first (ties by _id: the whole sort read from the index).
+      [this.collection, { status: 1, updated_at: -1, _id: 1 }, { name: 'status_time' }],
+      [this.collection, { handle: 1, status: 1 }, { name: 'handle_status' }],
+    ]);
   }
 
   /**

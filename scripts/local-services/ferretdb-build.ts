@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.8`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.9`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -171,11 +171,40 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '\t\tif pushed.exact && params.IndexLimit > 0 && params.Limit == 0 {\n' +
       '\t\t\twhereClause += ` LIMIT ?`\n\t\t\targs = append(args, params.IndexLimit)\n\t\t}\n\t}\n',
   },
+  /** explain plans what find runs: the sort and the limit a find pushes down beside its filter are in its query plan. */
+  {
+    name: 'the index pushdown patch (explain params)',
+    file: path.join('internal', 'backends', 'collection.go'),
+    from: 'type ExplainParams struct {\n\tFilter *types.Document\n\tSort   *types.Document\n\tLimit  int64\n}',
+    to:
+      'type ExplainParams struct {\n\tFilter *types.Document\n\tSort   *types.Document\n\tLimit  int64\n\n' +
+      '\t// IndexSort and IndexLimit: as in QueryParams.\n\tIndexSort  *types.Document\n\tIndexLimit int64\n}',
+  },
+  {
+    name: 'the index pushdown patch (explain)',
+    file: path.join('internal', 'handler', 'msg_explain.go'),
+    from: '\tres, err := coll.Explain(connCtx, qp)\n',
+    to:
+      '\tif !h.DisablePushdown && !params.Aggregate {\n\t\tqp.IndexSort = params.Sort\n\n' +
+      '\t\tif params.Limit > 0 && qp.Filter.Len() == params.Filter.Len() {\n\t\t\tqp.IndexLimit = params.Limit + params.Skip\n\t\t}\n\t}\n\n' +
+      '\tres, err := coll.Explain(connCtx, qp)\n',
+  },
   {
     name: 'the index pushdown patch (Explain)',
     file: SQLITE_COLLECTION,
     from: UPSTREAM_ID_PUSHDOWN(true),
-    to: '\tpushed := planPushdown(meta, params.Filter, nil)\n\twhereClause, args = pushed.where, pushed.args\n\tfilterPushdown = whereClause != ""\n',
+    to:
+      '\tpushed := planPushdown(meta, params.Filter, params.IndexSort)\n\twhereClause, args = pushed.where, pushed.args\n\tfilterPushdown = whereClause != ""\n\n' +
+      '\tindexSorted := params.Sort.Len() == 0 && pushed.orderBy != ""\n' +
+      '\tindexLimited := indexSorted && pushed.exact && params.IndexLimit > 0 && params.Limit == 0\n\n' +
+      '\tif indexSorted {\n\t\twhereClause += pushed.orderBy\n\t}\n\n' +
+      '\tif indexLimited {\n\t\twhereClause += ` LIMIT ?`\n\t\targs = append(args, params.IndexLimit)\n\t}\n',
+  },
+  {
+    name: 'the index pushdown patch (Explain result)',
+    file: SQLITE_COLLECTION,
+    from: '\t\tSortPushdown:   sortPushdown,\n\t\tLimitPushdown:  limitPushdown,\n',
+    to: '\t\tSortPushdown:   sortPushdown || indexSorted,\n\t\tLimitPushdown:  limitPushdown || indexLimited,\n',
   },
   /**
    * Fields pushdown (sjson_decode.go, handler_projection_fields.go, sqlite_fields.go): a find whose projection,
@@ -262,7 +291,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     name: 'the index column patch',
     file: SQLITE_REGISTRY,
     from: '\t\t\tcolumns[i] = fmt.Sprintf("%s->%s", DefaultColumn, strings.Join(fields, "->"))\n',
-    to: '\t\t\tcolumns[i] = indexColumn(key.Field, fields)\n',
+    to: '\t\t\tcolumns[i] = indexColumn(key.Field, fields, len(index.Key))\n',
   },
   /**
    * Text indexes (handler_text_search.go, metadata_text_index.go, sqlite_text_search.go): `createIndex({ f: 'text' })`

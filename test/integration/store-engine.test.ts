@@ -128,7 +128,7 @@ describe('secondary indexes', () => {
 
   beforeAll(async () => {
     threads = clients[0]!.db(dbName).collection<Row>('inbox');
-    await threads.createIndex({ to: 1, created_at: -1, status: 1 }, { name: 'inbox' });
+    await threads.createIndex({ to: 1, created_at: -1, _id: -1, status: 1 }, { name: 'inbox' });
     await threads.insertMany(rows);
   });
 
@@ -178,8 +178,8 @@ describe('secondary indexes', () => {
     type Filtered = Row & { from: string; intent: string };
     const filtered = clients[0]!.db(dbName).collection<Filtered>('filtered');
     // The threads' indexes as ensureIndexes makes them (store/mongo-store.ts).
-    await filtered.createIndex({ to: 1, created_at: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' });
-    await filtered.createIndex({ from: 1, created_at: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' });
+    await filtered.createIndex({ to: 1, created_at: -1, _id: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' });
+    await filtered.createIndex({ from: 1, created_at: -1, _id: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' });
     const intents = ['inform', 'ask_question', 'propose_action'];
     const all = rows.map((r, i) => ({ ...r, from: `s${i % 7}`, intent: intents[i % 3]! }));
     await filtered.insertMany(all);
@@ -280,6 +280,21 @@ describe('secondary indexes', () => {
       'r496',
       'r495',
     ]);
+  });
+
+  test('a range of _id within a key, newest first (the account log), is served by the index and in its order', async () => {
+    const log = clients[0]!.db(dbName).collection<{ _id: string; handle: string }>('account_log');
+    await log.createIndex({ handle: 1, _id: 1 }, { name: 'by_handle_id' });
+    await log.insertMany(
+      Array.from({ length: 600 }, (_, i) => ({ _id: `h${i % 3}|${String(i).padStart(4, '0')}`, handle: `h${i % 3}` })),
+    );
+    const find = () =>
+      log
+        .find({ handle: 'h1', _id: { $gt: 'h1|', $lt: 'h1|0400' } })
+        .sort({ _id: -1 })
+        .limit(5);
+    expect(indexServed(await find().explain())).toBe(true);
+    expect((await find().toArray()).map((d) => d._id)).toEqual(['h1|0397', 'h1|0394', 'h1|0391', 'h1|0388', 'h1|0385']);
   });
 
   test('an indexed field that holds an array still matches each element, whether the array came before or after the index or with an update', async () => {

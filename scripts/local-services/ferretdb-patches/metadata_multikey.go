@@ -49,10 +49,12 @@ func (r *Registry) IndexesSetMultikey(ctx context.Context, dbName, collectionNam
 	return nil
 }
 
-// indexColumn is the SQL expression of an index key: `_ferretdb_sjson->>'field'` for a top-level field other than
-// `_id` (the SQL value, which queries compare with the same text), FerretDB's JSON path otherwise.
-func indexColumn(field string, quoted []string) string {
-	if len(quoted) == 1 && field != "_id" && simpleField(field) {
+// indexColumn is the SQL expression of an index key: `_ferretdb_sjson->>'field'` for a top-level field (the SQL
+// value, which queries compare and sort with the same text), FerretDB's JSON path otherwise. The `_id` of the `_id`
+// index (its only key) stays the JSON text FerretDB looks `_id` up by; an `_id` beside other keys is the SQL value, so
+// that a sort ending in `_id` (the tie-break of a page by time) is read from the index instead of from every row.
+func indexColumn(field string, quoted []string, keys int) string {
+	if len(quoted) == 1 && (field != "_id" || keys > 1) && simpleField(field) {
 		return fmt.Sprintf("%s->>'%s'", DefaultColumn, field)
 	}
 
