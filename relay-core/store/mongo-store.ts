@@ -211,6 +211,13 @@ export class MongoStore {
    * database is at this layout (store/migrate.ts: run it first).
    */
   async ensureIndexes(): Promise<void> {
+    // Made by earlier versions, dropped first (an index of the same keys under another name is refused): indexes on
+    // array fields (tags serve those now), the outbox sweep's, the threads' by status (an engine without statistics
+    // read a party's one-status list through it: `claimable` replaced it), and the account log's by handle (the
+    // embedded engine built its `_id` key as JSON text, which no query compares: `by_handle_id` has the same keys).
+    await dropIndexes(this.agents, ['skills', 'repos_owned']);
+    await dropIndexes(this.threads, ['candidates', 'outbox_sweep', 'by_status']);
+    await dropIndexes(this.accountLog.entries, ['by_handle']);
     const userTeams = this.db.collection('slack_user_teams');
     await ensureIndexes([
       [this.agents, { role: 1 }, { name: 'role' }],
@@ -253,12 +260,6 @@ export class MongoStore {
     ]);
     await this.web.ensureIndexes();
     await this.text.ensureIndexes();
-    // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, the threads' by
-    // status (an engine without statistics read a party's one-status list through it: `claimable` replaced it), and
-    // the account log's by handle (the embedded engine built its `_id` key as JSON text, which no query compares).
-    await dropIndexes(this.agents, ['skills', 'repos_owned']);
-    await dropIndexes(this.threads, ['candidates', 'outbox_sweep', 'by_status']);
-    await dropIndexes(this.accountLog.entries, ['by_handle']);
   }
 
   async ping(): Promise<void> {
