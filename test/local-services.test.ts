@@ -194,6 +194,32 @@ describe('the embedded FerretDB build', () => {
   // Each row SQLite reads to sort is a parse of the whole stored document: a page of a list (newest first, ties
   // by _id) must come in the index's order, with the limit applied by SQLite (ferretdb-patches/metadata_multikey.go:
   // an `_id` beside other keys is indexed as the same SQL value the query sorts by). FerretDB 2 plans this its own way.
+  // The build's SQLite driver keeps each connection's statements for the next run of the same SQL
+  // (ferretdb-patches/sqlite_stmt_cache.go): what it must not change, with the same statements run again and again.
+  it('answers as before when the same statements run again: other values, after an error, across a drop, beside an open cursor', async () => {
+    const db = await ferret('statements');
+    await withMongo(db.url, async (client) => {
+      const docs = client.db(uniqueName('statements')).collection<{ _id: string; n: number }>('d');
+      await docs.insertMany(Array.from({ length: 10 }, (_, n) => ({ _id: `d${n}`, n })));
+      for (let n = 0; n < 10; n++) expect(await docs.findOne({ _id: `d${n}` })).toEqual({ _id: `d${n}`, n });
+      await expect(docs.insertOne({ _id: 'd3', n: 99 })).rejects.toMatchObject({ code: 11000 });
+      await docs.insertOne({ _id: 'd10', n: 10 });
+      expect(await docs.updateOne({ _id: 'd10', n: 10 }, { $set: { n: 11 } })).toMatchObject({ modifiedCount: 1 });
+      expect(await docs.findOne({ _id: 'd10' })).toEqual({ _id: 'd10', n: 11 });
+      // A cursor read in batches while other statements of the same collection run.
+      const cursor = docs.find({}, { batchSize: 2 }).sort({ _id: 1 });
+      const seen = [(await cursor.next())!._id];
+      expect(await docs.findOne({ _id: 'd5' })).toEqual({ _id: 'd5', n: 5 });
+      for await (const doc of cursor) seen.push(doc._id);
+      expect(seen).toHaveLength(11);
+      // Dropped and made again under the same name: its statements run on the new table.
+      await docs.drop();
+      expect(await docs.findOne({ _id: 'd5' })).toBeNull();
+      await docs.insertOne({ _id: 'd5', n: 50 });
+      expect(await docs.findOne({ _id: 'd5' })).toEqual({ _id: 'd5', n: 50 });
+    });
+  });
+
   it('reads a page sorted on an index ending in _id in the index order, limited there, and says so in its explain', async () => {
     const db = await ferret('sorted');
     await withMongo(db.url, async (client) => {

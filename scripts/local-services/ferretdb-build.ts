@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.9`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.10`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -22,6 +22,8 @@ interface SourcePatch {
   file: string;
   from: string;
   to: string;
+  /** How many times the source holds `from`, every one replaced; unless said, the first is (it must be there). */
+  count?: number;
 }
 
 /** Go files of our own (in ferretdb-patches/ beside this file's source), each copied into a package of FerretDB's. */
@@ -399,6 +401,48 @@ const FERRETDB_PATCHES: SourcePatch[] = [
   },
 ];
 
+/**
+ * FerretDB's SQLite driver, built from its module with a statement cache of ours (ferretdb-patches/sqlite_stmt_cache.go):
+ * the driver prepared and finalized every statement on every run.
+ */
+const SQLITE_DRIVER_MODULE = 'modernc.org/sqlite';
+const SQLITE_DRIVER_VERSION = 'v1.32.0';
+const SQLITE_DRIVER_FILES = ['sqlite_stmt_cache.go'];
+const SQLITE_DRIVER_PATCHES: SourcePatch[] = [
+  {
+    name: 'the statement cache patch (connection)',
+    file: 'sqlite.go',
+    from: '\twriteTimeFormat string\n\tbeginMode       string\n}',
+    to: '\twriteTimeFormat string\n\tbeginMode       string\n\n\t// cache: statements kept for the next run of their text (sqlite_stmt_cache.go).\n\tcache stmtCache\n}',
+  },
+  {
+    name: 'the statement cache patch (prepare)',
+    file: 'sqlite.go',
+    from: 's.c.prepareV2(&psql)',
+    to: 's.c.prepareCached(&psql)',
+    count: 2,
+  },
+  {
+    name: 'the statement cache patch (finalize)',
+    file: 'sqlite.go',
+    from: 's.c.finalize(pstmt)',
+    to: 's.c.release(pstmt)',
+    count: 4,
+  },
+  {
+    name: 'the statement cache patch (rows)',
+    file: 'sqlite.go',
+    from: '\treturn r.c.finalize(r.pstmt)\n',
+    to: '\treturn r.c.release(r.pstmt)\n',
+  },
+  {
+    name: 'the statement cache patch (close)',
+    file: 'sqlite.go',
+    from: '\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
+    to: '\tc.finalizeIdle()\n\n\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
+  },
+];
+
 let ferretDbBinary: Promise<string> | undefined;
 
 /**
@@ -468,13 +512,27 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
     const ours = await patchesDir();
     for (const file of FERRETDB_FILES)
       await fs.copyFile(path.join(ours, file.name), path.join(srcDir, file.dir, file.name));
-    for (const patch of FERRETDB_PATCHES) {
-      const file = path.join(srcDir, patch.file);
-      const source = await fs.readFile(file, 'utf8');
-      if (!source.includes(patch.from))
-        throw new Error(`${patch.file} no longer holds the lines ${patch.name} replaces`);
-      await fs.writeFile(file, source.replace(patch.from, patch.to));
-    }
+    await applyPatches(srcDir, FERRETDB_PATCHES);
+
+    // The driver, from its module with our patches, in place of the one FerretDB's go.mod names.
+    const driverDownload = await run(
+      go,
+      ['mod', 'download', '-json', `${SQLITE_DRIVER_MODULE}@${SQLITE_DRIVER_VERSION}`],
+      {
+        cwd: workDir,
+      },
+    );
+    const driverModuleDir = (JSON.parse(driverDownload) as { Dir?: string }).Dir;
+    if (!driverModuleDir) throw new Error(`\`go mod download\` did not report a directory for ${SQLITE_DRIVER_MODULE}`);
+    const goMod = await fs.readFile(path.join(srcDir, 'go.mod'), 'utf8');
+    if (!goMod.includes(`\t${SQLITE_DRIVER_MODULE} ${SQLITE_DRIVER_VERSION}\n`))
+      throw new Error(`FerretDB's go.mod no longer requires ${SQLITE_DRIVER_MODULE} ${SQLITE_DRIVER_VERSION}`);
+    const driverDir = path.join(workDir, 'sqlite-driver');
+    await fs.cp(driverModuleDir, driverDir, { recursive: true });
+    await makeWritable(driverDir);
+    for (const name of SQLITE_DRIVER_FILES) await fs.copyFile(path.join(ours, name), path.join(driverDir, name));
+    await applyPatches(driverDir, SQLITE_DRIVER_PATCHES);
+    await run(go, ['mod', 'edit', `-replace=${SQLITE_DRIVER_MODULE}=${driverDir}`], { cwd: srcDir });
 
     const built = path.join(workDir, 'ferretdb');
     await run(go, ['build', '-buildvcs=false', '-o', built, './cmd/ferretdb'], { cwd: srcDir });
@@ -510,11 +568,27 @@ async function checkFerretDb(bin: string): Promise<string | undefined> {
   }
 }
 
+/** Applies each patch to its file under `dir`, or fails naming the patch whose lines the source no longer holds. */
+async function applyPatches(dir: string, patches: readonly SourcePatch[]): Promise<void> {
+  for (const patch of patches) {
+    const file = path.join(dir, patch.file);
+    const source = await fs.readFile(file, 'utf8');
+    const found = source.split(patch.from).length - 1;
+    if (patch.count === undefined ? found === 0 : found !== patch.count)
+      throw new Error(`${patch.file} no longer holds the lines ${patch.name} replaces`);
+    await fs.writeFile(
+      file,
+      patch.count === undefined ? source.replace(patch.from, patch.to) : source.split(patch.from).join(patch.to),
+    );
+  }
+}
+
 /** FERRETDB_BUILD_NUMBER and a hash of every patch (the replacements and our Go files): the version our build reports. */
 async function ferretDbBuild(): Promise<string> {
-  const hash = createHash('sha256').update(JSON.stringify(FERRETDB_PATCHES));
+  const hash = createHash('sha256').update(JSON.stringify([FERRETDB_PATCHES, SQLITE_DRIVER_PATCHES]));
   const dir = await patchesDir();
   for (const file of FERRETDB_FILES) hash.update(file.name).update(await fs.readFile(path.join(dir, file.name)));
+  for (const name of SQLITE_DRIVER_FILES) hash.update(name).update(await fs.readFile(path.join(dir, name)));
   return `${FERRETDB_BUILD_NUMBER}+${hash.digest('hex').slice(0, 12)}`;
 }
 
