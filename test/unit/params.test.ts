@@ -1,0 +1,40 @@
+// parseParams: a zod failure is invalid_params naming the field; a key the method takes one level down says where.
+import { z } from 'zod';
+import { parseParams } from '../../relay-core/jsonrpc/params';
+
+// The shape of tasks/list's params (jsonrpc/wire-methods.ts).
+const list = z
+  .object({
+    filter: z
+      .object({ role: z.enum(['recipient', 'sender']).optional() })
+      .strict()
+      .default({}),
+    page: z
+      .object({ limit: z.number().int().default(20), cursor: z.string().nullish() })
+      .strict()
+      .default({ limit: 20 }),
+  })
+  .strict();
+
+function refusal(value: unknown, at: PropertyKey[] = []): string {
+  try {
+    parseParams(list, value, at);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('parsed');
+}
+
+test('a key the method takes one level down (a page size beside page) is refused, saying where it goes', () => {
+  expect(refusal({ limit: 5 })).toBe('params: Unrecognized key: "limit" (the method takes it as params.page.limit)');
+  expect(refusal({ role: 'sender', cursor: 'x' })).toBe(
+    'params: Unrecognized keys: "role", "cursor" (the method takes them as params.filter.role, params.page.cursor)',
+  );
+  expect(refusal({ limit: 5 }, ['task'])).toContain('(the method takes it as params.task.page.limit)');
+});
+
+test('a key the method takes nowhere, or an unknown key inside a part, is refused as before', () => {
+  expect(refusal({ offset: 5 })).toBe('params: Unrecognized key: "offset"');
+  expect(refusal({ page: { offset: 5 } })).toBe('params.page: Unrecognized key: "offset"');
+  expect(parseParams(list, { page: { limit: 5 } })).toEqual({ filter: {}, page: { limit: 5 } });
+});
