@@ -18,7 +18,7 @@ import type {
 } from '../domain/documents';
 import { AgentCards, type AgentTagDoc } from './agent-cards';
 import { InsertBatcher } from './insert-batcher';
-import { dropIndexes, ensureIndexes } from './indexes';
+import { ensureIndexes } from './indexes';
 import { KeyedQueue } from './keyed-queue';
 import { AccountLog } from './account-log';
 import { EventLog } from './event-log';
@@ -211,53 +211,57 @@ export class MongoStore {
    * database is at this layout (store/migrate.ts: run it first).
    */
   async ensureIndexes(): Promise<void> {
-    // Made by earlier versions, dropped first (an index of the same keys under another name is refused): indexes on
-    // array fields (tags serve those now), the outbox sweep's, the threads' by status (an engine without statistics
-    // read a party's one-status list through it: `claimable` replaced it), and the account log's by handle (the
-    // embedded engine built its `_id` key as JSON text, which no query compares: `by_handle_id` has the same keys).
-    await dropIndexes(this.agents, ['skills', 'repos_owned']);
-    await dropIndexes(this.threads, ['candidates', 'outbox_sweep', 'by_status']);
-    await dropIndexes(this.accountLog.entries, ['by_handle']);
     const userTeams = this.db.collection('slack_user_teams');
-    await ensureIndexes([
-      [this.agents, { role: 1 }, { name: 'role' }],
-      // A card's skills and owned repos, one tag each (agent-cards.ts).
-      [this.cards.tags, { kind: 1, value: 1, handle: 1 }, { name: 'by_value' }],
-      [this.apiKeys, { handle: 1 }, { name: 'handle' }],
-      // tasks/list: equality on the party, newest first (ties by _id: the whole sort is read from the index), status
-      // filtered within (ESR order).
-      // The web inbox's filters (thread-lists.ts) by intent and by the teammate on the other side are keys of the
-      // same two indexes, checked on index entries as the party's list is walked: an index of their own each would be
-      // one more index written on every thread write (about a tenth more CPU a create or accept on the embedded engine).
-      [this.threads, { to: 1, created_at: -1, _id: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' }],
-      [this.threads, { from: 1, created_at: -1, _id: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' }],
-      // The unclaimed handoffs (few at any time), whose candidates' received lists show them (withClaimable).
-      [this.threads, { claimable: 1, created_at: -1, _id: -1 }, { name: 'claimable' }],
-      // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.
-      [this.drafts.docs, { from: 1, created_at: -1, _id: -1 }, { name: 'by_sender' }],
-      [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
-      // The timer sweep's due steps (store/timer-due.ts), and the outbox sweep's threads with jobs in flight
-      // (outbox-ledger.ts).
-      [this.threads, { next_due_at: 1 }, { name: 'due' }],
-      [this.threads, { pending_since: 1 }, { name: 'outbox' }],
-      // A teammate's event log after a cursor, and each event in it once (event-log.ts; layout 4's migration fills
-      // `event_id` in older entries, so this runs after it).
-      [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
-      [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
-      // A teammate's account log, newest first (account-log.ts).
-      [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle_id' }],
-      // The approvals still open (the approvals sweep, `approvals list --status pending`), and the listing by status.
-      [this.approvals, { open: 1, created_at: 1 }, { name: 'open' }],
-      [this.approvals, { status: 1, created_at: -1 }, { name: 'by_status' }],
-      // What ages out, by age (queues/store-cleanup-job.ts).
-      [this.idempotency, { created_at: 1 }, { name: 'age' }],
-      // GET /admin/invites: newest first.
-      [this.invites, { created_at: -1 }, { name: 'newest' }],
-      // Slack OAuth mode (bot/oauth/slack-clients.ts): a workspace's org, as seen in requests from its people, and an
-      // org-wide install's workspaces.
-      [userTeams, { team_id: 1, enterprise_id: 1 }, { name: 'by_team' }],
-      [userTeams, { enterprise_id: 1, team_id: 1 }, { name: 'by_org' }],
-    ]);
+    await ensureIndexes(
+      [
+        [this.agents, { role: 1 }, { name: 'role' }],
+        // A card's skills and owned repos, one tag each (agent-cards.ts).
+        [this.cards.tags, { kind: 1, value: 1, handle: 1 }, { name: 'by_value' }],
+        [this.apiKeys, { handle: 1 }, { name: 'handle' }],
+        // tasks/list: equality on the party, newest first (ties by _id: the whole sort is read from the index), status
+        // filtered within (ESR order).
+        // The web inbox's filters (thread-lists.ts) by intent and by the teammate on the other side are keys of the
+        // same two indexes, checked on index entries as the party's list is walked: an index of their own each would be
+        // one more index written on every thread write (about a tenth more CPU a create or accept on the embedded engine).
+        [this.threads, { to: 1, created_at: -1, _id: -1, status: 1, intent: 1, from: 1 }, { name: 'inbox' }],
+        [this.threads, { from: 1, created_at: -1, _id: -1, status: 1, intent: 1, to: 1 }, { name: 'sent' }],
+        // The unclaimed handoffs (few at any time), whose candidates' received lists show them (withClaimable).
+        [this.threads, { claimable: 1, created_at: -1, _id: -1 }, { name: 'claimable' }],
+        // ListTasks: the A2A tasks a sender has waiting for their recipient (a2a-drafts.ts), newest first.
+        [this.drafts.docs, { from: 1, created_at: -1, _id: -1 }, { name: 'by_sender' }],
+        [this.messages, { thread_id: 1, sequence_no: 1 }, { name: 'thread_order', unique: true }],
+        // The timer sweep's due steps (store/timer-due.ts), and the outbox sweep's threads with jobs in flight
+        // (outbox-ledger.ts).
+        [this.threads, { next_due_at: 1 }, { name: 'due' }],
+        [this.threads, { pending_since: 1 }, { name: 'outbox' }],
+        // A teammate's event log after a cursor, and each event in it once (event-log.ts; layout 4's migration fills
+        // `event_id` in older entries, so this runs after it).
+        [this.eventLog.entries, { handle: 1, seq: 1 }, { name: 'by_position' }],
+        [this.eventLog.entries, { handle: 1, event_id: 1 }, { name: 'by_event', unique: true }],
+        // A teammate's account log, newest first (account-log.ts).
+        [this.accountLog.entries, { handle: 1, _id: 1 }, { name: 'by_handle_id' }],
+        // The approvals still open (the approvals sweep, `approvals list --status pending`), and the listing by status.
+        [this.approvals, { open: 1, created_at: 1 }, { name: 'open' }],
+        [this.approvals, { status: 1, created_at: -1 }, { name: 'by_status' }],
+        // What ages out, by age (queues/store-cleanup-job.ts).
+        [this.idempotency, { created_at: 1 }, { name: 'age' }],
+        // GET /admin/invites: newest first.
+        [this.invites, { created_at: -1 }, { name: 'newest' }],
+        // Slack OAuth mode (bot/oauth/slack-clients.ts): a workspace's org, as seen in requests from its people, and an
+        // org-wide install's workspaces.
+        [userTeams, { team_id: 1, enterprise_id: 1 }, { name: 'by_team' }],
+        [userTeams, { enterprise_id: 1, team_id: 1 }, { name: 'by_org' }],
+      ],
+      // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, the threads' by
+      // status (an engine without statistics read a party's one-status list through it: `claimable` replaced it),
+      // and the account log's by handle (the embedded engine built its `_id` key as JSON text, which no query
+      // compares: `by_handle_id` has the same keys).
+      [
+        [this.agents, ['skills', 'repos_owned']],
+        [this.threads, ['candidates', 'outbox_sweep', 'by_status']],
+        [this.accountLog.entries, ['by_handle']],
+      ],
+    );
     await this.web.ensureIndexes();
     await this.text.ensureIndexes();
   }

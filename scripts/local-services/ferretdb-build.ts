@@ -168,10 +168,8 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     from: UPSTREAM_ID_PUSHDOWN(false),
     to:
       '\tpushed := withTextSearch(meta, planPushdown(meta, params.Filter, params.IndexSort), params.TextSearch)\n' +
-      '\twhereClause, args = pushed.where, pushed.args\n\n' +
-      '\tif params.Sort.Len() == 0 {\n\t\twhereClause += pushed.orderBy\n\n' +
-      '\t\tif pushed.exact && params.IndexLimit > 0 && params.Limit == 0 {\n' +
-      '\t\t\twhereClause += ` LIMIT ?`\n\t\t\targs = append(args, params.IndexLimit)\n\t\t}\n\t}\n',
+      '\ttail, tailArgs, _, _ := pushed.tail(params.Sort, params.Limit, params.IndexLimit)\n' +
+      '\twhereClause, args = pushed.where+tail, append(pushed.args, tailArgs...)\n',
   },
   /** explain plans what find runs: the sort and the limit a find pushes down beside its filter are in its query plan. */
   {
@@ -196,11 +194,9 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     file: SQLITE_COLLECTION,
     from: UPSTREAM_ID_PUSHDOWN(true),
     to:
-      '\tpushed := planPushdown(meta, params.Filter, params.IndexSort)\n\twhereClause, args = pushed.where, pushed.args\n\tfilterPushdown = whereClause != ""\n\n' +
-      '\tindexSorted := params.Sort.Len() == 0 && pushed.orderBy != ""\n' +
-      '\tindexLimited := indexSorted && pushed.exact && params.IndexLimit > 0 && params.Limit == 0\n\n' +
-      '\tif indexSorted {\n\t\twhereClause += pushed.orderBy\n\t}\n\n' +
-      '\tif indexLimited {\n\t\twhereClause += ` LIMIT ?`\n\t\targs = append(args, params.IndexLimit)\n\t}\n',
+      '\tpushed := planPushdown(meta, params.Filter, params.IndexSort)\n\tfilterPushdown = pushed.where != ""\n' +
+      '\ttail, tailArgs, indexSorted, indexLimited := pushed.tail(params.Sort, params.Limit, params.IndexLimit)\n' +
+      '\twhereClause, args = pushed.where+tail, append(pushed.args, tailArgs...)\n',
   },
   {
     name: 'the index pushdown patch (Explain result)',

@@ -88,6 +88,24 @@ func planPushdown(meta *metadata.Collection, filter, sort *types.Document) pushd
 	return p
 }
 
+// tail is the ORDER BY and LIMIT of a pushed-down query (Query and Explain alike) when the handler sorts nothing
+// itself (sort, its own, is empty): the pushed-down order, and indexLimit when the whole filter and sort went down
+// and the handler set no limit of its own; sorted and limited say which of them it holds.
+func (p pushdown) tail(sort *types.Document, limit, indexLimit int64) (clause string, args []any, sorted, limited bool) {
+	if sort.Len() != 0 {
+		return "", nil, false, false
+	}
+
+	clause, sorted = p.orderBy, p.orderBy != ""
+
+	if p.exact && indexLimit > 0 && limit == 0 {
+		clause += ` LIMIT ?`
+		args, limited = []any{indexLimit}, true
+	}
+
+	return clause, args, sorted, limited
+}
+
 // conjunction translates the top-level conditions of filter; exact is false when any condition was left out.
 func conjunction(filter *types.Document, indexed map[string]bool) (conds []string, args []any, exact bool) {
 	exact = true
