@@ -157,6 +157,8 @@ export class ResumingSseReader {
         // The relay is down: try again.
       }
       this.reconnects += 1;
+      // A reconnecting client's pause, as EventSource's retry: pacing, not a wait for something to happen (tests wait
+      // for the events themselves).
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
