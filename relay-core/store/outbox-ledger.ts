@@ -2,13 +2,16 @@
 // jobs it is about to get (`jobs_pending`: `<queue>:<event id>`, with `pending_since` on the threads' `outbox`
 // index). A worker takes its job out once it finished; until then the sweep can put the event on its queues again,
 // so a process that died after the write, or a Redis that lost its jobs (restarted empty), loses no delivery.
+import { LRUCache } from 'lru-cache';
 import type { AnyBulkWriteOperation, Collection } from 'mongodb';
 import type { OutboxEvent, ThreadDoc } from '../domain/documents';
 
 /** Finished jobs are marked in batches: one update command per this interval instead of one per job. */
-const FLUSH_MS = 200;
-/** Threads per update command (three statements each): the embedded FerretDB stalls on commands of 100 statements. */
-const THREADS_PER_COMMAND = 25;
+const FLUSH_MS = 1_000;
+/** Threads per update command (one to three statements each). */
+const THREADS_PER_COMMAND = 100;
+/** The threads whose jobs this process named pending and has not all seen finish (the least recent are forgotten). */
+const REMEMBERED_THREADS = 10_000;
 
 /** A pending job's key on its thread. */
 export function jobKey(queue: string, eventId: string): string {
@@ -26,6 +29,12 @@ export class OutboxLedger {
   private queues: readonly string[] = [];
   /** Per thread, the keys of its jobs that finished since the last flush. */
   private finishedJobs = new Map<string, string[]>();
+  /**
+   * Per thread, the jobs this process named pending on it and has not seen finish: a thread with none left here most
+   * likely holds just the jobs that finished, and is written with the one statement that takes them all out (checked:
+   * one that did not match gets the general statements after).
+   */
+  private readonly unfinished = new LRUCache<string, Set<string>>({ max: REMEMBERED_THREADS });
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -45,6 +54,9 @@ export class OutboxLedger {
   ): ThreadDoc {
     const keys = events.flatMap((event) => queues.map((queue) => jobKey(queue, event.id)));
     if (keys.length === 0) return next;
+    const unfinished = this.unfinished.get(next._id);
+    if (unfinished) for (const key of keys) unfinished.add(key);
+    else this.unfinished.set(next._id, new Set(keys));
     const pending = next.jobs_pending ?? [];
     return {
       ...next,
@@ -62,9 +74,13 @@ export class OutboxLedger {
 
   /** The job of `eventId` on `queue`, of thread `threadId`, finished (done, or failed for good); marked in the next batch. */
   finished(threadId: string, queue: string, eventId: string): void {
+    const key = jobKey(queue, eventId);
     const keys = this.finishedJobs.get(threadId);
-    if (keys) keys.push(jobKey(queue, eventId));
-    else this.finishedJobs.set(threadId, [jobKey(queue, eventId)]);
+    if (keys) keys.push(key);
+    else this.finishedJobs.set(threadId, [key]);
+    const unfinished = this.unfinished.get(threadId);
+    unfinished?.delete(key);
+    if (unfinished?.size === 0) this.unfinished.delete(threadId);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
   }
@@ -88,7 +104,7 @@ export class OutboxLedger {
 
   /** Takes the jobs `keys` out of thread `threadId` (the sweep found them finished, or their event gone). */
   async remove(threadId: string, keys: readonly string[]): Promise<void> {
-    if (keys.length > 0) await this.threads.bulkWrite(removals(new Map([[threadId, [...keys]]])), { ordered: true });
+    if (keys.length > 0) await this.threads.bulkWrite(takenOut([threadId, [...new Set(keys)]]), { ordered: true });
   }
 
   /** Marks the batched finished jobs now (on shutdown, or when a test wants the outbox settled). */
@@ -98,11 +114,20 @@ export class OutboxLedger {
     const batch = this.finishedJobs;
     this.finishedJobs = new Map();
     if (batch.size === 0) return this.flushing;
-    const threads = [...batch];
+    const threads = [...batch].map(([id, keys]) => [id, [...new Set(keys)]] as const);
+    // A thread with none of this process's jobs left unfinished (the usual case) is written by one statement; the
+    // others, and any of those it did not match, by the general ones.
+    const whole = threads.filter(([id]) => !this.unfinished.has(id));
+    const partial = threads.filter(([id]) => this.unfinished.has(id));
     this.flushing = this.flushing
       .then(async () => {
-        for (let i = 0; i < threads.length; i += THREADS_PER_COMMAND) {
-          await this.threads.bulkWrite(removals(new Map(threads.slice(i, i + THREADS_PER_COMMAND))), { ordered: true });
+        for (let i = 0; i < whole.length; i += THREADS_PER_COMMAND) {
+          const part = whole.slice(i, i + THREADS_PER_COMMAND);
+          const { matchedCount } = await this.threads.bulkWrite(part.map(allTakenOut), { ordered: true });
+          if (matchedCount < part.length) partial.push(...part);
+        }
+        for (let i = 0; i < partial.length; i += THREADS_PER_COMMAND) {
+          await this.threads.bulkWrite(partial.slice(i, i + THREADS_PER_COMMAND).flatMap(takenOut), { ordered: true });
         }
       })
       .then(
@@ -115,32 +140,41 @@ export class OutboxLedger {
   }
 }
 
+type Finished = readonly [threadId: string, keys: readonly string[]];
+
+/** The fields off a thread whose pending jobs are exactly `keys` (and nothing else). */
+function allTakenOut([_id, keys]: Finished): AnyBulkWriteOperation<ThreadDoc> {
+  return {
+    updateOne: {
+      filter: { _id, jobs_pending: { $all: [...keys], $size: keys.length } },
+      update: { $unset: { jobs_pending: '', pending_since: '' } },
+    },
+  };
+}
+
 /**
- * The finished jobs out of their threads, each thread rewritten once: a thread whose pending jobs are exactly those
- * finished loses `jobs_pending` and `pending_since` (the sweep's `outbox` index lets go of it); one with jobs still
- * in flight loses those finished; one that holds none of them is not written (the three statements read it; only one
- * writes). Taking the jobs out and then the fields off an emptied thread, as two writes, cost every thread two. The version stays: a thread's
- * versioned writes only ever add to its pending jobs (thread-writes.ts AppendedList), so one that read the thread
- * before puts none back.
+ * The finished jobs `keys` out of their thread, which is rewritten once: a thread whose pending jobs are exactly
+ * those loses `jobs_pending` and `pending_since` (the sweep's `outbox` index lets go of it); one with jobs still in
+ * flight loses those finished; one that holds none of them is not written (the three statements read it; only one
+ * writes). The version stays: a thread's versioned writes only ever add to its pending jobs (thread-writes.ts
+ * AppendedList), so one that read the thread before puts none back.
  */
-function removals(finished: ReadonlyMap<string, string[]>): AnyBulkWriteOperation<ThreadDoc>[] {
-  return [...finished].flatMap(([_id, keys]): AnyBulkWriteOperation<ThreadDoc>[] => {
-    const unique = [...new Set(keys)];
-    return [
-      {
-        updateOne: {
-          filter: { _id, jobs_pending: { $all: unique, $size: unique.length } },
-          update: { $unset: { jobs_pending: '', pending_since: '' } },
-        },
+function takenOut(finished: Finished): AnyBulkWriteOperation<ThreadDoc>[] {
+  const [_id, keys] = finished;
+  return [
+    allTakenOut(finished),
+    {
+      updateOne: {
+        filter: { _id, jobs_pending: { $in: [...keys] } },
+        update: { $pullAll: { jobs_pending: [...keys] } },
       },
-      { updateOne: { filter: { _id, jobs_pending: { $in: unique } }, update: { $pullAll: { jobs_pending: unique } } } },
-      // Left with none (some of its jobs were taken out before, by the sweep or an earlier batch).
-      {
-        updateOne: {
-          filter: { _id, jobs_pending: { $size: 0 } },
-          update: { $unset: { jobs_pending: '', pending_since: '' } },
-        },
+    },
+    // Left with none (some of its jobs were taken out before, by the sweep or an earlier batch).
+    {
+      updateOne: {
+        filter: { _id, jobs_pending: { $size: 0 } },
+        update: { $unset: { jobs_pending: '', pending_since: '' } },
       },
-    ];
-  });
+    },
+  ];
 }

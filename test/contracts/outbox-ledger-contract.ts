@@ -81,5 +81,41 @@ export function outboxLedgerContract(name: string, subject: () => OutboxLedgerUn
       await ledger.flush();
       expect((await read(doc._id))?.pending_since).toBeUndefined();
     });
+
+    test('one flush of many threads leaves each as its own finished jobs say, whatever the others', async () => {
+      const { ledger, insert, read } = subject();
+      // More threads than one update command takes, mixed: all of a thread's jobs finished, some, some after the
+      // sweep took others out, none of those it holds.
+      const kinds = ['all', 'some', 'rest after the sweep', 'none of its own'] as const;
+      const docs = Array.from({ length: 240 }, (_, i) => ({
+        kind: kinds[i % kinds.length]!,
+        doc: withJobs(at(1), [`slack:e${i}`, `webhook:e${i}`]),
+      }));
+      for (const { doc } of docs) await insert(doc);
+      for (const { kind, doc } of docs) {
+        const n = doc._id;
+        const e = doc.jobs_pending![0]!.slice('slack:'.length);
+        if (kind === 'rest after the sweep') await ledger.remove(n, [`slack:${e}`]);
+        if (kind === 'none of its own') ledger.finished(n, 'slack', `${e}-other`);
+        else ledger.finished(n, 'slack', e);
+        if (kind === 'all' || kind === 'rest after the sweep') ledger.finished(n, 'webhook', e);
+      }
+      await ledger.flush();
+      for (const { kind, doc } of docs) {
+        const after = await read(doc._id);
+        const e = doc.jobs_pending![0]!.slice('slack:'.length);
+        if (kind === 'all' || kind === 'rest after the sweep') {
+          expect(after?.jobs_pending).toBeUndefined();
+          expect(after?.pending_since).toBeUndefined();
+        } else if (kind === 'some') {
+          expect(after).toMatchObject({ jobs_pending: [`webhook:${e}`], pending_since: at(1) });
+        } else {
+          expect(after).toMatchObject({ jobs_pending: [`slack:${e}`, `webhook:${e}`], pending_since: at(1) });
+        }
+      }
+      expect((await ledger.waiting(at(59), 500)).filter((d) => docs.some((x) => x.doc._id === d._id))).toHaveLength(
+        120,
+      );
+    });
   });
 }
