@@ -5,7 +5,7 @@ import { loadClientConfig } from '../relay-core/ops/config';
 import { ADMIN_KEY_FILE, readSecret } from './local-secrets';
 import { newTeammateText } from './new-teammate-text';
 import { cardFromOptions } from './card-options';
-import { UsageError, parseOptions } from './cli-help';
+import { UsageError, parseOptions, requireOptions } from './cli-help';
 import { DELIVERIES_COMMAND, REGISTER_COMMAND } from './cli-commands';
 
 export type AdminCall = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => Promise<any>;
@@ -17,9 +17,7 @@ export interface AdminCommandDeps {
 
 export async function registerCommand(argv: string[], { env, out }: AdminCommandDeps): Promise<void> {
   const { values } = parseOptions(REGISTER_COMMAND.name, REGISTER_COMMAND.options, argv);
-  for (const required of ['handle', 'name', 'role'] as const) {
-    if (!values[required]) throw new UsageError(`--${required} is required`);
-  }
+  requireOptions(REGISTER_COMMAND.name, values, ['handle', 'name', 'role']);
   const { client, adminKey } = await adminClient(env);
   const body = { ...cardFromOptions(values), slack_user_id: values['slack-user'] };
   let response: Response;

@@ -122,3 +122,13 @@ export function parseOptions<O extends Record<string, OptionSpec>>(
     throw error;
   }
 }
+
+/** Every one of `names` that `values` lacks, named together in one UsageError (not one per attempt). */
+export function requireOptions(command: string, values: Record<string, unknown>, names: readonly string[]): void {
+  const missing = names.filter((name) => values[name] === undefined || values[name] === '').map((name) => `--${name}`);
+  if (missing.length === 0) return;
+  const list = missing.length === 1 ? missing[0] : `${missing.slice(0, -1).join(', ')} and ${missing.at(-1)}`;
+  throw new UsageError(
+    `${command}: ${list} ${missing.length === 1 ? 'is' : 'are'} required (handoff-relay ${command} --help)`,
+  );
+}

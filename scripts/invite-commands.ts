@@ -2,7 +2,7 @@
 // one: it chooses its handle and card and gets its API key once, with the MCP configuration `register` prints).
 import { INVITE_CODE_PATTERN, type InviteView } from '../relay-core/domain/invite';
 import { loadClientConfig } from '../relay-core/ops/config';
-import { parseOptions } from './cli-help';
+import { parseOptions, requireOptions } from './cli-help';
 import { INVITE_COMMAND, JOIN_COMMAND } from './cli-commands';
 import { newTeammateText } from './new-teammate-text';
 import { cardFromOptions, commaList } from './card-options';
@@ -79,9 +79,7 @@ export async function joinCommand(argv: string[], deps: JoinDeps): Promise<void>
   const id = INVITE_CODE_PATTERN.exec(code)?.[1];
   if (!id)
     throw deps.fail('join: that is not an invite code (it starts with hri_ and is 60 characters long); copy it whole');
-  for (const required of ['handle', 'name'] as const) {
-    if (!values[required]) throw deps.fail(`join: --${required} is required (handoff-relay join --help)`);
-  }
+  requireOptions(JOIN_COMMAND.name, values, ['handle', 'name']);
   const client = loadClientConfig(deps.env);
   const body = { token: code, ...cardFromOptions(values) };
   let response: Response;

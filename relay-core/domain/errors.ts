@@ -74,16 +74,25 @@ export class RelayError extends Error {
   }
 }
 
-/** Turns a zod error into invalid_params naming the first offending field path. */
+/** How many offending fields an invalid_params message names (its `issues` detail lists up to 10). */
+const NAMED_ISSUES = 5;
+
+/**
+ * Turns a zod error into invalid_params whose message starts with the first offending field path and names the other
+ * offending fields after it (one issue each, up to NAMED_ISSUES), so a caller fixes them all in one go.
+ */
 export function invalidParams(
   issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>,
   root = 'params',
 ): RelayError {
-  const first = issues[0];
-  const path = [root, ...(first?.path ?? [])]
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-    .join('');
-  return new RelayError('invalid_params', `${path}: ${first?.message ?? 'invalid'}`, {
+  const pathOf = (parts: readonly PropertyKey[]) =>
+    [root, ...parts].map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+  const byPath = new Map<string, string>();
+  for (const issue of issues) if (!byPath.has(pathOf(issue.path))) byPath.set(pathOf(issue.path), issue.message);
+  const named = [...byPath].map(([path, message]) => `${path}: ${message}`);
+  const more = named.length > NAMED_ISSUES ? `; and ${named.length - NAMED_ISSUES} more` : '';
+  const message = named.length === 0 ? `${root}: invalid` : named.slice(0, NAMED_ISSUES).join('; ') + more;
+  return new RelayError('invalid_params', message, {
     issues: issues.slice(0, 10).map((i) => ({ path: i.path.map(String), message: i.message })),
   });
 }

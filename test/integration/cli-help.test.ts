@@ -77,6 +77,17 @@ test('an unknown option names the closest valid one and where the help is', asyn
   expect((await cli('migrate', '--hlep')).stderr).toContain('did you mean --help?');
 });
 
+test('the options a command needs are named together when several are missing, with where the help is', async () => {
+  expect(await cli('register', '--handle', 'alice@acme')).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining('register: --name and --role are required (handoff-relay register --help)'),
+  });
+  expect((await cli('register')).stderr).toContain('register: --handle, --name and --role are required');
+  expect((await cli('register', '--handle', 'a@acme', '--role', 'qa')).stderr).toContain(
+    'register: --name is required (handoff-relay register --help)',
+  );
+});
+
 test('an unknown command names the closest one; help for it does too', async () => {
   expect(await cli('registr')).toMatchObject({
     code: 1,

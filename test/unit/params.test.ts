@@ -38,3 +38,24 @@ test('a key the method takes nowhere, or an unknown key inside a part, is refuse
   expect(refusal({ page: { offset: 5 } })).toBe('params.page: Unrecognized key: "offset"');
   expect(parseParams(list, { page: { limit: 5 } })).toEqual({ filter: {}, page: { limit: 5 } });
 });
+
+test('several bad fields are named together, each once, first field first; the rest of them in the details', () => {
+  expect(refusal({ filter: { role: 'owner' }, page: { limit: 'ten', cursor: 5 } })).toBe(
+    'params.filter.role: Invalid option: expected one of "recipient"|"sender"; ' +
+      'params.page.limit: Invalid input: expected number, received string; ' +
+      'params.page.cursor: Invalid input: expected string, received number',
+  );
+  const many = z.object(Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`f${i}`, z.string()])));
+  let message = '';
+  try {
+    parseParams(many, {});
+  } catch (error) {
+    message = (error as Error).message;
+    expect((error as { details: { issues: unknown[] } }).details.issues).toHaveLength(7);
+  }
+  expect(message).toBe(
+    'params.f0: Invalid input: expected string, received undefined; params.f1: Invalid input: expected string, ' +
+      'received undefined; params.f2: Invalid input: expected string, received undefined; params.f3: Invalid input: ' +
+      'expected string, received undefined; params.f4: Invalid input: expected string, received undefined; and 2 more',
+  );
+});
