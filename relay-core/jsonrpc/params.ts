@@ -31,11 +31,19 @@ function elsewhere(schema: z.ZodType, keys: readonly string[], at: PropertyKey[]
   return ` (the method takes ${hints.length === 1 ? 'it' : 'them'} as ${hints.join(', ')})`;
 }
 
-/** The fields of an object schema, through defaults, optionals and nullables; undefined for anything else. */
+/**
+ * The fields of an object schema, through defaults, optionals, nullables, pipes (what comes out) and intersections
+ * (both sides' fields: a new thread's `metadata`); undefined for anything else.
+ */
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
   if (schema instanceof z.ZodObject) return schema.shape as Record<string, z.ZodType>;
   if (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional || schema instanceof z.ZodNullable)
     return objectShape(schema.def.innerType as z.ZodType);
+  if (schema instanceof z.ZodPipe) return objectShape(schema.def.out as z.ZodType);
+  if (schema instanceof z.ZodIntersection) {
+    const [left, right] = [objectShape(schema.def.left as z.ZodType), objectShape(schema.def.right as z.ZodType)];
+    return left || right ? { ...left, ...right } : undefined;
+  }
   return undefined;
 }
 

@@ -33,6 +33,22 @@ test('a key the method takes one level down (a page size beside page) is refused
   expect(refusal({ limit: 5 }, ['task'])).toContain('(the method takes it as params.task.page.limit)');
 });
 
+test('a key the method takes inside its metadata (a question beside the message) says where it goes', () => {
+  // The shape of a new thread's params (jsonrpc/wire-methods.ts): metadata is stored JSON that takes two keys.
+  const send = z
+    .object({
+      intent: z.string(),
+      metadata: z
+        .record(z.string(), z.unknown())
+        .default({})
+        .pipe(z.record(z.string(), z.unknown()).and(z.object({ question: z.string().optional() }))),
+    })
+    .strict();
+  expect(() => parseParams(send, { intent: 'ask_question', question: 'Why?' })).toThrow(
+    'params: Unrecognized key: "question" (the method takes it as params.metadata.question)',
+  );
+});
+
 test('a key the method takes nowhere, or an unknown key inside a part, is refused as before', () => {
   expect(refusal({ offset: 5 })).toBe('params: Unrecognized key: "offset"');
   expect(refusal({ page: { offset: 5 } })).toBe('params.page: Unrecognized key: "offset"');
