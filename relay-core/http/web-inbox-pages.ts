@@ -20,8 +20,9 @@ const INTENT: Record<ThreadView['intent'], string> = {
   propose_action: 'Proposes an action',
 };
 
+/** What each status means, after its badge (`pending` depends on who reads it: pendingWords). */
 const STATUS_WORDS: Record<ThreadStatus, string> = {
-  pending: 'waiting for an answer',
+  pending: 'waiting for the recipient to accept or decline',
   accepted: 'accepted',
   completed: 'completed',
   declined: 'declined',
@@ -452,13 +453,26 @@ function actionForms(view: ThreadPageView): string {
   return `<div class="actions">${parts.join('')}</div>`;
 }
 
+/**
+ * The words after a thread's badge, with their separator: whom a pending handoff waits for (you, or the recipient by
+ * name; a question's answer does not end the wait, its accept or decline does), nothing where the badge says it all.
+ */
+function statusWords(thread: ThreadPageView['thread'], viewer: PageViewer): string {
+  if (thread.status === 'pending') {
+    const who = thread.recipient.handle === viewer.handle ? 'you' : thread.recipient.name;
+    return `waiting for ${h(who)} to accept or decline · `;
+  }
+  const words = STATUS_WORDS[thread.status];
+  return words === thread.status ? '' : `${h(words)} · `;
+}
+
 export function threadPage(view: ThreadPageView): string {
   const { thread, viewer } = view;
   const { sender, recipient } = thread;
   const parts: string[] = [
     `<p class="meta">Handoff from ${h(sender.name)} (${h(sender.handle)}) to ${h(recipient.name)} (${h(recipient.handle)})</p>`,
     `<h1>${h(thread.summary.length > 140 ? `${thread.summary.slice(0, 139)}…` : thread.summary)}</h1>`,
-    `<p>${badge(thread.status)} <span class="meta">${STATUS_WORDS[thread.status] === thread.status ? '' : `${h(STATUS_WORDS[thread.status])} · `}${h(INTENT[thread.intent])} · sent ${time(thread.created_at)}${thread.answered_at ? ` · answered by ${h(recipient.handle)} ${time(thread.answered_at)}` : ''}</span></p>`,
+    `<p>${badge(thread.status)} <span class="meta">${statusWords(thread, viewer)}${h(INTENT[thread.intent])} · sent ${time(thread.created_at)}${thread.answered_at ? ` · answered by ${h(recipient.handle)} ${time(thread.answered_at)}` : ''}</span></p>`,
     view.snoozedUntil
       ? `<p class="snoozed">Reminders snoozed: the next one comes ${time(view.snoozedUntil.toISOString())}.</p>`
       : '',

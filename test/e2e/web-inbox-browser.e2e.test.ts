@@ -135,7 +135,7 @@ test('sign in, find the handoff waiting, accept, reply, complete; the phone sees
   await phoneList.screenshot({ path: join(ARTIFACTS, 'list-phone.png'), fullPage: true });
   const mobile = await phone.newPage();
   await mobile.goto(`${relay.url}/inbox/${threadId}`);
-  await mobile.getByText('waiting for an answer').waitFor();
+  await mobile.getByText('waiting for you to accept or decline').waitFor();
 
   await entry.click();
   await page.waitForURL(`${relay.url}/inbox/${threadId}`);

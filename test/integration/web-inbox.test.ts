@@ -426,6 +426,34 @@ describe('a thread and its actions', () => {
     expect(body.result.status_history.map((s: { via: string }) => s.via)).toEqual(['a2a', 'web', 'web']);
   });
 
+  test('a pending handoff says whom it waits for; a question answered by a reply still waits for the accept', async () => {
+    const created = await relay.rpc(alice, 'message/send', {
+      recipient: 'bob@acme',
+      intent: 'ask_question',
+      message: { parts: [{ text: 'Staging database version' }] },
+      metadata: { question: 'Which Postgres version does staging run?' },
+    });
+    const id = created.body.result.task_id as string;
+    const aliceCookie = await signIn(alice);
+    // The line under the title, as read: the badge's meta words, their times as text.
+    const line = (html: string) =>
+      /<span class="badge pending">pending<\/span> <span class="meta">([\s\S]*?)<\/span><\/p>/
+        .exec(html)?.[1]
+        ?.replace(/<[^>]+>/g, '');
+    expect(line((await get(`/inbox/${id}`, bobCookie)).html)).toMatch(/^waiting for you to accept or decline · /);
+    expect(line((await get(`/inbox/${id}`, aliceCookie)).html)).toMatch(/^waiting for Bob to accept or decline · /);
+
+    expect(
+      (await post(`/inbox/${id}/reply`, { csrf: bobCsrf, body: 'Postgres 15' }, { cookie: bobCookie })).status,
+    ).toBe(303);
+    const answered = line((await get(`/inbox/${id}`, bobCookie)).html)!;
+    expect(answered).toMatch(
+      /^waiting for you to accept or decline · Asks a question · sent .* · answered by bob@acme /,
+    );
+    expect(answered).not.toContain('waiting for an answer');
+    expect(await statusOf(id)).toEqual({ status: 'pending', messages: 1 });
+  });
+
   test('Accept and hand to my agent accepts and queues a run for the recipient’s runner, as tasks/update run: true does', async () => {
     const id = await newHandoff();
     const page = (await get(`/inbox/${id}`, bobCookie)).html;
