@@ -145,7 +145,7 @@ const ACTION_FORMS = {
 type ActionName = keyof typeof ACTION_FORMS;
 
 const DONE: Record<string, string> = {
-  accept: 'Accepted. The sender and your Slack DM show it now.',
+  accept: 'Accepted. The sender sees it now.',
   agent: 'Handed to your agent: your runner (handoff-relay agent) takes it next.',
   claim: 'Claimed: it is yours now. Accept it when you start.',
   snooze: 'Snoozed: the reminders wait until the time shown above.',

@@ -405,7 +405,10 @@ describe('a thread and its actions', () => {
     const accepted = await post(`/inbox/${id}/accept`, { csrf: bobCsrf, shown: 'pending' }, { cookie: bobCookie });
     expect(accepted.status).toBe(303);
     expect(accepted.headers.get('location')).toBe(`/inbox/${id}?done=accept`);
-    expect((await get(`/inbox/${id}?done=accept`, bobCookie)).html).toContain('Accepted.');
+    // This relay has no Slack: the page claims no DM.
+    expect((await get(`/inbox/${id}?done=accept`, bobCookie)).html).toContain(
+      '<div class="notice" role="status">Accepted. The sender sees it now.</div>',
+    );
     expect(await statusOf(id)).toEqual({ status: 'accepted', messages: 0 });
 
     expect((await post(`/inbox/${id}/reply`, { csrf: bobCsrf, body: 'On it' }, { cookie: bobCookie })).status).toBe(
