@@ -10,18 +10,13 @@ import { waitUntil } from '../helpers/wait-until';
 const publishers: Redis[] = [];
 const wakeups: RedisWakeups[] = [];
 
-function processOn(prefix: string): RedisWakeups {
+function processOn(prefix: string, quietMs?: number): RedisWakeups {
   const publisher = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   publishers.push(publisher);
-  const w = new RedisWakeups({ redisUrl: testRedisUrl(), publisher, prefix });
+  const w = new RedisWakeups({ redisUrl: testRedisUrl(), publisher, prefix, ...(quietMs ? { quietMs } : {}) });
   wakeups.push(w);
   return w;
 }
-
-afterAll(async () => {
-  for (const w of wakeups) await w.close();
-  for (const p of publishers) p.disconnect();
-});
 
 test("one event's participants wake their readers in the recording process and in another, and no one else's", async () => {
   const prefix = uniqueName('wakeups');
@@ -56,4 +51,51 @@ test("one event's participants wake their readers in the recording process and i
     'other dave@acme',
     'recording alice@acme',
   ]);
+});
+
+test('a process no other process listens to keeps its hints to itself for a while, then asks Redis again', async () => {
+  const prefix = uniqueName('wakeups_alone');
+  const alone = processOn(prefix, 1_500);
+  // The publishes it sends, counted on its own connection (other test files use the same Redis).
+  const publisher = publishers.at(-1)!;
+  let sent = 0;
+  const evalOnce = publisher.eval.bind(publisher);
+  publisher.eval = ((...args: Parameters<typeof evalOnce>) => {
+    sent += 1;
+    return evalOnce(...args);
+  }) as typeof publisher.eval;
+  const woken: string[] = [];
+  alone.subscribe('alice@acme', () => woken.push('alice@acme'));
+  const channel = `${prefix}:events:grew`;
+  await waitUntil(
+    async () => (((await publisher.pubsub('NUMSUB', channel)) as [string, number])[1] === 1 ? true : undefined),
+    'its own subscriber on the channel',
+  );
+
+  // Its first hints go to Redis, which answers that nobody else heard them; from then on they stay here, its own
+  // readers still woken at once.
+  await waitUntil(async () => {
+    const before = sent;
+    alone.notify(['alice@acme']);
+    return sent === before ? true : undefined;
+  }, 'a hint that does not go to Redis');
+  const [quietFrom, wokenFrom] = [sent, woken.length];
+  for (let i = 0; i < 20; i += 1) alone.notify(['alice@acme']);
+  expect(sent).toBe(quietFrom);
+  expect(woken.length).toBeGreaterThanOrEqual(wokenFrom + 20);
+
+  // Another process's first reader subscribes: once the quiet time is over it hears the next hint, and every one
+  // after it.
+  const other = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  publishers.push(other);
+  const heard: string[] = [];
+  other.on('message', (_channel: string, handle: string) => heard.push(handle));
+  await other.subscribe(channel);
+  await waitUntil(async () => {
+    alone.notify(['bob@acme']);
+    return heard.includes('bob@acme') ? true : undefined;
+  }, 'the other process hears a hint once the quiet time is over');
+  for (const handle of ['carol@acme', 'dave@acme', 'erin@acme']) alone.notify([handle]);
+  await waitUntil(async () => (heard.includes('erin@acme') ? true : undefined), 'the later hints');
+  expect(heard.filter((h) => h !== 'bob@acme')).toEqual(['carol@acme', 'dave@acme', 'erin@acme']);
 });
