@@ -76,7 +76,7 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
         RELAY_KEY_PEPPER: opts.keyPepper,
         // The limiter still runs (its Redis call is part of every request); only its ceiling is lifted.
         RELAY_RATE_LIMIT_PER_MINUTE: '1000000',
-        LOG_LEVEL: 'warn',
+        // LOG_LEVEL is left at what users run (info: a line per request and per change); stdout goes to /dev/null.
         // e.g. BENCH_POLICY_FILE=scripts/bench-policy-50.yaml to measure what evaluating a policy adds.
         ...(process.env.BENCH_POLICY_FILE ? { RELAY_POLICY_FILE: process.env.BENCH_POLICY_FILE } : {}),
         ...opts.env,
