@@ -1,6 +1,7 @@
 // The policy's `team:` timer settings against one real relay (FerretDB + Redis): a handoff's first timer step is armed
 // with the settings of the policy in force when it is written, the environment's where the policy sets none.
 import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
+import { TestClock } from '../helpers/test-clock';
 import { sendHandoff } from '../helpers/handoffs';
 import { armedTimerOf } from '../helpers/thread-docs';
 import { waitUntil } from '../helpers/wait-until';
@@ -9,10 +10,26 @@ const HOUR = 3_600_000;
 let relay: TestRelay;
 let aliceKey: string;
 
+/**
+ * The relay's clock at the next Wednesday noon (UTC): the escalation below waits for Sunday 09:00, which from there is
+ * days ahead and before the handoff expires (its token lasts seven days). From the real clock, a run on a Sunday
+ * between 07:01 and 09:00 found that minute a week off, after the expiry.
+ */
+function wednesdayNoon(): TestClock {
+  const clock = new TestClock();
+  const now = Date.now();
+  const at = new Date(now);
+  at.setUTCHours(12, 0, 0, 0);
+  while (at.getUTCDay() !== 3 || at.getTime() <= now) at.setUTCDate(at.getUTCDate() + 1);
+  clock.advance(at.getTime() - now);
+  return clock;
+}
+
 beforeAll(async () => {
   // Working hours off in the environment, so each step is due exactly its duration after the handoff.
   relay = await startTestRelay({
     name: 'team_timer_settings',
+    clock: wednesdayNoon(),
     env: { RELAY_WORKING_HOURS: 'off', RELAY_REMIND_AFTER: '4h' },
   });
   aliceKey = await relay.register({ handle: 'alice@acme', name: 'Alice' });
