@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { MongoClient, MongoServerError } from 'mongodb';
 import {
   PID_FILE,
+  defaultGoMaxProcs,
   ferretDbEnv,
   sqliteUrl,
   startFerretDb,
@@ -177,16 +178,21 @@ describe('startFerretDb on the real ferretdb binary', () => {
     await expect(fs.stat(path.join(first.dataDir, PID_FILE))).rejects.toThrow(/ENOENT/);
   });
 
-  it('runs FerretDB with GOGC=200 unless GOGC is set (its CPU per command bounds the embedded store)', async () => {
+  it('runs FerretDB with GOGC=200 and GOMAXPROCS at half the cores unless they are set (its CPU per command bounds the embedded store)', async () => {
     const db = await ferret('gogc');
     const environ = await environOf(db.port);
     expect(environ.get('GOGC')).toBe(process.env.GOGC ?? '200');
+    expect(environ.get('GOMAXPROCS')).toBe(
+      process.env.GOMAXPROCS ?? String(Math.max(1, Math.floor(os.availableParallelism() / 2))),
+    );
     expect(environ.get('DO_NOT_TRACK')).toBe('1');
-    expect(ferretDbEnv({ GOGC: 'off', FERRETDB_LISTEN_ADDR: ':27017', PATH: '/bin' })).toEqual({
+    expect(ferretDbEnv({ GOGC: 'off', GOMAXPROCS: '3', FERRETDB_LISTEN_ADDR: ':27017', PATH: '/bin' })).toEqual({
       DO_NOT_TRACK: '1',
       GOGC: 'off',
+      GOMAXPROCS: '3',
       PATH: '/bin',
     });
+    expect([1, 2, 3, 8].map((cores) => defaultGoMaxProcs(cores))).toEqual(['1', '1', '1', '4']);
   });
 });
 

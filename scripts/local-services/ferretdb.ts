@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as net from 'node:net';
+import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -174,9 +175,19 @@ export function sqliteUrl(dataDir: string): string {
  */
 const DEFAULT_GOGC = '200';
 
-/** The parent's environment without FERRETDB_* variables (which would add listeners or setup), with GOGC. */
+/**
+ * Go's scheduler at half the machine's cores (at least one) unless GOMAXPROCS is set: the relay beside it needs a core
+ * of its own, and on two cores Go's idle threads spinning for work cost FerretDB a quarter of its CPU per command
+ * (a find + update + insert loop: 1.87-2.10 -> 1.46-1.57 ms at one client, and more commands a second at one and four
+ * clients; docs/design-decisions.md).
+ */
+export function defaultGoMaxProcs(cores = availableParallelism()): string {
+  return String(Math.max(1, Math.floor(cores / 2)));
+}
+
+/** The parent's environment without FERRETDB_* variables (which would add listeners or setup), with GOGC and GOMAXPROCS. */
 export function ferretDbEnv(parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { DO_NOT_TRACK: '1', GOGC: DEFAULT_GOGC };
+  const env: NodeJS.ProcessEnv = { DO_NOT_TRACK: '1', GOGC: DEFAULT_GOGC, GOMAXPROCS: defaultGoMaxProcs() };
   for (const [key, value] of Object.entries(parent)) {
     if (!key.startsWith('FERRETDB_')) env[key] = value;
   }
