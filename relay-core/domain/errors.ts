@@ -88,7 +88,10 @@ export function invalidParams(
   const pathOf = (parts: readonly PropertyKey[]) =>
     [root, ...parts].map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
   const byPath = new Map<string, string>();
-  for (const issue of issues) if (!byPath.has(pathOf(issue.path))) byPath.set(pathOf(issue.path), issue.message);
+  for (const issue of issues) {
+    const path = pathOf(issue.path);
+    if (!byPath.has(path)) byPath.set(path, issue.message);
+  }
   const named = [...byPath].map(([path, message]) => `${path}: ${message}`);
   const more = named.length > NAMED_ISSUES ? `; and ${named.length - NAMED_ISSUES} more` : '';
   const message = named.length === 0 ? `${root}: invalid` : named.slice(0, NAMED_ISSUES).join('; ') + more;

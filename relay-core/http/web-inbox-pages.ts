@@ -20,7 +20,7 @@ const INTENT: Record<ThreadView['intent'], string> = {
   propose_action: 'Proposes an action',
 };
 
-/** What each status means, after its badge (`pending` depends on who reads it: pendingWords). */
+/** What each status means, after its badge (`pending` is said for its reader instead: statusWords). */
 const STATUS_WORDS: Record<ThreadStatus, string> = {
   pending: 'waiting for the recipient to accept or decline',
   accepted: 'accepted',
