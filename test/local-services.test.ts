@@ -153,8 +153,11 @@ describe('startFerretDb on the real ferretdb binary', () => {
 
   it('stops a FerretDB left running on its data by a process that was killed, and not one whose starter still runs', async () => {
     const first = await ferret('left-behind');
-    // Another start on the same data while its starter (this process) runs leaves it running.
-    await ferret('left-behind');
+    // Another start on the same data while its starter (this process) runs is refused and leaves it running.
+    await expect(ferret('left-behind')).rejects.toThrow(
+      `The embedded store in ${first.dataDir} is in use: process ${process.pid} runs FerretDB (pid ${first.pid}, ` +
+        `mongodb://127.0.0.1:${first.port}/) on it.`,
+    );
     expect(await pidOf(first.port)).toBe(first.pid);
 
     // As if started by a process that has since been killed with SIGKILL (its exit handler never stopped it).
@@ -171,11 +174,61 @@ describe('startFerretDb on the real ferretdb binary', () => {
     expect(JSON.parse(await fs.readFile(path.join(first.dataDir, PID_FILE), 'utf8'))).toEqual({
       pid: third.pid,
       parent: process.pid,
+      port: third.port,
     });
 
     // A clean stop takes the note with it: the next start has nothing to stop.
     await third.stop();
     await expect(fs.stat(path.join(first.dataDir, PID_FILE))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('runs one FerretDB per data directory: a relay process started on data another one serves is refused, told how to share it', async () => {
+    const first = await ferret('one-per-data');
+    // Another process (a second `npm start` on the same RELAY_DATA_DIR), with the built module.
+    const script = `
+      const { startFerretDb } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'scripts', 'local-services', 'ferretdb.js'))});
+      startFerretDb({ dataDir: ${JSON.stringify(first.dataDir)}, log: () => {} }).then(
+        (running) => running.stop().then(() => process.exit(0)),
+        (error) => { process.stderr.write(error.message); process.exit(3); },
+      );`;
+    const second = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    second.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(second, 'exit')) as [number];
+    expect({ code, stderr }).toEqual({
+      code: 3,
+      stderr: expect.stringContaining(
+        `The embedded store in ${first.dataDir} is in use: process ${process.pid} runs FerretDB (pid ${first.pid}, ` +
+          `mongodb://127.0.0.1:${first.port}/) on it. Two FerretDBs on the same data would each serialise only their ` +
+          `own writes, so one could overwrite the other's. Stop that relay first, or give this one its own ` +
+          `RELAY_DATA_DIR; a second process of the same relay, with the same settings (Slack's included), can share ` +
+          `that store with MONGODB_URL=mongodb://127.0.0.1:${first.port}/ and stops serving when that one stops.`,
+      ),
+    });
+    // The data is served by the first FerretDB alone, and its note is unchanged.
+    expect(await ferretDbsOn(first.dataDir)).toEqual([first.pid]);
+    expect(JSON.parse(await fs.readFile(path.join(first.dataDir, PID_FILE), 'utf8'))).toEqual({
+      pid: first.pid,
+      parent: process.pid,
+      port: first.port,
+    });
+  });
+
+  it('refuses a start while another live process is starting FerretDB on the data, and takes the data over once it is gone', async () => {
+    const dataDir = path.join(tmpRoot, 'being-started');
+    await fs.mkdir(dataDir, { recursive: true });
+    // A process that claimed the data (its note has no FerretDB pid yet) and is still alive.
+    const starter = spawn('sleep', ['30'], { stdio: 'ignore' });
+    await fs.writeFile(path.join(dataDir, PID_FILE), JSON.stringify({ parent: starter.pid }));
+    await expect(ferret('being-started')).rejects.toThrow(
+      `The embedded store in ${dataDir} is in use: process ${starter.pid} is starting FerretDB on it.`,
+    );
+    expect(await ferretDbsOn(dataDir)).toEqual([]);
+
+    starter.kill('SIGKILL');
+    await once(starter, 'exit');
+    const started = await ferret('being-started');
+    expect(await ferretDbsOn(dataDir)).toEqual([started.pid]);
   });
 
   it('runs FerretDB with GOGC=200 and GOMAXPROCS at half the cores unless they are set (its CPU per command bounds the embedded store)', async () => {
@@ -262,6 +315,17 @@ describe('the embedded FerretDB build', () => {
     });
   });
 });
+
+/** The pids of the FerretDB processes running on `dataDir` (by their command lines in /proc). */
+async function ferretDbsOn(dataDir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(`--state-dir=${dataDir}`)) pids.push(Number(entry));
+  }
+  return pids;
+}
 
 /** The pid of the process listening as FerretDB on `port` (found by its command line in /proc). */
 async function pidOf(port: number): Promise<number> {

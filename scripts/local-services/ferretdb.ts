@@ -28,7 +28,8 @@ export interface RunningFerretDb {
 
 /**
  * `debugPort`: serve FerretDB's debug HTTP listener (metrics) there; off by default. A FerretDB left running on the
- * same data by a process that was killed without stopping it (SIGKILL, the OOM killer) is stopped first.
+ * same data by a process that was killed without stopping it (SIGKILL, the OOM killer) is stopped first; one that a
+ * live process runs on the same data is left alone and the start refused (DataDirInUseError).
  */
 export async function startFerretDb(opts: {
   dataDir: string;
@@ -39,40 +40,123 @@ export async function startFerretDb(opts: {
   const bin = await ensureFerretDbBinary(opts.log);
   const dataDir = path.resolve(opts.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
-  await stopLeftBehind(dataDir, opts.log);
-  const running = await onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port, opts.debugPort));
-  const pidFile = path.join(dataDir, PID_FILE);
-  await fs.writeFile(pidFile, `${JSON.stringify({ pid: running.pid, parent: process.pid })}\n`);
+  await claimDataDir(dataDir, opts.log);
+  let running: RunningFerretDb;
+  try {
+    running = await onFreePort(opts.port, (port) => startFerretDbOnce(bin, dataDir, port, opts.debugPort));
+  } catch (error) {
+    await releaseDataDir(dataDir, (note) => note.pid === undefined);
+    throw error;
+  }
+  await writePidFile(dataDir, { pid: running.pid, parent: process.pid, port: running.port });
   return {
     ...running,
     stop: async () => {
       await running.stop();
-      // Unless a later start on the same data has noted its own since.
-      if ((await readPidFile(dataDir))?.pid === running.pid) await fs.rm(pidFile, { force: true });
+      await releaseDataDir(dataDir, (note) => note.pid === running.pid);
     },
   };
 }
 
 /**
- * Beside the data: the running FerretDB's pid and the pid of the process that started it (and stops it on exit). A
- * process killed with SIGKILL never runs its exit handlers, so its FerretDB outlives it, holding a port and ~40 MiB;
- * the next start on the same data finds the note and stops it.
+ * Beside the data: the running FerretDB's pid and port and the pid of the process that started it (and stops it on
+ * exit), written before FerretDB starts (without its pid) so that two starts on the same data cannot both go ahead.
+ * A process killed with SIGKILL never runs its exit handlers, so its FerretDB outlives it, holding a port and
+ * ~40 MiB; the next start on the same data finds the note and stops it.
  */
 export const PID_FILE = 'ferretdb.pid';
 
-async function stopLeftBehind(dataDir: string, log: Log): Promise<void> {
+interface PidNote {
+  /** The FerretDB's; absent while it starts. */
+  pid?: number;
+  /** The process that started it. */
+  parent: number;
+  port?: number;
+}
+
+/** A start on data that another live process runs (or is starting) FerretDB on. */
+export class DataDirInUseError extends Error {
+  constructor(dataDir: string, note: PidNote) {
+    const holder = note.pid
+      ? `process ${note.parent} runs FerretDB (pid ${note.pid}${note.port ? `, mongodb://127.0.0.1:${note.port}/` : ''}) on it`
+      : `process ${note.parent} is starting FerretDB on it`;
+    super(
+      `The embedded store in ${dataDir} is in use: ${holder}. Two FerretDBs on the same data would each serialise ` +
+        "only their own writes, so one could overwrite the other's. Stop that relay first, or give this one its own " +
+        "RELAY_DATA_DIR; a second process of the same relay, with the same settings (Slack's included), can share " +
+        'that store with MONGODB_URL' +
+        (note.port ? `=mongodb://127.0.0.1:${note.port}/` : ' set to its address') +
+        ` and stops serving when that one stops. If process ${note.parent} is not a relay, remove ` +
+        `${path.join(dataDir, PID_FILE)} and start again.`,
+    );
+    this.name = 'DataDirInUseError';
+  }
+}
+
+/**
+ * One FerretDB per data directory, as mongod and PostgreSQL allow one server per data directory: two on the same
+ * SQLite files would each take their own collection locks (ferretdb-patches/handler_write_locks.go serialises a
+ * conditional write's read and write within one FerretDB process only). The note is created exclusively; a note whose
+ * starter is gone is stale (its FerretDB, if still running, is stopped); this process's own note is a restart of its
+ * FerretDB (keep-running.ts) unless that FerretDB still runs.
+ */
+async function claimDataDir(dataDir: string, log: Log): Promise<void> {
+  const file = path.join(dataDir, PID_FILE);
+  for (;;) {
+    if (await createNote(file, { parent: process.pid })) return;
+    const noted = await readPidFile(dataDir);
+    if (noted && isAlive(noted.parent)) {
+      const stillRuns = noted.pid !== undefined && (await runsOn(noted.pid, dataDir));
+      if (noted.parent !== process.pid || stillRuns) throw new DataDirInUseError(dataDir, noted);
+    } else if (noted?.pid !== undefined && (await runsOn(noted.pid, dataDir))) {
+      await stopLeftBehind(dataDir, noted as Required<PidNote>, log);
+    }
+    // Stale (its starter is gone, or this process's FerretDB exited), or unreadable: taken over.
+    await fs.rm(file, { force: true });
+  }
+}
+
+/** Removes the note when it is still the one `isOurs` recognises (a later start on the same data may have its own). */
+async function releaseDataDir(dataDir: string, isOurs: (note: PidNote) => boolean): Promise<void> {
   const noted = await readPidFile(dataDir);
-  // None (never started, or stopped cleanly), or its starter still runs (another relay on the same data dir).
-  if (!noted || isAlive(noted.parent)) return;
+  if (noted && noted.parent === process.pid && isOurs(noted))
+    await fs.rm(path.join(dataDir, PID_FILE), { force: true });
+}
+
+/** Creates the note with its whole content at once (a reader never sees it half written); false if it exists. */
+async function createNote(file: string, note: PidNote): Promise<boolean> {
+  const written = `${file}.${process.pid}`;
+  await fs.writeFile(written, `${JSON.stringify(note)}\n`);
+  try {
+    await fs.link(written, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await fs.rm(written, { force: true });
+  }
+}
+
+/** Replaces the note with its whole content at once. */
+async function writePidFile(dataDir: string, note: PidNote): Promise<void> {
+  const file = path.join(dataDir, PID_FILE);
+  await fs.writeFile(`${file}.${process.pid}`, `${JSON.stringify(note)}\n`);
+  await fs.rename(`${file}.${process.pid}`, file);
+}
+
+/** Whether `pid` is a FerretDB on `dataDir` (by its command line; false without /proc to tell). */
+async function runsOn(pid: number, dataDir: string): Promise<boolean> {
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return cmdline.split('\0').includes(`--state-dir=${dataDir}`);
+}
+
+async function stopLeftBehind(dataDir: string, noted: Required<PidNote>, log: Log): Promise<void> {
   const { pid, parent } = noted;
-  const ours = async () =>
-    (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').includes(`--state-dir=${dataDir}`);
-  // Gone, or the pid is someone else's now (or no /proc to tell): leave it.
-  if (!(await ours())) return;
   log(`stopping FerretDB (pid ${pid}) left running on ${dataDir} by a process that was killed (pid ${parent})…`);
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 5_000;
-  while (await ours()) {
+  while (await runsOn(pid, dataDir)) {
     if (Date.now() > deadline) {
       process.kill(pid, 'SIGKILL');
       break;
@@ -81,15 +165,19 @@ async function stopLeftBehind(dataDir: string, log: Log): Promise<void> {
   }
 }
 
-async function readPidFile(dataDir: string): Promise<{ pid: number; parent: number } | undefined> {
+async function readPidFile(dataDir: string): Promise<PidNote | undefined> {
   try {
-    const { pid, parent } = JSON.parse(await fs.readFile(path.join(dataDir, PID_FILE), 'utf8')) as {
+    const { pid, parent, port } = JSON.parse(await fs.readFile(path.join(dataDir, PID_FILE), 'utf8')) as {
       pid?: unknown;
       parent?: unknown;
+      port?: unknown;
     };
-    return Number.isInteger(pid) && Number.isInteger(parent)
-      ? { pid: pid as number, parent: parent as number }
-      : undefined;
+    if (!Number.isInteger(parent)) return undefined;
+    return {
+      parent: parent as number,
+      ...(Number.isInteger(pid) ? { pid: pid as number } : {}),
+      ...(Number.isInteger(port) ? { port: port as number } : {}),
+    };
   } catch {
     return undefined; // missing or unreadable: nothing to go on
   }
