@@ -40,6 +40,7 @@ import {
   SLACK_LANE_LIMITER,
   SLACK_LANE_RECHECK_MS,
   SLACK_LANES,
+  SLACK_SYNC_LANE,
 } from '../relay-core/queues/slack-lanes';
 import { resolveQueuePrefix } from '../relay-core/queues/queue-prefix';
 import { logWorkerEvents } from '../relay-core/ops/logger';
@@ -67,7 +68,7 @@ import { teamDigestAt } from '../relay-core/domain/team-settings';
 import { createRelay, type Relay } from '../relay-core/service/relay-service';
 import { Teammates } from '../relay-core/service/teammates';
 import { Invites } from '../relay-core/service/invites';
-import { createVerifyProcessor } from '../relay-core/queues/verify-jobs';
+import { createVerifyProcessor, type VerifyJobHandler } from '../relay-core/queues/verify-jobs';
 import { scheduleStoreCleanup, STORE_CLEANUP_JOB, storeCleanupHandler } from '../relay-core/queues/store-cleanup-job';
 import { WebhookDeliveries } from '../relay-core/webhooks/deliveries';
 import { createWebhookProcessor, WebhookDeadLetters } from '../relay-core/webhooks/delivery-processor';
@@ -324,6 +325,27 @@ async function startOn(
       const threadId = (job.data as { thread_id?: unknown }).thread_id;
       if (eventId && typeof threadId === 'string') store.outbox.finished(threadId, queue, eventId);
     };
+    // The `verify` jobs only a process with Slack runs: the Slack Accept button's verdict (bot/verify-accept.ts) and the
+    // live App Home's debounced re-publish (bot/home/). A worker without Slack hands them to the Slack sync lane,
+    // whose workers only processes with Slack run, rather than fail them (verify-jobs.ts).
+    const slackJobHandlers: Record<string, VerifyJobHandler> = slackClient
+      ? {
+          [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({
+            ...relay,
+            client: slackClient,
+            log,
+            threads: mongoThreadWriter(store),
+          }),
+          [HOME_REFRESH_JOB]: homeRefreshHandler({
+            reads: relay.reads,
+            teammates,
+            links: relay.links,
+            client: slackClient,
+            log,
+            digest: homeDigest,
+          }),
+        }
+      : {};
     if (slackClient) {
       const home = homeRefresher({ reads: relay.reads, teammates, queue: queues.verify });
       const processor = createSlackDeliveryProcessor({
@@ -346,7 +368,9 @@ async function startOn(
             name: lane,
             redisUrl: config.redisUrl,
             prefix: queuePrefix,
-            processor,
+            // And the `verify` jobs a worker without Slack handed over (verify-jobs.ts).
+            processor: (job: Job, token?: string) =>
+              Object.hasOwn(slackJobHandlers, job.name) ? slackJobHandlers[job.name]!(job) : processor(job, token),
             lockMs: config.workerLockMs,
             limiter: SLACK_LANE_LIMITER,
             maximumRateLimitDelay: SLACK_LANE_RECHECK_MS,
@@ -391,69 +415,62 @@ async function startOn(
         name: 'verify',
         redisUrl: config.redisUrl,
         prefix: queuePrefix,
-        processor: createVerifyProcessor({
-          [ENDPOINT_CHALLENGE_JOB]: endpointChallengeHandler({
-            store,
-            endpoints,
-            policy: webhookPolicy,
-            log,
-            onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
-            clock,
-          }),
-          [STORE_CLEANUP_JOB]: storeCleanupHandler(store, clock),
-          // Reminders, escalation and expiry (service/handoff-timers.ts).
-          ...timerJobHandlers(timers),
-          // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
-          [APPROVAL_TIMER_JOB]: (job) =>
-            relay.approvalTimers.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
-          // The Slack Accept button's verdict runs here too (bot/verify-accept.ts).
-          ...(slackClient
-            ? {
-                [SLACK_ACCEPT_JOB]: createVerifyAcceptProcessor({
-                  ...relay,
-                  client: slackClient,
-                  log,
-                  threads: mongoThreadWriter(store),
-                }),
-              }
-            : {}),
-          // The live App Home (bot/home/): one debounced re-publish per Slack user after their handoffs change.
-          ...(slackClient
-            ? {
-                [HOME_REFRESH_JOB]: homeRefreshHandler({
-                  reads: relay.reads,
-                  teammates,
-                  links: relay.links,
-                  client: slackClient,
-                  log,
-                  digest: homeDigest,
-                }),
-              }
-            : {}),
-          // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
-          ...(slackClient && digestPrefs
-            ? {
-                [DIGEST_TICK_JOB]: digestTickHandler({
-                  reads: relay.reads,
-                  teammates,
-                  links: relay.links,
-                  client: slackClient,
-                  prefs: digestPrefs,
-                  ensurePosted: digestPoster({
-                    docs: store.db.collection<DigestPostDoc>('slack_digests'),
+        processor: createVerifyProcessor(
+          {
+            [ENDPOINT_CHALLENGE_JOB]: endpointChallengeHandler({
+              store,
+              endpoints,
+              policy: webhookPolicy,
+              log,
+              onEndpointVerified: (handle) => deadLetters.promoteHeld(handle),
+              clock,
+            }),
+            [STORE_CLEANUP_JOB]: storeCleanupHandler(store, clock),
+            // Reminders, escalation and expiry (service/handoff-timers.ts).
+            ...timerJobHandlers(timers),
+            // Approval reminders and timeouts: the job only says when to look; the relay's clock decides what is due.
+            [APPROVAL_TIMER_JOB]: (job) =>
+              relay.approvalTimers.fire(String((job.data as { approval_id?: unknown }).approval_id ?? '')),
+            // The Slack Accept button's verdict and the App Home's re-publish, where this process has Slack.
+            ...slackJobHandlers,
+            // The daily digest (bot/digest/): a repeatable tick; each person's digest once per local day.
+            ...(slackClient && digestPrefs
+              ? {
+                  [DIGEST_TICK_JOB]: digestTickHandler({
+                    reads: relay.reads,
+                    teammates,
+                    links: relay.links,
                     client: slackClient,
+                    prefs: digestPrefs,
+                    ensurePosted: digestPoster({
+                      docs: store.db.collection<DigestPostDoc>('slack_digests'),
+                      client: slackClient,
+                      clock,
+                      log,
+                    }),
                     clock,
                     log,
+                    at: digestAt,
+                    // OAuth mode: each workspace's member list with its own token.
+                    ...(slackTokens ? { teams: () => slackTokens.teams() } : {}),
                   }),
-                  clock,
-                  log,
-                  at: digestAt,
-                  // OAuth mode: each workspace's member list with its own token.
-                  ...(slackTokens ? { teams: () => slackTokens.teams() } : {}),
-                }),
-              }
-            : {}),
-        }),
+                }
+              : {}),
+          },
+          {
+            // Without Slack here, its jobs go to a process that has it, on the Slack sync lane.
+            handOff: slackClient
+              ? undefined
+              : {
+                  kinds: new Set([SLACK_ACCEPT_JOB, HOME_REFRESH_JOB]),
+                  to: async (job) =>
+                    void (await queues[SLACK_SYNC_LANE].add(job.name, job.data, {
+                      ...VERIFY_JOB_OPTIONS,
+                      jobId: job.id!,
+                    })),
+                },
+          },
+        ),
         settings: webhookSettings,
         lockMs: config.workerLockMs,
         onFailed: (job, error) =>

@@ -7,8 +7,10 @@ import { startTestRelay, type TestRelay } from '../helpers/relay-harness';
 import { postSignedForm } from '../../scripts/fake-slack/slack-requests';
 import { testRedisUrl } from '../helpers/test-env';
 import { waitUntil } from '../helpers/wait-until';
+import { deliveredHandoff, press } from '../helpers/slack-dm';
 
 const RECIPIENT = 'U0ROLES01';
+const ACCEPTER = 'U0ROLES02';
 let slack: FakeSlack;
 let api: TestRelay;
 let worker: TestRelay | undefined;
@@ -26,6 +28,7 @@ const sameData = () => ({
 beforeAll(async () => {
   slack = await startFakeSlack();
   slack.addUser(RECIPIENT);
+  slack.addUser(ACCEPTER);
   api = await startTestRelay({ name: 'roles', slack, env: { RELAY_ROLES: 'api' } });
   connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   slackQueue = new Queue('slack', { connection, prefix: api.config.queuePrefix });
@@ -126,4 +129,47 @@ test('a bot-only relay answers signed Slack requests at /slack/events and 404 to
     expect([path, response.status]).toEqual([path, 404]);
   }
   expect((await fetch(`${bot.url}/healthz`)).status).toBe(200);
+});
+
+test('a worker without the Slack settings hands a Slack Accept to a worker with them instead of losing the click', async () => {
+  const sender = await api.register({ handle: 'plain-sender@acme' });
+  await api.register({ handle: 'plain-recipient@acme', slack_user_id: ACCEPTER });
+  // The DM is posted by the worker with Slack; then that worker stops and one without Slack takes its place.
+  const dm = await deliveredHandoff(api, slack, sender, {
+    to: 'plain-recipient@acme',
+    recipientSlackUser: ACCEPTER,
+    summary: 'roles: accept beside a worker without Slack',
+  });
+  await worker!.stop();
+  worker = undefined;
+  const plain = await startTestRelay({ name: 'roles_plain', env: { RELAY_ROLES: 'worker', ...sameData() } });
+  const verify = new Queue('verify', { connection, prefix: api.config.queuePrefix });
+  const sync = new Queue('slack-sync', { connection, prefix: api.config.queuePrefix });
+  try {
+    expect((await press(bot!, dm.click('handoff_accept'))).status).toBe(200);
+    // The worker without Slack takes the click's job off `verify` and hands it to the Slack sync lane, where it waits
+    // (no worker with Slack runs); the handoff is still pending.
+    const handed = await waitUntil(
+      async () => (await sync.getJobs(['waiting'])).find((job) => job.data.thread_id === dm.threadId),
+      'the accept handed to the Slack sync lane',
+    );
+    expect(handed.name).toBe('slack-accept');
+    expect(await (await verify.getJob(handed.id!))?.getState()).toBe('completed');
+    expect((await api.store.threads.findOne({ _id: dm.threadId }))!.status).toBe('pending');
+
+    // A worker with Slack comes: it runs the accept, and the DM says so.
+    worker = await startTestRelay({ name: 'roles_worker', slack, env: { RELAY_ROLES: 'worker', ...sameData() } });
+    await waitUntil(
+      async () => ((await api.store.threads.findOne({ _id: dm.threadId }))!.status === 'accepted' ? true : undefined),
+      'the handoff accepted by the worker with Slack',
+    );
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.args.ts === dm.ts && JSON.stringify(c.args.blocks).includes('Accepted'),
+    );
+  } finally {
+    await verify.close();
+    await sync.close();
+    await plain.stop();
+  }
 });
