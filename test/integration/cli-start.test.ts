@@ -336,11 +336,26 @@ describe("npm start's script line", () => {
       await exited;
       // A relay orphaned by its shell never stops; a draining one on a loaded 2-core box (another suite on a second
       // engine beside this one: load ~10) took more than 15 s to close its workers and stop its FerretDB.
-      await waitUntil(
+      const stopped = await waitUntil(
         async () => (await ours()).length === 0 || undefined,
         'the relay and its FerretDB to stop',
         60_000,
-      );
+      ).catch(async (error: Error) => {
+        // What is left, and what the relay said, so that a stop that hangs can be told apart from one that is slow.
+        const left = await Promise.all(
+          (await ours()).map(
+            async (pid) =>
+              `${pid}: ${(await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').join(' ')}`,
+          ),
+        );
+        const ferretLog = (await readFile(join(dataDir, 'ferretdb', 'ferretdb.log'), 'utf8').catch(() => '')).slice(
+          -3_000,
+        );
+        throw new Error(
+          `${error.message}\nstill running:\n${left.join('\n')}\nthe relay said:\n${output()}\nFerretDB's log ends:\n${ferretLog}`,
+        );
+      });
+      expect(stopped).toBe(true);
       expect(output()).toContain('SIGTERM: draining');
     } finally {
       for (const pid of await ours()) process.kill(pid, 'SIGKILL');
