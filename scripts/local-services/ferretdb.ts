@@ -48,7 +48,7 @@ export async function startFerretDb(opts: {
     await releaseDataDir(dataDir, (note) => note.pid === undefined);
     throw error;
   }
-  await writePidFile(dataDir, { pid: running.pid, parent: process.pid, port: running.port });
+  await placeNote(dataDir, { pid: running.pid, parent: process.pid, port: running.port });
   return {
     ...running,
     stop: async () => {
@@ -103,7 +103,7 @@ export class DataDirInUseError extends Error {
 async function claimDataDir(dataDir: string, log: Log): Promise<void> {
   const file = path.join(dataDir, PID_FILE);
   for (;;) {
-    if (await createNote(file, { parent: process.pid })) return;
+    if (await placeNote(dataDir, { parent: process.pid }, { exclusive: true })) return;
     const noted = await readPidFile(dataDir);
     if (noted && isAlive(noted.parent)) {
       const stillRuns = noted.pid !== undefined && (await runsOn(noted.pid, dataDir));
@@ -123,26 +123,23 @@ async function releaseDataDir(dataDir: string, isOurs: (note: PidNote) => boolea
     await fs.rm(path.join(dataDir, PID_FILE), { force: true });
 }
 
-/** Creates the note with its whole content at once (a reader never sees it half written); false if it exists. */
-async function createNote(file: string, note: PidNote): Promise<boolean> {
+/**
+ * Puts the note in place with its whole content at once (a reader never sees it half written): `exclusive`, only
+ * where there is none (false if there is one); else replacing it.
+ */
+async function placeNote(dataDir: string, note: PidNote, { exclusive = false } = {}): Promise<boolean> {
+  const file = path.join(dataDir, PID_FILE);
   const written = `${file}.${process.pid}`;
   await fs.writeFile(written, `${JSON.stringify(note)}\n`);
   try {
-    await fs.link(written, file);
+    await (exclusive ? fs.link(written, file) : fs.rename(written, file));
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if (exclusive && (error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   } finally {
     await fs.rm(written, { force: true });
   }
-}
-
-/** Replaces the note with its whole content at once. */
-async function writePidFile(dataDir: string, note: PidNote): Promise<void> {
-  const file = path.join(dataDir, PID_FILE);
-  await fs.writeFile(`${file}.${process.pid}`, `${JSON.stringify(note)}\n`);
-  await fs.rename(`${file}.${process.pid}`, file);
 }
 
 /** Whether `pid` is a FerretDB on `dataDir` (by its command line; false without /proc to tell). */
