@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.10`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.11`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -397,45 +397,103 @@ const FERRETDB_PATCHES: SourcePatch[] = [
   },
 ];
 
-/**
- * FerretDB's SQLite driver, built from its module with a statement cache of ours (ferretdb-patches/sqlite_stmt_cache.go):
- * the driver prepared and finalized every statement on every run.
- */
-const SQLITE_DRIVER_MODULE = 'modernc.org/sqlite';
-const SQLITE_DRIVER_VERSION = 'v1.32.0';
-const SQLITE_DRIVER_FILES = ['sqlite_stmt_cache.go'];
-const SQLITE_DRIVER_PATCHES: SourcePatch[] = [
+/** A module FerretDB depends on, built from its source with patches and files of ours in place of the one go.mod names. */
+interface PatchedModule {
+  module: string;
+  version: string;
+  /** Go files of ours (in ferretdb-patches/), copied into the module's root package. */
+  files: string[];
+  patches: SourcePatch[];
+}
+
+/** The musl C functions of modernc.org/libc that ours replace (libc_mem.go), renamed in its translated source for `arch`. */
+const MUSL_RENAMES = (arch: string): SourcePatch[] =>
+  ['memcpy', 'memcmp'].map((name) => ({
+    name: `the memory functions patch (${name}, ${arch})`,
+    file: `ccgo_linux_${arch}.go`,
+    from: `\nfunc X${name}(tls *TLS, `,
+    to: `\nfunc musl${name[0]!.toUpperCase()}${name.slice(1)}(tls *TLS, `,
+  }));
+
+const PATCHED_MODULES: PatchedModule[] = [
+  /**
+   * FerretDB's SQLite driver, with a statement cache of ours (ferretdb-patches/sqlite_stmt_cache.go): the driver
+   * prepared and finalized every statement on every run.
+   */
   {
-    name: 'the statement cache patch (connection)',
-    file: 'sqlite.go',
-    from: '\twriteTimeFormat string\n\tbeginMode       string\n}',
-    to: '\twriteTimeFormat string\n\tbeginMode       string\n\n\t// cache: statements kept for the next run of their text (sqlite_stmt_cache.go).\n\tcache stmtCache\n}',
+    module: 'modernc.org/sqlite',
+    version: 'v1.32.0',
+    files: ['sqlite_stmt_cache.go'],
+    patches: [
+      {
+        name: 'the statement cache patch (connection)',
+        file: 'sqlite.go',
+        from: '\twriteTimeFormat string\n\tbeginMode       string\n}',
+        to: '\twriteTimeFormat string\n\tbeginMode       string\n\n\t// cache: statements kept for the next run of their text (sqlite_stmt_cache.go).\n\tcache stmtCache\n}',
+      },
+      {
+        name: 'the statement cache patch (prepare)',
+        file: 'sqlite.go',
+        from: 's.c.prepareV2(&psql)',
+        to: 's.c.prepareCached(&psql)',
+        count: 2,
+      },
+      {
+        name: 'the statement cache patch (finalize)',
+        file: 'sqlite.go',
+        from: 's.c.finalize(pstmt)',
+        to: 's.c.release(pstmt)',
+        count: 4,
+      },
+      {
+        name: 'the statement cache patch (rows)',
+        file: 'sqlite.go',
+        from: '\treturn r.c.finalize(r.pstmt)\n',
+        to: '\treturn r.c.release(r.pstmt)\n',
+      },
+      {
+        name: 'the statement cache patch (close)',
+        file: 'sqlite.go',
+        from: '\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
+        to: '\tc.finalizeIdle()\n\n\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
+      },
+    ],
   },
+  /**
+   * The C library SQLite runs on, translated to Go: its memcpy moved 4 bytes at a time and its memcmp compared one
+   * byte at a time; ours are Go's own (libc_mem.go). SQLite copies a document's JSON text for every index expression
+   * it evaluates, so these were a fifth of FerretDB's CPU in an update.
+   */
   {
-    name: 'the statement cache patch (prepare)',
-    file: 'sqlite.go',
-    from: 's.c.prepareV2(&psql)',
-    to: 's.c.prepareCached(&psql)',
-    count: 2,
+    module: 'modernc.org/libc',
+    version: 'v1.55.3',
+    files: ['libc_mem.go'],
+    patches: [...MUSL_RENAMES('amd64'), ...MUSL_RENAMES('arm64')],
   },
+  /**
+   * The allocator behind SQLite's malloc: a block of more than a few bytes lives in a 1 MiB region mapped for its
+   * size class, and a region whose last block was freed was unmapped — so one large buffer allocated and freed, as
+   * SQLite does for each document it reads, cost an mmap, one or two munmaps and fresh zeroed pages every time. The
+   * emptied region is now kept as its class's region to allocate from, when the class has none (one per class).
+   */
   {
-    name: 'the statement cache patch (finalize)',
-    file: 'sqlite.go',
-    from: 's.c.finalize(pstmt)',
-    to: 's.c.release(pstmt)',
-    count: 4,
-  },
-  {
-    name: 'the statement cache patch (rows)',
-    file: 'sqlite.go',
-    from: '\treturn r.c.finalize(r.pstmt)\n',
-    to: '\treturn r.c.release(r.pstmt)\n',
-  },
-  {
-    name: 'the statement cache patch (close)',
-    file: 'sqlite.go',
-    from: '\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
-    to: '\tc.finalizeIdle()\n\n\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
+    module: 'modernc.org/memory',
+    version: 'v1.8.0',
+    files: [],
+    patches: [
+      {
+        name: 'the allocator patch (keep an emptied region)',
+        file: 'memory.go',
+        from:
+          '\tif a.pages[log] == pg {\n\t\ta.pages[log] = 0\n\t}\n\tif counters {\n' +
+          '\t\ta.Bytes -= (*page)(unsafe.Pointer(pg)).size\n\t}\n\treturn a.unmap(pg)\n',
+        to:
+          '\tif a.pages[log] == 0 || a.pages[log] == pg {\n' +
+          "\t\t// handoff-relay: kept as the class's region to allocate from, all of it free again.\n" +
+          '\t\t(*page)(unsafe.Pointer(pg)).brk = 0\n\t\ta.pages[log] = pg\n\t\treturn nil\n\t}\n\tif counters {\n' +
+          '\t\ta.Bytes -= (*page)(unsafe.Pointer(pg)).size\n\t}\n\treturn a.unmap(pg)\n',
+      },
+    ],
   },
 ];
 
@@ -510,25 +568,21 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
       await fs.copyFile(path.join(ours, file.name), path.join(srcDir, file.dir, file.name));
     await applyPatches(srcDir, FERRETDB_PATCHES);
 
-    // The driver, from its module with our patches, in place of the one FerretDB's go.mod names.
-    const driverDownload = await run(
-      go,
-      ['mod', 'download', '-json', `${SQLITE_DRIVER_MODULE}@${SQLITE_DRIVER_VERSION}`],
-      {
-        cwd: workDir,
-      },
-    );
-    const driverModuleDir = (JSON.parse(driverDownload) as { Dir?: string }).Dir;
-    if (!driverModuleDir) throw new Error(`\`go mod download\` did not report a directory for ${SQLITE_DRIVER_MODULE}`);
+    // The modules we patch, each from its source with our patches, in place of the one FerretDB's go.mod names.
     const goMod = await fs.readFile(path.join(srcDir, 'go.mod'), 'utf8');
-    if (!goMod.includes(`\t${SQLITE_DRIVER_MODULE} ${SQLITE_DRIVER_VERSION}\n`))
-      throw new Error(`FerretDB's go.mod no longer requires ${SQLITE_DRIVER_MODULE} ${SQLITE_DRIVER_VERSION}`);
-    const driverDir = path.join(workDir, 'sqlite-driver');
-    await fs.cp(driverModuleDir, driverDir, { recursive: true });
-    await makeWritable(driverDir);
-    for (const name of SQLITE_DRIVER_FILES) await fs.copyFile(path.join(ours, name), path.join(driverDir, name));
-    await applyPatches(driverDir, SQLITE_DRIVER_PATCHES);
-    await run(go, ['mod', 'edit', `-replace=${SQLITE_DRIVER_MODULE}=${driverDir}`], { cwd: srcDir });
+    for (const dep of PATCHED_MODULES) {
+      if (!goMod.includes(`\t${dep.module} ${dep.version}\n`) && !goMod.includes(`\t${dep.module} ${dep.version} //`))
+        throw new Error(`FerretDB's go.mod no longer requires ${dep.module} ${dep.version}`);
+      const depDownload = await run(go, ['mod', 'download', '-json', `${dep.module}@${dep.version}`], { cwd: workDir });
+      const depSource = (JSON.parse(depDownload) as { Dir?: string }).Dir;
+      if (!depSource) throw new Error(`\`go mod download\` did not report a directory for ${dep.module}`);
+      const depDir = path.join(workDir, 'deps', dep.module);
+      await fs.cp(depSource, depDir, { recursive: true });
+      await makeWritable(depDir);
+      for (const name of dep.files) await fs.copyFile(path.join(ours, name), path.join(depDir, name));
+      await applyPatches(depDir, dep.patches);
+      await run(go, ['mod', 'edit', `-replace=${dep.module}=${depDir}`], { cwd: srcDir });
+    }
 
     const built = path.join(workDir, 'ferretdb');
     await run(go, ['build', '-buildvcs=false', '-o', built, './cmd/ferretdb'], { cwd: srcDir });
@@ -581,10 +635,11 @@ async function applyPatches(dir: string, patches: readonly SourcePatch[]): Promi
 
 /** FERRETDB_BUILD_NUMBER and a hash of every patch (the replacements and our Go files): the version our build reports. */
 async function ferretDbBuild(): Promise<string> {
-  const hash = createHash('sha256').update(JSON.stringify([FERRETDB_PATCHES, SQLITE_DRIVER_PATCHES]));
+  const hash = createHash('sha256').update(JSON.stringify([FERRETDB_PATCHES, PATCHED_MODULES]));
   const dir = await patchesDir();
   for (const file of FERRETDB_FILES) hash.update(file.name).update(await fs.readFile(path.join(dir, file.name)));
-  for (const name of SQLITE_DRIVER_FILES) hash.update(name).update(await fs.readFile(path.join(dir, name)));
+  for (const name of PATCHED_MODULES.flatMap((dep) => dep.files))
+    hash.update(name).update(await fs.readFile(path.join(dir, name)));
   return `${FERRETDB_BUILD_NUMBER}+${hash.digest('hex').slice(0, 12)}`;
 }
 
