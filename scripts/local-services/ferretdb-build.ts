@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.11`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.12`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -125,6 +125,22 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     file: path.join('internal', 'handler', 'msg_update.go'),
     from: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n',
     to: '\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n\t\tcloser.Close()\n',
+  },
+  /**
+   * An updateOne reads its document and releases the read's rows before it writes: the write's transaction then gets
+   * the connection that read (database/sql hands back the most recently released), and so does the next command.
+   * Upstream wrote while the read still held its connection, so every update took a second connection and the next
+   * read went to the first, whose page cache SQLite throws away whenever another connection wrote.
+   */
+  {
+    name: 'the read-then-write update patch',
+    file: path.join('internal', 'handler', 'msg_update.go'),
+    from: '\t\tif !u.Multi {\n\t\t\titer = common.LimitIterator(iter, closer, 1)\n\t\t}\n',
+    to:
+      '\t\tif !u.Multi {\n\t\t\titer = common.LimitIterator(iter, closer, 1)\n\n' +
+      '\t\t\tvar docs []*types.Document\n\t\t\tif docs, err = iterator.ConsumeValues(iter); err != nil {\n' +
+      '\t\t\t\tcloser.Close()\n\t\t\t\tunlock()\n\t\t\t\treturn 0, 0, nil, lazyerrors.Error(err)\n\t\t\t}\n\n' +
+      '\t\t\titer = iterator.Values(iterator.ForSlice(docs))\n\t\t}\n',
   },
   {
     name: 'the atomic delete patch',
@@ -401,8 +417,8 @@ const FERRETDB_PATCHES: SourcePatch[] = [
 interface PatchedModule {
   module: string;
   version: string;
-  /** Go files of ours (in ferretdb-patches/), copied into the module's root package. */
-  files: string[];
+  /** Go files of ours (in ferretdb-patches/), each copied into a package of the module (`dir`, its root if none). */
+  files: Array<{ name: string; dir?: string }>;
   patches: SourcePatch[];
 }
 
@@ -417,13 +433,13 @@ const MUSL_RENAMES = (arch: string): SourcePatch[] =>
 
 const PATCHED_MODULES: PatchedModule[] = [
   /**
-   * FerretDB's SQLite driver, with a statement cache of ours (ferretdb-patches/sqlite_stmt_cache.go): the driver
-   * prepared and finalized every statement on every run.
+   * FerretDB's SQLite driver, with a statement cache of ours (ferretdb-patches/sqlite_stmt_cache.go: the driver
+   * prepared and finalized every statement on every run) and each WAL frame written at once (sqlite_wal_frame.go).
    */
   {
     module: 'modernc.org/sqlite',
     version: 'v1.32.0',
-    files: ['sqlite_stmt_cache.go'],
+    files: [{ name: 'sqlite_stmt_cache.go' }, { name: 'sqlite_wal_frame.go', dir: 'lib' }],
     patches: [
       {
         name: 'the statement cache patch (connection)',
@@ -451,6 +467,12 @@ const PATCHED_MODULES: PatchedModule[] = [
         from: '\treturn r.c.finalize(r.pstmt)\n',
         to: '\treturn r.c.release(r.pstmt)\n',
       },
+      ...['amd64', 'arm64'].map((arch) => ({
+        name: `the one-write WAL frame patch (${arch})`,
+        file: path.join('lib', `sqlite_linux_${arch}.go`),
+        from: '\nfunc _walWriteOneFrame(tls *libc.TLS, ',
+        to: '\nfunc _walWriteOneFrameUpstream(tls *libc.TLS, ',
+      })),
       {
         name: 'the statement cache patch (close)',
         file: 'sqlite.go',
@@ -467,7 +489,7 @@ const PATCHED_MODULES: PatchedModule[] = [
   {
     module: 'modernc.org/libc',
     version: 'v1.55.3',
-    files: ['libc_mem.go'],
+    files: [{ name: 'libc_mem.go' }],
     patches: [...MUSL_RENAMES('amd64'), ...MUSL_RENAMES('arm64')],
   },
   /**
@@ -579,7 +601,8 @@ async function buildFerretDb(go: string, installDir: string): Promise<string> {
       const depDir = path.join(workDir, 'deps', dep.module);
       await fs.cp(depSource, depDir, { recursive: true });
       await makeWritable(depDir);
-      for (const name of dep.files) await fs.copyFile(path.join(ours, name), path.join(depDir, name));
+      for (const file of dep.files)
+        await fs.copyFile(path.join(ours, file.name), path.join(depDir, file.dir ?? '', file.name));
       await applyPatches(depDir, dep.patches);
       await run(go, ['mod', 'edit', `-replace=${dep.module}=${depDir}`], { cwd: srcDir });
     }
@@ -638,7 +661,7 @@ async function ferretDbBuild(): Promise<string> {
   const hash = createHash('sha256').update(JSON.stringify([FERRETDB_PATCHES, PATCHED_MODULES]));
   const dir = await patchesDir();
   for (const file of FERRETDB_FILES) hash.update(file.name).update(await fs.readFile(path.join(dir, file.name)));
-  for (const name of PATCHED_MODULES.flatMap((dep) => dep.files))
+  for (const { name } of PATCHED_MODULES.flatMap((dep) => dep.files))
     hash.update(name).update(await fs.readFile(path.join(dir, name)));
   return `${FERRETDB_BUILD_NUMBER}+${hash.digest('hex').slice(0, 12)}`;
 }
