@@ -17,10 +17,12 @@
 // - policy (bench-policy.ts): one create's policy decision against a 50-rule policy vs the default, in this process.
 // - runs (bench-runs.ts): a run's heartbeat and progress batch (the agent runner's calls) vs tasks/get.
 // - soak (bench-soak.ts, only with BENCH_ONLY=soak or `npm run bench:soak`): RSS over 10 minutes.
+// - engine (bench-engine.ts, only with BENCH_ONLY=engine): the embedded FerretDB alone, an accept's and a tasks/get's
+//   commands, for each of BENCH_FERRETDB_BINARIES (default: the relay's build) in BENCH_ENGINE_ROUNDS (3) alternated rounds.
 //
 // Environment: BENCH_SIZES (default 1000,10000,100000; 0 is a fresh database) scaled by BENCH_SCALE (default 1; 0.1 → 100, 1k, 10k);
 // BENCH_REQUESTS per measurement (default 2000) after BENCH_WARMUP (200); BENCH_CONCURRENCY for the paths (default
-// 1,8), BENCH_CREATE_CONCURRENCY for create (default 1,8,32: the targets are at all three; one alone to profile it); BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, runs, soak) runs those phases;
+// 1,8), BENCH_CREATE_CONCURRENCY for create (default 1,8,32: the targets are at all three; one alone to profile it); BENCH_ONLY=create,paths (any of create, paths, lists, mcp, delivery, events, policy, runs, soak, engine) runs those phases;
 // BENCH_RELAY_NODE_OPTIONS (e.g. --cpu-prof) goes to the relay processes. MONGODB_URL uses that server; REDIS_URL
 // defaults to redis://127.0.0.1:6379 (started on loopback if nothing answers). Every run uses a fresh database
 // and queue prefix and removes them at the end.
@@ -36,6 +38,7 @@ import { Redis } from 'ioredis';
 import { MongoStore } from '../relay-core/store/mongo-store';
 import { benchCreateAt } from './bench-create';
 import { benchDelivery } from './bench-delivery';
+import { benchEngine } from './bench-engine';
 import { benchEvents } from './bench-events';
 import { BenchHttpClient } from './bench-http';
 import { benchMcp } from './bench-mcp';
@@ -54,9 +57,9 @@ const progress = (line: string) =>
   process.stderr.write(`[${((performance.now() - benchStart) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'events', 'policy', 'runs', 'soak'] as const;
+const PHASES = ['create', 'paths', 'lists', 'mcp', 'delivery', 'events', 'policy', 'runs', 'soak', 'engine'] as const;
 type Phase = (typeof PHASES)[number];
-/** Run when BENCH_ONLY is unset; the soak takes ten minutes and runs only when asked for. */
+/** Run when BENCH_ONLY is unset; the soak (ten minutes) and the engine (FerretDB alone) run only when asked for. */
 const DEFAULT_PHASES: Phase[] = ['create', 'paths', 'mcp', 'delivery', 'events', 'policy', 'runs'];
 
 interface Settings {
@@ -74,6 +77,9 @@ interface Settings {
   soakSampleSeconds: number;
   soakRate: number;
   eventCount: number;
+  /** The engine phase's FerretDB binaries (none: the relay's build) and its alternated rounds. */
+  ferretdbBinaries: string[];
+  engineRounds: number;
 }
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {
@@ -117,6 +123,11 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     soakSampleSeconds: positive('BENCH_SOAK_SAMPLE_SECONDS', 30),
     soakRate: positive('BENCH_SOAK_RATE', 1),
     eventCount: Math.round(positive('BENCH_EVENT_COUNT', 300)),
+    ferretdbBinaries: (env.BENCH_FERRETDB_BINARIES ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
+    engineRounds: Math.round(positive('BENCH_ENGINE_ROUNDS', 3)),
     mongodbUrl: env.MONGODB_URL || undefined,
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
@@ -271,6 +282,16 @@ async function main(): Promise<number> {
     out(
       `handoff-relay bench · node ${process.version} · ${os.cpus().length} CPUs · sizes ${settings.sizes.join(', ')} · ${settings.requests} requests per measurement`,
     );
+    if (settings.phases.has('engine')) {
+      await benchEngine({
+        binaries: settings.ferretdbBinaries,
+        rounds: settings.engineRounds,
+        requests: settings.requests,
+        progress,
+        out,
+      });
+      if (settings.phases.size === 1) return 0;
+    }
     const servers = await startServers(settings, cleanup);
     out(`store: ${servers.store.capabilities.kind}`);
     const phase = { ...servers, progress, out };

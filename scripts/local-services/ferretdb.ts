@@ -35,9 +35,11 @@ export async function startFerretDb(opts: {
   dataDir: string;
   port?: number;
   debugPort?: number;
+  /** Another FerretDB binary than the relay's build (the engine bench compares builds); not checked. */
+  binary?: string;
   log: Log;
 }): Promise<RunningFerretDb> {
-  const bin = await ensureFerretDbBinary(opts.log);
+  const bin = opts.binary ?? (await ensureFerretDbBinary(opts.log));
   const dataDir = path.resolve(opts.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   await claimDataDir(dataDir, opts.log);
