@@ -89,7 +89,8 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 120_000;
-  while (!stderr.includes('listening on')) {
+  // The relay's own line, not the "Debugger listening on" that --inspect in BENCH_RELAY_NODE_OPTIONS prints first.
+  while (!stderr.includes('handoff-relay listening on')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`the relay did not start:\n${stderr}`);

@@ -63,7 +63,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
     const deadline = Date.now() + 30_000;
-    while (!stderr.includes('listening on')) {
+    while (!stderr.includes('handoff-relay listening on')) {
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the relay did not start:\n${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
