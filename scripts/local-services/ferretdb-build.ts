@@ -467,18 +467,18 @@ const PATCHED_MODULES: PatchedModule[] = [
         from: '\treturn r.c.finalize(r.pstmt)\n',
         to: '\treturn r.c.release(r.pstmt)\n',
       },
-      ...['amd64', 'arm64'].map((arch) => ({
-        name: `the one-write WAL frame patch (${arch})`,
-        file: path.join('lib', `sqlite_linux_${arch}.go`),
-        from: '\nfunc _walWriteOneFrame(tls *libc.TLS, ',
-        to: '\nfunc _walWriteOneFrameUpstream(tls *libc.TLS, ',
-      })),
       {
         name: 'the statement cache patch (close)',
         file: 'sqlite.go',
         from: '\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
         to: '\tc.finalizeIdle()\n\n\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db); err != nil {',
       },
+      ...['amd64', 'arm64'].map((arch) => ({
+        name: `the one-write WAL frame patch (${arch})`,
+        file: path.join('lib', `sqlite_linux_${arch}.go`),
+        from: '\nfunc _walWriteOneFrame(tls *libc.TLS, ',
+        to: '\nfunc _walWriteOneFrameUpstream(tls *libc.TLS, ',
+      })),
     ],
   },
   /**
