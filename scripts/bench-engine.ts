@@ -11,8 +11,8 @@ import type { AgentDoc, MessageDoc, ThreadDoc } from '../relay-core/domain/docum
 import type { NewHandoff } from '../relay-core/domain/schemas';
 import { newPendingThread } from '../relay-core/domain/thread-lifecycle';
 import { MongoStore } from '../relay-core/store/mongo-store';
-import type { PhaseOutput } from './bench-measure';
-import { processCpuMs } from './bench-process';
+import { percentile, type PhaseOutput } from './bench-measure';
+import { cpuMeter } from './bench-process';
 import { startFerretDb, type RunningFerretDb } from './local-services/ferretdb';
 
 export interface EngineOptions extends PhaseOutput {
@@ -116,9 +116,9 @@ export async function benchEngine(opts: EngineOptions): Promise<void> {
           ['accept', accept],
           ['read', read],
         ] as const) {
-          const before = await processCpuMs(engine.ferret.pid);
+          const cpu = await cpuMeter([engine.ferret.pid]);
           for (let n = 0; n < opts.requests; n += 1) await work(engine.store);
-          figures[kind].push((await processCpuMs(engine.ferret.pid)) - before);
+          figures[kind].push(await cpu.read());
         }
         opts.progress(
           `engine round ${round}, ${engine.name}: accept ${perRequest(figures.accept.at(-1)!, opts.requests)}, ` +
@@ -131,7 +131,13 @@ export async function benchEngine(opts: EngineOptions): Promise<void> {
     );
     for (const [name, figures] of results) {
       const line = (values: number[]) =>
-        `${values.map((v) => perRequest(v, opts.requests)).join(' / ')} (median ${perRequest(median(values), opts.requests)})`;
+        `${values.map((v) => perRequest(v, opts.requests)).join(' / ')} (median ${perRequest(
+          percentile(
+            [...values].sort((a, b) => a - b),
+            50,
+          ),
+          opts.requests,
+        )})`;
       opts.out(`  ${name}: accept ${line(figures.accept)}; tasks/get ${line(figures.read)}`);
     }
   } finally {
@@ -149,12 +155,6 @@ function threadId(i: number): string {
 
 function perRequest(cpuMs: number, requests: number): string {
   return (cpuMs / requests).toFixed(2);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function seedEngine(store: MongoStore): Promise<void> {
