@@ -361,6 +361,39 @@ test('a document of every BSON type the engine stores reads back as written, who
   ).toEqual(roundTrip({ _id: doc._id, text: doc.text, nested: doc.nested }));
 });
 
+// A find without a projection answers with the documents as the embedded engine read them (ferretdb-build.ts, the whole
+// documents patch): `_id` first all the same, as a projection would put it, and every other field where it was written.
+test('a find answers each document with `_id` first and its other fields in their written order, however it was inserted', async () => {
+  const [docs] = through('field_order');
+  await docs!.insertMany([
+    { _id: 'a-first', b: 1, a: 2, nested: { z: 1, y: 2 } },
+    { b: 1, _id: 'b-later', a: 2, nested: { z: 1, y: 2 } },
+  ] as never[]);
+  const keys = (doc: Document | null) => [
+    Object.keys(doc ?? {}),
+    Object.keys((doc?.nested as object | undefined) ?? {}),
+  ];
+  const all = await docs!.find({}).sort({ _id: 1 }).toArray();
+  expect(all.map(keys)).toEqual([
+    [
+      ['_id', 'b', 'a', 'nested'],
+      ['z', 'y'],
+    ],
+    [
+      ['_id', 'b', 'a', 'nested'],
+      ['z', 'y'],
+    ],
+  ]);
+  expect(keys(await docs!.findOne({ _id: 'b-later' } as never))).toEqual([
+    ['_id', 'b', 'a', 'nested'],
+    ['z', 'y'],
+  ]);
+  expect(Object.keys((await docs!.findOne({ _id: 'b-later' } as never, { projection: { a: 1 } }))!)).toEqual([
+    '_id',
+    'a',
+  ]);
+});
+
 /** `value` as the driver gives it back when it decodes exactly what it sent (the same BSON read without promotion). */
 function roundTrip(value: object): unknown {
   return BSON.deserialize(BSON.serialize(value), { promoteLongs: false, promoteValues: false, promoteBuffers: false });
