@@ -200,7 +200,15 @@ export class MongoStore {
 
   /** `options` adds to the client's (a test turns on command monitoring to count what a path reads). */
   static async connect(url: string, dbName?: string, options: MongoClientOptions = {}): Promise<MongoStore> {
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 20, ...options });
+    // Strings read back unchecked for invalid UTF-8 (the driver's check is a pass over every character of every
+    // string read: a thread's diff, each message): the driver only ever writes valid UTF-8 (a lone surrogate goes as
+    // U+FFFD), so what the relay reads is what it wrote; a byte sequence written some other way reads as U+FFFD.
+    const client = new MongoClient(url, {
+      serverSelectionTimeoutMS: 5_000,
+      maxPoolSize: 20,
+      enableUtf8Validation: false,
+      ...options,
+    });
     await client.connect();
     const db = client.db(dbName);
     return new MongoStore(client, db, await detectCapabilities(db));
