@@ -250,9 +250,14 @@ async function startFerretDbOnce(
  * default write concern can (its journal is synced every 100 ms, not per write). SQLite's default (FULL) syncs every
  * commit, and FerretDB on SQLite runs one write at a time, so NORMAL about halves a create's latency and FerretDB's
  * CPU for it (docs/benchmarks.md, "Measurements behind the defaults").
+ *
+ * FerretDB's write transactions (an insert's, an update's) begin as writers (`_txlock=immediate`: BEGIN IMMEDIATE,
+ * which waits its turn under the busy timeout). Begun deferred, as by default, one now and then failed at once with
+ * "database is locked" (SQLITE_BUSY) instead of waiting: an update of a text-indexed collection (the web inbox's
+ * search words, written on every event) beside 15 other writers, once or twice in 30 s on a loaded box; none since.
  */
 export function sqliteUrl(dataDir: string): string {
-  return `${pathToFileURL(dataDir + path.sep).href}?_pragma=synchronous(normal)`;
+  return `${pathToFileURL(dataDir + path.sep).href}?_pragma=synchronous(normal)&_txlock=immediate`;
 }
 
 /**
