@@ -53,6 +53,12 @@ export function stopRelaysNow(): void {
   for (const child of running) child.kill('SIGTERM');
 }
 
+/**
+ * How a started relay says it serves (start-command.ts): its own line, not the "Debugger listening on" that --inspect
+ * in BENCH_RELAY_NODE_OPTIONS prints first.
+ */
+export const RELAY_READY_LINE = 'handoff-relay listening on';
+
 /** Starts `dist/scripts/cli.js start` (every role, under the flags of its `#!` line, as `npm start`) on the bench's servers; resolves once it listens. */
 export async function startRelayProcess(opts: RelayProcessOptions): Promise<RelayProcess> {
   const port = await findFreePort();
@@ -89,8 +95,7 @@ export async function startRelayProcess(opts: RelayProcessOptions): Promise<Rela
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 120_000;
-  // The relay's own line, not the "Debugger listening on" that --inspect in BENCH_RELAY_NODE_OPTIONS prints first.
-  while (!stderr.includes('handoff-relay listening on')) {
+  while (!stderr.includes(RELAY_READY_LINE)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`the relay did not start:\n${stderr}`);

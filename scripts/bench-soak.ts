@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { startFakeSlack } from './fake-slack/fake-slack-api';
 import { setVerifiedWebhook, startTimedReceiver } from './bench-delivery';
 import type { PhaseServers } from './bench-measure';
-import { readMemoryMiB, readRssMiB, relayNodeFlags, trackRelay } from './bench-process';
+import { readMemoryMiB, readRssMiB, RELAY_READY_LINE, relayNodeFlags, trackRelay } from './bench-process';
 import { findFreePort } from './local-services/ports';
 
 export interface SoakOptions extends PhaseServers {
@@ -63,7 +63,7 @@ export async function benchSoak(opts: SoakOptions): Promise<void> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
     const deadline = Date.now() + 30_000;
-    while (!stderr.includes('handoff-relay listening on')) {
+    while (!stderr.includes(RELAY_READY_LINE)) {
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the relay did not start:\n${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
