@@ -10,6 +10,13 @@ import { waitUntil } from '../helpers/wait-until';
 const publishers: Redis[] = [];
 const wakeups: RedisWakeups[] = [];
 
+// Every connection the file opened (each process's publisher and its subscriber) is closed: left open, they kept the
+// jest worker that ran this file alive past the end of the run ("A worker process has failed to exit gracefully").
+afterAll(async () => {
+  await Promise.all(wakeups.map((w) => w.close()));
+  await Promise.all(publishers.map((p) => p.quit()));
+});
+
 function processOn(prefix: string, quietMs?: number): RedisWakeups {
   const publisher = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   publishers.push(publisher);
