@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.13`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.14`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -32,6 +32,8 @@ const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'sqlite_index_pushdown.go', dir: path.join('internal', 'backends', 'sqlite') },
   { name: 'metadata_multikey.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
   { name: 'sjson_decode.go', dir: path.join('internal', 'handler', 'sjson') },
+  { name: 'sjson_schema_cache.go', dir: path.join('internal', 'handler', 'sjson') },
+  { name: 'types_document_decoded.go', dir: path.join('internal', 'types') },
   { name: 'sjson_encode.go', dir: path.join('internal', 'handler', 'sjson') },
   { name: 'handler_projection_fields.go', dir: path.join('internal', 'handler') },
   { name: 'sqlite_fields.go', dir: path.join('internal', 'backends', 'sqlite') },

@@ -394,6 +394,57 @@ test('a find answers each document with `_id` first and its other fields in thei
   ]);
 });
 
+// The embedded engine parses a stored document's schema (each field's type, an array's item by item) once per shape
+// of document, not once per read (ferretdb-patches/sjson_schema_cache.go): documents that differ only in a type, in
+// the order of their keys or in an array's length each read as written, together in one answer, through four
+// connections at once, after a rewrite, and past the text the cache holds.
+test('documents of many shapes, sharing field names but not types, order or lengths, read back as written, through many connections and rewrites', async () => {
+  const collections = through('shapes');
+  const shapes: Document[] = [
+    { _id: 's-int', v: new Int32(1), w: 'x' },
+    { _id: 's-str', v: 'one', w: 'x' },
+    { _id: 's-double', v: 1.5, w: 'x' },
+    { _id: 's-long', v: Long.fromNumber(2 ** 40), w: 'x' },
+    { _id: 's-doc', v: { x: new Int32(1), y: 'y' }, w: 'x' },
+    { _id: 's-doc-swapped', v: { y: 'y', x: new Int32(1) }, w: 'x' },
+    { _id: 's-swapped', w: 'x', v: new Int32(1) },
+    { _id: 's-array', v: [new Int32(1), 'a', null], w: 'x' },
+    { _id: 's-array-other', v: ['a', new Int32(1), null], w: 'x' },
+    { _id: 's-null', v: null, w: 'x' },
+    { _id: 's-date', v: new Date(Date.UTC(2026, 11, 6)), w: ['x'] },
+  ];
+  // Arrays from 1 to 400 items, ints and strings alternating: each its own schema, about 1.1 MB of schema text in all.
+  const long = Array.from({ length: 400 }, (_, n) => ({
+    _id: `long-${String(n).padStart(3, '0')}`,
+    v: Array.from({ length: n + 1 }, (_, i) => (i % 2 ? `s${i}` : new Int32(i))),
+  }));
+  await collections[0]!.insertMany([...shapes, ...long] as never[]);
+  const raw = { promoteLongs: false, promoteValues: false, promoteBuffers: false } as const;
+  const expected = [...shapes, ...long]
+    .map(roundTrip)
+    .sort((a, b) => ((a as Document)._id < (b as Document)._id ? -1 : 1));
+
+  // Twice over from each connection at once (the second read of every shape is the cache's), whole and projected.
+  for (let round = 0; round < 2; round += 1) {
+    const reads = await Promise.all(collections.map((c) => c.find({}, raw).sort({ _id: 1 }).toArray()));
+    for (const read of reads) expect(read).toEqual(expected);
+    for (const shape of shapes) {
+      const one = await collections[round]!.findOne({ _id: shape._id } as never, { ...raw, projection: { v: 1 } });
+      expect(one).toEqual(roundTrip({ _id: shape._id, v: shape.v }));
+    }
+  }
+
+  // A document rewritten to another shape reads as its new shape; one rewritten to a shape read before, as that one.
+  await collections[1]!.updateOne({ _id: 's-int' } as never, { $set: { v: 'now a string' } });
+  await collections[2]!.updateOne({ _id: 's-str' } as never, { $set: { v: new Int32(7) } });
+  expect(await collections[3]!.findOne({ _id: 's-int' } as never, raw)).toEqual(
+    roundTrip({ _id: 's-int', v: 'now a string', w: 'x' }),
+  );
+  expect(await collections[0]!.findOne({ _id: 's-str' } as never, raw)).toEqual(
+    roundTrip({ _id: 's-str', v: new Int32(7), w: 'x' }),
+  );
+});
+
 /** `value` as the driver gives it back when it decodes exactly what it sent (the same BSON read without promotion). */
 function roundTrip(value: object): unknown {
   return BSON.deserialize(BSON.serialize(value), { promoteLongs: false, promoteValues: false, promoteBuffers: false });

@@ -9,6 +9,8 @@
 //
 // UnmarshalFields decodes only some top-level fields (and their schema), skipping the rest as raw text: the
 // handler asks for it when a find's projection, filter and sort need nothing else (handler_projection_fields.go).
+//
+// A schema is parsed once per shape of document, not once per read (sjson_schema_cache.go).
 
 package sjson
 
@@ -22,7 +24,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/FerretDB/FerretDB/internal/types"
-	"github.com/FerretDB/FerretDB/internal/util/must"
 )
 
 // errFast: the fast decoder met something it leaves to the upstream one.
@@ -75,15 +76,15 @@ func fastUnmarshal(data []byte, fields map[string]struct{}) (*types.Document, er
 		return nil, errFast
 	}
 
-	// The schema's keys, and each property's schema as raw text: only the wanted ones are parsed.
-	schemaKeys, propNames, propRaws, err := splitSchema(rawSchema)
-	if err != nil || len(schemaKeys) != len(keys) {
+	// The schema's keys, and each property's schema, parsed when a read first needs it (sjson_schema_cache.go).
+	sch, err := schemas.get(rawSchema)
+	if err != nil || len(sch.keys) != len(keys) {
 		return nil, errFast
 	}
 
-	d := must.NotFail(types.NewDocument())
+	d := types.MakeDecodedDocument(len(sch.keys))
 
-	for _, key := range schemaKeys {
+	for _, key := range sch.keys {
 		if fields != nil {
 			if _, wanted := fields[key]; !wanted {
 				continue
@@ -95,12 +96,9 @@ func fastUnmarshal(data []byte, fields map[string]struct{}) (*types.Document, er
 			return nil, errFast
 		}
 
-		var e *elem
-
-		if rawElem, ok := lookup(propNames, propRaws, key); ok {
-			if e, err = parseElem(rawElem); err != nil {
-				return nil, err
-			}
+		e, err := sch.elem(key)
+		if err != nil {
+			return nil, err
 		}
 
 		v, err := decodeValue(raw, e)
@@ -108,7 +106,7 @@ func fastUnmarshal(data []byte, fields map[string]struct{}) (*types.Document, er
 			return nil, err
 		}
 
-		d.Set(key, v)
+		d.AppendDecoded(key, v)
 	}
 
 	return d, nil
@@ -265,7 +263,7 @@ func decodeDocument(raw []byte, sch *schema) (any, error) {
 		return nil, errFast
 	}
 
-	d := must.NotFail(types.NewDocument())
+	d := types.MakeDecodedDocument(len(sch.Keys))
 
 	for _, key := range sch.Keys {
 		v, ok := lookup(keys, raws, key)
@@ -278,7 +276,7 @@ func decodeDocument(raw []byte, sch *schema) (any, error) {
 			return nil, err
 		}
 
-		d.Set(key, value)
+		d.AppendDecoded(key, value)
 	}
 
 	return d, nil
@@ -314,6 +312,11 @@ func parseSchema(raw []byte) (*schema, error) {
 	keys, names, props, err := splitSchema(raw)
 	if err != nil {
 		return nil, err
+	}
+
+	// Fields are added without a search for their key (types_document_decoded.go): keys must be distinct.
+	if !distinct(keys) {
+		return nil, errFast
 	}
 
 	sch := &schema{Keys: keys}
@@ -393,6 +396,21 @@ func parseElem(raw []byte) (*elem, error) {
 	}
 
 	return e, nil
+}
+
+// distinct: no key twice (a schema's keys; parsed once per shape of document, sjson_schema_cache.go).
+func distinct(keys []string) bool {
+	seen := make(map[string]struct{}, len(keys))
+
+	for _, key := range keys {
+		if _, dup := seen[key]; dup {
+			return false
+		}
+
+		seen[key] = struct{}{}
+	}
+
+	return true
 }
 
 // decodeStrings decodes a JSON array of strings.
