@@ -395,8 +395,9 @@ test('a find answers each document with `_id` first and its other fields in thei
 });
 
 // The embedded engine parses a stored document's schema (each field's type, an array's item by item) once per shape
-// of document, not once per read (ferretdb-patches/sjson_schema_cache.go): documents that differ only in a type, in
-// the order of their keys or in an array's length each read as written, together in one answer, through four
+// of document, not once per read (ferretdb-patches/sjson_schema_cache.go), and decodes fields in the schema's order as
+// it meets them (sjson_decode.go): documents that differ only in a type, in the order of their keys or in an array's
+// length, or whose keys hold a quote or a backslash, each read as written, together in one answer, through four
 // connections at once, after a rewrite, and past the text the cache holds.
 test('documents of many shapes, sharing field names but not types, order or lengths, read back as written, through many connections and rewrites', async () => {
   const collections = through('shapes');
@@ -412,6 +413,8 @@ test('documents of many shapes, sharing field names but not types, order or leng
     { _id: 's-array-other', v: ['a', new Int32(1), null], w: 'x' },
     { _id: 's-null', v: null, w: 'x' },
     { _id: 's-date', v: new Date(Date.UTC(2026, 11, 6)), w: ['x'] },
+    // Keys with an escape in their stored text, at the top and nested, which the decoder finds by key instead of in order.
+    { _id: 's-escaped', 'v"q\\b': new Int32(1), w: { 'x"\\y': 'z', n: new Int32(2) } },
   ];
   // Arrays from 1 to 400 items, ints and strings alternating: each its own schema, about 1.1 MB of schema text in all.
   const long = Array.from({ length: 400 }, (_, n) => ({

@@ -7,6 +7,10 @@
 // it does not expect (an escape it leaves to encoding/json, a number out of range, an unknown schema key) makes it
 // give up and the upstream decoder (unmarshalSlow) answer instead, errors included.
 //
+// A document stored as FerretDB writes one (its schema first, then its fields in the schema's order) is decoded field
+// by field as the scanner meets them (unmarshalInOrder, decodeInOrder); any other layout is split into its keys and
+// each field found by key, as before.
+//
 // UnmarshalFields decodes only some top-level fields (and their schema), skipping the rest as raw text: the
 // handler asks for it when a find's projection, filter and sort need nothing else (handler_projection_fields.go).
 //
@@ -15,6 +19,7 @@
 package sjson
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -55,6 +60,10 @@ func UnmarshalFields(data []byte, fields map[string]struct{}) (*types.Document, 
 }
 
 func fastUnmarshal(data []byte, fields map[string]struct{}) (*types.Document, error) {
+	if d, ok, err := unmarshalInOrder(data, fields); ok || err != nil {
+		return d, err
+	}
+
 	keys, raws, err := splitObject(data)
 	if err != nil {
 		return nil, err
@@ -250,6 +259,10 @@ func decodeValue(raw []byte, e *elem) (any, error) {
 
 // decodeDocument is documentType.UnmarshalJSONWithSchema's fast path.
 func decodeDocument(raw []byte, sch *schema) (any, error) {
+	if d, ok, err := decodeInOrder(raw, sch); ok || err != nil {
+		return d, err
+	}
+
 	keys, raws, err := splitObject(raw)
 	if err != nil {
 		return nil, err
@@ -280,6 +293,120 @@ func decodeDocument(raw []byte, sch *schema) (any, error) {
 	}
 
 	return d, nil
+}
+
+// unmarshalInOrder is fastUnmarshal for a document stored as FerretDB writes one: its schema first, then its fields
+// in the schema's order. It decodes each field as it meets it, with no list of the document's keys and no search in
+// it; ok is false, with nothing decoded, when the document is not laid out so (fastUnmarshal then finds each field).
+func unmarshalInOrder(data []byte, fields map[string]struct{}) (d *types.Document, ok bool, err error) {
+	s := scanner{b: data}
+	s.ws()
+
+	if !s.eat('{') {
+		return nil, false, nil
+	}
+
+	key, rawSchema, found := s.member()
+	if !found || !keyIs(key, "$s") {
+		return nil, false, nil
+	}
+
+	sch, err := schemas.get(rawSchema)
+	if err != nil {
+		return nil, false, nil
+	}
+
+	return fieldsInOrder(&s, sch.keys, true, elemSource{cached: sch}, fields)
+}
+
+// decodeInOrder is decodeDocument for a nested document whose fields are in its schema's order (as FerretDB writes
+// them), decoded as met; ok is false, with nothing decoded, when they are not (decodeDocument then finds each).
+func decodeInOrder(raw []byte, sch *schema) (d *types.Document, ok bool, err error) {
+	s := scanner{b: raw}
+	s.ws()
+
+	if !s.eat('{') {
+		return nil, false, nil
+	}
+
+	if s.ws(); s.eat('}') {
+		if s.ws(); s.i != len(raw) {
+			return nil, false, nil
+		}
+
+		return &types.Document{}, true, nil
+	}
+
+	if sch == nil || len(sch.Keys) == 0 {
+		return nil, false, nil
+	}
+
+	return fieldsInOrder(&s, sch.Keys, false, elemSource{props: sch.Properties}, nil)
+}
+
+// elemSource is where fieldsInOrder finds each field's schema: a top-level schema from the cache, parsed on first
+// use, or a nested document's parsed properties.
+type elemSource struct {
+	cached *cachedSchema
+	props  map[string]*elem
+}
+
+func (src elemSource) of(name string) (*elem, error) {
+	if src.cached != nil {
+		return src.cached.elem(name)
+	}
+
+	return src.props[name], nil
+}
+
+// fieldsInOrder decodes the rest of the object s is in, one member per key of keys, in their order (after: a member
+// came before them, so each is preceded by a comma), the wanted ones only when fields is not nil; ok is false, with
+// nothing decoded, when the object holds anything else.
+func fieldsInOrder(
+	s *scanner, keys []string, after bool, src elemSource, fields map[string]struct{},
+) (d *types.Document, ok bool, err error) {
+	d = types.MakeDecodedDocument(len(keys))
+
+	for i, name := range keys {
+		if s.ws(); (after || i > 0) && !s.eat(',') {
+			return nil, false, nil
+		}
+
+		key, raw, found := s.member()
+		if !found || !keyIs(key, name) {
+			return nil, false, nil
+		}
+
+		if fields != nil {
+			if _, wanted := fields[name]; !wanted {
+				continue
+			}
+		}
+
+		e, err := src.of(name)
+		if err != nil {
+			return nil, false, err
+		}
+
+		v, err := decodeValue(raw, e)
+		if err != nil {
+			return nil, false, err
+		}
+
+		d.AppendDecoded(name, v)
+	}
+
+	if !s.closes('}') {
+		return nil, false, nil
+	}
+
+	return d, true, nil
+}
+
+// keyIs: the raw JSON string key (quotes included) is name. A key with an escape in it is not compared (it is not
+// always its text): the caller decodes the document the general way.
+func keyIs(key []byte, name string) bool {
+	return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name && bytes.IndexByte(key, '\\') < 0
 }
 
 // splitSchema reads a document's schema: its keys in order, and each property's schema as raw text.
@@ -651,6 +778,43 @@ func (s *scanner) ws() {
 			return
 		}
 	}
+}
+
+// member reads the next `"key": value` of an object, after its `{` or a `,`: the key's raw text (quotes included) and
+// the value's; found is false when what follows is not one.
+func (s *scanner) member() (key, value []byte, found bool) {
+	s.ws()
+
+	start := s.i
+	if !s.skipString() {
+		return nil, nil, false
+	}
+
+	key = s.b[start:s.i]
+
+	if s.ws(); !s.eat(':') {
+		return nil, nil, false
+	}
+
+	s.ws()
+
+	start = s.i
+	if !s.skipValue() {
+		return nil, nil, false
+	}
+
+	return key, s.b[start:s.i], true
+}
+
+// closes: what is left is the object's closing c, with nothing after it but whitespace.
+func (s *scanner) closes(c byte) bool {
+	if s.ws(); !s.eat(c) {
+		return false
+	}
+
+	s.ws()
+
+	return s.i == len(s.b)
 }
 
 func (s *scanner) eat(c byte) bool {

@@ -4,7 +4,8 @@
 // for every scalar (reflection, one allocation each): on the relay's writes of 5 KB threads that was about a tenth
 // of FerretDB's CPU. This appends the same bytes to one buffer; a string that needs escaping still goes through
 // json.Marshal, and a value it does not expect (NaN or an infinity, which upstream refuses) makes upstream's
-// encoder (marshalSlow) answer, errors included. The output is byte for byte upstream's.
+// encoder (marshalSlow) answer, errors included. The output is byte for byte upstream's, but for a top-level key that
+// needs escaping (appendTopDocument).
 
 package sjson
 
@@ -34,7 +35,10 @@ func Marshal(d *types.Document) ([]byte, error) {
 	return marshalSlow(d)
 }
 
-// appendTopDocument is upstream's Marshal: the schema first, then each field (top-level keys written as they are).
+// appendTopDocument is upstream's Marshal: the schema first, then each field. Upstream wrote top-level keys as they
+// are, unescaped: a key with a quote was refused by SQLite as malformed JSON, and one with a backslash or a control
+// character was stored but never read again (every find that met the document failed: "missing key"). Those are
+// escaped now (appendTopKey); every other key is written as before, byte for byte.
 func appendTopDocument(b []byte, d *types.Document) ([]byte, bool) {
 	b = append(b, `{"$s":`...)
 
@@ -47,9 +51,9 @@ func appendTopDocument(b []byte, d *types.Document) ([]byte, bool) {
 	values := d.Values()
 
 	for i, key := range keys {
-		b = append(b, `,"`...)
-		b = append(b, key...)
-		b = append(b, `":`...)
+		b = append(b, ',')
+		b = appendTopKey(b, key)
+		b = append(b, ':')
 
 		if b, ok = appendValue(b, values[i]); !ok {
 			return nil, false
@@ -260,6 +264,21 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 	}
 
 	return b, true
+}
+
+// appendTopKey writes a top-level key as upstream did (as it is, quoted), unless it holds what JSON must escape (a
+// quote, a backslash, a control character), which upstream left unescaped: then as json.Marshal writes it.
+func appendTopKey(b []byte, key string) []byte {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' {
+			return append(b, must.NotFail(json.Marshal(key))...)
+		}
+	}
+
+	b = append(b, '"')
+	b = append(b, key...)
+
+	return append(b, '"')
 }
 
 // appendString writes a string as json.Marshal does: as it is when nothing in it needs escaping, else through it.
