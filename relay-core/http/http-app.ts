@@ -71,7 +71,7 @@ const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** What answers when the api role is off (bot/ mounts /slack/events itself). */
-const OPS_PATHS = new Set(['/', '/healthz', '/health', '/readyz', '/metrics', '/slack/events']);
+const OPS_PATHS = new Set(['/', '/favicon.ico', '/healthz', '/health', '/readyz', '/metrics', '/slack/events']);
 
 function restError(res: Response, error: RelayError): void {
   // A rate limit says when to come back, in the header clients and proxies read and in the body.
@@ -332,6 +332,12 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     const checks = await readiness();
     const ready = Object.values(checks).every((state) => state === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+
+  // Browsers ask every site for an icon; the relay has none to show, and says so without an error in their console.
+  app.get('/favicon.ico', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.status(204).end();
   });
 
   app.get('/', async (_req, res) => {

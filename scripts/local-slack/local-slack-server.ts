@@ -204,6 +204,11 @@ export async function startLocalSlack(opts: LocalSlackOptions): Promise<LocalSla
       res.end(localSlackPage());
       return;
     }
+    // No icon, and no "404" in the browser's console for the one browsers ask for.
+    if (req.method === 'GET' && url.pathname === '/favicon.ico') {
+      res.writeHead(204, { 'cache-control': 'public, max-age=86400' }).end();
+      return;
+    }
     if (req.method === 'GET' && url.pathname === '/api/state') {
       res
         .writeHead(200, { 'content-type': 'application/json' })
