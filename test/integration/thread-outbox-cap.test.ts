@@ -74,6 +74,15 @@ async function append(
   }
 }
 
+/** Appends past OUTBOX_KEPT messages, until the thread no longer holds `event` (its first, thread.created). */
+async function appendUntilTrimmed(key: string, threadId: string, event: OutboxEvent): Promise<void> {
+  await append(key, threadId, OUTBOX_KEPT + 8);
+  await waitUntil(
+    async () => !(await thread(threadId)).outbox.some((e) => e.id === event.id),
+    'thread.created trimmed from the thread',
+  );
+}
+
 /** What a webhook body says of its event. */
 function bodyEvent(secret: string, request: ReceivedRequest) {
   const body = verifyWebhook(secret, request) as { type: string; timestamp: string; data: Record<string, unknown> };
@@ -153,11 +162,7 @@ test(
       threadId = await sendHandoff(relay, sender.key, recipient.handle);
       created = (await thread(threadId)).outbox[0]!;
       await waitUntil(async () => createdAttempts.length === 1, 'the first attempt of thread.created');
-      await append(sender.key, threadId, OUTBOX_KEPT + 8);
-      await waitUntil(
-        async () => !(await thread(threadId)).outbox.some((e) => e.id === created.id),
-        'thread.created trimmed from the thread',
-      );
+      await appendUntilTrimmed(sender.key, threadId, created);
     } finally {
       await webhooks.resume();
     }
@@ -187,11 +192,7 @@ test(
     const id = deliveryId(created.id, recipient.handle);
     await waitUntil(async () => (await deliveries().findOne({ _id: id }))?.status === 'failed', 'the dead letter');
 
-    await append(sender.key, threadId, OUTBOX_KEPT + 8);
-    await waitUntil(
-      async () => !(await thread(threadId)).outbox.some((e) => e.id === created.id),
-      'thread.created trimmed from the thread',
-    );
+    await appendUntilTrimmed(sender.key, threadId, created);
     await recipient.hook.restart();
     expect((await relay.rest('POST', `/admin/deliveries/${id}/redrive`, relay.adminKey)).status).toBe(202);
 

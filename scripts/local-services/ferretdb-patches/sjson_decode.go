@@ -669,33 +669,18 @@ func splitObject(raw []byte) ([]string, [][]byte, error) {
 
 	if !s.eat('}') {
 		for {
-			s.ws()
-
-			start := s.i
-			if !s.skipString() {
+			rawKey, value, found := s.member()
+			if !found {
 				return nil, nil, errFast
 			}
 
-			key, err := decodeString(raw[start:s.i])
+			key, err := decodeString(rawKey)
 			if err != nil {
 				return nil, nil, err
 			}
 
-			s.ws()
-
-			if !s.eat(':') {
-				return nil, nil, errFast
-			}
-
-			s.ws()
-
-			start = s.i
-			if !s.skipValue() {
-				return nil, nil, errFast
-			}
-
 			keys = append(keys, key)
-			values = append(values, raw[start:s.i])
+			values = append(values, value)
 
 			s.ws()
 

@@ -267,11 +267,11 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 }
 
 // appendTopKey writes a top-level key as upstream did (as it is, quoted), unless it holds what JSON must escape (a
-// quote, a backslash, a control character), which upstream left unescaped: then as json.Marshal writes it.
+// quote, a backslash, a control character), which upstream left unescaped: then as every other string (appendString).
 func appendTopKey(b []byte, key string) []byte {
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x20 || c == '"' || c == '\\' {
-			return append(b, must.NotFail(json.Marshal(key))...)
+			return appendString(b, key)
 		}
 	}
 

@@ -86,6 +86,11 @@ func (c *schemaCache) get(raw []byte) (*cachedSchema, error) {
 		return nil, err
 	}
 
+	// The decoder adds the document's fields without a search for their key (types_document_decoded.go).
+	if !distinct(keys) || !distinct(names) {
+		return nil, errFast
+	}
+
 	s := &cachedSchema{
 		keys:   keys,
 		index:  make(map[string]int, len(names)),
@@ -95,16 +100,7 @@ func (c *schemaCache) get(raw []byte) (*cachedSchema, error) {
 	}
 
 	for i, name := range names {
-		if _, dup := s.index[name]; dup {
-			return nil, errFast
-		}
-
 		s.index[name] = i
-	}
-
-	// The decoder adds the document's fields without a search for their key (types_document_decoded.go).
-	if !distinct(keys) {
-		return nil, errFast
 	}
 
 	c.mu.Lock()
