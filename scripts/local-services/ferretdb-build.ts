@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.14`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.15`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -41,6 +41,7 @@ const FERRETDB_FILES: Array<{ name: string; dir: string }> = [
   { name: 'metadata_text_index.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
   { name: 'sqlite_text_search.go', dir: path.join('internal', 'backends', 'sqlite') },
   { name: 'handler_whole_documents.go', dir: path.join('internal', 'handler', 'common') },
+  { name: 'metadata_sql_names.go', dir: path.join('internal', 'backends', 'sqlite', 'metadata') },
 ];
 
 const SQLITE_COLLECTION = path.join('internal', 'backends', 'sqlite', 'collection.go');
@@ -304,6 +305,29 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     from: '\t\t\tUnique: index.Unique,\n\t\t}',
     to: '\t\t\tUnique: index.Unique,\n\t\t\tMultikey: index.Multikey,\n\t\t}',
   },
+  /**
+   * A client's index names and key fields go into SQL quoted as SQL quotes them (metadata_sql_names.go): upstream's %q
+   * let a double quote in either end the identifier and run the rest as SQL. (The DROP INDEX is in the text index
+   * patch below, which rewrites that line.)
+   */
+  {
+    name: 'the SQL names patch (index name)',
+    file: SQLITE_REGISTRY,
+    from: '\t\tq += "INDEX %q ON %q (%s)"\n',
+    to: '\t\tq += "INDEX %s ON %q (%s)"\n',
+  },
+  {
+    name: 'the SQL names patch (index name argument)',
+    file: SQLITE_REGISTRY,
+    from: '\t\t\tc.TableName+"_"+index.Name,\n',
+    to: '\t\t\tsqlIdent(c.TableName+"_"+index.Name),\n',
+  },
+  {
+    name: 'the SQL names patch (key fields)',
+    file: SQLITE_REGISTRY,
+    from: '\t\t\t\tfields[j] = fmt.Sprintf("%q", f)\n',
+    to: '\t\t\t\tfields[j] = sqlIdent(f)\n',
+  },
   {
     name: 'the index column patch',
     file: SQLITE_REGISTRY,
@@ -405,7 +429,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     file: SQLITE_REGISTRY,
     from: '\t\tq := fmt.Sprintf("DROP INDEX %q", c.TableName+"_"+name)\n',
     to:
-      '\t\tq := fmt.Sprintf("DROP INDEX %q", c.TableName+"_"+name)\n' +
+      '\t\tq := "DROP INDEX " + sqlIdent(c.TableName+"_"+name)\n' +
       '\t\tif len(c.Settings.Indexes[i].Text) > 0 {\n\t\t\tq = dropTextIndexSQL(c.TableName)\n\t\t}\n',
   },
   {

@@ -718,3 +718,41 @@ describe('a command of many statements', () => {
     );
   });
 });
+
+describe('index names and key fields are names, whatever they hold', () => {
+  interface Odd {
+    _id: string;
+    n: number;
+    [field: string]: unknown;
+  }
+  // A double quote ended the identifier on the embedded engine before its build 15 (which quotes them as SQL does):
+  // an index on a field holding one failed, and a crafted name or field ran the rest as SQL.
+  const quoted = 'a"b';
+  const crafted = 'x\\") ; CREATE TABLE crafted (a) ; --';
+  const fields = [quoted, crafted, 'back\\slash', "it's", 'tab\there'];
+
+  test.each(fields)(
+    'an index on %j is created under a name holding SQL, lists that name, serves its finds and drops',
+    async (field) => {
+      const docs = clients[0]!.db(dbName).collection<Odd>(uniqueName('odd'));
+      await docs.insertMany(
+        Array.from({ length: 40 }, (_, n) => ({ _id: `d${String(n).padStart(2, '0')}`, n, [field]: n % 4 })),
+      );
+      const name = `by "${field}" ON "odd" (n); --`;
+
+      expect(await docs.createIndex({ [field]: 1, n: -1 }, { name })).toBe(name);
+      expect((await docs.listIndexes().toArray()).map((index) => index.name)).toContain(name);
+      const found = await docs
+        .find({ [field]: 3 })
+        .sort({ [field]: 1, n: -1 })
+        .limit(5)
+        .toArray();
+      expect(found.map((doc) => doc.n)).toEqual([39, 35, 31, 27, 23]);
+      expect(await docs.countDocuments({ [field]: { $in: [1, 2] } })).toBe(20);
+
+      await docs.dropIndex(name);
+      expect((await docs.listIndexes().toArray()).map((index) => index.name)).not.toContain(name);
+      expect(await docs.countDocuments({})).toBe(40);
+    },
+  );
+});
