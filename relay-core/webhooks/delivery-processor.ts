@@ -114,11 +114,12 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     }
     // Each delivery carries the event, so its retries (over a day and more) build the body without the thread's copy.
     const carried = recorded ? { event: carriedEvent(recorded) } : {};
-    for (const handle of await withEndpoint(eventAudience(thread, event.type))) {
-      const id = deliveryId(event.event_id, handle);
-      await deliveries.open(event, handle, clock.now(), { recorded });
-      await queues.enqueueDelivery(id, { ...event, handle, redrive: 0, ...carried });
-    }
+    await Promise.all(
+      (await withEndpoint(eventAudience(thread, event.type))).map(async (handle) => {
+        await deliveries.open(event, handle, clock.now(), { recorded });
+        await queues.enqueueDelivery(deliveryId(event.event_id, handle), { ...event, handle, redrive: 0, ...carried });
+      }),
+    );
     // A2A push configs of the task: one `_id` read per event of a task that has had one. A task has none at its
     // creation: a config is made for a task that exists, and tells of what happens after.
     const configs =
@@ -140,17 +141,22 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
     const data = parseJob(deliveryJobSchema, job);
     if (data.push_config !== undefined) return push(job, data, data.push_config);
     const id = deliveryId(data.event_id, data.handle);
-    const attempt = await openAttempt(
-      { deliveries, clock, log },
-      id,
-      job,
-      data,
-      'webhook delivery failed for good; in the dead-letter list',
-    );
+    // The delivery's record, the endpoint and the thread are read at once (a job whose record says it is done wasted
+    // two reads); the thread is the version this process wrote moments ago when it did (readThreadFrom).
+    const [attempt, agent, thread] = await Promise.all([
+      openAttempt(
+        { deliveries, clock, log },
+        id,
+        job,
+        data,
+        'webhook delivery failed for good; in the dead-letter list',
+      ),
+      store.agents.findOne({ _id: data.handle }),
+      store.readThreadFrom(data.thread_id, data.version),
+    ]);
     if (!attempt) return 'skipped';
     const { fail } = attempt;
 
-    const agent = await store.agents.findOne({ _id: data.handle });
     const endpoint = agent?.status === 'active' ? agent.notification : null;
     if (!endpoint || endpoint.disabled_at) {
       await deliveries.record(
@@ -174,7 +180,6 @@ export function createWebhookProcessor(deps: WebhookDeliveryDeps) {
       );
     }
 
-    const thread = await reads.threadById(data.thread_id);
     const event = thread && deliveredEvent(data, thread);
     if (!thread || !event) {
       await deliveries.record(

@@ -25,6 +25,8 @@ export const deliveryJobSchema = z.object({
    * thread keeps only its newest events). Absent on jobs queued before it was added: those look it up in the thread.
    */
   event: carriedEventSchema.optional(),
+  /** The thread's version once the event was written (its event job's): the thread as read for the body is that or later. */
+  version: z.number().int().min(1).optional(),
 });
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
 
