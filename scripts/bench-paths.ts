@@ -245,12 +245,6 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
         opts.progress,
       );
       teammates = mates;
-      // Seeded in bulk, behind the relay's back: their skills and repos get their tags as a start would give them.
-      const tagsStarted = performance.now();
-      const tagged = await store.cards.reconcile();
-      opts.out(
-        `agent tags after seeding: ${tagged.toLocaleString('en')} written in ${((performance.now() - tagsStarted) / 1000).toFixed(1)} s`,
-      );
       const seconds = await seedThreads(
         store,
         threads,

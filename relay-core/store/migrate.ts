@@ -19,8 +19,9 @@ import { putById } from './thread-writes';
  * 8: the web inbox's text search: each thread's words for its participants in `thread_terms`.
  * 9: the text search under a text index: one document per thread in `thread_text` (thread-text.ts).
  * 10: what each reader has seen of a thread is on the thread (`reads`, read-marks.ts), not in `thread_reads`.
+ * 11: a card's skills and owned repos are found through multikey indexes of `agents`, not tags in `agent_tags`.
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 const MARKER_ID = 'schema';
 /** Up to layout 3: set once the pending approvals of an earlier layout were in the `approvals_open` collection. */
 const OPEN_APPROVALS_ID = 'open_approvals_placed';
@@ -66,19 +67,12 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
   });
   touched += dirty.length;
 
-  // Step 2: what the relay kept up to layout 3 where the embedded FerretDB served no index (mailbox logs, message
-  // blocks, the timers' minute buckets, the teammate directory's change log, the event logs' marks and heads) goes;
-  // indexes serve those reads now (MongoStore.ensureIndexes), and the cards' skills and repos get their tags
-  // (agent-cards.ts). A thread's own `mailbox` and `recent_messages` fields stay, unread, and so do an old event
-  // log's entries (read by their `handle` and `seq` like new ones).
+  // Step 2: the event logs and open approvals of layout 3 and before, as indexes read them now. What the relay kept
+  // where the embedded FerretDB served no index goes last (dropLegacyCollections). A thread's own `mailbox` and
+  // `recent_messages` fields stay, unread, and so do an old event log's entries (read by their `handle` and `seq`).
   if (current < 4) {
     touched += await settleEventLogs(store, progress);
     await markOpenApprovals(store, progress);
-    await dropLegacyCollections(store, current, progress);
-  }
-  if (current < 3) {
-    const tagged = await store.cards.reconcile();
-    if (tagged > 0) progress(`migrate: ${tagged.toLocaleString('en')} skills and owned repos of teammates tagged`);
   }
 
   // Step 3: an event's fan-out reads a task's push configs only when its thread is marked; configs made before the
@@ -108,6 +102,10 @@ export async function migrateStore(store: MongoStore, progress: (line: string) =
 
   // Step 7: the read marks move onto their threads.
   if (current < 10) touched += await moveReadMarksOntoThreads(store, progress);
+
+  // Step 8: what indexes serve now goes (mailbox logs, message blocks, the timers' minute buckets, the teammate
+  // directory's change log, the event logs' marks and heads, the cards' tags: MongoStore.ensureIndexes).
+  await dropLegacyCollections(store, current, progress);
 
   await putById(store.meta, MARKER_ID, { value: SCHEMA_VERSION, at: new Date() });
   progress(`migrate: the database is at layout ${SCHEMA_VERSION}`);
@@ -367,6 +365,7 @@ const LEGACY_COLLECTIONS: Record<number, string[]> = {
     'timer_due_marks',
   ],
   4: ['event_marks', 'event_heads', 'approvals_open'],
+  11: ['agent_tags'],
 };
 /** Their `meta` documents: the mailboxes' placement marker, the due ledger's cursor, the directory log's head. */
 const LEGACY_META = ['mailboxes_placed', 'timers_due_cursor', 'agents_log_head'];
@@ -386,7 +385,9 @@ async function dropLegacyCollections(
   // The directory's change log: `agents_log#<n>`, one entry per card change ever made.
   await store.meta.deleteMany({ _id: { $regex: /^agents_log#/ } });
   if (dropped.length > 0)
-    progress(`migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages, timers and event logs now)`);
+    progress(
+      `migrate: dropped ${dropped.join(', ')} (indexes serve lists, messages, timers, event logs and cards now)`,
+    );
 }
 
 function withoutOutboxFlags(doc: ThreadDoc): ThreadDoc {

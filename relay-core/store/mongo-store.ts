@@ -16,7 +16,7 @@ import type {
   SlackLinkDoc,
   ThreadDoc,
 } from '../domain/documents';
-import { AgentCards, type AgentTagDoc } from './agent-cards';
+import { AgentCards } from './agent-cards';
 import { InsertBatcher } from './insert-batcher';
 import { ensureIndexes } from './indexes';
 import { KeyedQueue } from './keyed-queue';
@@ -195,7 +195,7 @@ export class MongoStore {
     this.agentWriter = new VersionedWriter(this.agents, 'teammate');
     this.lists = new IndexedThreadLists(this.threads);
     this.text = new ThreadText(db, this.threads);
-    this.cards = new AgentCards(this.agents, db.collection<AgentTagDoc>('agent_tags'));
+    this.cards = new AgentCards(this.agents);
   }
 
   /** `options` adds to the client's (a test turns on command monitoring to count what a path reads). */
@@ -223,8 +223,9 @@ export class MongoStore {
     await ensureIndexes(
       [
         [this.agents, { role: 1 }, { name: 'role' }],
-        // A card's skills and owned repos, one tag each (agent-cards.ts).
-        [this.cards.tags, { kind: 1, value: 1, handle: 1 }, { name: 'by_value' }],
+        // A card's skills and owned repos: multikey indexes, an entry per element (agent-cards.ts).
+        [this.agents, { skills: 1 }, { name: 'by_skill' }],
+        [this.agents, { repos_owned: 1 }, { name: 'by_repo' }],
         [this.apiKeys, { handle: 1 }, { name: 'handle' }],
         // tasks/list: equality on the party, newest first (ties by _id: the whole sort is read from the index), status
         // filtered within (ESR order).
@@ -407,7 +408,7 @@ export class MongoStore {
     from?: ThreadDoc,
     opts?: WriteOptions,
   ): Promise<ThreadWrite> {
-    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, change, undefined, from, opts));
+    const written = await this.threadWriteQueue.run(id, () => this.writer.write(id, change, from, opts));
     if (written.after) this.remember(written.after);
     return written;
   }
@@ -422,15 +423,13 @@ export class MongoStore {
    * the card or rotate the secret, and a plain update of one would undo the other.
    */
   async writeAgent(handle: string, change: Change<AgentDoc>): Promise<VersionedWrite<AgentDoc>> {
-    // The tags the card is about to have go in before it (agent-cards.ts: tags are never fewer than the card's).
-    const written = await this.agentWriter.write(handle, change, (current) => this.cards.adding(change(current)));
-    if (written.after) await Promise.all([this.cards.removeLost(written.before, written.after), this.agentWritten()]);
+    const written = await this.agentWriter.write(handle, change);
+    if (written.after) await this.agentWritten();
     return written;
   }
 
-  /** Inserts a new teammate's card (its tags go in first: agent-cards.ts). */
+  /** Inserts a new teammate's card. */
   async insertAgent(doc: AgentDoc): Promise<void> {
-    await this.cards.adding(doc);
     await this.agents.insertOne(doc);
     await this.agentWritten();
   }

@@ -29,12 +29,6 @@ export interface VersionedWrite<T> {
 export type Change<T> = (current: T) => T | undefined;
 
 /**
- * Reads a change needs before it can decide (`_id` lookups it then closes over), run on the version the change is
- * about to see, before every call of it: the change itself stays pure and is judged again on each retry.
- */
-export type Prepare<T> = (current: T) => Promise<void>;
-
-/**
  * A list field that versioned writes only add to, while others take items out of it with their own atomic update
  * (store/outbox-ledger.ts: a thread's pending jobs, taken out by the workers), and the date it has held items since.
  */
@@ -70,18 +64,11 @@ export class VersionedWriter<T extends Versioned> {
    * starts from it instead of reading the document first. One that another write has passed since costs a retry,
    * never a lost write.
    */
-  async write(
-    id: string,
-    change: Change<T>,
-    prepare?: Prepare<T>,
-    from?: T,
-    opts: WriteOptions = {},
-  ): Promise<VersionedWrite<T>> {
+  async write(id: string, change: Change<T>, from?: T, opts: WriteOptions = {}): Promise<VersionedWrite<T>> {
     const deadline = Date.now() + CONTENDED_WRITE_MS;
     for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       const current = attempt === 0 && from?._id === id ? from : await this.read(id);
       if (!current) return { before: null, after: null };
-      if (prepare) await prepare(current);
       // What the change is compared with: a copy, so a change that edits `current` in place still writes its edits.
       const read = structuredClone(current);
       const changed = change(current);

@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.15`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.16`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -414,6 +414,22 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     from: '\t\t\tMultikey: index.Multikey,\n',
     to: '\t\t\tMultikey: index.Multikey,\n\t\t\tText: slices.Clone(index.Text),\n',
   },
+  /**
+   * A multikey index of one top-level field keeps a table of its elements (metadata_multikey.go), made as the index is
+   * marked multikey and dropped with the index or its collection.
+   */
+  {
+    name: 'the multikey elements patch (index settings)',
+    file: SQLITE_SETTINGS,
+    from: '\tText []string `json:"text,omitempty"`\n}',
+    to: '\tText []string `json:"text,omitempty"`\n\t// Elements: the index has a table of its field\'s elements (metadata_multikey.go).\n\tElements bool `json:"elements,omitempty"`\n}',
+  },
+  {
+    name: 'the multikey elements patch (settings copy)',
+    file: SQLITE_SETTINGS,
+    from: '\t\t\tText: slices.Clone(index.Text),\n',
+    to: '\t\t\tText: slices.Clone(index.Text),\n\t\t\tElements: index.Elements,\n',
+  },
   {
     name: 'the text index patch (registry create)',
     file: SQLITE_REGISTRY,
@@ -430,13 +446,14 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     from: '\t\tq := fmt.Sprintf("DROP INDEX %q", c.TableName+"_"+name)\n',
     to:
       '\t\tq := "DROP INDEX " + sqlIdent(c.TableName+"_"+name)\n' +
-      '\t\tif len(c.Settings.Indexes[i].Text) > 0 {\n\t\t\tq = dropTextIndexSQL(c.TableName)\n\t\t}\n',
+      '\t\tif len(c.Settings.Indexes[i].Text) > 0 {\n\t\t\tq = dropTextIndexSQL(c.TableName)\n\t\t}\n' +
+      '\t\tq += ";" + dropElementsSQL(c.TableName, c.Settings.Indexes[i])\n',
   },
   {
     name: 'the text index patch (registry drop collection)',
     file: SQLITE_REGISTRY,
     from: '\tq = fmt.Sprintf("DROP TABLE %q", c.TableName)\n',
-    to: '\tq = fmt.Sprintf("DROP TABLE %q; %s", c.TableName, dropTextIndexSQL(c.TableName))\n',
+    to: '\tq = fmt.Sprintf("DROP TABLE %q; %s", c.TableName, dropIndexTablesSQL(c))\n',
   },
   /**
    * A find without a projection answers with its documents as read (upstream copied each twice to apply the empty

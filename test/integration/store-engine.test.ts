@@ -336,6 +336,95 @@ describe('secondary indexes', () => {
   });
 });
 
+describe("a multikey index (a teammate card's skills and owned repos)", () => {
+  interface Card {
+    _id: string;
+    status: string;
+    skills?: string | string[] | number[];
+    repos_owned: string[];
+  }
+  const skills = ['go', 'ts', 'rust', 'sql'];
+  const cards: Card[] = Array.from({ length: 600 }, (_, i) => ({
+    _id: `c${String(i).padStart(4, '0')}`,
+    status: i % 7 === 0 ? 'inactive' : 'active',
+    // Arrays of one to three skills, a skill alone, none at all, and an array of numbers beside them.
+    ...(i % 11 === 0
+      ? {}
+      : i % 13 === 0
+        ? { skills: skills[i % 4]! }
+        : i % 17 === 0
+          ? { skills: [i, i + 1] }
+          : { skills: skills.filter((_, k) => (i >> k) % 3 === 0).concat(i % 5 === 0 ? [] : [skills[i % 4]!]) }),
+    repos_owned: [`acme/${['web', 'api', 'ops'][i % 3]}/${i % 4}`, ...(i % 2 ? [`zeta/${i % 3}`] : [])],
+  }));
+  /** MongoDB's match of a field against one value: the value itself, or an element of an array. */
+  const holds = (value: Card['skills'] | string[], meets: (v: unknown) => boolean) =>
+    Array.isArray(value) ? (value as unknown[]).some(meets) : value !== undefined && meets(value);
+  const ids = (docs: Array<{ _id: string }>) => docs.map((d) => d._id);
+  let coll: Collection<Card>;
+
+  beforeAll(async () => {
+    coll = clients[0]!.db(dbName).collection<Card>('cards');
+    // The skills index is made before the arrays arrive, the repos index after.
+    await coll.createIndex({ skills: 1 }, { name: 'by_skill' });
+    await coll.insertMany(cards);
+    await coll.createIndex({ repos_owned: 1 }, { name: 'by_repo' });
+  });
+
+  test('a find by one element is served by the index and finds every document holding it, alone or in an array', async () => {
+    const find = () => coll.find({ status: 'active', skills: 'go' }).sort({ _id: 1 }).limit(500);
+    expect(readsIndexOn(JSON.stringify((await find().explain()).queryPlanner), 'by_skill', 'skills')).toBe(true);
+    const want = cards.filter((c) => c.status === 'active' && holds(c.skills, (v) => v === 'go'));
+    expect(want.length).toBeGreaterThan(100);
+    expect(ids(await find().toArray())).toEqual(ids(want).slice(0, 500));
+    expect(await coll.countDocuments({ skills: { $in: ['rust', 'sql'] } })).toBe(
+      cards.filter((c) => holds(c.skills, (v) => v === 'rust' || v === 'sql')).length,
+    );
+    expect(ids(await coll.find({ skills: 2 }).sort({ _id: 1 }).toArray())).toEqual(
+      ids(cards.filter((c) => holds(c.skills, (v) => v === 2))),
+    );
+    expect(
+      ((await coll.distinct('skills', { status: 'active' })) as unknown[]).filter((v) => typeof v === 'string'),
+    ).toEqual(['go', 'rust', 'sql', 'ts']);
+  });
+
+  test('a range of elements (the repos below a folder) is served by the index and matches as MongoDB does', async () => {
+    const [lo, hi] = ['acme/web/', 'acme/web/\uffff'];
+    const find = () => coll.find({ repos_owned: { $gte: lo, $lt: hi } }).sort({ _id: 1 });
+    expect(readsIndexOn(JSON.stringify((await find().explain()).queryPlanner), 'by_repo', 'repos_owned')).toBe(true);
+    // Any element may meet either bound: zeta/… meets $gte and acme/api/… meets $lt.
+    const want = cards.filter(
+      (c) => holds(c.repos_owned, (v) => (v as string) >= lo) && holds(c.repos_owned, (v) => (v as string) < hi),
+    );
+    expect(want.length).toBeGreaterThan(cards.filter((c) => c.repos_owned.some((r) => r.startsWith(lo))).length);
+    expect(ids(await find().toArray())).toEqual(ids(want));
+  });
+
+  test('updates, deletes, an index dropped and made again, and a collection dropped and made again keep it right', async () => {
+    await coll.updateOne({ _id: 'c0001' }, { $set: { skills: ['cobol'] } });
+    await coll.updateOne({ _id: 'c0002' }, { $unset: { skills: '' } });
+    await coll.insertOne({ _id: 'c9999', status: 'active', skills: ['cobol', 'go'], repos_owned: [] });
+    await coll.deleteOne({ _id: 'c0003' });
+    expect(ids(await coll.find({ skills: 'cobol' }).sort({ _id: 1 }).toArray())).toEqual(['c0001', 'c9999']);
+    expect(await coll.countDocuments({ _id: { $in: ['c0001', 'c0002', 'c0003'] }, skills: 'ts' })).toBe(0);
+
+    await coll.dropIndex('by_skill');
+    expect(ids(await coll.find({ skills: 'cobol' }).sort({ _id: 1 }).toArray())).toEqual(['c0001', 'c9999']);
+    await coll.createIndex({ skills: 1 }, { name: 'by_skill' });
+    expect(ids(await coll.find({ skills: 'cobol' }).sort({ _id: 1 }).toArray())).toEqual(['c0001', 'c9999']);
+
+    // A collection made again under the same name holds none of the old one's elements.
+    await coll.drop();
+    await coll.createIndex({ skills: 1 }, { name: 'by_skill' });
+    await coll.insertMany([
+      { _id: 'n1', status: 'active', skills: ['ada'], repos_owned: [] },
+      { _id: 'n2', status: 'active', skills: ['go', 'ada'], repos_owned: [] },
+    ]);
+    expect(ids(await coll.find({ skills: 'go' }).toArray())).toEqual(['n2']);
+    expect(ids(await coll.find({ skills: 'ada' }).sort({ _id: 1 }).toArray())).toEqual(['n1', 'n2']);
+  });
+});
+
 test('a document of every BSON type the engine stores reads back as written, whole and projected', async () => {
   const [docs] = through('every_type');
   const doc = {

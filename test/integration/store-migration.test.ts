@@ -1,5 +1,6 @@
 // A relay started on a database written by layout 1 (outbox flags on threads)
-// migrates it before serving: lists, reads, changes and the outbox work on the old threads; migrating again is a no-op.
+// migrates it before serving: lists, reads, changes and the outbox work on the old threads, the old cards are found by
+// skill and repo; migrating again is a no-op.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ThreadDoc } from '../../relay-core/domain/documents';
 import { migrateStore, SCHEMA_VERSION, schemaVersion } from '../../relay-core/store/migrate';
@@ -21,7 +22,7 @@ beforeAll(async () => {
   // The teammates and one thread as a template, then the database is put back to the previous layout.
   const first = await startTestRelay({ name: 'migration', env });
   alice = await first.register({ handle: 'alice@acme' });
-  bob = await first.register({ handle: 'bob@acme' });
+  bob = await first.register({ handle: 'bob@acme', skills: ['go'], repos_owned: ['acme/api/'] });
   const { body } = await first.rpc(alice, 'message/send', {
     recipient: 'bob@acme',
     intent: 'inform',
@@ -61,6 +62,14 @@ beforeAll(async () => {
     { _id: `${old[5]!._id}:bob@acme`, seen: 2, at: new Date(base) },
     { _id: `${old[6]!._id}:bob@acme`, seen: 3, at: new Date(base) },
   ] as never[]);
+  // Up to layout 10 a card's skills and repos were also tags of their own, and `agents` had no index of either.
+  await first.store.agents.dropIndex('by_skill');
+  await first.store.agents.dropIndex('by_repo');
+  await first.store.db.collection('agent_tags').insertMany([
+    { _id: 'skill\u0000go\u0000bob@acme', kind: 'skill', value: 'go', handle: 'bob@acme' },
+    { _id: 'repo\u0000acme/api/\u0000bob@acme', kind: 'repo', value: 'acme/api/', handle: 'bob@acme' },
+  ] as never[]);
+  await first.store.db.collection('agent_tags').createIndex({ kind: 1, value: 1, handle: 1 }, { name: 'by_value' });
   await first.stop();
   relay = await startTestRelay({ name: 'migration', env });
 }, 60_000);
@@ -113,6 +122,17 @@ test("what bob had read is on the threads: his unread counts are as they were, a
   const unread = new Map(body.result.items.map((item: any) => [item.thread_id, item.unread_messages]));
   expect([unread.get(old[4]!._id), unread.get(old[5]!._id), unread.get(old[6]!._id)]).toEqual([3, 1, 0]);
   expect(await relay.store.db.listCollections({ name: 'thread_reads' }).toArray()).toEqual([]);
+});
+
+test('the old cards are listed by skill and repo through the teammates’ own indexes; the tags are gone', async () => {
+  const listed = async (filter: object) =>
+    (await relay.rpc(alice, 'agents/list', filter)).body.result.teammates.map((t: { handle: string }) => t.handle);
+  expect(await listed({ skill: 'go' })).toEqual(['bob@acme']);
+  expect(await listed({ repo: 'acme/' })).toEqual(['bob@acme']);
+  expect((await relay.store.agents.indexes()).map((index) => index.name)).toEqual(
+    expect.arrayContaining(['by_skill', 'by_repo']),
+  );
+  expect(await relay.store.db.listCollections({ name: 'agent_tags' }).toArray()).toEqual([]);
 });
 
 test('migrating again changes nothing', async () => {

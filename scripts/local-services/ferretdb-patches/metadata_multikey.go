@@ -1,8 +1,11 @@
 // handoff-relay patch for FerretDB 1.24.2 (copied into internal/backends/sqlite/metadata/ at build time).
 //
 // Marks indexes multikey: one of their fields holds an array in some document, which an expression index cannot
-// serve as MongoDB does (matching each element), so the SQLite backend stops pushing queries down to it
-// (../sqlite_index_pushdown.go). The mark is kept in the collection's settings, as the index itself is.
+// serve as MongoDB does (matching each element). The mark is kept in the collection's settings, as the index itself
+// is. A multikey index of one top-level field gets a table of its elements as it is marked: a row (element, rowid)
+// for each string the field holds, alone or in an array, kept by triggers in the same transaction as every insert,
+// update and delete of the collection, as a text index is (metadata_text_index.go); the SQLite backend finds a
+// field's element there (../sqlite_index_pushdown.go). Any other multikey index serves no query.
 
 package metadata
 
@@ -29,10 +32,21 @@ func (r *Registry) IndexesSetMultikey(ctx context.Context, dbName, collectionNam
 	changed := false
 
 	for i := range c.Settings.Indexes {
-		if !c.Settings.Indexes[i].Multikey && slices.Contains(names, c.Settings.Indexes[i].Name) {
-			c.Settings.Indexes[i].Multikey = true
-			changed = true
+		index := &c.Settings.Indexes[i]
+		if index.Multikey || !slices.Contains(names, index.Name) {
+			continue
 		}
+
+		if field, ok := ElementsField(*index); ok {
+			if _, err := db.ExecContext(ctx, createElementsSQL(c.TableName, field, index.Name)); err != nil {
+				return lazyerrors.Error(err)
+			}
+
+			index.Elements = true
+		}
+
+		index.Multikey = true
+		changed = true
 	}
 
 	if !changed {
@@ -47,6 +61,77 @@ func (r *Registry) IndexesSetMultikey(ctx context.Context, dbName, collectionNam
 	r.colls[dbName][collectionName] = c
 
 	return nil
+}
+
+// ElementsField is the field of an index that can have a table of its elements: its one key, a top-level field.
+func ElementsField(index IndexInfo) (string, bool) {
+	if len(index.Key) != 1 || index.Key[0].Field == "_id" || !simpleField(index.Key[0].Field) {
+		return "", false
+	}
+
+	return index.Key[0].Field, true
+}
+
+// ElementsTable is the table of the elements of a multikey index on field.
+func ElementsTable(table, field string) string {
+	return table + "_elements_" + field
+}
+
+// createElementsSQL creates the elements table of field, the triggers that keep it, and fills it from the rows
+// already there (a row written meanwhile may be in it twice, which a lookup of rowids does not mind). Its SQLite
+// index is named after the index it serves (name), as a query plan shows it.
+func createElementsSQL(table, field, name string) string {
+	t := ElementsTable(table, field)
+	// The strings the field of row holds, alone or in an array, each with the row's rowid; `from` names the row.
+	elements := func(from, row string) string {
+		return fmt.Sprintf(
+			"SELECT e.value, %[2]s.rowid FROM %[1]sjson_each(%[2]s.%[3]s, '$.%[4]s') AS e WHERE e.type = 'text'",
+			from, row, DefaultColumn, field,
+		)
+	}
+
+	return fmt.Sprintf(
+		`CREATE TABLE IF NOT EXISTS %[2]q (v, rid INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS %[3]s ON %[2]q (v, rid);
+CREATE TRIGGER IF NOT EXISTS %[4]q AFTER INSERT ON %[1]q BEGIN
+  INSERT INTO %[2]q (v, rid) %[7]s;
+END;
+CREATE TRIGGER IF NOT EXISTS %[5]q AFTER DELETE ON %[1]q BEGIN
+  DELETE FROM %[2]q WHERE rid = old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS %[6]q AFTER UPDATE ON %[1]q BEGIN
+  DELETE FROM %[2]q WHERE rid = old.rowid;
+  INSERT INTO %[2]q (v, rid) %[7]s;
+END;
+INSERT INTO %[2]q (v, rid) %[8]s;`,
+		table, t, sqlIdent(table+"_elements_of_"+name), t+"_insert", t+"_delete", t+"_update", elements("", "new"), elements(fmt.Sprintf("%q AS t, ", table), "t"),
+	)
+}
+
+// dropElementsSQL drops the elements table of an index, if it has one, and its triggers ("" if none).
+func dropElementsSQL(table string, index IndexInfo) string {
+	field, ok := ElementsField(index)
+	if !index.Elements || !ok {
+		return ""
+	}
+
+	t := ElementsTable(table, field)
+
+	return fmt.Sprintf(
+		" DROP TRIGGER IF EXISTS %q; DROP TRIGGER IF EXISTS %q; DROP TRIGGER IF EXISTS %q; DROP TABLE IF EXISTS %q;",
+		t+"_insert", t+"_delete", t+"_update", t,
+	)
+}
+
+// dropIndexTablesSQL drops the tables beside a collection's table that its indexes keep: text and elements.
+func dropIndexTablesSQL(c *Collection) string {
+	q := dropTextIndexSQL(c.TableName)
+
+	for _, index := range c.Settings.Indexes {
+		q += dropElementsSQL(c.TableName, index)
+	}
+
+	return q
 }
 
 // indexColumn is the SQL expression of an index key: `_ferretdb_sjson->>'field'` for a top-level field (the SQL

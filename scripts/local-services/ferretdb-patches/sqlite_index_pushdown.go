@@ -18,7 +18,10 @@
 //
 // MongoDB matches `{ f: v }` against each element of an array in `f`; an expression index cannot. So an index on a
 // field that holds an array in any document is marked multikey (in the collection's settings, before the write that
-// stores the array, and at index creation when a document already has one), and a multikey index serves no query.
+// stores the array, and at index creation when a document already has one), and serves no query as an expression
+// index. A multikey index of one top-level field has a table of the strings the field holds, alone or in its arrays
+// (metadata/metadata_multikey.go): equality, `$in` and the ranges on strings find their rows there, each condition
+// on its own (MongoDB lets different elements meet a range's two bounds), and the handler checks the documents.
 //
 // One limit of this design: within one field, SQLite compares numbers, dates and booleans alike, and strings and
 // ObjectIDs alike, where MongoDB would not compare them at all. A field that holds values of two such types can
@@ -57,11 +60,22 @@ func fieldExpr(field string) string {
 	return fmt.Sprintf("%s->>'%s'", metadata.DefaultColumn, field)
 }
 
+// servedFields are the fields the collection's indexes serve: by their SQL value, or through a table of elements.
+type servedFields struct {
+	indexed  map[string]bool
+	elements map[string]string // field: its elements table
+}
+
 // planPushdown returns what of filter and sort the collection's indexes can serve.
 func planPushdown(meta *metadata.Collection, filter, sort *types.Document) pushdown {
 	indexed := map[string]bool{"_id": true}
+	elements := map[string]string{}
 
 	for _, index := range meta.Settings.Indexes {
+		if field, ok := metadata.ElementsField(index); ok && index.Multikey && index.Elements {
+			elements[field] = metadata.ElementsTable(meta.TableName, field)
+		}
+
 		if index.Multikey || len(index.Text) > 0 {
 			continue
 		}
@@ -75,7 +89,7 @@ func planPushdown(meta *metadata.Collection, filter, sort *types.Document) pushd
 
 	var p pushdown
 
-	conds, args, exact := conjunction(filter, indexed)
+	conds, args, exact := conjunction(filter, servedFields{indexed, elements})
 	if len(conds) > 0 {
 		p.where = " WHERE " + strings.Join(conds, " AND ")
 		p.args = args
@@ -107,7 +121,7 @@ func (p pushdown) tail(sort *types.Document, limit, indexLimit int64) (clause st
 }
 
 // conjunction translates the top-level conditions of filter; exact is false when any condition was left out.
-func conjunction(filter *types.Document, indexed map[string]bool) (conds []string, args []any, exact bool) {
+func conjunction(filter *types.Document, fields servedFields) (conds []string, args []any, exact bool) {
 	exact = true
 
 	if filter.Len() == 0 {
@@ -150,7 +164,7 @@ func conjunction(filter *types.Document, indexed map[string]bool) (conds []strin
 					break
 				}
 
-				c, a, ex := conjunction(doc, indexed)
+				c, a, ex := conjunction(doc, fields)
 				if key == "$or" && (!ex || len(c) == 0) {
 					// a branch that is not pushed down entirely makes the whole $or unknown
 					all = false
@@ -185,7 +199,16 @@ func conjunction(filter *types.Document, indexed map[string]bool) (conds []strin
 			args = append(args, partArgs...)
 
 		default:
-			if !indexed[key] {
+			if table, ok := fields.elements[key]; ok {
+				c, a := elementConditions(table, values[i])
+				conds = append(conds, c...)
+				args = append(args, a...)
+				exact = false
+
+				continue
+			}
+
+			if !fields.indexed[key] {
 				exact = false
 				continue
 			}
@@ -234,6 +257,51 @@ func fieldConditions(field string, v any) (conds []string, args []any, exact boo
 	}
 
 	return []string{c}, a, true
+}
+
+// elementConditions translates the conditions on strings of one field's condition for its elements table: rows
+// holding an element that meets each, every other condition left to the handler.
+func elementConditions(table string, v any) (conds []string, args []any) {
+	keys, values := []string{"$eq"}, []any{v}
+
+	if ops, ok := v.(*types.Document); ok {
+		keys, values = ops.Keys(), ops.Values()
+		if len(keys) == 0 || !strings.HasPrefix(keys[0], "$") {
+			// equality with an embedded document
+			return nil, nil
+		}
+	}
+
+	sqlOps := map[string]string{"$eq": "=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+	str := func(e any) (any, bool) { s, ok := e.(string); return s, ok }
+
+	for i, op := range keys {
+		var cond string
+		var a []any
+
+		if sqlOp, ok := sqlOps[op]; ok {
+			s, ok := str(values[i])
+			if !ok {
+				continue
+			}
+
+			cond, a = "v "+sqlOp+" ?", []any{s}
+		} else if op == "$in" {
+			var ok bool
+			if a, ok = inArgs(values[i], str); !ok {
+				continue
+			}
+
+			cond = fmt.Sprintf("v IN (%s)", placeholders(len(a)))
+		} else {
+			continue
+		}
+
+		conds = append(conds, fmt.Sprintf("rowid IN (SELECT rid FROM %q WHERE %s)", table, cond))
+		args = append(args, a...)
+	}
+
+	return conds, args
 }
 
 // operatorCondition translates `field: { op: v }`.
