@@ -261,10 +261,11 @@ export class MongoStore {
         [userTeams, { team_id: 1, enterprise_id: 1 }, { name: 'by_team' }],
         [userTeams, { enterprise_id: 1, team_id: 1 }, { name: 'by_org' }],
       ],
-      // Made by earlier versions: indexes on array fields (tags serve those now), the outbox sweep's, the threads' by
-      // status (an engine without statistics read a party's one-status list through it: `claimable` replaced it),
-      // and the account log's by handle (the embedded engine built its `_id` key as JSON text, which no query
-      // compares: `by_handle_id` has the same keys).
+      // Made by earlier versions: the cards' skills and repos under their first names (marked multikey by engine
+      // builds that then served no query with them: by_skill and by_repo are made anew), the outbox sweep's, the
+      // threads' by status (an engine without statistics read a party's one-status list through it: `claimable`
+      // replaced it), and the account log's by handle (the embedded engine built its `_id` key as JSON text, which no
+      // query compares: `by_handle_id` has the same keys).
       [
         [this.agents, ['skills', 'repos_owned']],
         [this.threads, ['candidates', 'outbox_sweep', 'by_status']],
