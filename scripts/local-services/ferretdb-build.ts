@@ -12,7 +12,7 @@ const FERRETDB_VERSION = 'v1.24.2';
  * than it needs: store/mongo-store.ts) and followed by a hash of the patches themselves, so that a binary built from
  * other patches, even under the same number, is rebuilt (ferretDbBuild).
  */
-const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.16`;
+const FERRETDB_BUILD_NUMBER = `${FERRETDB_VERSION}-handoff-relay.17`;
 /** Installed under a name of its own, so a plain FerretDB someone else installed is left alone. */
 const FERRETDB_BINARY = 'ferretdb-handoff-relay';
 
@@ -422,13 +422,13 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     name: 'the multikey elements patch (index settings)',
     file: SQLITE_SETTINGS,
     from: '\tText []string `json:"text,omitempty"`\n}',
-    to: '\tText []string `json:"text,omitempty"`\n\t// Elements: the index has a table of its field\'s elements (metadata_multikey.go).\n\tElements bool `json:"elements,omitempty"`\n}',
+    to: '\tText []string `json:"text,omitempty"`\n\t// ElementsTable: the table of the index\'s field\'s elements (metadata_multikey.go).\n\tElementsTable string `json:"elementsTable,omitempty"`\n}',
   },
   {
     name: 'the multikey elements patch (settings copy)',
     file: SQLITE_SETTINGS,
     from: '\t\t\tText: slices.Clone(index.Text),\n',
-    to: '\t\t\tText: slices.Clone(index.Text),\n\t\t\tElements: index.Elements,\n',
+    to: '\t\t\tText: slices.Clone(index.Text),\n\t\t\tElementsTable: index.ElementsTable,\n',
   },
   {
     name: 'the text index patch (registry create)',
@@ -447,7 +447,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     to:
       '\t\tq := "DROP INDEX " + sqlIdent(c.TableName+"_"+name)\n' +
       '\t\tif len(c.Settings.Indexes[i].Text) > 0 {\n\t\t\tq = dropTextIndexSQL(c.TableName)\n\t\t}\n' +
-      '\t\tq += ";" + dropElementsSQL(c.TableName, c.Settings.Indexes[i])\n',
+      '\t\tq += ";" + dropElementsSQL(c.Settings.Indexes[i])\n',
   },
   {
     name: 'the text index patch (registry drop collection)',

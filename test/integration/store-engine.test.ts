@@ -408,7 +408,13 @@ describe("a multikey index (a teammate card's skills and owned repos)", () => {
     expect(ids(await coll.find({ skills: 'cobol' }).sort({ _id: 1 }).toArray())).toEqual(['c0001', 'c9999']);
     expect(await coll.countDocuments({ _id: { $in: ['c0001', 'c0002', 'c0003'] }, skills: 'ts' })).toBe(0);
 
+    // A second index of the same field serves alone once the first is dropped.
+    await coll.createIndex({ skills: -1 }, { name: 'skills_down' });
     await coll.dropIndex('by_skill');
+    const cobol = coll.find({ skills: 'cobol' }).sort({ _id: 1 });
+    expect(readsIndexOn(JSON.stringify((await cobol.explain()).queryPlanner), 'skills_down', 'skills')).toBe(true);
+    expect(ids(await cobol.toArray())).toEqual(['c0001', 'c9999']);
+    await coll.dropIndex('skills_down');
     expect(ids(await coll.find({ skills: 'cobol' }).sort({ _id: 1 }).toArray())).toEqual(['c0001', 'c9999']);
     await coll.createIndex({ skills: 1 }, { name: 'by_skill' });
     expect(ids(await coll.find({ skills: 'cobol' }).sort({ _id: 1 }).toArray())).toEqual(['c0001', 'c9999']);

@@ -38,11 +38,14 @@ func (r *Registry) IndexesSetMultikey(ctx context.Context, dbName, collectionNam
 		}
 
 		if field, ok := ElementsField(*index); ok {
-			if _, err := db.ExecContext(ctx, createElementsSQL(c.TableName, field, index.Name)); err != nil {
+			elements := c.TableName + "_elements_" + index.Name
+			q := createElementsSQL(c.TableName, field, elements, c.TableName+"_elements_of_"+index.Name)
+
+			if _, err := db.ExecContext(ctx, q); err != nil {
 				return lazyerrors.Error(err)
 			}
 
-			index.Elements = true
+			index.ElementsTable = elements
 		}
 
 		index.Multikey = true
@@ -72,18 +75,18 @@ func ElementsField(index IndexInfo) (string, bool) {
 	return index.Key[0].Field, true
 }
 
-// ElementsTable is the table of the elements of a multikey index on field.
-func ElementsTable(table, field string) string {
-	return table + "_elements_" + field
+// QuoteIdent is a name as SQL quotes it (metadata_sql_names.go).
+func QuoteIdent(name string) string {
+	return sqlIdent(name)
 }
 
-// createElementsSQL creates the elements table of field, the triggers that keep it, and fills it from the rows
-// already there (a row written meanwhile may be in it twice, which a lookup of rowids does not mind). Its SQLite
-// index is named after the index it serves (name), as a query plan shows it.
-func createElementsSQL(table, field, name string) string {
-	t := ElementsTable(table, field)
-	// The strings the field of row holds, alone or in an array, each with the row's rowid; `from` names the row.
-	elements := func(from, row string) string {
+// createElementsSQL creates the table `elements` of the strings field holds, alone or in an array, each with its
+// row's rowid, under the SQLite index `indexName` (a query plan shows it); the triggers that keep it; and fills it from
+// the rows already there (a row written meanwhile may be in it twice, which a lookup of rowids does not mind).
+func createElementsSQL(table, field, elements, indexName string) string {
+	name := func(suffix string) string { return sqlIdent(elements + suffix) }
+	// The elements of `row`; `from` names the row's table (a trigger's row needs none).
+	rows := func(from, row string) string {
 		return fmt.Sprintf(
 			"SELECT e.value, %[2]s.rowid FROM %[1]sjson_each(%[2]s.%[3]s, '$.%[4]s') AS e WHERE e.type = 'text'",
 			from, row, DefaultColumn, field,
@@ -91,35 +94,36 @@ func createElementsSQL(table, field, name string) string {
 	}
 
 	return fmt.Sprintf(
-		`CREATE TABLE IF NOT EXISTS %[2]q (v, rid INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS %[3]s ON %[2]q (v, rid);
-CREATE TRIGGER IF NOT EXISTS %[4]q AFTER INSERT ON %[1]q BEGIN
-  INSERT INTO %[2]q (v, rid) %[7]s;
+		`CREATE TABLE IF NOT EXISTS %[2]s (v, rid INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS %[3]s ON %[2]s (v, rid);
+CREATE TRIGGER IF NOT EXISTS %[4]s AFTER INSERT ON %[1]q BEGIN
+  INSERT INTO %[2]s (v, rid) %[7]s;
 END;
-CREATE TRIGGER IF NOT EXISTS %[5]q AFTER DELETE ON %[1]q BEGIN
-  DELETE FROM %[2]q WHERE rid = old.rowid;
+CREATE TRIGGER IF NOT EXISTS %[5]s AFTER DELETE ON %[1]q BEGIN
+  DELETE FROM %[2]s WHERE rid = old.rowid;
 END;
-CREATE TRIGGER IF NOT EXISTS %[6]q AFTER UPDATE ON %[1]q BEGIN
-  DELETE FROM %[2]q WHERE rid = old.rowid;
-  INSERT INTO %[2]q (v, rid) %[7]s;
+CREATE TRIGGER IF NOT EXISTS %[6]s AFTER UPDATE ON %[1]q BEGIN
+  DELETE FROM %[2]s WHERE rid = old.rowid;
+  INSERT INTO %[2]s (v, rid) %[7]s;
 END;
-INSERT INTO %[2]q (v, rid) %[8]s;`,
-		table, t, sqlIdent(table+"_elements_of_"+name), t+"_insert", t+"_delete", t+"_update", elements("", "new"), elements(fmt.Sprintf("%q AS t, ", table), "t"),
+INSERT INTO %[2]s (v, rid) %[8]s;`,
+		table, name(""), sqlIdent(indexName),
+		name("_insert"), name("_delete"), name("_update"),
+		rows("", "new"), rows(fmt.Sprintf("%q AS t, ", table), "t"),
 	)
 }
 
 // dropElementsSQL drops the elements table of an index, if it has one, and its triggers ("" if none).
-func dropElementsSQL(table string, index IndexInfo) string {
-	field, ok := ElementsField(index)
-	if !index.Elements || !ok {
+func dropElementsSQL(index IndexInfo) string {
+	if index.ElementsTable == "" {
 		return ""
 	}
 
-	t := ElementsTable(table, field)
+	name := func(suffix string) string { return sqlIdent(index.ElementsTable + suffix) }
 
 	return fmt.Sprintf(
-		" DROP TRIGGER IF EXISTS %q; DROP TRIGGER IF EXISTS %q; DROP TRIGGER IF EXISTS %q; DROP TABLE IF EXISTS %q;",
-		t+"_insert", t+"_delete", t+"_update", t,
+		" DROP TRIGGER IF EXISTS %s; DROP TRIGGER IF EXISTS %s; DROP TRIGGER IF EXISTS %s; DROP TABLE IF EXISTS %s;",
+		name("_insert"), name("_delete"), name("_update"), name(""),
 	)
 }
 
@@ -128,7 +132,7 @@ func dropIndexTablesSQL(c *Collection) string {
 	q := dropTextIndexSQL(c.TableName)
 
 	for _, index := range c.Settings.Indexes {
-		q += dropElementsSQL(c.TableName, index)
+		q += dropElementsSQL(index)
 	}
 
 	return q

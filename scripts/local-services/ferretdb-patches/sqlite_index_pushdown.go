@@ -63,7 +63,7 @@ func fieldExpr(field string) string {
 // servedFields are the fields the collection's indexes serve: by their SQL value, or through a table of elements.
 type servedFields struct {
 	indexed  map[string]bool
-	elements map[string]string // field: its elements table
+	elements map[string]string // field: its elements table, quoted
 }
 
 // planPushdown returns what of filter and sort the collection's indexes can serve.
@@ -72,8 +72,8 @@ func planPushdown(meta *metadata.Collection, filter, sort *types.Document) pushd
 	elements := map[string]string{}
 
 	for _, index := range meta.Settings.Indexes {
-		if field, ok := metadata.ElementsField(index); ok && index.Multikey && index.Elements {
-			elements[field] = metadata.ElementsTable(meta.TableName, field)
+		if field, ok := metadata.ElementsField(index); ok && index.Multikey && index.ElementsTable != "" {
+			elements[field] = metadata.QuoteIdent(index.ElementsTable)
 		}
 
 		if index.Multikey || len(index.Text) > 0 {
@@ -297,7 +297,7 @@ func elementConditions(table string, v any) (conds []string, args []any) {
 			continue
 		}
 
-		conds = append(conds, fmt.Sprintf("rowid IN (SELECT rid FROM %q WHERE %s)", table, cond))
+		conds = append(conds, fmt.Sprintf("rowid IN (SELECT rid FROM %s WHERE %s)", table, cond))
 		args = append(args, a...)
 	}
 
