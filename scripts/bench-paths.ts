@@ -309,7 +309,7 @@ export async function benchPaths(opts: PathsOptions): Promise<void> {
         record('agents/list role', c, size, await run(call(reader, 'agents/list', { role: TARGET_ROLE })));
         record('agents/list skill', c, size, await run(call(reader, 'agents/list', { skill: TARGET_SKILL })));
         record('agents/list repo', c, size, await run(call(reader, 'agents/list', { repo: TARGET_REPO })));
-        // A teammate changes their card and someone lists the team: a card write with its tags, then a listing.
+        // A teammate changes their card and someone lists the team: a card write, then a listing.
         record(
           'card change + agents/list',
           c,

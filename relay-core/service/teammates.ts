@@ -132,8 +132,6 @@ export class Teammates {
         throw error;
       }
     }
-    // Its tags go in first (agent-cards.ts); a registration refused as a duplicate leaves them, and the existing
-    // card's own checks keep them from listing it for what it does not have.
     try {
       await this.store.insertAgent(doc);
     } catch (error) {

@@ -135,7 +135,7 @@ export class MongoStore {
   readonly drafts: DraftStore;
   /** Handoff runs by the recipients' agents and each teammate's open runs (service/handoff-runs.ts). */
   readonly runs: RunStore;
-  /** The teammates' cards as lists and targets read them, and their tags (agent-cards.ts). */
+  /** The teammates' cards as lists and targets read them (agent-cards.ts). */
   readonly cards: AgentCards;
   /** The web inbox's sign-in links and sessions (web-sessions.ts). */
   readonly web: WebSessionStore;
