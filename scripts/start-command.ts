@@ -102,9 +102,6 @@ export async function startCommand({
       ? `on, any workspace (install at ${config.publicUrl}/slack/install; HTTP at ${config.publicUrl}/slack/events)`
       : `on (HTTP at ${config.publicUrl}/slack/events)`
     : 'off (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET, or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET)';
-  say(
-    `handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · queues: ${relay.queuePrefix} · Slack: ${slack}`,
-  );
 
   async function shutdown(why: string, exitCode = 0): Promise<void> {
     if (stopping) return;
@@ -127,7 +124,12 @@ export async function startCommand({
     await new Promise<void>((resolve) => log.flush(() => resolve()));
     process.exit(failed ? 1 : exitCode);
   }
+  // The drain is in place before the relay says it serves: a SIGTERM sent on that line (a supervisor, a test) would
+  // otherwise meet Node's default action and kill the relay without stopping its FerretDB.
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  say(
+    `handoff-relay ${relay.url ? `listening on ${relay.url}` : 'running'} · roles: ${config.roles.join(',')} · queues: ${relay.queuePrefix} · Slack: ${slack}`,
+  );
   return { relay, config };
 }

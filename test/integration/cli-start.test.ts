@@ -32,13 +32,7 @@ describe('handoff-relay start with zero configuration', () => {
     url = `http://127.0.0.1:${port}`;
     // PORT, the data dir and the queue prefix only keep this test apart from a relay a developer may be running.
     child = spawn('node', [CLI, 'start'], {
-      env: bareEnv({
-        PORT: String(port),
-        RELAY_DATA_DIR: dataDir,
-        REDIS_URL: testRedisUrl(),
-        RELAY_QUEUE_PREFIX: queuePrefix('start'),
-        LOG_LEVEL: 'warn',
-      }),
+      env: relayEnv(dataDir, port, 'start'),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d) => (output += d));
@@ -239,25 +233,32 @@ async function startListening(
   return { child, output: () => said };
 }
 
+/** A relay's environment on its own data dir, port and queue prefix, warnings only. */
+function relayEnv(dataDir: string, port: number, prefix: string): NodeJS.ProcessEnv {
+  return bareEnv({
+    PORT: String(port),
+    RELAY_DATA_DIR: dataDir,
+    REDIS_URL: testRedisUrl(),
+    RELAY_QUEUE_PREFIX: queuePrefix(prefix),
+    LOG_LEVEL: 'warn',
+  });
+}
+
+/** The FerretDB processes serving `dataDir` (by their --state-dir). */
+async function ferretDbPidsOn(dataDir: string): Promise<number[]> {
+  const { stdout } = await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`]).catch(() => ({
+    stdout: '',
+  }));
+  return stdout.split('\n').filter(Boolean).map(Number);
+}
+
 describe('handoff-relay start after a relay killed with SIGKILL', () => {
   test('stops the FerretDB the killed relay left running on its data, then serves', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-start-killed-'));
-    const ferretPids = async () =>
-      (
-        await run('pgrep', ['-f', '--', `--state-dir=${join(dataDir, 'ferretdb')}`]).catch(() => ({ stdout: '' }))
-      ).stdout
-        .split('\n')
-        .filter(Boolean)
-        .map(Number);
+    const ferretPids = () => ferretDbPidsOn(dataDir);
     const start = async () => {
       const port = await findFreePort();
-      const env = bareEnv({
-        PORT: String(port),
-        RELAY_DATA_DIR: dataDir,
-        REDIS_URL: testRedisUrl(),
-        RELAY_QUEUE_PREFIX: queuePrefix('start_killed'),
-        LOG_LEVEL: 'warn',
-      });
+      const env = relayEnv(dataDir, port, 'start_killed');
       const { child, output } = await startListening('node', [CLI, 'start'], env);
       return { relay: child, url: `http://127.0.0.1:${port}`, output };
     };
@@ -301,13 +302,7 @@ describe("npm start's script line", () => {
     const { scripts } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
       scripts: { start: string };
     };
-    const env = bareEnv({
-      PORT: String(port),
-      RELAY_DATA_DIR: dataDir,
-      REDIS_URL: testRedisUrl(),
-      RELAY_QUEUE_PREFIX: queuePrefix('npm_start'),
-      LOG_LEVEL: 'warn',
-    });
+    const env = relayEnv(dataDir, port, 'npm_start');
     // Processes started on this data dir: the relay (by its environment) and its FerretDB (by its command line).
     const ours = async () => {
       const pids: number[] = [];
@@ -359,6 +354,42 @@ describe("npm start's script line", () => {
       expect(output()).toContain('SIGTERM: draining');
     } finally {
       for (const pid of await ours()) process.kill(pid, 'SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('a SIGTERM the moment the relay says it listens', () => {
+  // A supervisor or a script that waits for the line and stops the relay at once: the drain must already be in place
+  // (Node's default action for an unhandled SIGTERM kills the process, leaving its FerretDB running).
+  test('drains and stops the relay with its FerretDB', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'handoff-relay-term-on-listen-'));
+    const port = await findFreePort();
+    const env = relayEnv(dataDir, port, 'term_on_listen');
+    // `start` with a `say` that sends the process its own SIGTERM as it writes the line, before anything after it runs.
+    const script = `
+      const { startCommand } = require(${JSON.stringify(join(__dirname, '..', '..', 'dist', 'scripts', 'start-command.js'))});
+      startCommand({ env: process.env, say: (line) => {
+        process.stdout.write(line + '\\n');
+        if (line.includes('listening on')) process.kill(process.pid, 'SIGTERM');
+      } });`;
+    const ferretPids = () => ferretDbPidsOn(dataDir);
+    try {
+      const child = spawn('node', ['-e', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      child.stdout!.on('data', (d) => (said += d));
+      child.stderr!.on('data', (d) => (said += d));
+      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.once('exit', (c, s) => resolve([c, s])),
+      );
+      expect({ code, signal, drained: said.includes('SIGTERM: draining') }).toEqual({
+        code: 0,
+        signal: null,
+        drained: true,
+      });
+      expect(await ferretPids()).toEqual([]);
+    } finally {
+      for (const pid of await ferretPids()) process.kill(pid, 'SIGKILL');
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
