@@ -59,7 +59,7 @@ export class AgentCards {
     const query: Filter<AgentDoc> = { status: 'active' };
     if (filter.role !== undefined) query.role = filter.role;
     if (filter.skill !== undefined) query.skills = filter.skill;
-    else if (filter.repo !== undefined) query.repos_owned = repoMatch(filter.repo);
+    if (filter.repo !== undefined) query.repos_owned = repoMatch(filter.repo);
     const docs = await this.agents
       .find(query, { projection: PUBLIC_CARD_PROJECTION })
       .sort({ _id: 1 })
